@@ -1,0 +1,35 @@
+// Package rttest holds test helpers shared by gortapi's packages.
+package rttest
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// RequireEnv is the environment variable that turns RequireRT's skips into
+// failures. CI sets it: it runs as root, where every privileged test must
+// run.
+const RequireEnv = "GORTAPI_REQUIRE_RT"
+
+// RequireRT skips t, loudly, unless this process may use SCHED_FIFO. With
+// GORTAPI_REQUIRE_RT=1 it fails instead of skipping.
+func RequireRT(t testing.TB) {
+	t.Helper()
+	err := sys.ProbeSchedFIFO()
+	if err == nil {
+		return
+	}
+	msg := "needs SCHED_FIFO (CAP_SYS_NICE or RLIMIT_RTPRIO > 0; run as root or setcap cap_sys_nice+ep): " + err.Error()
+	if errors.Is(err, unix.EPERM) && os.Geteuid() == 0 {
+		msg += " (root, yet refused: RT group scheduling may leave this cgroup no RT budget)"
+	}
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}

@@ -1,0 +1,80 @@
+package sys
+
+import (
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Nanotime returns CLOCK_MONOTONIC in nanoseconds, read through the vDSO
+// exactly as the Go runtime reads it. It is the clock every gortapi
+// deadline is expressed in.
+//
+// RT-safe: no allocation, no system call on hardware with a vDSO clock.
+func Nanotime() int64 { return nanotime() }
+
+//go:linkname nanotime runtime.nanotime
+//go:noescape
+func nanotime() int64
+
+// Timespec converts nanoseconds to a unix.Timespec.
+//
+// RT-safe.
+func Timespec(ns int64) unix.Timespec {
+	return unix.Timespec{Sec: ns / 1e9, Nsec: ns % 1e9}
+}
+
+// SleepUntil sleeps on CLOCK_MONOTONIC until the absolute deadline (in
+// Nanotime's nanoseconds). An interruption by a signal restarts the sleep
+// with the same deadline, so the wake-up time never drifts.
+//
+// The call goes through the Go runtime's syscall path: the thread's P may
+// be handed to another goroutine while it sleeps and must be reacquired on
+// wake-up. SleepUntilRaw keeps the P instead.
+//
+// RT-safe: no allocation.
+func SleepUntil(deadline int64) error {
+	ts := Timespec(deadline)
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		default:
+			return errSleep(errno)
+		}
+	}
+}
+
+// SleepUntilRaw is SleepUntil through RawSyscall: the calling thread keeps
+// its P while it sleeps, so waking up never waits for one, at the price of
+// delaying a stop-the-world of the whole process until the sleep ends.
+//
+// RT-safe: no allocation.
+func SleepUntilRaw(deadline int64) error {
+	ts := Timespec(deadline)
+	for {
+		_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		default:
+			return errSleep(errno)
+		}
+	}
+}
+
+// errSleep is kept out of line so the sleeping loops stay small; it only
+// runs on a programming error (a deadline that is not a valid timespec).
+//
+//go:noinline
+func errSleep(errno unix.Errno) error {
+	return os.NewSyscallError("clock_nanosleep", errno)
+}

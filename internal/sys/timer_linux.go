@@ -1,0 +1,228 @@
+package sys
+
+import (
+	"errors"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// TimerSignal is the real-time signal gortapi's POSIX timers deliver to
+// their task thread (SIGRTMIN+6 in glibc's numbering). The signal is
+// blocked on that thread and collected with rt_sigtimedwait, so it never
+// reaches a handler and never disturbs the rest of the process.
+const TimerSignal = unix.Signal(40)
+
+// sigevent is the kernel's struct sigevent for SIGEV_THREAD_ID.
+type sigevent struct {
+	value  uintptr
+	signo  int32
+	notify int32
+	tid    int32
+	_      [44]byte
+}
+
+const sigevThreadID = 4 // SIGEV_THREAD_ID
+
+// siginfo is the kernel's siginfo_t, with the fields of a POSIX timer
+// signal spelled out.
+type siginfo struct {
+	signo   int32
+	errno   int32
+	code    int32
+	_       int32
+	timerID int32
+	overrun int32
+	_       [104]byte
+}
+
+// sigset is the kernel's sigset_t (64 signals).
+type sigset uint64
+
+func sigsetOf(sig unix.Signal) sigset { return 1 << (uint(sig) - 1) }
+
+// PosixTimer is a periodic POSIX timer (timer_create on CLOCK_MONOTONIC)
+// that signals one thread with TimerSignal: the wake-up scheme of seed
+// 000 (Arvid Brodin), aimed at the task's own thread with
+// SIGEV_THREAD_ID. It must be created, waited on and closed on the same
+// locked OS thread.
+type PosixTimer struct {
+	id   int32
+	set  sigset
+	info siginfo
+	open bool
+}
+
+// NewPosixTimer creates a timer that will signal the calling thread, and
+// blocks TimerSignal on that thread so that the signal stays pending until
+// Wait collects it. The caller must be locked to its OS thread.
+func NewPosixTimer() (*PosixTimer, error) {
+	t := &PosixTimer{set: sigsetOf(TimerSignal)}
+	if err := blockSignals(t.set); err != nil {
+		return nil, err
+	}
+	ev := sigevent{signo: int32(TimerSignal), notify: sigevThreadID, tid: int32(unix.Gettid())}
+	_, _, errno := unix.RawSyscall(unix.SYS_TIMER_CREATE, unix.CLOCK_MONOTONIC,
+		uintptr(unsafe.Pointer(&ev)), uintptr(unsafe.Pointer(&t.id)))
+	if errno != 0 {
+		return nil, os.NewSyscallError("timer_create", errno)
+	}
+	t.open = true
+	return t, nil
+}
+
+// Arm starts the timer: first expiry at the absolute CLOCK_MONOTONIC time
+// first, then every period nanoseconds.
+func (t *PosixTimer) Arm(first, period int64) error {
+	spec := unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)}
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), unix.TIMER_ABSTIME,
+		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("timer_settime", errno)
+	}
+	return nil
+}
+
+// Disarm stops the timer without deleting it.
+func (t *PosixTimer) Disarm() error {
+	var spec unix.ItimerSpec
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), 0,
+		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("timer_settime", errno)
+	}
+	return nil
+}
+
+// Wait blocks until the timer's signal arrives and returns the number of
+// expirations it stands for: 1 normally, 1 + si_overrun when periods were
+// missed while the thread was busy.
+//
+// RT-safe: no allocation.
+func (t *PosixTimer) Wait() (uint64, error) {
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&t.set)),
+			uintptr(unsafe.Pointer(&t.info)), 0, unsafe.Sizeof(t.set), 0, 0)
+		switch errno {
+		case 0:
+			if t.info.timerID != t.id {
+				continue // a stale signal of a deleted timer of this thread
+			}
+			return 1 + uint64(t.info.overrun), nil
+		case unix.EINTR:
+			continue
+		default:
+			return 0, errSigwait(errno)
+		}
+	}
+}
+
+//go:noinline
+func errSigwait(errno unix.Errno) error { return os.NewSyscallError("rt_sigtimedwait", errno) }
+
+// Close deletes the timer. The signal stays blocked on the thread; the
+// runtime destroys a thread whose goroutine exits while locked, which is
+// what gortapi's task threads do.
+func (t *PosixTimer) Close() error {
+	if !t.open {
+		return nil
+	}
+	t.open = false
+	_, _, errno := unix.RawSyscall(unix.SYS_TIMER_DELETE, uintptr(t.id), 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("timer_delete", errno)
+	}
+	return nil
+}
+
+// blockSignals adds set to the calling thread's signal mask.
+func blockSignals(set sigset) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
+		uintptr(unsafe.Pointer(&set)), 0, unsafe.Sizeof(set), 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("rt_sigprocmask", errno)
+	}
+	return nil
+}
+
+// SignalBlocked reports whether sig is blocked on the calling thread.
+func SignalBlocked(sig unix.Signal) (bool, error) {
+	var old sigset
+	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK, 0,
+		uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old), 0, 0)
+	if errno != 0 {
+		return false, os.NewSyscallError("rt_sigprocmask", errno)
+	}
+	return old&sigsetOf(sig) != 0, nil
+}
+
+// Timerfd is a periodic kernel timer read through a file descriptor
+// (timerfd_create on CLOCK_MONOTONIC): the task blocks in read(2) and the
+// value read is the number of expirations since the last read.
+type Timerfd struct {
+	fd  int
+	buf [8]byte
+}
+
+// NewTimerfd creates a disarmed timerfd.
+func NewTimerfd() (*Timerfd, error) {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("timerfd_create", err)
+	}
+	return &Timerfd{fd: fd}, nil
+}
+
+// Arm starts the timer: first expiry at the absolute CLOCK_MONOTONIC time
+// first, then every period nanoseconds.
+func (t *Timerfd) Arm(first, period int64) error {
+	spec := unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)}
+	if err := unix.TimerfdSettime(t.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+		return os.NewSyscallError("timerfd_settime", err)
+	}
+	return nil
+}
+
+// Disarm stops the timer.
+func (t *Timerfd) Disarm() error {
+	var spec unix.ItimerSpec
+	if err := unix.TimerfdSettime(t.fd, 0, &spec, nil); err != nil {
+		return os.NewSyscallError("timerfd_settime", err)
+	}
+	return nil
+}
+
+// Wait blocks until the timer expires and returns the number of
+// expirations (more than 1 when periods were missed).
+//
+// RT-safe: no allocation.
+func (t *Timerfd) Wait() (uint64, error) {
+	for {
+		_, _, errno := unix.Syscall(unix.SYS_READ, uintptr(t.fd), uintptr(unsafe.Pointer(&t.buf[0])), 8)
+		switch errno {
+		case 0:
+			return *(*uint64)(unsafe.Pointer(&t.buf[0])), nil
+		case unix.EINTR:
+			continue
+		default:
+			return 0, errTimerfdRead(errno)
+		}
+	}
+}
+
+//go:noinline
+func errTimerfdRead(errno unix.Errno) error { return os.NewSyscallError("read timerfd", errno) }
+
+// Close releases the descriptor. It is safe to call twice.
+func (t *Timerfd) Close() error {
+	if t.fd < 0 {
+		return nil
+	}
+	fd := t.fd
+	t.fd = -1
+	if err := unix.Close(fd); err != nil && !errors.Is(err, unix.EBADF) {
+		return os.NewSyscallError("close", err)
+	}
+	return nil
+}
