@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# Real-kernel lane (issue 2): fixtures can lie, so boot real Debian kernels
+# under qemu (software emulation, TCG; no KVM needed) with a static rtcheck as
+# /init, and assert what it reports from inside:
+#
+#   rt   linux-image-rt-amd64 (PREEMPT_RT)  kind == "preempt-rt", SCHED_FIFO settable
+#   std  linux-image-amd64 (standard)       kind != "preempt-rt", SCHED_FIFO settable
+#
+# Exit 0 = every kernel passed. Installs qemu-system-x86 and cpio with apt when
+# they are missing (needs root then); fetches kernels (and busybox-static when
+# it is not installed) with `apt-get download` + `dpkg -x` into a cache, so a
+# rerun needs no network. Writes nothing inside the repository.
+#
+# Environment (all optional):
+#   GORTAPI_KERNEL_CACHE   cache dir (default ${XDG_CACHE_HOME:-$HOME/.cache}/gortapi/kernels)
+#   GORTAPI_KERNELS        which kernels to boot, default "rt std"
+#   GORTAPI_BOOT_TIMEOUT   seconds one boot may take before it counts as hung (default 150)
+#   GORTAPI_QEMU_SMP       guest CPUs (default 1; both kernels boot in parallel)
+#   GORTAPI_KEEP_WORK=1    keep the scratch dir (serial logs, initramfs) even on success
+#   RTCHECK_BIN            use this static rtcheck instead of building ./examples/rtcheck
+set -euo pipefail
+shopt -s inherit_errexit
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${GORTAPI_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gortapi/kernels}
+KERNELS=${GORTAPI_KERNELS:-rt std}
+BOOT_TIMEOUT=${GORTAPI_BOOT_TIMEOUT:-150}
+SMP=${GORTAPI_QEMU_SMP:-1}
+MARK=GORTAPI-REALKERNEL-7f3a9c
+
+T0=$(date +%s.%N)
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+log() { printf '[realkernel +%ss] %s\n' "$(elapsed "$T0")" "$*" >&2; }
+die() { printf '[realkernel +%ss] FAIL: %s\n' "$(elapsed "$T0")" "$*" >&2; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gortapi-realkernel.XXXXXX")
+cleanup() {
+	local rc=$?
+	if [ "$rc" -ne 0 ] || [ "${GORTAPI_KEEP_WORK:-0}" = 1 ]; then
+		echo "realkernel: scratch dir kept: $WORK" >&2
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+
+# ---------------------------------------------------------------- apt helpers
+
+APT_OPTS=(-q -o DPkg::Lock::Timeout=600)
+[ "$(id -u)" = 0 ] && APT_OPTS+=(-o APT::Sandbox::User=root)
+
+APT_UPDATED=0
+apt_update() {
+	[ "$APT_UPDATED" = 1 ] && return 0
+	APT_UPDATED=1
+	[ "$(id -u)" = 0 ] || { log "not root: cannot run apt-get update, using the package lists as they are"; return 0; }
+	log "apt-get update"
+	apt-get "${APT_OPTS[@]}" update >"$WORK/apt-update.log" 2>&1 ||
+		{ tail -n 20 "$WORK/apt-update.log" >&2; die "apt-get update failed"; }
+}
+
+ensure_tools() {
+	command -v apt-get >/dev/null || {
+		command -v qemu-system-x86_64 >/dev/null && command -v cpio >/dev/null && command -v dpkg >/dev/null ||
+			die "needs a Debian-like system (apt-get, dpkg) or qemu-system-x86_64, cpio and dpkg already installed"
+	}
+	local need=()
+	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+	command -v cpio >/dev/null || need+=(cpio)
+	command -v go >/dev/null || [ -n "${RTCHECK_BIN:-}" ] || die "go is not on PATH (needed to build rtcheck)"
+	if [ ${#need[@]} -gt 0 ]; then
+		[ "$(id -u)" = 0 ] || die "missing ${need[*]}; run as root or install them: sudo apt-get install -y ${need[*]}"
+		apt_update
+		log "apt-get install ${need[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get "${APT_OPTS[@]}" install -y --no-install-recommends "${need[@]}" \
+			>"$WORK/apt-install.log" 2>&1 || { tail -n 20 "$WORK/apt-install.log" >&2; die "apt-get install ${need[*]} failed"; }
+	fi
+	command -v qemu-system-x86_64 >/dev/null ||
+		die "qemu-system-x86_64 is still not on PATH after installing qemu-system-x86 (PATH=$PATH)"
+	command -v cpio >/dev/null || die "cpio is still not on PATH after installing it"
+}
+
+candidate() { # $1 package -> candidate version, or nothing
+	apt-cache policy "$1" 2>/dev/null | awk '/Candidate:/ { if ($2 != "(none)") print $2; exit }'
+}
+
+# fetch PKG -> prints the directory PKG's .deb is unpacked in (cached by version).
+# The cache entry is complete only once it is renamed into place.
+fetch() {
+	local pkg=$1 ver dir tmp
+	ver=$(candidate "$pkg")
+	[ -n "$ver" ] || { apt_update; ver=$(candidate "$pkg"); }
+	[ -n "$ver" ] || die "apt has no candidate for $pkg (is Debian bookworm main in the apt sources?)"
+	dir=$CACHE/${pkg}_${ver}
+	if [ -d "$dir" ]; then
+		echo "$dir"
+		return
+	fi
+	mkdir -p "$CACHE"
+	tmp=$(mktemp -d "$CACHE/.fetch.XXXXXX")
+	if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$pkg=$ver") >"$tmp/download.log" 2>&1; then
+		rm -rf "$tmp"
+		return 1
+	fi
+	dpkg -x "$tmp"/*.deb "$tmp/root" || { rm -rf "$tmp"; die "dpkg -x of $pkg $ver failed"; }
+	mv -T "$tmp/root" "$dir" 2>/dev/null || [ -d "$dir" ] || { rm -rf "$tmp"; die "cannot store $pkg in $dir"; }
+	rm -rf "$tmp"
+	echo "$dir"
+}
+
+# fetch_retry PKG: a package list that has gone stale (the mirror dropped that
+# version) is refreshed once; with no network, the newest cached copy serves.
+fetch_retry() {
+	local pkg=$1 dir
+	dir=$(fetch "$pkg") && { echo "$dir"; return; }
+	if [ "$APT_UPDATED" = 0 ]; then
+		apt_update
+		dir=$(fetch "$pkg") && { echo "$dir"; return; }
+	fi
+	dir=$(ls -d "$CACHE/${pkg}_"* 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$dir" ] || die "apt-get download $pkg failed and nothing is cached in $CACHE"
+	log "apt-get download $pkg failed; using cached $(basename "$dir")"
+	echo "$dir"
+}
+
+# kernel_pkg META -> the linux-image-6.x package the meta package depends on.
+kernel_pkg() {
+	local meta=$1 pkg
+	pkg=$(apt-cache depends "$meta" 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	if [ -z "$pkg" ]; then
+		apt_update
+		pkg=$(apt-cache depends "$meta" 2>/dev/null | awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	fi
+	[ -n "$pkg" ] || die "cannot resolve $meta to a linux-image-6.x package (apt-cache depends $meta)"
+	echo "$pkg"
+}
+
+fetch_kernel() { # flavor -> path of vmlinuz
+	local meta dir vmlinuz
+	case $1 in
+	rt) meta=linux-image-rt-amd64 ;;
+	std) meta=linux-image-amd64 ;;
+	*) die "unknown kernel '$1' in GORTAPI_KERNELS (want rt and/or std)" ;;
+	esac
+	dir=$(fetch_retry "$(kernel_pkg "$meta")")
+	vmlinuz=$(ls "$dir"/boot/vmlinuz-* 2>/dev/null | head -n 1)
+	[ -n "$vmlinuz" ] || die "no boot/vmlinuz-* in $dir"
+	echo "$vmlinuz"
+}
+
+static_busybox() {
+	if [ "$(dpkg-query -W -f='${Status}' busybox-static 2>/dev/null)" = "install ok installed" ] && [ -x /bin/busybox ]; then
+		echo /bin/busybox
+		return
+	fi
+	local dir
+	dir=$(fetch_retry busybox-static)
+	[ -x "$dir/bin/busybox" ] || die "no bin/busybox in $dir"
+	echo "$dir/bin/busybox"
+}
+
+# ---------------------------------------------------------------- initramfs
+
+build_rtcheck() {
+	if [ -n "${RTCHECK_BIN:-}" ]; then
+		cp "$RTCHECK_BIN" "$WORK/rtcheck"
+		return
+	fi
+	(cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -o "$WORK/rtcheck" ./examples/rtcheck) ||
+		die "CGO_ENABLED=0 go build ./examples/rtcheck failed"
+}
+
+# The report goes to the second serial port (ttyS1) so that kernel messages on
+# the console (ttyS0) can never interleave with the JSON.
+make_initramfs() {
+	local busybox=$1 r=$WORK/initramfs
+	mkdir -p "$r"/bin "$r"/dev "$r"/proc "$r"/sys "$r"/tmp
+	cp "$busybox" "$r/bin/busybox"
+	cp "$WORK/rtcheck" "$r/rtcheck"
+	cat >"$r/init" <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+[ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+out=/dev/ttyS1
+[ -c \$out ] || out=/dev/console
+{
+	echo "$MARK-VERSION-BEGIN"
+	cat /proc/version
+	echo "$MARK-VERSION-END"
+	echo "$MARK-JSON-BEGIN"
+	/rtcheck -json 2>/tmp/rtcheck.err
+	rc=\$?
+	echo "$MARK-JSON-END"
+	echo "$MARK-STDERR-BEGIN"
+	cat /tmp/rtcheck.err
+	echo "$MARK-STDERR-END"
+	echo "$MARK-EXIT \$rc"
+} >\$out
+echo "$MARK-DONE"
+poweroff -f
+EOF
+	chmod 755 "$r/init" "$r/rtcheck" "$r/bin/busybox"
+	(cd "$r" && find . -print0 | LC_ALL=C sort -z | cpio --quiet --null -o -H newc -R 0:0) >"$WORK/initramfs.cpio" ||
+		die "cpio failed"
+}
+
+# ---------------------------------------------------------------- boot
+
+boot() { # flavor vmlinuz -> writes $WORK/$flavor/{console,report,qemu}.log and boot.rc, boot.secs
+	local flavor=$1 vmlinuz=$2 d=$WORK/$1 t rc=0
+	mkdir -p "$d"
+	t=$(date +%s.%N)
+	timeout -k 10 "$BOOT_TIMEOUT" qemu-system-x86_64 \
+		-nodefaults -display none -no-reboot -accel tcg -cpu max -smp "$SMP" -m 512M \
+		-kernel "$vmlinuz" -initrd "$WORK/initramfs.cpio" \
+		-append "console=ttyS0 panic=-1 loglevel=6" \
+		-serial "file:$d/console.log" -serial "file:$d/report.log" \
+		</dev/null >"$d/qemu.log" 2>&1 || rc=$?
+	echo "$rc" >"$d/boot.rc"
+	elapsed "$t" >"$d/boot.secs"
+}
+
+section() { # file begin end -> the lines between the markers, without CRs
+	tr -d '\r' <"$1" | awk -v b="$2" -v e="$3" '$0 == e { exit } f { print } $0 == b { f = 1 }'
+}
+
+check_kernel() { # flavor vmlinuz -> 0 when the kernel passed
+	local flavor=$1 vmlinuz=$2 d=$WORK/$1 src rc
+	rc=$(cat "$d/boot.rc")
+	echo
+	echo "=== $flavor kernel: $(basename "$(dirname "$(dirname "$vmlinuz")")") — boot $(cat "$d/boot.secs") s, qemu exit $rc"
+	src=$d/report.log
+	grep -q "$MARK-EXIT" "$src" 2>/dev/null || src=$d/console.log
+	if ! grep -q "$MARK-EXIT" "$src" 2>/dev/null; then
+		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+			echo "  FAIL: the boot hung: no report after ${BOOT_TIMEOUT}s (GORTAPI_BOOT_TIMEOUT)"
+		else
+			echo "  FAIL: qemu exited ($rc) without a complete rtcheck report"
+		fi
+		[ -s "$d/qemu.log" ] && { echo "  --- qemu stderr:"; sed 's/^/  | /' "$d/qemu.log"; }
+		echo "  --- last 40 lines of the serial console:"
+		tr -d '\r' <"$d/console.log" 2>/dev/null | tail -n 40 | sed 's/^/  | /'
+		[ -s "$d/report.log" ] && { echo "  --- report port:"; tr -d '\r' <"$d/report.log" | tail -n 40 | sed 's/^/  | /'; }
+		return 1
+	fi
+	section "$src" "$MARK-VERSION-BEGIN" "$MARK-VERSION-END" >"$d/version.txt"
+	section "$src" "$MARK-JSON-BEGIN" "$MARK-JSON-END" >"$d/report.json"
+	section "$src" "$MARK-STDERR-BEGIN" "$MARK-STDERR-END" >"$d/stderr.txt"
+	echo "  rtcheck exit status: $(tr -d '\r' <"$src" | awk -v m="$MARK-EXIT" '$1 == m { print $2 }')"
+	[ -s "$d/stderr.txt" ] && { echo "  rtcheck stderr:"; sed 's/^/  | /' "$d/stderr.txt"; }
+	"$WORK/assert" -want "$flavor" -version "$d/version.txt" "$d/report.json" || {
+		echo "  --- report JSON:"
+		sed 's/^/  | /' "$d/report.json"
+		return 1
+	}
+	echo "  PASS"
+}
+
+# ---------------------------------------------------------------- main
+
+ensure_tools
+log "cache: $CACHE"
+# No package lists at all (a fresh container): fetch them once, here, rather
+# than in each of the subshells below.
+[ -n "$(candidate linux-image-amd64)" ] || apt_update
+
+t=$(date +%s.%N)
+declare -A VMLINUZ
+for k in $KERNELS; do
+	VMLINUZ[$k]=$(fetch_kernel "$k")
+	log "$k kernel: ${VMLINUZ[$k]}"
+done
+BUSYBOX=$(static_busybox)
+log "busybox: $BUSYBOX"
+log "fetch done in $(elapsed "$t") s"
+
+t=$(date +%s.%N)
+build_rtcheck
+(cd "$ROOT/.ci/realkernel" && go build -o "$WORK/assert" assert.go) || die "building .ci/realkernel/assert.go failed"
+make_initramfs "$BUSYBOX"
+log "rtcheck + initramfs built in $(elapsed "$t") s ($(du -k "$WORK/initramfs.cpio" | cut -f1) KiB)"
+
+t=$(date +%s.%N)
+log "booting $KERNELS in parallel (qemu TCG, -smp $SMP, timeout ${BOOT_TIMEOUT}s each)"
+pids=()
+for k in $KERNELS; do
+	boot "$k" "${VMLINUZ[$k]}" &
+	pids+=($!)
+done
+wait "${pids[@]}" || true
+log "boots done in $(elapsed "$t") s"
+
+failed=()
+for k in $KERNELS; do
+	check_kernel "$k" "${VMLINUZ[$k]}" || failed+=("$k")
+done
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+	die "real-kernel lane: ${failed[*]} failed (total $(elapsed "$T0") s)"
+fi
+log "real-kernel lane passed: $KERNELS (total $(elapsed "$T0") s)"

@@ -1,0 +1,116 @@
+//go:build ignore
+
+// Command assert checks the JSON report that rtcheck printed inside a kernel
+// booted by .ci/realkernel.sh. It is run with `go run`, so it stays out of
+// `go build ./...`.
+//
+// Usage: go run assert.go -want rt|std -version FILE REPORT.json
+//
+// -want rt:  "kind" must be "preempt-rt" and probes.sched_fifo.ok true.
+// -want std: "kind" must not be "preempt-rt" and probes.sched_fifo.ok true.
+//
+// It prints one summary block (kernel version as seen inside, kind, preempt
+// model, the probe, and every check that is not ok) and exits 1 on a failed
+// assertion, 2 on a report it cannot read.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+type report struct {
+	Kind    *string `json:"kind"`
+	Preempt *struct {
+		Model   string `json:"model"`
+		Dynamic bool   `json:"dynamic"`
+		Mode    string `json:"mode"`
+	} `json:"preempt"`
+	Checks []struct {
+		ID       string `json:"id"`
+		Status   string `json:"status"`
+		Evidence string `json:"evidence"`
+	} `json:"checks"`
+	RTCapable *bool `json:"rt_capable"`
+	Probes    struct {
+		SchedFIFO *struct {
+			OK     bool   `json:"ok"`
+			Detail string `json:"detail"`
+		} `json:"sched_fifo"`
+	} `json:"probes"`
+}
+
+func main() {
+	want := flag.String("want", "", "rt or std")
+	versionFile := flag.String("version", "", "file holding /proc/version as read inside the guest")
+	flag.Parse()
+	if flag.NArg() != 1 || (*want != "rt" && *want != "std") {
+		fmt.Fprintln(os.Stderr, "usage: assert -want rt|std [-version FILE] REPORT.json")
+		os.Exit(2)
+	}
+	raw, err := os.ReadFile(flag.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "assert:", err)
+		os.Exit(2)
+	}
+	var r report
+	if err := json.Unmarshal(raw, &r); err != nil {
+		fmt.Fprintf(os.Stderr, "assert: rtcheck -json output is not valid JSON: %v\n--- output ---\n%s\n", err, raw)
+		os.Exit(2)
+	}
+
+	if *versionFile != "" {
+		v, _ := os.ReadFile(*versionFile)
+		fmt.Printf("  /proc/version: %s\n", strings.TrimSpace(string(v)))
+	}
+	kind := "<missing>"
+	if r.Kind != nil {
+		kind = *r.Kind
+	}
+	fmt.Printf("  kind:          %s\n", kind)
+	if r.Preempt != nil {
+		fmt.Printf("  preempt:       model=%s dynamic=%t mode=%q\n", r.Preempt.Model, r.Preempt.Dynamic, r.Preempt.Mode)
+	} else {
+		fmt.Printf("  preempt:       <missing>\n")
+	}
+	if r.RTCapable != nil {
+		fmt.Printf("  rt_capable:    %t\n", *r.RTCapable)
+	}
+	if p := r.Probes.SchedFIFO; p != nil {
+		fmt.Printf("  sched_fifo:    ok=%t %s\n", p.OK, p.Detail)
+	} else {
+		fmt.Printf("  sched_fifo:    <missing probe>\n")
+	}
+	for _, c := range r.Checks {
+		if c.Status != "ok" {
+			fmt.Printf("  check %-14s %s: %s\n", c.ID, c.Status, c.Evidence)
+		}
+	}
+
+	var failures []string
+	switch {
+	case r.Kind == nil:
+		failures = append(failures, `report has no "kind"`)
+	case *want == "rt" && *r.Kind != "preempt-rt":
+		failures = append(failures, fmt.Sprintf(`kind is %q, want "preempt-rt" on the PREEMPT_RT kernel`, *r.Kind))
+	case *want == "std" && *r.Kind == "preempt-rt":
+		failures = append(failures, `kind is "preempt-rt" on the standard kernel`)
+	}
+	if r.Preempt == nil {
+		failures = append(failures, `report has no "preempt"`)
+	}
+	if p := r.Probes.SchedFIFO; p == nil {
+		failures = append(failures, `report has no probes.sched_fifo`)
+	} else if !p.OK {
+		failures = append(failures, fmt.Sprintf("SCHED_FIFO could not be set as root inside the guest: %s", p.Detail))
+	}
+	for _, f := range failures {
+		fmt.Printf("  FAIL: %s\n", f)
+	}
+	if len(failures) > 0 {
+		os.Exit(1)
+	}
+}
