@@ -1,0 +1,34 @@
+// Package kerneldetect tells what kernel and real-time facilities a Linux
+// machine has, and how ready it is to run real-time threads, with the
+// evidence for every conclusion.
+//
+// It is the bottom layer of gortapi: it reads files and knows nothing else.
+// Every input comes through an fs.FS laid out like "/" (proc/, sys/, dev/,
+// boot/), so a tree captured on another machine (see examples/rtcheck
+// -capture) is diagnosed exactly like the live system. [Detect] reads the
+// live system through os.DirFS("/"); [DetectFS] reads any tree.
+//
+// Contract:
+//   - Detection never panics and never aborts on bad input. A missing,
+//     empty, truncated or garbled file leaves the field it feeds unknown
+//     (zero value, or "" for strings) and adds an [Evidence] entry saying
+//     what was wrong. DetectFS returns an error only for misuse (a nil
+//     fs.FS: [ErrInvalid]).
+//   - Pseudo-files are read with a capped reader that ignores st_size, so a
+//     file reporting size 0 (procfs) or a huge file cannot mislead it.
+//   - Parsing is split from reading: the parse* functions are pure, table
+//     tested and fuzzed.
+//   - Kind order, highest first: RTAI, Xenomai (Cobalt or EVL), PREEMPT_RT,
+//     preempt (full or lazy), vanilla. PREEMPT_RT is recognised from the
+//     version string ("PREEMPT_RT" or "PREEMPT RT"), /sys/kernel/realtime
+//     or CONFIG_PREEMPT_RT; /sys/kernel/realtime alone is never required
+//     (mainline 6.12+ PREEMPT_RT kernels do not have it).
+//   - Checks ([Check]) have stable ids (the Check* constants) and carry the
+//     evidence they saw and a concrete remedy.
+//   - Detect and DetectFS are safe for concurrent use; a Report is plain
+//     data, not safe for concurrent mutation. Detection allocates and reads
+//     files: call it at start-up, never from a real-time task body.
+//
+// Detection reads only files: the live probe that really sets SCHED_FIFO
+// belongs to the layers above (internal/sys.ProbeSchedFIFO).
+package kerneldetect
