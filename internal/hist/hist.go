@@ -1,0 +1,195 @@
+// Package hist is a fixed-bucket latency histogram with one writer and any
+// number of concurrent readers, the shape cyclictest -h and LinuxCNC's
+// latency-histogram print.
+//
+// Record is RT-safe: it neither allocates nor locks; it only loads and
+// stores atomics, which is enough because exactly one goroutine (the task
+// that owns the histogram) writes. Snapshot may run on any goroutine at any
+// time and never blocks the writer; a snapshot taken while the writer runs
+// may be off by the samples in flight, never torn within one counter.
+package hist
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Histogram counts samples (nanoseconds) in buckets of equal width from 0
+// up to a bound, plus an overflow count, and tracks count, sum, minimum and
+// maximum exactly.
+type Histogram struct {
+	width    int64
+	buckets  []atomic.Uint64
+	overflow atomic.Uint64
+	count    atomic.Int64
+	sum      atomic.Int64
+	min      atomic.Int64
+	max      atomic.Int64
+}
+
+// New returns a histogram of buckets width wide covering [0, bound).
+// Samples at or past bound land in the overflow count; negative samples
+// land in bucket 0 (and still count in Min). New panics on a non-positive
+// width or a bound smaller than width: callers validate user input first
+// (see Validate).
+func New(width, bound time.Duration) *Histogram {
+	if err := Validate(width, bound); err != nil {
+		panic("hist.New: " + err.Error())
+	}
+	n := (int64(bound) + int64(width) - 1) / int64(width)
+	h := &Histogram{width: int64(width), buckets: make([]atomic.Uint64, n)}
+	h.Reset()
+	return h
+}
+
+// MaxBuckets bounds the memory one histogram takes (8 bytes a bucket).
+const MaxBuckets = 1 << 20
+
+// Validate reports whether New accepts width and bound.
+func Validate(width, bound time.Duration) error {
+	switch {
+	case width <= 0:
+		return fmt.Errorf("histogram bucket width %v must be positive", width)
+	case bound < width:
+		return fmt.Errorf("histogram bound %v is below the bucket width %v", bound, width)
+	case int64(bound)/int64(width) > MaxBuckets:
+		return fmt.Errorf("histogram bound %v over width %v needs more than %d buckets", bound, width, MaxBuckets)
+	}
+	return nil
+}
+
+// Record adds one sample. Only one goroutine may call Record at a time.
+//
+// RT-safe: no allocation, no lock, no read-modify-write instruction.
+func (h *Histogram) Record(ns int64) {
+	i := ns / h.width
+	if i < 0 {
+		i = 0
+	}
+	if i < int64(len(h.buckets)) {
+		b := &h.buckets[i]
+		b.Store(b.Load() + 1)
+	} else {
+		h.overflow.Store(h.overflow.Load() + 1)
+	}
+	h.count.Store(h.count.Load() + 1)
+	h.sum.Store(h.sum.Load() + ns)
+	if ns < h.min.Load() {
+		h.min.Store(ns)
+	}
+	if ns > h.max.Load() {
+		h.max.Store(ns)
+	}
+}
+
+// Reset forgets every sample. It must not run concurrently with Record.
+func (h *Histogram) Reset() {
+	for i := range h.buckets {
+		h.buckets[i].Store(0)
+	}
+	h.overflow.Store(0)
+	h.count.Store(0)
+	h.sum.Store(0)
+	h.min.Store(math.MaxInt64)
+	h.max.Store(math.MinInt64)
+}
+
+// Width is the bucket width.
+func (h *Histogram) Width() time.Duration { return time.Duration(h.width) }
+
+// Bound is the upper end of the last bucket.
+func (h *Histogram) Bound() time.Duration { return time.Duration(h.width * int64(len(h.buckets))) }
+
+// Snapshot copies the histogram. It allocates and may run concurrently
+// with Record.
+func (h *Histogram) Snapshot() Snapshot {
+	s := Snapshot{
+		Width:    time.Duration(h.width),
+		Counts:   make([]uint64, len(h.buckets)),
+		Overflow: h.overflow.Load(),
+		Count:    h.count.Load(),
+		Sum:      h.sum.Load(),
+		Min:      h.min.Load(),
+		Max:      h.max.Load(),
+	}
+	for i := range h.buckets {
+		s.Counts[i] = h.buckets[i].Load()
+	}
+	if s.Count == 0 {
+		s.Min, s.Max = 0, 0
+	}
+	return s
+}
+
+// Snapshot is a copy of a Histogram, safe to keep, merge and marshal.
+type Snapshot struct {
+	Width    time.Duration `json:"bucket_width_ns"`
+	Counts   []uint64      `json:"counts"`
+	Overflow uint64        `json:"overflow"`
+	Count    int64         `json:"count"`
+	Sum      int64         `json:"sum_ns"`
+	Min      int64         `json:"min_ns"`
+	Max      int64         `json:"max_ns"`
+}
+
+// Mean is the average sample, 0 without samples.
+func (s Snapshot) Mean() time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	return time.Duration(s.Sum / s.Count)
+}
+
+// Percentile returns the sample value below which a fraction p (0..1) of
+// the samples lie, to bucket resolution: the upper edge of the bucket that
+// holds it, capped at Max. Samples in the overflow count report Max.
+func (s Snapshot) Percentile(p float64) time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	p = min(max(p, 0), 1)
+	rank := uint64(math.Ceil(p * float64(s.Count)))
+	if rank == 0 {
+		rank = 1
+	}
+	var seen uint64
+	for i, c := range s.Counts {
+		seen += c
+		if seen >= rank {
+			edge := int64(i+1) * int64(s.Width)
+			return time.Duration(min(edge, s.Max))
+		}
+	}
+	return time.Duration(s.Max)
+}
+
+// Merge adds o's samples to s. Both must have the same bucket width; the
+// result has as many buckets as the longer of the two.
+func (s *Snapshot) Merge(o Snapshot) error {
+	if s.Width == 0 && len(s.Counts) == 0 {
+		s.Width = o.Width
+	}
+	if o.Width != s.Width {
+		return fmt.Errorf("merge histograms of bucket width %v and %v", s.Width, o.Width)
+	}
+	if o.Count == 0 {
+		return nil
+	}
+	if len(o.Counts) > len(s.Counts) {
+		s.Counts = append(s.Counts, make([]uint64, len(o.Counts)-len(s.Counts))...)
+	}
+	for i, c := range o.Counts {
+		s.Counts[i] += c
+	}
+	if s.Count == 0 {
+		s.Min, s.Max = o.Min, o.Max
+	} else {
+		s.Min, s.Max = min(s.Min, o.Min), max(s.Max, o.Max)
+	}
+	s.Overflow += o.Overflow
+	s.Count += o.Count
+	s.Sum += o.Sum
+	return nil
+}

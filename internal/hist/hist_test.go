@@ -1,0 +1,103 @@
+package hist
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRecordAndPercentiles(t *testing.T) {
+	h := New(time.Microsecond, 100*time.Microsecond)
+	for i := int64(0); i < 100; i++ {
+		h.Record(i*1000 + 500) // one sample in each bucket
+	}
+	h.Record(250_000) // overflow
+	s := h.Snapshot()
+	require.EqualValues(t, 101, s.Count)
+	require.EqualValues(t, 1, s.Overflow)
+	require.EqualValues(t, 500, s.Min)
+	require.EqualValues(t, 250_000, s.Max)
+	require.Equal(t, 51*time.Microsecond, s.Percentile(0.5)) // rank 51 of 101
+	require.Equal(t, time.Microsecond, s.Percentile(0))
+	require.Equal(t, 250*time.Microsecond, s.Percentile(1))
+	require.Equal(t, 100*time.Microsecond, s.Percentile(0.99))
+}
+
+func TestEmptyAndNegative(t *testing.T) {
+	h := New(time.Microsecond, 10*time.Microsecond)
+	s := h.Snapshot()
+	require.Zero(t, s.Percentile(0.5))
+	require.Zero(t, s.Mean())
+	require.Zero(t, s.Min)
+	h.Record(-3000)
+	s = h.Snapshot()
+	require.EqualValues(t, 1, s.Counts[0])
+	require.EqualValues(t, -3000, s.Min)
+	h.Reset()
+	require.Zero(t, h.Snapshot().Count)
+}
+
+func TestValidate(t *testing.T) {
+	require.Error(t, Validate(0, time.Second))
+	require.Error(t, Validate(time.Microsecond, 0))
+	require.Error(t, Validate(time.Nanosecond, time.Hour))
+	require.NoError(t, Validate(time.Microsecond, time.Millisecond))
+	require.Panics(t, func() { New(0, 0) })
+	h := New(time.Microsecond, 1500*time.Nanosecond) // rounds up to 2 buckets
+	require.Equal(t, 2*time.Microsecond, h.Bound())
+	require.Equal(t, time.Microsecond, h.Width())
+}
+
+func TestMerge(t *testing.T) {
+	a, b := New(time.Microsecond, 5*time.Microsecond), New(time.Microsecond, 10*time.Microsecond)
+	a.Record(1500)
+	b.Record(8500)
+	b.Record(500)
+	var s Snapshot
+	require.NoError(t, s.Merge(a.Snapshot()))
+	require.NoError(t, s.Merge(b.Snapshot()))
+	require.EqualValues(t, 3, s.Count)
+	require.EqualValues(t, 500, s.Min)
+	require.EqualValues(t, 8500, s.Max)
+	require.Len(t, s.Counts, 10)
+	require.Error(t, s.Merge(New(2*time.Microsecond, 4*time.Microsecond).Snapshot()))
+}
+
+func TestRecordAllocs(t *testing.T) {
+	h := New(time.Microsecond, time.Millisecond)
+	require.Zero(t, testing.AllocsPerRun(1000, func() { h.Record(1234) }))
+}
+
+// One writer, concurrent readers: run with -race.
+func TestConcurrentSnapshot(t *testing.T) {
+	h := New(time.Microsecond, time.Millisecond)
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = h.Snapshot().Percentile(0.99)
+			}
+		}
+	}()
+	for i := 0; i < 100000; i++ {
+		h.Record(int64(i % 2000 * 1000))
+	}
+	close(stop)
+	wg.Wait()
+	require.EqualValues(t, 100000, h.Snapshot().Count)
+}
+
+func BenchmarkRecord(b *testing.B) {
+	h := New(time.Microsecond, time.Millisecond)
+	for i := 0; i < b.N; i++ {
+		h.Record(int64(i & 0xfffff))
+	}
+}
