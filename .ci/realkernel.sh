@@ -43,6 +43,8 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 # ---------------------------------------------------------------- apt helpers
 
@@ -215,8 +217,10 @@ boot() { # flavor vmlinuz -> writes $WORK/$flavor/{console,report,qemu}.log and 
 	local flavor=$1 vmlinuz=$2 d=$WORK/$1 t rc=0
 	mkdir -p "$d"
 	t=$(date +%s.%N)
-	timeout -k 10 "$BOOT_TIMEOUT" qemu-system-x86_64 \
-		-nodefaults -display none -no-reboot -accel tcg -cpu max -smp "$SMP" -m 512M \
+	# --foreground keeps qemu in our process group, so whoever stops this
+	# script's group (the Go test on its deadline, ^C) stops the guests too.
+	timeout --foreground -k 10 "$BOOT_TIMEOUT" qemu-system-x86_64 \
+		-nodefaults -display none -no-reboot -accel tcg -smp "$SMP" -m 512M \
 		-kernel "$vmlinuz" -initrd "$WORK/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 loglevel=6" \
 		-serial "file:$d/console.log" -serial "file:$d/report.log" \
