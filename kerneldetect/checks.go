@@ -312,9 +312,6 @@ func (d *detector) checkDMALatency() Check {
 			"boot with processor.max_cstate=1 intel_idle.max_cstate=0 idle=poll, or enable CONFIG_CPU_IDLE's PM QoS device")
 	}
 	ev := f + " present"
-	if fi.Mode().Type() != 0 {
-		ev += " (" + fi.Mode().String() + ")"
-	}
 	if d.r.Process.UID > 0 && fi.Mode().Perm()&0o002 == 0 && !d.r.Process.HasCap(1) /* CAP_DAC_OVERRIDE */ {
 		return warn(CheckCPUDMALatency, ev+"; uid "+fmt.Sprint(d.r.Process.UID)+" may not be able to write it",
 			"a udev rule such as KERNEL==\"cpu_dma_latency\", GROUP=\"realtime\", MODE=\"0660\"")

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/kerneldetect"
+	"golang.org/x/sys/unix"
+)
+
+// Exit statuses.
+const (
+	exitRTCapable = 0
+	exitNotRT     = 1
+	exitUsage     = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// options are the command-line flags.
+type options struct {
+	json    bool
+	root    string
+	capture string
+}
+
+// output is the -json document: the detection report, the verdict and the
+// live probes (absent when diagnosing a captured tree).
+type output struct {
+	*kerneldetect.Report
+	RTCapable bool    `json:"rt_capable"`
+	Probes    *probes `json:"probes,omitempty"`
+}
+
+type probes struct {
+	SchedFIFO probe `json:"sched_fifo"`
+}
+
+type probe struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+// probeSchedFIFO is the live probe; tests may not replace it, it runs for
+// real.
+func probeSchedFIFO() probe {
+	err := sys.ProbeSchedFIFO()
+	if err == nil {
+		return probe{OK: true, Detail: "set SCHED_FIFO priority 1 on a locked thread and restored its policy"}
+	}
+	detail := err.Error()
+	if errors.Is(err, unix.EPERM) {
+		detail += " (no CAP_SYS_NICE and RLIMIT_RTPRIO 0, or RT group scheduling leaves this cgroup no RT budget: see checks sched_fifo and rt_group_sched)"
+	}
+	return probe{OK: false, Detail: detail}
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	var o options
+	fl := flag.NewFlagSet("rtcheck", flag.ContinueOnError)
+	fl.SetOutput(stderr)
+	fl.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fl.StringVar(&o.root, "root", "", "diagnose a captured tree (a directory laid out like /, or a .tar.gz from -capture) instead of this machine")
+	fl.StringVar(&o.capture, "capture", "", "write every file detection reads into this .tar.gz")
+	fl.Usage = func() {
+		fmt.Fprintln(stderr, "usage: rtcheck [-json] [-root DIR|FILE.tar.gz] [-capture FILE.tar.gz]")
+		fmt.Fprintln(stderr, "exit status: 0 RT-capable, 1 not RT-capable, 2 usage error")
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitUsage
+		}
+		return exitUsage
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "rtcheck: unexpected argument %q\n", fl.Arg(0))
+		fl.Usage()
+		return exitUsage
+	}
+
+	var src fs.FS
+	switch {
+	case o.root == "":
+		src = os.DirFS("/")
+	case strings.HasSuffix(o.root, ".tar.gz") || strings.HasSuffix(o.root, ".tgz"):
+		m, err := loadTarGz(o.root)
+		if err != nil {
+			fmt.Fprintf(stderr, "rtcheck: -root: %v\n", err)
+			return exitUsage
+		}
+		src = m
+	default:
+		fi, err := os.Stat(o.root)
+		if err != nil {
+			fmt.Fprintf(stderr, "rtcheck: -root: %v\n", err)
+			return exitUsage
+		}
+		if !fi.IsDir() {
+			fmt.Fprintf(stderr, "rtcheck: -root %s: not a directory or .tar.gz\n", o.root)
+			return exitUsage
+		}
+		src = os.DirFS(o.root)
+	}
+
+	var rec *recordingFS
+	if o.capture != "" {
+		rec = newRecordingFS(src)
+		src = rec
+	}
+	report, err := kerneldetect.DetectFS(src)
+	if err != nil { // only misuse: cannot happen with a non-nil fs
+		fmt.Fprintf(stderr, "rtcheck: %v\n", err)
+		return exitUsage
+	}
+	if rec != nil {
+		n, err := writeCapture(rec, o.capture)
+		if err != nil {
+			fmt.Fprintf(stderr, "rtcheck: -capture: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "rtcheck: captured %d files into %s (diagnose with: rtcheck -root %s)\n", n, o.capture, o.capture)
+	}
+
+	out := output{Report: report, RTCapable: report.RTCapable()}
+	if o.root == "" {
+		out.Probes = &probes{SchedFIFO: probeSchedFIFO()}
+		out.RTCapable = out.RTCapable && out.Probes.SchedFIFO.OK
+	}
+
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintf(stderr, "rtcheck: %v\n", err)
+			return exitUsage
+		}
+	} else {
+		writeTable(stdout, out, o.root)
+	}
+	if out.RTCapable {
+		return exitRTCapable
+	}
+	return exitNotRT
+}
+
+func writeCapture(rec *recordingFS, name string) (int, error) {
+	var buf bytes.Buffer
+	n, err := rec.writeTarGz(&buf)
+	if err != nil {
+		return 0, err
+	}
+	return n, os.WriteFile(name, buf.Bytes(), 0o644)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(cpus))
+	for i, c := range cpus {
+		parts[i] = fmt.Sprint(c)
+	}
+	return strings.Join(parts, ",")
+}
+
+// writeTable prints the human report.
+func writeTable(w io.Writer, out output, root string) {
+	r := out.Report
+	src := "this machine"
+	if root != "" {
+		src = root
+	}
+	fmt.Fprintf(w, "rtcheck: %s\n\n", src)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "kernel\t%s %s\n", orDash(r.Uname.Release), r.Uname.Version)
+	fmt.Fprintf(tw, "kind\t%s\n", r.Kind)
+	dyn := "no"
+	if r.Preempt.Dynamic {
+		dyn = "yes"
+	}
+	fmt.Fprintf(tw, "preempt\tmodel %s, dynamic %s, mode %s\n", orDash(r.Preempt.Model), dyn, orDash(r.Preempt.Mode))
+	if x := r.Xenomai; x != nil {
+		fmt.Fprintf(tw, "xenomai\t%s core, version %s, pipeline %s\n", x.Core, orDash(x.Version), orDash(x.Pipeline))
+	}
+	if a := r.RTAI; a != nil {
+		fmt.Fprintf(tw, "rtai\tversion %s\n", orDash(a.Version))
+	}
+	fmt.Fprintf(tw, "cpus\tonline %s, isolated %s, nohz_full %s\n", cpuList(r.OnlineCPUs), cpuList(r.IsolatedCPUs), cpuList(r.NohzFull))
+	if out.Probes != nil {
+		p := out.Probes.SchedFIFO
+		st := "ok"
+		if !p.OK {
+			st = "FAILED"
+		}
+		fmt.Fprintf(tw, "probe sched_fifo\t%s: %s\n", st, p.Detail)
+	}
+	verdict := "RT-capable"
+	if !out.RTCapable {
+		verdict = "NOT RT-capable"
+		if !r.Kind.IsRealtime() {
+			verdict += " (not a real-time kernel: PREEMPT_RT, Xenomai or RTAI is needed for hard real time)"
+		} else {
+			verdict += " (see failed checks and probe)"
+		}
+	}
+	fmt.Fprintf(tw, "verdict\t%s\n", verdict)
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nchecks:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ID\tSTATUS\tEVIDENCE")
+	for _, c := range r.Checks {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.ID, strings.ToUpper(string(c.Status)), c.Evidence)
+		if c.Remedy != "" {
+			fmt.Fprintf(tw, "  \t\tremedy: %s\n", c.Remedy)
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nevidence:")
+	for _, e := range r.Evidence {
+		fmt.Fprintf(w, "  %s: %q: %s\n", orDash(e.File), e.Value, e.Meaning)
+	}
+}
