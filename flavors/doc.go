@@ -1,0 +1,26 @@
+// Package flavors holds gortapi's backends: how a task's thread is
+// scheduled and how it sleeps until its next release. It corresponds to
+// Machinekit-HAL's RTAPI flavors.
+//
+// Backends, one file each, registered by name:
+//
+//   - posix: runs anywhere without privileges. Task threads stay
+//     SCHED_OTHER and sleep with absolute clock_nanosleep. With the
+//     VanillaFIFO runtime flag (seed 000, Arvid Brodin's scheme) it runs
+//     them SCHED_FIFO and wakes them with a periodic POSIX timer aimed at
+//     the task's own thread; when the kernel refuses SCHED_FIFO it keeps
+//     running SCHED_OTHER and says so (Strict refuses instead).
+//   - rt-preempt: the real-time backend for PREEMPT_RT kernels (and the
+//     Linux-domain fallback on Xenomai and RTAI, which have no native
+//     backend here): SCHED_FIFO per task thread, CPU affinity, memory
+//     locked, /dev/cpu_dma_latency held at 0.
+//
+// Select picks a backend from a kerneldetect.Report and the user's
+// settings, and says why. A backend that was asked for by name but cannot
+// run is refused, never silently replaced (Machinekit-HAL issue 263).
+//
+// The per-cycle path is the Waker: a concrete type whose Wait neither
+// allocates nor locks and makes no interface call on the real backends.
+// Everything else here (Select, Bind, Close) is set-up code: it allocates,
+// logs and may block.
+package flavors

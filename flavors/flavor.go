@@ -1,0 +1,253 @@
+package flavors
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/kerneldetect"
+)
+
+// Flavor is one backend, opened for one rtapi instance. Its methods are
+// set-up calls (not RT-safe) except Now, which is.
+type Flavor interface {
+	// Name is the registry name ("posix", "rt-preempt", "sim").
+	Name() string
+	// RealTime reports whether task threads get a real-time policy.
+	RealTime() bool
+	// Now is the flavor's clock in nanoseconds: CLOCK_MONOTONIC on the
+	// Linux backends, virtual time on the sim backend. RT-safe.
+	Now() int64
+	// Priorities is the range of task priorities, lowest first.
+	Priorities() (lowest, highest int)
+	// MinPeriod is the shortest task period the backend accepts.
+	MinPeriod() time.Duration
+	// Bind is called on a task's goroutine, locked to its OS thread,
+	// before the first cycle: it applies the policy, priority and affinity
+	// and returns the Waker the task sleeps with.
+	Bind(spec ThreadSpec) (*Waker, Binding, error)
+	// Close releases what Open took (memory locks, latency requests).
+	Close() error
+}
+
+// ThreadSpec is what Bind needs to know about a task.
+type ThreadSpec struct {
+	Name     string
+	Priority int
+	// CPUs to pin the thread to; nil leaves it unpinned.
+	CPUs []int
+	// Period in nanoseconds; 0 for a task that is not periodic.
+	Period int64
+	// Wake is the wake-up mechanism; WakeAuto lets the flavor choose.
+	Wake WakeMode
+	// RawSleep makes a nanosleep wait keep its P (RawSyscall).
+	RawSleep bool
+}
+
+// Binding is what Bind actually applied to the thread.
+type Binding struct {
+	Tid      int
+	Policy   sys.Policy
+	Priority int // 0 under SCHED_OTHER
+	CPUs     []int
+	Wake     WakeMode
+	// Degraded is non-empty when the flavor could not apply what it
+	// wanted and carried on (SCHED_FIFO refused without Strict).
+	Degraded string
+}
+
+// Config is what Open gets from rtapi.Options.
+type Config struct {
+	// Kernel is the detection report the choice is based on.
+	Kernel *kerneldetect.Report
+	// VanillaFIFO switches the posix flavor to SCHED_FIFO + POSIX timers.
+	VanillaFIFO bool
+	// Strict refuses to run degraded (no SCHED_FIFO, no native backend).
+	Strict bool
+	// LockMemory: 0 auto (lock on real-time flavors when the limit allows
+	// it), >0 always, <0 never.
+	LockMemory int
+	// Logger gets set-up messages; never nil here.
+	Logger *zap.Logger
+	// Probe tells whether SCHED_FIFO can be set; nil means
+	// sys.ProbeSchedFIFO. Tests replace it to exercise selection.
+	Probe func() error
+}
+
+func (c *Config) probe() error {
+	if c.Probe != nil {
+		return c.Probe()
+	}
+	return sys.ProbeSchedFIFO()
+}
+
+// Descriptor describes a registered backend.
+type Descriptor struct {
+	// Name is what Options.Flavor and RTAPI_FLAVOR take.
+	Name string
+	// ID follows Machinekit-HAL's numbering where one exists (posix 0,
+	// rt-preempt 1); others pick a free number.
+	ID int
+	// RealTime is true for backends whose threads run a real-time policy.
+	RealTime bool
+	// Open opens the backend, or says why it cannot run here (wrap
+	// ErrNotSupported or ErrPermission). why explains the choice.
+	Open func(cfg Config) (f Flavor, why string, err error)
+}
+
+var (
+	registryMu sync.Mutex
+	registry   = map[string]Descriptor{}
+)
+
+// Register adds a backend. It panics on a duplicate or empty name: that is
+// a programming error caught at init time.
+func Register(d Descriptor) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if d.Name == "" || d.Open == nil {
+		panic("flavors.Register: descriptor needs a Name and an Open func")
+	}
+	if _, dup := registry[d.Name]; dup {
+		panic("flavors.Register: duplicate flavor " + d.Name)
+	}
+	registry[d.Name] = d
+}
+
+// Names lists the registered backends, sorted.
+func Names() []string {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Lookup returns the backend registered under name.
+func Lookup(name string) (Descriptor, error) {
+	registryMu.Lock()
+	d, ok := registry[name]
+	registryMu.Unlock()
+	if !ok {
+		return Descriptor{}, fmt.Errorf("unknown flavor %q (valid: auto, %s): %w",
+			name, strings.Join(Names(), ", "), ErrInvalid)
+	}
+	return d, nil
+}
+
+// Choice is the outcome of Select: the backend and why it was chosen.
+type Choice struct {
+	Flavor Flavor
+	// Why is a sentence a user can act on: what was detected, what was
+	// chosen, and what would do better.
+	Why string
+}
+
+// Select opens the backend named name ("" or "auto": the best one that
+// can run on this kernel). A backend asked for by name that cannot run is
+// an error, never a silent fallback.
+func Select(name string, cfg Config) (Choice, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Kernel == nil {
+		return Choice{}, fmt.Errorf("flavors.Select: no kernel report: %w", ErrInvalid)
+	}
+	if name != "" && name != "auto" {
+		d, err := Lookup(name)
+		if err != nil {
+			return Choice{}, err
+		}
+		f, why, err := d.Open(cfg)
+		if err != nil {
+			return Choice{}, fmt.Errorf("flavor %s: %w", name, err)
+		}
+		return Choice{Flavor: f, Why: "asked for by name; " + why}, nil
+	}
+	return selectAuto(cfg)
+}
+
+// selectAuto picks rt-preempt where the kernel is real-time and SCHED_FIFO
+// can be set, posix everywhere else, and says why.
+func selectAuto(cfg Config) (Choice, error) {
+	k := cfg.Kernel
+	var native string
+	switch k.Kind {
+	case kerneldetect.Xenomai:
+		native = "Xenomai"
+		if k.Xenomai != nil && k.Xenomai.Core != "" {
+			native += " (" + k.Xenomai.Core + ")"
+		}
+	case kerneldetect.RTAI:
+		native = "RTAI"
+	}
+	if native != "" {
+		msg := native + " detected, but gortapi has no native " + native +
+			" backend (that needs cgo); tasks would run as Linux-domain SCHED_FIFO threads"
+		if cfg.Strict {
+			return Choice{}, fmt.Errorf("%s; Strict refuses that: %w", msg, ErrNotSupported)
+		}
+		cfg.Logger.Warn(msg)
+		d, _ := Lookup(RTPreemptName)
+		f, why, err := d.Open(cfg)
+		if err == nil {
+			return Choice{Flavor: f, Why: msg + "; " + why}, nil
+		}
+		return fallbackPosix(cfg, msg+"; "+err.Error())
+	}
+	if k.Kind == kerneldetect.PreemptRT {
+		d, _ := Lookup(RTPreemptName)
+		f, why, err := d.Open(cfg)
+		if err == nil {
+			return Choice{Flavor: f, Why: "PREEMPT_RT kernel " + k.Uname.Release + "; " + why}, nil
+		}
+		if cfg.Strict {
+			return Choice{}, fmt.Errorf("PREEMPT_RT kernel, but flavor %s cannot run: %w", RTPreemptName, err)
+		}
+		msg := "PREEMPT_RT kernel, but " + err.Error() + "; running the non-real-time posix flavor"
+		cfg.Logger.Warn(msg)
+		return fallbackPosix(cfg, msg)
+	}
+	return fallbackPosix(cfg, kernelSentence(k))
+}
+
+func fallbackPosix(cfg Config, why string) (Choice, error) {
+	d, _ := Lookup(PosixName)
+	f, fwhy, err := d.Open(cfg)
+	if err != nil {
+		return Choice{}, err
+	}
+	return Choice{Flavor: f, Why: why + "; " + fwhy}, nil
+}
+
+func kernelSentence(k *kerneldetect.Report) string {
+	model := k.Preempt.Effective()
+	if model == "" {
+		model = "unknown"
+	}
+	s := fmt.Sprintf("%s kernel %s (preemption %s", k.Kind, k.Uname.Release, model)
+	if k.Preempt.Dynamic {
+		s += ", PREEMPT_DYNAMIC"
+	}
+	return s + ")"
+}
+
+// resolveWake maps WakeAuto to the flavor's default and validates the rest.
+func resolveWake(m, def WakeMode) (WakeMode, error) {
+	if m == WakeAuto {
+		return def, nil
+	}
+	if !slices.Contains([]WakeMode{WakeNanosleep, WakeTimerfd, WakePosixTimer}, m) {
+		return 0, fmt.Errorf("wake mode %d: %w", m, ErrInvalid)
+	}
+	return m, nil
+}

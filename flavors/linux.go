@@ -1,0 +1,140 @@
+package flavors
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// Registry names of the Linux backends.
+const (
+	PosixName     = "posix"
+	RTPreemptName = "rt-preempt"
+)
+
+// Task priorities on the Linux backends: LinuxCNC's uspace range, one
+// below the kernel's maximum so that a watchdog can sit above every task.
+const (
+	PrioLowest  = sys.FIFOPrioMin
+	PrioHighest = sys.FIFOPrioMax - 1
+)
+
+// MinPeriod is the shortest period the Linux backends accept. Shorter
+// periods cannot be met by any Linux thread wake-up path.
+const MinPeriod = 10 * time.Microsecond
+
+func init() {
+	Register(Descriptor{Name: PosixName, ID: 0, RealTime: false, Open: openPosix})
+	Register(Descriptor{Name: RTPreemptName, ID: 1, RealTime: true, Open: openRTPreempt})
+}
+
+// linuxFlavor is both Linux backends: they differ only in whether task
+// threads must, may or must not get SCHED_FIFO, and in the default wake
+// mode.
+type linuxFlavor struct {
+	name string
+	// fifo: task threads get SCHED_FIFO.
+	fifo bool
+	// mustFIFO: a thread that cannot get SCHED_FIFO is an error rather
+	// than a warning (rt-preempt, or Strict).
+	mustFIFO    bool
+	defaultWake WakeMode
+	log         *zap.Logger
+	hardening   *hardening
+	warnedFIFO  bool
+}
+
+func openPosix(cfg Config) (Flavor, string, error) {
+	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, log: cfg.Logger}
+	if !cfg.VanillaFIFO {
+		return f, "posix flavor: SCHED_OTHER threads and absolute clock_nanosleep, no real-time guarantee " +
+			"(set VanillaFIFO, RTAPI_VANILLA_FIFO=1 or -rtapi.vanilla-fifo for SCHED_FIFO + POSIX timers; " +
+			"boot a PREEMPT_RT kernel for real-time)", nil
+	}
+	f.defaultWake = WakePosixTimer
+	if err := cfg.probe(); err != nil {
+		msg := "VanillaFIFO: SCHED_FIFO cannot be set (" + err.Error() + "); " + fifoRemedy(err)
+		if cfg.Strict {
+			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w", msg, ErrPermission)
+		}
+		cfg.Logger.Warn(msg + "; running SCHED_OTHER with POSIX timers")
+		return f, msg + "; running SCHED_OTHER threads woken by POSIX timers", nil
+	}
+	f.fifo, f.mustFIFO = true, cfg.Strict
+	f.hardening = harden(cfg)
+	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers (seed 000)" + f.hardening.summary(), nil
+}
+
+func openRTPreempt(cfg Config) (Flavor, string, error) {
+	if err := cfg.probe(); err != nil {
+		return nil, "", fmt.Errorf("SCHED_FIFO cannot be set (%v); %s: %w", err, fifoRemedy(err), ErrPermission)
+	}
+	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, defaultWake: WakeNanosleep, log: cfg.Logger}
+	f.hardening = harden(cfg)
+	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute clock_nanosleep" + f.hardening.summary(), nil
+}
+
+// fifoRemedy names the concrete fix for a refused SCHED_FIFO.
+func fifoRemedy(err error) string {
+	if errors.Is(err, unix.EPERM) {
+		return "grant it with `setcap cap_sys_nice,cap_ipc_lock+ep BINARY`, an rtprio limit in " +
+			"/etc/security/limits.d (@rt - rtprio 98), or run as root; in a container add " +
+			"--cap-add SYS_NICE --ulimit rtprio=99 (and --cpu-rt-runtime when RT group scheduling leaves the cgroup no RT budget)"
+	}
+	return "see examples/rtcheck for the machine's readiness checks"
+}
+
+func (f *linuxFlavor) Name() string                      { return f.name }
+func (f *linuxFlavor) RealTime() bool                    { return f.fifo }
+func (f *linuxFlavor) Now() int64                        { return sys.Nanotime() }
+func (f *linuxFlavor) Priorities() (lowest, highest int) { return PrioLowest, PrioHighest }
+func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
+
+func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
+	b := Binding{Tid: sys.Gettid(), Policy: sys.SchedOther}
+	if spec.CPUs != nil {
+		if err := sys.SetAffinity(0, spec.CPUs); err != nil {
+			return nil, b, fmt.Errorf("pin to CPUs %v: %w", spec.CPUs, err)
+		}
+		b.CPUs = spec.CPUs
+	}
+	if f.fifo {
+		err := sys.SetScheduler(0, sys.SchedFIFO, spec.Priority)
+		switch {
+		case err == nil:
+			b.Policy, b.Priority = sys.SchedFIFO, spec.Priority
+		case f.mustFIFO:
+			return nil, b, fmt.Errorf("set SCHED_FIFO %d on tid %d: %w (%s)", spec.Priority, b.Tid, err, fifoRemedy(err))
+		default:
+			b.Degraded = fmt.Sprintf("SCHED_FIFO refused on tid %d (%v): running SCHED_OTHER", b.Tid, err)
+			if !f.warnedFIFO {
+				f.warnedFIFO = true
+				f.log.Warn(b.Degraded, zap.String("task", spec.Name), zap.String("remedy", fifoRemedy(err)))
+			}
+		}
+	}
+	wake, err := resolveWake(spec.Wake, f.defaultWake)
+	if err != nil {
+		return nil, b, err
+	}
+	if spec.Period == 0 {
+		wake = WakeNanosleep // nothing periodic to program
+	}
+	w, err := newWaker(wake, spec.RawSleep)
+	if err != nil {
+		return nil, b, err
+	}
+	b.Wake = wake
+	return w, b, nil
+}
+
+func (f *linuxFlavor) Close() error {
+	f.hardening.release()
+	f.hardening = nil
+	return nil
+}

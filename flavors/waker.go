@@ -1,0 +1,171 @@
+package flavors
+
+import (
+	"fmt"
+
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// WakeMode is how a periodic task's thread is woken for each release.
+type WakeMode uint8
+
+// Wake modes (seeds 002 and 003 are about their differences).
+const (
+	// WakeAuto lets the flavor choose: nanosleep, or posix-timer on the
+	// posix flavor with VanillaFIFO.
+	WakeAuto WakeMode = iota
+	// WakeNanosleep: oneshot, an absolute clock_nanosleep to each
+	// deadline (LinuxCNC, cyclictest's default).
+	WakeNanosleep
+	// WakeTimerfd: a periodic kernel timer read through a timerfd
+	// (blocking read; a count above 1 means missed periods). Xenomai's
+	// latency tool works this way.
+	WakeTimerfd
+	// WakePosixTimer: a periodic POSIX timer signalling the task's own
+	// thread, collected with rt_sigtimedwait (seed 000, cyclictest -x).
+	WakePosixTimer
+)
+
+var wakeNames = [...]string{"auto", "nanosleep", "timerfd", "posix-timer"}
+
+func (m WakeMode) String() string {
+	if int(m) < len(wakeNames) {
+		return wakeNames[m]
+	}
+	return fmt.Sprintf("wake(%d)", uint8(m))
+}
+
+// ParseWakeMode parses a name as String spells it.
+func ParseWakeMode(s string) (WakeMode, error) {
+	for i, n := range wakeNames {
+		if s == n {
+			return WakeMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown wake mode %q (valid: auto, nanosleep, timerfd, posix-timer): %w", s, ErrInvalid)
+}
+
+// VirtualThread is what a flavor with its own clock (the sim flavor)
+// provides for one task thread. Real flavors leave it nil, so their
+// per-cycle path makes no interface call.
+type VirtualThread interface {
+	Now() int64
+	Arm(first, period int64) error
+	Wait(deadline int64) (now int64, expirations uint64, err error)
+	// Suspend tells the flavor the task is paused (not runnable) until
+	// the next Arm.
+	Suspend()
+	Close() error
+}
+
+// Waker puts one task thread to sleep until its next release. It belongs
+// to the task's locked OS thread: only that thread may call it.
+type Waker struct {
+	mode   WakeMode
+	raw    bool
+	period int64
+	tfd    *sys.Timerfd
+	pt     *sys.PosixTimer
+	virt   VirtualThread
+}
+
+// NewVirtualWaker returns a Waker driven by a VirtualThread.
+func NewVirtualWaker(v VirtualThread) *Waker { return &Waker{virt: v} }
+
+// newWaker creates the kernel objects for mode on the calling thread.
+func newWaker(mode WakeMode, raw bool) (*Waker, error) {
+	w := &Waker{mode: mode, raw: raw}
+	var err error
+	switch mode {
+	case WakeTimerfd:
+		w.tfd, err = sys.NewTimerfd()
+	case WakePosixTimer:
+		w.pt, err = sys.NewPosixTimer()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Mode is the wake mode in use.
+func (w *Waker) Mode() WakeMode { return w.mode }
+
+// Now reads the flavor's clock.
+//
+// RT-safe.
+func (w *Waker) Now() int64 {
+	if w.virt != nil {
+		return w.virt.Now()
+	}
+	return sys.Nanotime()
+}
+
+// Arm (re)starts the release schedule: first release at first, then every
+// period. For nanosleep it only records the period; the periodic kernel
+// timers are programmed here. Called at start and after a pause.
+func (w *Waker) Arm(first, period int64) error {
+	w.period = period
+	switch {
+	case w.virt != nil:
+		return w.virt.Arm(first, period)
+	case w.tfd != nil:
+		return w.tfd.Arm(first, period)
+	case w.pt != nil:
+		return w.pt.Arm(first, period)
+	}
+	return nil
+}
+
+// Wait sleeps until the release at deadline and returns the time it woke
+// and the number of releases that passed: 1 normally; more when a periodic
+// kernel timer expired several times while the task was busy (the extra
+// ones are overruns). In nanosleep mode a deadline already past returns at
+// once with one release.
+//
+// RT-safe: no allocation, no lock; on the Linux backends no interface call.
+func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
+	switch {
+	case w.virt != nil:
+		return w.virt.Wait(deadline)
+	case w.tfd != nil:
+		releases, err = w.tfd.Wait()
+	case w.pt != nil:
+		releases, err = w.pt.Wait()
+	default:
+		releases = 1
+		if w.raw {
+			err = sys.SleepUntilRaw(deadline)
+		} else {
+			err = sys.SleepUntil(deadline)
+		}
+	}
+	return sys.Nanotime(), releases, err
+}
+
+// Suspend stops the periodic kernel timers while the task is paused, so
+// a pause does not come back as a burst of overruns.
+func (w *Waker) Suspend() error {
+	switch {
+	case w.virt != nil:
+		w.virt.Suspend()
+	case w.tfd != nil:
+		return w.tfd.Disarm()
+	case w.pt != nil:
+		return w.pt.Disarm()
+	}
+	return nil
+}
+
+// Close releases the kernel objects. It is safe to call twice.
+func (w *Waker) Close() error {
+	switch {
+	case w.virt != nil:
+		return w.virt.Close()
+	case w.tfd != nil:
+		return w.tfd.Close()
+	case w.pt != nil:
+		return w.pt.Close()
+	}
+	return nil
+}

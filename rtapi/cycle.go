@@ -1,0 +1,228 @@
+package rtapi
+
+import (
+	"time"
+
+	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// This file is the per-cycle path. It reads top to bottom: account for the
+// body that just ran, compute the next release, sleep, measure the wake-up,
+// return to the body. It allocates nothing, takes no lock, logs nothing
+// and makes no interface call on the Linux flavors.
+
+// TaskContext is what a task body sees of its task. It belongs to the
+// task's goroutine: its methods must only be called from the body.
+type TaskContext struct {
+	task    *Task
+	waker   *flavors.Waker
+	period  int64
+	oneshot bool // nanosleep: each deadline is a new absolute sleep
+	skip    bool // OverrunPolicy Skip
+
+	deadline   int64 // release time of the current cycle
+	wake       int64 // when the current cycle's body started
+	cycle      int64
+	pending    uint64 // releases owed under CatchUp, run without sleeping
+	correction int64  // PLL correction added to each period
+
+	sampleEvery int64
+	nextSample  int64
+	usage       sys.ThreadUsage
+}
+
+// WaitPeriod ends the current cycle and sleeps until the task's next
+// release (rtapi_wait). It returns false when the task has been asked to
+// stop: the body should then return. While the task is paused it blocks
+// here.
+//
+// A task that is not periodic does not sleep: WaitPeriod only honours
+// Pause and Stop.
+//
+// RT-safe: no allocation, no lock, no logging.
+func (tc *TaskContext) WaitPeriod() bool {
+	t := tc.task
+	end := tc.waker.Now()
+	t.stats.exec.Record(end - tc.wake)
+	if tc.cycle >= tc.nextSample {
+		tc.sampleUsage()
+	}
+	if t.ctl.Load() != 0 && !tc.control(end) {
+		return false
+	}
+	if tc.period == 0 {
+		tc.cycle++
+		t.stats.cycles.Store(tc.cycle)
+		tc.wake = tc.waker.Now()
+		return true
+	}
+
+	next := tc.deadline + tc.period + tc.correction
+	if tc.pending > 0 {
+		// CatchUp after a periodic timer reported missed releases: run
+		// the owed cycle now.
+		tc.pending--
+		return tc.release(next, end)
+	}
+	if tc.oneshot && next <= end {
+		// The release passed while the body ran.
+		if !tc.skip {
+			t.stats.overruns.Store(t.stats.overruns.Load() + 1)
+			return tc.release(next, end)
+		}
+		missed := (end-next)/tc.period + 1
+		t.stats.overruns.Store(t.stats.overruns.Load() + missed)
+		next += missed * tc.period
+	}
+
+	now, releases, err := tc.waker.Wait(next)
+	if err != nil {
+		t.stats.waitErrors.Store(t.stats.waitErrors.Load() + 1)
+	}
+	if releases > 1 {
+		// A periodic timer fired more than once while the body ran.
+		missed := releases - 1
+		t.stats.overruns.Store(t.stats.overruns.Load() + int64(missed))
+		if tc.skip {
+			next += int64(missed) * tc.period
+		} else {
+			tc.pending = missed
+		}
+	}
+	latest := next
+	if tc.pending > 0 {
+		latest += int64(tc.pending) * tc.period
+	}
+	t.stats.latency.Record(now - latest)
+	if t.ctl.Load()&ctlStop != 0 {
+		return false
+	}
+	return tc.release(next, now)
+}
+
+// release starts the cycle of the release at deadline, woken at now.
+func (tc *TaskContext) release(deadline, now int64) bool {
+	tc.deadline = deadline
+	tc.wake = now
+	tc.cycle++
+	tc.task.stats.cycles.Store(tc.cycle)
+	return true
+}
+
+// control handles Stop and Pause, off the common path. It returns false
+// when the task must stop. After a pause it re-arms the timer on the
+// original period grid, at the first release after now.
+func (tc *TaskContext) control(now int64) bool {
+	t := tc.task
+	c := t.ctl.Load()
+	if c&ctlStop != 0 {
+		return false
+	}
+	if c&ctlPause == 0 {
+		return true
+	}
+	_ = tc.waker.Suspend()
+	for {
+		<-t.kick
+		c = t.ctl.Load()
+		if c&ctlStop != 0 {
+			return false
+		}
+		if c&ctlPause == 0 {
+			break
+		}
+	}
+	now = tc.waker.Now()
+	tc.pending = 0
+	if tc.period > 0 {
+		// Put the next release on the grid, after now; the periods spent
+		// paused are not overruns.
+		first := tc.deadline + tc.period
+		if first <= now {
+			first += ((now-first)/tc.period + 1) * tc.period
+		}
+		tc.deadline = first - tc.period - tc.correction
+		_ = tc.waker.Arm(first, tc.period)
+	}
+	return true
+}
+
+// sampleUsage reads the thread's getrusage counters into the statistics.
+// It runs every sampleEvery cycles (about every 100 ms) and when the task
+// ends.
+func (tc *TaskContext) sampleUsage() {
+	tc.nextSample = tc.cycle + tc.sampleEvery
+	if sys.ReadThreadUsage(&tc.usage) != nil {
+		return
+	}
+	s := &tc.task.stats
+	s.minorFaults.Store(tc.usage.MinorFaults)
+	s.majorFaults.Store(tc.usage.MajorFaults)
+	s.voluntary.Store(tc.usage.VoluntarySwitches)
+	s.involuntary.Store(tc.usage.InvoluntarySwitches)
+}
+
+// Now reads the flavor's clock: CLOCK_MONOTONIC nanoseconds, or virtual
+// time on the sim flavor. RT-safe.
+func (tc *TaskContext) Now() int64 { return tc.waker.Now() }
+
+// Deadline is the release time of the current cycle (for the first cycle,
+// the time the task started). RT-safe.
+func (tc *TaskContext) Deadline() int64 { return tc.deadline }
+
+// Cycle is the number of releases so far: 0 during the first cycle.
+// RT-safe.
+func (tc *TaskContext) Cycle() int64 { return tc.cycle }
+
+// Period is the task's period (0 if it is not periodic). RT-safe.
+func (tc *TaskContext) Period() time.Duration { return time.Duration(tc.period) }
+
+// Task is the task this context belongs to. RT-safe.
+func (tc *TaskContext) Task() *Task { return tc.task }
+
+// Stopping reports whether Stop was called; a task that is not periodic
+// polls it. RT-safe.
+func (tc *TaskContext) Stopping() bool { return tc.task.ctl.Load()&ctlStop != 0 }
+
+// Resync forgets the current schedule: the next release is one period
+// from now, and releases already missed are neither run nor counted
+// (rtapi_task_self_resync). Use it after a deliberate long pause in the
+// body. RT-safe.
+func (tc *TaskContext) Resync() {
+	if tc.period == 0 {
+		return
+	}
+	now := tc.waker.Now()
+	tc.pending = 0
+	tc.deadline = now - tc.correction
+	if !tc.oneshot {
+		_ = tc.waker.Arm(now+tc.period, tc.period)
+	}
+}
+
+// PLLReference is the release time the current cycle was scheduled for,
+// the reference a phase-locked loop compares an external clock with
+// (rtapi_task_pll_get_reference). RT-safe.
+func (tc *TaskContext) PLLReference() int64 { return tc.deadline }
+
+// PLLMaxCorrection is the largest correction SetPLLCorrection applies, as
+// a fraction of the period (LinuxCNC clamps to 1 %).
+const PLLMaxCorrection = 0.01
+
+// SetPLLCorrection lengthens (positive) or shortens (negative) every
+// following period by ns nanoseconds, clamped to ±1 % of the period
+// (rtapi_task_pll_set_correction). It returns the correction applied. Only
+// the nanosleep wake mode can move single releases; the periodic timers
+// return ErrNotSupported. RT-safe.
+func (tc *TaskContext) SetPLLCorrection(ns int64) (int64, error) {
+	if !tc.oneshot {
+		return 0, errPLLNotOneshot
+	}
+	limit := int64(float64(tc.period) * PLLMaxCorrection)
+	tc.correction = min(max(ns, -limit), limit)
+	return tc.correction, nil
+}
+
+// errPLLNotOneshot is built once: SetPLLCorrection runs in task bodies.
+var errPLLNotOneshot = &TaskError{Op: "pll correction", Err: ErrNotSupported}

@@ -1,0 +1,49 @@
+// Package rtapi is gortapi's public API: an RTAPI (LinuxCNC, Machinekit)
+// for Go. It runs periodic real-time tasks on their own OS threads, with
+// priorities, overrun accounting and per-task latency statistics, on the
+// best backend ("flavor") the running kernel allows.
+//
+//	rt, err := rtapi.Open(rtapi.Options{})            // rtapi_init
+//	defer rt.Close()                                   // rtapi_exit
+//	servo, err := rt.NewTask(rtapi.TaskSpec{           // rtapi_task_new
+//		Name: "servo", Period: time.Millisecond,
+//	}, func(tc *rtapi.TaskContext) error {
+//		for tc.WaitPeriod() {                          // rtapi_wait
+//			// read inputs, compute, write outputs
+//		}
+//		return nil
+//	})
+//	err = servo.Start()                                // rtapi_task_start
+//
+// Mapping to LinuxCNC's rtapi.h: Open/Close = rtapi_init/rtapi_exit;
+// Now = rtapi_get_time; Delay/DelayMax = rtapi_delay/rtapi_delay_max;
+// PrioHighest, PrioLowest, PrioNextHigher, PrioNextLower = rtapi_prio_*;
+// NewTask = rtapi_task_new (created paused); Task.Start, Pause, Resume,
+// Delete = rtapi_task_start, pause, resume, delete (Pause works; LinuxCNC
+// uspace returns ENOSYS); TaskContext.WaitPeriod = rtapi_wait; Resync =
+// rtapi_task_self_resync; PLLReference and SetPLLCorrection =
+// rtapi_task_pll_get_reference and rtapi_task_pll_set_correction;
+// Kernel().Kind = rtapi_get_realtime_type; Flavor().RealTime =
+// rtapi_is_realtime.
+//
+// Flavor choice: Options.Flavor, the -rtapi.flavor flag or RTAPI_FLAVOR
+// names one; otherwise rt-preempt on a PREEMPT_RT kernel where SCHED_FIFO
+// can be set, posix elsewhere. On a vanilla or PREEMPT kernel, VanillaFIFO
+// switches posix to SCHED_FIFO + POSIX timers (seed 000); without the
+// permission it keeps running SCHED_OTHER and warns, unless Strict.
+// Flavor().Why says what was detected and why the choice was made.
+//
+// Real-time safety: the methods of TaskContext and Cycle, Now and Delay
+// are RT-safe — they neither allocate nor lock nor log and may be called
+// from a task body. Everything on RT and Task is set-up code: call it from
+// ordinary goroutines. A body's panic ends that task only: Wait returns a
+// *PanicError and the other tasks keep running.
+//
+// Errors match the sentinels ErrInvalid, ErrPermission, ErrNotSupported,
+// ErrState, ErrClosed and ErrTimeout with errors.Is.
+//
+// Statistics (Task.Stats) are lock-free and may be read from any goroutine
+// while the task runs: cycles, overruns, wake-up latency and execution
+// time as histograms with 1 µs buckets, and the thread's context switches
+// and page faults.
+package rtapi

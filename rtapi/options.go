@@ -1,0 +1,226 @@
+package rtapi
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/kerneldetect"
+)
+
+// Options configure Open. The zero value works: the flavor is chosen from
+// the running kernel, memory is locked where that is safe, nothing is
+// logged.
+//
+// Each setting can also come from the environment and from command-line
+// flags (RegisterFlags). Precedence: a field set in code, then a flag, then
+// the environment, then automatic detection.
+type Options struct {
+	// Flavor names the backend: "" or "auto" (the best that can run here),
+	// "posix", "rt-preempt", "sim". Env RTAPI_FLAVOR, flag -rtapi.flavor.
+	Flavor string
+	// VanillaFIFO makes the posix flavor run tasks SCHED_FIFO, woken by
+	// POSIX timers (seed 000). Env RTAPI_VANILLA_FIFO=1, flag
+	// -rtapi.vanilla-fifo.
+	VanillaFIFO bool
+	// Strict refuses to run degraded: when SCHED_FIFO is refused, or on a
+	// Xenomai or RTAI kernel that has no native backend here, Open or
+	// Start fails instead of warning. Env RTAPI_STRICT=1, flag
+	// -rtapi.strict.
+	Strict bool
+	// Logger receives set-up messages and, through the RT-safe message
+	// ring, what task bodies report. nil: no output.
+	Logger *zap.Logger
+	// CPUs are the CPUs tasks are placed on when their TaskSpec.CPU is
+	// CPUAuto. Empty: RTAPI_CPU, else the highest isolated CPU, else
+	// unpinned. Env RTAPI_CPU (a list such as "1" or "2,3"), flag
+	// -rtapi.cpu.
+	CPUs []int
+	// LockMemory controls mlockall on real-time flavors. Auto locks when
+	// the process may lock without limit (root, CAP_IPC_LOCK or an
+	// unlimited RLIMIT_MEMLOCK). Env RTAPI_LOCK_MEMORY=auto|on|off, flag
+	// -rtapi.lock-memory.
+	LockMemory Toggle
+	// Instance numbers this host's shared-memory segments, so that two
+	// hosts can run side by side. Env RTAPI_INSTANCE, flag -rtapi.instance.
+	Instance int
+	// Kernel is the detection report to choose the flavor from. nil:
+	// kerneldetect.Detect() on the live system.
+	Kernel *kerneldetect.Report
+	// HistogramBound is the default upper bound of each task's latency
+	// histogram (1 µs buckets, like cyclictest -h). Zero: 10 ms.
+	HistogramBound time.Duration
+	// StopTimeout bounds how long Close waits for each task to stop.
+	// Zero: 2 s.
+	StopTimeout time.Duration
+}
+
+// Toggle is a three-way setting: Auto (the zero value), On or Off.
+type Toggle int8
+
+// Toggle values.
+const (
+	Auto Toggle = 0
+	On   Toggle = 1
+	Off  Toggle = -1
+)
+
+func (t Toggle) String() string {
+	switch t {
+	case On:
+		return "on"
+	case Off:
+		return "off"
+	}
+	return "auto"
+}
+
+// Set parses "auto", "on" or "off" (and the usual boolean spellings); it
+// makes Toggle a flag.Value.
+func (t *Toggle) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "auto", "":
+		*t = Auto
+	case "on", "1", "true", "yes":
+		*t = On
+	case "off", "0", "false", "no":
+		*t = Off
+	default:
+		return fmt.Errorf("%q is not auto, on or off: %w", s, ErrInvalid)
+	}
+	return nil
+}
+
+// Defaults of Options' zero fields.
+const (
+	DefaultHistogramBound = 10 * time.Millisecond
+	DefaultStopTimeout    = 2 * time.Second
+)
+
+// RegisterFlags registers gortapi's command-line flags (-rtapi.flavor,
+// -rtapi.vanilla-fifo, -rtapi.strict, -rtapi.cpu, -rtapi.lock-memory,
+// -rtapi.instance) on fs and returns the Options they fill in when fs is
+// parsed. Fields set on the result after parsing win over the flags.
+func RegisterFlags(fs *flag.FlagSet) *Options {
+	o := &Options{}
+	fs.StringVar(&o.Flavor, "rtapi.flavor", "", "RTAPI flavor: auto, posix, rt-preempt or sim (env RTAPI_FLAVOR)")
+	fs.BoolVar(&o.VanillaFIFO, "rtapi.vanilla-fifo", false,
+		"on a non-RT kernel, run tasks SCHED_FIFO woken by POSIX timers (env RTAPI_VANILLA_FIFO=1)")
+	fs.BoolVar(&o.Strict, "rtapi.strict", false, "refuse to run degraded, e.g. without SCHED_FIFO (env RTAPI_STRICT=1)")
+	fs.Func("rtapi.cpu", "CPUs for real-time tasks, e.g. 1 or 2,3 (env RTAPI_CPU)", func(s string) error {
+		cpus, err := parseCPUs(s)
+		o.CPUs = cpus
+		return err
+	})
+	fs.Var(&o.LockMemory, "rtapi.lock-memory", "mlockall on real-time flavors: auto, on or off (env RTAPI_LOCK_MEMORY)")
+	fs.IntVar(&o.Instance, "rtapi.instance", 0, "instance number of this host's shared memory (env RTAPI_INSTANCE)")
+	return o
+}
+
+// withEnv returns o with its zero fields filled from the environment, and
+// the defaults applied.
+func (o Options) withEnv(getenv func(string) string) (Options, error) {
+	if o.Flavor == "" {
+		o.Flavor = getenv("RTAPI_FLAVOR")
+	}
+	if !o.VanillaFIFO {
+		b, err := envBool(getenv, "RTAPI_VANILLA_FIFO")
+		if err != nil {
+			return o, err
+		}
+		o.VanillaFIFO = b
+	}
+	if !o.Strict {
+		b, err := envBool(getenv, "RTAPI_STRICT")
+		if err != nil {
+			return o, err
+		}
+		o.Strict = b
+	}
+	if len(o.CPUs) == 0 {
+		if s := getenv("RTAPI_CPU"); s != "" {
+			cpus, err := parseCPUs(s)
+			if err != nil {
+				return o, fmt.Errorf("RTAPI_CPU: %w", err)
+			}
+			o.CPUs = cpus
+		}
+	}
+	if o.LockMemory == Auto {
+		if s := getenv("RTAPI_LOCK_MEMORY"); s != "" {
+			if err := o.LockMemory.Set(s); err != nil {
+				return o, fmt.Errorf("RTAPI_LOCK_MEMORY: %w", err)
+			}
+		}
+	}
+	if o.Instance == 0 {
+		if s := getenv("RTAPI_INSTANCE"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				return o, fmt.Errorf("RTAPI_INSTANCE=%q is not a non-negative integer: %w", s, ErrInvalid)
+			}
+			o.Instance = n
+		}
+	}
+	if o.Instance < 0 {
+		return o, fmt.Errorf("instance %d is negative: %w", o.Instance, ErrInvalid)
+	}
+	if o.HistogramBound == 0 {
+		o.HistogramBound = DefaultHistogramBound
+	}
+	if o.HistogramBound < time.Microsecond {
+		return o, fmt.Errorf("histogram bound %v is below 1µs: %w", o.HistogramBound, ErrInvalid)
+	}
+	if o.StopTimeout == 0 {
+		o.StopTimeout = DefaultStopTimeout
+	}
+	if o.StopTimeout < 0 {
+		return o, fmt.Errorf("stop timeout %v is negative: %w", o.StopTimeout, ErrInvalid)
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	return o, nil
+}
+
+func envBool(getenv func(string) string, name string) (bool, error) {
+	s := getenv(name)
+	if s == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q is not a boolean: %w", name, s, ErrInvalid)
+	}
+	return b, nil
+}
+
+// parseCPUs parses "1", "2,3" or "0-3,6".
+func parseCPUs(s string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number: %w", s, part, ErrInvalid)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return nil, fmt.Errorf("CPU list %q: bad range %q: %w", s, part, ErrInvalid)
+			}
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
+
+var osGetenv = os.Getenv

@@ -1,0 +1,197 @@
+package rtapi
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/kerneldetect"
+)
+
+// RT is one RTAPI instance: a flavor opened on this kernel and the tasks
+// that run on it. It corresponds to LinuxCNC's rtapi_init / rtapi_exit
+// pair. Its methods are safe for concurrent use; none of them is RT-safe
+// (call them from set-up code, never from a task body) unless its doc
+// says so.
+type RT struct {
+	opts   Options
+	kernel *kerneldetect.Report
+	flavor flavors.Flavor
+	info   FlavorInfo
+	logger *zap.Logger
+
+	mu     sync.Mutex
+	tasks  []*Task
+	closed bool
+	clock  *clockRef
+}
+
+// FlavorInfo says which flavor runs the tasks and why it was chosen.
+type FlavorInfo struct {
+	// Name is the flavor's registry name ("posix", "rt-preempt", "sim").
+	Name string
+	// RealTime reports whether task threads get a real-time policy.
+	RealTime bool
+	// Why is the detection evidence and reasoning behind the choice, with
+	// what would do better.
+	Why string
+}
+
+// Open detects the kernel, selects and opens the flavor, and hardens the
+// process (rtapi_init). Bad settings give ErrInvalid; a flavor asked for
+// by name that cannot run here gives ErrPermission or ErrNotSupported,
+// never a silent fallback.
+func Open(opts Options) (*RT, error) {
+	opts, err := opts.withEnv(osGetenv)
+	if err != nil {
+		return nil, fmt.Errorf("rtapi.Open: %w", err)
+	}
+	kernel := opts.Kernel
+	if kernel == nil {
+		if kernel, err = kerneldetect.Detect(); err != nil {
+			return nil, fmt.Errorf("rtapi.Open: detect kernel: %w", err)
+		}
+	}
+	if err := checkCPUs(opts.CPUs, kernel); err != nil {
+		return nil, fmt.Errorf("rtapi.Open: %w", err)
+	}
+	lock := 0
+	switch opts.LockMemory {
+	case On:
+		lock = 1
+	case Off:
+		lock = -1
+	}
+	choice, err := flavors.Select(opts.Flavor, flavors.Config{
+		Kernel:      kernel,
+		VanillaFIFO: opts.VanillaFIFO,
+		Strict:      opts.Strict,
+		LockMemory:  lock,
+		Logger:      opts.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rtapi.Open: %w", err)
+	}
+	rt := &RT{
+		opts:   opts,
+		kernel: kernel,
+		flavor: choice.Flavor,
+		logger: opts.Logger,
+		info: FlavorInfo{
+			Name:     choice.Flavor.Name(),
+			RealTime: choice.Flavor.RealTime(),
+			Why:      choice.Why,
+		},
+	}
+	if v, ok := choice.Flavor.(interface{ VirtualTime() bool }); ok && v.VirtualTime() {
+		rt.clock = pushClock(choice.Flavor)
+	}
+	rt.logger.Info("rtapi open", zap.String("flavor", rt.info.Name), zap.Bool("realtime", rt.info.RealTime),
+		zap.String("kernel", kernel.Kind.String()), zap.String("why", rt.info.Why))
+	return rt, nil
+}
+
+// checkCPUs refuses CPUs that are not online (when the report knows).
+func checkCPUs(cpus []int, k *kerneldetect.Report) error {
+	for _, c := range cpus {
+		if c < 0 {
+			return fmt.Errorf("CPU %d: %w", c, ErrInvalid)
+		}
+		if len(k.OnlineCPUs) > 0 && !slices.Contains(k.OnlineCPUs, c) {
+			return fmt.Errorf("CPU %d is not online (online: %v): %w", c, k.OnlineCPUs, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Close stops every task, waits for each up to Options.StopTimeout, and
+// releases the flavor (rtapi_exit). It is idempotent: later calls return
+// nil. A task that would not stop is reported (ErrTimeout) and abandoned.
+func (rt *RT) Close() error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	tasks := slices.Clone(rt.tasks)
+	rt.mu.Unlock()
+
+	var errs []error
+	for _, t := range tasks {
+		t.Stop()
+	}
+	deadline := time.Now().Add(rt.opts.StopTimeout)
+	for _, t := range tasks {
+		if !t.waitDone(time.Until(deadline)) {
+			errs = append(errs, taskErrf(t.spec.Name, "close", ErrTimeout,
+				"did not stop within %v (its body never returns to WaitPeriod)", rt.opts.StopTimeout))
+		}
+	}
+	if err := rt.flavor.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	popClock(rt.clock)
+	rt.logger.Info("rtapi closed", zap.Int("tasks", len(tasks)))
+	return errors.Join(errs...)
+}
+
+// Flavor says which flavor runs the tasks and why.
+func (rt *RT) Flavor() FlavorInfo { return rt.info }
+
+// Kernel is the detection report the flavor was chosen from.
+func (rt *RT) Kernel() *kerneldetect.Report { return rt.kernel }
+
+// Logger is the zap logger from Options (a no-op logger when none was set).
+func (rt *RT) Logger() *zap.Logger { return rt.logger }
+
+// Instance is the shared-memory instance number from Options.
+func (rt *RT) Instance() int { return rt.opts.Instance }
+
+// Now reads this instance's clock in nanoseconds: CLOCK_MONOTONIC, or
+// virtual time on the sim flavor (rtapi_get_time). RT-safe.
+func (rt *RT) Now() int64 { return rt.flavor.Now() }
+
+// PrioHighest is the highest task priority (rtapi_prio_highest).
+func (rt *RT) PrioHighest() int { _, hi := rt.flavor.Priorities(); return hi }
+
+// PrioLowest is the lowest task priority (rtapi_prio_lowest).
+func (rt *RT) PrioLowest() int { lo, _ := rt.flavor.Priorities(); return lo }
+
+// PrioNextHigher returns the next priority above p, or the highest when p
+// is already there (rtapi_prio_next_higher).
+func (rt *RT) PrioNextHigher(p int) int {
+	lo, hi := rt.flavor.Priorities()
+	return min(max(p+1, lo), hi)
+}
+
+// PrioNextLower returns the next priority below p, or the lowest when p
+// is already there (rtapi_prio_next_lower).
+func (rt *RT) PrioNextLower(p int) int {
+	lo, hi := rt.flavor.Priorities()
+	return max(min(p-1, hi), lo)
+}
+
+// Tasks lists the tasks created on rt and not deleted, in creation order.
+func (rt *RT) Tasks() []*Task {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return slices.Clone(rt.tasks)
+}
+
+// Task returns the task with the given name.
+func (rt *RT) Task(name string) (*Task, bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for _, t := range rt.tasks {
+		if t.spec.Name == name {
+			return t, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,95 @@
+package rtapi
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+)
+
+// Histogram is a snapshot of a latency or execution-time histogram: 1 µs
+// buckets up to the task's HistogramBound, an overflow count, and exact
+// count, sum, minimum and maximum. Percentile and Mean summarise it.
+type Histogram = hist.Snapshot
+
+// taskStats is written by the task's goroutine only (plain atomic stores)
+// and read by Stats from anywhere.
+type taskStats struct {
+	cycles      atomic.Int64
+	overruns    atomic.Int64
+	waitErrors  atomic.Int64
+	latency     *hist.Histogram
+	exec        *hist.Histogram
+	tid         atomic.Int64
+	minorFaults atomic.Int64
+	majorFaults atomic.Int64
+	voluntary   atomic.Int64
+	involuntary atomic.Int64
+}
+
+func (s *taskStats) init(bound time.Duration) {
+	s.latency = hist.New(time.Microsecond, bound)
+	s.exec = hist.New(time.Microsecond, bound)
+}
+
+// Stats is a snapshot of a task's statistics. Latency is the wake-up
+// lateness of each release (woken − scheduled release, cyclictest's
+// sample); Exec is the time the body took each cycle (seed 001 is about
+// its jitter).
+type Stats struct {
+	Name     string
+	Period   time.Duration
+	Cycles   int64
+	Overruns int64
+	// WaitErrors counts sleeps the kernel failed (should stay 0).
+	WaitErrors int64
+	Latency    Histogram
+	Exec       Histogram
+	// Counters of the task's thread from getrusage(RUSAGE_THREAD),
+	// sampled about every 100 ms and when the task ends.
+	MinorFaults         int64
+	MajorFaults         int64
+	VoluntarySwitches   int64
+	InvoluntarySwitches int64
+	// Policy, Priority, CPUs, Wake and Degraded: what the thread runs with.
+	Policy   string
+	Priority int
+	CPUs     []int
+	Wake     string
+	Degraded string
+}
+
+// Stats returns a snapshot of the task's statistics. It may be called from
+// any goroutine at any time (it allocates; not RT-safe).
+func (t *Task) Stats() Stats {
+	b := t.Binding()
+	s := &t.stats
+	return Stats{
+		Name:                t.spec.Name,
+		Period:              t.spec.Period,
+		Cycles:              s.cycles.Load(),
+		Overruns:            s.overruns.Load(),
+		WaitErrors:          s.waitErrors.Load(),
+		Latency:             s.latency.Snapshot(),
+		Exec:                s.exec.Snapshot(),
+		MinorFaults:         s.minorFaults.Load(),
+		MajorFaults:         s.majorFaults.Load(),
+		VoluntarySwitches:   s.voluntary.Load(),
+		InvoluntarySwitches: s.involuntary.Load(),
+		Policy:              b.Policy.String(),
+		Priority:            b.Priority,
+		CPUs:                b.CPUs,
+		Wake:                b.Wake.String(),
+		Degraded:            b.Degraded,
+	}
+}
+
+// MaxJitter is LinuxCNC latency-test's jitter: how far the interval
+// between two releases strayed from the period, estimated from the
+// latency extremes (max latency − min latency).
+func (s Stats) MaxJitter() time.Duration {
+	if s.Latency.Count == 0 {
+		return 0
+	}
+	return time.Duration(s.Latency.Max - s.Latency.Min)
+}

@@ -1,0 +1,504 @@
+package rtapi
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/hist"
+)
+
+// WakeMode is how a periodic task is woken each period; see the constants.
+type WakeMode = flavors.WakeMode
+
+// Wake modes. Seeds 002 and 003 are about their differences; the
+// benchmark program measures them side by side.
+const (
+	WakeAuto       = flavors.WakeAuto       // the flavor's default
+	WakeNanosleep  = flavors.WakeNanosleep  // oneshot absolute clock_nanosleep
+	WakeTimerfd    = flavors.WakeTimerfd    // periodic timerfd, blocking read
+	WakePosixTimer = flavors.WakePosixTimer // periodic POSIX timer, signal to the task thread
+)
+
+// ParseWakeMode parses "auto", "nanosleep", "timerfd" or "posix-timer".
+func ParseWakeMode(s string) (WakeMode, error) { return flavors.ParseWakeMode(s) }
+
+// OverrunPolicy says what a periodic task does when a release passed
+// while its body was still running.
+type OverrunPolicy uint8
+
+const (
+	// CatchUp runs the missed cycles back to back without sleeping, so the
+	// task keeps its cycle count (LinuxCNC's behaviour).
+	CatchUp OverrunPolicy = iota
+	// Skip drops the missed releases and waits for the next one on the
+	// grid (cyclictest's behaviour).
+	Skip
+)
+
+func (p OverrunPolicy) String() string {
+	switch p {
+	case CatchUp:
+		return "catchup"
+	case Skip:
+		return "skip"
+	}
+	return fmt.Sprintf("overrun(%d)", uint8(p))
+}
+
+// ParseOverrunPolicy parses "catchup" or "skip".
+func ParseOverrunPolicy(s string) (OverrunPolicy, error) {
+	switch s {
+	case "catchup", "catch-up":
+		return CatchUp, nil
+	case "skip":
+		return Skip, nil
+	}
+	return 0, fmt.Errorf("unknown overrun policy %q (valid: catchup, skip): %w", s, ErrInvalid)
+}
+
+// CPUChoice says where a task's thread runs. The zero value, CPUAuto, lets
+// gortapi choose; OnCPU(n) pins it; Unpinned leaves it to the scheduler.
+type CPUChoice int
+
+const (
+	// CPUAuto: Options.CPUs (or RTAPI_CPU), else the highest isolated
+	// CPU, else unpinned — LinuxCNC's rule.
+	CPUAuto CPUChoice = 0
+	// Unpinned: no affinity is set.
+	Unpinned CPUChoice = -1
+)
+
+// OnCPU pins a task to CPU n.
+func OnCPU(n int) CPUChoice { return CPUChoice(n + 1) }
+
+// cpu returns the CPU number of an OnCPU choice.
+func (c CPUChoice) cpu() int { return int(c) - 1 }
+
+// TaskSpec describes a task. The zero value of each field is a sensible
+// default, except Name, which is required.
+type TaskSpec struct {
+	// Name identifies the task in errors, logs and statistics; unique
+	// among the instance's tasks.
+	Name string
+	// Priority in [PrioLowest, PrioHighest]; 0 means PrioHighest.
+	Priority int
+	// Period of a periodic task; 0 for a task that is not periodic (its
+	// WaitPeriod does not sleep). Must be at least the flavor's minimum
+	// (10 µs on Linux).
+	Period time.Duration
+	// CPU places the task's thread; see CPUChoice.
+	CPU CPUChoice
+	// Wake selects the wake-up mechanism; WakeAuto lets the flavor choose.
+	Wake WakeMode
+	// Overrun selects CatchUp (default) or Skip.
+	Overrun OverrunPolicy
+	// StackPrefault is how much goroutine stack to grow before the first
+	// cycle, so that the body never copies its stack mid-cycle. Zero: 64 KiB.
+	StackPrefault int
+	// HistogramBound overrides Options.HistogramBound for this task.
+	HistogramBound time.Duration
+	// RawSleep makes a nanosleep wait keep the Go scheduler's P
+	// (RawSyscall): wake-ups never wait for a P, but a stop-the-world of
+	// the process waits for the sleep to end.
+	RawSleep bool
+}
+
+// DefaultStackPrefault is the stack grown before a task's first cycle.
+const DefaultStackPrefault = 64 << 10
+
+// task states
+const (
+	stateCreated int32 = iota
+	stateRunning
+	statePaused
+	stateStopping
+	stateDone
+)
+
+var stateNames = [...]string{"created", "running", "paused", "stopping", "done"}
+
+// control bits, read by the task once per cycle
+const (
+	ctlStop uint32 = 1 << iota
+	ctlPause
+)
+
+// Task is a real-time task (rtapi_task_new). It is created paused; Start
+// runs it. Its methods are safe for concurrent use from any goroutine;
+// none is RT-safe (call them from outside task bodies).
+type Task struct {
+	rt   *RT
+	spec TaskSpec
+	cpus []int
+	body func(*TaskContext) error
+
+	mu    sync.Mutex // serialises lifecycle calls
+	state atomic.Int32
+	ctl   atomic.Uint32
+	kick  chan struct{} // wakes a paused task
+	done  chan struct{} // closed when the body has returned
+	err   error         // the body's result, set before done closes
+
+	binding flavors.Binding
+	stats   taskStats
+	tc      TaskContext
+}
+
+// NewTask creates a task, paused, on rt (rtapi_task_new). body runs on the
+// task's own OS thread once Start is called; a periodic body loops on
+// tc.WaitPeriod(). A nil body is a programming error and panics.
+func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, error) {
+	if body == nil {
+		panic("rtapi: RT.NewTask called with a nil body")
+	}
+	lo, hi := rt.flavor.Priorities()
+	switch {
+	case spec.Name == "":
+		return nil, taskErrf("", "new", ErrInvalid, "a task needs a name")
+	case spec.Priority == 0:
+		spec.Priority = hi
+	}
+	name := spec.Name
+	if spec.Priority < lo || spec.Priority > hi {
+		return nil, taskErrf(name, "new", ErrInvalid, "priority %d outside [%d, %d]", spec.Priority, lo, hi)
+	}
+	if spec.Period < 0 {
+		return nil, taskErrf(name, "new", ErrInvalid, "negative period %v", spec.Period)
+	}
+	if spec.Period > 0 && spec.Period < rt.flavor.MinPeriod() {
+		return nil, taskErrf(name, "new", ErrInvalid, "period %v below the %s flavor's minimum %v",
+			spec.Period, rt.info.Name, rt.flavor.MinPeriod())
+	}
+	if spec.Wake > WakePosixTimer {
+		return nil, taskErrf(name, "new", ErrInvalid, "unknown wake mode %v", spec.Wake)
+	}
+	if spec.Wake != WakeAuto && spec.Wake != WakeNanosleep && spec.Period == 0 {
+		return nil, taskErrf(name, "new", ErrInvalid, "wake mode %v needs a period", spec.Wake)
+	}
+	if spec.Overrun > Skip {
+		return nil, taskErrf(name, "new", ErrInvalid, "unknown overrun policy %v", spec.Overrun)
+	}
+	if spec.StackPrefault < 0 {
+		return nil, taskErrf(name, "new", ErrInvalid, "negative stack prefault %d", spec.StackPrefault)
+	}
+	if spec.StackPrefault == 0 {
+		spec.StackPrefault = DefaultStackPrefault
+	}
+	if spec.HistogramBound == 0 {
+		spec.HistogramBound = rt.opts.HistogramBound
+	}
+	if err := hist.Validate(time.Microsecond, spec.HistogramBound); err != nil {
+		return nil, taskErrf(name, "new", ErrInvalid, "%v", err)
+	}
+	cpus, err := rt.placeCPU(spec.CPU)
+	if err != nil {
+		return nil, taskErr(name, "new", err)
+	}
+
+	t := &Task{
+		rt:   rt,
+		spec: spec,
+		cpus: cpus,
+		body: body,
+		kick: make(chan struct{}, 1),
+		done: make(chan struct{}),
+	}
+	t.stats.init(spec.HistogramBound)
+	t.tc.task = t
+
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return nil, taskErr(name, "new", ErrClosed)
+	}
+	for _, o := range rt.tasks {
+		if o.spec.Name == name {
+			return nil, taskErrf(name, "new", ErrInvalid, "a task of that name exists")
+		}
+	}
+	rt.tasks = append(rt.tasks, t)
+	return t, nil
+}
+
+// placeCPU turns a CPUChoice into the CPU set for Bind (nil: unpinned).
+func (rt *RT) placeCPU(c CPUChoice) ([]int, error) {
+	switch {
+	case c == Unpinned:
+		return nil, nil
+	case c == CPUAuto:
+		if len(rt.opts.CPUs) > 0 {
+			return rt.opts.CPUs, nil
+		}
+		if iso := rt.kernel.IsolatedCPUs; len(iso) > 0 {
+			return []int{iso[len(iso)-1]}, nil
+		}
+		return nil, nil
+	case c < Unpinned:
+		return nil, fmt.Errorf("CPU choice %d: %w", int(c), ErrInvalid)
+	}
+	n := c.cpu()
+	if err := checkCPUs([]int{n}, rt.kernel); err != nil {
+		return nil, err
+	}
+	return []int{n}, nil
+}
+
+// Name is the task's name.
+func (t *Task) Name() string { return t.spec.Name }
+
+// Spec is the task's specification, with defaults filled in.
+func (t *Task) Spec() TaskSpec { return t.spec }
+
+// State is "created", "running", "paused", "stopping" or "done".
+func (t *Task) State() string { return stateNames[t.state.Load()] }
+
+// Start runs the task (rtapi_task_start). It returns once the task's
+// thread is set up (policy, priority, affinity, timer) and the body is
+// about to run; set-up failures are returned here. The first cycle runs at
+// once; periodic releases follow every Period from now.
+func (t *Task) Start() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rt.isClosed() {
+		return taskErr(t.spec.Name, "start", ErrClosed)
+	}
+	if s := t.state.Load(); s != stateCreated {
+		return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
+	}
+	ready := make(chan error, 1)
+	go t.run(ready)
+	if err := <-ready; err != nil {
+		t.state.Store(stateDone)
+		t.err = err
+		close(t.done)
+		return taskErr(t.spec.Name, "start", err)
+	}
+	t.state.Store(stateRunning)
+	t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
+		zap.Stringer("policy", t.binding.Policy), zap.Int("priority", t.binding.Priority),
+		zap.Ints("cpus", t.binding.CPUs), zap.Stringer("wake", t.binding.Wake),
+		zap.Duration("period", t.spec.Period), zap.Int("tid", t.binding.Tid))
+	if t.binding.Degraded != "" {
+		t.rt.logger.Warn("task degraded", zap.String("task", t.spec.Name), zap.String("why", t.binding.Degraded))
+	}
+	return nil
+}
+
+// run is the task's goroutine. It locks itself to its OS thread and never
+// unlocks: the thread may carry SCHED_FIFO and an affinity, so the runtime
+// must destroy it when the goroutine exits rather than reuse it.
+func (t *Task) run(ready chan<- error) {
+	runtime.LockOSThread()
+	growStack(t.spec.StackPrefault / stackFrame)
+	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
+		Name:     t.spec.Name,
+		Priority: t.spec.Priority,
+		CPUs:     t.cpus,
+		Period:   int64(t.spec.Period),
+		Wake:     t.spec.Wake,
+		RawSleep: t.spec.RawSleep,
+	})
+	if err != nil {
+		ready <- err
+		return
+	}
+	t.binding = b
+	t.stats.tid.Store(int64(b.Tid))
+	tc := &t.tc
+	tc.waker = w
+	tc.period = int64(t.spec.Period)
+	tc.oneshot = b.Wake == WakeNanosleep
+	tc.skip = t.spec.Overrun == Skip
+	tc.sampleEvery = usageSampleEvery(t.spec.Period)
+	tc.nextSample = tc.sampleEvery
+	now := w.Now()
+	tc.deadline, tc.wake = now, now
+	if tc.period > 0 {
+		if err := w.Arm(now+tc.period, tc.period); err != nil {
+			w.Close()
+			ready <- err
+			return
+		}
+	}
+	ready <- nil
+
+	err = t.callBody()
+	tc.sampleUsage()
+	if cerr := w.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	t.mu.Lock()
+	t.err = err
+	t.state.Store(stateDone)
+	t.mu.Unlock()
+	close(t.done)
+	if err != nil {
+		t.rt.logger.Error("task ended with an error", zap.String("task", t.spec.Name), zap.Error(err))
+	}
+}
+
+// callBody runs the body, turning a panic into a PanicError.
+func (t *Task) callBody() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Task: t.spec.Name, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return t.body(&t.tc)
+}
+
+// usageSampleEvery spaces the thread's getrusage samples about 100 ms
+// apart, so they cost a cycle nothing measurable.
+func usageSampleEvery(period time.Duration) int64 {
+	if period <= 0 {
+		return 1000
+	}
+	return max(1, int64(100*time.Millisecond/period))
+}
+
+const stackFrame = 1024
+
+// growStack recurses n frames of about 1 KiB so that the goroutine's stack
+// is grown once, up front, instead of being copied mid-cycle.
+//
+//go:noinline
+func growStack(n int) byte {
+	var frame [stackFrame - 64]byte
+	if n <= 1 {
+		return frame[0]
+	}
+	frame[n%len(frame)] = growStack(n - 1)
+	return frame[(n+1)%len(frame)]
+}
+
+// Pause suspends the task at its next cycle boundary (rtapi_task_pause):
+// the body is not run again until Resume. Periods that pass while paused
+// are not overruns.
+func (t *Task) Pause() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.state.Load(); s != stateRunning {
+		return taskErrf(t.spec.Name, "pause", ErrState, "task is %s", stateNames[s])
+	}
+	t.ctl.Or(ctlPause)
+	t.state.Store(statePaused)
+	return nil
+}
+
+// Resume lets a paused task run again (rtapi_task_resume), on its original
+// period grid: the next release is the first grid point after now.
+func (t *Task) Resume() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.state.Load(); s != statePaused {
+		return taskErrf(t.spec.Name, "resume", ErrState, "task is %s, not paused", stateNames[s])
+	}
+	t.ctl.And(^ctlPause)
+	t.state.Store(stateRunning)
+	t.poke()
+	return nil
+}
+
+// Stop asks the task to end: its next WaitPeriod returns false (at once if
+// it is paused or sleeping). A task never started is simply marked done.
+// Stop does not wait; Wait does. Stopping a stopped task is a no-op.
+func (t *Task) Stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch t.state.Load() {
+	case stateCreated:
+		t.state.Store(stateDone)
+		close(t.done)
+	case stateRunning, statePaused:
+		t.ctl.Or(ctlStop)
+		t.state.Store(stateStopping)
+		t.poke()
+	}
+}
+
+func (t *Task) poke() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Wait blocks until the task's body has returned and returns its error: the
+// body's own, a *PanicError when it panicked, or nil. Waiting on a task
+// that was never started (nor stopped) is ErrState.
+func (t *Task) Wait() error {
+	if t.state.Load() == stateCreated {
+		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
+	}
+	<-t.done
+	return t.result()
+}
+
+func (t *Task) result() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err
+}
+
+// Done is closed when the task's body has returned.
+func (t *Task) Done() <-chan struct{} { return t.done }
+
+func (t *Task) waitDone(d time.Duration) bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+	}
+	timer := time.NewTimer(max(d, 0))
+	defer timer.Stop()
+	select {
+	case <-t.done:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// Delete stops the task, waits for it (bounded by Options.StopTimeout)
+// and removes it from the instance, freeing its name (rtapi_task_delete).
+func (t *Task) Delete() error {
+	t.Stop()
+	if !t.waitDone(t.rt.opts.StopTimeout) {
+		return taskErrf(t.spec.Name, "delete", ErrTimeout, "did not stop within %v", t.rt.opts.StopTimeout)
+	}
+	rt := t.rt
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for i, o := range rt.tasks {
+		if o == t {
+			rt.tasks = append(rt.tasks[:i], rt.tasks[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+func (rt *RT) isClosed() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.closed
+}
+
+// Binding reports what the flavor applied to the task's thread: thread
+// id, policy, priority, CPUs, wake mode, and why it runs degraded if it
+// does. Zero before Start.
+func (t *Task) Binding() flavors.Binding {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.binding
+}
+
+// Tid is the kernel thread id of the task's thread, 0 before Start.
+func (t *Task) Tid() int { return int(t.stats.tid.Load()) }
