@@ -213,15 +213,34 @@ EOF
 
 # ---------------------------------------------------------------- boot
 
+# kernel_initramfs flavor vmlinuz: the common initramfs plus, as a real Debian
+# install has it, /boot/config-<release> from the kernel package, so rtcheck
+# can read the kernel config (Debian kernels have no /proc/config.gz). The
+# kernel unpacks concatenated cpio archives in order.
+kernel_initramfs() {
+	local flavor=$1 vmlinuz=$2 d=$WORK/$1 release config
+	release=$(basename "$vmlinuz")
+	release=${release#vmlinuz-}
+	config=$(dirname "$vmlinuz")/config-$release
+	mkdir -p "$d/extra/boot"
+	if [ -f "$config" ]; then
+		cp "$config" "$d/extra/boot/"
+	else
+		log "$flavor: no $config in the package; rtcheck will not see a kernel config"
+	fi
+	(cd "$d/extra" && find . -print0 | LC_ALL=C sort -z | cpio --quiet --null -o -H newc -R 0:0) >"$d/extra.cpio" ||
+		die "cpio failed"
+	cat "$WORK/initramfs.cpio" "$d/extra.cpio" >"$d/initramfs.cpio"
+}
+
 boot() { # flavor vmlinuz -> writes $WORK/$flavor/{console,report,qemu}.log and boot.rc, boot.secs
 	local flavor=$1 vmlinuz=$2 d=$WORK/$1 t rc=0
-	mkdir -p "$d"
 	t=$(date +%s.%N)
 	# --foreground keeps qemu in our process group, so whoever stops this
 	# script's group (the Go test on its deadline, ^C) stops the guests too.
 	timeout --foreground -k 10 "$BOOT_TIMEOUT" qemu-system-x86_64 \
 		-nodefaults -display none -no-reboot -accel tcg -smp "$SMP" -m 512M \
-		-kernel "$vmlinuz" -initrd "$WORK/initramfs.cpio" \
+		-kernel "$vmlinuz" -initrd "$d/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 loglevel=6" \
 		-serial "file:$d/console.log" -serial "file:$d/report.log" \
 		</dev/null >"$d/qemu.log" 2>&1 || rc=$?
@@ -287,6 +306,9 @@ t=$(date +%s.%N)
 build_rtcheck
 (cd "$ROOT/.ci/realkernel" && go build -o "$WORK/assert" assert.go) || die "building .ci/realkernel/assert.go failed"
 make_initramfs "$BUSYBOX"
+for k in $KERNELS; do
+	kernel_initramfs "$k" "${VMLINUZ[$k]}"
+done
 log "rtcheck + initramfs built in $(elapsed "$t") s ($(du -k "$WORK/initramfs.cpio" | cut -f1) KiB)"
 
 t=$(date +%s.%N)

@@ -6,8 +6,12 @@
 //
 // Usage: go run assert.go -want rt|std -version FILE REPORT.json
 //
-// -want rt:  "kind" must be "preempt-rt" and probes.sched_fifo.ok true.
-// -want std: "kind" must not be "preempt-rt" and probes.sched_fifo.ok true.
+// -want rt:  "kind" must be "preempt-rt", preempt.model "rt" and
+// probes.sched_fifo.ok true.
+// -want std: "kind" must not be "preempt-rt", preempt.model one of none,
+// voluntary, full, lazy, and probes.sched_fifo.ok true.
+// With either, when the guest's /proc/version says PREEMPT_DYNAMIC,
+// preempt.dynamic must be true and preempt.mode known (debugfs is mounted).
 //
 // It prints one summary block (kernel version as seen inside, kind, preempt
 // model, the probe, and every check that is not ok) and exits 1 on a failed
@@ -43,6 +47,8 @@ type report struct {
 	} `json:"probes"`
 }
 
+var nonRTModels = map[string]bool{"none": true, "voluntary": true, "full": true, "lazy": true}
+
 func main() {
 	want := flag.String("want", "", "rt or std")
 	versionFile := flag.String("version", "", "file holding /proc/version as read inside the guest")
@@ -62,9 +68,11 @@ func main() {
 		os.Exit(2)
 	}
 
+	var version string
 	if *versionFile != "" {
 		v, _ := os.ReadFile(*versionFile)
-		fmt.Printf("  /proc/version: %s\n", strings.TrimSpace(string(v)))
+		version = strings.TrimSpace(string(v))
+		fmt.Printf("  /proc/version: %s\n", version)
 	}
 	kind := "<missing>"
 	if r.Kind != nil {
@@ -99,8 +107,19 @@ func main() {
 	case *want == "std" && *r.Kind == "preempt-rt":
 		failures = append(failures, `kind is "preempt-rt" on the standard kernel`)
 	}
-	if r.Preempt == nil {
+	// Cross-check the preemption model against the kernel's own version
+	// string as read inside the guest: that is the ground truth here.
+	switch {
+	case r.Preempt == nil:
 		failures = append(failures, `report has no "preempt"`)
+	case *want == "rt" && r.Preempt.Model != "rt":
+		failures = append(failures, fmt.Sprintf(`preempt.model is %q, want "rt" on the PREEMPT_RT kernel`, r.Preempt.Model))
+	case *want == "std" && !nonRTModels[r.Preempt.Model]:
+		failures = append(failures, fmt.Sprintf(`preempt.model is %q, want none, voluntary, full or lazy (the guest has /boot/config-<release>)`, r.Preempt.Model))
+	case strings.Contains(version, "PREEMPT_DYNAMIC") && !r.Preempt.Dynamic:
+		failures = append(failures, "preempt.dynamic is false, but /proc/version says PREEMPT_DYNAMIC")
+	case r.Preempt.Dynamic && r.Preempt.Mode == "":
+		failures = append(failures, "preempt.mode is empty on a PREEMPT_DYNAMIC kernel with debugfs mounted (sys/kernel/debug/sched/preempt)")
 	}
 	if p := r.Probes.SchedFIFO; p == nil {
 		failures = append(failures, `report has no probes.sched_fifo`)
