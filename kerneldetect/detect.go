@@ -149,6 +149,9 @@ func (d *detector) preempt() {
 				flags = append(flags, f.name)
 			}
 		}
+		if len(flags) == 0 {
+			flags = []string{"none"}
+		}
 		d.note("proc/sys/kernel/version", strings.Join(flags, " "), "preemption flags in the version string")
 	}
 	// Build-time model: the config is the most precise source; the version

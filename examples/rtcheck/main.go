@@ -52,18 +52,30 @@ type probe struct {
 	Detail string `json:"detail"`
 }
 
-// probeSchedFIFO is the live probe; tests may not replace it, it runs for
-// real.
-func probeSchedFIFO() probe {
+// probeSchedFIFO runs the live probe (it really sets SCHED_FIFO) and
+// explains a refusal with what the report read.
+func probeSchedFIFO(r *kerneldetect.Report) probe {
 	err := sys.ProbeSchedFIFO()
 	if err == nil {
 		return probe{OK: true, Detail: "set SCHED_FIFO priority 1 on a locked thread and restored its policy"}
 	}
 	detail := err.Error()
 	if errors.Is(err, unix.EPERM) {
-		detail += " (no CAP_SYS_NICE and RLIMIT_RTPRIO 0, or RT group scheduling leaves this cgroup no RT budget: see checks sched_fifo and rt_group_sched)"
+		switch {
+		case failed(r, kerneldetect.CheckRTGroupSched):
+			detail += " (RT group scheduling leaves this cgroup no RT budget: see check rt_group_sched)"
+		case failed(r, kerneldetect.CheckSchedFIFO):
+			detail += " (no CAP_SYS_NICE and RLIMIT_RTPRIO 0: see check sched_fifo)"
+		default:
+			detail += " (no CAP_SYS_NICE and RLIMIT_RTPRIO 0, or no RT budget in this cgroup: see checks sched_fifo and rt_group_sched)"
+		}
 	}
 	return probe{OK: false, Detail: detail}
+}
+
+func failed(r *kerneldetect.Report, id string) bool {
+	c, ok := r.Check(id)
+	return ok && c.Status == kerneldetect.StatusFail
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -79,10 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitUsage
-		}
-		return exitUsage
+		return exitUsage // the flag package has printed why (or the help)
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "rtcheck: unexpected argument %q\n", fl.Arg(0))
@@ -135,7 +144,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 	out := output{Report: report, RTCapable: report.RTCapable()}
 	if o.root == "" {
-		out.Probes = &probes{SchedFIFO: probeSchedFIFO()}
+		out.Probes = &probes{SchedFIFO: probeSchedFIFO(report)}
 		out.RTCapable = out.RTCapable && out.Probes.SchedFIFO.OK
 	}
 
