@@ -22,7 +22,7 @@ set -euo pipefail
 shopt -s inherit_errexit
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${GORTAPI_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gortapi/kernels}
+CACHE=${GORTAPI_KERNEL_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gortapi/kernels}
 KERNELS=${GORTAPI_KERNELS:-rt std}
 BOOT_TIMEOUT=${GORTAPI_BOOT_TIMEOUT:-150}
 SMP=${GORTAPI_QEMU_SMP:-1}
@@ -95,6 +95,7 @@ fetch() {
 	[ -n "$ver" ] || die "apt has no candidate for $pkg (is Debian bookworm main in the apt sources?)"
 	dir=$CACHE/${pkg}_${ver}
 	if [ -d "$dir" ]; then
+		touch "$dir" # marks it used; entries unused for 30 days are pruned
 		echo "$dir"
 		return
 	fi
@@ -288,6 +289,12 @@ check_kernel() { # flavor vmlinuz -> 0 when the kernel passed
 
 ensure_tools
 log "cache: $CACHE"
+# Drop downloads a killed run left half done, and kernels no run used for 30
+# days (Debian's security updates bump the kernel ABI name every few weeks).
+if [ -d "$CACHE" ]; then
+	find "$CACHE" -mindepth 1 -maxdepth 1 -name '.fetch.*' -mmin +60 -exec rm -rf {} + 2>/dev/null || true
+	find "$CACHE" -mindepth 1 -maxdepth 1 ! -name '.*' -mtime +30 -exec rm -rf {} + 2>/dev/null || true
+fi
 # No package lists at all (a fresh container): fetch them once, here, rather
 # than in each of the subshells below.
 [ -n "$(candidate linux-image-amd64)" ] || apt_update
