@@ -60,7 +60,7 @@ func openPosix(cfg Config) (Flavor, string, error) {
 	if err := cfg.probe(); err != nil {
 		msg := "VanillaFIFO: SCHED_FIFO cannot be set (" + err.Error() + "); " + fifoRemedy(err)
 		if cfg.Strict {
-			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w", msg, ErrPermission)
+			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w: %w", msg, ErrPermission, err)
 		}
 		cfg.Logger.Warn(msg + "; running SCHED_OTHER with POSIX timers")
 		return f, msg + "; running SCHED_OTHER threads woken by POSIX timers", nil
@@ -72,7 +72,7 @@ func openPosix(cfg Config) (Flavor, string, error) {
 
 func openRTPreempt(cfg Config) (Flavor, string, error) {
 	if err := cfg.probe(); err != nil {
-		return nil, "", fmt.Errorf("SCHED_FIFO cannot be set (%v); %s: %w", err, fifoRemedy(err), ErrPermission)
+		return nil, "", fmt.Errorf("SCHED_FIFO cannot be set (%w); %s: %w", err, fifoRemedy(err), ErrPermission)
 	}
 	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, defaultWake: WakeNanosleep, log: cfg.Logger}
 	f.hardening = harden(cfg)
@@ -109,6 +109,9 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 		case err == nil:
 			b.Policy, b.Priority = sys.SchedFIFO, spec.Priority
 		case f.mustFIFO:
+			if errors.Is(err, unix.EPERM) {
+				err = fmt.Errorf("%w: %w", ErrPermission, err)
+			}
 			return nil, b, fmt.Errorf("set SCHED_FIFO %d on tid %d: %w (%s)", spec.Priority, b.Tid, err, fifoRemedy(err))
 		default:
 			b.Degraded = fmt.Sprintf("SCHED_FIFO refused on tid %d (%v): running SCHED_OTHER", b.Tid, err)

@@ -1,0 +1,244 @@
+package flavors
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/kerneldetect"
+)
+
+func report(kind kerneldetect.Kind) *kerneldetect.Report {
+	r := &kerneldetect.Report{Kind: kind}
+	r.Uname.Release = "6.1.0-test"
+	switch kind {
+	case kerneldetect.PreemptRT:
+		r.Preempt.Model = kerneldetect.ModelRT
+	case kerneldetect.Xenomai:
+		r.Xenomai = &kerneldetect.XenomaiInfo{Core: "cobalt"}
+	case kerneldetect.Vanilla:
+		r.Preempt = kerneldetect.PreemptInfo{Model: "voluntary", Dynamic: true, Mode: "none"}
+	}
+	return r
+}
+
+var (
+	probeOK    = func() error { return nil }
+	probeEPERM = func() error { return &os_SyscallError{} }
+)
+
+// os_SyscallError mimics what sys.ProbeSchedFIFO returns without privileges.
+type os_SyscallError struct{}
+
+func (*os_SyscallError) Error() string { return "sched_setattr: operation not permitted" }
+func (*os_SyscallError) Unwrap() error { return unix.EPERM }
+
+func observed() (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.InfoLevel)
+	return zap.New(core), logs
+}
+
+func TestSelectAuto(t *testing.T) {
+	tests := []struct {
+		kind     kerneldetect.Kind
+		fifo     bool
+		probe    func() error
+		strict   bool
+		want     string
+		wantRT   bool
+		whyHas   string
+		wantErr  error
+		wantWarn bool
+	}{
+		{kind: kerneldetect.Vanilla, probe: probeOK, want: PosixName, whyHas: "preemption none, PREEMPT_DYNAMIC"},
+		{kind: kerneldetect.Preempt, probe: probeOK, want: PosixName, whyHas: "VanillaFIFO"},
+		{kind: kerneldetect.Vanilla, fifo: true, probe: probeOK, want: PosixName, wantRT: true, whyHas: "POSIX timers"},
+		{kind: kerneldetect.Vanilla, fifo: true, probe: probeEPERM, want: PosixName, whyHas: "setcap cap_sys_nice", wantWarn: true},
+		{kind: kerneldetect.Vanilla, fifo: true, probe: probeEPERM, strict: true, wantErr: ErrPermission},
+		{kind: kerneldetect.PreemptRT, probe: probeOK, want: RTPreemptName, wantRT: true, whyHas: "PREEMPT_RT kernel 6.1.0-test"},
+		{kind: kerneldetect.PreemptRT, probe: probeEPERM, want: PosixName, whyHas: "non-real-time posix", wantWarn: true},
+		{kind: kerneldetect.PreemptRT, probe: probeEPERM, strict: true, wantErr: ErrPermission},
+		{kind: kerneldetect.Xenomai, probe: probeOK, want: RTPreemptName, wantRT: true, whyHas: "no native Xenomai (cobalt) backend", wantWarn: true},
+		{kind: kerneldetect.Xenomai, probe: probeOK, strict: true, wantErr: ErrNotSupported},
+		{kind: kerneldetect.RTAI, probe: probeEPERM, want: PosixName, whyHas: "RTAI", wantWarn: true},
+	}
+	for _, tt := range tests {
+		name := tt.kind.String()
+		t.Run(name, func(t *testing.T) {
+			log, logs := observed()
+			c, err := Select("auto", Config{Kernel: report(tt.kind), VanillaFIFO: tt.fifo, Strict: tt.strict,
+				Logger: log, Probe: tt.probe, LockMemory: -1})
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			defer c.Flavor.Close()
+			require.Equal(t, tt.want, c.Flavor.Name())
+			require.Equal(t, tt.wantRT, c.Flavor.RealTime())
+			require.Contains(t, c.Why, tt.whyHas)
+			require.Equal(t, tt.wantWarn, logs.FilterLevelExact(zap.WarnLevel).Len() > 0, "warnings: %v", logs.All())
+		})
+	}
+}
+
+func TestSelectByName(t *testing.T) {
+	_, err := Select("xenomai", Config{Kernel: report(kerneldetect.Vanilla)})
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Contains(t, err.Error(), "valid: auto, ")
+	require.Contains(t, err.Error(), PosixName)
+
+	// A flavor asked for by name that cannot run fails: no silent fallback.
+	_, err = Select(RTPreemptName, Config{Kernel: report(kerneldetect.Vanilla), Probe: probeEPERM})
+	require.ErrorIs(t, err, ErrPermission)
+	require.ErrorIs(t, err, unix.EPERM)
+	require.Contains(t, err.Error(), "setcap")
+
+	c, err := Select(PosixName, Config{Kernel: report(kerneldetect.PreemptRT)})
+	require.NoError(t, err)
+	require.Equal(t, PosixName, c.Flavor.Name())
+	require.Contains(t, c.Why, "asked for by name")
+	require.NoError(t, c.Flavor.Close())
+
+	_, err = Select("", Config{})
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestRegisterMisuse(t *testing.T) {
+	require.Panics(t, func() { Register(Descriptor{}) })
+	require.Panics(t, func() { Register(Descriptor{Name: PosixName, Open: openPosix}) })
+	require.Contains(t, Names(), PosixName)
+	require.Contains(t, Names(), RTPreemptName)
+}
+
+func TestParseWakeMode(t *testing.T) {
+	for _, m := range []WakeMode{WakeAuto, WakeNanosleep, WakeTimerfd, WakePosixTimer} {
+		got, err := ParseWakeMode(m.String())
+		require.NoError(t, err)
+		require.Equal(t, m, got)
+	}
+	_, err := ParseWakeMode("interrupt")
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Equal(t, "wake(9)", WakeMode(9).String())
+	_, err = resolveWake(WakeMode(9), WakeNanosleep)
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+// bindOnThread runs Bind on a fresh locked thread, as rtapi does, and
+// reports what the kernel says about that thread.
+func bindOnThread(t *testing.T, f Flavor, spec ThreadSpec) (Binding, sys.Policy, int, error) {
+	type result struct {
+		b      Binding
+		policy sys.Policy
+		prio   int
+		err    error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread may be SCHED_FIFO
+		w, b, err := f.Bind(spec)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer w.Close()
+		p, prio, err := sys.Scheduler(0)
+		if err == nil && spec.Period > 0 {
+			err = w.Arm(w.Now()+spec.Period, spec.Period)
+			for i := 0; i < 3 && err == nil; i++ {
+				_, _, err = w.Wait(w.Now() + spec.Period)
+			}
+		}
+		ch <- result{b, p, prio, err}
+	}()
+	r := <-ch
+	return r.b, r.policy, r.prio, r.err
+}
+
+func TestBindRTPreempt(t *testing.T) {
+	rttest.RequireRT(t)
+	c, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.Vanilla), LockMemory: -1})
+	require.NoError(t, err)
+	defer c.Flavor.Close()
+	cpus, err := sys.Affinity(0)
+	require.NoError(t, err)
+	last := cpus[len(cpus)-1]
+	for _, wake := range []WakeMode{WakeAuto, WakeNanosleep, WakeTimerfd, WakePosixTimer} {
+		b, policy, prio, err := bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 30, CPUs: []int{last},
+			Period: int64(200 * time.Microsecond), Wake: wake})
+		require.NoError(t, err)
+		require.Equal(t, sys.SchedFIFO, policy, "the kernel must see SCHED_FIFO")
+		require.Equal(t, 30, prio)
+		require.Equal(t, sys.SchedFIFO, b.Policy)
+		require.Equal(t, []int{last}, b.CPUs)
+		require.Empty(t, b.Degraded)
+		if wake == WakeAuto {
+			require.Equal(t, WakeNanosleep, b.Wake)
+		} else {
+			require.Equal(t, wake, b.Wake)
+		}
+	}
+	_, _, _, err = bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 30, CPUs: []int{-1}})
+	require.ErrorIs(t, err, unix.EINVAL)
+	_, _, _, err = bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 30, Wake: WakeMode(7), Period: 1e6})
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestBindVanillaFIFODefaultsToPosixTimer(t *testing.T) {
+	rttest.RequireRT(t)
+	c, err := Select("auto", Config{Kernel: report(kerneldetect.Vanilla), VanillaFIFO: true, LockMemory: -1})
+	require.NoError(t, err)
+	defer c.Flavor.Close()
+	b, policy, _, err := bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 10, Period: int64(time.Millisecond)})
+	require.NoError(t, err)
+	require.Equal(t, sys.SchedFIFO, policy)
+	require.Equal(t, WakePosixTimer, b.Wake)
+}
+
+func TestPosixStaysSchedOther(t *testing.T) {
+	c, err := Select(PosixName, Config{Kernel: report(kerneldetect.Vanilla)})
+	require.NoError(t, err)
+	defer c.Flavor.Close()
+	b, policy, _, err := bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 10, Period: int64(time.Millisecond)})
+	require.NoError(t, err)
+	require.Equal(t, sys.SchedOther, policy)
+	require.Equal(t, WakeNanosleep, b.Wake)
+	lo, hi := c.Flavor.Priorities()
+	require.Equal(t, 1, lo)
+	require.Equal(t, 98, hi)
+	require.Equal(t, MinPeriod, c.Flavor.MinPeriod())
+}
+
+func TestHardeningRefcount(t *testing.T) {
+	rttest.RequireRT(t)
+	a, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: 1})
+	require.NoError(t, err)
+	b, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: 1})
+	require.NoError(t, err)
+	require.Contains(t, a.Why, "memory locked")
+	require.NoError(t, a.Flavor.Close())
+	hardenMu.Lock()
+	stillLocked := hardenState.locked
+	hardenMu.Unlock()
+	require.True(t, stillLocked, "memory must stay locked while another flavor is open")
+	require.NoError(t, b.Flavor.Close())
+	require.NoError(t, b.Flavor.Close(), "Close twice")
+	hardenMu.Lock()
+	defer hardenMu.Unlock()
+	require.False(t, hardenState.locked)
+	require.Zero(t, hardenUsers)
+}
+
+func TestWakerAllocs(t *testing.T) {
+	w, err := newWaker(WakeNanosleep, false)
+	require.NoError(t, err)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() - 1) }))
+	require.NoError(t, w.Close())
+}
