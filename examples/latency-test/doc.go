@@ -1,0 +1,64 @@
+// Command latency-test measures how well this machine, and gortapi on it,
+// keeps real-time periodic tasks on time. It is the first thing to run:
+//
+//	go run ./examples/latency-test
+//
+// runs one 1 ms "servo" task at the highest priority for 10 s on the
+// automatically chosen flavor, shows each task's figures once a second
+// (redrawn in place on a terminal, one plain line a second when piped), and
+// ends with a summary: the flavor and why it was chosen, percentiles of the
+// wake-up latency (p50 p90 p99 p99.9 max), execution time, overruns,
+// context switches and a histogram. Ctrl-C ends the run early and still
+// prints the summary of what was measured.
+//
+// Usage:
+//
+//	latency-test [flags]
+//
+// Flags that mean what they mean for cyclictest:
+//
+//	-p PRIO       priority of the fastest task (0: the flavor's highest)
+//	-i INTERVAL   period: microseconds (1000) or a duration (250us)
+//	-t N          N tasks; task i has interval I + i×500 µs
+//	-a CPUS       pin tasks round robin to these CPUs (1, 0,2, 2-3)
+//	-D DURATION   run time: seconds (10), 30s, 5m, 1h; 0 runs until Ctrl-C
+//	-h US         histogram bound in µs (1 µs buckets; default 10000)
+//	-q            no live display, only the summary
+//
+// gortapi's own:
+//
+//	-threads servo=1ms,base=25us   LinuxCNC-style named tasks (rate-monotonic priorities)
+//	-flavor auto|posix|rt-preempt|sim
+//	-vanilla-fifo                 SCHED_FIFO + POSIX timers on a non-RT kernel (seed 000)
+//	-wake nanosleep|timerfd|posix-timer
+//	-overrun catchup|skip
+//	-raw-sleep                    nanosleep keeps the Go scheduler's P (RawSyscall)
+//	-load alloc=200MB/s           allocating goroutines in this process (repeatable;
+//	-load hrtimers=100              100 threads sleeping 4 ms, seed 001;
+//	-load cpu=N                     N spinning goroutines)
+//	-body busy=50us               each cycle busy-waits this long (execution-time jitter)
+//
+// Output:
+//
+//	-format text|cyclictest  cyclictest prints cyclictest's per-thread lines and,
+//	                         at the end, its histogram layout (stdout or -histfile)
+//	-histfile FILE           write the cyclictest-layout histogram to FILE
+//	-json FILE               every figure machine-readably: kernel report, flavor
+//	                         and why, each task's statistics, summaries and histograms
+//	-svg FILE                histogram plot (log counts, percentile markers)
+//
+// The -rtapi.* flags of package rtapi (-rtapi.lock-memory, -rtapi.strict,
+// -rtapi.cpu, ...) are accepted too; -flavor and -vanilla-fifo win over
+// their -rtapi.* twins.
+//
+// Unprivileged, the posix flavor runs the tasks SCHED_OTHER and the summary
+// says so and how to do better; as root on a PREEMPT_RT kernel the
+// rt-preempt flavor runs them SCHED_FIFO. On a vanilla or PREEMPT kernel as
+// root, -vanilla-fifo or -flavor rt-preempt give SCHED_FIFO.
+//
+// Exit status: 0 after a run (also one ended by Ctrl-C), 1 when the
+// runtime failed (a flavor asked for that cannot run here, a task that
+// failed), 2 for bad input (an interval of 0 or below 10 µs, a histogram
+// bound of 0, an unknown flavor or wake mode, a priority out of range, a
+// -threads list that does not parse), with one line saying what was wrong.
+package main

@@ -1,0 +1,224 @@
+package latency
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+)
+
+// ThreadLine is one cyclictest status line's values; latencies in µs.
+type ThreadLine struct {
+	Index      int
+	Tid        int
+	Priority   int
+	IntervalUS int64
+	Cycles     int64
+	Min        int64
+	Act        int64
+	Avg        int64
+	Max        int64
+}
+
+// FormatThreadLine formats l exactly as cyclictest (rt-tests 2.x) prints a
+// thread's line without -N:
+//
+//	T:%2d (%5d) P:%2d I:%ld C:%7lu Min:%7ld Act:%5ld Avg:%5ld Max:%8ld
+func FormatThreadLine(l ThreadLine) string {
+	return fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
+		l.Index, l.Tid, l.Priority, l.IntervalUS, l.Cycles, l.Min, l.Act, l.Avg, l.Max)
+}
+
+// LineOf builds a task's cyclictest line from its statistics.
+func LineOf(index int, ts TaskStats) ThreadLine {
+	lat := ts.Latency
+	l := ThreadLine{
+		Index:      index,
+		Tid:        ts.Tid,
+		Priority:   ts.Priority,
+		IntervalUS: int64(ts.Period / time.Microsecond),
+		Cycles:     lat.Count,
+		Act:        micros(int64(ts.Act)),
+	}
+	if lat.Count > 0 {
+		l.Min, l.Avg, l.Max = micros(lat.Min), micros(lat.Sum/lat.Count), micros(lat.Max)
+	}
+	return l
+}
+
+// micros converts ns to whole µs, clamping below 0 as cyclictest's
+// unsigned fields would never show a negative.
+func micros(ns int64) int64 { return max(0, ns/1000) }
+
+// WriteHistogram writes histograms in cyclictest's -h / --histfile layout
+// (rt-tests 2.x): "# Histogram", a row per 1 µs bucket ("%06d " then one
+// "%06d" per thread, tab-separated), then the footer. Every histogram must
+// have 1 µs buckets. gortapi does not record at which cycles overflows
+// happened, so each thread's overflow line lists them all as "others".
+func WriteHistogram(w io.Writer, hs []hist.Snapshot) error {
+	rows := 0
+	for _, h := range hs {
+		if h.Width != time.Microsecond {
+			return fmt.Errorf("cyclictest histograms have 1 µs buckets, not %v", h.Width)
+		}
+		rows = max(rows, len(h.Counts))
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("# Histogram\n")
+	for i := range rows {
+		fmt.Fprintf(bw, "%06d ", i)
+		for j, h := range hs {
+			if j > 0 {
+				bw.WriteByte('\t')
+			}
+			var c uint64
+			if i < len(h.Counts) {
+				c = h.Counts[i]
+			}
+			fmt.Fprintf(bw, "%06d", c)
+		}
+		bw.WriteByte('\n')
+	}
+	footer := func(label, format string, f func(h hist.Snapshot) uint64) {
+		bw.WriteString(label)
+		for _, h := range hs {
+			fmt.Fprintf(bw, format, f(h))
+		}
+		bw.WriteByte('\n')
+	}
+	footer("# Total:", " %09d", func(h hist.Snapshot) uint64 { return uint64(h.Count) - h.Overflow })
+	footer("# Min Latencies:", " %05d", func(h hist.Snapshot) uint64 { return uint64(micros(h.Min)) })
+	footer("# Avg Latencies:", " %05d", func(h hist.Snapshot) uint64 {
+		if h.Count == 0 {
+			return 0
+		}
+		return uint64(micros(h.Sum / h.Count))
+	})
+	footer("# Max Latencies:", " %05d", func(h hist.Snapshot) uint64 { return uint64(micros(h.Max)) })
+	footer("# Histogram Overflows:", " %05d", func(h hist.Snapshot) uint64 { return h.Overflow })
+	bw.WriteString("# Histogram Overflow at cycle number:\n")
+	for i, h := range hs {
+		fmt.Fprintf(bw, "# Thread %d:", i)
+		if h.Overflow > 0 {
+			fmt.Fprintf(bw, " # %05d others", h.Overflow)
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// ParseHistogram reads cyclictest's histogram layout (from cyclictest
+// itself or WriteHistogram) back into one snapshot per column. Count
+// includes overflows; Sum is rebuilt from the average, so it is exact
+// only to 1 µs per sample. An -H "histofall" summary column is read as one
+// more column.
+func ParseHistogram(r io.Reader) ([]hist.Snapshot, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	var hs []hist.Snapshot
+	var mins, avgs, maxs, ovfs []uint64
+	seenHeader := false
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if strings.HasPrefix(text, "#") {
+			label, rest, _ := strings.Cut(strings.TrimSpace(text[1:]), ":")
+			var dst *[]uint64
+			switch label {
+			case "Histogram":
+				seenHeader = true
+			case "Min Latencies":
+				dst = &mins
+			case "Avg Latencies":
+				dst = &avgs
+			case "Max Latencies":
+				dst = &maxs
+			case "Histogram Overflows":
+				dst = &ovfs
+			}
+			if dst != nil {
+				vals, err := parseFields(rest)
+				if err != nil {
+					return nil, fmt.Errorf("histogram line %d: %w", line, err)
+				}
+				*dst = vals
+			}
+			continue
+		}
+		if !seenHeader {
+			continue // cyclictest's status lines before the histogram
+		}
+		vals, err := parseFields(text)
+		if err != nil || len(vals) < 2 {
+			return nil, fmt.Errorf("histogram line %d: want a bucket and counts, got %q", line, text)
+		}
+		bucket := int(vals[0])
+		if bucket > hist.MaxBuckets {
+			return nil, fmt.Errorf("histogram line %d: bucket %d too large", line, bucket)
+		}
+		if hs == nil {
+			hs = make([]hist.Snapshot, len(vals)-1)
+			for i := range hs {
+				hs[i].Width = time.Microsecond
+			}
+		}
+		if len(vals)-1 != len(hs) {
+			return nil, fmt.Errorf("histogram line %d: %d columns, earlier rows had %d", line, len(vals)-1, len(hs))
+		}
+		for i := range hs {
+			for len(hs[i].Counts) <= bucket {
+				hs[i].Counts = append(hs[i].Counts, 0)
+			}
+			hs[i].Counts[bucket] = vals[i+1]
+			hs[i].Count += int64(vals[i+1])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if hs == nil {
+		return nil, fmt.Errorf("no histogram rows found")
+	}
+	at := func(v []uint64, i int) int64 {
+		if i < len(v) {
+			return int64(v[i])
+		}
+		return 0
+	}
+	for i := range hs {
+		h := &hs[i]
+		h.Overflow = uint64(at(ovfs, i))
+		h.Count += int64(h.Overflow)
+		h.Min, h.Max = at(mins, i)*1000, at(maxs, i)*1000
+		h.Sum = at(avgs, i) * 1000 * h.Count
+		if h.Count == 0 {
+			h.Min, h.Max = 0, 0
+		}
+	}
+	return hs, nil
+}
+
+func parseFields(s string) ([]uint64, error) {
+	f := strings.Fields(s)
+	out := make([]uint64, 0, len(f))
+	for _, x := range f {
+		if x == "#" {
+			break // "# 00012 others"
+		}
+		v, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("not a number: %q", x)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

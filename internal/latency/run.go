@@ -1,0 +1,241 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Config is one measurement: tasks on an rtapi instance, how they wake and
+// what they do each cycle.
+type Config struct {
+	// Options open the rtapi instance (flavor, VanillaFIFO, CPUs...).
+	Options rtapi.Options
+	// Tasks to run; each needs a Name and a Period. A zero Priority is
+	// assigned rate-monotonically from Priority down.
+	Tasks []TaskDef
+	// Priority of the fastest task; 0 means the flavor's highest.
+	Priority int
+	// CPUs the tasks are pinned to, round robin; empty leaves placement
+	// to rtapi (CPUAuto).
+	CPUs []int
+	// Wake, Overrun, HistogramBound and RawSleep go into every TaskSpec.
+	Wake           rtapi.WakeMode
+	Overrun        rtapi.OverrunPolicy
+	HistogramBound time.Duration
+	RawSleep       bool
+	// Body is what each cycle does (nothing by default).
+	Body Body
+}
+
+// TaskStats is a task's rtapi statistics plus what the measuring body saw.
+type TaskStats struct {
+	rtapi.Stats
+	// Tid is the task thread's kernel id.
+	Tid int
+	// Act is the latest cycle's lateness as the body measured it on
+	// entry (cyclictest's "Act" column).
+	Act time.Duration
+}
+
+// Session is a running measurement.
+type Session struct {
+	rt      *rtapi.RT
+	tasks   []*rtapi.Task
+	act     []atomic.Int64
+	started time.Time
+}
+
+// Start opens rtapi, creates one task per TaskDef and starts them. Bad
+// settings that only the opened flavor can judge (priority range, period
+// floor) are returned wrapped in ErrSpec.
+func Start(cfg Config) (*Session, error) {
+	if len(cfg.Tasks) == 0 {
+		return nil, specErrf("no tasks to run")
+	}
+	rt, err := rtapi.Open(cfg.Options)
+	if err != nil {
+		if errors.Is(err, rtapi.ErrInvalid) {
+			return nil, fmt.Errorf("%w: %w", ErrSpec, err)
+		}
+		return nil, err
+	}
+	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks))}
+	if err := s.create(cfg); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	s.started = time.Now()
+	for _, t := range s.tasks {
+		if err := t.Start(); err != nil {
+			rt.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Session) create(cfg Config) error {
+	lo, hi := s.rt.PrioLowest(), s.rt.PrioHighest()
+	top := cfg.Priority
+	if top == 0 {
+		top = hi
+	}
+	if top < lo || top > hi {
+		return specErrf("priority %d outside the %s flavor's range [%d, %d]", top, s.rt.Flavor().Name, lo, hi)
+	}
+	defs := append([]TaskDef(nil), cfg.Tasks...)
+	AssignPriorities(defs, top, lo)
+	bound := cfg.HistogramBound
+	if cfg.Body.Busy > 0 && bound <= cfg.Body.Busy {
+		// the execution-time histogram must reach past the busy time
+		bound = 2*cfg.Body.Busy + time.Millisecond
+	}
+	for i, d := range defs {
+		cpu := rtapi.CPUAuto
+		if len(cfg.CPUs) > 0 {
+			cpu = rtapi.OnCPU(cfg.CPUs[i%len(cfg.CPUs)])
+		}
+		t, err := s.rt.NewTask(rtapi.TaskSpec{
+			Name:           d.Name,
+			Priority:       d.Priority,
+			Period:         d.Period,
+			CPU:            cpu,
+			Wake:           cfg.Wake,
+			Overrun:        cfg.Overrun,
+			HistogramBound: bound,
+			RawSleep:       cfg.RawSleep,
+		}, measureBody(&s.act[i], cfg.Body.Busy))
+		if err != nil {
+			if errors.Is(err, rtapi.ErrInvalid) {
+				return fmt.Errorf("%w: %w", ErrSpec, err)
+			}
+			return err
+		}
+		s.tasks = append(s.tasks, t)
+	}
+	return nil
+}
+
+// measureBody is the task body: note the cycle's lateness, then busy-wait
+// busy on the task's clock. RT-safe: no allocation, no lock.
+func measureBody(act *atomic.Int64, busy time.Duration) func(tc *rtapi.TaskContext) error {
+	return func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+			now := tc.Now()
+			act.Store(now - tc.Deadline())
+			if busy > 0 {
+				for end := now + int64(busy); tc.Now() < end; {
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// RT is the rtapi instance the session runs on.
+func (s *Session) RT() *rtapi.RT { return s.rt }
+
+// Elapsed is the time since the tasks started.
+func (s *Session) Elapsed() time.Duration { return time.Since(s.started) }
+
+// Snapshot reads every task's statistics. It allocates; call it from an
+// ordinary goroutine.
+func (s *Session) Snapshot() []TaskStats {
+	out := make([]TaskStats, len(s.tasks))
+	for i, t := range s.tasks {
+		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load())}
+	}
+	return out
+}
+
+// Failed reports a task that ended on its own (an error or a panic in its
+// body), or nil.
+func (s *Session) Failed() error {
+	for _, t := range s.tasks {
+		select {
+		case <-t.Done():
+			if err := t.Wait(); err != nil {
+				return err
+			}
+			return fmt.Errorf("task %s ended early", t.Name())
+		default:
+		}
+	}
+	return nil
+}
+
+// Result is a finished measurement.
+type Result struct {
+	Flavor  rtapi.FlavorInfo
+	Kernel  *kerneldetect.Report
+	Elapsed time.Duration
+	Tasks   []TaskStats
+}
+
+// Close stops the tasks, takes the final statistics and closes rtapi.
+func (s *Session) Close() (Result, error) {
+	for _, t := range s.tasks {
+		t.Stop()
+	}
+	var firstErr error
+	for _, t := range s.tasks {
+		if err := t.Wait(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	r := Result{Flavor: s.rt.Flavor(), Kernel: s.rt.Kernel(), Elapsed: s.Elapsed(), Tasks: s.Snapshot()}
+	if err := s.rt.Close(); err != nil && firstErr == nil {
+		firstErr = err
+	}
+	return r, firstErr
+}
+
+// Run starts cfg, lets it run for d (0: until ctx is done), calling tick
+// with a snapshot every `every` (0: never), and returns the result. When
+// ctx ends early, the result so far is returned with ctx's error.
+func Run(ctx context.Context, cfg Config, d time.Duration, every time.Duration, tick func(elapsed time.Duration, ts []TaskStats)) (Result, error) {
+	s, err := Start(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	var end <-chan time.Time
+	if d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		end = timer.C
+	}
+	var ticks <-chan time.Time
+	if every > 0 && tick != nil {
+		t := time.NewTicker(every) // reporting cadence, not a real-time path
+		defer t.Stop()
+		ticks = t.C
+	}
+	var runErr error
+loop:
+	for {
+		select {
+		case <-end:
+			break loop
+		case <-ctx.Done():
+			runErr = ctx.Err()
+			break loop
+		case <-ticks:
+			if err := s.Failed(); err != nil {
+				runErr = err
+				break loop
+			}
+			tick(s.Elapsed(), s.Snapshot())
+		}
+	}
+	r, err := s.Close()
+	if runErr == nil {
+		runErr = err
+	}
+	return r, runErr
+}

@@ -1,0 +1,276 @@
+package latency
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrSpec marks every parse error in this file: bad user input.
+var ErrSpec = errors.New("bad specification")
+
+func specErrf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrSpec, fmt.Sprintf(format, args...))
+}
+
+// TaskDef is one measurement task: a name and a period. Priority 0 means
+// "assign rate-monotonically" (see AssignPriorities).
+type TaskDef struct {
+	Name     string
+	Period   time.Duration
+	Priority int
+}
+
+// ParseThreads parses a LinuxCNC-style thread list such as
+// "servo=1ms,base=25us": comma-separated name=period pairs, periods as Go
+// durations (a bare number is microseconds, as cyclictest -i). Names must be
+// unique and non-empty.
+func ParseThreads(spec string) ([]TaskDef, error) {
+	if strings.TrimSpace(spec) == "" {
+		return nil, specErrf("empty -threads list (want e.g. servo=1ms,base=25us)")
+	}
+	var defs []TaskDef
+	seen := map[string]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		name, period, ok := strings.Cut(strings.TrimSpace(item), "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, specErrf("thread %q: want name=period, e.g. servo=1ms", item)
+		}
+		if seen[name] {
+			return nil, specErrf("thread %q named twice", name)
+		}
+		seen[name] = true
+		d, err := ParseMicros(period)
+		if err != nil {
+			return nil, specErrf("thread %q: %v", name, err)
+		}
+		if d <= 0 {
+			return nil, specErrf("thread %q: period must be positive, got %v", name, d)
+		}
+		defs = append(defs, TaskDef{Name: name, Period: d})
+	}
+	return defs, nil
+}
+
+// ParseMicros parses a duration given either as a Go duration ("25us",
+// "1ms") or as a bare number of microseconds ("1000"), cyclictest's unit.
+func ParseMicros(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n > int64(time.Hour/time.Microsecond) {
+			return 0, fmt.Errorf("%s µs is out of range", s)
+		}
+		return time.Duration(n) * time.Microsecond, nil
+	}
+	d, err := time.ParseDuration(strings.ReplaceAll(s, "µ", "u"))
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: want microseconds (1000) or a Go duration (1ms, 25us)", s)
+	}
+	return d, nil
+}
+
+// ParseRunDuration parses -D as cyclictest does: a bare number is seconds,
+// a suffix m, h or d means minutes, hours or days; Go durations ("1.5s",
+// "500ms") work too. Zero means "until interrupted".
+func ParseRunDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, specErrf("empty duration")
+	}
+	unit := time.Second
+	num := s
+	switch s[len(s)-1] {
+	case 'm':
+		if !strings.HasSuffix(s, "ms") {
+			unit, num = time.Minute, s[:len(s)-1]
+		}
+	case 'h':
+		unit, num = time.Hour, s[:len(s)-1]
+	case 'd':
+		unit, num = 24*time.Hour, s[:len(s)-1]
+	}
+	if f, err := strconv.ParseFloat(num, 64); err == nil {
+		if f < 0 || f*float64(unit) > float64(100*24*time.Hour) {
+			return 0, specErrf("duration %q out of range", s)
+		}
+		return time.Duration(f * float64(unit)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, specErrf("duration %q: want seconds (10), 10s, 5m, 1h or 0 for until Ctrl-C", s)
+	}
+	return d, nil
+}
+
+// LoadKind names a load generator.
+type LoadKind string
+
+// Load kinds.
+const (
+	// LoadAlloc: goroutines in this process allocating Rate bytes a second
+	// and keeping a rolling working set alive, so the GC has work: the
+	// Go-specific danger to a real-time task.
+	LoadAlloc LoadKind = "alloc"
+	// LoadHRTimers: N threads sleeping 4 ms in clock_nanosleep, their
+	// expiries aligned (seed 001).
+	LoadHRTimers LoadKind = "hrtimers"
+	// LoadCPU: N goroutines spinning.
+	LoadCPU LoadKind = "cpu"
+)
+
+// Load is one -load item.
+type Load struct {
+	Kind LoadKind
+	// Rate in bytes per second (alloc).
+	Rate int64
+	// N threads or goroutines (hrtimers, cpu).
+	N int
+}
+
+func (l Load) String() string {
+	switch l.Kind {
+	case LoadAlloc:
+		return fmt.Sprintf("alloc=%s/s", FormatBytes(l.Rate))
+	default:
+		return fmt.Sprintf("%s=%d", l.Kind, l.N)
+	}
+}
+
+// MaxAllocRate and MaxLoadThreads bound -load so a typo cannot take the
+// machine down.
+const (
+	MaxAllocRate   = 64 << 30
+	MaxLoadThreads = 4096
+)
+
+// ParseLoad parses "alloc=200MB/s", "hrtimers=100" or "cpu=2".
+func ParseLoad(s string) (Load, error) {
+	kind, arg, ok := strings.Cut(strings.TrimSpace(s), "=")
+	if !ok || arg == "" {
+		return Load{}, specErrf("load %q: want alloc=200MB/s, hrtimers=100 or cpu=N", s)
+	}
+	switch LoadKind(kind) {
+	case LoadAlloc:
+		rate, err := ParseRate(arg)
+		if err != nil {
+			return Load{}, specErrf("load %q: %v", s, err)
+		}
+		if rate <= 0 || rate > MaxAllocRate {
+			return Load{}, specErrf("load %q: rate must be in (0, 64GB/s]", s)
+		}
+		return Load{Kind: LoadAlloc, Rate: rate}, nil
+	case LoadHRTimers, LoadCPU:
+		n, err := strconv.Atoi(arg)
+		if err != nil || n <= 0 || n > MaxLoadThreads {
+			return Load{}, specErrf("load %q: want a count between 1 and %d", s, MaxLoadThreads)
+		}
+		return Load{Kind: LoadKind(kind), N: n}, nil
+	}
+	return Load{}, specErrf("unknown load %q (valid: alloc=RATE/s, hrtimers=N, cpu=N)", kind)
+}
+
+// ParseRate parses a byte rate such as "200MB/s", "1GiB/s" or "500k" (the
+// "/s" is optional). Units: B, k/KB (1000), KiB (1024), M/MB, MiB, G/GB, GiB.
+func ParseRate(s string) (int64, error) {
+	s = strings.TrimSuffix(strings.TrimSpace(s), "/s")
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	num, unit := s, ""
+	if i >= 0 {
+		num, unit = s[:i], strings.TrimSpace(s[i:])
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("rate %q: want a number and a unit, e.g. 200MB/s", s)
+	}
+	mult := map[string]float64{
+		"": 1, "B": 1,
+		"k": 1e3, "K": 1e3, "kB": 1e3, "KB": 1e3, "KiB": 1 << 10,
+		"M": 1e6, "MB": 1e6, "MiB": 1 << 20,
+		"G": 1e9, "GB": 1e9, "GiB": 1 << 30,
+	}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("rate %q: unknown unit %q (B, KB, KiB, MB, MiB, GB, GiB)", s, unit)
+	}
+	return int64(f * mult), nil
+}
+
+// FormatBytes writes a byte count with a decimal unit (200MB).
+func FormatBytes(n int64) string {
+	switch {
+	case n >= 1e9 && n%1e7 == 0:
+		return strconv.FormatFloat(float64(n)/1e9, 'f', -1, 64) + "GB"
+	case n >= 1e6 && n%1e4 == 0:
+		return strconv.FormatFloat(float64(n)/1e6, 'f', -1, 64) + "MB"
+	case n >= 1e3 && n%10 == 0:
+		return strconv.FormatFloat(float64(n)/1e3, 'f', -1, 64) + "KB"
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// Body is a task body of known cost: each cycle busy-waits Busy on the
+// task's clock (seed 001's calibrated loop), so execution-time jitter shows.
+type Body struct {
+	Busy time.Duration
+}
+
+// ParseBody parses "busy=50us" (a bare number is microseconds).
+func ParseBody(s string) (Body, error) {
+	kind, arg, ok := strings.Cut(strings.TrimSpace(s), "=")
+	if !ok || kind != "busy" {
+		return Body{}, specErrf("body %q: want busy=DURATION, e.g. busy=50us", s)
+	}
+	d, err := ParseMicros(arg)
+	if err != nil || d <= 0 {
+		return Body{}, specErrf("body %q: want a positive duration, e.g. busy=50us", s)
+	}
+	return Body{Busy: d}, nil
+}
+
+// AssignPriorities gives tasks without a priority rate-monotonic ones, as
+// LinuxCNC's hal_create_thread does: the shortest period gets highest, each
+// longer period the next lower, never below lowest.
+func AssignPriorities(defs []TaskDef, highest, lowest int) {
+	order := make([]int, len(defs))
+	for i := range order {
+		order[i] = i
+	}
+	// stable insertion sort by period: lists are short
+	for i := 1; i < len(order); i++ {
+		for j := i; j > 0 && defs[order[j]].Period < defs[order[j-1]].Period; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	p := highest
+	for k, i := range order {
+		if k > 0 && defs[i].Period != defs[order[k-1]].Period {
+			p = max(lowest, p-1)
+		}
+		if defs[i].Priority == 0 {
+			defs[i].Priority = p
+		}
+	}
+}
+
+// ParseCPUList parses a CPU list as cyclictest -a and the kernel write it:
+// "1", "0,2", "2-3,5".
+func ParseCPUList(s string) ([]int, error) {
+	var cpus []int
+	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b > 4095 {
+			return nil, specErrf("CPU list %q: want e.g. 1, 0,2 or 2-3", s)
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}

@@ -1,0 +1,134 @@
+package latency
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+)
+
+// Summary condenses a histogram into the figures every report shows.
+// Percentiles have the histogram's 1 µs resolution (the upper edge of the
+// bucket, capped at Max), as cyclictest's histogram has.
+type Summary struct {
+	Count    int64         `json:"count"`
+	Overflow uint64        `json:"overflow"`
+	Min      time.Duration `json:"min_ns"`
+	Avg      time.Duration `json:"avg_ns"`
+	P50      time.Duration `json:"p50_ns"`
+	P90      time.Duration `json:"p90_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	P999     time.Duration `json:"p99_9_ns"`
+	Max      time.Duration `json:"max_ns"`
+}
+
+// Summarize computes a Summary from a histogram snapshot.
+func Summarize(h hist.Snapshot) Summary {
+	return Summary{
+		Count:    h.Count,
+		Overflow: h.Overflow,
+		Min:      time.Duration(h.Min),
+		Avg:      h.Mean(),
+		P50:      h.Percentile(0.50),
+		P90:      h.Percentile(0.90),
+		P99:      h.Percentile(0.99),
+		P999:     h.Percentile(0.999),
+		Max:      time.Duration(h.Max),
+	}
+}
+
+// Micros formats a duration in microseconds with one decimal.
+func Micros(d time.Duration) string {
+	return fmt.Sprintf("%.1f", float64(d)/float64(time.Microsecond))
+}
+
+// Named pairs a label with a summary, for tables.
+type Named struct {
+	Name    string
+	Summary Summary
+}
+
+// WritePercentiles writes a table of summaries in microseconds.
+func WritePercentiles(w io.Writer, title string, rows []Named) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s (µs)\tsamples\tmin\tavg\tp50\tp90\tp99\tp99.9\tmax\t\n", title)
+	for _, r := range rows {
+		s := r.Summary
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, s.Count,
+			Micros(s.Min), Micros(s.Avg), Micros(s.P50), Micros(s.P90), Micros(s.P99), Micros(s.P999), Micros(s.Max))
+	}
+	return tw.Flush()
+}
+
+// WriteTextHistogram draws a histogram in at most about rows lines from
+// its minimum to its maximum: one row per bucket when the range is narrow,
+// else rows whose widths grow geometrically, so both the bulk and the
+// rare spikes get rows of their own. Bars are on a log scale; samples past
+// the histogram bound get a last "≥" row.
+func WriteTextHistogram(w io.Writer, h hist.Snapshot, rows int) error {
+	if h.Count == 0 {
+		_, err := fmt.Fprintln(w, "  (no samples)")
+		return err
+	}
+	rows = max(rows, 2)
+	lo := max(0, int(h.Min/int64(h.Width)))
+	hi := min(int(h.Max/int64(h.Width))+1, len(h.Counts))
+	hi = max(hi, lo+1)
+	edges := []int{lo}
+	if hi-lo <= rows {
+		for b := lo + 1; b <= hi; b++ {
+			edges = append(edges, b)
+		}
+	} else {
+		ratio := math.Pow(float64(hi+1)/float64(lo+1), 1/float64(rows))
+		for e := float64(lo + 1); ; {
+			e *= ratio
+			b := min(int(math.Round(e))-1, hi)
+			if b > edges[len(edges)-1] {
+				edges = append(edges, b)
+			}
+			if b >= hi {
+				break
+			}
+		}
+	}
+	type row struct {
+		label string
+		n     uint64
+	}
+	var out []row
+	unit := float64(h.Width) / float64(time.Microsecond)
+	for k := 0; k+1 < len(edges); k++ {
+		var n uint64
+		for i := edges[k]; i < edges[k+1]; i++ {
+			n += h.Counts[i]
+		}
+		lab := fmt.Sprintf("%g", float64(edges[k])*unit)
+		if edges[k+1]-edges[k] > 1 {
+			lab = fmt.Sprintf("%g-%g", float64(edges[k])*unit, float64(edges[k+1])*unit)
+		}
+		out = append(out, row{lab, n})
+	}
+	if h.Overflow > 0 {
+		out = append(out, row{fmt.Sprintf("≥%g", float64(len(h.Counts))*unit), h.Overflow})
+	}
+	var top uint64
+	for _, r := range out {
+		top = max(top, r.n)
+	}
+	const width = 40
+	scale := math.Log10(float64(top) + 1)
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', 0)
+	for _, r := range out {
+		bar := 0
+		if r.n > 0 && scale > 0 {
+			bar = max(1, int(math.Round(width*math.Log10(float64(r.n)+1)/scale)))
+		}
+		fmt.Fprintf(tw, "  %s µs\t|%s\t%d\n", r.label, strings.Repeat("#", bar), r.n)
+	}
+	return tw.Flush()
+}
