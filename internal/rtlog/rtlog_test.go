@@ -1,0 +1,289 @@
+package rtlog
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/ipc"
+	"github.com/gortapi/gortapi/internal/shm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+var testInstance = func() int {
+	if v := os.Getenv("RTLOG_INSTANCE"); v != "" {
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	return 300000 + os.Getpid()
+}()
+
+func TestMain(m *testing.M) {
+	if os.Getenv("RTLOG_CHILD") != "" {
+		os.Exit(childWriter())
+	}
+	code := m.Run()
+	left, _ := filepath.Glob(filepath.Join(shm.DefaultDir, fmt.Sprintf("gortapi-%d-*", testInstance)))
+	if len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "segments left in /dev/shm: %v\n", left)
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
+		code = 1
+	}
+	os.Exit(code)
+}
+
+func observed(level zapcore.Level) (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(level)
+	return zap.New(core), logs
+}
+
+func TestLoggerToZap(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, err := sink.Logger("servo", 0)
+	require.NoError(t, err)
+	before := time.Now()
+	log.Err("overrun %d late by %.1f us", Int(3), Float(12.5))
+	log.Warn("flag %v count %d", Bool(true), Uint(uint8(7)))
+	log.Info("plain")
+	log.Dbg("dbg %x", Int(time.Duration(255)))
+	zl, logs := observed(zapcore.DebugLevel)
+	assert.Equal(t, 4, sink.DrainOnce(zl))
+	all := logs.All()
+	require.Len(t, all, 4)
+	want := []struct {
+		lvl zapcore.Level
+		msg string
+	}{
+		{zapcore.ErrorLevel, "overrun 3 late by 12.5 us"},
+		{zapcore.WarnLevel, "flag true count 7"},
+		{zapcore.InfoLevel, "plain"},
+		{zapcore.DebugLevel, "dbg ff"},
+	}
+	for i, w := range want {
+		assert.Equal(t, w.lvl, all[i].Level)
+		assert.Equal(t, w.msg, all[i].Message)
+		assert.Equal(t, "servo", all[i].ContextMap()["task"])
+		assert.False(t, all[i].Time.Before(before.Truncate(time.Microsecond)), "entry time is the RT call's time")
+		assert.True(t, all[i].Time.Before(time.Now()))
+	}
+	assert.Zero(t, log.Dropped())
+}
+
+func TestLevelsFilter(t *testing.T) {
+	sink := NewSink(LevelWarn)
+	log, err := sink.Logger("t", 0)
+	require.NoError(t, err)
+	assert.Equal(t, LevelWarn, log.Level())
+	log.Err("e")
+	log.Warn("w")
+	log.Info("i")
+	log.Dbg("d")
+	log.Print(LevelNone, "none")
+	log.Print(LevelAll, "all")
+	log.Print(Level(-3), "bad")
+	zl, logs := observed(zapcore.DebugLevel)
+	sink.DrainOnce(zl)
+	assert.Equal(t, 2, logs.Len())
+	sink.SetLevel(LevelNone)
+	assert.Equal(t, LevelNone, sink.Level())
+	log.Err("nothing passes")
+	assert.Zero(t, sink.DrainOnce(zl))
+	assert.Zero(t, log.Dropped(), "filtered messages are not drops")
+
+	for l, s := range map[Level]string{LevelNone: "NONE", LevelErr: "ERR", LevelWarn: "WARN", LevelInfo: "INFO", LevelDbg: "DBG", LevelAll: "ALL", 17: "Level(17)", -2: "Level(-2)"} {
+		assert.Equal(t, s, l.String())
+	}
+}
+
+func TestZapLevelFilterStillConsumes(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("t", 0)
+	log.Dbg("hidden by zap")
+	zl, logs := observed(zapcore.InfoLevel)
+	assert.Equal(t, 1, sink.DrainOnce(zl))
+	assert.Zero(t, logs.Len())
+	assert.Zero(t, sink.DrainOnce(zl))
+}
+
+func TestDropsCountedAndReported(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, err := sink.Logger("busy", 1) // smallest ring
+	require.NoError(t, err)
+	sent := 0
+	for log.Dropped() == 0 {
+		log.Info("fill %d", Int(sent))
+		sent++
+	}
+	log.Info("dropped too")
+	zl, logs := observed(zapcore.DebugLevel)
+	got := sink.DrainOnce(zl)
+	assert.Equal(t, sent-1, got)
+	drops := logs.FilterMessage("rtlog: messages dropped").All()
+	require.Len(t, drops, 1)
+	assert.Equal(t, uint64(2), drops[0].ContextMap()["dropped"])
+	assert.Equal(t, "busy", drops[0].ContextMap()["task"])
+	log.Info("room again")
+	assert.Equal(t, 1, sink.DrainOnce(zl))
+	assert.Len(t, logs.FilterMessage("rtlog: messages dropped").All(), 1, "drops are reported once")
+}
+
+func TestLimits(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger(strings.Repeat("n", 40), 0)
+	assert.Len(t, log.Task(), MaxTask)
+	log.Info("%d %d %d %d %d %d", Int(1), Int(2), Int(3), Int(4), Int(5), Int(6), Int(7))
+	log.Info(strings.Repeat("x", MaxFormat+10))
+	zl, logs := observed(zapcore.DebugLevel)
+	sink.DrainOnce(zl)
+	all := logs.All()
+	require.Len(t, all, 2)
+	assert.Equal(t, "1 2 3 4 5 6 [arguments dropped]", all[0].Message)
+	assert.Equal(t, strings.Repeat("x", MaxFormat)+" [format cut]", all[1].Message)
+}
+
+func TestConcurrentUseDropsNeverCorrupts(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("shared", 1<<20)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				log.Info("g %d i %d", Int(g), Int(i))
+			}
+		}()
+	}
+	wg.Wait()
+	zl, logs := observed(zapcore.DebugLevel)
+	n := sink.DrainOnce(zl)
+	assert.Equal(t, uint64(8000), uint64(n)+log.Dropped())
+	for _, e := range logs.FilterMessageSnippet("g ").All() {
+		var g, i int
+		_, err := fmt.Sscanf(e.Message, "g %d i %d", &g, &i)
+		require.NoError(t, err, e.Message)
+	}
+}
+
+func TestNilAndMisuse(t *testing.T) {
+	var log *Logger
+	log.Err("nothing")
+	log.Print(LevelInfo, "nothing")
+	assert.Zero(t, log.Dropped())
+	_, err := NewLogger(nil, "x")
+	assert.ErrorIs(t, err, ErrInvalid)
+	small, err := ipc.InitRecordRing(make([]byte, ipc.RingSize(64)))
+	require.NoError(t, err)
+	_, err = NewLogger(small, "x")
+	assert.ErrorIs(t, err, ErrInvalid)
+	sink := NewSink(LevelInfo)
+	_, err = sink.Logger("x", -1)
+	assert.ErrorIs(t, err, ErrInvalid)
+	assert.ErrorIs(t, sink.AddRing(nil, "x"), ErrInvalid)
+	assert.ErrorIs(t, sink.Drain(context.Background(), nil), ErrInvalid)
+	_, err = Decode([]byte{1, 2})
+	assert.Error(t, err)
+	_, err = Decode(make([]byte, 40))
+	assert.Error(t, err)
+}
+
+func TestDrainLoop(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("loop", 0)
+	zl, logs := observed(zapcore.DebugLevel)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sink.Drain(ctx, zl) }()
+	log.Info("first %d", Int(1))
+	require.Eventually(t, func() bool { return logs.Len() == 1 }, 5*time.Second, time.Millisecond,
+		"the drainer is woken by the Logger")
+	time.Sleep(5 * time.Millisecond)
+	assert.ErrorIs(t, sink.Drain(ctx, zl), ErrInvalid, "one Drain at a time")
+	log.Info("second")
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, 2, logs.Len(), "what was logged before Stop is drained")
+}
+
+func TestAllocs(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("alloc", 1<<20)
+	x := 3
+	f := 2.5
+	allocs := testing.AllocsPerRun(1000, func() {
+		log.Err("overrun %d at %f", Int(x), Float(f))
+		log.Info("nothing")
+		log.Dbg("%d %d %d %d %d %d", Int(1), Int(2), Int(3), Int(4), Int(5), Int(x))
+	})
+	assert.Zero(t, allocs)
+	full, _ := sink.Logger("full", 1)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { full.Warn("drop %d", Int(x)) }))
+}
+
+func BenchmarkPrint(b *testing.B) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("bench", 1<<20)
+	zl := zap.NewNop()
+	i := 0
+	for b.Loop() {
+		log.Info("cycle %d took %f", Int(i), Float(1.5))
+		i++
+		if i%1000 == 0 {
+			sink.DrainOnce(zl)
+		}
+	}
+}
+
+// childWriter logs into a ring that lives in a shared segment.
+func childWriter() int {
+	seg, err := shm.Attach(shm.Options{Instance: testInstance}, 1)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer seg.Close()
+	ring, err := ipc.OpenRecordRing(seg.Bytes())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	log, _ := NewLogger(ring, "remote")
+	for i := range 100 {
+		log.Warn("remote %d", Int(i))
+	}
+	return 0
+}
+
+func TestCrossProcessDrain(t *testing.T) {
+	seg, err := shm.Create(shm.Options{Instance: testInstance}, 1, ipc.RingSize(64<<10))
+	require.NoError(t, err)
+	defer seg.Delete()
+	ring, err := ipc.InitRecordRing(seg.Bytes())
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RTLOG_CHILD=1", "RTLOG_INSTANCE="+strconv.Itoa(testInstance))
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Run())
+	sink := NewSink(LevelAll)
+	require.NoError(t, sink.AddRing(ring, "remote"))
+	zl, logs := observed(zapcore.DebugLevel)
+	assert.Equal(t, 100, sink.DrainOnce(zl))
+	all := logs.All()
+	require.Len(t, all, 100)
+	assert.Equal(t, "remote 99", all[99].Message)
+	assert.Equal(t, zapcore.WarnLevel, all[99].Level)
+	assert.Equal(t, "remote", all[99].ContextMap()["task"])
+}
