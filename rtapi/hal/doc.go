@@ -1,0 +1,77 @@
+// Package hal runs LinuxCNC HAL-style threads: a few periodic real-time
+// threads (a fast base thread, a 1 ms servo thread, ...), each calling an
+// ordered chain of functions that components export, every call timed.
+//
+//	h, err := hal.New(rt, hal.Options{})               // one per rtapi.RT
+//	base, err := h.NewThread("base", 50*time.Microsecond) // fixes the base period
+//	servo, err := h.NewThread("servo", time.Millisecond)  // a multiple of it
+//	f, err := h.Export("pid.0.do-pid-calcs", pid.Update)  // hal_export_funct
+//	err = h.AddFunct("pid.0.do-pid-calcs", "servo", hal.Last) // hal_add_funct_to_thread
+//	err = h.Start()                                    // hal_start_threads
+//	defer h.Close()
+//
+// # Threads
+//
+// The first thread fixes the base period. Later periods are rounded to the
+// nearest whole multiple of it (Thread.Requested keeps what was asked, and
+// the rounding is logged); a period shorter than the base is refused.
+// Threads are created in any order; priorities are assigned rate-monotonic
+// at Start (the fastest thread gets rtapi's highest priority, each slower
+// one rt.PrioNextLower of the one before) unless ThreadSpec.Priority gives
+// one. Start and Stop act on all threads together. Each thread is an
+// rtapi task on its own OS thread, so it runs on every flavor — on the sim
+// flavor deterministically, in virtual time.
+//
+// # Functions
+//
+// A function is a Func, func(period time.Duration, now int64), exported
+// under a unique name and added to one thread at a Position (First, Last
+// or At(i)). Each cycle a thread calls its chain in order with its period
+// and the time the cycle began. Adding and removing functions while the
+// threads run is safe: the chain is copied on write and swapped
+// atomically, so a change takes effect at the next cycle boundary, never
+// mid-chain; RemoveFunct returns only once the thread has left any cycle
+// that still used the old chain, so the removed function is not called
+// again after it returns.
+//
+// # Timing
+//
+// Every call is timed with the flavor's clock: per function the last
+// and the worst time (LinuxCNC's .time and .tmax), calls and overruns;
+// per thread the chain's total time and worst, overruns and the
+// thread-beat (completed cycles). A call overruns when it ends after the
+// next release was due and either began before it or alone lasted longer
+// than the period: the count names the function that made the thread
+// late, not the ones that merely ran late behind it. All counters are atomics, readable from any goroutine while the
+// threads run (Thread.Stats, HAL.Stats).
+//
+// With Options.StatsKey set, each thread also publishes its record through
+// a seqlock in a shared-memory segment ("/gortapi-<instance>-<key>"),
+// about once a millisecond, so that another process can watch the timing
+// without taking any lock the real-time side could wait on (OpenMonitor,
+// and examples/halmon).
+//
+// # Failures
+//
+// A function that panics stops its own thread: Thread.Err (and Stop)
+// return a *PanicError naming the thread and the function; the other
+// threads and the host keep running. Bad input (an empty, too long or
+// duplicate name, a missing thread or function, a period below the base,
+// a bad position) is an error matching rtapi.ErrInvalid; calls in the
+// wrong state match rtapi.ErrState; calls after Close match
+// rtapi.ErrClosed. A nil Func is a programming error and panics.
+//
+// # Real-time safety
+//
+// The per-cycle path (run.go) neither allocates nor locks nor logs.
+// Everything else — New, NewThread, Export, AddFunct, RemoveFunct, Start,
+// Stop, Close, Stats, OpenMonitor — is set-up code: it may allocate, lock
+// and block, and must not be called from a Func.
+//
+// Names follow LinuxCNC: NewThread is hal_create_thread, Export is
+// hal_export_funct, AddFunct is hal_add_funct_to_thread, RemoveFunct is
+// hal_del_funct_from_thread, Start and Stop are hal_start_threads and
+// hal_stop_threads; FunctStats.Time/TMax are a function's .time/.tmax
+// and ThreadStats.Time/TMax a thread's; ThreadStats.Beat is the
+// thread-beat counter.
+package hal

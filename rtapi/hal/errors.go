@@ -1,0 +1,54 @@
+package hal
+
+import (
+	"fmt"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Error is an error about a HAL call: what was attempted, on which thread
+// and function, and why. Err matches one of rtapi's sentinels (ErrInvalid,
+// ErrState, ErrClosed, ...) with errors.Is.
+type Error struct {
+	Op     string // "new thread", "export", "add funct", "remove funct", "start", ...
+	Thread string // the thread concerned, if any
+	Funct  string // the function concerned, if any
+	Err    error
+}
+
+func (e *Error) Error() string {
+	s := "hal: " + e.Op
+	if e.Funct != "" {
+		s += fmt.Sprintf(" function %q", e.Funct)
+	}
+	if e.Thread != "" {
+		s += fmt.Sprintf(" thread %q", e.Thread)
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func errf(op, thread, funct string, sentinel error, format string, args ...any) error {
+	return &Error{Op: op, Thread: thread, Funct: funct, Err: fmt.Errorf(format+": %w", append(args, sentinel)...)}
+}
+
+// PanicError is the error a thread ends with when one of its functions
+// panicked: the thread stopped after the panic, the other threads kept
+// running. errors.As also finds the *rtapi.PanicError it wraps.
+type PanicError struct {
+	Thread string // the thread that stopped
+	Funct  string // the function that panicked
+	Value  any    // the value passed to panic
+	Stack  []byte // the function's goroutine stack at the panic
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("hal: function %q panicked in thread %q, which stopped: %v\n%s", e.Funct, e.Thread, e.Value, e.Stack)
+}
+
+// Unwrap returns the *rtapi.PanicError for the thread's task, and through
+// it the panic value when that is an error.
+func (e *PanicError) Unwrap() error {
+	return &rtapi.PanicError{Task: e.Thread, Value: e.Value, Stack: e.Stack}
+}

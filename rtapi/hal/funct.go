@@ -1,0 +1,234 @@
+package hal
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Func is a function a component exports: it is called once per cycle of
+// the thread it is added to, with the thread's period and the time the
+// cycle began (nanoseconds on the flavor's clock, virtual on sim). It runs
+// on the thread's real-time OS thread, so it must itself be RT-safe: no
+// allocation, lock, blocking call or logging in the steady state.
+type Func func(period time.Duration, now int64)
+
+// Funct is an exported function (LinuxCNC's funct) and its timing
+// counters. It is on at most one thread at a time.
+type Funct struct {
+	name    string
+	nameBuf [NameLen]byte
+	fn      Func
+	thread  *Thread // guarded by h.mu
+
+	// Written by the calling thread only, read by anyone.
+	time     atomic.Int64
+	tmax     atomic.Int64
+	calls    atomic.Int64
+	overruns atomic.Int64
+}
+
+// Position says where AddFunct puts a function in a thread's chain.
+type Position struct {
+	index int
+	last  bool
+}
+
+// Positions. LinuxCNC's hal_add_funct_to_thread takes 1 for first and -1
+// for last.
+var (
+	// First puts the function before all others.
+	First = Position{index: 0}
+	// Last appends it.
+	Last = Position{last: true}
+)
+
+// At puts the function at index i (0-based) of the chain, before the one
+// there now; At(len) appends. A negative or too large index is refused by
+// AddFunct.
+func At(i int) Position { return Position{index: i} }
+
+func (p Position) String() string {
+	if p.last {
+		return "last"
+	}
+	return fmt.Sprintf("index %d", p.index)
+}
+
+// Export registers fn under name (hal_export_funct). The name is unique
+// among the HAL's functions, at most NameLen-1 bytes, without spaces; a
+// component usually names its functions "<component>.<instance>.<what>".
+// A nil fn is a programming error and panics.
+func (h *HAL) Export(name string, fn Func) (*Funct, error) {
+	if fn == nil {
+		panic("hal: HAL.Export called with a nil Func")
+	}
+	const op = "export"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", name); err != nil {
+		return nil, err
+	}
+	if err := checkName("function", name); err != nil {
+		return nil, &Error{Op: op, Funct: name, Err: errors.Join(err, rtapi.ErrInvalid)}
+	}
+	if _, dup := h.functs[name]; dup {
+		return nil, errf(op, "", name, rtapi.ErrInvalid, "a function of that name is exported")
+	}
+	f := &Funct{name: name, fn: fn}
+	copy(f.nameBuf[:], name)
+	h.functs[name] = f
+	h.order = append(h.order, f)
+	return f, nil
+}
+
+// Functs lists the exported functions in export order.
+func (h *HAL) Functs() []*Funct {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.order)
+}
+
+// Funct returns the exported function named name.
+func (h *HAL) Funct(name string) (*Funct, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, ok := h.functs[name]
+	return f, ok
+}
+
+// AddFunct adds the exported function funct to thread at pos
+// (hal_add_funct_to_thread). It may be called while the threads run: the
+// function is first called at the next cycle boundary. A function is on
+// at most one thread; a missing function or thread, a function already on
+// a thread, a full chain or a position outside the chain is ErrInvalid.
+func (h *HAL) AddFunct(funct, thread string, pos Position) error {
+	const op = "add funct"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, thread, funct); err != nil {
+		return err
+	}
+	f, ok := h.functs[funct]
+	if !ok {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "no function of that name is exported")
+	}
+	th := h.thread(thread)
+	if th == nil {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "no such thread (threads: %v)", h.threadNames())
+	}
+	if f.thread != nil {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "the function is already on thread %q", f.thread.name)
+	}
+	old := th.chain.Load().functs
+	if len(old) >= MaxFuncts {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "the thread already calls %d functions, the most it can", MaxFuncts)
+	}
+	i := pos.index
+	if pos.last {
+		i = len(old)
+	}
+	if i < 0 || i > len(old) {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "position %v outside the chain of %d functions", pos, len(old))
+	}
+	th.swap(slices.Insert(slices.Clone(old), i, f))
+	f.thread = th
+	return nil
+}
+
+// RemoveFunct takes funct off thread (hal_del_funct_from_thread). While
+// the threads run, it returns once the thread has finished any cycle that
+// still calls the function: after it returns the function is not called
+// again. It waits at most Options.StopTimeout (ErrTimeout).
+func (h *HAL) RemoveFunct(funct, thread string) error {
+	const op = "remove funct"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, thread, funct); err != nil {
+		return err
+	}
+	th := h.thread(thread)
+	if th == nil {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "no such thread (threads: %v)", h.threadNames())
+	}
+	f, ok := h.functs[funct]
+	if !ok {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "no function of that name is exported")
+	}
+	if f.thread != th {
+		return errf(op, thread, funct, rtapi.ErrInvalid, "the function is not on this thread")
+	}
+	old := th.chain.Load().functs
+	i := slices.Index(old, f)
+	gen := th.swap(slices.Delete(slices.Clone(old), i, i+1))
+	f.thread = nil
+	return th.waitPast(gen, h.opts.StopTimeout)
+}
+
+// swap publishes a new chain and returns the generation it replaced.
+// Called with h.mu.
+func (th *Thread) swap(functs []*Funct) (replaced uint64) {
+	replaced = th.gen
+	th.h.gen++
+	th.gen = th.h.gen
+	th.chain.Store(&chain{gen: th.gen, functs: functs})
+	return replaced
+}
+
+// waitPast waits until the thread runs no chain of generation gen or
+// older. The thread marks the generation it runs (inUse) before checking
+// that the chain it loaded is still current, so once the new chain is
+// stored, inUse either shows the old generation — and the wait covers it
+// — or the thread will load the new chain.
+func (th *Thread) waitPast(gen uint64, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for spins := 0; ; spins++ {
+		g := th.inUse.Load()
+		if g == 0 || g > gen {
+			return nil
+		}
+		if spins < 1000 {
+			runtime.Gosched()
+			continue
+		}
+		if time.Now().After(deadline) {
+			return errf("remove funct", th.name, "", rtapi.ErrTimeout,
+				"the thread did not finish its cycle within %v", limit)
+		}
+		time.Sleep(20 * time.Microsecond) // set-up code, not a real-time path
+	}
+}
+
+// Name is the function's name.
+func (f *Funct) Name() string { return f.name }
+
+// FunctStats is a snapshot of a function's timing.
+type FunctStats struct {
+	Name string
+	// Time is the last call's duration (LinuxCNC .time), TMax the worst
+	// (.tmax).
+	Time, TMax time.Duration
+	Calls      int64
+	// Overruns counts calls that made the thread miss a release: the call
+	// ended after the next release was due, and either began before it
+	// (the function pushed the chain past it) or by itself lasted longer
+	// than the period. A cheap function that merely starts late, behind
+	// another's overrun, is not counted.
+	Overruns int64
+}
+
+// Stats reads the function's counters; safe while its thread runs.
+func (f *Funct) Stats() FunctStats {
+	return FunctStats{
+		Name:     f.name,
+		Time:     time.Duration(f.time.Load()),
+		TMax:     time.Duration(f.tmax.Load()),
+		Calls:    f.calls.Load(),
+		Overruns: f.overruns.Load(),
+	}
+}

@@ -1,0 +1,338 @@
+package hal
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Limits. They size the shared-memory record each thread publishes, so
+// they are enforced whether or not the HAL publishes.
+const (
+	// NameLen bounds thread and function names: at most NameLen-1 bytes
+	// (LinuxCNC's HAL_NAME_LEN is 47).
+	NameLen = 48
+	// MaxThreads is the most threads one HAL runs.
+	MaxThreads = 8
+	// MaxFuncts is the most functions one thread calls.
+	MaxFuncts = 64
+)
+
+// DefaultPublishEvery is how often a thread publishes its record to the
+// stats segment when Options.PublishEvery is zero.
+const DefaultPublishEvery = time.Millisecond
+
+// DefaultStopTimeout bounds how long Stop waits for each thread when
+// Options.StopTimeout is zero.
+const DefaultStopTimeout = 2 * time.Second
+
+// Options configure New. The zero value works: nothing is published to
+// shared memory.
+type Options struct {
+	// StatsKey, when non-zero, is the key of a shared-memory segment the
+	// HAL creates to publish each thread's timing record through a
+	// seqlock, for monitors in other processes (OpenMonitor). The segment
+	// is named "/gortapi-<rt.Instance()>-<key as 8 hex digits>" and is
+	// removed by Close. A segment left behind by a host that died is
+	// replaced; one whose host still runs is an error.
+	StatsKey uint32
+	// ShmDir is the directory segments live in; "" means /dev/shm. Tests
+	// point it at a temporary directory.
+	ShmDir string
+	// PublishEvery spaces a thread's publications: a thread publishes
+	// every max(1, PublishEvery/period) cycles. Zero: 1 ms.
+	PublishEvery time.Duration
+	// StopTimeout bounds how long Stop and RemoveFunct wait for a thread.
+	// Zero: 2 s.
+	StopTimeout time.Duration
+}
+
+// HAL is a set of threads and the functions exported to them, on one
+// rtapi.RT. Its methods are safe for concurrent use from ordinary
+// goroutines; none is RT-safe (never call them from a Func).
+type HAL struct {
+	rt   *rtapi.RT
+	opts Options
+	log  *zap.Logger
+	pub  *publisher // nil unless Options.StatsKey
+
+	mu      sync.Mutex
+	threads []*Thread         // creation order
+	functs  map[string]*Funct // exported functions by name
+	order   []*Funct          // exported functions in export order
+	base    time.Duration     // the first thread's period
+	gen     uint64            // last chain generation handed out
+	running bool
+	closed  bool
+}
+
+// New makes a HAL on rt. With Options.StatsKey it creates the stats
+// segment. A nil rt is a programming error and panics.
+func New(rt *rtapi.RT, opts Options) (*HAL, error) {
+	if rt == nil {
+		panic("hal: New called with a nil *rtapi.RT")
+	}
+	if opts.PublishEvery < 0 {
+		return nil, errf("new", "", "", rtapi.ErrInvalid, "negative PublishEvery %v", opts.PublishEvery)
+	}
+	if opts.StopTimeout < 0 {
+		return nil, errf("new", "", "", rtapi.ErrInvalid, "negative StopTimeout %v", opts.StopTimeout)
+	}
+	if opts.PublishEvery == 0 {
+		opts.PublishEvery = DefaultPublishEvery
+	}
+	if opts.StopTimeout == 0 {
+		opts.StopTimeout = DefaultStopTimeout
+	}
+	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{}}
+	if opts.StatsKey != 0 {
+		p, err := newPublisher(opts.ShmDir, rt.Instance(), opts.StatsKey)
+		if err != nil {
+			return nil, &Error{Op: "new", Err: err}
+		}
+		h.pub = p
+	}
+	return h, nil
+}
+
+// RT is the rtapi instance the threads run on.
+func (h *HAL) RT() *rtapi.RT { return h.rt }
+
+// BasePeriod is the first thread's period (zero before the first thread).
+func (h *HAL) BasePeriod() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.base
+}
+
+// StatsSegment is the POSIX name of the stats segment ("" without
+// Options.StatsKey).
+func (h *HAL) StatsSegment() string {
+	if h.pub == nil {
+		return ""
+	}
+	return h.pub.seg.Name()
+}
+
+// Threads lists the threads in creation order.
+func (h *HAL) Threads() []*Thread {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.threads)
+}
+
+// Thread returns the thread named name.
+func (h *HAL) Thread(name string) (*Thread, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	th := h.thread(name)
+	return th, th != nil
+}
+
+func (h *HAL) thread(name string) *Thread {
+	for _, th := range h.threads {
+		if th.name == name {
+			return th
+		}
+	}
+	return nil
+}
+
+func (h *HAL) threadNames() []string {
+	names := make([]string, len(h.threads))
+	for i, th := range h.threads {
+		names[i] = th.name
+	}
+	return names
+}
+
+// Running reports whether the threads were started and not stopped.
+func (h *HAL) Running() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.running
+}
+
+// assignPriorities gives every thread without an explicit priority its
+// rate-monotonic one: the fastest rtapi's highest, each slower thread
+// (and each later one of equal period) the next lower. Called with h.mu.
+func (h *HAL) assignPriorities() {
+	auto := make([]*Thread, 0, len(h.threads))
+	for _, th := range h.threads {
+		if th.spec.Priority != 0 {
+			th.prio = th.spec.Priority
+			continue
+		}
+		auto = append(auto, th)
+	}
+	slices.SortStableFunc(auto, func(a, b *Thread) int { return cmp.Compare(a.period, b.period) })
+	p := h.rt.PrioHighest()
+	for i, th := range auto {
+		if i > 0 {
+			p = h.rt.PrioNextLower(p)
+		}
+		th.prio = p
+	}
+}
+
+// Start starts every thread (hal_start_threads), fastest first. Threads
+// stopped before are started again with fresh tasks; their statistics
+// carry on. If one fails to start, those already started are stopped
+// again and the error is returned.
+func (h *HAL) Start() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		return &Error{Op: "start", Err: rtapi.ErrClosed}
+	case h.running:
+		return errf("start", "", "", rtapi.ErrState, "threads are already running")
+	case len(h.threads) == 0:
+		return errf("start", "", "", rtapi.ErrState, "no threads: create one with NewThread first")
+	}
+	h.assignPriorities()
+	order := slices.Clone(h.threads)
+	slices.SortStableFunc(order, func(a, b *Thread) int { return cmp.Compare(a.period, b.period) })
+	for _, th := range order {
+		if err := th.prepareTask(); err != nil {
+			return err
+		}
+	}
+	for i, th := range order {
+		th.publishIdle(stateRunning)
+		if err := th.task.Start(); err != nil {
+			for _, o := range order[:i] {
+				o.task.Stop()
+			}
+			for _, o := range order[:i] {
+				_ = o.wait(h.opts.StopTimeout)
+				o.publishIdle(stateStopped)
+			}
+			th.publishIdle(stateStopped)
+			return &Error{Op: "start", Thread: th.name, Err: err}
+		}
+	}
+	h.running = true
+	h.log.Info("hal threads started", zap.Strings("threads", h.threadNames()), zap.Duration("base", h.base))
+	return nil
+}
+
+// Stop stops every thread (hal_stop_threads) and waits for each, up to
+// Options.StopTimeout. After it returns no function is called. It returns
+// the errors the threads ended with: a *PanicError for a thread whose
+// function panicked, ErrTimeout for one that would not stop. Stopping
+// stopped threads is a no-op.
+func (h *HAL) Stop() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stop()
+}
+
+func (h *HAL) stop() error {
+	if !h.running {
+		return nil
+	}
+	h.running = false
+	for _, th := range h.threads {
+		th.task.Stop()
+	}
+	var errs []error
+	for _, th := range h.threads {
+		err := th.wait(h.opts.StopTimeout)
+		state := int64(stateStopped)
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			state = stateFailed
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if !errors.Is(err, rtapi.ErrTimeout) {
+			th.publishIdle(state)
+		}
+	}
+	h.log.Info("hal threads stopped", zap.Strings("threads", h.threadNames()))
+	return errors.Join(errs...)
+}
+
+// Close stops the threads, deletes their tasks and removes the stats
+// segment. It is idempotent: later calls return nil. Every other call
+// after Close returns ErrClosed.
+func (h *HAL) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	errs := []error{h.stop()}
+	h.closed = true
+	for _, th := range h.threads {
+		if th.task != nil {
+			if err := th.task.Delete(); err != nil && !errors.Is(err, rtapi.ErrClosed) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if h.pub != nil {
+		errs = append(errs, h.pub.close())
+	}
+	return errors.Join(errs...)
+}
+
+// Stats returns a snapshot of every thread and its functions, in creation
+// order. Lock-free with respect to the threads: it reads their atomic
+// counters while they run. It allocates; not RT-safe.
+func (h *HAL) Stats() []ThreadStats {
+	out := make([]ThreadStats, 0, MaxThreads)
+	for _, th := range h.Threads() {
+		out = append(out, th.Stats())
+	}
+	return out
+}
+
+// wait waits for the thread's task to end, up to d, and returns its error.
+func (th *Thread) wait(d time.Duration) error {
+	t := th.task
+	if t.State() == "created" {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-t.Done():
+		return t.Wait()
+	case <-timer.C:
+		return errf("stop", th.name, "", rtapi.ErrTimeout,
+			"did not stop within %v (a function never returns)", d)
+	}
+}
+
+func (h *HAL) checkOpen(op, thread, funct string) error {
+	if h.closed {
+		return &Error{Op: op, Thread: thread, Funct: funct, Err: rtapi.ErrClosed}
+	}
+	return nil
+}
+
+// checkName refuses names a monitor could not show or store.
+func checkName(kind, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("a %s needs a name", kind)
+	case len(name) >= NameLen:
+		return fmt.Errorf("%s name %q is %d bytes, longer than %d", kind, name, len(name), NameLen-1)
+	}
+	for _, r := range name {
+		if r <= ' ' || r == 0x7f {
+			return fmt.Errorf("%s name %q contains a space or control character", kind, name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,523 @@
+package hal_test
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+// TestMain doubles as a child process that leaves a stats segment behind,
+// as a host killed without closing would.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("GORTAPI_HAL_LEAVE_SEGMENT"); spec != "" {
+		dir, key, _ := strings.Cut(spec, ":")
+		k, _ := strconv.ParseUint(key, 0, 32)
+		rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+		if err != nil {
+			os.Exit(2)
+		}
+		if _, err := hal.New(rt, hal.Options{StatsKey: uint32(k), ShmDir: dir}); err != nil {
+			os.Exit(3)
+		}
+		os.Exit(0) // no Close: the segment stays
+	}
+	os.Exit(m.Run())
+}
+
+func openRT(t *testing.T, o rtapi.Options) *rtapi.RT {
+	t.Helper()
+	if o.Flavor == "" {
+		o.Flavor = "posix"
+	}
+	o.LockMemory = rtapi.Off
+	rt, err := rtapi.Open(o)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	return rt
+}
+
+func newHAL(t *testing.T, o hal.Options) *hal.HAL {
+	t.Helper()
+	h, err := hal.New(openRT(t, rtapi.Options{}), o)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// waitBeat polls, off the real-time path, until th has completed n cycles.
+func waitBeat(t *testing.T, th *hal.Thread, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for th.Stats().Beat < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("thread %s: beat %d after 20 s, want %d (state %s, err %v)",
+				th.Name(), th.Stats().Beat, n, th.State(), th.Err())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func nop(time.Duration, int64) {}
+
+func TestNewThreadBasePeriodAndRounding(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	base, err := h.NewThread("base", 100*time.Microsecond)
+	require.NoError(t, err)
+	assert.Equal(t, 100*time.Microsecond, h.BasePeriod())
+	assert.Equal(t, 100*time.Microsecond, base.Period())
+
+	servo, err := h.NewThread("servo", 1030*time.Microsecond)
+	require.NoError(t, err)
+	assert.Equal(t, time.Millisecond, servo.Period(), "rounded to the nearest multiple of the base")
+	assert.Equal(t, 1030*time.Microsecond, servo.Requested(), "what was asked is reported")
+
+	up, err := h.NewThread("up", 160*time.Microsecond)
+	require.NoError(t, err)
+	assert.Equal(t, 200*time.Microsecond, up.Period(), "1.6 × base rounds up")
+
+	exact, err := h.NewThread("exact", 100*time.Microsecond)
+	require.NoError(t, err)
+	assert.Equal(t, exact.Requested(), exact.Period())
+
+	_, err = h.NewThread("fast", 50*time.Microsecond)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.Contains(t, err.Error(), "shorter than the base period")
+	var he *hal.Error
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, "fast", he.Thread)
+
+	names := []string{}
+	for _, th := range h.Threads() {
+		names = append(names, th.Name())
+	}
+	assert.Equal(t, []string{"base", "servo", "up", "exact"}, names)
+}
+
+func TestNewThreadBadInput(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	_, err := h.NewThread("base", time.Millisecond)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		spec   hal.ThreadSpec
+		substr string
+	}{
+		{"duplicate", hal.ThreadSpec{Name: "base", Period: time.Millisecond}, "exists"},
+		{"empty name", hal.ThreadSpec{Period: time.Millisecond}, "needs a name"},
+		{"long name", hal.ThreadSpec{Name: strings.Repeat("x", hal.NameLen), Period: time.Millisecond}, "longer"},
+		{"space", hal.ThreadSpec{Name: "a b", Period: time.Millisecond}, "space"},
+		{"zero period", hal.ThreadSpec{Name: "z", Period: 0}, "not positive"},
+		{"negative period", hal.ThreadSpec{Name: "n", Period: -time.Millisecond}, "not positive"},
+		{"priority too high", hal.ThreadSpec{Name: "p", Period: time.Millisecond, Priority: 1000}, "priority"},
+		{"priority too low", hal.ThreadSpec{Name: "q", Period: time.Millisecond, Priority: -5}, "priority"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := h.NewThreadSpec(tc.spec)
+			require.ErrorIs(t, err, rtapi.ErrInvalid)
+			assert.Contains(t, err.Error(), tc.substr)
+		})
+	}
+	assert.Len(t, h.Threads(), 1, "no failed call left a thread behind")
+}
+
+func TestNewThreadFirstBelowFlavorMinimum(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	_, err := h.NewThread("base", time.Microsecond)
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "the task is created at once and the flavor's minimum checked")
+	assert.Zero(t, h.BasePeriod(), "a refused first thread does not fix the base")
+	_, err = h.NewThread("base", 100*time.Microsecond)
+	require.NoError(t, err, "the name was not taken by the refused attempt")
+}
+
+func TestNewThreadNameTakenByATask(t *testing.T) {
+	rt := openRT(t, rtapi.Options{})
+	_, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error { return nil })
+	require.NoError(t, err)
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(t, err)
+	defer h.Close()
+	_, err = h.NewThread("servo", time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+}
+
+func TestTooManyThreads(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	for i := range hal.MaxThreads {
+		_, err := h.NewThread("t"+strconv.Itoa(i), time.Duration(i+1)*time.Millisecond)
+		require.NoError(t, err)
+	}
+	_, err := h.NewThread("one-too-many", time.Second)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+}
+
+func TestRateMonotonicPriorities(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	rt := h.RT()
+	base, err := h.NewThread("base", 100*time.Microsecond)
+	require.NoError(t, err)
+	slow, err := h.NewThread("slow", 10*time.Millisecond)
+	require.NoError(t, err)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	fixed, err := h.NewThreadSpec(hal.ThreadSpec{Name: "fixed", Period: 5 * time.Millisecond, Priority: rt.PrioLowest()})
+	require.NoError(t, err)
+
+	hi := rt.PrioHighest()
+	assert.Equal(t, hi, base.Priority())
+	assert.Equal(t, rt.PrioNextLower(hi), servo.Priority(), "servo is faster than slow although created after it")
+	assert.Equal(t, rt.PrioNextLower(rt.PrioNextLower(hi)), slow.Priority())
+	assert.Equal(t, rt.PrioLowest(), fixed.Priority(), "a given priority is kept")
+
+	require.NoError(t, h.Start())
+	waitBeat(t, slow, 2)
+	assert.Equal(t, rt.PrioNextLower(hi), servo.Task().Spec().Priority, "the task was re-created with the final priority")
+	assert.Equal(t, rt.PrioNextLower(rt.PrioNextLower(hi)), slow.Task().Spec().Priority)
+	require.NoError(t, h.Stop())
+}
+
+func TestExportAndAddBadInput(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	_, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	_, err = h.Export("pid.0.do-pid-calcs", nop)
+	require.NoError(t, err)
+
+	require.PanicsWithValue(t, "hal: HAL.Export called with a nil Func", func() { _, _ = h.Export("x", nil) })
+
+	_, err = h.Export("pid.0.do-pid-calcs", nop)
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "duplicate function name")
+	_, err = h.Export("", nop)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	_, err = h.Export("with\ttab", nop)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+
+	err = h.AddFunct("pid.0.do-pid-calcs", "base", hal.Last)
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "missing thread")
+	assert.Contains(t, err.Error(), "no such thread (threads: [servo])")
+	err = h.AddFunct("nope", "servo", hal.Last)
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "missing function")
+	require.ErrorIs(t, h.AddFunct("pid.0.do-pid-calcs", "servo", hal.At(1)), rtapi.ErrInvalid, "index past the end")
+	require.ErrorIs(t, h.AddFunct("pid.0.do-pid-calcs", "servo", hal.At(-1)), rtapi.ErrInvalid, "negative index")
+	require.NoError(t, h.AddFunct("pid.0.do-pid-calcs", "servo", hal.At(0)))
+	err = h.AddFunct("pid.0.do-pid-calcs", "servo", hal.Last)
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "already on a thread")
+	assert.Contains(t, err.Error(), `already on thread "servo"`)
+
+	require.ErrorIs(t, h.RemoveFunct("pid.0.do-pid-calcs", "base"), rtapi.ErrInvalid, "missing thread")
+	require.ErrorIs(t, h.RemoveFunct("nope", "servo"), rtapi.ErrInvalid, "missing function")
+	_, err = h.Export("other", nop)
+	require.NoError(t, err)
+	require.ErrorIs(t, h.RemoveFunct("other", "servo"), rtapi.ErrInvalid, "not on the thread")
+	require.NoError(t, h.RemoveFunct("pid.0.do-pid-calcs", "servo"))
+	require.NoError(t, h.AddFunct("pid.0.do-pid-calcs", "servo", hal.Last), "a removed function can be added again")
+}
+
+func TestChainFull(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	_, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	for i := range hal.MaxFuncts + 1 {
+		_, err := h.Export("f"+strconv.Itoa(i), nop)
+		require.NoError(t, err)
+		err = h.AddFunct("f"+strconv.Itoa(i), "servo", hal.Last)
+		if i < hal.MaxFuncts {
+			require.NoError(t, err)
+		} else {
+			require.ErrorIs(t, err, rtapi.ErrInvalid)
+		}
+	}
+}
+
+func TestPositions(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		_, err := h.Export(n, nop)
+		require.NoError(t, err)
+	}
+	require.NoError(t, h.AddFunct("c", "servo", hal.Last))
+	require.NoError(t, h.AddFunct("a", "servo", hal.First))
+	require.NoError(t, h.AddFunct("e", "servo", hal.Last))
+	require.NoError(t, h.AddFunct("b", "servo", hal.At(1)))
+	require.NoError(t, h.AddFunct("d", "servo", hal.At(3)))
+	assert.Equal(t, []string{"a", "b", "c", "d", "e"}, th.Functs())
+	require.NoError(t, h.RemoveFunct("c", "servo"))
+	assert.Equal(t, []string{"a", "b", "d", "e"}, th.Functs())
+	assert.Len(t, h.Functs(), 5, "removing from a thread does not unexport")
+}
+
+func TestRunsChainInOrderAndTimesIt(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	base, err := h.NewThread("base", 200*time.Microsecond)
+	require.NoError(t, err)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+
+	var step atomic.Int64 // servo's chain: first then second, each cycle
+	var bad atomic.Int64
+	var periods [2]atomic.Int64
+	_, err = h.Export("first", func(p time.Duration, now int64) {
+		periods[0].Store(int64(p))
+		if !step.CompareAndSwap(0, 1) {
+			bad.Add(1)
+		}
+	})
+	require.NoError(t, err)
+	_, err = h.Export("second", func(p time.Duration, now int64) {
+		periods[1].Store(int64(p))
+		if !step.CompareAndSwap(1, 0) {
+			bad.Add(1)
+		}
+		rtapi.Delay(5 * time.Microsecond) // measurable
+	})
+	require.NoError(t, err)
+	var baseCalls atomic.Int64
+	_, err = h.Export("tick", func(time.Duration, int64) { baseCalls.Add(1) })
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("second", "servo", hal.Last))
+	require.NoError(t, h.AddFunct("first", "servo", hal.First))
+	require.NoError(t, h.AddFunct("tick", "base", hal.Last))
+
+	require.NoError(t, h.Start())
+	assert.True(t, h.Running())
+	waitBeat(t, servo, 20)
+	waitBeat(t, base, 20)
+	// Read while running: lock-free, the race detector watches.
+	s := servo.Stats()
+	require.Len(t, s.Functs, 2)
+	require.NoError(t, h.Stop())
+	assert.False(t, h.Running())
+
+	assert.Zero(t, bad.Load(), "functions ran out of order")
+	assert.Equal(t, int64(time.Millisecond), periods[0].Load())
+	assert.Equal(t, int64(time.Millisecond), periods[1].Load())
+
+	s = servo.Stats()
+	assert.Equal(t, "stopped", s.State)
+	assert.Equal(t, "first", s.Functs[0].Name)
+	assert.Equal(t, "second", s.Functs[1].Name)
+	assert.Equal(t, s.Beat, s.Functs[0].Calls, "one call per cycle")
+	assert.Equal(t, s.Beat, s.Functs[1].Calls)
+	assert.GreaterOrEqual(t, s.Functs[1].TMax, 5*time.Microsecond, "Delay(5µs) is timed")
+	assert.GreaterOrEqual(t, s.Functs[1].TMax, s.Functs[1].Time)
+	assert.GreaterOrEqual(t, s.TMax, s.Functs[1].TMax, "the chain's worst covers its function's worst")
+	assert.Equal(t, base.Stats().Beat, baseCalls.Load())
+
+	// Stats of every thread, in creation order.
+	all := h.Stats()
+	require.Len(t, all, 2)
+	assert.Equal(t, "base", all[0].Name)
+
+	servo.ResetMax()
+	assert.Zero(t, servo.Stats().TMax)
+	assert.Zero(t, servo.Stats().Functs[1].TMax)
+}
+
+func TestStartStopMisuseAndRestart(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	require.ErrorIs(t, h.Start(), rtapi.ErrState, "no threads")
+	require.NoError(t, h.Stop(), "stopping stopped threads is a no-op")
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, h.Start())
+	require.ErrorIs(t, h.Start(), rtapi.ErrState, "started twice")
+	_, err = h.NewThread("late", 2*time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrState, "threads are created while stopped")
+	waitBeat(t, th, 3)
+	require.NoError(t, h.Stop())
+	beat := th.Stats().Beat
+	time.Sleep(5 * time.Millisecond)
+	assert.Equal(t, beat, th.Stats().Beat, "nothing runs after Stop returns")
+
+	require.NoError(t, h.Start(), "threads start again")
+	waitBeat(t, th, beat+3)
+	require.NoError(t, h.Close())
+	require.NoError(t, h.Close(), "Close is idempotent")
+	assert.Equal(t, "stopped", th.State())
+
+	require.ErrorIs(t, h.Start(), rtapi.ErrClosed)
+	_, err = h.NewThread("x", time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrClosed)
+	_, err = h.Export("x", nop)
+	require.ErrorIs(t, err, rtapi.ErrClosed)
+	require.ErrorIs(t, h.AddFunct("x", "servo", hal.Last), rtapi.ErrClosed)
+	require.ErrorIs(t, h.RemoveFunct("x", "servo"), rtapi.ErrClosed)
+	require.NoError(t, h.Stop())
+}
+
+func TestNewMisuse(t *testing.T) {
+	require.PanicsWithValue(t, "hal: New called with a nil *rtapi.RT", func() { _, _ = hal.New(nil, hal.Options{}) })
+	rt := openRT(t, rtapi.Options{})
+	_, err := hal.New(rt, hal.Options{PublishEvery: -1})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	_, err = hal.New(rt, hal.Options{StopTimeout: -1})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+}
+
+func TestAddRemoveWhileRunning(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	th, err := h.NewThread("servo", 200*time.Microsecond)
+	require.NoError(t, err)
+	var calls atomic.Int64
+	_, err = h.Export("counted", func(time.Duration, int64) {
+		calls.Add(1)
+		rtapi.Delay(10 * time.Microsecond) // widen the window a removal can hit
+	})
+	require.NoError(t, err)
+	_, err = h.Export("anchor", nop)
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("anchor", "servo", hal.Last))
+	require.NoError(t, h.Start())
+	for range 50 {
+		before := th.Stats().Beat
+		require.NoError(t, h.AddFunct("counted", "servo", hal.First))
+		waitBeat(t, th, before+2)
+		require.Positive(t, calls.Load(), "an added function is called from the next cycle on")
+		require.NoError(t, h.RemoveFunct("counted", "servo"))
+		after := calls.Load()
+		waitBeat(t, th, th.Stats().Beat+2)
+		require.Equal(t, after, calls.Load(), "called after RemoveFunct returned")
+		calls.Store(0)
+	}
+	assert.Equal(t, []string{"anchor"}, th.Functs())
+	require.NoError(t, h.Stop())
+}
+
+func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	base, err := h.NewThread("base", 200*time.Microsecond)
+	require.NoError(t, err)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	var arm atomic.Bool
+	_, err = h.Export("motor.0.update", func(time.Duration, int64) {
+		if arm.Load() {
+			panic(errors.New("encoder lost"))
+		}
+	})
+	require.NoError(t, err)
+	_, err = h.Export("count", nop)
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("motor.0.update", "servo", hal.Last))
+	require.NoError(t, h.AddFunct("count", "base", hal.Last))
+	require.NoError(t, h.Start())
+	waitBeat(t, servo, 2)
+	arm.Store(true)
+	<-servo.Done()
+
+	err = servo.Err()
+	var pe *hal.PanicError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "servo", pe.Thread)
+	assert.Equal(t, "motor.0.update", pe.Funct)
+	assert.Contains(t, err.Error(), `function "motor.0.update" panicked in thread "servo"`)
+	var rpe *rtapi.PanicError
+	require.ErrorAs(t, err, &rpe, "it is also an rtapi.PanicError")
+	assert.Equal(t, "servo", rpe.Task)
+	assert.EqualError(t, errors.Unwrap(rpe), "encoder lost")
+	assert.Equal(t, "failed", servo.State())
+
+	b := base.Stats().Beat
+	waitBeat(t, base, b+5)
+	assert.Equal(t, "running", base.State(), "the other thread keeps running")
+	assert.Nil(t, base.Err())
+
+	err = h.Stop()
+	require.ErrorAs(t, err, &pe, "Stop reports the failed thread")
+	assert.Equal(t, "failed", servo.State())
+	assert.Equal(t, "stopped", base.State())
+	arm.Store(false)
+	require.NoError(t, h.Start(), "a failed thread can be started again")
+	waitBeat(t, servo, servo.Stats().Beat+2)
+	assert.Equal(t, "running", servo.State())
+	require.NoError(t, h.Stop())
+}
+
+func TestOverrunCountedPerFunction(t *testing.T) {
+	h := newHAL(t, hal.Options{})
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	var left atomic.Int64
+	left.Store(3)
+	// The hog spins three periods on the flavor's clock three times, so
+	// each of those calls ends after the next release however the machine
+	// schedules us: counted deterministically, no wall-clock threshold.
+	_, err = h.Export("hog", func(p time.Duration, now int64) {
+		if left.Add(-1) < 0 {
+			return
+		}
+		for rtapi.Now()-now < 3*int64(p) {
+		}
+	})
+	require.NoError(t, err)
+	_, err = h.Export("after", nop)
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("hog", "servo", hal.First))
+	require.NoError(t, h.AddFunct("after", "servo", hal.Last))
+	require.NoError(t, h.Start())
+	waitBeat(t, th, 10)
+	require.NoError(t, h.Stop())
+	s := th.Stats()
+	assert.Equal(t, int64(3), s.Functs[0].Overruns, "each hog call overran")
+	assert.Zero(t, s.Functs[1].Overruns, "a function started after the release passed is not blamed")
+	assert.GreaterOrEqual(t, s.Overruns, int64(3), "the thread counts them too")
+	assert.GreaterOrEqual(t, s.Functs[0].TMax, 3*time.Millisecond)
+	assert.GreaterOrEqual(t, th.Task().Stats().Overruns, int64(1), "rtapi saw the missed releases")
+}
+
+func TestHotPathDoesNotAllocate(t *testing.T) {
+	h := newHAL(t, hal.Options{StatsKey: 0x6a110c, ShmDir: t.TempDir(), PublishEvery: time.Nanosecond})
+	th, err := h.NewThread("servo", 200*time.Microsecond)
+	require.NoError(t, err)
+	var sum atomic.Int64
+	for _, n := range []string{"a", "b", "c"} {
+		_, err := h.Export(n, func(p time.Duration, now int64) { sum.Add(now & 1) })
+		require.NoError(t, err)
+		require.NoError(t, h.AddFunct(n, "servo", hal.Last))
+	}
+	require.NoError(t, h.Start())
+	waitBeat(t, th, 5)
+	// End to end: a real thread runs its chain, times it and publishes
+	// every cycle to shared memory while the process's allocations are
+	// counted. The waiting side spins on an atomic and does not allocate.
+	perCycle := testing.AllocsPerRun(200, func() {
+		b := th.Beat()
+		for th.Beat() == b {
+			runtime.Gosched() // AllocsPerRun runs with GOMAXPROCS(1)
+		}
+	})
+	require.NoError(t, h.Stop())
+	assert.Zero(t, perCycle, "allocations per thread cycle")
+}
+
+func TestRealTimePrioritiesApplied(t *testing.T) {
+	rttest.RequireRT(t)
+	rt := openRT(t, rtapi.Options{VanillaFIFO: true, Strict: true})
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(t, err)
+	defer h.Close()
+	base, err := h.NewThread("base", 100*time.Microsecond)
+	require.NoError(t, err)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, h.Start())
+	waitBeat(t, servo, 3)
+	bb, sb := base.Task().Binding(), servo.Task().Binding()
+	assert.Equal(t, "SCHED_FIFO", bb.Policy.String())
+	assert.Equal(t, rt.PrioHighest(), bb.Priority)
+	assert.Equal(t, rt.PrioNextLower(rt.PrioHighest()), sb.Priority, "the slower thread runs one priority lower")
+	require.NoError(t, h.Stop())
+}

@@ -1,0 +1,102 @@
+package hal
+
+import (
+	"runtime/debug"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// This file is the per-cycle path of a thread. It reads top to bottom:
+// pin the current chain, call each function and time it, account for the
+// cycle, publish now and then, wait for the next release. It allocates
+// nothing, takes no lock and logs nothing. Counters have one writer (this
+// thread), so they are bumped with a load and a store, not a locked add.
+
+// body is the rtapi task body of a thread. A panicking function ends the
+// thread with a *PanicError naming it; the defer is set up once per run,
+// not per cycle.
+func (th *Thread) body(tc *rtapi.TaskContext) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = th.panicked(v)
+		}
+	}()
+	th.state.Store(stateRunning)
+	th.nextPublish = th.beat.Load()
+	for {
+		th.cycle(tc)
+		if !tc.WaitPeriod() {
+			return nil
+		}
+	}
+}
+
+// cycle runs the chain once.
+func (th *Thread) cycle(tc *rtapi.TaskContext) {
+	c := th.pin()
+	start := tc.Now()
+	due := tc.Deadline() + th.periodNs // the next release
+	t0 := start
+	for _, f := range c.functs {
+		th.current = f
+		f.fn(th.period, start)
+		t1 := tc.Now()
+		d := t1 - t0
+		f.account(d, t1 > due && (t0 <= due || d > th.periodNs))
+		t0 = t1
+	}
+	th.current = nil
+	th.inUse.Store(0)
+
+	total := t0 - start
+	th.time.Store(total)
+	if total > th.tmax.Load() {
+		th.tmax.Store(total)
+	}
+	if t0 > due {
+		th.overruns.Store(th.overruns.Load() + 1)
+	}
+	beat := th.beat.Load() + 1
+	th.beat.Store(beat)
+	if th.seq != nil && beat >= th.nextPublish {
+		th.nextPublish = beat + th.publishEvery
+		th.publish(c, stateRunning)
+	}
+}
+
+// pin loads the current chain and marks its generation in use, retrying
+// if a new chain was stored in between (see waitPast).
+func (th *Thread) pin() *chain {
+	for {
+		c := th.chain.Load()
+		th.inUse.Store(c.gen)
+		if th.chain.Load() == c {
+			return c
+		}
+	}
+}
+
+// account records one call of f that took d nanoseconds.
+func (f *Funct) account(d int64, overran bool) {
+	f.time.Store(d)
+	if d > f.tmax.Load() {
+		f.tmax.Store(d)
+	}
+	f.calls.Store(f.calls.Load() + 1)
+	if overran {
+		f.overruns.Store(f.overruns.Load() + 1)
+	}
+}
+
+// panicked turns a function's panic into the thread's error. The thread
+// is ending, so this may allocate.
+func (th *Thread) panicked(v any) error {
+	name := "(none: the panic was outside any function)"
+	if th.current != nil {
+		name = th.current.name
+	}
+	th.current = nil
+	th.inUse.Store(0)
+	th.state.Store(stateFailed)
+	return &PanicError{Thread: th.name, Funct: name, Value: v, Stack: debug.Stack()}
+}

@@ -1,0 +1,311 @@
+package hal
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/internal/ipc"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// ThreadSpec describes a thread. Only Name and Period are required.
+type ThreadSpec struct {
+	// Name is unique among the HAL's threads and the rtapi instance's
+	// tasks; at most NameLen-1 bytes, no spaces.
+	Name string
+	// Period: the first thread's sets the base period; later ones are
+	// rounded to the nearest whole multiple of it and may not be shorter.
+	Period time.Duration
+	// Priority in [rt.PrioLowest(), rt.PrioHighest()]; 0 assigns it
+	// rate-monotonic at Start.
+	Priority int
+	// CPU places the thread's OS thread (rtapi.CPUChoice).
+	CPU rtapi.CPUChoice
+}
+
+// Thread is a periodic real-time thread calling a chain of functions
+// (hal_create_thread). Its methods are safe for concurrent use; Stats and
+// the accessors may be called while it runs.
+type Thread struct {
+	h         *HAL
+	name      string
+	nameBuf   [NameLen]byte
+	spec      ThreadSpec
+	requested time.Duration
+	period    time.Duration
+	periodNs  int64
+	slot      int // index in the stats segment
+
+	// Guarded by h.mu.
+	prio int
+	task *rtapi.Task
+	gen  uint64 // generation of the latest chain
+
+	chain atomic.Pointer[chain] // copy-on-write; loaded once per cycle
+	inUse atomic.Uint64         // generation of the chain being run, 0 between cycles
+
+	// Written by the thread only, read by anyone.
+	beat     atomic.Int64
+	time     atomic.Int64
+	tmax     atomic.Int64
+	overruns atomic.Int64
+	state    atomic.Int64 // stateCreated, stateRunning, ...
+
+	// Owned by the running thread.
+	current      *Funct // the function being called, named if it panics
+	publishEvery int64
+	nextPublish  int64
+	rec          threadRecord               // scratch for publishing
+	seq          *ipc.Seqlock[threadRecord] // nil unless publishing
+}
+
+// chain is an immutable list of functions; a change builds a new one.
+type chain struct {
+	gen    uint64
+	functs []*Funct
+}
+
+// Thread states, as published.
+const (
+	stateCreated int64 = iota
+	stateRunning
+	stateStopped
+	stateFailed
+)
+
+var stateNames = [...]string{"created", "running", "stopped", "failed"}
+
+func stateName(s int64) string {
+	if s < 0 || int(s) >= len(stateNames) {
+		return "unknown"
+	}
+	return stateNames[s]
+}
+
+// NewThread creates a thread with the given name and period
+// (hal_create_thread); see NewThreadSpec.
+func (h *HAL) NewThread(name string, period time.Duration) (*Thread, error) {
+	return h.NewThreadSpec(ThreadSpec{Name: name, Period: period})
+}
+
+// NewThreadSpec creates a thread, not yet running. The first thread fixes
+// the base period; a later period is rounded to the nearest whole multiple
+// of the base (Requested keeps the asked value and the rounding is logged)
+// and one shorter than the base is refused. Threads are created while the
+// HAL is stopped; the thread's rtapi task is created here, so the name is
+// reserved and the period checked against the flavor's minimum at once.
+func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
+	const op = "new thread"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	name := spec.Name
+	if err := h.checkOpen(op, name, ""); err != nil {
+		return nil, err
+	}
+	if h.running {
+		return nil, errf(op, name, "", rtapi.ErrState, "threads are running; Stop them first")
+	}
+	if err := checkName("thread", name); err != nil {
+		return nil, &Error{Op: op, Thread: name, Err: errors.Join(err, rtapi.ErrInvalid)}
+	}
+	if h.thread(name) != nil {
+		return nil, errf(op, name, "", rtapi.ErrInvalid, "a thread of that name exists")
+	}
+	if len(h.threads) >= MaxThreads {
+		return nil, errf(op, name, "", rtapi.ErrInvalid, "already %d threads, the most one HAL runs", MaxThreads)
+	}
+	if spec.Period <= 0 {
+		return nil, errf(op, name, "", rtapi.ErrInvalid, "period %v is not positive", spec.Period)
+	}
+	if spec.Priority != 0 && (spec.Priority < h.rt.PrioLowest() || spec.Priority > h.rt.PrioHighest()) {
+		return nil, errf(op, name, "", rtapi.ErrInvalid, "priority %d outside [%d, %d]",
+			spec.Priority, h.rt.PrioLowest(), h.rt.PrioHighest())
+	}
+	period := spec.Period
+	if h.base != 0 {
+		if period < h.base {
+			return nil, errf(op, name, "", rtapi.ErrInvalid,
+				"period %v is shorter than the base period %v set by thread %q; create the fastest thread first",
+				period, h.base, h.threads[0].name)
+		}
+		n := (period + h.base/2) / h.base
+		period = n * h.base
+	}
+	th := &Thread{
+		h:         h,
+		name:      name,
+		spec:      spec,
+		requested: spec.Period,
+		period:    period,
+		periodNs:  int64(period),
+		slot:      len(h.threads),
+	}
+	copy(th.nameBuf[:], name)
+	h.gen++
+	th.chain.Store(&chain{gen: h.gen})
+	th.gen = h.gen
+	th.publishEvery = max(1, int64(h.opts.PublishEvery/period))
+	h.threads = append(h.threads, th)
+	h.assignPriorities()
+	if err := th.newTask(); err != nil {
+		h.threads = h.threads[:len(h.threads)-1]
+		h.assignPriorities()
+		return nil, &Error{Op: op, Thread: name, Err: err}
+	}
+	if h.base == 0 {
+		h.base = period
+	}
+	if h.pub != nil {
+		th.seq = h.pub.thread(th.slot)
+		h.pub.setThreads(len(h.threads), h.base)
+	}
+	th.publishIdle(stateCreated)
+	if period != spec.Period {
+		h.log.Info("hal thread period rounded to a multiple of the base period", zap.String("thread", name),
+			zap.Duration("requested", spec.Period), zap.Duration("period", period), zap.Duration("base", h.base))
+	}
+	return th, nil
+}
+
+// newTask creates the thread's rtapi task with its current priority.
+func (th *Thread) newTask() error {
+	t, err := th.h.rt.NewTask(rtapi.TaskSpec{
+		Name:     th.name,
+		Priority: th.prio,
+		Period:   th.period,
+		CPU:      th.spec.CPU,
+	}, th.body)
+	if err != nil {
+		return err
+	}
+	th.task = t
+	return nil
+}
+
+// prepareTask makes sure the task can be started with the thread's
+// priority: a task that ran before, or was created with a priority that
+// rate-monotonic assignment has since changed, is replaced.
+func (th *Thread) prepareTask() error {
+	t := th.task
+	if t.State() == "created" && t.Spec().Priority == th.prio {
+		return nil
+	}
+	if err := t.Delete(); err != nil {
+		return &Error{Op: "start", Thread: th.name, Err: err}
+	}
+	if err := th.newTask(); err != nil {
+		return &Error{Op: "start", Thread: th.name, Err: err}
+	}
+	return nil
+}
+
+// Name is the thread's name.
+func (th *Thread) Name() string { return th.name }
+
+// Period is the thread's period, after rounding to the base period.
+func (th *Thread) Period() time.Duration { return th.period }
+
+// Requested is the period asked for; it differs from Period when that was
+// rounded.
+func (th *Thread) Requested() time.Duration { return th.requested }
+
+// Priority is the thread's priority: the one given, or the rate-monotonic
+// one (final once Start has run).
+func (th *Thread) Priority() int {
+	th.h.mu.Lock()
+	defer th.h.mu.Unlock()
+	return th.prio
+}
+
+// Task is the rtapi task running the thread now, for its rtapi.Stats
+// (wake-up latency, context switches). Start replaces it when the thread
+// is started again.
+func (th *Thread) Task() *rtapi.Task {
+	th.h.mu.Lock()
+	defer th.h.mu.Unlock()
+	return th.task
+}
+
+// State is "created", "running", "stopped" or "failed" (a function
+// panicked).
+func (th *Thread) State() string { return stateName(th.state.Load()) }
+
+// Done is closed when the thread's current run has ended: stopped, or
+// stopped by a panicking function.
+func (th *Thread) Done() <-chan struct{} { return th.Task().Done() }
+
+// Err is the error the thread's last run ended with: a *PanicError when a
+// function panicked; nil while it runs or after a clean stop.
+func (th *Thread) Err() error {
+	t := th.Task()
+	select {
+	case <-t.Done():
+		return t.Wait()
+	default:
+		return nil
+	}
+}
+
+// Beat is the thread-beat: the number of cycles completed. It is an
+// atomic load: RT-safe, and cheap enough to poll.
+func (th *Thread) Beat() int64 { return th.beat.Load() }
+
+// Functs lists the names of the thread's functions in calling order.
+func (th *Thread) Functs() []string {
+	c := th.chain.Load()
+	names := make([]string, len(c.functs))
+	for i, f := range c.functs {
+		names[i] = f.name
+	}
+	return names
+}
+
+// ThreadStats is a snapshot of a thread and its functions. Times are
+// measured with the flavor's clock (virtual on sim).
+type ThreadStats struct {
+	Name      string
+	Period    time.Duration
+	Requested time.Duration
+	Priority  int
+	State     string
+	// Beat counts completed cycles (the thread-beat).
+	Beat int64
+	// Time is the last cycle's chain time, TMax the worst.
+	Time, TMax time.Duration
+	// Overruns counts cycles whose chain ended after the next release.
+	Overruns int64
+	Functs   []FunctStats
+}
+
+// Stats reads the thread's counters and its functions' while it runs,
+// without locking the thread out. It allocates; not RT-safe.
+func (th *Thread) Stats() ThreadStats {
+	s := ThreadStats{
+		Name:      th.name,
+		Period:    th.period,
+		Requested: th.requested,
+		Priority:  th.Priority(),
+		State:     th.State(),
+		Beat:      th.beat.Load(),
+		Time:      time.Duration(th.time.Load()),
+		TMax:      time.Duration(th.tmax.Load()),
+		Overruns:  th.overruns.Load(),
+	}
+	for _, f := range th.chain.Load().functs {
+		s.Functs = append(s.Functs, f.Stats())
+	}
+	return s
+}
+
+// ResetMax clears the thread's worst time and its functions' (writing 0
+// to LinuxCNC's .tmax). A cycle running at the same moment may write its
+// time back; that is the only effect of the race.
+func (th *Thread) ResetMax() {
+	th.tmax.Store(0)
+	for _, f := range th.chain.Load().functs {
+		f.tmax.Store(0)
+	}
+}
