@@ -55,4 +55,3 @@ func run(opts rtapi.Options, d time.Duration) error {
 	}
 	return nil
 }
-
