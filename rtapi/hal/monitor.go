@@ -45,7 +45,8 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 	if uintptr(seg.Size()) != sizeofLayout() {
 		seg.Close()
 		return nil, errf("open monitor", "", "", rtapi.ErrInvalid,
-			"segment %s holds %d bytes, a HAL stats segment %d", seg.Name(), seg.Size(), sizeofLayout())
+			"segment %s is not a HAL stats segment of this build: it holds %d bytes, not %d",
+			seg.Name(), seg.Size(), sizeofLayout())
 	}
 	layout, err := shm.View[statsLayout](seg, 0)
 	if err != nil {

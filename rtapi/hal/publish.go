@@ -106,7 +106,8 @@ func newPublisher(dir string, instance int, key uint32) (*publisher, error) {
 }
 
 // segmentHost reports the pid that created an existing segment and
-// whether that process is alive. An unreadable segment counts as dead.
+// whether that process is alive (this process included: another HAL here
+// may be publishing on the key). An unreadable segment counts as dead.
 func segmentHost(o shm.Options, key uint32) (int, bool) {
 	o.AttachTimeout = -1
 	seg, err := shm.Attach(o, key)
@@ -115,7 +116,7 @@ func segmentHost(o shm.Options, key uint32) (int, bool) {
 	}
 	defer seg.Close()
 	pid := seg.CreatorPID()
-	return pid, pid > 0 && pid != os.Getpid() && processAlive(pid)
+	return pid, pid > 0 && processAlive(pid)
 }
 
 func processAlive(pid int) bool {

@@ -1,0 +1,167 @@
+package hal_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/shm"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+func TestMonitorReadsPublishedRecords(t *testing.T) {
+	dir := t.TempDir()
+	const key = 0x4a1
+	h := newHAL(t, hal.Options{StatsKey: key, ShmDir: dir})
+	assert.Equal(t, "/gortapi-0-000004a1", h.StatsSegment())
+	base, err := h.NewThread("base", 100*time.Microsecond)
+	require.NoError(t, err)
+	servo, err := h.NewThread("servo", 1040*time.Microsecond)
+	require.NoError(t, err)
+	for _, n := range []string{"siggen.0.update", "pid.0.do-pid-calcs"} {
+		_, err := h.Export(n, func(time.Duration, int64) { rtapi.Delay(2 * time.Microsecond) })
+		require.NoError(t, err)
+		require.NoError(t, h.AddFunct(n, "servo", hal.Last))
+	}
+
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: key, Dir: dir})
+	require.NoError(t, err)
+	defer m.Close()
+	assert.True(t, m.HostAlive())
+
+	s, err := m.Read()
+	require.NoError(t, err)
+	assert.Equal(t, os.Getpid(), s.HostPID)
+	assert.Equal(t, 100*time.Microsecond, s.BasePeriod)
+	require.Len(t, s.Threads, 2)
+	assert.Equal(t, "created", s.Threads[0].State)
+	assert.Equal(t, "servo", s.Threads[1].Name)
+	assert.Equal(t, time.Millisecond, s.Threads[1].Period)
+	assert.Equal(t, 1040*time.Microsecond, s.Threads[1].Requested)
+
+	require.NoError(t, h.Start())
+	waitBeat(t, servo, 20)
+	waitBeat(t, base, 20)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		s, err = m.Read()
+		require.NoError(t, err)
+		if s.Threads[1].Beat >= 10 && s.Threads[1].Functs[1].Calls >= 10 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "servo never published 10 cycles: %+v", s.Threads[1])
+		time.Sleep(time.Millisecond)
+	}
+	st := s.Threads[1]
+	assert.Equal(t, "running", st.State)
+	assert.Equal(t, servo.Priority(), st.Priority)
+	require.Len(t, st.Functs, 2)
+	assert.Equal(t, "siggen.0.update", st.Functs[0].Name)
+	assert.Equal(t, "pid.0.do-pid-calcs", st.Functs[1].Name)
+	assert.GreaterOrEqual(t, st.Functs[1].TMax, 2*time.Microsecond)
+	assert.LessOrEqual(t, st.Beat, servo.Beat(), "published values never run ahead of the thread")
+
+	// A removal shows up in the published chain.
+	require.NoError(t, h.RemoveFunct("siggen.0.update", "servo"))
+	for {
+		s, err = m.Read()
+		require.NoError(t, err)
+		if len(s.Threads[1].Functs) == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "removal never published")
+		time.Sleep(time.Millisecond)
+	}
+	assert.Equal(t, "pid.0.do-pid-calcs", s.Threads[1].Functs[0].Name)
+
+	require.NoError(t, h.Stop())
+	s, err = m.Read()
+	require.NoError(t, err)
+	assert.Equal(t, "stopped", s.Threads[1].State)
+	assert.Equal(t, servo.Beat(), s.Threads[1].Beat, "the final record is exact")
+
+	require.NoError(t, h.Close())
+	s, err = m.Read()
+	require.NoError(t, err, "the mapping stays valid after the host removed the segment")
+	assert.True(t, s.HostClosed)
+	require.NoError(t, m.Close())
+	_, err = m.Read()
+	require.ErrorIs(t, err, rtapi.ErrClosed)
+	require.ErrorIs(t, m.Close(), rtapi.ErrClosed)
+	assert.False(t, m.HostAlive())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the last detach removed the segment")
+}
+
+func TestMonitorMisuse(t *testing.T) {
+	dir := t.TempDir()
+	_, err := hal.OpenMonitor(hal.MonitorOptions{Dir: dir})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "key required")
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir})
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	seg, err := shm.Create(shm.Options{Dir: dir}, 8, 4096)
+	require.NoError(t, err)
+	defer seg.Delete()
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 8, Dir: dir})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "a segment of another size")
+	assert.Contains(t, err.Error(), "not")
+
+	// Right size, wrong contents.
+	h := newHAL(t, hal.Options{StatsKey: 9, ShmDir: dir})
+	size := sizeOfStats(t, dir, 9)
+	require.NoError(t, h.Close())
+	junk, err := shm.Create(shm.Options{Dir: dir}, 10, size)
+	require.NoError(t, err)
+	defer junk.Delete()
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 10, Dir: dir})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "zeroed segment has no HAL magic")
+}
+
+func sizeOfStats(t *testing.T, dir string, key uint32) int {
+	t.Helper()
+	seg, err := shm.Attach(shm.Options{Dir: dir}, key)
+	require.NoError(t, err)
+	defer seg.Close()
+	return seg.Size()
+}
+
+func TestStatsSegmentOfLiveHostIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x55, ShmDir: dir})
+	_, err := hal.New(h.RT(), hal.Options{StatsKey: 0x55, ShmDir: dir})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	require.ErrorIs(t, err, os.ErrExist)
+	assert.Contains(t, err.Error(), "running process")
+}
+
+func TestStaleStatsSegmentIsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "GORTAPI_HAL_LEAVE_SEGMENT="+dir+":0x77")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+	_, err = os.Stat(filepath.Join(dir, "gortapi-0-00000077"))
+	require.NoError(t, err, "the dead child left its segment")
+
+	h := newHAL(t, hal.Options{StatsKey: 0x77, ShmDir: dir})
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x77, Dir: dir})
+	require.NoError(t, err)
+	s, err := m.Read()
+	require.NoError(t, err)
+	assert.Equal(t, os.Getpid(), s.HostPID, "the segment is ours now")
+	require.NoError(t, m.Close())
+	require.NoError(t, h.Close())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
