@@ -101,13 +101,22 @@ fetch() {
 	fi
 	mkdir -p "$CACHE"
 	tmp=$(mktemp -d "$CACHE/.fetch.XXXXXX")
+	local t=$(date +%s.%N) t_dl
 	if ! (cd "$tmp" && apt-get "${APT_OPTS[@]}" download "$pkg=$ver") >"$tmp/download.log" 2>&1; then
 		rm -rf "$tmp"
 		return 1
 	fi
+	t_dl=$(elapsed "$t")
+	t=$(date +%s.%N)
 	dpkg -x "$tmp"/*.deb "$tmp/root" || { rm -rf "$tmp"; die "dpkg -x of $pkg $ver failed"; }
+	# A kernel package is 400 MB unpacked, nearly all modules the lane does
+	# not load: keep boot/ (vmlinuz, config, System.map), 15 MB.
+	if [[ $pkg == linux-image-* ]] && [ -d "$tmp/root/boot" ]; then
+		mkdir "$tmp/kept" && mv "$tmp/root/boot" "$tmp/kept/" && rm -rf "$tmp/root" && mv "$tmp/kept" "$tmp/root"
+	fi
 	mv -T "$tmp/root" "$dir" 2>/dev/null || [ -d "$dir" ] || { rm -rf "$tmp"; die "cannot store $pkg in $dir"; }
 	rm -rf "$tmp"
+	log "$pkg $ver: apt-get download ${t_dl} s, dpkg -x $(elapsed "$t") s"
 	echo "$dir"
 }
 
@@ -300,9 +309,16 @@ fi
 [ -n "$(candidate linux-image-amd64)" ] || apt_update
 
 t=$(date +%s.%N)
+# The kernels download in parallel: two connections to the mirror beat one.
 declare -A VMLINUZ
+declare -A FETCH_PID
 for k in $KERNELS; do
-	VMLINUZ[$k]=$(fetch_kernel "$k")
+	fetch_kernel "$k" >"$WORK/vmlinuz.$k" &
+	FETCH_PID[$k]=$!
+done
+for k in $KERNELS; do
+	wait "${FETCH_PID[$k]}" || die "fetching the $k kernel failed (see above)"
+	VMLINUZ[$k]=$(cat "$WORK/vmlinuz.$k")
 	log "$k kernel: ${VMLINUZ[$k]}"
 done
 BUSYBOX=$(static_busybox)
