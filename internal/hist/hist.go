@@ -2,9 +2,10 @@
 // number of concurrent readers, the shape cyclictest -h and LinuxCNC's
 // latency-histogram print.
 //
-// Record is RT-safe: it neither allocates nor locks; it only loads and
-// stores atomics, which is enough because exactly one goroutine (the task
-// that owns the histogram) writes. Snapshot may run on any goroutine at any
+// Record is RT-safe: it neither allocates nor locks; it loads and stores
+// atomics (two stores per sample, a third when a new minimum or maximum is
+// seen), which is enough because exactly one goroutine (the task that owns
+// the histogram) writes. Snapshot may run on any goroutine at any
 // time and never blocks the writer; a snapshot taken while the writer runs
 // may be off by the samples in flight, never torn within one counter.
 package hist
@@ -23,7 +24,6 @@ type Histogram struct {
 	width    int64
 	buckets  []atomic.Uint64
 	overflow atomic.Uint64
-	count    atomic.Int64
 	sum      atomic.Int64
 	min      atomic.Int64
 	max      atomic.Int64
@@ -62,7 +62,7 @@ func Validate(width, bound time.Duration) error {
 
 // Record adds one sample. Only one goroutine may call Record at a time.
 //
-// RT-safe: no allocation, no lock, no read-modify-write instruction.
+// RT-safe: no allocation, no lock, no read-modify-write loop.
 func (h *Histogram) Record(ns int64) {
 	i := ns / h.width
 	if i < 0 {
@@ -74,7 +74,6 @@ func (h *Histogram) Record(ns int64) {
 	} else {
 		h.overflow.Store(h.overflow.Load() + 1)
 	}
-	h.count.Store(h.count.Load() + 1)
 	h.sum.Store(h.sum.Load() + ns)
 	if ns < h.min.Load() {
 		h.min.Store(ns)
@@ -90,7 +89,6 @@ func (h *Histogram) Reset() {
 		h.buckets[i].Store(0)
 	}
 	h.overflow.Store(0)
-	h.count.Store(0)
 	h.sum.Store(0)
 	h.min.Store(math.MaxInt64)
 	h.max.Store(math.MinInt64)
@@ -109,13 +107,17 @@ func (h *Histogram) Snapshot() Snapshot {
 		Width:    time.Duration(h.width),
 		Counts:   make([]uint64, len(h.buckets)),
 		Overflow: h.overflow.Load(),
-		Count:    h.count.Load(),
 		Sum:      h.sum.Load(),
 		Min:      h.min.Load(),
 		Max:      h.max.Load(),
 	}
+	// Count is derived rather than stored, to save the writer a store. A
+	// snapshot racing the writer may pair a count with a sum one sample
+	// apart; each counter on its own is exact.
+	s.Count = int64(s.Overflow)
 	for i := range h.buckets {
 		s.Counts[i] = h.buckets[i].Load()
+		s.Count += int64(s.Counts[i])
 	}
 	if s.Count == 0 {
 		s.Min, s.Max = 0, 0
