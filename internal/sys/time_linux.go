@@ -34,32 +34,26 @@ func Timespec(ns int64) unix.Timespec {
 // wake-up. SleepUntilRaw keeps the P instead.
 //
 // RT-safe: no allocation.
-func SleepUntil(deadline int64) error {
-	ts := Timespec(deadline)
-	for {
-		_, _, errno := unix.Syscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
-			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		switch errno {
-		case 0:
-			return nil
-		case unix.EINTR:
-			continue
-		default:
-			return errSleep(errno)
-		}
-	}
-}
+func SleepUntil(deadline int64) error { return sleepUntil(deadline, false) }
 
 // SleepUntilRaw is SleepUntil through RawSyscall: the calling thread keeps
 // its P while it sleeps, so waking up never waits for one, at the price of
 // delaying a stop-the-world of the whole process until the sleep ends.
 //
 // RT-safe: no allocation.
-func SleepUntilRaw(deadline int64) error {
+func SleepUntilRaw(deadline int64) error { return sleepUntil(deadline, true) }
+
+func sleepUntil(deadline int64, raw bool) error {
 	ts := Timespec(deadline)
 	for {
-		_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
-			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		var errno unix.Errno
+		if raw {
+			_, _, errno = unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+				unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		} else {
+			_, _, errno = unix.Syscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+				unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		}
 		switch errno {
 		case 0:
 			return nil
