@@ -56,6 +56,19 @@ type VirtualThread interface {
 	// the next Arm.
 	Suspend()
 	Close() error
+	// Begin blocks until the task's first cycle is due on the virtual
+	// clock, so that it runs in the deterministic schedule rather than
+	// as soon as Start returns.
+	Begin()
+	// EndCycle is called as the body ends each cycle, before the
+	// overrun check; it returns the time the cycle ended (a virtual
+	// clock charges the cycle's execution cost here).
+	EndCycle() int64
+	// Kick says that Stop (stop true) or Resume changed the task's
+	// control word, so that a thread the flavor holds asleep can act on
+	// it in virtual time. Unlike the others it is called from any
+	// goroutine.
+	Kick(stop bool)
 }
 
 // Waker puts one task thread to sleep until its next release. It belongs
@@ -141,6 +154,36 @@ func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
 		}
 	}
 	return sys.Nanotime(), releases, err
+}
+
+// Begin blocks until the task's first cycle may run: at once on the
+// Linux backends, when the simulation reaches the task's start on a
+// virtual clock.
+func (w *Waker) Begin() {
+	if w.virt != nil {
+		w.virt.Begin()
+	}
+}
+
+// EndCycle reads the clock as the body ends a cycle: the flavor's Now on
+// the Linux backends; on a virtual clock, the cycle's start plus its
+// declared (or measured) execution cost.
+//
+// RT-safe: no allocation, no lock; on the Linux backends no interface call.
+func (w *Waker) EndCycle() int64 {
+	if w.virt != nil {
+		return w.virt.EndCycle()
+	}
+	return sys.Nanotime()
+}
+
+// Kick tells a virtual clock that Stop (stop true) or Resume changed the
+// task's control word; the Linux backends ignore it. Unlike the other
+// methods it may be called from any goroutine.
+func (w *Waker) Kick(stop bool) {
+	if w.virt != nil {
+		w.virt.Kick(stop)
+	}
 }
 
 // Suspend stops the periodic kernel timers while the task is paused, so
