@@ -286,4 +286,7 @@ func TestCrossProcessDrain(t *testing.T) {
 	assert.Equal(t, "remote 99", all[99].Message)
 	assert.Equal(t, zapcore.WarnLevel, all[99].Level)
 	assert.Equal(t, "remote", all[99].ContextMap()["task"])
+	sink.RemoveRing(ring)
+	sink.RemoveRing(ring) // unknown: no-op
+	assert.Zero(t, sink.DrainOnce(zl))
 }

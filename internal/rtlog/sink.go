@@ -28,6 +28,7 @@ type Sink struct {
 	level atomic.Int32
 	bell  uint32 // futex word: bellSleeping while Drain waits
 
+	drainMu sync.Mutex // held while rings are read; RemoveRing waits on it
 	mu      sync.Mutex
 	sources []*source
 	running bool
@@ -92,6 +93,21 @@ func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
 	s.sources = append(s.sources, &source{ring: ring, task: task, dropped: ring.Dropped()})
 	s.mu.Unlock()
 	return nil
+}
+
+// RemoveRing stops draining ring. When it returns, the Sink no longer
+// touches the ring's memory, so the segment holding it may be unmapped.
+func (s *Sink) RemoveRing(ring *ipc.RecordRing) {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, src := range s.sources {
+		if src.ring == ring {
+			s.sources = append(s.sources[:i], s.sources[i+1:]...)
+			return
+		}
+	}
 }
 
 // Message is one decoded record.
@@ -171,6 +187,8 @@ func zapLevel(l Level) zapcore.Level {
 // seen since the last call as one WARN entry per source. It returns the
 // number of messages written.
 func (s *Sink) DrainOnce(zl *zap.Logger) int {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
 	s.mu.Lock()
 	sources := append([]*source(nil), s.sources...)
 	s.mu.Unlock()

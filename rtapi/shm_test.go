@@ -1,0 +1,187 @@
+package rtapi_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// openShm opens a posix RT with an instance of its own and checks at the
+// end that the test left nothing in /dev/shm.
+func openShm(t *testing.T) *rtapi.RT {
+	t.Helper()
+	inst := 400000 + os.Getpid()
+	t.Cleanup(func() {
+		left, _ := filepath.Glob(fmt.Sprintf("/dev/shm/gortapi-%d-*", inst))
+		for _, f := range left {
+			_ = os.Remove(f)
+		}
+		assert.Empty(t, left, "segments left in /dev/shm")
+	})
+	return open(t, rtapi.Options{Flavor: "posix", Instance: inst})
+}
+
+func TestShmNewAttach(t *testing.T) {
+	rt := openShm(t)
+	seg, err := rt.ShmNew(0x1234, 4096)
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("/gortapi-%d-00001234", rt.Instance()), seg.Name())
+	assert.True(t, seg.Created())
+	assert.Equal(t, 4096, seg.Size())
+	assert.Equal(t, uint32(0x1234), seg.Key())
+	assert.Equal(t, os.Getpid(), seg.CreatorPID())
+
+	again, err := rt.ShmNew(0x1234, 4096)
+	require.NoError(t, err)
+	assert.False(t, again.Created())
+	att, err := rt.ShmAttach(0x1234)
+	require.NoError(t, err)
+	assert.Equal(t, 3, seg.Attached())
+	seg.Bytes()[7] = 7
+	assert.Equal(t, byte(7), att.Bytes()[7])
+
+	_, err = rt.ShmNew(0x1234, 8192)
+	require.ErrorIs(t, err, rtapi.ErrShmSizeMismatch)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	var sm *rtapi.ShmSizeMismatchError
+	require.ErrorAs(t, err, &sm)
+	assert.Equal(t, 4096, sm.Existing)
+	assert.Equal(t, 8192, sm.Requested)
+
+	ok, err := rt.ShmExists(0x1234)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.NoError(t, att.Close())
+	require.NoError(t, again.Close())
+	require.NoError(t, seg.Delete())
+	ok, _ = rt.ShmExists(0x1234)
+	assert.False(t, ok)
+	assert.ErrorIs(t, seg.Close(), rtapi.ErrClosed)
+	assert.Nil(t, seg.Bytes())
+}
+
+func TestShmMisuse(t *testing.T) {
+	rt := openShm(t)
+	_, err := rt.ShmAttach(0x99)
+	require.ErrorIs(t, err, rtapi.ErrShmNotExist)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	for _, size := range []int{0, -5} {
+		_, err = rt.ShmNew(1, size)
+		assert.ErrorIs(t, err, rtapi.ErrInvalid)
+	}
+	assert.ErrorIs(t, rt.ShmRemove(0x99), os.ErrNotExist)
+
+	seg, err := rt.ShmNew(2, 128)
+	require.NoError(t, err)
+	defer seg.Delete()
+	_, err = rtapi.View[struct{ Name string }](seg, 0)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	var fe *rtapi.ShmFieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Name", fe.Field)
+	_, err = rtapi.View[uint64](seg, 3)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid)
+	_, err = rtapi.View[[32]uint64](seg, 0)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid)
+	_, err = seg.RecordRing(8, 64)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid, "misaligned ring")
+	_, err = seg.RecordRing(0, 1<<20)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid, "ring larger than the segment")
+	_, err = seg.StreamRing(0, 100)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid, "ring too small")
+}
+
+func TestShmAfterClose(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", Instance: 400000 + os.Getpid()})
+	require.NoError(t, err)
+	require.NoError(t, rt.Close())
+	_, err = rt.ShmNew(1, 64)
+	assert.ErrorIs(t, err, rtapi.ErrClosed)
+	_, err = rt.MsgLogger("x")
+	assert.ErrorIs(t, err, rtapi.ErrClosed)
+}
+
+type servoShared struct {
+	Lock     rtapi.Mutex
+	Ready    rtapi.Semaphore
+	Position rtapi.Seqlock[[4]float64]
+	Cycles   uint64
+}
+
+func TestShmPrimitives(t *testing.T) {
+	rt := openShm(t)
+	size := 1024 + rtapi.RingSize(4096)
+	seg, err := rt.ShmNew(3, size)
+	require.NoError(t, err)
+	defer seg.Delete()
+	v, err := rtapi.View[servoShared](seg, 0)
+	require.NoError(t, err)
+
+	require.NoError(t, v.Lock.Lock())
+	v.Cycles++
+	require.NoError(t, v.Lock.Unlock())
+	assert.ErrorIs(t, v.Lock.Unlock(), rtapi.ErrNotLocked)
+
+	require.NoError(t, v.Ready.Give())
+	require.NoError(t, v.Ready.TryTake())
+	assert.ErrorIs(t, v.Ready.TryTake(), rtapi.ErrBusy)
+	assert.ErrorIs(t, v.Ready.TakeDeadline(rt.Now()+int64(time.Millisecond)), rtapi.ErrDeadline)
+
+	v.Position.Write(&[4]float64{1, 2, 3, 4})
+	var pos [4]float64
+	v.Position.Read(&pos)
+	assert.Equal(t, [4]float64{1, 2, 3, 4}, pos)
+
+	m, err := seg.Mutex(512)
+	require.NoError(t, err)
+	require.NoError(t, m.TryLock())
+	sem, err := seg.Semaphore(520)
+	require.NoError(t, err)
+	require.NoError(t, sem.Give())
+	sl, err := rtapi.SeqlockAt[uint64](seg, 576)
+	require.NoError(t, err)
+	x := uint64(5)
+	sl.Write(&x)
+
+	ring, err := seg.RecordRing(1024, rtapi.RingSize(4096))
+	require.NoError(t, err)
+	require.NoError(t, ring.Put([]byte("hello")))
+	other, err := rt.ShmAttach(3)
+	require.NoError(t, err)
+	defer other.Close()
+	reader, err := other.RecordRing(1024, rtapi.RingSize(4096))
+	require.NoError(t, err, "a non-creator opens the ring the creator laid out")
+	buf := make([]byte, 16)
+	n, err := reader.Get(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(buf[:n]))
+	_, err = reader.Get(buf)
+	assert.ErrorIs(t, err, rtapi.ErrRingEmpty)
+	_, err = other.StreamRing(1024, rtapi.RingSize(4096))
+	assert.True(t, errors.Is(err, rtapi.ErrRingInit) || err != nil)
+}
+
+// Two tasks of one process hand a token back and forth through two
+// Semaphores that are ordinary Go values.
+func TestSemaphoreBetweenTasks(t *testing.T) {
+	var ping, pong rtapi.Semaphore
+	rounds := 0
+	for range 100 {
+		go func() {
+			_ = ping.Take()
+			_ = pong.Give()
+		}()
+		require.NoError(t, ping.Give())
+		require.NoError(t, pong.Take())
+		rounds++
+	}
+	assert.Equal(t, 100, rounds)
+}
