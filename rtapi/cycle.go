@@ -43,7 +43,7 @@ type TaskContext struct {
 // RT-safe: no allocation, no lock, no logging.
 func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
-	end := tc.waker.Now()
+	end := tc.waker.EndCycle()
 	t.stats.exec.Record(end - tc.wake)
 	if tc.cycle >= tc.nextSample {
 		tc.sampleUsage()

@@ -329,6 +329,7 @@ func (t *Task) run(ready chan<- error) {
 	}
 	ready <- nil
 
+	w.Begin() // a virtual clock holds the first cycle until it is due
 	err = t.callBody()
 	tc.sampleUsage()
 	if cerr := w.Close(); err == nil && cerr != nil {
@@ -424,6 +425,11 @@ func (t *Task) Stop() {
 }
 
 func (t *Task) poke() {
+	// A virtual clock (the sim flavor) holds its threads asleep itself;
+	// tell it first, so the wake-up below happens in its schedule.
+	if w := t.tc.waker; w != nil {
+		w.Kick(t.ctl.Load()&ctlStop != 0)
+	}
 	select {
 	case t.kick <- struct{}{}:
 	default:
