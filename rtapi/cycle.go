@@ -95,7 +95,7 @@ func (tc *TaskContext) WaitPeriod() bool {
 		latest += int64(tc.pending) * tc.period
 	}
 	t.stats.latency.Record(now - latest)
-	if t.ctl.Load()&ctlStop != 0 {
+	if t.ctl.Load()&(ctlStop|ctlFault) != 0 {
 		return false
 	}
 	return tc.release(next, now)
@@ -116,23 +116,26 @@ func (tc *TaskContext) release(deadline, now int64) bool {
 func (tc *TaskContext) control(now int64) bool {
 	t := tc.task
 	c := t.ctl.Load()
-	if c&ctlStop != 0 {
+	if c&(ctlStop|ctlFault) != 0 {
 		return false
 	}
 	if c&ctlPause == 0 {
 		return true
 	}
 	_ = tc.waker.Suspend()
+	t.wd.idle.Store(true) // parked on purpose: not a runaway
 	for {
 		<-t.kick
 		c = t.ctl.Load()
 		if c&ctlStop != 0 {
+			t.wd.idle.Store(false)
 			return false
 		}
 		if c&ctlPause == 0 {
 			break
 		}
 	}
+	t.wd.idle.Store(false)
 	now = tc.waker.Now()
 	tc.pending = 0
 	if tc.period > 0 {

@@ -108,6 +108,14 @@ type TaskSpec struct {
 	// (RawSyscall): wake-ups never wait for a P, but a stop-the-world of
 	// the process waits for the sleep to end.
 	RawSleep bool
+	// Watchdog is how long the task may go without completing a cycle,
+	// its thread busy on the CPU for at least half of that time, before
+	// the watchdog demotes the thread to SCHED_OTHER and faults the task
+	// (Wait returns a *FaultError). Zero: DefaultWatchdogPeriods periods
+	// plus DefaultWatchdogSlack for a periodic task, none for a task that
+	// is not periodic. Negative: not watched. Only real-time flavors run a
+	// watchdog.
+	Watchdog time.Duration
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
@@ -128,6 +136,7 @@ var stateNames = [...]string{"created", "running", "paused", "stopping", "done"}
 const (
 	ctlStop uint32 = 1 << iota
 	ctlPause
+	ctlFault // set by the watchdog: WaitPeriod returns false
 )
 
 // Task is a real-time task (rtapi_task_new). It is created paused; Start
@@ -149,6 +158,7 @@ type Task struct {
 	binding flavors.Binding
 	stats   taskStats
 	tc      TaskContext
+	wd      taskWatch
 }
 
 // NewTask creates a task, paused, on rt (rtapi_task_new). body runs on the
@@ -210,6 +220,10 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 		kick: make(chan struct{}, 1),
 		done: make(chan struct{}),
 	}
+	timeout := watchTimeout(spec)
+	t.wd.timeout = int64(timeout)
+	t.wd.faultc = make(chan struct{})
+	t.wd.fault = &FaultError{Task: name, Timeout: timeout}
 	t.stats.init(spec.HistogramBound)
 	t.tc.task = t
 
@@ -281,6 +295,7 @@ func (t *Task) Start() error {
 		return taskErr(t.spec.Name, "start", err)
 	}
 	t.state.Store(stateRunning)
+	t.watch()
 	t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
 		zap.Stringer("policy", t.binding.Policy), zap.Int("priority", t.binding.Priority),
 		zap.Ints("cpus", t.binding.CPUs), zap.Stringer("wake", t.binding.Wake),
@@ -437,21 +452,32 @@ func (t *Task) poke() {
 }
 
 // Wait blocks until the task's body has returned and returns its error: the
-// body's own, a *PanicError when it panicked, or nil. Waiting on a task
-// that was never started (nor stopped) is ErrState.
+// body's own, a *PanicError when it panicked, or nil. For a task the
+// watchdog faulted it returns the *FaultError (errors.Is ErrFaulted) at
+// once, without waiting for the runaway body. Waiting on a task that was
+// never started (nor stopped) is ErrState.
 func (t *Task) Wait() error {
 	if t.state.Load() == stateCreated {
 		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
 	}
-	<-t.done
+	select {
+	case <-t.done:
+	case <-t.wd.faultc:
+	}
 	return t.result()
 }
 
 func (t *Task) result() error {
+	if t.wd.faulted.Load() {
+		return t.wd.fault
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.err
 }
+
+// Faulted is closed when the watchdog faults the task.
+func (t *Task) Faulted() <-chan struct{} { return t.wd.faultc }
 
 // Done is closed when the task's body has returned.
 func (t *Task) Done() <-chan struct{} { return t.done }
@@ -467,6 +493,14 @@ func (t *Task) waitDone(d time.Duration) bool {
 	select {
 	case <-t.done:
 		return true
+	case <-t.wd.faultc:
+		// A runaway body: waiting longer will not stop it.
+		select {
+		case <-t.done:
+			return true
+		default:
+			return false
+		}
 	case <-timer.C:
 		return false
 	}

@@ -1,0 +1,316 @@
+package rtapi
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// The watchdog catches runaway real-time tasks. A SCHED_FIFO thread stuck
+// in a loop owns its CPU: nothing of lower priority runs there again until
+// the kernel's RT throttling (a blunt 5 % by default) steps in. One
+// watchdog thread per RT instance runs SCHED_FIFO 99, above every task
+// (task priorities stop at 98), wakes a few times per timeout, and checks
+// that each watched task has completed a cycle recently. A task that has
+// not, and whose thread was on its CPU for at least half of that time (a
+// runaway loop, not a task that is blocked or held off its CPU), is
+// demoted to SCHED_OTHER, marked faulted (Wait returns a *FaultError), and
+// logged; the other tasks keep running. The CPU-time condition keeps
+// healthy tasks safe from false positives: a task parked by the Go
+// scheduler, preempted by the host or blocked in a system call for longer
+// than its timeout burns no CPU meanwhile.
+//
+// The watchdog only runs on real-time flavors: elsewhere task threads have
+// no priority to take away. Its loop neither allocates nor takes a lock a
+// task-side goroutine could hold: a goroutine that holds a lock may be the
+// one starved on the runaway task's CPU.
+
+// ErrFaulted matches a *FaultError: the watchdog stopped a runaway task.
+var ErrFaulted = errors.New("task faulted")
+
+// Watchdog defaults. A task's timeout is TaskSpec.Watchdog, or
+// DefaultWatchdogPeriods periods plus DefaultWatchdogSlack. The slack is
+// generous because a healthy task can be held off its CPU by the machine
+// (host steal, SMIs, interrupt storms: tens of milliseconds on a busy
+// virtual machine), and a false positive demotes a healthy task.
+const (
+	DefaultWatchdogPeriods = 5
+	DefaultWatchdogSlack   = 50 * time.Millisecond
+	// WatchdogPriority is the SCHED_FIFO priority of the watchdog thread:
+	// the kernel's highest, one above PrioHighest.
+	WatchdogPriority = sys.FIFOPrioMax
+)
+
+// watchdog tick bounds: it checks every timeout/4, within these.
+const (
+	minWatchdogTick = time.Millisecond
+	maxWatchdogTick = 25 * time.Millisecond
+)
+
+// FaultError is what Wait returns for a task the watchdog faulted: the task
+// did not complete a cycle within its watchdog timeout while its thread
+// kept the CPU busy, so the thread was demoted to SCHED_OTHER. The body may still be running (Go cannot kill a
+// goroutine); if it ever returns to WaitPeriod, WaitPeriod returns false.
+type FaultError struct {
+	Task string
+	// Timeout is the task's watchdog timeout; Stalled how long it had gone
+	// without completing a cycle when it was caught.
+	Timeout time.Duration
+	Stalled time.Duration
+	// Cycles is the number of cycles the task had completed.
+	Cycles int64
+	// Tid is the demoted thread; DemoteErr is why demotion failed, if it
+	// did (the thread then keeps its real-time policy).
+	Tid       int
+	DemoteErr error
+}
+
+func (e *FaultError) Error() string {
+	s := fmt.Sprintf("task %q faulted: no cycle completed for %v (watchdog timeout %v, after %d cycles)",
+		e.Task, e.Stalled.Round(time.Microsecond), e.Timeout, e.Cycles)
+	if e.DemoteErr != nil {
+		return s + fmt.Sprintf("; demoting tid %d to SCHED_OTHER failed: %v", e.Tid, e.DemoteErr)
+	}
+	return s + fmt.Sprintf("; tid %d demoted to SCHED_OTHER", e.Tid)
+}
+
+// Is makes errors.Is(err, ErrFaulted) true.
+func (e *FaultError) Is(target error) bool { return target == ErrFaulted }
+
+// Unwrap returns the demotion failure, if any.
+func (e *FaultError) Unwrap() error { return e.DemoteErr }
+
+// taskWatch is a task's part of the watchdog. The watchdog goroutine owns
+// lastCycles and lastProgress; the rest is set before the task is watched.
+type taskWatch struct {
+	timeout int64 // ns; 0: not watched
+	// idle is set by the task while it is parked in Pause: not progressing
+	// on purpose.
+	idle         atomic.Bool
+	faulted      atomic.Bool
+	faultc       chan struct{} // closed when faulted
+	fault        *FaultError   // built at Start, filled in and published by closing faultc
+	lastCycles   int64
+	lastProgress int64
+	// cpuClock is the task thread's CPU-time clock; cpuAtProgress its
+	// reading when the task last made progress.
+	cpuClock      int32
+	cpuAtProgress int64
+}
+
+// watchTimeout resolves TaskSpec.Watchdog: negative disables, zero picks
+// the default for periodic tasks (none for tasks that are not periodic).
+func watchTimeout(spec TaskSpec) time.Duration {
+	switch {
+	case spec.Watchdog < 0:
+		return 0
+	case spec.Watchdog > 0:
+		return spec.Watchdog
+	case spec.Period > 0:
+		return DefaultWatchdogPeriods*spec.Period + DefaultWatchdogSlack
+	}
+	return 0
+}
+
+// watchdog is the per-RT watchdog thread and the tasks it watches.
+type watchdog struct {
+	rt *RT
+	// tasks is replaced, never modified, so that the loop reads it
+	// without a lock.
+	tasks   atomic.Pointer[[]*Task]
+	tick    atomic.Int64
+	mu      sync.Mutex // serialises add and the loop's exit
+	running bool
+	exited  chan struct{}
+	reports chan *FaultError
+	tid     atomic.Int64
+}
+
+// watchdogs maps each RT with a live watchdog to it. Only set-up code
+// (Task.Start) and the watchdog's exit touch it; the loop never does.
+var watchdogs sync.Map // *RT → *watchdog
+
+// watch puts t under the watchdog of its RT, starting that watchdog if
+// needed. It is called from Start once the task's thread is set up. On
+// flavors that are not real-time, or with the watchdog disabled for t, it
+// does nothing.
+func (t *Task) watch() {
+	if !t.rt.info.RealTime || t.wd.timeout == 0 {
+		return
+	}
+	v, _ := watchdogs.LoadOrStore(t.rt, &watchdog{rt: t.rt})
+	wd := v.(*watchdog)
+	wd.add(t)
+}
+
+func (wd *watchdog) add(t *Task) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	t.wd.lastCycles = t.stats.cycles.Load()
+	t.wd.lastProgress = sys.Nanotime()
+	t.wd.cpuClock = threadCPUClock(int(t.stats.tid.Load()))
+	t.wd.cpuAtProgress = threadCPUTime(t.wd.cpuClock)
+	var list []*Task
+	if p := wd.tasks.Load(); p != nil {
+		list = append(list, *p...)
+	}
+	list = append(list, t)
+	tick := int64(maxWatchdogTick)
+	for _, o := range list {
+		tick = min(tick, max(o.wd.timeout/4, int64(minWatchdogTick)))
+	}
+	wd.tick.Store(tick)
+	wd.tasks.Store(&list)
+	if wd.running {
+		return
+	}
+	wd.running = true
+	wd.exited = make(chan struct{})
+	if wd.reports == nil {
+		wd.reports = make(chan *FaultError, 16)
+		go wd.report()
+	}
+	ready := make(chan struct{})
+	go wd.loop(ready)
+	<-ready
+}
+
+// report logs faults, off the watchdog thread: a logger may block.
+func (wd *watchdog) report() {
+	for e := range wd.reports {
+		wd.rt.logger.Error("watchdog: task faulted", zap.String("task", e.Task),
+			zap.Duration("stalled", e.Stalled), zap.Duration("timeout", e.Timeout),
+			zap.Int64("cycles", e.Cycles), zap.Int("tid", e.Tid), zap.NamedError("demote_error", e.DemoteErr))
+	}
+}
+
+// loop is the watchdog thread. It runs locked to its OS thread at
+// SCHED_FIFO 99 and sleeps with an absolute clock_nanosleep between
+// checks. It exits (and its thread with it, being locked) when no task is
+// left to watch.
+func (wd *watchdog) loop(ready chan<- struct{}) {
+	runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+	defer close(wd.exited)
+	wd.tid.Store(int64(sys.Gettid()))
+	if err := sys.SetScheduler(0, sys.SchedFIFO, WatchdogPriority); err != nil {
+		// Still useful below the tasks' priority on other CPUs; say so.
+		wd.rt.logger.Warn("watchdog: cannot run at SCHED_FIFO 99; runaway tasks on its CPU may go unnoticed",
+			zap.Error(err))
+	}
+	close(ready)
+	next := sys.Nanotime()
+	for {
+		next += wd.tick.Load()
+		now := sys.Nanotime()
+		if next < now {
+			next = now
+		}
+		_ = sys.SleepUntil(next) // only fails on a bad deadline; the loop re-reads the clock
+		if !wd.check(sys.Nanotime()) {
+			return
+		}
+	}
+}
+
+// check looks at every watched task once. It returns false when the
+// watchdog has nothing left to watch and has deregistered itself.
+func (wd *watchdog) check(now int64) bool {
+	list := *wd.tasks.Load()
+	live := 0
+	for _, t := range list {
+		if t.wd.faulted.Load() || t.state.Load() == stateDone {
+			continue
+		}
+		live++
+		c := t.stats.cycles.Load()
+		cpu := threadCPUTime(t.wd.cpuClock)
+		if c != t.wd.lastCycles || t.wd.idle.Load() {
+			t.wd.lastCycles, t.wd.lastProgress, t.wd.cpuAtProgress = c, now, cpu
+			continue
+		}
+		// A runaway task keeps its CPU busy. One that is held off its
+		// CPU (by the host, by higher priorities, or parked by the Go
+		// scheduler waiting for a P) or blocked in its body is late, not
+		// runaway: it burnt little CPU time while stalled.
+		stalled := now - t.wd.lastProgress
+		if stalled > t.wd.timeout && cpu >= 0 && t.wd.cpuAtProgress >= 0 && cpu-t.wd.cpuAtProgress >= stalled/2 {
+			wd.fault(t, now)
+		}
+	}
+	if live > 0 {
+		return true
+	}
+	// Nothing to watch: leave, unless a task is being added right now.
+	if !wd.mu.TryLock() {
+		return true
+	}
+	defer wd.mu.Unlock()
+	if p := wd.tasks.Load(); len(*p) != len(list) {
+		return true
+	}
+	wd.tasks.Store(new([]*Task))
+	wd.running = false
+	return false
+}
+
+// fault demotes t's thread, marks t faulted and wakes its waiters. It
+// allocates nothing: the error was built when t was started.
+func (wd *watchdog) fault(t *Task, now int64) {
+	tid := int(t.stats.tid.Load())
+	e := t.wd.fault
+	e.Stalled = time.Duration(now - t.wd.lastProgress)
+	e.Cycles = t.wd.lastCycles
+	e.Tid = tid
+	e.DemoteErr = sys.SetScheduler(tid, sys.SchedOther, 0)
+	t.ctl.Or(ctlFault)
+	t.wd.faulted.Store(true)
+	close(t.wd.faultc)
+	select {
+	case wd.reports <- e:
+	default: // the reporter is behind; Wait still returns the error
+	}
+}
+
+// threadCPUClock is the clock id of thread tid's CPU time
+// (pthread_getcpuclockid: CPUCLOCK_SCHED, per thread).
+func threadCPUClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
+
+// threadCPUTime reads a thread's CPU time in nanoseconds; -1 when it
+// cannot (the thread is gone). It does not allocate.
+func threadCPUTime(clock int32) int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(clock, &ts) != nil {
+		return -1
+	}
+	return ts.Nano()
+}
+
+// stopWatchdog waits (bounded) for rt's watchdog to exit, once every task
+// has ended. Close may call it so that nothing of rt runs after Close.
+func (rt *RT) stopWatchdog(d time.Duration) {
+	v, ok := watchdogs.Load(rt)
+	if !ok {
+		return
+	}
+	wd := v.(*watchdog)
+	wd.mu.Lock()
+	running, exited := wd.running, wd.exited
+	wd.mu.Unlock()
+	if running {
+		select {
+		case <-exited:
+		case <-time.After(d):
+			return
+		}
+	}
+	watchdogs.Delete(rt)
+	close(wd.reports)
+}
