@@ -77,7 +77,7 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 	p(`<rect x="0" y="0" width="%d" height="%d" fill="white"/>`+"\n", svgW, svgH)
 	p(`<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", svgLeft, html.EscapeString(title))
 	// axes and grid
-	p(`<g stroke="#888" stroke-width="1">`+"\n")
+	p(`<g stroke="#888" stroke-width="1">` + "\n")
 	p(`<line x1="%d" y1="%g" x2="%g" y2="%g"/>`+"\n", svgLeft, svgTop+plotH, svgLeft+plotW, svgTop+plotH)
 	p(`<line x1="%d" y1="%d" x2="%d" y2="%g"/>`+"\n", svgLeft, svgTop, svgLeft, svgTop+plotH)
 	p("</g>\n")

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/internal/ipc"
+	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// childSpec is what the parent hands a child process (as JSON in -child):
+// each measurement runs in a fresh process, as cyclictest does, so that
+// one run's heap, threads and timers cannot leak into the next.
+type childSpec struct {
+	Kind     string        `json:"kind"` // gortapi, ticker, switch, load
+	Flavor   string        `json:"flavor"`
+	Vanilla  bool          `json:"vanilla"`
+	Wake     string        `json:"wake"`
+	Priority int           `json:"priority"`
+	CPU      int           `json:"cpu"` // -1: unpinned
+	Interval time.Duration `json:"interval"`
+	Duration time.Duration `json:"duration"`
+	Loads    []string      `json:"loads"`
+	Busy     time.Duration `json:"busy"`
+	RawSleep bool          `json:"raw_sleep"`
+}
+
+// childResult is what a child prints on stdout.
+type childResult struct {
+	Latency hist.Snapshot `json:"latency"`
+	Exec    hist.Snapshot `json:"exec"`
+	Policy  string        `json:"policy"`
+	Wake    string        `json:"wake"`
+	Flavor  string        `json:"flavor"`
+	Cycles  int64         `json:"cycles"`
+	Note    string        `json:"note"`
+}
+
+// runChild runs one measurement described by spec and writes its result.
+func runChild(specJSON string, stdout io.Writer) error {
+	var spec childSpec
+	if err := json.Unmarshal([]byte(specJSON), &spec); err != nil {
+		return fmt.Errorf("child spec: %w", err)
+	}
+	var loads []latency.Load
+	for _, s := range spec.Loads {
+		l, err := latency.ParseLoad(s)
+		if err != nil {
+			return err
+		}
+		loads = append(loads, l)
+	}
+	var res childResult
+	var err error
+	switch spec.Kind {
+	case "gortapi":
+		res, err = childGortapi(spec, loads)
+	case "ticker":
+		res, err = childTicker(spec)
+	case "switch":
+		res, err = childSwitch(spec)
+	case "load":
+		// an external load: runs until the parent ends it
+		l := latency.StartLoads(loads)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		<-ctx.Done()
+		stop()
+		l.Stop()
+		return nil
+	default:
+		return fmt.Errorf("unknown child kind %q", spec.Kind)
+	}
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// childGortapi is one servo task on rtapi, as latency-test runs it.
+func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
+	wake, err := rtapi.ParseWakeMode(spec.Wake)
+	if err != nil {
+		return childResult{}, err
+	}
+	cfg := latency.Config{
+		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: spec.Vanilla},
+		Tasks:    []latency.TaskDef{{Name: "servo", Period: spec.Interval}},
+		Priority: spec.Priority,
+		Wake:     wake,
+		Overrun:  rtapi.Skip, // cyclictest's rule, so the samples compare
+		Body:     latency.Body{Busy: spec.Busy},
+		RawSleep: spec.RawSleep,
+	}
+	if spec.CPU >= 0 {
+		cfg.CPUs = []int{spec.CPU}
+	}
+	l := latency.StartLoads(loads)
+	res, err := latency.Run(context.Background(), cfg, spec.Duration, 0, nil)
+	l.Stop()
+	if err != nil {
+		return childResult{}, err
+	}
+	t := res.Tasks[0]
+	return childResult{Latency: t.Latency, Exec: t.Exec, Policy: t.Policy, Wake: t.Wake,
+		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded}, nil
+}
+
+// childTicker is what a Go programmer writes first: a time.Ticker loop on
+// an ordinary goroutine. Lateness is measured against the ideal grid,
+// skipping missed periods as cyclictest does.
+func childTicker(spec childSpec) (childResult, error) {
+	h := hist.New(time.Microsecond, 10*time.Millisecond)
+	period := int64(spec.Interval)
+	tick := time.NewTicker(spec.Interval) // the naive loop under test, by design
+	defer tick.Stop()
+	next := sys.Nanotime() + period
+	end := next + int64(spec.Duration)
+	var cycles int64
+	for range tick.C {
+		now := sys.Nanotime()
+		if now >= end {
+			break
+		}
+		if now < next-period/2 {
+			// a tick that waited in the channel's buffer while the loop
+			// was late: the runtime dropped the grid point it stood for
+			continue
+		}
+		h.Record(now - next)
+		cycles++
+		for next += period; next <= now; next += period {
+		}
+	}
+	return childResult{Latency: h.Snapshot(), Policy: "SCHED_OTHER", Wake: "time.Ticker", Flavor: "none", Cycles: cycles}, nil
+}
+
+// childSwitch ping-pongs two gortapi tasks through semaphores, as
+// ptsematest does with a mutex: the sender, released every interval,
+// stamps the time and gives the receiver's semaphore, then takes its own;
+// the receiver records how long after the stamp it woke and gives back.
+// Both run at the same priority on the same CPU.
+func childSwitch(spec childSpec) (childResult, error) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: spec.Flavor})
+	if err != nil {
+		return childResult{}, err
+	}
+	defer rt.Close()
+	var toReceiver, toSender ipc.Semaphore
+	var stamp atomic.Int64
+	h := hist.New(100*time.Nanosecond, 10*time.Millisecond)
+	cpu := rtapi.Unpinned
+	if spec.CPU >= 0 {
+		cpu = rtapi.OnCPU(spec.CPU)
+	}
+	const patience = int64(100 * time.Millisecond)
+	receiver, err := rt.NewTask(rtapi.TaskSpec{Name: "receiver", Priority: spec.Priority, CPU: cpu},
+		func(tc *rtapi.TaskContext) error {
+			for !tc.Stopping() {
+				if toReceiver.TakeDeadline(tc.Now()+patience) != nil {
+					continue
+				}
+				h.Record(tc.Now() - stamp.Load())
+				toSender.Give()
+			}
+			return nil
+		})
+	if err != nil {
+		return childResult{}, err
+	}
+	sender, err := rt.NewTask(rtapi.TaskSpec{Name: "sender", Priority: spec.Priority, CPU: cpu, Period: spec.Interval},
+		func(tc *rtapi.TaskContext) error {
+			for tc.WaitPeriod() {
+				stamp.Store(tc.Now())
+				toReceiver.Give()
+				toSender.TakeDeadline(tc.Now() + patience)
+			}
+			return nil
+		})
+	if err != nil {
+		return childResult{}, err
+	}
+	if err := receiver.Start(); err != nil {
+		return childResult{}, err
+	}
+	if err := sender.Start(); err != nil {
+		return childResult{}, err
+	}
+	time.Sleep(spec.Duration) // the parent's clock, not a real-time path
+	sender.Stop()
+	receiver.Stop()
+	sender.Wait()
+	receiver.Wait()
+	st := sender.Stats()
+	return childResult{Latency: h.Snapshot(), Policy: st.Policy, Wake: st.Wake, Flavor: rt.Flavor().Name, Cycles: st.Cycles}, nil
+}

@@ -1,0 +1,54 @@
+// Command latency-bench measures gortapi against the C tools everyone
+// trusts (rt-tests' cyclictest and ptsematest) and against what a Go
+// programmer writes without it, side by side in one run, and regenerates
+// docs/BENCHMARKS.md from the results.
+//
+// Usage:
+//
+//	sudo go run ./examples/latency-bench [-doc docs/BENCHMARKS.md] [-json FILE] [flags]
+//	go run ./examples/latency-bench -smoke     # each mode once, ~1 s each (CI)
+//
+// Each comparison ("group") runs its variants alternately, A B A B, round
+// after round, with the same SCHED_FIFO priority, interval, run length,
+// CPU and load; every measurement runs in a fresh process (this program
+// re-executed with -child, or the C tool), and the report gives the median
+// of each figure over the rounds and the ratios between variants. Groups:
+//
+//	quiet    gortapi (nanosleep, timerfd, posix-timer wake modes) vs cyclictest
+//	         and cyclictest -x, and a plain time.Ticker loop
+//	stress   gortapi vs cyclictest under stress-ng (or a load of its own)
+//	alloc    gortapi with a 200 MB/s allocating goroutine in its own process,
+//	         with RawSleep, and with the load in another process; cyclictest
+//	         next to the same load
+//	vanilla  seed 000: posix flavor SCHED_OTHER vs -vanilla-fifo (SCHED_FIFO +
+//	         POSIX timers) under load
+//	seed001  execution-time jitter of a busy SCHED_FIFO body with and without
+//	         100 threads sleeping 4 ms on a common grid
+//	switch   two gortapi tasks ping-ponging through a futex semaphore vs
+//	         ptsematest
+//
+// Flags:
+//
+//	-rounds N     rounds per group (default 3; medians are reported)
+//	-d DURATION   length of each run (default 10s)
+//	-i INTERVAL   period, µs or a duration (default 1000)
+//	-p PRIO       SCHED_FIFO priority of every measuring thread (default 90)
+//	-cpu N        CPU the measuring threads are pinned to (default: the
+//	              highest online CPU; -1 unpinned)
+//	-alloc RATE   in-process allocation rate (default 200MB/s)
+//	-only LIST    run only these groups (quiet,stress,alloc,vanilla,seed001,switch)
+//	-json FILE    raw results (default latency-bench.json)
+//	-doc FILE     regenerate this Markdown file
+//	-install=false  do not apt-get install rt-tests / stress-ng when missing
+//	-smoke        one round of about a second per mode; no timing verdict
+//
+// Missing tools are installed with apt-get when running as root (unless
+// -install=false); otherwise their rows say "skipped" and how to install
+// them. Without SCHED_FIFO permission the real-time groups are skipped.
+// The goals checked are issue 7's: in a quiet process gortapi's p99 ≤ 1.1 ×
+// cyclictest's and p99.9 ≤ 1.25 ×; time.Ticker's p50 ≥ 10 × gortapi's.
+//
+// Exit status: 0 when every run completed (in -smoke mode, also when some
+// failed: the report says which), 1 when a run failed, 2 for bad flags.
+// The goals are reported, never turned into an exit status.
+package main
