@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+func main() {
+	opts := rtapi.RegisterFlags(flag.CommandLine)
+	cfg := DefaultConfig()
+	moves := flag.String("moves", "10,-10,3", "successive targets in radians, comma separated")
+	flag.Float64Var(&cfg.Vel, "vel", cfg.Vel, "velocity limit, rad/s")
+	flag.Float64Var(&cfg.Accel, "accel", cfg.Accel, "acceleration limit, rad/s²")
+	period := flag.Duration("period", time.Millisecond, "servo thread period")
+	flag.Parse()
+	var err error
+	if cfg.Moves, err = parseMoves(*moves); err == nil {
+		err = run(os.Stdout, *opts, cfg, *period)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func parseMoves(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil {
+			return nil, fmt.Errorf("-moves: %q is not a number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration) error {
+	if cfg.Vel <= 0 || cfg.Accel <= 0 {
+		return errors.New("-vel and -accel must be positive")
+	}
+	rt, err := rtapi.Open(opts)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	fmt.Fprintf(w, "flavor %s (real-time: %v)\n", rt.Flavor().Name, rt.Flavor().RealTime)
+	h, err := hal.New(rt, hal.Options{})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	th, err := h.NewThread("servo", period)
+	if err != nil {
+		return err
+	}
+	s := NewServo(cfg)
+	if err := s.Install(h, "servo"); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "moves %v rad at up to %g rad/s, %g rad/s², %v planned\n", cfg.Moves, cfg.Vel, cfg.Accel, cfg.Duration())
+	if err := h.Start(); err != nil {
+		return err
+	}
+	limit := time.Now().Add(2*cfg.Duration() + 5*time.Second)
+	for !s.Done() {
+		select {
+		case <-th.Done():
+			return errors.Join(th.Err(), h.Stop())
+		default:
+		}
+		if time.Now().After(limit) {
+			return fmt.Errorf("the moves did not finish by %v", limit)
+		}
+		time.Sleep(10 * time.Millisecond) // main goroutine: not a real-time path
+	}
+	if err := h.Stop(); err != nil {
+		return err
+	}
+	report(w, s, th)
+	return nil
+}
+
+// report prints the following error, the HAL thread's per-function times
+// and the rtapi task's statistics.
+func report(w io.Writer, s *Servo, th *hal.Thread) {
+	f := &s.Following
+	fmt.Fprintf(w, "following error: max %.3f mrad at t=%.3f s, rms %.3f mrad, final %.4f mrad over %d cycles\n",
+		f.Max*1e3, f.AtMax, f.RMS()*1e3, f.Final*1e3, f.N)
+	ts := th.Stats()
+	fmt.Fprintf(w, "thread %s: period %v priority %d beat %d time %v tmax %v overruns %d\n",
+		ts.Name, ts.Period, ts.Priority, ts.Beat, ts.Time, ts.TMax, ts.Overruns)
+	for _, fs := range ts.Functs {
+		fmt.Fprintf(w, "  %-16s time %-8v tmax %-8v calls %d overruns %d\n", fs.Name, fs.Time, fs.TMax, fs.Calls, fs.Overruns)
+	}
+	ks := th.Task().Stats()
+	fmt.Fprintf(w, "task %s: %s prio %d wake %s cycles %d overruns %d latency min %v avg %v p99 %v max %v\n",
+		ks.Name, ks.Policy, ks.Priority, ks.Wake, ks.Cycles, ks.Overruns, time.Duration(ks.Latency.Min),
+		ks.Latency.Mean(), ks.Latency.Percentile(0.99), time.Duration(ks.Latency.Max))
+}
