@@ -47,6 +47,10 @@ func OpenRecordRing(mem []byte) (*RecordRing, error) {
 // MaxRecord returns the largest payload a Put accepts.
 func (q *RecordRing) MaxRecord() int { return len(q.r.data)/2 - recordHdr }
 
+// errCorruptRecord is pre-built: Peek stays allocation-free even on a
+// damaged ring.
+var errCorruptRecord = fmt.Errorf("%w: record header inconsistent with the ring", ErrCorrupt)
+
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
 // Reserve returns n bytes of ring memory for the next record, to be filled
@@ -129,12 +133,20 @@ func (q *RecordRing) Peek() ([]byte, error) {
 		pos := tail & r.mask
 		w := (*[2]uint32)(unsafe.Pointer(&r.data[pos]))
 		n, kind := uint64(w[0]), w[1]
+		avail := r.available(tail)
 		if kind == recordWrap {
-			r.advance(tail + uint64(len(r.data)) - pos) // skip the padding
+			skip := uint64(len(r.data)) - pos
+			if skip > avail {
+				return nil, errCorruptRecord
+			}
+			r.advance(tail + skip) // skip the padding
 			continue
 		}
-		if n > uint64(q.MaxRecord()) {
-			return nil, fmt.Errorf("%w: record of %d bytes at %d", ErrCorrupt, n, pos)
+		// Another process may have scribbled on the ring: never slice
+		// past what the header and the producer vouch for.
+		if kind != 0 || n > uint64(q.MaxRecord()) || pos+align8(recordHdr+n) > uint64(len(r.data)) ||
+			align8(recordHdr+n) > avail {
+			return nil, errCorruptRecord
 		}
 		r.peekNext = tail + align8(recordHdr+n) + 1
 		return r.data[pos+recordHdr : pos+recordHdr+n : pos+recordHdr+n], nil

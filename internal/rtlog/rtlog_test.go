@@ -290,3 +290,20 @@ func TestCrossProcessDrain(t *testing.T) {
 	sink.RemoveRing(ring) // unknown: no-op
 	assert.Zero(t, sink.DrainOnce(zl))
 }
+
+// FuzzDecode: a malformed record (a scribbled shared ring) is an error,
+// never a panic.
+func FuzzDecode(f *testing.F) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("fuzz", 0)
+	log.Warn("seed %d %f %v", Int(1), Float(2.0), Bool(true))
+	p, _ := log.ring.Peek()
+	f.Add(append([]byte(nil), p...))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err == nil {
+			_ = m.Text()
+		}
+	})
+}
