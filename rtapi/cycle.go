@@ -9,7 +9,7 @@ import (
 
 // This file is the per-cycle path. It reads top to bottom: account for the
 // body that just ran, compute the next release, sleep, measure the wake-up,
-// return to the body. It allocates nothing, takes no lock, logs nothing
+// count the cycle's interference (interference.go), return to the body. It allocates nothing, takes no lock, logs nothing
 // and makes no interface call on the Linux flavors.
 
 // TaskContext is what a task body sees of its task. It belongs to the
@@ -30,6 +30,14 @@ type TaskContext struct {
 	sampleEvery int64
 	nextSample  int64
 	usage       sys.ThreadUsage
+
+	// interference counters (interference.go)
+	interference  bool
+	slept         bool  // this cycle's wait blocked in the kernel
+	gcAtStart     bool  // GC was marking when the body started
+	gcAtEnd       bool  // GC was marking when the body ended
+	latency       int64 // this cycle's wake-up latency, when slept
+	lateThreshold int64
 }
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
@@ -45,6 +53,8 @@ func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
 	end := tc.waker.EndCycle()
 	t.stats.exec.Record(end - tc.wake)
+	tc.gcAtEnd = gcMarking()
+	tc.slept = false
 	if tc.cycle >= tc.nextSample {
 		tc.sampleUsage()
 	}
@@ -52,10 +62,7 @@ func (tc *TaskContext) WaitPeriod() bool {
 		return false
 	}
 	if tc.period == 0 {
-		tc.cycle++
-		t.stats.cycles.Store(tc.cycle)
-		tc.wake = tc.waker.Now()
-		return true
+		return tc.release(tc.deadline, tc.waker.Now())
 	}
 
 	next := tc.deadline + tc.period + tc.correction
@@ -77,6 +84,7 @@ func (tc *TaskContext) WaitPeriod() bool {
 	}
 
 	now, releases, err := tc.waker.Wait(next)
+	tc.slept = true
 	if err != nil {
 		t.stats.waitErrors.Store(t.stats.waitErrors.Load() + 1)
 	}
@@ -94,7 +102,8 @@ func (tc *TaskContext) WaitPeriod() bool {
 	if tc.pending > 0 {
 		latest += int64(tc.pending) * tc.period
 	}
-	t.stats.latency.Record(now - latest)
+	tc.latency = now - latest
+	t.stats.latency.Record(tc.latency)
 	if t.ctl.Load()&(ctlStop|ctlFault) != 0 {
 		return false
 	}
@@ -104,9 +113,12 @@ func (tc *TaskContext) WaitPeriod() bool {
 // release starts the cycle of the release at deadline, woken at now.
 func (tc *TaskContext) release(deadline, now int64) bool {
 	tc.deadline = deadline
-	tc.wake = now
 	tc.cycle++
 	tc.task.stats.cycles.Store(tc.cycle)
+	if tc.interference {
+		now = tc.observe(now)
+	}
+	tc.wake = now
 	return true
 }
 

@@ -25,6 +25,7 @@ type taskStats struct {
 	majorFaults atomic.Int64
 	voluntary   atomic.Int64
 	involuntary atomic.Int64
+	intf        interferenceStats
 }
 
 func (s *taskStats) init(bound time.Duration) {
@@ -51,6 +52,10 @@ type Stats struct {
 	MajorFaults         int64
 	VoluntarySwitches   int64
 	InvoluntarySwitches int64
+	// Interference counts, cycle by cycle, what the kernel and the Go
+	// runtime did to the task (preemptions, scheduler parks, GC, page
+	// faults) and attributes late wake-ups to them; see Interference.
+	Interference Interference
 	// Policy, Priority, CPUs, Wake and Degraded: what the thread runs with.
 	Policy   string
 	Priority int
@@ -76,6 +81,7 @@ func (t *Task) Stats() Stats {
 		MajorFaults:         s.majorFaults.Load(),
 		VoluntarySwitches:   s.voluntary.Load(),
 		InvoluntarySwitches: s.involuntary.Load(),
+		Interference:        s.intf.snapshot(t.spec.LateThreshold),
 		Policy:              b.Policy.String(),
 		Priority:            b.Priority,
 		CPUs:                b.CPUs,

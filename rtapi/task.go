@@ -116,6 +116,13 @@ type TaskSpec struct {
 	// is not periodic. Negative: not watched. Only real-time flavors run a
 	// watchdog.
 	Watchdog time.Duration
+	// Interference turns the per-cycle interference counters
+	// (Stats.Interference) on or off; Auto (the zero value) is on. They
+	// cost one getrusage system call per cycle, about a microsecond.
+	Interference Toggle
+	// LateThreshold is the wake-up latency above which a wake-up counts
+	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period).
+	LateThreshold time.Duration
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
@@ -203,6 +210,12 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	}
 	if spec.HistogramBound == 0 {
 		spec.HistogramBound = rt.opts.HistogramBound
+	}
+	if spec.LateThreshold < 0 {
+		return nil, taskErrf(name, "new", ErrInvalid, "negative late threshold %v", spec.LateThreshold)
+	}
+	if spec.LateThreshold == 0 {
+		spec.LateThreshold = DefaultLateThreshold(spec.Period)
 	}
 	if err := hist.Validate(time.Microsecond, spec.HistogramBound); err != nil {
 		return nil, taskErrf(name, "new", ErrInvalid, "%v", err)
@@ -333,6 +346,9 @@ func (t *Task) run(ready chan<- error) {
 	tc.skip = t.spec.Overrun == Skip
 	tc.sampleEvery = usageSampleEvery(t.spec.Period)
 	tc.nextSample = tc.sampleEvery
+	tc.interference = interferenceOn(t.spec) && t.rt.clock == nil // thread counters mean nothing in virtual time
+	tc.lateThreshold = int64(t.spec.LateThreshold)
+	tc.startInterference()
 	now := w.Now()
 	tc.deadline, tc.wake = now, now
 	if tc.period > 0 {

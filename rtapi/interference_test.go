@@ -1,0 +1,131 @@
+package rtapi_test
+
+import (
+	"runtime"
+	"runtime/debug"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// GCMarking follows the collector: true while a cycle marks, false with
+// the collector off.
+func TestGCMarkingFollowsTheCollector(t *testing.T) {
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			runtime.GC()
+		}
+	}()
+	deadline := time.Now().Add(liveness)
+	for !rtapi.GCMarking() {
+		require.False(t, time.Now().After(deadline), "never saw a GC cycle marking")
+	}
+	stop.Store(true)
+	<-done
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.GC() // completes the cycle; none starts with GOGC off
+	require.False(t, rtapi.GCMarking())
+}
+
+// The counters see what is done to the task: blocking in the body,
+// touching fresh memory, a collection running, and every late wake-up is
+// attributed to exactly one cause.
+func TestInterferenceCountersSeeCauses(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	unblock := make(chan struct{})
+	var sink []byte
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "observed", Period: time.Millisecond, LateThreshold: time.Nanosecond},
+		func(tc *rtapi.TaskContext) error {
+			for tc.WaitPeriod() {
+				switch tc.Cycle() {
+				case 10:
+					<-unblock // the thread blocks in the body
+				case 20:
+					sink = make([]byte, 8<<20) // fresh pages: faults
+					for i := 0; i < len(sink); i += 4096 {
+						sink[i] = 1
+					}
+				}
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	waitCycles(t, task, 10)
+	time.Sleep(20 * time.Millisecond)
+	close(unblock)
+	waitCycles(t, task, 30)
+	deadline := time.Now().Add(liveness)
+	for task.Stats().Interference.GCCycles == 0 {
+		require.False(t, time.Now().After(deadline), "no cycle ran during GC")
+		runtime.GC()
+	}
+	task.Stop()
+	require.NoError(t, task.Wait())
+	in := task.Stats().Interference
+	require.Positive(t, in.BlockedCycles, "%+v", in)
+	require.Positive(t, in.FaultCycles, "%+v", in)
+	require.Positive(t, in.GCCycles, "%+v", in)
+	require.Equal(t, time.Nanosecond, in.LateThreshold)
+	require.Positive(t, in.Late)
+	require.Equal(t, in.Late, in.LateBlocked+in.LatePreempted+in.LateGC+in.LateUnexplained, "%+v", in)
+	require.Positive(t, in.LateBlocked, "the wake-up after the blocked cycle is attributed to it: %+v", in)
+}
+
+// A higher-priority task on the same CPU preempting a lower one is counted
+// as involuntary switches of the lower one.
+func TestInterferenceCountsPreemption(t *testing.T) {
+	rttest.RequireRT(t)
+	cpu := lastCPU(t)
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+	low, err := rt.NewTask(rtapi.TaskSpec{Name: "low", Priority: rt.PrioLowest(), Period: 10 * time.Millisecond,
+		CPU: rtapi.OnCPU(cpu), Watchdog: -1}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+			end := tc.Now() + int64(5*time.Millisecond)
+			for tc.Now() < end { // busy: the high task's releases preempt it
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	high, err := rt.NewTask(rtapi.TaskSpec{Name: "high", Period: time.Millisecond, CPU: rtapi.OnCPU(cpu)}, loop)
+	require.NoError(t, err)
+	require.NoError(t, high.Start())
+	require.NoError(t, low.Start())
+	deadline := time.Now().Add(liveness)
+	for low.Stats().Interference.PreemptedCycles == 0 {
+		require.False(t, time.Now().After(deadline), "low task never counted as preempted: %+v", low.Stats().Interference)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// With the counters off nothing is counted, and the thread totals still
+// come from the periodic samples.
+func TestInterferenceOff(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "quiet", Period: time.Millisecond, Interference: rtapi.Off,
+		LateThreshold: time.Nanosecond}, loop)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	waitCycles(t, task, 20)
+	task.Stop()
+	require.NoError(t, task.Wait())
+	st := task.Stats()
+	require.Zero(t, st.Interference.Late)
+	require.Zero(t, st.Interference.GCCycles+st.Interference.BlockedCycles+st.Interference.PreemptedCycles)
+	require.Positive(t, st.VoluntarySwitches, "the end-of-task sample still reads the thread's counters")
+}
+
+func TestDefaultLateThreshold(t *testing.T) {
+	require.Equal(t, 100*time.Microsecond, rtapi.DefaultLateThreshold(time.Millisecond))
+	require.Equal(t, 50*time.Microsecond, rtapi.DefaultLateThreshold(100*time.Microsecond))
+	require.Equal(t, 50*time.Microsecond, rtapi.DefaultLateThreshold(0))
+}
