@@ -58,6 +58,9 @@ type Options struct {
 	// StopTimeout bounds how long Close waits for each task to stop.
 	// Zero: 2 s.
 	StopTimeout time.Duration
+	// Sim configures the sim flavor: seed, hang timeout, trace size.
+	// Other flavors ignore it. nil: SimOptions' defaults.
+	Sim *SimOptions
 }
 
 // Toggle is a three-way setting: Auto (the zero value), On or Off.

@@ -88,6 +88,10 @@ func Open(opts Options) (*RT, error) {
 			Why:      choice.Why,
 		},
 	}
+	if err := rt.initSim(); err != nil {
+		_ = choice.Flavor.Close()
+		return nil, fmt.Errorf("rtapi.Open: %w", err)
+	}
 	if v, ok := choice.Flavor.(interface{ VirtualTime() bool }); ok && v.VirtualTime() {
 		rt.clock = pushClock(choice.Flavor)
 	}
