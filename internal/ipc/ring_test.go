@@ -144,7 +144,7 @@ func TestRecordRingPeekReserveShort(t *testing.T) {
 func TestRecordRingConcurrent(t *testing.T) {
 	q, err := InitRecordRing(ringMem(1024))
 	require.NoError(t, err)
-	const total = 100000
+	const total = 20000
 	go func() {
 		var rec [24]byte
 		for i := uint64(0); i < total; {
@@ -320,7 +320,7 @@ func TestRecordRingWriterKilled(t *testing.T) {
 		next++
 		return true
 	}
-	for next < 50000 {
+	for next < 5000 {
 		read()
 	}
 	p.kill(t)

@@ -127,7 +127,7 @@ func TestSeqlockWriterKilled(t *testing.T) {
 	for s.Seq() < 1000 {
 		runtime.Gosched()
 	}
-	for range 100000 {
+	for range 10000 {
 		s.Read(&got)
 		check(got)
 	}
