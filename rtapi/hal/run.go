@@ -26,8 +26,19 @@ func (th *Thread) body(tc *rtapi.TaskContext) (err error) {
 	for {
 		th.cycle(tc)
 		if !tc.WaitPeriod() {
+			th.finish(stateStopped)
 			return nil
 		}
+	}
+}
+
+// finish records the thread's end and publishes its final record, so
+// that a monitor sees the state at once. The thread is still the only
+// writer of its record here.
+func (th *Thread) finish(state int64) {
+	th.state.Store(state)
+	if th.seq != nil {
+		th.publish(th.chain.Load(), state)
 	}
 }
 
@@ -97,6 +108,6 @@ func (th *Thread) panicked(v any) error {
 	}
 	th.current = nil
 	th.inUse.Store(0)
-	th.state.Store(stateFailed)
+	th.finish(stateFailed)
 	return &PanicError{Thread: th.name, Funct: name, Value: v, Stack: debug.Stack()}
 }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/gortapi/gortapi/examples/halhost/pins"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+type config struct {
+	rtapi      rtapi.Options
+	base       time.Duration
+	servo      time.Duration
+	statsKey   uint
+	pinsKey    uint
+	faultAfter time.Duration
+	status     time.Duration
+}
+
+func main() {
+	var c config
+	opts := rtapi.RegisterFlags(flag.CommandLine)
+	flag.DurationVar(&c.base, "base", 100*time.Microsecond, "base thread period")
+	flag.DurationVar(&c.servo, "servo", time.Millisecond, "servo thread period (rounded to a multiple of -base)")
+	flag.UintVar(&c.statsKey, "stats-key", pins.DefaultStatsKey, "shared-memory key of the thread statistics")
+	flag.UintVar(&c.pinsKey, "pins-key", pins.DefaultPinsKey, "shared-memory key of the pins")
+	flag.DurationVar(&c.faultAfter, "fault-after", 0, "make a servo function panic after this long (0: never)")
+	flag.DurationVar(&c.status, "status", 0, "print the threads' timing this often (0: only at the end)")
+	flag.Parse()
+	c.rtapi = *opts
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout, c); err != nil {
+		log.Fatal("halhost: ", err)
+	}
+}
+
+func run(ctx context.Context, w io.Writer, c config) (err error) {
+	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff || c.statsKey == c.pinsKey {
+		return fmt.Errorf("-stats-key and -pins-key must be two different non-zero 32-bit keys")
+	}
+	rt, err := rtapi.Open(c.rtapi)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rt.Close()) }()
+
+	table, err := pins.Create(rt, uint32(c.pinsKey), pinNames)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, table.Delete()) }()
+
+	h, err := hal.New(rt, hal.Options{StatsKey: uint32(c.statsKey)})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, h.Close()) }()
+	base, err := h.NewThread("base", c.base)
+	if err != nil {
+		return err
+	}
+	servo, err := h.NewThread("servo", c.servo)
+	if err != nil {
+		return err
+	}
+	if servo.Period() != servo.Requested() {
+		fmt.Fprintf(w, "halhost: servo period %v rounded to %v, a multiple of the base period\n", servo.Requested(), servo.Period())
+	}
+	if err := wire(h, table, "base", "servo", c.faultAfter); err != nil {
+		return err
+	}
+	if err := h.Start(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s; Ctrl-C to stop\n",
+		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), table.Name(), h.StatsSegment())
+	hal.WriteThreads(w, h.Stats())
+
+	var tick <-chan time.Time
+	if c.status > 0 {
+		t := time.NewTicker(c.status) // main goroutine, not a real-time path
+		defer t.Stop()
+		tick = t.C
+	}
+	baseDone, servoDone := base.Done(), servo.Done()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-tick:
+			hal.WriteThreads(w, h.Stats())
+		case <-baseDone:
+			baseDone = nil
+			reportStopped(w, base)
+		case <-servoDone:
+			servoDone = nil
+			reportStopped(w, servo)
+		}
+	}
+	fmt.Fprintln(w, "halhost: stopping")
+	if err := h.Stop(); err != nil {
+		var pe *hal.PanicError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		// Already reported when the thread stopped.
+	}
+	hal.WriteThreads(w, h.Stats())
+	fmt.Fprintln(w, "halhost: stopped, segments removed")
+	return nil
+}
+
+// reportStopped says why a thread stopped while the host runs on.
+func reportStopped(w io.Writer, th *hal.Thread) {
+	var pe *hal.PanicError
+	if err := th.Err(); errors.As(err, &pe) {
+		fmt.Fprintf(w, "halhost: thread %s stopped: function %s panicked: %v; the other threads keep running\n",
+			pe.Thread, pe.Funct, pe.Value)
+		fmt.Fprintf(os.Stderr, "%s\n", pe.Stack)
+		return
+	}
+	fmt.Fprintf(w, "halhost: thread %s stopped: %v\n", th.Name(), th.Err())
+}

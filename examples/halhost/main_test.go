@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests run halhost and halmon as real processes, as a user would in
+// two terminals: build, start, read their output, interrupt, check the
+// exit status and that /dev/shm is clean.
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+func binaries(t *testing.T) (host, mon string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "halhost-test")
+		if buildErr != nil {
+			return
+		}
+		for _, p := range []string{".", "../halmon"} {
+			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
+				return
+			}
+		}
+	})
+	require.NoError(t, buildErr)
+	return filepath.Join(binDir, "halhost"), filepath.Join(binDir, "halmon")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// keys picks segment keys no other test or running halhost uses.
+func keys(t *testing.T) []string {
+	t.Helper()
+	s := 0x10000000 + rand.Uint32N(0x0fffffff)&^1
+	t.Cleanup(func() {
+		for _, k := range []uint32{s, s + 1} {
+			_, err := os.Stat(segPath(k))
+			assert.True(t, os.IsNotExist(err), "segment %s left in /dev/shm", segPath(k))
+			os.Remove(segPath(k))
+		}
+	})
+	return []string{"-stats-key", strconv.FormatUint(uint64(s), 10), "-pins-key", strconv.FormatUint(uint64(s+1), 10)}
+}
+
+func segPath(k uint32) string { return fmt.Sprintf("/dev/shm/gortapi-0-%08x", k) }
+
+// proc is a running program whose output is collected line by line.
+type proc struct {
+	t     *testing.T
+	cmd   *exec.Cmd
+	mu    sync.Mutex
+	out   strings.Builder
+	lines chan string
+	done  chan struct{}
+}
+
+func start(t *testing.T, bin string, args ...string) *proc {
+	t.Helper()
+	p := &proc{t: t, cmd: exec.Command(bin, args...), lines: make(chan string, 10000), done: make(chan struct{})}
+	r, w := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	require.NoError(t, p.cmd.Start())
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.out.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		close(p.done)
+	}()
+	go func() { p.cmd.Wait(); w.Close() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// waitFor reads lines until one contains s.
+func (p *proc) waitFor(s string) string {
+	p.t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l := <-p.lines:
+			if strings.Contains(l, s) {
+				return l
+			}
+		case <-p.done:
+			p.t.Fatalf("%s exited before printing %q:\n%s", p.cmd.Path, s, p.output())
+		case <-timeout:
+			p.t.Fatalf("%s did not print %q in 30 s:\n%s", p.cmd.Path, s, p.output())
+		}
+	}
+}
+
+// exit waits for the process to end and returns its exit code.
+func (p *proc) exit() int {
+	p.t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		p.t.Fatalf("%s did not exit in 30 s:\n%s", p.cmd.Path, p.output())
+	}
+	for p.cmd.ProcessState == nil {
+		time.Sleep(time.Millisecond)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+func (p *proc) interrupt() int {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Signal(syscall.SIGINT))
+	return p.exit()
+}
+
+func TestHostAndMonitor(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, append([]string{"-base", "200us", "-servo", "1.05ms"}, k...)...)
+	host.waitFor("halhost ready")
+	assert.Contains(t, host.output(), "servo period 1.05ms rounded to 1ms")
+
+	// A few refreshes: the values are live.
+	mon := start(t, monBin, append([]string{"-count", "3", "-interval", "100ms"}, k...)...)
+	require.Equal(t, 0, mon.exit(), mon.output())
+	out := mon.output()
+	for _, want := range []string{"thread base", "thread servo", "motor.0.update", "encoder.0.update",
+		"siggen.0.update", "pid.0.do-pid-calcs", "scope.0.sample", "pins:", "siggen.0.sine", "pid.0.error"} {
+		assert.Contains(t, out, want)
+	}
+	frames := regexp.MustCompile(`pins frame (\d+)`).FindAllStringSubmatch(out, -1)
+	require.Len(t, frames, 3, out)
+	first, _ := strconv.Atoi(frames[0][1])
+	last, _ := strconv.Atoi(frames[2][1])
+	assert.Greater(t, last, first, "the servo thread publishes new frames while halmon watches")
+
+	// Live until Ctrl-C.
+	mon = start(t, monBin, append([]string{"-interval", "50ms"}, k...)...)
+	mon.waitFor("pins:")
+	require.Equal(t, 0, mon.interrupt(), mon.output())
+	assert.Contains(t, mon.output(), "interrupted; detaching")
+
+	require.Equal(t, 0, host.interrupt(), host.output())
+	assert.Contains(t, host.output(), "halhost: stopped, segments removed")
+	// keys' cleanup checks /dev/shm.
+}
+
+func TestMonitorNoticesHostStopping(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, k...)
+	host.waitFor("halhost ready")
+	mon := start(t, monBin, append([]string{"-interval", "20ms"}, k...)...)
+	mon.waitFor("pins:")
+	require.Equal(t, 0, host.interrupt(), host.output())
+	mon.waitFor("has stopped; detaching")
+	require.Equal(t, 0, mon.exit(), mon.output())
+	// The monitor was the last user: its detach removed the segments.
+}
+
+func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, append([]string{"-fault-after", "100ms"}, k...)...)
+	host.waitFor("halhost ready")
+	line := host.waitFor("panicked")
+	assert.Contains(t, line, "thread servo stopped: function fault.0.trip panicked: injected fault after 100ms")
+
+	mon := start(t, monBin, append([]string{"-count", "2", "-interval", "100ms"}, k...)...)
+	require.Equal(t, 0, mon.exit(), mon.output())
+	out := mon.output()
+	assert.Regexp(t, `thread servo .* failed `, out)
+	beats := regexp.MustCompile(`thread base .* running +beat (\d+)`).FindAllStringSubmatch(out, -1)
+	require.Len(t, beats, 2, out)
+	b0, _ := strconv.Atoi(beats[0][1])
+	b1, _ := strconv.Atoi(beats[1][1])
+	assert.Greater(t, b1, b0, "the base thread keeps running")
+
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+func TestSecondHostOnTheSameKeysIsRefused(t *testing.T) {
+	hostBin, _ := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, k...)
+	host.waitFor("halhost ready")
+	second := start(t, hostBin, k...)
+	assert.Equal(t, 1, second.exit())
+	assert.Contains(t, second.output(), "belongs to running process")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+func TestBadFlags(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	for _, tc := range []struct {
+		bin  string
+		args []string
+		want string
+	}{
+		{hostBin, []string{"-stats-key", "0"}, "two different non-zero"},
+		{hostBin, []string{"-stats-key", "5", "-pins-key", "5"}, "two different non-zero"},
+		{hostBin, []string{"-base", "1ms", "-servo", "100us"}, "shorter than the base period"},
+		{monBin, []string{"-interval", "0"}, "-interval must be positive"},
+		{monBin, []string{"-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running"},
+	} {
+		out, err := exec.Command(tc.bin, tc.args...).CombinedOutput()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s %v: %s", tc.bin, tc.args, out)
+		assert.Equal(t, 1, ee.ExitCode())
+		assert.Contains(t, string(out), tc.want)
+	}
+}
