@@ -1,0 +1,112 @@
+package pins_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/examples/halhost/pins"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+func openRT(t *testing.T) *rtapi.RT {
+	t.Helper()
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	require.NoError(t, err)
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func key() uint32 { return 0x20000000 + rand.Uint32N(0x0fffffff) }
+
+func TestCreateAttachPublish(t *testing.T) {
+	rt := openRT(t)
+	k := key()
+	host, err := pins.Create(rt, k, []string{"a.out", "b.out"})
+	require.NoError(t, err)
+	a, err := host.Pin("a.out")
+	require.NoError(t, err)
+	b, err := host.Pin("b.out")
+	require.NoError(t, err)
+	_, err = host.Pin("c.out")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+
+	mon, err := pins.Attach(rt, k)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.out", "b.out"}, mon.Names())
+	assert.Equal(t, os.Getpid(), mon.HostPID())
+	var f pins.Frame
+	assert.Zero(t, mon.Read(&f), "no frame yet")
+
+	a.Set(1.5)
+	b.Set(-2)
+	allocs := testing.AllocsPerRun(100, func() {
+		a.Set(a.Get() + 1)
+		host.Publish(42, 7)
+	})
+	assert.Zero(t, allocs, "Set, Get and Publish are RT-safe")
+	seq := mon.Read(&f)
+	assert.Equal(t, uint64(101), seq)
+	assert.Equal(t, int64(42), f.Time)
+	assert.Equal(t, int64(7), f.Cycle)
+	assert.Equal(t, 1.5+101, f.Values[0])
+	assert.Equal(t, -2.0, f.Values[1])
+
+	_, err = pins.Create(rt, k, []string{"x"})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "the key belongs to a live host (this process)")
+	assert.Contains(t, err.Error(), "running process")
+
+	require.NoError(t, host.Delete())
+	mon.Read(&f)
+	assert.Equal(t, 102.5, f.Values[0], "a monitor still attached reads the last frame")
+	require.NoError(t, mon.Close())
+	ok, err := rt.ShmExists(k)
+	require.NoError(t, err)
+	assert.False(t, ok, "the last detach removed the segment")
+}
+
+func TestCreateMisuse(t *testing.T) {
+	rt := openRT(t)
+	many := make([]string, pins.MaxPins+1)
+	for i := range many {
+		many[i] = "p" + strings.Repeat("x", i%5) + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	for _, tc := range []struct {
+		name  string
+		names []string
+		want  string
+	}{
+		{"too many", many, "at most"},
+		{"empty name", []string{""}, "empty or longer"},
+		{"long name", []string{strings.Repeat("n", pins.NameLen)}, "empty or longer"},
+		{"duplicate", []string{"a", "a"}, "duplicate pin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := key()
+			_, err := pins.Create(rt, k, tc.names)
+			require.ErrorIs(t, err, rtapi.ErrInvalid)
+			assert.Contains(t, err.Error(), tc.want)
+			ok, err := rt.ShmExists(k)
+			require.NoError(t, err)
+			assert.False(t, ok, "a refused Create leaves no segment")
+		})
+	}
+}
+
+func TestAttachMisuse(t *testing.T) {
+	rt := openRT(t)
+	_, err := pins.Attach(rt, key())
+	require.True(t, errors.Is(err, os.ErrNotExist), "%v", err)
+
+	k := key()
+	other, err := rt.ShmNew(k, 100)
+	require.NoError(t, err)
+	defer other.Delete()
+	_, err = pins.Attach(rt, k)
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "a segment of another size")
+}
