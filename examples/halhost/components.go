@@ -78,14 +78,15 @@ type motor struct {
 	control.Motor
 	torque, position, velocity *pins.Pin
 	last                       int64
+	started                    bool
 }
 
 func (m *motor) update(period time.Duration, now int64) {
 	m.SetTorque(m.torque.Get())
-	if m.last != 0 {
+	if m.started {
 		m.Advance(float64(now-m.last) / 1e9)
 	}
-	m.last = now
+	m.last, m.started = now, true
 	m.position.Set(m.Pos)
 	m.velocity.Set(m.Vel)
 }

@@ -74,6 +74,7 @@ type Servo struct {
 	cmdVel        float64
 	cmdAcc        float64
 	lastNow       int64
+	started       bool
 	Following     control.ErrorStats // following error over the whole run
 	done          atomic.Bool
 	finishedAtSec float64
@@ -123,10 +124,10 @@ func (s *Servo) plan(move int, from float64) {
 // the last cycle: jitter in the thread's wake-up moves the plant as it
 // would move a real axis.
 func (s *Servo) motorUpdate(period time.Duration, now int64) {
-	if s.lastNow != 0 {
+	if s.started {
 		s.motor.Advance(float64(now-s.lastNow) / 1e9)
 	}
-	s.lastNow = now
+	s.lastNow, s.started = now, true
 }
 
 // trajUpdate steps the trajectory on the nominal period grid, as
