@@ -3,7 +3,6 @@ package rtapi
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/gortapi/gortapi/internal/rtlog"
 )
@@ -61,19 +60,12 @@ type msgState struct {
 	err    error
 }
 
-var msgStates sync.Map // *RT -> *msgState
-
-var msgStart sync.Mutex
-
 // messages returns rt's sink, starting the drainer on first use.
 func (rt *RT) messages() (*msgState, error) {
-	if v, ok := msgStates.Load(rt); ok {
-		return v.(*msgState), nil
-	}
-	msgStart.Lock()
-	defer msgStart.Unlock()
-	if v, ok := msgStates.Load(rt); ok {
-		return v.(*msgState), nil
+	rt.msgMu.Lock()
+	defer rt.msgMu.Unlock()
+	if rt.msg != nil {
+		return rt.msg, nil
 	}
 	if rt.isClosed() {
 		return nil, ErrClosed
@@ -84,7 +76,7 @@ func (rt *RT) messages() (*msgState, error) {
 		defer close(st.done)
 		st.err = st.sink.Drain(ctx, rt.logger)
 	}()
-	msgStates.Store(rt, st)
+	rt.msg = st
 	return st, nil
 }
 
@@ -119,8 +111,10 @@ func (rt *RT) SetMsgLevel(lv MsgLevel) error {
 
 // MsgLevel returns the threshold (rtapi_get_msg_level).
 func (rt *RT) MsgLevel() MsgLevel {
-	if v, ok := msgStates.Load(rt); ok {
-		return v.(*msgState).sink.Level()
+	rt.msgMu.Lock()
+	defer rt.msgMu.Unlock()
+	if rt.msg != nil {
+		return rt.msg.sink.Level()
 	}
 	return MsgInfo
 }
@@ -164,11 +158,13 @@ func (rt *RT) DrainShmMessages(seg *Segment, off, size int, task string) (stop f
 // closeMessages stops the drainer after it has written what the rings
 // hold. RT.Close must call it; later MsgLogger calls return ErrClosed.
 func (rt *RT) closeMessages() error {
-	v, ok := msgStates.LoadAndDelete(rt)
-	if !ok {
+	rt.msgMu.Lock()
+	st := rt.msg
+	rt.msg = nil
+	rt.msgMu.Unlock()
+	if st == nil {
 		return nil
 	}
-	st := v.(*msgState)
 	st.cancel()
 	<-st.done
 	return st.err

@@ -29,6 +29,9 @@ type RT struct {
 	tasks  []*Task
 	closed bool
 	clock  *clockRef
+
+	msgMu sync.Mutex
+	msg   *msgState // the message drainer, started by the first MsgLogger
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.
@@ -136,6 +139,11 @@ func (rt *RT) Close() error {
 			errs = append(errs, taskErrf(t.spec.Name, "close", ErrTimeout,
 				"did not stop within %v (its body never returns to WaitPeriod)", rt.opts.StopTimeout))
 		}
+	}
+	// The tasks are stopped: write out what their message rings still
+	// hold before the flavor goes.
+	if err := rt.closeMessages(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := rt.flavor.Close(); err != nil {
 		errs = append(errs, err)

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
@@ -702,4 +704,33 @@ func BenchmarkCycleOverhead(b *testing.B) {
 	require.NoError(b, err)
 	require.NoError(b, task.Start())
 	require.NoError(b, task.Wait())
+}
+
+// Close drains what task bodies logged and stops the drainer; the logger is
+// unusable afterwards.
+func TestCloseFlushesMessages(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", Logger: zap.New(core)})
+	require.NoError(t, err)
+	msg, err := rt.MsgLogger("servo")
+	require.NoError(t, err)
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+			if tc.Cycle() == 3 {
+				msg.Warn("following error %d µm at cycle %d", rtapi.Int(42), rtapi.Int(tc.Cycle()))
+				return nil
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, task.Wait())
+	require.NoError(t, rt.Close())
+	entries := logs.FilterMessageSnippet("following error").All()
+	require.Len(t, entries, 1)
+	require.Equal(t, zap.WarnLevel, entries[0].Level)
+	require.Equal(t, "following error 42 µm at cycle 3", entries[0].Message)
+	_, err = rt.MsgLogger("late")
+	require.ErrorIs(t, err, rtapi.ErrClosed)
 }
