@@ -42,8 +42,13 @@
 // thread-beat (completed cycles). A call overruns when it ends after the
 // next release was due and either began before it or alone lasted longer
 // than the period: the count names the function that made the thread
-// late, not the ones that merely ran late behind it. All counters are atomics, readable from any goroutine while the
-// threads run (Thread.Stats, HAL.Stats).
+XX// threads run (Thread.Stats, HAL.Stats).
+//
+// On the sim flavor a thread's functions run in virtual time, in
+// priority order at each instant, identically on every run. The flavor
+// charges a task's declared cost after its body, so the chain itself takes
+// no virtual time there: function and chain times read 0, and injected
+// overruns show in the thread's task statistics (Thread.Task().Stats()).
 //
 // With Options.StatsKey set, each thread also publishes its record through
 // a seqlock in a shared-memory segment ("/gortapi-<instance>-<key>"),
