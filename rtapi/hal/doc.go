@@ -42,7 +42,9 @@
 // thread-beat (completed cycles). A call overruns when it ends after the
 // next release was due and either began before it or alone lasted longer
 // than the period: the count names the function that made the thread
-XX// threads run (Thread.Stats, HAL.Stats).
+// late, not the ones that merely ran late behind it. All counters are
+// atomics, readable from any goroutine while the threads run
+// (Thread.Stats, HAL.Stats).
 //
 // On the sim flavor a thread's functions run in virtual time, in
 // priority order at each instant, identically on every run. The flavor
