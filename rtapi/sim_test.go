@@ -1,0 +1,492 @@
+package rtapi_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+const ms = int64(time.Millisecond)
+
+func openSim(t testing.TB, o *rtapi.SimOptions) (*rtapi.RT, *rtapi.SimController) {
+	t.Helper()
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: o})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	c, err := rt.Sim()
+	require.NoError(t, err)
+	return rt, c
+}
+
+func startPeriodic(t testing.TB, rt *rtapi.RT, spec rtapi.TaskSpec, fn func(*rtapi.Cycle)) *rtapi.Task {
+	t.Helper()
+	task, err := rt.NewPeriodicTask(spec, fn)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	return task
+}
+
+func events(t testing.TB, c *rtapi.SimController) []string {
+	t.Helper()
+	tr, err := c.Trace()
+	require.NoError(t, err)
+	out := make([]string, len(tr.Events))
+	for i, e := range tr.Events {
+		out[i] = e.String()
+	}
+	return out
+}
+
+// At one instant the due tasks run highest priority first, ties in start
+// order; the first cycle is part of that schedule, not run by Start.
+func TestSimOrderAtOneInstant(t *testing.T) {
+	rt, c := openSim(t, nil)
+	var order []string
+	add := func(name string, prio int) {
+		startPeriodic(t, rt, rtapi.TaskSpec{Name: name, Priority: prio, Period: time.Millisecond},
+			func(cy *rtapi.Cycle) { order = append(order, fmt.Sprintf("%s%d", name, cy.Number())) })
+	}
+	add("low", 10)
+	add("tieA", 50)
+	add("high", 90)
+	add("tieB", 50)
+	require.Empty(t, order, "no body runs before the controller does")
+	require.NoError(t, c.Advance(time.Millisecond))
+	require.Equal(t, []string{"high0", "tieA0", "tieB0", "low0", "high1", "tieA1", "tieB1", "low1"}, order)
+	require.Equal(t, ms, c.Now())
+	require.Equal(t, ms, rt.Now())
+}
+
+// Task bodies see virtual time through tc.Now, rtapi.Now and rt.Now.
+func TestSimBodiesSeeVirtualTime(t *testing.T) {
+	rt, c := openSim(t, nil)
+	var seen [][3]int64
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "clock", Period: 500 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
+		for {
+			seen = append(seen, [3]int64{tc.Now(), rtapi.Now(), rt.Now()})
+			if !tc.WaitPeriod() {
+				return nil
+			}
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	require.Len(t, seen, 5)
+	for i, s := range seen {
+		want := int64(i) * 500 * int64(time.Microsecond)
+		require.Equal(t, [3]int64{want, want, want}, s, "cycle %d", i)
+	}
+	require.Equal(t, "sim", rt.Flavor().Name)
+	require.False(t, rt.Flavor().RealTime)
+}
+
+// Stats show exactly what was injected: constant jitter as latency, the
+// declared cost as execution time, a too-slow body as overruns.
+func TestSimStatsReflectInjection(t *testing.T) {
+	rt, c := openSim(t, nil)
+	jit := startTask(t, rt, c, "jit", time.Millisecond, rtapi.SimTaskConfig{
+		Jitter: rtapi.ConstantJitter(20 * time.Microsecond), Cost: 300 * time.Microsecond})
+	slow := startTask(t, rt, c, "slow", time.Millisecond, rtapi.SimTaskConfig{Cost: 1500 * time.Microsecond})
+	require.NoError(t, c.Advance(100*time.Millisecond))
+
+	st := jit.Stats()
+	require.EqualValues(t, 20*time.Microsecond, st.Latency.Min)
+	require.EqualValues(t, 20*time.Microsecond, st.Latency.Max)
+	require.EqualValues(t, 99, st.Latency.Count)
+	require.EqualValues(t, 300*time.Microsecond, st.Exec.Min)
+	require.EqualValues(t, 300*time.Microsecond, st.Exec.Max)
+	require.Zero(t, st.Overruns)
+
+	st = slow.Stats()
+	require.EqualValues(t, 1500*time.Microsecond, st.Exec.Min)
+	require.EqualValues(t, 1500*time.Microsecond, st.Exec.Max)
+	require.Equal(t, st.Cycles, st.Overruns, "every release passes while the body runs (CatchUp)")
+	require.EqualValues(t, 66, st.Cycles, "cycle 66 starts at 99 ms")
+}
+
+func startTask(t testing.TB, rt *rtapi.RT, c *rtapi.SimController, name string, period time.Duration,
+	cfg rtapi.SimTaskConfig) *rtapi.Task {
+	t.Helper()
+	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: name, Period: period}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, c.SetTask(task, cfg))
+	require.NoError(t, task.Start())
+	return task
+}
+
+func TestSimForcedOverrunStallAndClockStep(t *testing.T) {
+	rt, c := openSim(t, nil)
+	over, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "over", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, c.InjectOverrun(over, 5, 0))
+	require.NoError(t, over.Start())
+	stall, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "stall", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, c.InjectStall(stall, 5, 3))
+	require.NoError(t, stall.Start())
+	require.NoError(t, c.Advance(20*time.Millisecond))
+
+	st := over.Stats()
+	require.EqualValues(t, 1, st.Overruns, "one forced overrun misses exactly one release")
+	require.EqualValues(t, time.Millisecond, st.Exec.Max)
+	require.Zero(t, st.Latency.Max)
+
+	st = stall.Stats()
+	require.EqualValues(t, 3, st.Overruns, "a stall of 3 periods passes 3 releases")
+	require.EqualValues(t, 3*time.Millisecond, st.Latency.Max)
+	require.Contains(t, events(t, c), "5ms stall #5 stall 3ms")
+	require.Contains(t, events(t, c), "8ms stall #5 wake 3ms")
+
+	// A clock step: asleep across the jump, the tasks wake at its end.
+	require.NoError(t, c.InjectClockStep(25*ms+ms/2, 2*time.Millisecond))
+	require.NoError(t, c.Advance(10*time.Millisecond))
+	require.Equal(t, 30*ms, c.Now())
+	ev := events(t, c)
+	require.Contains(t, ev, "25.5ms - #0 clock-step 2ms")
+	require.Contains(t, ev, "27.5ms over #26 wake 1.5ms")
+	require.EqualValues(t, 2, over.Stats().Overruns, "release 27ms passed during the step")
+	require.EqualValues(t, 1500*time.Microsecond, over.Stats().Latency.Max)
+}
+
+// The periodic-timer wake modes are emulated: missed expirations come
+// back as a count, as from a timerfd.
+func TestSimTimerModeCountsExpirations(t *testing.T) {
+	rt, c := openSim(t, nil)
+	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "tfd", Period: time.Millisecond, Wake: rtapi.WakeTimerfd},
+		func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, c.InjectOverrun(task, 3, 2500*time.Microsecond))
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(10*time.Millisecond))
+	st := task.Stats()
+	require.Equal(t, "timerfd", st.Wake)
+	require.EqualValues(t, 1, st.Overruns, "expirations at 4 and 5 ms were read as one count of 2")
+	require.Contains(t, events(t, c), "5.5ms tfd #4 wake 500µs")
+}
+
+func TestSimPauseResumeStop(t *testing.T) {
+	rt, c := openSim(t, nil)
+	var cycles []int64
+	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "p", Period: time.Millisecond},
+		func(cy *rtapi.Cycle) { cycles = append(cycles, cy.Deadline()/ms) })
+	require.NoError(t, c.Advance(5*time.Millisecond))
+	require.NoError(t, task.Pause())
+	require.NoError(t, c.Advance(5*time.Millisecond)) // one more cycle, then suspended
+	require.NoError(t, task.Resume())
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	require.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 11, 12}, cycles)
+	ev := events(t, c)
+	require.Contains(t, ev, "6ms p #7 pause")
+	require.Contains(t, ev, "10ms p #7 resume")
+	require.Zero(t, task.Stats().Overruns, "periods spent paused are not overruns")
+
+	// Stop reaches a task the simulation holds asleep, without advancing.
+	task.Stop()
+	require.NoError(t, task.Wait())
+	require.Equal(t, 12*ms, c.Now())
+	require.Contains(t, events(t, c), "12ms p #9 exit")
+	require.ErrorIs(t, c.RunCycles(task, 1), rtapi.ErrState)
+}
+
+// A task stopped before its first cycle still runs that cycle (as Start
+// promises) and then ends, all without a controller call.
+func TestSimStopBeforeFirstCycle(t *testing.T) {
+	rt, _ := openSim(t, nil)
+	var n int
+	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "early", Period: time.Millisecond}, func(*rtapi.Cycle) { n++ })
+	task.Stop()
+	require.NoError(t, task.Wait())
+	require.Equal(t, 1, n)
+	other := startPeriodic(t, rt, rtapi.TaskSpec{Name: "deleted", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, other.Delete())
+}
+
+// A body stopping another task: the stop takes effect in virtual time.
+func TestSimStopFromBody(t *testing.T) {
+	rt, c := openSim(t, nil)
+	victim := startPeriodic(t, rt, rtapi.TaskSpec{Name: "victim", Priority: 10, Period: time.Millisecond},
+		func(*rtapi.Cycle) {})
+	startPeriodic(t, rt, rtapi.TaskSpec{Name: "killer", Priority: 20, Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		if cy.Number() == 3 {
+			victim.Stop()
+		}
+	})
+	require.NoError(t, c.Advance(5*time.Millisecond))
+	require.NoError(t, victim.Wait())
+	require.EqualValues(t, 2, victim.Stats().Cycles)
+	require.Contains(t, events(t, c), "3ms victim #3 exit")
+}
+
+func TestSimRunUntilAndRunCycles(t *testing.T) {
+	rt, c := openSim(t, nil)
+	var x atomic.Int64
+	a := startPeriodic(t, rt, rtapi.TaskSpec{Name: "a", Period: time.Millisecond}, func(*rtapi.Cycle) { x.Add(1) })
+	b := startPeriodic(t, rt, rtapi.TaskSpec{Name: "b", Period: 3 * time.Millisecond}, func(*rtapi.Cycle) {})
+
+	require.NoError(t, c.RunUntil(func() bool { return x.Load() >= 10 }, time.Second))
+	require.Equal(t, 9*ms, c.Now(), "the 10th cycle of a is released at 9 ms")
+	require.EqualValues(t, 10, x.Load())
+
+	// b has completed its cycles at 0, 3 and 6 ms (same priority as a,
+	// started after it: its 9 ms cycle comes after a's).
+	require.NoError(t, c.RunCycles(b, 2))
+	require.Equal(t, 12*ms, c.Now())
+	require.EqualValues(t, 4, b.Stats().Cycles)
+	require.EqualValues(t, 12, a.Stats().Cycles)
+
+	err := c.RunUntil(func() bool { return false }, 5*time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrTimeout)
+	require.Equal(t, 17*ms, c.Now())
+	require.NoError(t, c.RunUntil(func() bool { return true }, 0), "checked before running")
+
+	require.NoError(t, b.Pause())
+	require.ErrorIs(t, c.RunCycles(b, 5), rtapi.ErrState, "paused during the run")
+	require.ErrorIs(t, c.RunCycles(b, 1), rtapi.ErrState, "paused")
+}
+
+// A body that never comes back to WaitPeriod is reported by name after
+// the hang timeout of real time, not a hang of the test.
+func TestSimHungBodyIsReported(t *testing.T) {
+	rt, c := openSim(t, &rtapi.SimOptions{HangTimeout: 50 * time.Millisecond})
+	release := make(chan struct{})
+	startPeriodic(t, rt, rtapi.TaskSpec{Name: "ok", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "stuck", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		if cy.Number() == 2 {
+			<-release
+		}
+	})
+	err := c.Advance(10 * time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrTimeout)
+	var te *rtapi.TaskError
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, "stuck", te.Task)
+	require.Contains(t, err.Error(), "WaitPeriod")
+	require.ErrorIs(t, c.Advance(time.Millisecond), rtapi.ErrTimeout, "the simulation stays unusable")
+	close(release)
+	task.Stop()
+	require.NoError(t, task.Wait())
+}
+
+func TestSimMisuse(t *testing.T) {
+	rt, c := openSim(t, nil)
+	require.ErrorIs(t, c.Advance(-time.Nanosecond), rtapi.ErrInvalid)
+	require.NoError(t, c.Advance(time.Millisecond))
+	require.ErrorIs(t, c.AdvanceTo(0), rtapi.ErrInvalid, "backwards")
+	require.Panics(t, func() { _ = c.RunUntil(nil, time.Second) })
+	require.ErrorIs(t, c.RunUntil(func() bool { return false }, -1), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.RunCycles(nil, 1), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.SetTask(nil, rtapi.SimTaskConfig{}), rtapi.ErrInvalid)
+
+	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "t", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.ErrorIs(t, c.RunCycles(task, 1), rtapi.ErrState, "not started")
+	require.ErrorIs(t, c.RunCycles(task, -1), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.SetTask(task, rtapi.SimTaskConfig{Cost: -1}), rtapi.ErrInvalid)
+	for _, j := range []rtapi.Jitter{rtapi.ConstantJitter(-1), rtapi.UniformJitter(2, 1), rtapi.NormalJitter(0, -1),
+		rtapi.ExponentialJitter(-1), rtapi.HistogramJitter(rtapi.Histogram{}),
+		rtapi.HistogramJitter(rtapi.Histogram{Width: time.Microsecond})} {
+		require.ErrorIs(t, c.SetTask(task, rtapi.SimTaskConfig{Jitter: j}), rtapi.ErrInvalid, "%v", j)
+	}
+	require.ErrorIs(t, c.InjectStall(task, 0, 1), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.InjectStall(task, 1, 0), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.InjectOverrun(task, -1, 0), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.InjectClockStep(c.Now(), 0), rtapi.ErrInvalid)
+	require.ErrorIs(t, c.InjectClockStep(c.Now()-1, time.Millisecond), rtapi.ErrInvalid)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(5*time.Millisecond))
+	require.ErrorIs(t, c.InjectOverrun(task, 2, 0), rtapi.ErrInvalid, "cycle already ran")
+	require.ErrorIs(t, c.InjectStall(task, 3, 1), rtapi.ErrInvalid, "cycle already ran")
+
+	other, _ := openSim(t, nil)
+	foreign, err := other.NewPeriodicTask(rtapi.TaskSpec{Name: "f", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.ErrorIs(t, c.RunCycles(foreign, 1), rtapi.ErrInvalid)
+
+	posix, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
+	require.NoError(t, err)
+	defer posix.Close()
+	_, err = posix.Sim()
+	require.ErrorIs(t, err, rtapi.ErrNotSupported)
+
+	_, err = rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{HangTimeout: -1}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+
+	closed, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(t, err)
+	cc, err := closed.Sim()
+	require.NoError(t, err)
+	require.NoError(t, closed.Close())
+	require.ErrorIs(t, cc.Advance(time.Millisecond), rtapi.ErrClosed)
+	_, err = cc.Trace()
+	require.ErrorIs(t, err, rtapi.ErrClosed)
+	_, err = closed.Sim()
+	require.ErrorIs(t, err, rtapi.ErrClosed)
+}
+
+func TestSimSelectedByEnvironment(t *testing.T) {
+	t.Setenv("RTAPI_FLAVOR", "sim")
+	rt, err := rtapi.Open(rtapi.Options{})
+	require.NoError(t, err)
+	defer rt.Close()
+	require.Equal(t, "sim", rt.Flavor().Name)
+	_, err = rt.Sim()
+	require.NoError(t, err)
+}
+
+// A replayed histogram stays within what was recorded, deterministically.
+func TestSimHistogramJitterReplay(t *testing.T) {
+	rt, c := openSim(t, &rtapi.SimOptions{Seed: 7})
+	rec := startTask(t, rt, c, "recorded", time.Millisecond, rtapi.SimTaskConfig{
+		Jitter: rtapi.NormalJitter(50*time.Microsecond, 20*time.Microsecond)})
+	require.NoError(t, c.Advance(time.Second))
+	h := rec.Stats().Latency
+	require.Greater(t, h.Max, h.Min)
+
+	rep := startTask(t, rt, c, "replayed", time.Millisecond, rtapi.SimTaskConfig{Jitter: rtapi.HistogramJitter(h)})
+	require.NoError(t, c.Advance(time.Second))
+	r := rep.Stats().Latency
+	require.GreaterOrEqual(t, r.Min, h.Min)
+	require.LessOrEqual(t, r.Max, h.Max)
+	require.InDelta(t, float64(h.Mean()), float64(r.Mean()), float64(5*time.Microsecond))
+}
+
+// A task that is not periodic gets at least 1 µs of virtual time a cycle,
+// so it cannot stop the clock.
+func TestSimAperiodicTask(t *testing.T) {
+	rt, c := openSim(t, nil)
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "free"}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(time.Millisecond))
+	require.EqualValues(t, 1000, task.Stats().Cycles)
+}
+
+func TestSimTraceLimit(t *testing.T) {
+	rt, c := openSim(t, &rtapi.SimOptions{TraceLimit: 3})
+	startPeriodic(t, rt, rtapi.TaskSpec{Name: "t", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	tr, err := c.Trace()
+	require.NoError(t, err)
+	require.EqualValues(t, 6, tr.Count)
+	require.Equal(t, "1ms t #1 end 0s\n2ms t #2 wake 0s\n2ms t #2 end 0s\n", tr.String())
+}
+
+// The per-cycle path allocates nothing on sim either: a long run
+// allocates what a short one does.
+func TestSimCycleAllocatesNothing(t *testing.T) {
+	rt, c := openSim(t, nil)
+	startTask(t, rt, c, "a", time.Millisecond, rtapi.SimTaskConfig{Jitter: rtapi.NormalJitter(10*time.Microsecond, time.Microsecond)})
+	startTask(t, rt, c, "b", 3*time.Millisecond, rtapi.SimTaskConfig{Cost: 100 * time.Microsecond})
+	short := testing.AllocsPerRun(20, func() { require.NoError(t, c.Advance(time.Millisecond)) })
+	long := testing.AllocsPerRun(20, func() { require.NoError(t, c.Advance(100*time.Millisecond)) })
+	require.Equal(t, short, long)
+}
+
+// scenario runs two tasks of different rates and priorities with every
+// kind of injection, pauses and stops, and returns what a user could
+// compare between runs.
+func scenario(t *testing.T, seed uint64) (uint64, string) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: seed, TraceLimit: -1}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	c, err := rt.Sim()
+	require.NoError(t, err)
+	var log strings.Builder
+	shared := int64(0)
+	body := func(cy *rtapi.Cycle) {
+		shared = shared*31 + cy.Now() + cy.Number()
+		fmt.Fprintf(&log, "%d,", rtapi.Now())
+	}
+	base := startTask(t, rt, c, "base", 50*time.Microsecond, rtapi.SimTaskConfig{
+		Jitter: rtapi.UniformJitter(0, 30*time.Microsecond), Cost: 5 * time.Microsecond})
+	base.Stop() // replaced by a body that logs
+	require.NoError(t, base.Wait())
+	require.NoError(t, base.Delete())
+	mk := func(name string, prio int, period time.Duration, cfg rtapi.SimTaskConfig) *rtapi.Task {
+		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: name, Priority: prio, Period: period}, body)
+		require.NoError(t, err)
+		require.NoError(t, c.SetTask(task, cfg))
+		require.NoError(t, task.Start())
+		return task
+	}
+	mk("base", 90, 50*time.Microsecond, rtapi.SimTaskConfig{Jitter: rtapi.UniformJitter(0, 30*time.Microsecond),
+		Cost: 5 * time.Microsecond})
+	servo := mk("servo", 80, time.Millisecond, rtapi.SimTaskConfig{
+		Jitter: rtapi.NormalJitter(20*time.Microsecond, 10*time.Microsecond), Cost: 200 * time.Microsecond})
+	slow := mk("slow", 10, 10*time.Millisecond, rtapi.SimTaskConfig{
+		Jitter: rtapi.ExponentialJitter(100 * time.Microsecond), Cost: 3 * time.Millisecond})
+	require.NoError(t, c.InjectOverrun(slow, 3, 0))
+	require.NoError(t, c.InjectStall(servo, 5, 2))
+	require.NoError(t, c.InjectClockStep(20*ms, 1500*time.Microsecond))
+	require.NoError(t, c.Advance(30*time.Millisecond))
+	require.NoError(t, slow.Pause())
+	require.NoError(t, c.Advance(10*time.Millisecond))
+	require.NoError(t, slow.Resume())
+	require.NoError(t, c.RunCycles(servo, 7))
+	servo.Stop()
+	require.NoError(t, servo.Wait())
+	require.NoError(t, c.Advance(20*time.Millisecond))
+	tr, err := c.Trace()
+	require.NoError(t, err)
+	for _, task := range rt.Tasks() {
+		st := task.Stats()
+		fmt.Fprintf(&log, "\n%s cycles %d overruns %d lat %d/%d exec %d/%d", st.Name, st.Cycles, st.Overruns,
+			st.Latency.Min, st.Latency.Max, st.Exec.Min, st.Exec.Max)
+	}
+	fmt.Fprintf(&log, "\nshared %d events %d", shared, tr.Count)
+	return tr.Digest, log.String()
+}
+
+// Same program and seed, same trace: across runs and GOMAXPROCS.
+func TestSimDeterministic(t *testing.T) {
+	digest, log := scenario(t, 42)
+	for _, procs := range []int{1, 64, runtime.GOMAXPROCS(0)} {
+		old := runtime.GOMAXPROCS(procs)
+		d, l := scenario(t, 42)
+		runtime.GOMAXPROCS(old)
+		require.Equal(t, log, l, "GOMAXPROCS=%d", procs)
+		require.Equal(t, digest, d, "GOMAXPROCS=%d", procs)
+	}
+	d, _ := scenario(t, 43)
+	require.NotEqual(t, digest, d, "another seed draws other jitter")
+}
+
+func TestSimErrorsNameTheCall(t *testing.T) {
+	_, c := openSim(t, nil)
+	err := c.AdvanceTo(-1)
+	require.True(t, errors.Is(err, rtapi.ErrInvalid))
+	require.Contains(t, err.Error(), "back")
+}
+
+func BenchmarkSimEmpty1kHz(b *testing.B) {
+	rt, c := openSim(b, &rtapi.SimOptions{TraceLimit: -1})
+	task := startPeriodic(b, rt, rtapi.TaskSpec{Name: "empty", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	b.ResetTimer()
+	require.NoError(b, c.Advance(time.Duration(b.N)*time.Millisecond))
+	b.StopTimer()
+	b.ReportMetric(float64(task.Stats().Cycles)/b.Elapsed().Seconds(), "cycles/s")
+}
+
+// Two tasks at 1 and 2 ms: every release switches between goroutines.
+func BenchmarkSimTwoTasks(b *testing.B) {
+	rt, c := openSim(b, &rtapi.SimOptions{TraceLimit: -1})
+	t1 := startPeriodic(b, rt, rtapi.TaskSpec{Name: "a", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	t2 := startPeriodic(b, rt, rtapi.TaskSpec{Name: "b", Period: 2 * time.Millisecond}, func(*rtapi.Cycle) {})
+	b.ResetTimer()
+	require.NoError(b, c.Advance(time.Duration(b.N)*time.Millisecond))
+	b.StopTimer()
+	b.ReportMetric(float64(t1.Stats().Cycles+t2.Stats().Cycles)/b.Elapsed().Seconds(), "cycles/s")
+}
