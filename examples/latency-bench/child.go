@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/internal/ipc"
 	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
@@ -44,6 +43,9 @@ type childResult struct {
 	Flavor  string        `json:"flavor"`
 	Cycles  int64         `json:"cycles"`
 	Note    string        `json:"note"`
+	// Interference is rtapi's per-cycle account of what disturbed the
+	// task (gortapi runs only).
+	Interference *rtapi.Interference `json:"interference,omitempty"`
 }
 
 // runChild runs one measurement described by spec and writes its result.
@@ -100,6 +102,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		Overrun:  rtapi.Skip, // cyclictest's rule, so the samples compare
 		Body:     latency.Body{Busy: spec.Busy},
 		RawSleep: spec.RawSleep,
+		Watchdog: -1, // a stall is a result to report, not a fault
 	}
 	if spec.CPU >= 0 {
 		cfg.CPUs = []int{spec.CPU}
@@ -112,7 +115,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	}
 	t := res.Tasks[0]
 	return childResult{Latency: t.Latency, Exec: t.Exec, Policy: t.Policy, Wake: t.Wake,
-		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded}, nil
+		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded, Interference: &t.Interference}, nil
 }
 
 // childTicker is what a Go programmer writes first: a time.Ticker loop on
@@ -155,7 +158,7 @@ func childSwitch(spec childSpec) (childResult, error) {
 		return childResult{}, err
 	}
 	defer rt.Close()
-	var toReceiver, toSender ipc.Semaphore
+	var toReceiver, toSender rtapi.Semaphore
 	var stamp atomic.Int64
 	h := hist.New(100*time.Nanosecond, 10*time.Millisecond)
 	cpu := rtapi.Unpinned
@@ -177,7 +180,7 @@ func childSwitch(spec childSpec) (childResult, error) {
 	if err != nil {
 		return childResult{}, err
 	}
-	sender, err := rt.NewTask(rtapi.TaskSpec{Name: "sender", Priority: spec.Priority, CPU: cpu, Period: spec.Interval},
+	sender, err := rt.NewTask(rtapi.TaskSpec{Name: "sender", Priority: spec.Priority, CPU: cpu, Period: spec.Interval, Watchdog: -1},
 		func(tc *rtapi.TaskContext) error {
 			for tc.WaitPeriod() {
 				stamp.Store(tc.Now())

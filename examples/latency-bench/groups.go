@@ -32,6 +32,7 @@ const (
 	rowCyclic     = "cyclictest"
 	rowCyclicX    = "cyclictest -x"
 	rowTicker     = "Go time.Ticker"
+	rowRawSleep   = "gortapi nanosleep, RawSleep"
 )
 
 func groupIDs() []string {
@@ -82,11 +83,13 @@ func groups(b *bench) []group {
 			desc: "One periodic thread, nothing else running. gortapi is the rt-preempt flavor (SCHED_FIFO, memory locked, " +
 				"cpu_dma_latency 0) in a process of its own, as cyclictest is. cyclictest runs -m -p P -i I -a CPU -h 10000. " +
 				"Wake modes: nanosleep is absolute clock_nanosleep (cyclictest's default), timerfd a periodic timerfd read, " +
-				"posix-timer a periodic POSIX timer signalling the thread (cyclictest -x). The Ticker row is a plain " +
+				"posix-timer a periodic POSIX timer signalling the thread (cyclictest -x). RawSleep makes the nanosleep keep the " +
+				"Go scheduler's P (RawSyscall), so the wake-up never waits for one. The Ticker row is a plain " +
 				"time.Ticker loop on an ordinary goroutine, unpinned, SCHED_OTHER: what a Go programmer writes first.",
 			variants: []variant{
 				{name: rowGortapi, run: gortapi(childSpec{})},
 				cyclic(false),
+				{name: rowRawSleep, run: gortapi(childSpec{RawSleep: true})},
 				{name: rowTimerfd, run: gortapi(childSpec{Wake: "timerfd"})},
 				{name: rowPosixTimer, run: gortapi(childSpec{Wake: "posix-timer"})},
 				cyclic(true),
@@ -94,6 +97,7 @@ func groups(b *bench) []group {
 			},
 			ratios: []ratioSpec{
 				{"gortapi / cyclictest", rowGortapi, rowCyclic},
+				{"RawSleep / cyclictest", rowRawSleep, rowCyclic},
 				{"timerfd / nanosleep", rowTimerfd, rowGortapi},
 				{"posix-timer / nanosleep", rowPosixTimer, rowGortapi},
 				{"gortapi posix-timer / cyclictest -x", rowPosixTimer, rowCyclicX},
@@ -150,7 +154,7 @@ func groups(b *bench) []group {
 		{
 			id: "switch", title: "Task switching: semaphore ping-pong vs ptsematest", metric: "switch", needFIFO: true,
 			desc: "Two tasks at the same priority on the same CPU: the sender, released every interval, stamps the time " +
-				"and gives the receiver's semaphore (internal/ipc futex semaphore), then waits for the answer; the figure " +
+				"and gives the receiver's semaphore (rtapi.Semaphore, a futex semaphore), then waits for the answer; the figure " +
 				"is how long after the stamp the receiver runs. ptsematest does the same with a pthread mutex and " +
 				"reports only min, avg and max.",
 			variants: []variant{

@@ -266,6 +266,19 @@ type rowResult struct {
 	Median latency.Summary `json:"median"`
 	Err    string          `json:"error,omitempty"`
 	Note   string          `json:"note,omitempty"`
+	// Late sums rtapi's late wake-ups over the rounds, by first cause
+	// (gortapi rows only).
+	Late *lateCauses `json:"late,omitempty"`
+}
+
+type lateCauses struct {
+	Threshold   time.Duration `json:"threshold_ns"`
+	Samples     int64         `json:"samples"`
+	Late        int64         `json:"late"`
+	Blocked     int64         `json:"blocked"`
+	Preempted   int64         `json:"preempted"`
+	GC          int64         `json:"gc"`
+	Unexplained int64         `json:"unexplained"`
 }
 
 type runResult struct {
@@ -363,6 +376,18 @@ func (b *bench) runGroup(g group) groupResult {
 				}
 				rr.Summary = latency.Summarize(h)
 				rows[i].Policy, rows[i].Wake, rows[i].Note = r.Policy, r.Wake, r.Note
+				if in := r.Interference; in != nil && in.LateThreshold > 0 {
+					if rows[i].Late == nil {
+						rows[i].Late = &lateCauses{Threshold: in.LateThreshold}
+					}
+					l := rows[i].Late
+					l.Samples += r.Latency.Count
+					l.Late += in.Late
+					l.Blocked += in.LateBlocked
+					l.Preempted += in.LatePreempted
+					l.GC += in.LateGC
+					l.Unexplained += in.LateUnexplained
+				}
 			}
 			rows[i].Runs = append(rows[i].Runs, rr)
 		}

@@ -186,6 +186,20 @@ func renderMarkdown(res results) string {
 				}
 			}
 		}
+		var late []rowResult
+		for _, r := range g.Rows {
+			if r.Late != nil && g.Metric == "latency" {
+				late = append(late, r)
+			}
+		}
+		if len(late) > 0 {
+			p("\nLate wake-ups of the gortapi rows by first cause, summed over the rounds (rtapi's Stats.Interference):\n\n")
+			p("| variant | late over | late / samples | Go scheduler (blocked) | preempted | GC | unexplained (kernel, host) |\n|---|---:|---:|---:|---:|---:|---:|\n")
+			for _, r := range late {
+				l := r.Late
+				p("| %s | %v | %d / %d | %d | %d | %d | %d |\n", r.Name, l.Threshold, l.Late, l.Samples, l.Blocked, l.Preempted, l.GC, l.Unexplained)
+			}
+		}
 		for _, r := range g.Rows {
 			if r.Note != "" && r.Note != "min/avg/max only" {
 				p("\n%s: %s\n", r.Name, r.Note)

@@ -37,6 +37,11 @@
 //	-load hrtimers=100              100 threads sleeping 4 ms, seed 001;
 //	-load cpu=N                     N spinning goroutines)
 //	-body busy=50us               each cycle busy-waits this long (execution-time jitter)
+//	-watchdog off|auto|DURATION   rtapi's runaway-task watchdog (default off: a
+//	                              latency test reports stalls rather than faulting on them)
+//	-interference auto|on|off     rtapi's per-cycle interference counters, shown
+//	                              in the summary (preemptions, Go scheduler parks,
+//	                              GC, faults, and the causes of late wake-ups)
 //
 // Output:
 //

@@ -35,30 +35,32 @@ type jsonSettings struct {
 	Overrun          string   `json:"overrun"`
 	HistogramBoundNS int64    `json:"histogram_bound_ns"`
 	RawSleep         bool     `json:"raw_sleep"`
+	WatchdogNS       int64    `json:"watchdog_ns"`
 	VanillaFIFO      bool     `json:"vanilla_fifo"`
 	BodyBusyNS       int64    `json:"body_busy_ns"`
 	Loads            []string `json:"loads"`
 }
 
 type jsonTask struct {
-	Name                string     `json:"name"`
-	Tid                 int        `json:"tid"`
-	PeriodNS            int64      `json:"period_ns"`
-	Policy              string     `json:"policy"`
-	Priority            int        `json:"priority"`
-	CPUs                []int      `json:"cpus"`
-	Wake                string     `json:"wake"`
-	Degraded            string     `json:"degraded"`
-	Cycles              int64      `json:"cycles"`
-	Overruns            int64      `json:"overruns"`
-	WaitErrors          int64      `json:"wait_errors"`
-	MaxJitterNS         int64      `json:"max_jitter_ns"`
-	MinorFaults         int64      `json:"minor_faults"`
-	MajorFaults         int64      `json:"major_faults"`
-	VoluntarySwitches   int64      `json:"voluntary_switches"`
-	InvoluntarySwitches int64      `json:"involuntary_switches"`
-	Latency             jsonSeries `json:"latency"`
-	Exec                jsonSeries `json:"exec"`
+	Name                string             `json:"name"`
+	Tid                 int                `json:"tid"`
+	PeriodNS            int64              `json:"period_ns"`
+	Policy              string             `json:"policy"`
+	Priority            int                `json:"priority"`
+	CPUs                []int              `json:"cpus"`
+	Wake                string             `json:"wake"`
+	Degraded            string             `json:"degraded"`
+	Cycles              int64              `json:"cycles"`
+	Overruns            int64              `json:"overruns"`
+	WaitErrors          int64              `json:"wait_errors"`
+	MaxJitterNS         int64              `json:"max_jitter_ns"`
+	MinorFaults         int64              `json:"minor_faults"`
+	MajorFaults         int64              `json:"major_faults"`
+	VoluntarySwitches   int64              `json:"voluntary_switches"`
+	InvoluntarySwitches int64              `json:"involuntary_switches"`
+	Interference        rtapi.Interference `json:"interference"`
+	Latency             jsonSeries         `json:"latency"`
+	Exec                jsonSeries         `json:"exec"`
 }
 
 type jsonSeries struct {
@@ -82,6 +84,7 @@ func newJSONDoc(c *config, res latency.Result, started time.Time, interrupted bo
 			Overrun:          c.lat.Overrun.String(),
 			HistogramBoundNS: int64(c.lat.HistogramBound),
 			RawSleep:         c.lat.RawSleep,
+			WatchdogNS:       int64(c.lat.Watchdog),
 			VanillaFIFO:      c.lat.Options.VanillaFIFO,
 			BodyBusyNS:       int64(c.lat.Body.Busy),
 			Loads:            []string{},
@@ -99,8 +102,9 @@ func newJSONDoc(c *config, res latency.Result, started time.Time, interrupted bo
 			MaxJitterNS: int64(t.MaxJitter()),
 			MinorFaults: t.MinorFaults, MajorFaults: t.MajorFaults,
 			VoluntarySwitches: t.VoluntarySwitches, InvoluntarySwitches: t.InvoluntarySwitches,
-			Latency: jsonSeries{Summary: latency.Summarize(t.Latency), Histogram: t.Latency},
-			Exec:    jsonSeries{Summary: latency.Summarize(t.Exec), Histogram: t.Exec},
+			Interference: t.Interference,
+			Latency:      jsonSeries{Summary: latency.Summarize(t.Latency), Histogram: t.Latency},
+			Exec:         jsonSeries{Summary: latency.Summarize(t.Exec), Histogram: t.Exec},
 		})
 	}
 	return doc

@@ -90,6 +90,8 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		return nil
 	})
 	body := fs.String("body", "", "task body of known cost: busy=50us")
+	watchdog := fs.String("watchdog", "off", "rtapi's runaway-task watchdog: off, auto (rtapi's default) or a timeout such as 100ms")
+	fs.Var(&c.lat.Interference, "interference", "per-cycle interference counters: auto, on or off")
 
 	finish := func() error {
 		c.lat.Options = *opts
@@ -158,6 +160,16 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			return usagef("-overrun: %v", err)
 		}
 		c.lat.RawSleep = *raw
+		switch *watchdog {
+		case "off":
+			c.lat.Watchdog = -1
+		case "auto":
+			c.lat.Watchdog = 0
+		default:
+			if c.lat.Watchdog, err = time.ParseDuration(*watchdog); err != nil || c.lat.Watchdog <= 0 {
+				return usagef("-watchdog: want off, auto or a positive duration, got %q", *watchdog)
+			}
+		}
 		if *body != "" {
 			if c.lat.Body, err = latency.ParseBody(*body); err != nil {
 				return usagef("-body: %v", err)
@@ -425,6 +437,7 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 			latency.Micros(t.MaxJitter()), t.VoluntarySwitches, t.InvoluntarySwitches, t.MinorFaults, t.MajorFaults)
 	}
 	tw.Flush()
+	writeInterference(w, res)
 	for _, t := range res.Tasks {
 		fmt.Fprintf(w, "\nwake-up latency histogram, %s (log-scale bars):\n", t.Name)
 		latency.WriteTextHistogram(w, t.Latency, 16)
@@ -448,4 +461,28 @@ func betterHint(res latency.Result) string {
 		return "this run was SCHED_OTHER: -vanilla-fifo (SCHED_FIFO + POSIX timers, seed 000) or -flavor rt-preempt give real-time priority here"
 	}
 	return "this run was SCHED_OTHER: run as root or grant CAP_SYS_NICE, then use -vanilla-fifo or -flavor rt-preempt; boot a PREEMPT_RT kernel for hard real-time"
+}
+
+// writeInterference shows rtapi's per-cycle interference counters: what
+// the kernel and the Go runtime did to each task, and the causes of its
+// late wake-ups.
+func writeInterference(w io.Writer, res latency.Result) {
+	on := false
+	for _, t := range res.Tasks {
+		if t.Interference.LateThreshold > 0 {
+			on = true
+		}
+	}
+	if !on {
+		return
+	}
+	fmt.Fprintln(w, "\ninterference (cycles in which it happened; late wake-ups by first cause):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "task\tpreempted\tblocked\tGC\tfaults\tlate over\tlate\tblocked\tpreempted\tGC\tunexplained")
+	for _, t := range res.Tasks {
+		i := t.Interference
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\n", t.Name, i.PreemptedCycles, i.BlockedCycles,
+			i.GCCycles, i.FaultCycles, i.LateThreshold, i.Late, i.LateBlocked, i.LatePreempted, i.LateGC, i.LateUnexplained)
+	}
+	tw.Flush()
 }

@@ -194,6 +194,13 @@ func ParseHistogram(r io.Reader) ([]hist.Snapshot, error) {
 		}
 		return 0
 	}
+	for _, v := range [][]uint64{mins, avgs, maxs, ovfs} {
+		for _, x := range v {
+			if x > implausible {
+				return nil, fmt.Errorf("implausible footer value %d: a negative latency printed unsigned", x)
+			}
+		}
+	}
 	for i := range hs {
 		h := &hs[i]
 		h.Overflow = uint64(at(ovfs, i))
@@ -206,6 +213,11 @@ func ParseHistogram(r io.Reader) ([]hist.Snapshot, error) {
 	}
 	return hs, nil
 }
+
+// implausible bounds footer values: no latency is ten years long, but
+// cyclictest prints a negative one as a huge unsigned number (its -x mode
+// does that when its timer drifts from its own schedule).
+const implausible = uint64(1) << 48
 
 func parseFields(s string) ([]uint64, error) {
 	f := strings.Fields(s)

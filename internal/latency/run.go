@@ -29,6 +29,13 @@ type Config struct {
 	Overrun        rtapi.OverrunPolicy
 	HistogramBound time.Duration
 	RawSleep       bool
+	// Watchdog goes into every TaskSpec: 0 is rtapi's default, negative
+	// turns it off. A latency measurement usually wants it off: a long
+	// stall is a result to report, not a reason to fault the task.
+	Watchdog time.Duration
+	// Interference toggles rtapi's per-cycle interference counters
+	// (Stats.Interference); Auto leaves them on.
+	Interference rtapi.Toggle
 	// Body is what each cycle does (nothing by default).
 	Body Body
 }
@@ -110,6 +117,8 @@ func (s *Session) create(cfg Config) error {
 			Overrun:        cfg.Overrun,
 			HistogramBound: bound,
 			RawSleep:       cfg.RawSleep,
+			Watchdog:       cfg.Watchdog,
+			Interference:   cfg.Interference,
 		}, measureBody(&s.act[i], cfg.Body.Busy))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+func TestParseDefaults(t *testing.T) {
+	c, err := parse(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []latency.TaskDef{{Name: "servo", Period: time.Millisecond}}
+	if !reflect.DeepEqual(c.lat.Tasks, want) || c.duration != 10*time.Second || c.lat.Priority != 0 ||
+		c.lat.HistogramBound != 10*time.Millisecond || c.format != "text" || c.lat.Options.Flavor != "" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestParseMapsFlags(t *testing.T) {
+	c, err := parse([]string{"-p", "80", "-i", "250", "-t", "3", "-a", "0-1", "-D", "1m", "-h", "500", "-q",
+		"-flavor", "posix", "-vanilla-fifo", "-wake", "timerfd", "-overrun", "skip", "-raw-sleep",
+		"-load", "alloc=10MB/s,cpu=1", "-load", "hrtimers=5", "-body", "busy=20us", "-format", "cyclictest",
+		"-rtapi.lock-memory", "off"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.lat
+	if l.Priority != 80 || len(l.Tasks) != 3 || l.Tasks[2].Period != 1250*time.Microsecond || !reflect.DeepEqual(l.CPUs, []int{0, 1}) ||
+		c.duration != time.Minute || l.HistogramBound != 500*time.Microsecond || !c.quiet || l.Options.Flavor != "posix" ||
+		!l.Options.VanillaFIFO || l.Wake != rtapi.WakeTimerfd || l.Overrun != rtapi.Skip || !l.RawSleep ||
+		len(c.loads) != 3 || l.Body.Busy != 20*time.Microsecond || c.format != "cyclictest" || l.Options.LockMemory != rtapi.Off {
+		t.Fatalf("parsed %+v", c)
+	}
+	c, err = parse([]string{"-threads", "servo=1ms,base=25us"}, io.Discard)
+	if err != nil || len(c.lat.Tasks) != 2 || c.lat.Tasks[1].Period != 25*time.Microsecond {
+		t.Fatalf("-threads: %+v, %v", c, err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, args := range [][]string{
+		{"-i", "0"},
+		{"-i", "5"},
+		{"-i", "soon"},
+		{"-h", "0"},
+		{"-flavor", "warp"},
+		{"-wake", "doorbell"},
+		{"-overrun", "panic"},
+		{"-p", "99"},
+		{"-p", "-1"},
+		{"-threads", "servo"},
+		{"-threads", "servo=1ms,servo=2ms"},
+		{"-threads", "base=5us"},
+		{"-threads", "servo=1ms", "-t", "2"},
+		{"-t", "0"},
+		{"-a", "x"},
+		{"-D", "forever"},
+		{"-load", "disk=1"},
+		{"-body", "sleep=1ms"},
+		{"-format", "xml"},
+		{"-nosuchflag"},
+		{"stray"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, &stdout, &stderr)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+		msg := stderr.String()
+		if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "latency-test: ") {
+			t.Errorf("%v: want one clear line on stderr, got %q", args, msg)
+		}
+		if stdout.Len() != 0 {
+			t.Errorf("%v: wrote to stdout: %q", args, stdout.String())
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var stdout bytes.Buffer
+	if code := run(context.Background(), []string{"-help"}, &stdout, io.Discard); code != exitOK {
+		t.Fatalf("-help exit %d", code)
+	}
+	if !strings.Contains(stdout.String(), "-vanilla-fifo") {
+		t.Fatalf("usage lacks flags:\n%s", stdout.String())
+	}
+}
+
+// TestRunWritesEveryFormat runs the tool in-process on the posix flavor
+// (no privileges needed) and checks each output.
+func TestRunWritesEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	jsonFile, svgFile, histFile := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg"), filepath.Join(dir, "r.hist")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-flavor", "posix", "-D", "1.2", "-threads", "servo=1ms,fast=500us",
+		"-h", "2000", "-json", jsonFile, "-svg", svgFile, "-histfile", histFile, "-body", "busy=10us"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"flavor posix", "why:", "wake-up latency (µs)", "p99.9", "execution time", "servo", "fast",
+		"histogram, servo", "overruns", "body:   busy 10µs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^ +1\.0s servo `).MatchString(out) {
+		t.Errorf("no live line after a second (piped output prints plain lines):\n%s", out)
+	}
+
+	var doc map[string]any
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"tool", "started", "elapsed_ns", "interrupted", "kernel", "flavor", "settings", "tasks"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	var typed jsonDoc
+	if err := json.Unmarshal(data, &typed); err != nil {
+		t.Fatal(err)
+	}
+	if typed.Flavor.Name != "posix" || typed.Flavor.Why == "" || typed.Kernel == nil || len(typed.Tasks) != 2 {
+		t.Fatalf("JSON %+v", typed)
+	}
+	for _, task := range typed.Tasks {
+		h := task.Latency.Histogram
+		if task.Cycles == 0 || h.Count == 0 || len(h.Counts) != 2000 || h.Width != time.Microsecond ||
+			task.Latency.Summary.Count != h.Count || task.Exec.Summary.P50 < 10*time.Microsecond || task.Policy == "" {
+			t.Errorf("task %s: %+v", task.Name, task)
+		}
+	}
+
+	svg, err := os.ReadFile(svgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	for {
+		if _, err := d.Token(); err != nil {
+			if err != io.EOF {
+				t.Fatalf("SVG not well-formed: %v", err)
+			}
+			break
+		}
+	}
+	if strings.Count(string(svg), "<polyline") != 2 {
+		t.Error("SVG should have one curve per task")
+	}
+
+	f, err := os.Open(histFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hs, err := latency.ParseHistogram(f)
+	if err != nil || len(hs) != 2 || len(hs[0].Counts) != 2000 {
+		t.Fatalf("histfile: %d columns, %v", len(hs), err)
+	}
+	if hs[0].Count != typed.Tasks[0].Latency.Histogram.Count {
+		t.Errorf("histfile count %d, JSON %d", hs[0].Count, typed.Tasks[0].Latency.Histogram.Count)
+	}
+}
+
+func TestCyclictestFormat(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	line := regexp.MustCompile(`^T:[ \d]{2} \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{5} Avg:[ \d]{5} Max:[ \d]{8}$`)
+	lines := strings.Split(stdout.String(), "\n")
+	if !line.MatchString(lines[0]) || !line.MatchString(lines[1]) || !strings.Contains(lines[1], "I:1500") {
+		t.Fatalf("not cyclictest lines:\n%s\n%s", lines[0], lines[1])
+	}
+	if lines[2] != "# Histogram" || !strings.HasPrefix(lines[3], "000000 ") || !strings.Contains(lines[3], "\t") {
+		t.Fatalf("histogram layout:\n%s", strings.Join(lines[2:5], "\n"))
+	}
+	hs, err := latency.ParseHistogram(strings.NewReader(stdout.String()))
+	if err != nil || len(hs) != 2 || len(hs[0].Counts) != 100 {
+		t.Fatalf("parse own output: %v", err)
+	}
+}
+
+func TestCancelPrintsSummary(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
+	defer cancel()
+	var stdout bytes.Buffer
+	code := run(ctx, []string{"-flavor", "posix", "-D", "0", "-q"}, &stdout, io.Discard)
+	if code != exitOK || !strings.Contains(stdout.String(), "interrupted") || !strings.Contains(stdout.String(), "p99.9") {
+		t.Fatalf("exit %d after cancel:\n%s", code, stdout.String())
+	}
+}
+
+// buildTool builds the command once per test binary.
+func buildTool(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the command; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "latency-test")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestProgram runs the real binary: a one-second run, bad input, and
+// Ctrl-C in the middle of an endless run.
+func TestProgram(t *testing.T) {
+	bin := buildTool(t)
+
+	out, err := exec.Command(bin, "-D", "1s").Output()
+	if err != nil {
+		t.Fatalf("latency-test -D 1s: %v\n%s", err, out)
+	}
+	for _, want := range []string{"latency-test: 1 task(s)", "wake-up latency (µs)", "servo", "histogram"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	cmd := exec.Command(bin, "-i", "0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitUsage {
+		t.Fatalf("-i 0: %v, want exit status 2", err)
+	}
+	if !strings.Contains(stderr.String(), "interval") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("-i 0 stderr: %q", stderr.String())
+	}
+
+	cmd = exec.Command(bin, "-D", "0", "-flavor", "posix")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after Ctrl-C: %v\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "interrupted") || !strings.Contains(stdout.String(), "p99.9") {
+		t.Fatalf("Ctrl-C did not print the summary:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,97 @@
+package latency
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// The posix flavor runs unprivileged, so these tests run everywhere; they
+// check what was measured, never how fast.
+
+func TestRunPosix(t *testing.T) {
+	cfg := Config{
+		Options: rtapi.Options{Flavor: "posix"},
+		Tasks:   []TaskDef{{Name: "servo", Period: time.Millisecond}, {Name: "base", Period: 200 * time.Microsecond}},
+		Body:    Body{Busy: 50 * time.Microsecond},
+	}
+	ticks := 0
+	res, err := Run(context.Background(), cfg, 300*time.Millisecond, 50*time.Millisecond, func(_ time.Duration, ts []TaskStats) {
+		ticks++
+		if len(ts) != 2 {
+			t.Errorf("tick with %d tasks", len(ts))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ticks == 0 {
+		t.Error("tick never called")
+	}
+	if res.Flavor.Name != "posix" || res.Kernel == nil || len(res.Tasks) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	for _, ts := range res.Tasks {
+		if ts.Cycles == 0 || ts.Latency.Count == 0 || ts.Tid == 0 {
+			t.Errorf("%s: cycles %d, latency samples %d, tid %d", ts.Name, ts.Cycles, ts.Latency.Count, ts.Tid)
+		}
+		// every body busy-waits 50 µs: its typical execution time cannot be less
+		if p50 := ts.Exec.Percentile(0.5); p50 < 50*time.Microsecond {
+			t.Errorf("%s: exec p50 %v below the 50 µs busy body", ts.Name, p50)
+		}
+	}
+	// rate-monotonic: the 200 µs task gets the highest priority
+	if res.Tasks[1].Priority <= res.Tasks[0].Priority && res.Tasks[0].Policy != "SCHED_OTHER" {
+		t.Errorf("priorities servo %d base %d", res.Tasks[0].Priority, res.Tasks[1].Priority)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, Config{Options: rtapi.Options{Flavor: "posix"}, Tasks: []TaskDef{{Name: "servo", Period: time.Millisecond}}}, 0, 0, nil)
+	if !errors.Is(err, context.Canceled) || len(res.Tasks) != 1 {
+		t.Fatalf("Run on a cancelled context: %+v, %v", res, err)
+	}
+}
+
+func TestStartBadSettings(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no tasks":       {Options: rtapi.Options{Flavor: "posix"}},
+		"priority":       {Options: rtapi.Options{Flavor: "posix"}, Priority: 500, Tasks: []TaskDef{{Name: "a", Period: time.Millisecond}}},
+		"period floor":   {Options: rtapi.Options{Flavor: "posix"}, Tasks: []TaskDef{{Name: "a", Period: time.Microsecond}}},
+		"unknown flavor": {Options: rtapi.Options{Flavor: "warp"}, Tasks: []TaskDef{{Name: "a", Period: time.Millisecond}}},
+	} {
+		if s, err := Start(cfg); !errors.Is(err, ErrSpec) {
+			if s != nil {
+				s.Close()
+			}
+			t.Errorf("%s: Start = %v, want ErrSpec", name, err)
+		}
+	}
+}
+
+func TestRunRealTime(t *testing.T) {
+	rttest.RequireRT(t)
+	res, err := Run(context.Background(), Config{
+		Options:  rtapi.Options{Flavor: "rt-preempt"},
+		Tasks:    []TaskDef{{Name: "servo", Period: time.Millisecond}},
+		Priority: 50,
+		CPUs:     []int{0},
+		Wake:     rtapi.WakeTimerfd,
+	}, 200*time.Millisecond, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := res.Tasks[0]
+	if ts.Policy != "SCHED_FIFO" || ts.Priority != 50 || ts.Wake != "timerfd" || len(ts.CPUs) != 1 || ts.CPUs[0] != 0 {
+		t.Fatalf("task ran %s prio %d wake %s cpus %v", ts.Policy, ts.Priority, ts.Wake, ts.CPUs)
+	}
+	if ts.Latency.Count == 0 {
+		t.Fatal("no latency samples")
+	}
+}

@@ -1,0 +1,90 @@
+package latency
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+)
+
+func sample(values ...int64) hist.Snapshot {
+	h := hist.New(time.Microsecond, 100*time.Microsecond)
+	for _, v := range values {
+		h.Record(v)
+	}
+	return h.Snapshot()
+}
+
+func TestSummarize(t *testing.T) {
+	var vals []int64
+	for i := int64(1); i <= 1000; i++ {
+		vals = append(vals, i*50) // 50 ns .. 50 µs
+	}
+	vals = append(vals, 500_000) // one overflow
+	s := Summarize(sample(vals...))
+	if s.Count != 1001 || s.Overflow != 1 || s.Min != 50 || s.Max != 500*time.Microsecond {
+		t.Fatalf("summary %+v", s)
+	}
+	if s.P50 != 26*time.Microsecond || s.P90 != 46*time.Microsecond || s.P99 != 50*time.Microsecond {
+		t.Fatalf("percentiles %+v", s)
+	}
+	if s.P999 != 51*time.Microsecond { // the 50 µs sample sits in bucket [50, 51)
+		t.Fatalf("p99.9 %v", s.P999)
+	}
+	if z := Summarize(hist.Snapshot{}); z != (Summary{}) {
+		t.Fatalf("empty summary %+v", z)
+	}
+}
+
+func TestWritePercentiles(t *testing.T) {
+	var buf bytes.Buffer
+	WritePercentiles(&buf, "wake-up latency", []Named{{"servo", Summarize(sample(1_000, 2_000, 3_000))}})
+	out := buf.String()
+	for _, want := range []string{"wake-up latency (µs)", "p99.9", "servo", "3.0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestWriteTextHistogram(t *testing.T) {
+	var buf bytes.Buffer
+	WriteTextHistogram(&buf, hist.Snapshot{}, 10)
+	if !strings.Contains(buf.String(), "no samples") {
+		t.Fatalf("empty histogram: %q", buf.String())
+	}
+	// narrow: one row per µs
+	buf.Reset()
+	WriteTextHistogram(&buf, sample(3_000, 3_500, 4_000, 6_000), 16)
+	if got := strings.Count(buf.String(), "\n"); got != 4 {
+		t.Fatalf("narrow histogram has %d rows, want 4 (3..6 µs):\n%s", got, buf.String())
+	}
+	// wide, with overflow: at most about rows lines plus the overflow row,
+	// every sample counted once
+	var vals []int64
+	for i := int64(0); i < 5000; i++ {
+		vals = append(vals, 1_000+i*i%97_000)
+	}
+	vals = append(vals, 200_000)
+	buf.Reset()
+	WriteTextHistogram(&buf, sample(vals...), 12)
+	out := buf.String()
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) > 14 || !strings.Contains(lines[len(lines)-1], "≥100") {
+		t.Fatalf("wide histogram:\n%s", out)
+	}
+	var total int
+	for _, l := range lines {
+		f := strings.Fields(l)
+		var n int
+		for _, c := range f[len(f)-1] {
+			n = n*10 + int(c-'0')
+		}
+		total += n
+	}
+	if total != len(vals) {
+		t.Fatalf("rows count %d samples, want %d:\n%s", total, len(vals), out)
+	}
+}
