@@ -92,7 +92,7 @@ func Run(cfg Config) (Result, error) {
 		res     Result
 		sumSq   float64
 		samples int64
-		hash    uint64 = 14695981039346656037
+		hash    uint64       = 14695981039346656037
 		fault   atomic.Value // a body error, read after the run
 	)
 	ctrl := pid{kp: 36000, ki: 300000, kd: 380}
