@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -117,11 +116,6 @@ func segmentHost(o shm.Options, key uint32) (int, bool) {
 	defer seg.Close()
 	pid := seg.CreatorPID()
 	return pid, pid > 0 && processAlive(pid)
-}
-
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }
