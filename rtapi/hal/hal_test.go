@@ -522,3 +522,22 @@ func TestRealTimePrioritiesApplied(t *testing.T) {
 	assert.Equal(t, rt.PrioNextLower(rt.PrioHighest()), sb.Priority, "the slower thread runs one priority lower")
 	require.NoError(t, h.Stop())
 }
+
+func TestRTClosedUnderneath(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	require.NoError(t, err)
+	h, err := hal.New(rt, hal.Options{StatsKey: 0xc105ed, ShmDir: t.TempDir()})
+	require.NoError(t, err)
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, h.Start())
+	waitBeat(t, th, 2)
+	require.NoError(t, rt.Close(), "closing the RT stops the threads' tasks")
+	_, err = h.NewThread("late", 2*time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrState, "the HAL still counts its threads as running")
+	require.NoError(t, h.Stop(), "the threads already ended cleanly")
+	_, err = h.NewThread("late", 2*time.Millisecond)
+	require.ErrorIs(t, err, rtapi.ErrClosed, "the RT is closed")
+	require.ErrorIs(t, h.Start(), rtapi.ErrClosed)
+	require.NoError(t, h.Close())
+}
