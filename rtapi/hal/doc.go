@@ -2,12 +2,12 @@
 // threads (a fast base thread, a 1 ms servo thread, ...), each calling an
 // ordered chain of functions that components export, every call timed.
 //
-//	h, err := hal.New(rt, hal.Options{})               // one per rtapi.RT
-//	base, err := h.NewThread("base", 50*time.Microsecond) // fixes the base period
-//	servo, err := h.NewThread("servo", time.Millisecond)  // a multiple of it
-//	f, err := h.Export("pid.0.do-pid-calcs", pid.Update)  // hal_export_funct
+//	h, err := hal.New(rt, hal.Options{})                      // one per rtapi.RT
+//	base, err := h.NewThread("base", 50*time.Microsecond)     // fixes the base period
+//	servo, err := h.NewThread("servo", time.Millisecond)      // a multiple of it
+//	_, err = h.Export("pid.0.do-pid-calcs", pid.Update)       // hal_export_funct
 //	err = h.AddFunct("pid.0.do-pid-calcs", "servo", hal.Last) // hal_add_funct_to_thread
-//	err = h.Start()                                    // hal_start_threads
+//	err = h.Start()                                           // hal_start_threads
 //	defer h.Close()
 //
 // # Threads

@@ -293,6 +293,7 @@ func TestRunsChainInOrderAndTimesIt(t *testing.T) {
 
 	require.NoError(t, h.Start())
 	assert.True(t, h.Running())
+	assert.Equal(t, "running", servo.State(), "running as soon as Start returns")
 	waitBeat(t, servo, 20)
 	waitBeat(t, base, 20)
 	// Read while running: lock-free, the race detector watches.

@@ -161,9 +161,7 @@ func (th *Thread) publish(c *chain, state int64) {
 // publishIdle sets the thread's state and, when publishing, writes its
 // record. Only while the thread does not run; called with h.mu.
 func (th *Thread) publishIdle(state int64) {
-	if state != stateRunning {
-		th.state.Store(state)
-	}
+	th.state.Store(state)
 	if th.seq != nil {
 		th.publish(th.chain.Load(), state)
 	}

@@ -43,6 +43,7 @@ func TestSimScheduleIsDeterministic(t *testing.T) {
 		require.NoError(t, h.AddFunct(f.name, f.thread, hal.Last))
 	}
 	require.NoError(t, h.Start())
+	assert.Equal(t, "running", h.Threads()[1].State(), "running before the simulation first runs it")
 	require.NoError(t, sim.Advance(time.Millisecond))
 	assert.Equal(t, []string{
 		"0s stepgen.0.make-pulses", "0s encoder.0.update-counters", // base first: higher priority
