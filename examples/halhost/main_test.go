@@ -254,3 +254,25 @@ func TestBadFlags(t *testing.T) {
 		assert.Contains(t, string(out), tc.want)
 	}
 }
+
+func TestKilledHostIsNoticedAndReplaced(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, k...)
+	host.waitFor("halhost ready")
+	mon := start(t, monBin, append([]string{"-interval", "20ms"}, k...)...)
+	mon.waitFor("pins:")
+	require.NoError(t, host.cmd.Process.Kill()) // SIGKILL: no clean-up at all
+	host.exit()
+	mon.waitFor("has stopped; detaching")
+	require.Equal(t, 0, mon.exit(), mon.output())
+
+	// The dead host's segments are still there; the next host replaces
+	// them and, on Ctrl-C, removes its own.
+	again := start(t, hostBin, k...)
+	again.waitFor("halhost ready")
+	mon = start(t, monBin, append([]string{"-count", "1"}, k...)...)
+	require.Equal(t, 0, mon.exit(), mon.output())
+	assert.Contains(t, mon.output(), fmt.Sprintf("host pid %d", again.cmd.Process.Pid))
+	require.Equal(t, 0, again.interrupt(), again.output())
+}
