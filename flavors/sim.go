@@ -529,7 +529,7 @@ func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64)
 // await waits for the simulation to come back to the controller, and
 // declares the holder hung when nothing progressed for a hang timeout.
 func (s *Sim) await() error {
-	last := s.progress.Load()
+	last, lastNow := s.progress.Load(), s.now.Load()
 	timer := time.NewTimer(s.hang)
 	defer timer.Stop()
 	for {
@@ -538,8 +538,8 @@ func (s *Sim) await() error {
 			return nil
 		case <-timer.C:
 		}
-		if p := s.progress.Load(); p != last {
-			last = p
+		if p, n := s.progress.Load(), s.now.Load(); p != last || n != lastNow {
+			last, lastNow = p, n
 			timer.Reset(s.hang)
 			continue
 		}
@@ -813,8 +813,8 @@ func (th *simThread) yield() {
 	s := th.s
 	if len(s.runq) == 0 && !s.flag.Load() && !s.stopNow && !s.exclude && th.at <= s.target &&
 		(len(s.steps) == 0 || s.steps[0].at > th.at) {
-		// Alone and still due: no one to hand over to.
-		s.progress.Store(s.progress.Load() + 1)
+		// Alone and still due: no one to hand over to. (Progress shows
+		// as virtual time moving: the hang check watches both.)
 		if th.at > s.now.Load() {
 			s.now.Store(th.at)
 		}
