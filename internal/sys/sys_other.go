@@ -1,0 +1,133 @@
+//go:build !linux
+
+package sys
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// This file lets the packages above build on systems other than Linux
+// (the sim flavor runs anywhere). Every call that needs Linux fails with
+// an error matching errors.ErrUnsupported; Nanotime still reads a
+// monotonic clock.
+
+// errUnsupported is what every Linux-only wrapper returns here.
+var errUnsupported = fmt.Errorf("needs Linux: %w", errors.ErrUnsupported)
+
+// Policy is a Linux scheduling policy.
+type Policy uint32
+
+// The policies gortapi uses (Linux's numbers).
+const (
+	SchedOther Policy = 0
+	SchedFIFO  Policy = 1
+	SchedRR    Policy = 2
+)
+
+func (p Policy) String() string {
+	switch p {
+	case SchedOther:
+		return "SCHED_OTHER"
+	case SchedFIFO:
+		return "SCHED_FIFO"
+	case SchedRR:
+		return "SCHED_RR"
+	}
+	return fmt.Sprintf("policy(%d)", uint32(p))
+}
+
+// FIFO priority bounds, as on Linux.
+const (
+	FIFOPrioMin = 1
+	FIFOPrioMax = 99
+)
+
+var monoBase = time.Now()
+
+// Nanotime reads a monotonic clock in nanoseconds (not CLOCK_MONOTONIC's
+// origin). RT-safe.
+func Nanotime() int64 { return int64(time.Since(monoBase)) }
+
+// Gettid returns 0: there are no kernel thread ids here.
+func Gettid() int { return 0 }
+
+// SetScheduler fails: scheduling policies need Linux.
+func SetScheduler(tid int, policy Policy, prio int) error { return errUnsupported }
+
+// Scheduler fails: scheduling policies need Linux.
+func Scheduler(tid int) (Policy, int, error) { return 0, 0, errUnsupported }
+
+// ProbeSchedFIFO fails: SCHED_FIFO needs Linux.
+func ProbeSchedFIFO() error { return errUnsupported }
+
+// SetAffinity fails: affinity needs Linux.
+func SetAffinity(tid int, cpus []int) error { return errUnsupported }
+
+// Affinity fails: affinity needs Linux.
+func Affinity(tid int) ([]int, error) { return nil, errUnsupported }
+
+// SleepUntil fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
+func SleepUntil(deadline int64) error { return errUnsupported }
+
+// SleepUntilRaw fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
+func SleepUntilRaw(deadline int64) error { return errUnsupported }
+
+// LockMemory fails: mlockall needs Linux.
+func LockMemory() error { return errUnsupported }
+
+// UnlockMemory fails: munlockall needs Linux.
+func UnlockMemory() error { return errUnsupported }
+
+// MemlockLimit fails: RLIMIT_MEMLOCK is read on Linux only.
+func MemlockLimit() (uint64, error) { return 0, errUnsupported }
+
+// ThreadUsage is the part of getrusage(RUSAGE_THREAD) a real-time task
+// cares about.
+type ThreadUsage struct {
+	MinorFaults         int64
+	MajorFaults         int64
+	VoluntarySwitches   int64
+	InvoluntarySwitches int64
+}
+
+// ReadThreadUsage fails: per-thread usage needs Linux. RT-safe.
+func ReadThreadUsage(u *ThreadUsage) error { return errUnsupported }
+
+// PosixTimer is a periodic POSIX timer aimed at one thread (Linux only).
+type PosixTimer struct{}
+
+// NewPosixTimer fails: SIGEV_THREAD_ID needs Linux.
+func NewPosixTimer() (*PosixTimer, error) { return nil, errUnsupported }
+
+// Arm fails. Disarm, Wait and Close too.
+func (t *PosixTimer) Arm(first, period int64) error { return errUnsupported }
+func (t *PosixTimer) Disarm() error                 { return errUnsupported }
+func (t *PosixTimer) Wait() (uint64, error)         { return 0, errUnsupported }
+func (t *PosixTimer) Close() error                  { return nil }
+
+// Timerfd is a periodic timer read through a file descriptor (Linux only).
+type Timerfd struct{}
+
+// NewTimerfd fails: timerfd needs Linux.
+func NewTimerfd() (*Timerfd, error) { return nil, errUnsupported }
+
+// Arm fails. Disarm, Wait and Close too.
+func (t *Timerfd) Arm(first, period int64) error { return errUnsupported }
+func (t *Timerfd) Disarm() error                 { return errUnsupported }
+func (t *Timerfd) Wait() (uint64, error)         { return 0, errUnsupported }
+func (t *Timerfd) Close() error                  { return nil }
+
+// FutexWait fails: futexes need Linux.
+func FutexWait(addr *uint32, val uint32, timeoutNs int64) (woken bool, err error) {
+	return false, errUnsupported
+}
+
+// FutexWaitUntil fails: futexes need Linux.
+func FutexWaitUntil(addr *uint32, val uint32, deadlineNs int64) (woken bool, err error) {
+	return false, errUnsupported
+}
+
+// FutexWake fails: futexes need Linux.
+func FutexWake(addr *uint32, n int) (int, error) { return 0, errUnsupported }
