@@ -114,6 +114,12 @@ func (e *HangError) Unwrap() error { return os.ErrDeadlineExceeded }
 // of was paused or ended first.
 var ErrSimTaskLeft = errors.New("task left the schedule")
 
+// ErrSimBusy is what a controller call made while another runs returns
+// (from a task body, a predicate, or a second goroutine).
+var ErrSimBusy = errors.New("sim: controller called while the simulation runs (from a task body or a RunUntil predicate?)")
+
+var errSimBusy = ErrSimBusy
+
 // errSimClosed is returned once the simulation is closed.
 var errSimClosed = fmt.Errorf("sim: simulation closed: %w", os.ErrClosed)
 
@@ -165,8 +171,9 @@ type Sim struct {
 
 	// ctl is held while the simulation runs: by a controller call, or
 	// by a thread finishing a detached stop drive (it unlocks it).
-	ctl  sync.Mutex
-	mode int
+	ctl     sync.Mutex
+	running atomic.Bool // a controller call is running the simulation
+	mode    int
 	back chan struct{}
 
 	// Written only by the holder of the simulation ("baton").
@@ -437,7 +444,9 @@ func (s *Sim) InjectClockStep(at int64, by time.Duration) error {
 // idle runs fn with the simulation idle: controller lock held, pending
 // resumes settled, kickMu held.
 func (s *Sim) idle(fn func() error) error {
-	s.ctl.Lock()
+	if err := s.lock(); err != nil {
+		return err
+	}
 	defer s.ctl.Unlock()
 	if err := s.usable(); err != nil {
 		return err
@@ -448,6 +457,17 @@ func (s *Sim) idle(fn func() error) error {
 		s.kickCond.Wait()
 	}
 	return fn()
+}
+
+// lock takes the controller lock, waiting for a detached stop to finish,
+// but refuses a call made while a controller call runs: from a task body
+// (or a predicate) it could only deadlock.
+func (s *Sim) lock() error {
+	if s.running.Load() {
+		return errSimBusy
+	}
+	s.ctl.Lock()
+	return nil
 }
 
 func (s *Sim) usable() error {
@@ -466,8 +486,12 @@ func (s *Sim) usable() error {
 // or goal, and an error when the simulation is closed, a task hung, or the
 // goal task left the schedule. Only one Run runs at a time.
 func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64) (bool, error) {
-	s.ctl.Lock()
+	if err := s.lock(); err != nil {
+		return false, err
+	}
 	defer s.ctl.Unlock()
+	s.running.Store(true)
+	defer s.running.Store(false)
 	if err := s.usable(); err != nil {
 		return false, err
 	}

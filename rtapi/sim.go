@@ -303,6 +303,9 @@ func (c *SimController) wrap(err error) error {
 	if errors.As(err, &h) {
 		return &TaskError{Task: h.Task, Op: "sim", Err: err}
 	}
+	if errors.Is(err, flavors.ErrSimBusy) {
+		return fmt.Errorf("rtapi: %w: %w", err, ErrState)
+	}
 	if err != nil {
 		return fmt.Errorf("rtapi: %w", err)
 	}
@@ -314,7 +317,7 @@ func (c *SimController) wrapTask(t *Task, op string, err error) error {
 		return nil
 	}
 	var h *flavors.HangError
-	if errors.As(err, &h) {
+	if errors.As(err, &h) || errors.Is(err, flavors.ErrSimBusy) {
 		return c.wrap(err)
 	}
 	return taskErr(t.spec.Name, op, err)

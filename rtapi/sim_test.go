@@ -332,6 +332,26 @@ func TestSimMisuse(t *testing.T) {
 	require.ErrorIs(t, err, rtapi.ErrClosed)
 }
 
+// The controller called from a task body is refused, not a deadlock.
+func TestSimControllerFromBodyIsRefused(t *testing.T) {
+	rt, c := openSim(t, nil)
+	var errs []error
+	startPeriodic(t, rt, rtapi.TaskSpec{Name: "meddler", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		if cy.Number() == 1 {
+			errs = append(errs, c.Advance(time.Millisecond))
+			_, err := c.Trace()
+			errs = append(errs, err)
+		}
+	})
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	require.Len(t, errs, 2)
+	for _, err := range errs {
+		require.ErrorIs(t, err, rtapi.ErrState)
+	}
+	err := c.RunUntil(func() bool { return c.Advance(0) != nil }, time.Second)
+	require.NoError(t, err, "the predicate saw the refusal")
+}
+
 func TestSimSelectedByEnvironment(t *testing.T) {
 	t.Setenv("RTAPI_FLAVOR", "sim")
 	rt, err := rtapi.Open(rtapi.Options{})
