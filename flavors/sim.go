@@ -174,7 +174,7 @@ type Sim struct {
 	ctl     sync.Mutex
 	running atomic.Bool // a controller call is running the simulation
 	mode    int
-	back chan struct{}
+	back    chan struct{}
 
 	// Written only by the holder of the simulation ("baton").
 	now      atomic.Int64
