@@ -33,10 +33,10 @@ type TaskContext struct {
 
 	// interference counters (interference.go)
 	interference  bool
-	slept         bool  // this cycle's wait blocked in the kernel
+	slept         bool  // the last wait blocked in the kernel
+	latency       int64 // the last wait's wake-up latency, when slept
 	gcAtStart     bool  // GC was marking when the body started
-	gcAtEnd       bool  // GC was marking when the body ended
-	latency       int64 // this cycle's wake-up latency, when slept
+	gcAtEnd       bool  // GC was marking when the previous body ended
 	lateThreshold int64
 }
 
@@ -53,8 +53,9 @@ func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
 	end := tc.waker.EndCycle()
 	t.stats.exec.Record(end - tc.wake)
-	tc.gcAtEnd = gcMarking()
-	tc.slept = false
+	if tc.interference {
+		tc.observe()
+	}
 	if tc.cycle >= tc.nextSample {
 		tc.sampleUsage()
 	}
@@ -115,10 +116,8 @@ func (tc *TaskContext) release(deadline, now int64) bool {
 	tc.deadline = deadline
 	tc.cycle++
 	tc.task.stats.cycles.Store(tc.cycle)
-	if tc.interference {
-		now = tc.observe(now)
-	}
 	tc.wake = now
+	tc.gcAtStart = tc.interference && gcMarking()
 	return true
 }
 

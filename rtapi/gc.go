@@ -1,6 +1,10 @@
 package rtapi
 
 import (
+	"os"
+	"runtime"
+	"strings"
+	"sync"
 	_ "unsafe" // go:linkname
 )
 
@@ -34,3 +38,88 @@ func gcMarking() bool { return runtimeWriteBarrier.enabled }
 //
 // RT-safe: a single memory load.
 func GCMarking() bool { return gcMarking() }
+
+// The GC shield: what a real-time task needs so that the rest of the
+// process allocating does not make it late. Each part was measured on and
+// off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
+// turns it on or off per task; Auto (the default) shields every task on a
+// real-time flavor. For measurements, GORTAPI_GC_SHIELD=off (or a comma
+// list of parts to leave out: noraw, noprocs) overrides Auto.
+//
+//   - Raw sleep: the nanosleep wait keeps the task's P (RawSyscall), so a
+//     wake-up never waits for a P in exitsyscall, which under allocation
+//     load means waiting for another goroutine's time slice or a
+//     stop-the-world. Cost: a stop-the-world waits until the task next
+//     enters the kernel through the Go scheduler (the interference read
+//     before each sleep) or is preempted, at worst about one period.
+//   - GOMAXPROCS headroom: one P more per running shielded task, so that
+//     when the runtime does take the task's P away (sysmon's 10 ms
+//     preemption, a stop-the-world) an idle one is there to come back to
+//     instead of an allocating goroutine's time slice. Cost: one more P
+//     the GC pacer counts (its background workers' 25 % share grows with
+//     it), and a stop-the-world when each task starts and ends (changing
+//     GOMAXPROCS stops the world).
+//
+// Measured and left out: passing through the scheduler (runtime.Gosched)
+// after a body every few milliseconds, to pre-empt sysmon's forced
+// preemption, made things several times worse: the round trip through a
+// SCHED_OTHER helper thread is slower than the preemption it avoids.
+
+// shieldParts is what the shield of one task applies.
+type shieldParts struct {
+	raw, procs bool
+}
+
+// shieldEnv reads GORTAPI_GC_SHIELD once.
+var shieldEnv = sync.OnceValue(func() string { return os.Getenv("GORTAPI_GC_SHIELD") })
+
+// shieldFor resolves TaskSpec.GCShield on a flavor, given
+// GORTAPI_GC_SHIELD's value.
+func shieldFor(spec TaskSpec, realTime bool, env string) shieldParts {
+	on := spec.GCShield == On || (spec.GCShield == Auto && realTime)
+	if !on {
+		return shieldParts{}
+	}
+	p := shieldParts{raw: true, procs: true}
+	if spec.GCShield == On {
+		return p
+	}
+	for _, part := range strings.Split(env, ",") {
+		switch strings.TrimSpace(part) {
+		case "off":
+			return shieldParts{}
+		case "noraw":
+			p.raw = false
+		case "noprocs":
+			p.procs = false
+		}
+	}
+	return p
+}
+
+// Process-wide GOMAXPROCS reservation for shielded tasks.
+var procReserve struct {
+	sync.Mutex
+	reserved int
+	base     int
+}
+
+// reserveProc raises GOMAXPROCS by one for a starting shielded task.
+func reserveProc() {
+	procReserve.Lock()
+	defer procReserve.Unlock()
+	if procReserve.reserved == 0 {
+		procReserve.base = runtime.GOMAXPROCS(0)
+	}
+	procReserve.reserved++
+	runtime.GOMAXPROCS(procReserve.base + procReserve.reserved)
+}
+
+// releaseProc gives a reservation back when its task ends; the last one
+// restores the GOMAXPROCS found before the first.
+func releaseProc() {
+	procReserve.Lock()
+	defer procReserve.Unlock()
+	procReserve.reserved--
+	runtime.GOMAXPROCS(procReserve.base + procReserve.reserved)
+}

@@ -88,21 +88,23 @@ func (tc *TaskContext) startInterference() {
 	}
 	_ = sys.ReadThreadUsage(&tc.usage)
 	tc.gcAtStart = gcMarking()
+	tc.gcAtEnd = tc.gcAtStart
 	tc.nextSample = 1<<63 - 1 // the per-cycle reads keep the totals current
 }
 
-// observe accounts the interference of the cycle that just ended, from
-// what WaitPeriod left in tc (slept, latency, gcAtEnd) and the thread's
-// counters now. It returns the clock after its own work, so that the next
-// cycle's execution time does not include it.
+// observe runs as a body ends, before the sleep. It accounts the window
+// since the previous call: the previous sleep and wake-up (tc.slept,
+// tc.latency), then the body that just ran. Reading the counters before
+// sleeping rather than after waking puts its system call where a pending
+// stop-the-world may take the P without delaying the next wake-up.
 //
 // RT-safe: no allocation, no lock; one getrusage system call.
-func (tc *TaskContext) observe(now int64) int64 {
+func (tc *TaskContext) observe() {
 	prev := tc.usage
+	gcEnd := gcMarking()
 	if sys.ReadThreadUsage(&tc.usage) != nil {
-		return now
+		return
 	}
-	gcNow := gcMarking()
 	s := &tc.task.stats
 	in := &s.intf
 	u := &tc.usage
@@ -112,14 +114,14 @@ func (tc *TaskContext) observe(now int64) int64 {
 	}
 	preempted := u.InvoluntarySwitches > prev.InvoluntarySwitches
 	blocked := u.VoluntarySwitches-prev.VoluntarySwitches > expect
-	gcWake := tc.gcAtEnd || gcNow
+	gcWake := tc.gcAtEnd || tc.gcAtStart // marking as the sleep began or at the wake-up
 	if preempted {
 		in.preempted.Store(in.preempted.Load() + 1)
 	}
 	if blocked {
 		in.blocked.Store(in.blocked.Load() + 1)
 	}
-	if tc.gcAtStart || gcWake {
+	if tc.gcAtStart || gcEnd {
 		in.gc.Store(in.gc.Load() + 1)
 	}
 	if u.MinorFaults+u.MajorFaults > prev.MinorFaults+prev.MajorFaults {
@@ -142,6 +144,6 @@ func (tc *TaskContext) observe(now int64) int64 {
 	s.majorFaults.Store(u.MajorFaults)
 	s.voluntary.Store(u.VoluntarySwitches)
 	s.involuntary.Store(u.InvoluntarySwitches)
-	tc.gcAtStart = gcNow
-	return tc.waker.Now()
+	tc.gcAtEnd = gcEnd
+	tc.slept = false
 }

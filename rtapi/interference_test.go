@@ -1,6 +1,7 @@
 package rtapi_test
 
 import (
+	"os"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -128,4 +129,30 @@ func TestDefaultLateThreshold(t *testing.T) {
 	require.Equal(t, 100*time.Microsecond, rtapi.DefaultLateThreshold(time.Millisecond))
 	require.Equal(t, 50*time.Microsecond, rtapi.DefaultLateThreshold(100*time.Microsecond))
 	require.Equal(t, 50*time.Microsecond, rtapi.DefaultLateThreshold(0))
+}
+
+// The GC shield of a real-time task reserves one more P while the task
+// runs and gives it back when the task ends; an unshielded task leaves
+// GOMAXPROCS alone.
+func TestGCShieldReservesAProc(t *testing.T) {
+	rttest.RequireRT(t)
+	if os.Getenv("GORTAPI_GC_SHIELD") != "" {
+		t.Skip("GORTAPI_GC_SHIELD is set")
+	}
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+	base := runtime.GOMAXPROCS(0)
+	shielded, err := rt.NewTask(rtapi.TaskSpec{Name: "shielded", Period: time.Millisecond}, loop)
+	require.NoError(t, err)
+	plain, err := rt.NewTask(rtapi.TaskSpec{Name: "plain", Period: time.Millisecond, GCShield: rtapi.Off}, loop)
+	require.NoError(t, err)
+	require.NoError(t, shielded.Start())
+	require.NoError(t, plain.Start())
+	waitCycles(t, shielded, 20)
+	waitCycles(t, plain, 20)
+	require.Equal(t, base+1, runtime.GOMAXPROCS(0))
+	shielded.Stop()
+	require.NoError(t, shielded.Wait())
+	require.Equal(t, base, runtime.GOMAXPROCS(0), "given back before Wait returns")
+	plain.Stop()
+	require.NoError(t, plain.Wait())
 }

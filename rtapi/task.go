@@ -123,6 +123,12 @@ type TaskSpec struct {
 	// LateThreshold is the wake-up latency above which a wake-up counts
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period).
 	LateThreshold time.Duration
+	// GCShield keeps the task on time while the rest of the process
+	// allocates: its nanosleep wait keeps its P (as RawSleep) and
+	// GOMAXPROCS grows by one while it runs (docs/GC.md has the
+	// measurements and the costs). Auto (the zero value): on for
+	// real-time flavors.
+	GCShield Toggle
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
@@ -325,13 +331,14 @@ func (t *Task) Start() error {
 func (t *Task) run(ready chan<- error) {
 	runtime.LockOSThread()
 	growStack(t.spec.StackPrefault / stackFrame)
+	shield := shieldFor(t.spec, t.rt.info.RealTime, shieldEnv())
 	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
 		Name:     t.spec.Name,
 		Priority: t.spec.Priority,
 		CPUs:     t.cpus,
 		Period:   int64(t.spec.Period),
 		Wake:     t.spec.Wake,
-		RawSleep: t.spec.RawSleep,
+		RawSleep: t.spec.RawSleep || shield.raw,
 	})
 	if err != nil {
 		ready <- err
@@ -363,6 +370,9 @@ func (t *Task) run(ready chan<- error) {
 			return
 		}
 	}
+	if shield.procs {
+		reserveProc()
+	}
 	ready <- nil
 
 	w.Begin() // a virtual clock holds the first cycle until it is due
@@ -370,6 +380,9 @@ func (t *Task) run(ready chan<- error) {
 	tc.sampleUsage()
 	if cerr := w.Close(); err == nil && cerr != nil {
 		err = cerr
+	}
+	if shield.procs {
+		releaseProc()
 	}
 	t.mu.Lock()
 	t.err = err

@@ -133,7 +133,7 @@ func runChild(rowJSON, settingsJSON string) int {
 	}
 	if r.MemLimit {
 		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(3 * s.Live)
+		debug.SetMemoryLimit(8 * s.Live)
 	}
 	if r.Procs > 0 {
 		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + r.Procs)

@@ -28,12 +28,13 @@ type row struct {
 	Raw       bool   `json:",omitempty"` // TaskSpec.RawSleep
 	Procs     int    `json:",omitempty"` // GOMAXPROCS += Procs
 	GCPercent int    `json:",omitempty"` // debug.SetGCPercent, 0: leave
-	MemLimit  bool   `json:",omitempty"` // GOGC off, soft limit at 3x the live heap
+	MemLimit  bool   `json:",omitempty"` // GOGC off, soft limit at 8x the live heap
 	GODEBUG   string `json:",omitempty"`
 	PinRest   bool   `json:",omitempty"` // every other thread off the task's CPU
-	// Plain turns off the mitigations the real-time flavors apply by
-	// default (GORTAPI_GC_DEFAULTS=off), to measure them.
-	Plain bool `json:",omitempty"`
+	// Shield is GORTAPI_GC_SHIELD for the row: "off" measures without
+	// the GC shield the real-time flavors apply by default, "noraw",
+	// "noprocs" without one of its parts.
+	Shield string `json:",omitempty"`
 }
 
 // settings are the shared knobs, passed to every child.
@@ -48,21 +49,24 @@ type settings struct {
 }
 
 func matrix() []row {
+	const off = "off"
 	return []row{
 		{Name: "cyclictest quiet", Cyclic: true},
 		{Name: "cyclictest +load elsewhere", Cyclic: true, Load: true},
-		{Name: "gortapi quiet", Plain: true},
-		{Name: "gortapi +alloc", Load: true, Plain: true},
-		{Name: "+raw-sleep", Load: true, Plain: true, Raw: true},
-		{Name: "+gomaxprocs", Load: true, Plain: true, Procs: 2},
-		{Name: "+gogc400", Load: true, Plain: true, GCPercent: 400},
-		{Name: "+memlimit", Load: true, Plain: true, MemLimit: true},
-		{Name: "+asyncpreemptoff", Load: true, Plain: true, GODEBUG: "asyncpreemptoff=1"},
-		{Name: "+gcshrinkstackoff", Load: true, Plain: true, GODEBUG: "gcshrinkstackoff=1"},
-		{Name: "+pin-rest", Load: true, Plain: true, PinRest: true},
-		{Name: "defaults quiet"},
-		{Name: "defaults +alloc", Load: true},
-		{Name: "defaults+pin-rest", Load: true, PinRest: true},
+		{Name: "gortapi quiet", Shield: off},
+		{Name: "gortapi +alloc", Load: true, Shield: off},
+		{Name: "+raw-sleep", Load: true, Shield: off, Raw: true},
+		{Name: "+gomaxprocs", Load: true, Shield: off, Procs: 1},
+		{Name: "+gogc400", Load: true, Shield: off, GCPercent: 400},
+		{Name: "+memlimit", Load: true, Shield: off, MemLimit: true},
+		{Name: "+asyncpreemptoff", Load: true, Shield: off, GODEBUG: "asyncpreemptoff=1"},
+		{Name: "+gcshrinkstackoff", Load: true, Shield: off, GODEBUG: "gcshrinkstackoff=1"},
+		{Name: "+pin-rest", Load: true, Shield: off, PinRest: true},
+		{Name: "shield quiet"},
+		{Name: "shield +alloc", Load: true},
+		{Name: "shield -procs", Load: true, Shield: "noprocs"},
+		{Name: "shield -raw", Load: true, Shield: "noraw"},
+		{Name: "shield +pin-rest", Load: true, PinRest: true},
 	}
 }
 
@@ -179,8 +183,8 @@ func childCmd(r row, s settings) (*exec.Cmd, *bytes.Buffer) {
 	if r.GODEBUG != "" {
 		env = append(env, "GODEBUG="+r.GODEBUG)
 	}
-	if r.Plain {
-		env = append(env, "GORTAPI_GC_DEFAULTS=off")
+	if r.Shield != "" {
+		env = append(env, "GORTAPI_GC_SHIELD="+r.Shield)
 	}
 	cmd.Env = env
 	out := new(bytes.Buffer)
