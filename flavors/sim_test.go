@@ -1,0 +1,201 @@
+package flavors
+
+import (
+	"errors"
+	"math"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/kerneldetect"
+)
+
+func TestSimRegisteredAndSelectable(t *testing.T) {
+	d, err := Lookup(SimName)
+	require.NoError(t, err)
+	require.False(t, d.RealTime)
+	ch, err := Select(SimName, Config{Kernel: &kerneldetect.Report{}})
+	require.NoError(t, err)
+	s, ok := ch.Flavor.(*Sim)
+	require.True(t, ok)
+	defer s.Close()
+	require.Contains(t, ch.Why, "virtual clock")
+	require.True(t, s.VirtualTime())
+	require.Equal(t, SimName, s.Name())
+	require.False(t, s.RealTime())
+	lo, hi := s.Priorities()
+	require.Equal(t, [2]int{1, 98}, [2]int{lo, hi})
+	require.Equal(t, 10*time.Microsecond, s.MinPeriod())
+	require.Zero(t, s.Now())
+}
+
+// A virtual thread driven by hand, as rtapi drives it: bind, begin, then
+// end-cycle and wait for each release.
+func TestSimThreadByHand(t *testing.T) {
+	s := NewSim(SimConfig{Seed: 3})
+	defer s.Close()
+	require.NoError(t, s.SetTask("hand", SimTaskConfig{Jitter: ConstantJitter(7 * time.Microsecond), Cost: time.Microsecond}))
+	type step struct{ end, now, late int64 }
+	got := make(chan []step, 1)
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // as rtapi does; Bind undoes it
+		w, b, err := s.Bind(ThreadSpec{Name: "hand", Priority: 50, Period: int64(time.Millisecond)})
+		if err == nil && b.Wake != WakeNanosleep {
+			err = errors.New("wake mode " + b.Wake.String())
+		}
+		ready <- err
+		if err != nil {
+			return
+		}
+		deadline := w.Now()
+		_ = w.Arm(deadline+int64(time.Millisecond), int64(time.Millisecond))
+		w.Begin()
+		var steps []step
+		for range 3 {
+			end := w.EndCycle()
+			deadline += int64(time.Millisecond)
+			now, n, err := w.Wait(deadline)
+			if err != nil || n != 1 || w.Now() != now {
+				now = -1
+			}
+			steps = append(steps, step{end, now, now - deadline})
+		}
+		w.EndCycle()
+		w.Close()
+		got <- steps
+	}()
+	require.NoError(t, <-ready)
+	ok, err := s.Run(int64(10*time.Millisecond), nil, "", 0)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Equal(t, []step{{1000, 1_007_000, 7000}, {1_008_000, 2_007_000, 7000}, {2_008_000, 3_007_000, 7000}}, <-got)
+	require.EqualValues(t, 10*time.Millisecond, s.Now())
+	tr, err := s.Trace()
+	require.NoError(t, err)
+	require.Equal(t, []string{"hand"}, tr.Names)
+	require.Equal(t, SimRecord{Thread: 0, Kind: SimExit, Cycle: 4, Time: 3_008_000}, tr.Records[len(tr.Records)-1])
+}
+
+func TestSimRunMisuse(t *testing.T) {
+	s := NewSim(SimConfig{})
+	_, err := s.Run(-1, nil, "", 0)
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = s.Run(0, nil, "nobody", 1)
+	require.ErrorIs(t, err, ErrInvalid)
+	_, _, err = s.Bind(ThreadSpec{Name: "x", Wake: WakeMode(9)})
+	require.ErrorIs(t, err, ErrInvalid)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "twice")
+	_, err = s.Run(1, nil, "", 0)
+	require.ErrorIs(t, err, os.ErrClosed)
+	_, _, err = s.Bind(ThreadSpec{Name: "late"})
+	require.ErrorIs(t, err, os.ErrClosed)
+	require.ErrorIs(t, s.SetTask("x", SimTaskConfig{}), os.ErrClosed)
+}
+
+func TestHangErrorMatchesTimeout(t *testing.T) {
+	err := error(&HangError{Task: "t", Timeout: time.Second, Now: 5, Cycle: 2})
+	require.True(t, errors.Is(err, os.ErrDeadlineExceeded))
+	require.Contains(t, err.Error(), `task "t"`)
+}
+
+func draw(j Jitter, seed uint64, n int) []int64 {
+	var src jitterSource
+	src.seed(seed, 99)
+	src.set(j)
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = src.sample()
+	}
+	return out
+}
+
+func TestJitterDistributions(t *testing.T) {
+	const n = 20000
+	mean := func(xs []int64) float64 {
+		var s float64
+		for _, x := range xs {
+			s += float64(x)
+		}
+		return s / float64(len(xs))
+	}
+	require.Equal(t, make([]int64, 5), draw(Jitter{}, 1, 5), "the zero value adds nothing")
+	require.Equal(t, []int64{5000, 5000}, draw(ConstantJitter(5*time.Microsecond), 1, 2))
+
+	u := draw(UniformJitter(10*time.Microsecond, 20*time.Microsecond), 1, n)
+	for _, x := range u {
+		require.True(t, x >= 10000 && x < 20000, "%d", x)
+	}
+	require.InDelta(t, 15000, mean(u), 200)
+
+	nm := draw(NormalJitter(50*time.Microsecond, 5*time.Microsecond), 1, n)
+	require.InDelta(t, 50000, mean(nm), 200)
+	for _, x := range draw(NormalJitter(0, 5*time.Microsecond), 1, n) {
+		require.GreaterOrEqual(t, x, int64(0), "cut off at 0: never early")
+	}
+	require.InDelta(t, 30000, mean(draw(ExponentialJitter(30*time.Microsecond), 1, n)), 1500)
+
+	require.Equal(t, draw(NormalJitter(time.Microsecond, time.Microsecond), 7, 100),
+		draw(NormalJitter(time.Microsecond, time.Microsecond), 7, 100), "same seed, same draws")
+	require.NotEqual(t, draw(NormalJitter(time.Microsecond, time.Microsecond), 7, 100),
+		draw(NormalJitter(time.Microsecond, time.Microsecond), 8, 100))
+}
+
+func TestHistogramJitterReplaysBuckets(t *testing.T) {
+	h := hist.New(time.Microsecond, 100*time.Microsecond)
+	for range 900 {
+		h.Record(3500) // bucket 3
+	}
+	for range 100 {
+		h.Record(int64(time.Millisecond)) // overflow
+	}
+	snap := h.Snapshot()
+	xs := draw(HistogramJitter(snap), 1, 10000)
+	var over int
+	for _, x := range xs {
+		switch {
+		case x == int64(time.Millisecond):
+			over++
+		case x >= 3500 && x < 4000:
+		default:
+			t.Fatalf("draw %d outside the recorded buckets", x)
+		}
+	}
+	require.InDelta(t, 1000, over, 150, "the overflow share is kept")
+	require.Contains(t, HistogramJitter(snap).String(), "1000 samples")
+	require.ErrorIs(t, HistogramJitter(hist.Snapshot{Width: time.Microsecond}).validate(), ErrInvalid)
+	require.ErrorIs(t, HistogramJitter(hist.Snapshot{}).validate(), ErrInvalid)
+}
+
+func TestJitterSamplingAllocatesNothing(t *testing.T) {
+	h := hist.New(time.Microsecond, time.Millisecond)
+	h.Record(1000)
+	for _, j := range []Jitter{{}, ConstantJitter(1), UniformJitter(0, 10), NormalJitter(5, 1),
+		ExponentialJitter(5), HistogramJitter(h.Snapshot())} {
+		var src jitterSource
+		src.seed(1, 2)
+		src.set(j)
+		require.Zero(t, testing.AllocsPerRun(100, func() { src.sample() }), "%v", j)
+	}
+}
+
+func TestJitterValidation(t *testing.T) {
+	for _, j := range []Jitter{ConstantJitter(-1), UniformJitter(-1, 0), UniformJitter(5, 4),
+		NormalJitter(-1, 0), NormalJitter(0, -1), ExponentialJitter(-1)} {
+		require.ErrorIs(t, j.validate(), ErrInvalid, "%v", j)
+	}
+	require.Equal(t, "none", Jitter{}.String())
+	require.Equal(t, "uniform [0s, 1µs)", UniformJitter(0, time.Microsecond).String())
+	require.False(t, math.IsNaN(float64(draw(NormalJitter(0, 0), 1, 1)[0])))
+}
+
+func TestSimEventKindString(t *testing.T) {
+	require.Equal(t, "clock-step", SimClockStep.String())
+	require.Equal(t, "event(0)", SimEventKind(0).String())
+	require.Equal(t, "event(42)", SimEventKind(42).String())
+}
