@@ -52,11 +52,14 @@
 // no virtual time there: function and chain times read 0, and injected
 // overruns show in the thread's task statistics (Thread.Task().Stats()).
 //
-// With Options.StatsKey set, each thread also publishes its record through
-// a seqlock in a shared-memory segment ("/gortapi-<instance>-<key>"),
-// about once a millisecond, so that another process can watch the timing
-// without taking any lock the real-time side could wait on (OpenMonitor,
-// and examples/halmon).
+// With Options.StatsKey set, the counters live in a shared-memory segment
+// ("/gortapi-<instance>-<key>") that another process can watch without
+// taking any lock the real-time side could wait on (OpenMonitor, and
+// examples/halmon): every exported function's counters are updated there
+// in place after each call, and each thread publishes its own record — its
+// timing and its chain — through a seqlock about once a millisecond
+// (Options.PublishEvery). A publication costs about 0.2 µs whatever the
+// chain's length (BenchmarkPublish).
 //
 // # Failures
 //

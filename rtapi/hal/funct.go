@@ -21,16 +21,11 @@ type Func func(period time.Duration, now int64)
 // Funct is an exported function (LinuxCNC's funct) and its timing
 // counters. It is on at most one thread at a time.
 type Funct struct {
-	name    string
-	nameBuf [NameLen]byte
-	fn      Func
-	thread  *Thread // guarded by h.mu
-
-	// Written by the calling thread only, read by anyone.
-	time     atomic.Int64
-	tmax     atomic.Int64
-	calls    atomic.Int64
-	overruns atomic.Int64
+	name   string
+	fn     Func
+	index  int        // export order: the function's slot in the stats segment
+	slot   *functSlot // its counters: in the stats segment when publishing
+	thread *Thread    // guarded by h.mu
 }
 
 // Position says where AddFunct puts a function in a thread's chain.
@@ -80,8 +75,15 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	if _, dup := h.functs[name]; dup {
 		return nil, errf(op, "", name, rtapi.ErrInvalid, "a function of that name is exported")
 	}
-	f := &Funct{name: name, fn: fn}
-	copy(f.nameBuf[:], name)
+	if len(h.order) >= MaxExported {
+		return nil, errf(op, "", name, rtapi.ErrInvalid, "already %d functions exported, the most one HAL holds", MaxExported)
+	}
+	f := &Funct{name: name, fn: fn, index: len(h.order)}
+	if h.pub != nil {
+		f.slot = h.pub.funct(f.index, name)
+	} else {
+		f.slot = &functSlot{}
+	}
 	h.functs[name] = f
 	h.order = append(h.order, f)
 	return f, nil
@@ -226,9 +228,9 @@ type FunctStats struct {
 func (f *Funct) Stats() FunctStats {
 	return FunctStats{
 		Name:     f.name,
-		Time:     time.Duration(f.time.Load()),
-		TMax:     time.Duration(f.tmax.Load()),
-		Calls:    f.calls.Load(),
-		Overruns: f.overruns.Load(),
+		Time:     time.Duration(atomic.LoadInt64(&f.slot.Time)),
+		TMax:     time.Duration(atomic.LoadInt64(&f.slot.TMax)),
+		Calls:    atomic.LoadInt64(&f.slot.Calls),
+		Overruns: atomic.LoadInt64(&f.slot.Overruns),
 	}
 }

@@ -23,6 +23,8 @@ const (
 	MaxThreads = 8
 	// MaxFuncts is the most functions one thread calls.
 	MaxFuncts = 64
+	// MaxExported is the most functions one HAL exports.
+	MaxExported = 256
 )
 
 // DefaultPublishEvery is how often a thread publishes its record to the

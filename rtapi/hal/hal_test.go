@@ -240,6 +240,20 @@ func TestChainFull(t *testing.T) {
 	}
 }
 
+func TestTooManyExports(t *testing.T) {
+	h := newHAL(t, hal.Options{StatsKey: 0xe0, ShmDir: t.TempDir()})
+	for i := range hal.MaxExported {
+		_, err := h.Export("f"+strconv.Itoa(i), nop)
+		require.NoError(t, err)
+	}
+	_, err := h.Export("one-too-many", nop)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.Len(t, h.Functs(), hal.MaxExported)
+	f, ok := h.Funct("f255")
+	require.True(t, ok)
+	assert.Equal(t, "f255", f.Name())
+}
+
 func TestPositions(t *testing.T) {
 	h := newHAL(t, hal.Options{})
 	th, err := h.NewThread("servo", time.Millisecond)

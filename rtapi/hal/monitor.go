@@ -71,9 +71,10 @@ type Snapshot struct {
 	Threads    []ThreadStats
 }
 
-// Read copies every thread's latest published record. Each thread's
-// record is consistent in itself (one seqlock read); records of different
-// threads may be from slightly different moments. It allocates.
+// Read copies every thread's latest published record (consistent in
+// itself: one seqlock read) and the current counters of the functions in
+// its chain (live: they may be a few calls newer than the record). It
+// allocates.
 func (m *Monitor) Read() (Snapshot, error) {
 	if m.closed {
 		return Snapshot{}, &Error{Op: "monitor read", Err: rtapi.ErrClosed}
@@ -91,8 +92,10 @@ func (m *Monitor) Read() (Snapshot, error) {
 	for i := range n {
 		r := &m.rec
 		m.layout.Threads[i].Read(r)
-		if r.NFuncts < 0 || r.NFuncts > MaxFuncts {
-			return s, errf("monitor read", "", "", rtapi.ErrInvalid, "corrupt function count %d in slot %d", r.NFuncts, i)
+		exported := atomic.LoadInt64(&h.NExported) // after the record: covers its chain
+		if r.NFuncts < 0 || r.NFuncts > MaxFuncts || exported < 0 || exported > MaxExported {
+			return s, errf("monitor read", "", "", rtapi.ErrInvalid,
+				"corrupt function count %d (exported %d) in slot %d", r.NFuncts, exported, i)
 		}
 		ts := ThreadStats{
 			Name:      cstring(r.Name[:]),
@@ -105,13 +108,18 @@ func (m *Monitor) Read() (Snapshot, error) {
 			TMax:      time.Duration(r.TMax),
 			Overruns:  r.Overruns,
 		}
-		for _, fr := range r.Functs[:r.NFuncts] {
+		for _, idx := range r.Chain[:r.NFuncts] {
+			if int64(idx) >= exported {
+				return s, errf("monitor read", "", "", rtapi.ErrInvalid,
+					"thread slot %d calls function %d of %d exported", i, idx, exported)
+			}
+			f := &m.layout.Functs[idx]
 			ts.Functs = append(ts.Functs, FunctStats{
-				Name:     cstring(fr.Name[:]),
-				Time:     time.Duration(fr.Time),
-				TMax:     time.Duration(fr.TMax),
-				Calls:    fr.Calls,
-				Overruns: fr.Overruns,
+				Name:     cstring(f.Name[:]),
+				Time:     time.Duration(atomic.LoadInt64(&f.Time)),
+				TMax:     time.Duration(atomic.LoadInt64(&f.TMax)),
+				Calls:    atomic.LoadInt64(&f.Calls),
+				Overruns: atomic.LoadInt64(&f.Overruns),
 			})
 		}
 		s.Threads = append(s.Threads, ts)

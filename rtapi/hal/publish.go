@@ -13,14 +13,20 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// The stats segment: a header, then one seqlock per thread slot. Each
-// thread is the only writer of its slot while it runs; the HAL writes it
-// only while the thread does not run. Readers in any process copy a slot
-// with Seqlock.Read and never make the writer wait.
+// The stats segment: a header, a table of every exported function's
+// name and counters, and one seqlock per thread. The counters are the
+// functions' own: the calling thread updates them in place with atomic
+// stores after each call (LinuxCNC's .time and .tmax live in HAL shared
+// memory the same way), so another process sees every call. Each thread
+// publishes its own record — its timing and its chain as function indexes
+// — through its seqlock, and is its only writer while it runs; the HAL
+// writes it only while the thread does not run. A reader copies a record
+// with Seqlock.Read and never makes the writer wait. A function's name is
+// written before the exported count that makes it visible.
 
 const (
 	statsMagic   = 0x314c4148_74726f67 // "gortHAL1", little-endian
-	statsVersion = 1
+	statsVersion = 3
 )
 
 type statsHeader struct {
@@ -33,7 +39,17 @@ type statsHeader struct {
 	BasePeriod int64 // atomic
 	NThreads   int64 // atomic
 	Closed     int64 // atomic: 1 once the host closed the HAL
-	_          [8]byte
+	NExported  int64 // atomic: functions whose slot is filled
+}
+
+// functSlot is one exported function's name and counters. The counters
+// are atomics with one writer, the thread calling the function.
+type functSlot struct {
+	Name     [NameLen]byte
+	Time     int64
+	TMax     int64
+	Calls    int64
+	Overruns int64
 }
 
 type threadRecord struct {
@@ -47,19 +63,12 @@ type threadRecord struct {
 	TMax      int64
 	Overruns  int64
 	NFuncts   int64
-	Functs    [MaxFuncts]functRecord
-}
-
-type functRecord struct {
-	Name     [NameLen]byte
-	Time     int64
-	TMax     int64
-	Calls    int64
-	Overruns int64
+	Chain     [MaxFuncts]uint16 // indexes into statsLayout.Functs
 }
 
 type statsLayout struct {
 	Header  statsHeader
+	Functs  [MaxExported]functSlot
 	Threads [MaxThreads]ipc.Seqlock[threadRecord]
 }
 
@@ -122,6 +131,14 @@ func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }
 
 func (p *publisher) thread(slot int) *ipc.Seqlock[threadRecord] { return &p.layout.Threads[slot] }
 
+// funct fills the function's slot and makes it visible. Called with h.mu.
+func (p *publisher) funct(index int, name string) *functSlot {
+	s := &p.layout.Functs[index]
+	copy(s.Name[:], name)
+	atomic.StoreInt64(&p.layout.Header.NExported, int64(index+1))
+	return s
+}
+
 func (p *publisher) setThreads(n int, base time.Duration) {
 	atomic.StoreInt64(&p.layout.Header.BasePeriod, int64(base))
 	atomic.StoreInt64(&p.layout.Header.NThreads, int64(n))
@@ -132,8 +149,9 @@ func (p *publisher) close() error {
 	return p.seg.Delete()
 }
 
-// publish writes the thread's record. It runs on the thread (RT-safe: no
-// allocation, no lock) or, while the thread does not run, from the HAL.
+// publish writes the thread's record: its timing and its chain. It runs
+// on the thread (RT-safe: no allocation, no lock) or, while the thread does
+// not run, from the HAL.
 func (th *Thread) publish(c *chain, state int64) {
 	r := &th.rec
 	r.Name = th.nameBuf
@@ -147,14 +165,8 @@ func (th *Thread) publish(c *chain, state int64) {
 	r.Overruns = th.overruns.Load()
 	r.NFuncts = int64(len(c.functs))
 	for i, f := range c.functs {
-		fr := &r.Functs[i]
-		fr.Name = f.nameBuf
-		fr.Time = f.time.Load()
-		fr.TMax = f.tmax.Load()
-		fr.Calls = f.calls.Load()
-		fr.Overruns = f.overruns.Load()
+		r.Chain[i] = uint16(f.index)
 	}
-	clear(r.Functs[len(c.functs):])
 	th.seq.Write(r)
 }
 

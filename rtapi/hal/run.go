@@ -2,6 +2,7 @@ package hal
 
 import (
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -87,15 +88,18 @@ func (th *Thread) pin() *chain {
 	}
 }
 
-// account records one call of f that took d nanoseconds.
+// account records one call of f that took d nanoseconds, in the
+// function's counters (in the stats segment when publishing, so another
+// process sees every call, not only each publication).
 func (f *Funct) account(d int64, overran bool) {
-	f.time.Store(d)
-	if d > f.tmax.Load() {
-		f.tmax.Store(d)
+	s := f.slot
+	atomic.StoreInt64(&s.Time, d)
+	if d > atomic.LoadInt64(&s.TMax) {
+		atomic.StoreInt64(&s.TMax, d)
 	}
-	f.calls.Store(f.calls.Load() + 1)
+	atomic.StoreInt64(&s.Calls, atomic.LoadInt64(&s.Calls)+1)
 	if overran {
-		f.overruns.Store(f.overruns.Load() + 1)
+		atomic.StoreInt64(&s.Overruns, atomic.LoadInt64(&s.Overruns)+1)
 	}
 }
 

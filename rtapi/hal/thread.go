@@ -306,6 +306,6 @@ func (th *Thread) Stats() ThreadStats {
 func (th *Thread) ResetMax() {
 	th.tmax.Store(0)
 	for _, f := range th.chain.Load().functs {
-		f.tmax.Store(0)
+		atomic.StoreInt64(&f.slot.TMax, 0)
 	}
 }
