@@ -1080,6 +1080,7 @@ func (th *simThread) Kick(stop bool) {
 		if !th.resumeCounted {
 			th.resumeCounted = true
 			s.resuming++
+			s.flag.Store(true) // the holder's next pick waits for it
 		}
 	case stop:
 		s.kicks = append(s.kicks, th)

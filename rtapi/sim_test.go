@@ -226,6 +226,38 @@ func TestSimStopFromBody(t *testing.T) {
 	require.Contains(t, events(t, c), "3ms victim #3 exit")
 }
 
+// Lifecycle calls made by a task body happen at that body's instant.
+func TestSimLifecycleFromBody(t *testing.T) {
+	rt, c := openSim(t, nil)
+	var ran []string
+	worker := startPeriodic(t, rt, rtapi.TaskSpec{Name: "worker", Priority: 10, Period: time.Millisecond},
+		func(cy *rtapi.Cycle) { ran = append(ran, fmt.Sprint("w", cy.Deadline()/ms)) })
+	late, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "late", Priority: 5, Period: 2 * time.Millisecond},
+		func(cy *rtapi.Cycle) { ran = append(ran, fmt.Sprint("l", cy.Deadline()/ms)) })
+	require.NoError(t, err)
+	var errs []error
+	startPeriodic(t, rt, rtapi.TaskSpec{Name: "boss", Priority: 20, Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		switch cy.Number() {
+		case 2:
+			errs = append(errs, worker.Pause())
+		case 5:
+			errs = append(errs, worker.Resume())
+		case 7:
+			errs = append(errs, late.Start())
+		}
+	})
+	require.NoError(t, c.Advance(10*time.Millisecond))
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	// Paused during its 2 ms cycle, the worker suspends at its end;
+	// resumed at 5 ms, it is back on its grid at 6 ms.
+	require.Equal(t, []string{"w0", "w1", "w2", "w6", "w7", "l7", "w8", "w9", "l9", "w10"}, ran)
+	ev := events(t, c)
+	require.Contains(t, ev, "2ms worker #3 pause")
+	require.Contains(t, ev, "5ms worker #3 resume")
+}
+
 func TestSimRunUntilAndRunCycles(t *testing.T) {
 	rt, c := openSim(t, nil)
 	var x atomic.Int64
