@@ -169,7 +169,7 @@ func (h *HAL) assignPriorities() {
 	auto := make([]*Thread, 0, len(h.threads))
 	for _, th := range h.threads {
 		if th.spec.Priority != 0 {
-			th.prio = th.spec.Priority
+			th.prio.Store(int64(th.spec.Priority))
 			continue
 		}
 		auto = append(auto, th)
@@ -180,7 +180,7 @@ func (h *HAL) assignPriorities() {
 		if i > 0 {
 			p = h.rt.PrioNextLower(p)
 		}
-		th.prio = p
+		th.prio.Store(int64(p))
 	}
 }
 

@@ -157,7 +157,7 @@ func (th *Thread) publish(c *chain, state int64) {
 	r.Name = th.nameBuf
 	r.Period = th.periodNs
 	r.Requested = int64(th.requested)
-	r.Priority = int64(th.prio)
+	r.Priority = th.prio.Load()
 	r.State = state
 	r.Beat = th.beat.Load()
 	r.Time = th.time.Load()

@@ -39,8 +39,9 @@ type Thread struct {
 	periodNs  int64
 	slot      int // index in the stats segment
 
+	prio atomic.Int64 // written with h.mu held, read lock-free
+
 	// Guarded by h.mu.
-	prio int
 	task *rtapi.Task
 	gen  uint64 // generation of the latest chain
 
@@ -174,7 +175,7 @@ func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
 func (th *Thread) newTask() error {
 	t, err := th.h.rt.NewTask(rtapi.TaskSpec{
 		Name:     th.name,
-		Priority: th.prio,
+		Priority: int(th.prio.Load()),
 		Period:   th.period,
 		CPU:      th.spec.CPU,
 	}, th.body)
@@ -190,7 +191,7 @@ func (th *Thread) newTask() error {
 // rate-monotonic assignment has since changed, is replaced.
 func (th *Thread) prepareTask() error {
 	t := th.task
-	if t.State() == "created" && t.Spec().Priority == th.prio {
+	if t.State() == "created" && int64(t.Spec().Priority) == th.prio.Load() {
 		return nil
 	}
 	if err := t.Delete(); err != nil {
@@ -214,11 +215,7 @@ func (th *Thread) Requested() time.Duration { return th.requested }
 
 // Priority is the thread's priority: the one given, or the rate-monotonic
 // one (final once Start has run).
-func (th *Thread) Priority() int {
-	th.h.mu.Lock()
-	defer th.h.mu.Unlock()
-	return th.prio
-}
+func (th *Thread) Priority() int { return int(th.prio.Load()) }
 
 // Task is the rtapi task running the thread now, for its rtapi.Stats
 // (wake-up latency, context switches). Start replaces it when the thread
