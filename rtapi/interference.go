@@ -92,13 +92,14 @@ func (tc *TaskContext) startInterference() {
 	tc.nextSample = 1<<63 - 1 // the per-cycle reads keep the totals current
 }
 
-// observe runs as a body ends, before the sleep. It accounts the window
-// since the previous call: the previous sleep and wake-up (tc.slept,
-// tc.latency), then the body that just ran. Reading the counters before
-// sleeping rather than after waking puts its system call where a pending
-// stop-the-world may take the P without delaying the next wake-up.
+// observe runs as a body ends, before the sleep, so that its cost falls
+// in the cycle's slack rather than between a wake-up and the body. It
+// accounts the window since the previous call: the previous sleep and
+// wake-up (tc.slept, tc.latency), then the body that just ran; a late
+// wake-up is thus attributed one body later.
 //
-// RT-safe: no allocation, no lock; one getrusage system call.
+// RT-safe: no allocation, no lock; one getrusage system call, made raw
+// (x/sys issues it without entering the Go scheduler's syscall state).
 func (tc *TaskContext) observe() {
 	prev := tc.usage
 	gcEnd := gcMarking()
