@@ -556,3 +556,58 @@ func TestRTClosedUnderneath(t *testing.T) {
 	require.ErrorIs(t, h.Start(), rtapi.ErrClosed)
 	require.NoError(t, h.Close())
 }
+
+func TestStuckFunctionTimesOut(t *testing.T) {
+	h := newHAL(t, hal.Options{StopTimeout: 50 * time.Millisecond})
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	var stuck, inside, release atomic.Bool
+	_, err = h.Export("stuck", func(time.Duration, int64) {
+		if !stuck.Load() {
+			return
+		}
+		inside.Store(true)
+		for !release.Load() {
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("stuck", "servo", hal.Last))
+	require.NoError(t, h.Start())
+	waitBeat(t, th, 2)
+	stuck.Store(true)
+	for !inside.Load() {
+		time.Sleep(time.Millisecond)
+	}
+
+	err = h.RemoveFunct("stuck", "servo")
+	require.ErrorIs(t, err, rtapi.ErrTimeout, "the thread never finished the cycle that calls it")
+	assert.Contains(t, err.Error(), "did not finish its cycle within 50ms")
+	assert.Empty(t, th.Functs(), "it is off the chain all the same")
+
+	err = h.Stop()
+	require.ErrorIs(t, err, rtapi.ErrTimeout, "Stop reports the thread that would not stop")
+	assert.Contains(t, err.Error(), "a function never returns")
+	release.Store(true)
+	<-th.Done()
+	require.NoError(t, th.Err())
+}
+
+func TestWriteThreads(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, hal.WriteThreads(&b, []hal.ThreadStats{{
+		Name: "servo", Period: time.Millisecond, Requested: 1100 * time.Microsecond, Priority: 97,
+		State: "running", Beat: 1234, Time: 2100 * time.Nanosecond, TMax: 14 * time.Microsecond,
+		Functs: []hal.FunctStats{{Name: "pid.0.do-pid-calcs", Time: 400, TMax: 3200, Calls: 1234, Overruns: 2}},
+	}}))
+	out := b.String()
+	assert.Contains(t, out, "thread servo")
+	assert.Contains(t, out, "period 1ms (asked 1.1ms)")
+	assert.Contains(t, out, "prio 97")
+	assert.Contains(t, out, "beat 1234")
+	assert.Regexp(t, `1 pid\.0\.do-pid-calcs +time 400ns +tmax 3\.2µs +calls 1234 +overruns 2`, out)
+	require.Error(t, hal.WriteThreads(failingWriter{}, []hal.ThreadStats{{Name: "x"}}))
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
