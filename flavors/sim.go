@@ -99,12 +99,11 @@ type HangError struct {
 	Task    string
 	Timeout time.Duration
 	Now     int64 // virtual time when the task was released
-	Cycle   int64 // the cycle it was running
 }
 
 func (e *HangError) Error() string {
 	return fmt.Sprintf("sim: task %q did not reach WaitPeriod within %v of real time "+
-		"(virtual time %v, cycle %d): its body never yields", e.Task, e.Timeout, time.Duration(e.Now), e.Cycle)
+		"(released at virtual time %v): its body never yields", e.Task, e.Timeout, time.Duration(e.Now))
 }
 
 // Unwrap makes a HangError match os.ErrDeadlineExceeded.
@@ -569,7 +568,7 @@ func (s *Sim) await() error {
 		}
 		err := &HangError{Timeout: s.hang, Now: s.now.Load()}
 		if th := s.holder.Load(); th != nil {
-			err.Task, err.Cycle = th.name, th.cycles
+			err.Task = th.name // set before the thread was published
 		}
 		s.kickMu.Lock()
 		s.broken = err

@@ -99,7 +99,7 @@ func TestSimRunMisuse(t *testing.T) {
 }
 
 func TestHangErrorMatchesTimeout(t *testing.T) {
-	err := error(&HangError{Task: "t", Timeout: time.Second, Now: 5, Cycle: 2})
+	err := error(&HangError{Task: "t", Timeout: time.Second, Now: 5})
 	require.True(t, errors.Is(err, os.ErrDeadlineExceeded))
 	require.Contains(t, err.Error(), `task "t"`)
 }
