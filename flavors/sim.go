@@ -156,17 +156,39 @@ const (
 	driveDetached          // a Stop from an idle caller: nobody waits
 )
 
-// Sim is the simulated flavor: a virtual clock and a scheduler that runs
-// the tasks' bodies one at a time, in virtual-time order (highest priority
-// first at the same instant, then the order the tasks were started). Its
-// controller methods (Run, Configure, Inject*, Trace*) are set-up calls
-// for one goroutine at a time — the test — and must not be called from
-// task bodies; Now is RT-safe.
+// Sim is the simulated flavor ("sim"): a virtual clock, and a scheduler
+// that runs the tasks' bodies one at a time.
+//
+// The model. A task is released at each deadline plus the lateness
+// injected for it (Jitter, stalls), or at once when the deadline passed
+// while its previous cycle ran; its cycle then lasts the declared Cost
+// (or the real time the body took, with RealExec). During the body the
+// task's clock (TaskContext.Now) reads the cycle's start; WaitPeriod sees
+// the end. Costs do not delay other tasks: each task behaves as if it had
+// a CPU of its own. What running one at a time fixes is the order in
+// which bodies run, and so see each other's writes: by start instant,
+// then priority (highest first), then the order the tasks were started.
+// Virtual time (Now, rtapi.Now) is the start of the cycle being run. A
+// task that is not periodic costs at least 1 µs a cycle, so that it
+// cannot stop the clock. The nanosleep wake mode is modelled by default;
+// timerfd and posix-timer are modelled as periodic timers that count
+// missed expirations.
+//
+// The hand-off. Whoever holds the simulation — a task at a scheduling
+// point (the end of a cycle, a wait, a pause, an exit), or the controller
+// — picks the next runnable thread and wakes it through its channel; a
+// thread that is still first carries on without a goroutine switch, so a
+// lone task costs no switch at all. Bind unlocks the task's goroutine
+// from its OS thread: a virtual thread has no policy to keep, and a
+// switch between locked goroutines costs a futex round trip.
+//
+// Its controller methods (Run, Configure, SetTask, Inject*, Trace) are
+// for one goroutine at a time — the test — and refuse calls from task
+// bodies (ErrSimBusy); Now is RT-safe.
 type Sim struct {
-	hang    time.Duration
-	seed    uint64
-	limit   int
-	started time.Time
+	hang  time.Duration
+	seed  uint64
+	limit int
 
 	// ctl is held while the simulation runs: by a controller call, or
 	// by a thread finishing a detached stop drive (it unlocks it).
@@ -210,7 +232,7 @@ type Sim struct {
 // NewSim returns a simulation at virtual time 0. rtapi opens one through
 // the registry; tests of this package call it directly.
 func NewSim(cfg SimConfig) *Sim {
-	s := &Sim{back: make(chan struct{}, 1), plans: map[string]*simTaskState{}, started: time.Now()}
+	s := &Sim{back: make(chan struct{}, 1), plans: map[string]*simTaskState{}}
 	s.kickCond.L = &s.kickMu
 	s.Configure(cfg)
 	return s

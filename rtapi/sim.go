@@ -137,6 +137,12 @@ func (t SimTrace) String() string {
 // started, each until its next WaitPeriod. The same program with the same
 // SimOptions.Seed gives the same trace on every run and any GOMAXPROCS.
 //
+// A cycle lasts its declared cost (SimTaskConfig.Cost, zero by default)
+// on its task's clock; tasks do not wait for one another's costs, as if
+// each had a CPU of its own (see flavors.Sim for the model). Starting a
+// task does not run it: its first cycle is due at the virtual time of
+// Start, and runs at the next controller call.
+//
 // Its methods are for the goroutine that drives the test — one call at a
 // time — and must not be called from task bodies. Task lifecycle calls
 // (Start, Pause, Resume, Stop, Delete) are deterministic when made from
