@@ -1,3 +1,5 @@
+//go:build linux
+
 package hal_test
 
 import (

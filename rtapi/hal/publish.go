@@ -1,18 +1,5 @@
 package hal
 
-import (
-	"errors"
-	"fmt"
-	"os"
-	"sync/atomic"
-	"time"
-	"unsafe"
-
-	"github.com/gortapi/gortapi/internal/ipc"
-	"github.com/gortapi/gortapi/internal/shm"
-	"github.com/gortapi/gortapi/rtapi"
-)
-
 // The stats segment: a header, a table of every exported function's
 // name and counters, and one seqlock per thread. The counters are the
 // functions' own: the calling thread updates them in place with atomic
@@ -64,89 +51,6 @@ type threadRecord struct {
 	Overruns  int64
 	NFuncts   int64
 	Chain     [MaxFuncts]uint16 // indexes into statsLayout.Functs
-}
-
-type statsLayout struct {
-	Header  statsHeader
-	Functs  [MaxExported]functSlot
-	Threads [MaxThreads]ipc.Seqlock[threadRecord]
-}
-
-// publisher owns the stats segment of a HAL.
-type publisher struct {
-	seg    *shm.Segment
-	layout *statsLayout
-}
-
-func newPublisher(dir string, instance int, key uint32) (*publisher, error) {
-	o := shm.Options{Dir: dir, Instance: instance, Prefault: true}
-	size := int(sizeofLayout())
-	seg, err := shm.Create(o, key, size)
-	if errors.Is(err, shm.ErrExist) {
-		// A segment left by a host that died is replaced; a live host's
-		// is not touched.
-		if pid, alive := segmentHost(o, key); alive {
-			return nil, fmt.Errorf("stats segment %s is published by running process %d: %w (%w)",
-				shm.Name(instance, key), pid, rtapi.ErrInvalid, os.ErrExist)
-		}
-		if err := shm.Remove(o, key); err != nil && !errors.Is(err, shm.ErrNotExist) {
-			return nil, fmt.Errorf("remove stale stats segment: %w", err)
-		}
-		seg, err = shm.Create(o, key, size)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create stats segment %s: %w", shm.Name(instance, key), err)
-	}
-	layout, err := shm.View[statsLayout](seg, 0)
-	if err != nil {
-		_ = seg.Delete()
-		return nil, err
-	}
-	layout.Header = statsHeader{
-		Magic:      statsMagic,
-		Version:    statsVersion,
-		MaxThreads: MaxThreads,
-		MaxFuncts:  MaxFuncts,
-		NameLen:    NameLen,
-		HostPID:    int64(os.Getpid()),
-	}
-	return &publisher{seg: seg, layout: layout}, nil
-}
-
-// segmentHost reports the pid that created an existing segment and
-// whether that process is alive (this process included: another HAL here
-// may be publishing on the key). An unreadable segment counts as dead.
-func segmentHost(o shm.Options, key uint32) (int, bool) {
-	o.AttachTimeout = -1
-	seg, err := shm.Attach(o, key)
-	if err != nil {
-		return 0, false
-	}
-	defer seg.Close()
-	pid := seg.CreatorPID()
-	return pid, pid > 0 && processAlive(pid)
-}
-
-func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }
-
-func (p *publisher) thread(slot int) *ipc.Seqlock[threadRecord] { return &p.layout.Threads[slot] }
-
-// funct fills the function's slot and makes it visible. Called with h.mu.
-func (p *publisher) funct(index int, name string) *functSlot {
-	s := &p.layout.Functs[index]
-	copy(s.Name[:], name)
-	atomic.StoreInt64(&p.layout.Header.NExported, int64(index+1))
-	return s
-}
-
-func (p *publisher) setThreads(n int, base time.Duration) {
-	atomic.StoreInt64(&p.layout.Header.BasePeriod, int64(base))
-	atomic.StoreInt64(&p.layout.Header.NThreads, int64(n))
-}
-
-func (p *publisher) close() error {
-	atomic.StoreInt64(&p.layout.Header.Closed, 1)
-	return p.seg.Delete()
 }
 
 // publish writes the thread's record: its timing and its chain. It runs

@@ -7,7 +7,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gortapi/gortapi/internal/ipc"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -59,8 +58,8 @@ type Thread struct {
 	current      *Funct // the function being called, named if it panics
 	publishEvery int64
 	nextPublish  int64
-	rec          threadRecord               // scratch for publishing
-	seq          *ipc.Seqlock[threadRecord] // nil unless publishing
+	rec          threadRecord  // scratch for publishing
+	seq          *statsSeqlock // nil unless publishing
 }
 
 // chain is an immutable list of functions; a change builds a new one.
