@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -217,9 +218,9 @@ func parseBytes(s string) (int64, error) {
 	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"B", 1}}
 	for _, u := range units {
 		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			var n float64
-			if _, err := fmt.Sscanf(v, "%g", &n); err != nil || n < 0 {
-				return 0, fmt.Errorf("bad size %q", s)
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("bad size %q (want e.g. 64MB)", s)
 			}
 			return int64(n * float64(u.mult)), nil
 		}
