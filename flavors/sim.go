@@ -167,7 +167,8 @@ const (
 // the end. Costs do not delay other tasks: each task behaves as if it had
 // a CPU of its own. What running one at a time fixes is the order in
 // which bodies run, and so see each other's writes: by start instant,
-// then priority (highest first), then the order the tasks were started.
+// then priority (highest first), then the order the tasks were created
+// (SetOrder; without it, the order they were started).
 // Virtual time (Now, rtapi.Now) is the start of the cycle being run. A
 // task that is not periodic costs at least 1 µs a cycle, so that it
 // cannot stop the clock. The nanosleep wake mode is modelled by default;
@@ -224,6 +225,7 @@ type Sim struct {
 	resuming int
 	threads  []*simThread // every thread ever bound, by seq
 	plans    map[string]*simTaskState
+	order    func() []string
 	dead     atomic.Bool // closed or hung: no more scheduling
 	closed   bool
 	broken   error
@@ -616,6 +618,9 @@ func (s *Sim) merge() bool {
 	}
 	s.flag.Store(false)
 	now := s.now.Load()
+	if len(s.joins) > 0 {
+		s.rerank()
+	}
 	for _, th := range s.joins {
 		if th.rejoined {
 			th.rejoined = false
@@ -795,7 +800,8 @@ func (s *Sim) Trace() (SimTrace, error) {
 // to whoever holds the simulation, except where marked.
 type simThread struct {
 	s      *Sim
-	seq    int32
+	seq    int32 // start order
+	rank   int   // creation order (SetOrder), by the holder
 	name   string
 	prio   int
 	period int64
@@ -849,7 +855,42 @@ func (th *simThread) before(o *simThread) bool {
 	if th.prio != o.prio {
 		return th.prio > o.prio
 	}
+	if th.rank != o.rank {
+		return th.rank < o.rank
+	}
 	return th.seq < o.seq
+}
+
+// SetOrder tells the simulation in which order the tasks were created, so
+// that ties at one instant and one priority go by creation rather than by
+// start order: order returns the names of the live tasks, oldest first.
+// It is called (outside any task lock) whenever a task starts. rtapi sets
+// it from RT.Tasks.
+func (s *Sim) SetOrder(order func() []string) {
+	s.kickMu.Lock()
+	defer s.kickMu.Unlock()
+	s.order = order
+}
+
+// rerank gives every live thread its place in creation order. Called by
+// the holder in merge, when threads joined.
+func (s *Sim) rerank() {
+	if s.order == nil {
+		return
+	}
+	names := s.order()
+	for _, th := range s.threads {
+		if th.exited {
+			continue
+		}
+		th.rank = len(names) + int(th.seq) // not a task any more: last
+		for i, n := range names {
+			if n == th.name {
+				th.rank = i
+				break
+			}
+		}
+	}
 }
 
 // yield puts th back on the run queue at th.at and runs whoever is next;

@@ -40,6 +40,14 @@ func (rt *RT) initSim() error {
 		return fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
 	}
 	s.Configure(flavors.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit})
+	s.SetOrder(func() []string {
+		tasks := rt.Tasks()
+		names := make([]string, len(tasks))
+		for i, t := range tasks {
+			names[i] = t.spec.Name
+		}
+		return names
+	})
 	return nil
 }
 
@@ -134,7 +142,7 @@ func (t SimTrace) String() string {
 // flavor. Task bodies run only inside its Advance, AdvanceTo, RunUntil
 // and RunCycles calls, one at a time: at each virtual instant the due
 // tasks run highest priority first, ties in the order the tasks were
-// started, each until its next WaitPeriod. The same program with the same
+// created, each until its next WaitPeriod. The same program with the same
 // SimOptions.Seed gives the same trace on every run and any GOMAXPROCS.
 //
 // A cycle lasts its declared cost (SimTaskConfig.Cost, zero by default)

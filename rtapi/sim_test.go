@@ -45,8 +45,9 @@ func events(t testing.TB, c *rtapi.SimController) []string {
 	return out
 }
 
-// At one instant the due tasks run highest priority first, ties in start
-// order; the first cycle is part of that schedule, not run by Start.
+// At one instant the due tasks run highest priority first, ties in
+// creation order; the first cycle is part of that schedule, not run by
+// Start.
 func TestSimOrderAtOneInstant(t *testing.T) {
 	rt, c := openSim(t, nil)
 	var order []string
@@ -57,10 +58,15 @@ func TestSimOrderAtOneInstant(t *testing.T) {
 	add("low", 10)
 	add("tieA", 50)
 	add("high", 90)
-	add("tieB", 50)
+	// tieB is created before tieC but started after it: creation wins.
+	tieB, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "tieB", Priority: 50, Period: time.Millisecond},
+		func(cy *rtapi.Cycle) { order = append(order, fmt.Sprintf("tieB%d", cy.Number())) })
+	require.NoError(t, err)
+	add("tieC", 50)
+	require.NoError(t, tieB.Start())
 	require.Empty(t, order, "no body runs before the controller does")
 	require.NoError(t, c.Advance(time.Millisecond))
-	require.Equal(t, []string{"high0", "tieA0", "tieB0", "low0", "high1", "tieA1", "tieB1", "low1"}, order)
+	require.Equal(t, []string{"high0", "tieA0", "tieB0", "tieC0", "low0", "high1", "tieA1", "tieB1", "tieC1", "low1"}, order)
 	require.Equal(t, ms, c.Now())
 	require.Equal(t, ms, rt.Now())
 }
