@@ -13,7 +13,6 @@ import (
 
 	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/latency"
-	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -32,6 +31,8 @@ type childSpec struct {
 	Loads    []string      `json:"loads"`
 	Busy     time.Duration `json:"busy"`
 	RawSleep bool          `json:"raw_sleep"`
+	// Interference: "" (rtapi's default, on) or "off".
+	Interference string `json:"interference"`
 }
 
 // childResult is what a child prints on stdout.
@@ -104,6 +105,11 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		RawSleep: spec.RawSleep,
 		Watchdog: -1, // a stall is a result to report, not a fault
 	}
+	if spec.Interference != "" {
+		if err := cfg.Interference.Set(spec.Interference); err != nil {
+			return childResult{}, err
+		}
+	}
 	if spec.CPU >= 0 {
 		cfg.CPUs = []int{spec.CPU}
 	}
@@ -114,35 +120,32 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		return childResult{}, err
 	}
 	t := res.Tasks[0]
-	return childResult{Latency: t.Latency, Exec: t.Exec, Policy: t.Policy, Wake: t.Wake,
-		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded, Interference: &t.Interference}, nil
+	r := childResult{Latency: t.Latency, Exec: t.Exec, Policy: t.Policy, Wake: t.Wake,
+		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded}
+	if cfg.Interference != rtapi.Off {
+		r.Interference = &t.Interference
+	}
+	return r, nil
 }
 
 // childTicker is what a Go programmer writes first: a time.Ticker loop on
-// an ordinary goroutine. Lateness is measured against the ideal grid,
-// skipping missed periods as cyclictest does.
+// an ordinary goroutine. Since Go 1.23 the time a tick carries is the time
+// it was due (the runtime sends now − its own delay), so lateness is the
+// receive time minus that; ticks the runtime dropped while the loop was
+// late are skipped, as cyclictest skips missed periods.
 func childTicker(spec childSpec) (childResult, error) {
 	h := hist.New(time.Microsecond, 10*time.Millisecond)
-	period := int64(spec.Interval)
 	tick := time.NewTicker(spec.Interval) // the naive loop under test, by design
 	defer tick.Stop()
-	next := sys.Nanotime() + period
-	end := next + int64(spec.Duration)
+	end := time.Now().Add(spec.Duration)
 	var cycles int64
-	for range tick.C {
-		now := sys.Nanotime()
-		if now >= end {
+	for due := range tick.C {
+		now := time.Now()
+		if now.After(end) {
 			break
 		}
-		if now < next-period/2 {
-			// a tick that waited in the channel's buffer while the loop
-			// was late: the runtime dropped the grid point it stood for
-			continue
-		}
-		h.Record(now - next)
+		h.Record(int64(now.Sub(due)))
 		cycles++
-		for next += period; next <= now; next += period {
-		}
 	}
 	return childResult{Latency: h.Snapshot(), Policy: "SCHED_OTHER", Wake: "time.Ticker", Flavor: "none", Cycles: cycles}, nil
 }

@@ -20,6 +20,9 @@ type variant struct {
 	name string
 	skip string // why it cannot run here
 	run  func() (childResult, error)
+	// external: the row measures a C tool (cyclictest, ptsematest), whose
+	// failures are reported but do not fail the benchmark.
+	external bool
 }
 
 type ratioSpec struct{ label, num, den string }
@@ -33,6 +36,7 @@ const (
 	rowCyclicX    = "cyclictest -x"
 	rowTicker     = "Go time.Ticker"
 	rowRawSleep   = "gortapi nanosleep, RawSleep"
+	rowNoIntf     = "gortapi nanosleep, interference off"
 )
 
 func groupIDs() []string {
@@ -55,7 +59,7 @@ func groups(b *bench) []group {
 		if posixTimers {
 			name = rowCyclicX
 		}
-		v := variant{name: name, run: func() (childResult, error) {
+		v := variant{name: name, external: true, run: func() (childResult, error) {
 			return runCyclictest(b.tools, b.dir, b.s.priority, b.s.cpu, b.s.interval, b.s.duration, posixTimers)
 		}}
 		if b.tools.cyclictest == "" {
@@ -70,7 +74,7 @@ func groups(b *bench) []group {
 		busy = 500 * time.Microsecond
 	}
 
-	ptsema := variant{name: "ptsematest", run: func() (childResult, error) {
+	ptsema := variant{name: "ptsematest", external: true, run: func() (childResult, error) {
 		return runPtsematest(b.tools, b.dir, b.s.priority, b.s.cpu, b.s.interval, b.s.duration)
 	}}
 	if b.tools.ptsematest == "" {
@@ -84,12 +88,14 @@ func groups(b *bench) []group {
 				"cpu_dma_latency 0) in a process of its own, as cyclictest is. cyclictest runs -m -p P -i I -a CPU -h 10000. " +
 				"Wake modes: nanosleep is absolute clock_nanosleep (cyclictest's default), timerfd a periodic timerfd read, " +
 				"posix-timer a periodic POSIX timer signalling the thread (cyclictest -x). RawSleep makes the nanosleep keep the " +
-				"Go scheduler's P (RawSyscall), so the wake-up never waits for one. The Ticker row is a plain " +
+				"Go scheduler's P (RawSyscall), so the wake-up never waits for one; interference off drops rtapi's per-cycle " +
+				"getrusage (Stats.Interference). The Ticker row is a plain " +
 				"time.Ticker loop on an ordinary goroutine, unpinned, SCHED_OTHER: what a Go programmer writes first.",
 			variants: []variant{
 				{name: rowGortapi, run: gortapi(childSpec{})},
 				cyclic(false),
 				{name: rowRawSleep, run: gortapi(childSpec{RawSleep: true})},
+				{name: rowNoIntf, run: gortapi(childSpec{Interference: "off"})},
 				{name: rowTimerfd, run: gortapi(childSpec{Wake: "timerfd"})},
 				{name: rowPosixTimer, run: gortapi(childSpec{Wake: "posix-timer"})},
 				cyclic(true),
@@ -98,6 +104,7 @@ func groups(b *bench) []group {
 			ratios: []ratioSpec{
 				{"gortapi / cyclictest", rowGortapi, rowCyclic},
 				{"RawSleep / cyclictest", rowRawSleep, rowCyclic},
+				{"interference off / cyclictest", rowNoIntf, rowCyclic},
 				{"timerfd / nanosleep", rowTimerfd, rowGortapi},
 				{"posix-timer / nanosleep", rowPosixTimer, rowGortapi},
 				{"gortapi posix-timer / cyclictest -x", rowPosixTimer, rowCyclicX},
@@ -120,7 +127,8 @@ func groups(b *bench) []group {
 				{name: "gortapi, alloc in-process", run: gortapi(childSpec{Loads: []string{allocLoad}})},
 				{name: "gortapi raw-sleep, alloc in-process", run: gortapi(childSpec{Loads: []string{allocLoad}, RawSleep: true})},
 				{name: "gortapi, alloc in another process", run: b.withLoadChild([]string{allocLoad}, gortapi(childSpec{}))},
-				withSkip(variant{name: "cyclictest, alloc in another process", run: b.withLoadChild([]string{allocLoad}, cyclic(false).run)}, cyclic(false).skip),
+				withSkip(variant{name: "cyclictest, alloc in another process", external: true,
+					run: b.withLoadChild([]string{allocLoad}, cyclic(false).run)}, cyclic(false).skip),
 			},
 			ratios: []ratioSpec{
 				{"in-process / cyclictest", "gortapi, alloc in-process", "cyclictest, alloc in another process"},

@@ -143,7 +143,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	io.WriteString(stdout, report)
 	for _, g := range res.Groups {
 		for _, r := range g.Rows {
-			if r.Err != "" && !s.smoke {
+			if r.Err != "" && !r.External && !strings.HasPrefix(r.Err, "skipped:") {
+				fmt.Fprintf(stderr, "latency-bench: %s / %s failed: %s\n", g.ID, r.Name, r.Err)
 				code = exitFailure
 			}
 		}
@@ -259,13 +260,14 @@ type groupResult struct {
 }
 
 type rowResult struct {
-	Name   string          `json:"name"`
-	Policy string          `json:"policy"`
-	Wake   string          `json:"wake"`
-	Runs   []runResult     `json:"runs"`
-	Median latency.Summary `json:"median"`
-	Err    string          `json:"error,omitempty"`
-	Note   string          `json:"note,omitempty"`
+	Name     string          `json:"name"`
+	External bool            `json:"external"` // a C tool's row
+	Policy   string          `json:"policy"`
+	Wake     string          `json:"wake"`
+	Runs     []runResult     `json:"runs"`
+	Median   latency.Summary `json:"median"`
+	Err      string          `json:"error,omitempty"`
+	Note     string          `json:"note,omitempty"`
 	// Late sums rtapi's late wake-ups over the rounds, by first cause
 	// (gortapi rows only).
 	Late *lateCauses `json:"late,omitempty"`
@@ -353,7 +355,7 @@ func (b *bench) runGroup(g group) groupResult {
 	}
 	rows := make([]rowResult, len(g.variants))
 	for i, v := range g.variants {
-		rows[i].Name = v.name
+		rows[i].Name, rows[i].External = v.name, v.external
 		if v.skip != "" {
 			rows[i].Err = "skipped: " + v.skip
 		}

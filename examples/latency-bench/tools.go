@@ -108,6 +108,10 @@ func runCyclictest(t *tools, dir string, prio, cpu int, interval, d time.Duratio
 	defer f.Close()
 	hs, err := latency.ParseHistogram(f)
 	if err != nil {
+		if posixTimers && strings.Contains(err.Error(), "implausible") {
+			return childResult{}, fmt.Errorf("cyclictest -x lost its own schedule after a missed period and " +
+				"recorded negative latencies (printed unsigned); round dropped")
+		}
 		return childResult{}, fmt.Errorf("cyclictest histogram: %w", err)
 	}
 	wake := "nanosleep"

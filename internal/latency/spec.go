@@ -82,11 +82,9 @@ func ParseRunDuration(s string) (time.Duration, error) {
 	}
 	unit := time.Second
 	num := s
-	switch s[len(s)-1] {
+	switch s[len(s)-1] { // "ms", "us" and "ns" end in 's' and fall to ParseDuration
 	case 'm':
-		if !strings.HasSuffix(s, "ms") {
-			unit, num = time.Minute, s[:len(s)-1]
-		}
+		unit, num = time.Minute, s[:len(s)-1]
 	case 'h':
 		unit, num = time.Hour, s[:len(s)-1]
 	case 'd':
