@@ -264,6 +264,40 @@ func TestSimLifecycleFromBody(t *testing.T) {
 	require.Contains(t, ev, "5ms worker #3 resume")
 }
 
+// A panicking body ends its task only; one that returns ends cleanly; the
+// others keep their schedule.
+func TestSimPanicAndReturn(t *testing.T) {
+	rt, c := openSim(t, nil)
+	boom := startPeriodic(t, rt, rtapi.TaskSpec{Name: "boom", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		if cy.Number() == 3 {
+			panic("overheated")
+		}
+	})
+	quit := startPeriodic(t, rt, rtapi.TaskSpec{Name: "quit", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		if cy.Number() == 2 {
+			cy.Stop(errors.New("done early"))
+		}
+	})
+	once, err := rt.NewTask(rtapi.TaskSpec{Name: "once", Period: time.Millisecond}, func(*rtapi.TaskContext) error {
+		return nil // never waits at all
+	})
+	require.NoError(t, err)
+	require.NoError(t, once.Start())
+	steady := startPeriodic(t, rt, rtapi.TaskSpec{Name: "steady", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, c.Advance(10*time.Millisecond))
+
+	var pe *rtapi.PanicError
+	require.ErrorAs(t, boom.Wait(), &pe)
+	require.Equal(t, "overheated", pe.Value)
+	require.EqualError(t, quit.Wait(), "done early")
+	require.NoError(t, once.Wait())
+	require.EqualValues(t, 10, steady.Stats().Cycles)
+	ev := events(t, c)
+	require.Contains(t, ev, "3ms boom #3 exit")
+	require.Contains(t, ev, "2ms quit #2 exit")
+	require.Contains(t, ev, "0s once #0 exit")
+}
+
 func TestSimRunUntilAndRunCycles(t *testing.T) {
 	rt, c := openSim(t, nil)
 	var x atomic.Int64
