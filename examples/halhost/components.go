@@ -13,8 +13,8 @@ import (
 // pinNames is the pin table, in the order halmon shows it.
 var pinNames = []string{
 	"siggen.0.sine", "siggen.0.cosine", "siggen.0.square",
-	"pid.0.command", "pid.0.feedback", "pid.0.error", "pid.0.output",
-	"motor.0.position", "motor.0.velocity",
+	"pid.0.command", "pid.0.feedback", "pid.0.error", "pid.0.output", "pid.0.heartbeat",
+	"motor.0.position", "motor.0.velocity", "motor.0.enabled",
 	"encoder.0.counts", "encoder.0.position",
 	"scope.0.error-max",
 }
@@ -48,6 +48,7 @@ type pid struct {
 	control.PID
 	input                          *pins.Pin // what the command pin is linked to
 	command, feedback, errPin, out *pins.Pin
+	heartbeat                      *pins.Pin // counts updates: the drive's watchdog watches it
 	feedbackSrc                    *pins.Pin
 	lastCmd, lastVel               float64
 	samples                        int // command samples seen, up to 2
@@ -70,19 +71,36 @@ func (p *pid) update(period time.Duration, now int64) {
 	p.lastCmd, p.lastVel, p.samples = cmd, vel, min(p.samples+1, 2)
 	p.errPin.Set(cmd - fb)
 	p.out.Set(p.Update(dt, cmd, vel, acc, fb))
+	p.heartbeat.Set(p.heartbeat.Get() + 1)
 }
 
-// motor is the simulated axis, advanced on the base thread by the real
-// time between its cycles.
+// motor is the simulated axis and its drive, advanced on the base thread
+// by the real time between its cycles. The drive has a watchdog, as real
+// ones do (LinuxCNC's charge pump): when the PID's heartbeat stops for
+// Watchdog, it drops the torque and clears motor.0.enabled, so a servo
+// thread that died does not leave the axis running away.
 type motor struct {
 	control.Motor
+	Watchdog                   time.Duration
 	torque, position, velocity *pins.Pin
+	heartbeat, enabled         *pins.Pin
 	last                       int64
 	started                    bool
+	lastBeat                   float64
+	lastBeatAt                 int64
 }
 
 func (m *motor) update(period time.Duration, now int64) {
-	m.SetTorque(m.torque.Get())
+	if b := m.heartbeat.Get(); b != m.lastBeat || !m.started {
+		m.lastBeat, m.lastBeatAt = b, now
+	}
+	if now-m.lastBeatAt > int64(m.Watchdog) {
+		m.SetTorque(0)
+		m.enabled.Set(0)
+	} else {
+		m.SetTorque(m.torque.Get())
+		m.enabled.Set(1)
+	}
 	if m.started {
 		m.Advance(float64(now-m.last) / 1e9)
 	}
@@ -159,14 +177,17 @@ func wire(h *hal.HAL, t *pins.Table, base, servo string, faultAfter time.Duratio
 		PID:   control.PID{Kp: 1.6, Ki: 20, Kd: 0.018, Kaff: inertia, Kvff: viscous, Kfff: coulomb, MaxOutput: maxTorque},
 		input: pin("siggen.0.sine"), feedbackSrc: pin("encoder.0.position"),
 		command: pin("pid.0.command"), feedback: pin("pid.0.feedback"), errPin: pin("pid.0.error"), out: pin("pid.0.output"),
+		heartbeat: pin("pid.0.heartbeat"),
 	}
+	th, _ := h.Thread(servo)
 	m := &motor{
-		Motor:  control.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque},
-		torque: pin("pid.0.output"), position: pin("motor.0.position"), velocity: pin("motor.0.velocity"),
+		Motor:    control.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque},
+		Watchdog: 100 * th.Period(),
+		torque:   pin("pid.0.output"), position: pin("motor.0.position"), velocity: pin("motor.0.velocity"),
+		heartbeat: pin("pid.0.heartbeat"), enabled: pin("motor.0.enabled"),
 	}
 	e := &encoder{CountsPerRev: 4000, input: pin("motor.0.position"),
 		counts: pin("encoder.0.counts"), position: pin("encoder.0.position")}
-	th, _ := h.Thread(servo)
 	s := &scope{table: t, errPin: pin("pid.0.error"), errMax: pin("scope.0.error-max"),
 		window: max(1, int64(time.Second/th.Period()))}
 

@@ -172,11 +172,14 @@ func TestHostAndMonitor(t *testing.T) {
 		"siggen.0.update", "pid.0.do-pid-calcs", "scope.0.sample", "pins:", "siggen.0.sine", "pid.0.error"} {
 		assert.Contains(t, out, want)
 	}
-	frames := regexp.MustCompile(`pins frame (\d+)`).FindAllStringSubmatch(out, -1)
-	require.Len(t, frames, 3, out)
-	first, _ := strconv.Atoi(frames[0][1])
-	last, _ := strconv.Atoi(frames[2][1])
-	assert.Greater(t, last, first, "the servo thread publishes new frames while halmon watches")
+	frames := regexp.MustCompile(`pins frame (\d+)`)
+	require.Len(t, frames.FindAllString(out, -1), 3, out)
+	first, _ := strconv.Atoi(frames.FindStringSubmatch(out)[1])
+	eventually(t, func() bool {
+		now := monOnce(t, monBin, k)
+		n, _ := strconv.Atoi(frames.FindStringSubmatch(now)[1])
+		return n > first && regexp.MustCompile(`motor\.0\.enabled +1\.000000 +1\.000000`).MatchString(now)
+	}, "the servo thread publishing new frames, the drive enabled")
 
 	// Live until Ctrl-C.
 	mon = start(t, monBin, append([]string{"-interval", "50ms"}, k...)...)
@@ -210,17 +213,44 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 	line := host.waitFor("panicked")
 	assert.Contains(t, line, "thread servo stopped: function fault.0.trip panicked: injected fault after 100ms")
 
-	mon := start(t, monBin, append([]string{"-count", "2", "-interval", "100ms"}, k...)...)
-	require.Equal(t, 0, mon.exit(), mon.output())
-	out := mon.output()
+	// Poll with one-shot halmon runs: how soon the base thread runs is
+	// the machine's business, not a threshold of this test.
+	var out string
+	base := regexp.MustCompile(`thread base .* running +beat (\d+)`)
+	firstBeat := -1
+	eventually(t, func() bool {
+		out = monOnce(t, monBin, k)
+		m := base.FindStringSubmatch(out)
+		require.NotNil(t, m, "the base thread keeps running:\n%s", out)
+		b, _ := strconv.Atoi(m[1])
+		if firstBeat < 0 {
+			firstBeat = b
+		}
+		return b > firstBeat && regexp.MustCompile(`motor\.0\.enabled +[01]\.000000 +0\.000000`).MatchString(out)
+	}, "the base thread advancing and the drive's watchdog dropping the torque")
 	assert.Regexp(t, `thread servo .* failed `, out)
-	beats := regexp.MustCompile(`thread base .* running +beat (\d+)`).FindAllStringSubmatch(out, -1)
-	require.Len(t, beats, 2, out)
-	b0, _ := strconv.Atoi(beats[0][1])
-	b1, _ := strconv.Atoi(beats[1][1])
-	assert.Greater(t, b1, b0, "the base thread keeps running")
 
 	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+// monOnce runs halmon for one refresh and returns what it printed.
+func monOnce(t *testing.T, monBin string, keys []string) string {
+	t.Helper()
+	out, err := exec.Command(monBin, append([]string{"-count", "1"}, keys...)...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
+}
+
+// eventually polls cond (off any real-time path) for up to 30 s.
+func eventually(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not seen in 30 s: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func TestSecondHostOnTheSameKeysIsRefused(t *testing.T) {

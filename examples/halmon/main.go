@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -99,7 +100,7 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 			return err
 		}
 		seq := table.Read(&frame)
-		show(w, c.clear, snap, table.Names(), &frame, seq)
+		show(w, c.clear, snap, table, &frame, seq)
 		if snap.HostClosed || !mon.HostAlive() {
 			fmt.Fprintf(w, "halmon: halhost (pid %d) has stopped; detaching\n", snap.HostPID)
 			return nil
@@ -129,8 +130,11 @@ func attach(rt *rtapi.RT, c config) (*pins.Table, *hal.Monitor, error) {
 	return table, mon, nil
 }
 
-// show prints one refresh: the host, its threads and functions, the pins.
-func show(w io.Writer, clear bool, s hal.Snapshot, names []string, f *pins.Frame, seq uint64) {
+// show prints one refresh: the host, its threads and functions, the pins
+// — each as the servo thread last published it in a frame (one cycle's
+// values together) and as it reads now (a thread that stopped no longer
+// publishes frames; the base thread keeps writing its pins).
+func show(w io.Writer, clear bool, s hal.Snapshot, t *pins.Table, f *pins.Frame, seq uint64) {
 	if clear {
 		fmt.Fprint(w, "\x1b[H\x1b[2J")
 	} else {
@@ -139,8 +143,12 @@ func show(w io.Writer, clear bool, s hal.Snapshot, names []string, f *pins.Frame
 	fmt.Fprintf(w, "halmon: host pid %d, base period %v, pins frame %d (servo cycle %d)\n",
 		s.HostPID, s.BasePeriod, seq, f.Cycle)
 	hal.WriteThreads(w, s.Threads)
-	fmt.Fprintln(w, "pins:")
-	for i, n := range names {
-		fmt.Fprintf(w, "  %-22s %12.6f\n", n, f.Values[i])
+	fmt.Fprintf(w, "pins:  %-22s %14s %14s\n", "", "frame", "live")
+	for i, n := range t.Names() {
+		live := math.NaN()
+		if p, err := t.Pin(n); err == nil {
+			live = p.Get()
+		}
+		fmt.Fprintf(w, "  %-27s %14.6f %14.6f\n", n, f.Values[i], live)
 	}
 }

@@ -487,10 +487,15 @@ func TestOverrunCountedPerFunction(t *testing.T) {
 	waitBeat(t, th, 10)
 	require.NoError(t, h.Stop())
 	s := th.Stats()
-	assert.Equal(t, int64(3), s.Functs[0].Overruns, "each hog call overran")
-	assert.Zero(t, s.Functs[1].Overruns, "a function started after the release passed is not blamed")
+	hog, after := s.Functs[0], s.Functs[1]
+	// Exact counts depend on how the machine schedules us (a nop
+	// preempted for a whole period counts too); what follows does not.
+	assert.GreaterOrEqual(t, hog.Overruns, int64(3), "each spinning hog call overran")
+	assert.GreaterOrEqual(t, hog.TMax, 3*time.Millisecond)
+	if after.TMax <= s.Period {
+		assert.Zero(t, after.Overruns, "a short function that started after the release passed is not blamed")
+	}
 	assert.GreaterOrEqual(t, s.Overruns, int64(3), "the thread counts them too")
-	assert.GreaterOrEqual(t, s.Functs[0].TMax, 3*time.Millisecond)
 	assert.GreaterOrEqual(t, th.Task().Stats().Overruns, int64(1), "rtapi saw the missed releases")
 }
 

@@ -53,8 +53,7 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 		th.current = f
 		f.fn(th.period, start)
 		t1 := tc.Now()
-		d := t1 - t0
-		f.account(d, t1 > due && (t0 <= due || d > th.periodNs))
+		f.account(t1-t0, overran(t0, t1, due, th.periodNs))
 		t0 = t1
 	}
 	th.current = nil
@@ -86,6 +85,14 @@ func (th *Thread) pin() *chain {
 			return c
 		}
 	}
+}
+
+// overran says whether a call from t0 to t1 made the thread miss the
+// release at due: it ended after due and either began before it or alone
+// lasted longer than a period. A call that merely started late, behind
+// another's overrun, is not blamed.
+func overran(t0, t1, due, period int64) bool {
+	return t1 > due && (t0 <= due || t1-t0 > period)
 }
 
 // account records one call of f that took d nanoseconds, in the
