@@ -129,6 +129,24 @@ func startTask(t testing.TB, rt *rtapi.RT, c *rtapi.SimController, name string, 
 	return task
 }
 
+// RealExec charges what the body really took: a body that busy-waits
+// 300 µs of real time takes at least that long in virtual time, and the
+// release it runs over counts as an overrun.
+func TestSimRealExec(t *testing.T) {
+	rt, c := openSim(t, nil)
+	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "real", Period: 100 * time.Microsecond}, func(*rtapi.Cycle) {
+		for start := time.Now(); time.Since(start) < 300*time.Microsecond; {
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, c.SetTask(task, rtapi.SimTaskConfig{RealExec: true}))
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(time.Millisecond))
+	st := task.Stats()
+	require.GreaterOrEqual(t, st.Exec.Min, int64(300*time.Microsecond))
+	require.Positive(t, st.Overruns)
+}
+
 func TestSimForcedOverrunStallAndClockStep(t *testing.T) {
 	rt, c := openSim(t, nil)
 	over, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "over", Period: time.Millisecond}, func(*rtapi.Cycle) {})
