@@ -7,6 +7,9 @@
 //	go run ./examples/halmon     # then in another; Ctrl-C to stop
 //	go run ./examples/halmon -count 1    # one snapshot and exit
 //
+// Each pin is shown twice: as the servo thread's last frame had it (one
+// cycle's values together, through the seqlock) and as it reads now.
+//
 // It exits 0 on Ctrl-C, after -count refreshes, or when halhost stops
 // (it notices the host closing its segments or dying), and detaches so
 // the segments are freed.
