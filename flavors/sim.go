@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math/bits"
 	"os"
 	"runtime"
 	"sync"
@@ -254,10 +255,10 @@ func (s *Sim) Configure(cfg SimConfig) {
 	if s.limit == 0 {
 		s.limit = SimDefaultTraceLimit
 	}
+	s.ring = nil
 	if s.limit > 0 {
-		s.ring = make([]SimRecord, s.limit)
-	} else {
-		s.ring = nil
+		// A power of two, so that recording masks instead of dividing.
+		s.ring = make([]SimRecord, 1<<bits.Len(uint(s.limit-1)))
 	}
 }
 
@@ -760,7 +761,7 @@ func (s *Sim) record(th *simThread, kind SimEventKind, cycle, t, v int64) {
 	h = (h ^ uint64(v)) * 0x100000001b3
 	s.digest = h*0x9e3779b97f4a7c15 + 1
 	if s.ring != nil {
-		s.ring[s.count%uint64(len(s.ring))] = r
+		s.ring[s.count&uint64(len(s.ring)-1)] = r
 	}
 	s.count++
 }
@@ -786,10 +787,10 @@ func (s *Sim) Trace() (SimTrace, error) {
 			tr.Names[i] = th.name
 		}
 		tr.Count, tr.Digest = s.count, s.digest
-		n := min(s.count, uint64(len(s.ring)))
+		n := min(s.count, uint64(max(s.limit, 0)))
 		tr.Records = make([]SimRecord, 0, n)
 		for i := s.count - n; i < s.count; i++ {
-			tr.Records = append(tr.Records, s.ring[i%uint64(len(s.ring))])
+			tr.Records = append(tr.Records, s.ring[i&uint64(len(s.ring)-1)])
 		}
 		return nil
 	})

@@ -590,6 +590,16 @@ func BenchmarkSimEmpty1kHz(b *testing.B) {
 	b.ReportMetric(float64(task.Stats().Cycles)/b.Elapsed().Seconds(), "cycles/s")
 }
 
+// The same with the default trace (the last 4096 events kept).
+func BenchmarkSimEmpty1kHzTraced(b *testing.B) {
+	rt, c := openSim(b, nil)
+	task := startPeriodic(b, rt, rtapi.TaskSpec{Name: "empty", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	b.ResetTimer()
+	require.NoError(b, c.Advance(time.Duration(b.N)*time.Millisecond))
+	b.StopTimer()
+	b.ReportMetric(float64(task.Stats().Cycles)/b.Elapsed().Seconds(), "cycles/s")
+}
+
 // Two tasks at 1 and 2 ms: every release switches between goroutines.
 func BenchmarkSimTwoTasks(b *testing.B) {
 	rt, c := openSim(b, &rtapi.SimOptions{TraceLimit: -1})
