@@ -10,6 +10,14 @@
 //	go run ./examples/servo -rtapi.vanilla-fifo         # SCHED_FIFO + POSIX timers on a non-RT kernel
 //	go run ./examples/servo -moves 20,0 -vel 80
 //
+// On the sim flavor it runs in virtual time, deterministically, and can
+// replay the wake-up latency measured on a real machine, to ask what
+// following error this servo would see there:
+//
+//	go run ./examples/latency-test -json lat.json ...   # on the target machine
+//	go run ./examples/servo -rtapi.flavor=sim -jitter lat.json
+//	go run ./examples/servo -rtapi.flavor=sim -jitter examples/servo/testdata/latency-vm-fifo-1ms.json
+//
 // Its tests run it on the sim flavor and check the following-error bound,
 // with and without wake-up jitter drawn from a latency histogram.
 package main

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,10 +23,11 @@ func main() {
 	flag.Float64Var(&cfg.Vel, "vel", cfg.Vel, "velocity limit, rad/s")
 	flag.Float64Var(&cfg.Accel, "accel", cfg.Accel, "acceleration limit, rad/s²")
 	period := flag.Duration("period", time.Millisecond, "servo thread period")
+	jitter := flag.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document or an rtapi.Histogram as JSON)")
 	flag.Parse()
 	var err error
 	if cfg.Moves, err = parseMoves(*moves); err == nil {
-		err = run(os.Stdout, *opts, cfg, *period)
+		err = run(os.Stdout, *opts, cfg, *period, *jitter)
 	}
 	if err != nil {
 		log.Fatal(err)
@@ -44,9 +46,17 @@ func parseMoves(s string) ([]float64, error) {
 	return out, nil
 }
 
-func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration) error {
+func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitterFile string) error {
 	if cfg.Vel <= 0 || cfg.Accel <= 0 {
 		return errors.New("-vel and -accel must be positive")
+	}
+	var jitter *rtapi.Histogram
+	if jitterFile != "" {
+		h, err := loadHistogram(jitterFile, period)
+		if err != nil {
+			return err
+		}
+		jitter = &h
 	}
 	rt, err := rtapi.Open(opts)
 	if err != nil {
@@ -54,6 +64,10 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration) erro
 	}
 	defer rt.Close()
 	fmt.Fprintf(w, "flavor %s (real-time: %v)\n", rt.Flavor().Name, rt.Flavor().RealTime)
+	sim, simErr := rt.Sim()
+	if jitter != nil && simErr != nil {
+		return fmt.Errorf("-jitter replays latency in simulation: add -rtapi.flavor=sim")
+	}
 	h, err := hal.New(rt, hal.Options{})
 	if err != nil {
 		return err
@@ -70,6 +84,25 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration) erro
 	fmt.Fprintf(w, "moves %v rad at up to %g rad/s, %g rad/s², %v planned\n", cfg.Moves, cfg.Vel, cfg.Accel, cfg.Duration())
 	if err := h.Start(); err != nil {
 		return err
+	}
+	if simErr == nil {
+		// Virtual time: the simulation runs the servo thread as fast as
+		// the host allows, deterministically.
+		if jitter != nil {
+			j := rtapi.HistogramJitter(*jitter)
+			fmt.Fprintf(w, "jitter: %v, p99 %v\n", j, jitter.Percentile(0.99))
+			if err := sim.SetTask(th.Task(), rtapi.SimTaskConfig{Jitter: j}); err != nil {
+				return err
+			}
+		}
+		if err := sim.RunUntil(s.Done, 2*cfg.Duration()+time.Second); err != nil {
+			return errors.Join(err, th.Err(), h.Stop())
+		}
+		if err := h.Stop(); err != nil {
+			return err
+		}
+		report(w, s, th)
+		return nil
 	}
 	limit := time.Now().Add(2*cfg.Duration() + 5*time.Second)
 	for !s.Done() {
@@ -106,4 +139,39 @@ func report(w io.Writer, s *Servo, th *hal.Thread) {
 	fmt.Fprintf(w, "task %s: %s prio %d wake %s cycles %d overruns %d latency min %v avg %v p99 %v max %v\n",
 		ks.Name, ks.Policy, ks.Priority, ks.Wake, ks.Cycles, ks.Overruns, time.Duration(ks.Latency.Min),
 		ks.Latency.Mean(), ks.Latency.Percentile(0.99), time.Duration(ks.Latency.Max))
+}
+
+// loadHistogram reads a wake-up latency histogram: an rtapi.Histogram as
+// JSON, or a latency-test -json document, whose task with the servo's
+// period (else its first task) gives its latency histogram.
+func loadHistogram(path string, period time.Duration) (rtapi.Histogram, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return rtapi.Histogram{}, fmt.Errorf("-jitter: %w", err)
+	}
+	var doc struct {
+		Tasks []struct {
+			Name     string `json:"name"`
+			PeriodNS int64  `json:"period_ns"`
+			Latency  struct {
+				Histogram rtapi.Histogram `json:"histogram"`
+			} `json:"latency"`
+		} `json:"tasks"`
+	}
+	var h rtapi.Histogram
+	if err := json.Unmarshal(data, &doc); err == nil && len(doc.Tasks) > 0 {
+		h = doc.Tasks[0].Latency.Histogram
+		for _, t := range doc.Tasks {
+			if t.PeriodNS == int64(period) {
+				h = t.Latency.Histogram
+				break
+			}
+		}
+	} else if err := json.Unmarshal(data, &h); err != nil {
+		return h, fmt.Errorf("-jitter %s: neither a latency-test -json document nor a histogram: %w", path, err)
+	}
+	if h.Count <= 0 || h.Width <= 0 {
+		return h, fmt.Errorf("-jitter %s: the histogram holds no samples", path)
+	}
+	return h, nil
 }

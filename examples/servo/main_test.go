@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,6 +24,35 @@ func TestProgramRuns(t *testing.T) {
 		"motor.0.update", "traj.0.update", "pid.0.update", "task servo:"} {
 		require.Contains(t, string(out), want)
 	}
+
+	// On sim with this VM's recorded latency, from a bare histogram and
+	// from a latency-test -json document.
+	hist, err := os.ReadFile("testdata/latency-vm-fifo-1ms.json")
+	require.NoError(t, err)
+	doc := filepath.Join(t.TempDir(), "latency-test.json")
+	require.NoError(t, os.WriteFile(doc, []byte(`{"tool":"gortapi latency-test","tasks":[`+
+		`{"name":"base","period_ns":50000,"latency":{"histogram":{"bucket_width_ns":1000,"counts":[5],"count":5,"max_ns":500}}},`+
+		`{"name":"servo","period_ns":1000000,"latency":{"histogram":`+string(hist)+`}}]}`), 0o644))
+	var following []string
+	for _, file := range []string{"testdata/latency-vm-fifo-1ms.json", doc} {
+		out, err = exec.Command(bin, "-rtapi.flavor=sim", "-jitter", file).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "flavor sim")
+		require.Contains(t, string(out), "jitter: histogram of 4928 samples, max 1.000937ms", "the servo task's histogram was picked")
+		following = append(following, regexp.MustCompile(`following error: .*`).FindString(string(out)))
+	}
+	require.NotEmpty(t, following[0])
+	require.Equal(t, following[0], following[1], "the same jitter on sim: the same run")
+
+	out, err = exec.Command(bin, "-jitter", "testdata/latency-vm-fifo-1ms.json", "-rtapi.flavor=posix").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "add -rtapi.flavor=sim")
+	out, err = exec.Command(bin, "-rtapi.flavor=sim", "-jitter", "main.go").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "neither a latency-test -json document nor a histogram")
+	out, err = exec.Command(bin, "-rtapi.flavor=sim", "-jitter", "nonexistent.json").CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "no such file")
 
 	out, err = exec.Command(bin, "-moves", "1,x").CombinedOutput()
 	require.Error(t, err, "bad -moves")
