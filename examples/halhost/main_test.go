@@ -195,8 +195,10 @@ func TestHostAndMonitor(t *testing.T) {
 func TestMonitorNoticesHostStopping(t *testing.T) {
 	hostBin, monBin := binaries(t)
 	k := keys(t)
-	host := start(t, hostBin, k...)
+	host := start(t, hostBin, append([]string{"-status", "20ms"}, k...)...)
 	host.waitFor("halhost ready")
+	host.waitFor("thread servo") // the table at start
+	host.waitFor("thread servo") // -status: printed again while running
 	mon := start(t, monBin, append([]string{"-interval", "20ms"}, k...)...)
 	mon.waitFor("pins:")
 	require.Equal(t, 0, host.interrupt(), host.output())
