@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
@@ -526,7 +527,27 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 
 func TestRealTimePrioritiesApplied(t *testing.T) {
 	rttest.RequireRT(t)
-	rt := openRT(t, rtapi.Options{VanillaFIFO: true, Strict: true})
+	k, err := kerneldetect.Detect()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		opts rtapi.Options
+	}{
+		{"posix vanilla-fifo", rtapi.Options{VanillaFIFO: true, Strict: true}},
+		{"rt-preempt", rtapi.Options{Flavor: "rt-preempt", Kernel: withKind(k, kerneldetect.PreemptRT), Strict: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { realTimePriorities(t, openRT(t, tc.opts)) })
+	}
+}
+
+// withKind copies a detection report as if read on another kernel kind.
+func withKind(k *kerneldetect.Report, kind kerneldetect.Kind) *kerneldetect.Report {
+	c := *k
+	c.Kind = kind
+	return &c
+}
+
+func realTimePriorities(t *testing.T, rt *rtapi.RT) {
 	h, err := hal.New(rt, hal.Options{})
 	require.NoError(t, err)
 	defer h.Close()
