@@ -37,6 +37,9 @@
 //	-load hrtimers=100              100 threads sleeping 4 ms, seed 001;
 //	-load cpu=N                     N spinning goroutines)
 //	-body busy=50us               each cycle busy-waits this long (execution-time jitter)
+//	-sim-replay FILE              with -flavor sim: replay a recorded latency histogram
+//	                              (a -json file, or a cyclictest histogram) as every
+//	                              task's wake-up jitter, deterministically, on virtual time
 //	-watchdog off|auto|DURATION   rtapi's runaway-task watchdog (default off: a
 //	                              latency test reports stalls rather than faulting on them)
 //	-interference auto|on|off     rtapi's per-cycle interference counters, shown
@@ -55,6 +58,10 @@
 // The -rtapi.* flags of package rtapi (-rtapi.lock-memory, -rtapi.strict,
 // -rtapi.cpu, ...) are accepted too; -flavor and -vanilla-fifo win over
 // their -rtapi.* twins.
+//
+// With -flavor sim the run takes virtual time (-D is required and passes
+// as fast as the bodies run): latencies are those injected, none by
+// default, a recorded machine's with -sim-replay.
 //
 // Unprivileged, the posix flavor runs the tasks SCHED_OTHER and the summary
 // says so and how to do better; as root on a PREEMPT_RT kernel the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,6 +95,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		return nil
 	})
 	body := fs.String("body", "", "task body of known cost: busy=50us")
+	replay := fs.String("sim-replay", "", "on -flavor sim: replay the latency histogram in `FILE` (a latency-test -json file or a cyclictest histogram) as every task's wake-up jitter")
 	watchdog := fs.String("watchdog", "off", "rtapi's runaway-task watchdog: off, auto (rtapi's default) or a timeout such as 100ms")
 	fs.Var(&c.lat.Interference, "interference", "per-cycle interference counters: auto, on or off")
 
@@ -164,6 +166,16 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			return usagef("-overrun: %v", err)
 		}
 		c.lat.RawSleep = *raw
+		if *replay != "" {
+			if c.lat.Options.Flavor != "sim" {
+				return usagef("-sim-replay needs -flavor sim")
+			}
+			h, err := readReplay(*replay)
+			if err != nil {
+				return usagef("-sim-replay: %v", err)
+			}
+			c.lat.SimJitter = rtapi.HistogramJitter(h)
+		}
 		switch *watchdog {
 		case "off":
 			c.lat.Watchdog = -1
@@ -450,6 +462,9 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 
 // betterHint says what would give better figures than this run had.
 func betterHint(res latency.Result) string {
+	if res.Flavor.Name == "sim" {
+		return "the sim flavor runs on a virtual clock: its latencies are the injected ones (-sim-replay); measure this machine with -flavor posix or rt-preempt"
+	}
 	if res.Flavor.RealTime {
 		for _, t := range res.Tasks {
 			if t.Policy != "SCHED_FIFO" {
@@ -489,4 +504,29 @@ func writeInterference(w io.Writer, res latency.Result) {
 			i.GCCycles, i.FaultCycles, i.LateThreshold, i.Late, i.LateBlocked, i.LatePreempted, i.LateGC, i.LateUnexplained)
 	}
 	tw.Flush()
+}
+
+// readReplay reads the latency histogram to replay on sim: the first
+// task's of a latency-test -json file, or the first column of a
+// cyclictest histogram (-h / --histfile output).
+func readReplay(name string) (rtapi.Histogram, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return rtapi.Histogram{}, err
+	}
+	var doc jsonDoc
+	if json.Unmarshal(data, &doc) == nil {
+		if len(doc.Tasks) == 0 || doc.Tasks[0].Latency.Histogram.Count == 0 {
+			return rtapi.Histogram{}, fmt.Errorf("%s: no task with latency samples", name)
+		}
+		return doc.Tasks[0].Latency.Histogram, nil
+	}
+	hs, err := latency.ParseHistogram(bytes.NewReader(data))
+	if err != nil {
+		return rtapi.Histogram{}, fmt.Errorf("%s is neither a latency-test -json file nor a cyclictest histogram: %v", name, err)
+	}
+	if hs[0].Count == 0 {
+		return rtapi.Histogram{}, fmt.Errorf("%s: no samples", name)
+	}
+	return hs[0], nil
 }

@@ -270,3 +270,42 @@ func TestProgram(t *testing.T) {
 		t.Fatalf("Ctrl-C did not print the summary:\n%s", stdout.String())
 	}
 }
+
+// TestSimReplay records a run's histogram as JSON and replays it on the
+// sim flavor: the replayed latencies stay within the recorded range.
+func TestSimReplay(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "rec.json")
+	if code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-json", rec}, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("record: exit %d", code)
+	}
+	var recorded jsonDoc
+	data, _ := os.ReadFile(rec)
+	if err := json.Unmarshal(data, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	replay := filepath.Join(dir, "replay.json")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "3", "-q", "-sim-replay", rec, "-json", replay}, io.Discard, &stderr); code != exitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr.String())
+	}
+	var replayed jsonDoc
+	data, _ = os.ReadFile(replay)
+	if err := json.Unmarshal(data, &replayed); err != nil {
+		t.Fatal(err)
+	}
+	want, got := recorded.Tasks[0].Latency.Histogram, replayed.Tasks[0].Latency.Histogram
+	p50 := int64(got.Percentile(0.5))
+	if replayed.Flavor.Name != "sim" || got.Count == 0 || got.Max > want.Max || p50 < want.Min || p50 > want.Max+1000 {
+		t.Fatalf("replayed %d samples, p50 %d max %d ns, from a recording in [%d, %d] ns", got.Count, p50, got.Max, want.Min, want.Max)
+	}
+	for _, args := range [][]string{
+		{"-sim-replay", rec}, // not on sim
+		{"-flavor", "sim", "-sim-replay", filepath.Join(dir, "none")}, // missing
+		{"-flavor", "sim", "-D", "0"},                                 // sim needs a duration
+	} {
+		if code := run(context.Background(), args, io.Discard, io.Discard); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}

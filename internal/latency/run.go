@@ -38,6 +38,11 @@ type Config struct {
 	Interference rtapi.Toggle
 	// Body is what each cycle does (nothing by default).
 	Body Body
+	// SimJitter is the wake-up lateness the sim flavor injects into every
+	// task (rtapi.HistogramJitter of a recorded run, for instance); other
+	// flavors ignore it. On sim a busy body costs its time on the virtual
+	// clock (SimTaskConfig.Cost) instead of spinning.
+	SimJitter rtapi.Jitter
 }
 
 // TaskStats is a task's rtapi statistics plus what the measuring body saw.
@@ -56,6 +61,10 @@ type Session struct {
 	tasks   []*rtapi.Task
 	act     []atomic.Int64
 	started time.Time
+	// sim drives the virtual clock on the sim flavor (nil elsewhere);
+	// simStart is the virtual time the tasks started at.
+	sim      *rtapi.SimController
+	simStart int64
 }
 
 // Start opens rtapi, creates one task per TaskDef and starts them. Bad
@@ -78,6 +87,9 @@ func Start(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	s.started = time.Now()
+	if s.sim != nil {
+		s.simStart = s.sim.Now()
+	}
 	for _, t := range s.tasks {
 		if err := t.Start(); err != nil {
 			rt.Close()
@@ -98,6 +110,12 @@ func (s *Session) create(cfg Config) error {
 	}
 	defs := append([]TaskDef(nil), cfg.Tasks...)
 	AssignPriorities(defs, top, lo)
+	spin := cfg.Body.Busy
+	if sim, err := s.rt.Sim(); err == nil {
+		// virtual time does not pass inside a body: the busy time is
+		// declared as the cycle's cost instead of spun
+		s.sim, spin = sim, 0
+	}
 	bound := cfg.HistogramBound
 	if cfg.Body.Busy > 0 && bound <= cfg.Body.Busy {
 		// the execution-time histogram must reach past the busy time
@@ -119,12 +137,17 @@ func (s *Session) create(cfg Config) error {
 			RawSleep:       cfg.RawSleep,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
-		}, measureBody(&s.act[i], cfg.Body.Busy))
+		}, measureBody(&s.act[i], spin))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
 			}
 			return err
+		}
+		if s.sim != nil {
+			if err := s.sim.SetTask(t, rtapi.SimTaskConfig{Jitter: cfg.SimJitter, Cost: cfg.Body.Busy}); err != nil {
+				return fmt.Errorf("%w: %w", ErrSpec, err)
+			}
 		}
 		s.tasks = append(s.tasks, t)
 	}
@@ -150,8 +173,14 @@ func measureBody(act *atomic.Int64, busy time.Duration) func(tc *rtapi.TaskConte
 // RT is the rtapi instance the session runs on.
 func (s *Session) RT() *rtapi.RT { return s.rt }
 
-// Elapsed is the time since the tasks started.
-func (s *Session) Elapsed() time.Duration { return time.Since(s.started) }
+// Elapsed is the time since the tasks started: virtual time on the sim
+// flavor.
+func (s *Session) Elapsed() time.Duration {
+	if s.sim != nil {
+		return time.Duration(s.sim.Now() - s.simStart)
+	}
+	return time.Since(s.started)
+}
 
 // Snapshot reads every task's statistics. It allocates; call it from an
 // ordinary goroutine.
@@ -213,6 +242,9 @@ func Run(ctx context.Context, cfg Config, d time.Duration, every time.Duration, 
 	if err != nil {
 		return Result{}, err
 	}
+	if s.sim != nil {
+		return s.runSim(ctx, d, every, tick)
+	}
 	var end <-chan time.Time
 	if d > 0 {
 		timer := time.NewTimer(d)
@@ -239,6 +271,39 @@ loop:
 				runErr = err
 				break loop
 			}
+			tick(s.Elapsed(), s.Snapshot())
+		}
+	}
+	r, err := s.Close()
+	if runErr == nil {
+		runErr = err
+	}
+	return r, runErr
+}
+
+// runSim drives the sim flavor's virtual clock for d, as fast as the
+// bodies run, calling tick every `every` of virtual time.
+func (s *Session) runSim(ctx context.Context, d, every time.Duration, tick func(time.Duration, []TaskStats)) (Result, error) {
+	if d <= 0 {
+		s.Close()
+		return Result{}, specErrf("the sim flavor runs on a virtual clock: give a duration (-D), it cannot run until Ctrl-C")
+	}
+	step := d
+	if every > 0 && tick != nil {
+		step = every
+	}
+	var runErr error
+	for elapsed := time.Duration(0); elapsed < d; elapsed = s.Elapsed() {
+		if runErr = ctx.Err(); runErr != nil {
+			break
+		}
+		if runErr = s.sim.Advance(min(step, d-elapsed)); runErr != nil {
+			break
+		}
+		if runErr = s.Failed(); runErr != nil {
+			break
+		}
+		if every > 0 && tick != nil {
 			tick(s.Elapsed(), s.Snapshot())
 		}
 	}

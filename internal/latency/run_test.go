@@ -95,3 +95,36 @@ func TestRunRealTime(t *testing.T) {
 		t.Fatal("no latency samples")
 	}
 }
+
+// TestRunSim runs on the sim flavor's virtual clock: the figures are
+// exact, so they are checked exactly.
+func TestRunSim(t *testing.T) {
+	ticks := 0
+	res, err := Run(context.Background(), Config{
+		Options:   rtapi.Options{Flavor: "sim"},
+		Tasks:     []TaskDef{{Name: "servo", Period: time.Millisecond}, {Name: "slow", Period: 4 * time.Millisecond}},
+		Body:      Body{Busy: 100 * time.Microsecond},
+		SimJitter: rtapi.ConstantJitter(20 * time.Microsecond),
+	}, 2*time.Second, 500*time.Millisecond, func(time.Duration, []TaskStats) { ticks++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ticks != 4 || res.Elapsed != 2*time.Second || res.Flavor.Name != "sim" {
+		t.Fatalf("%d ticks, elapsed %v, flavor %s", ticks, res.Elapsed, res.Flavor.Name)
+	}
+	servo := res.Tasks[0]
+	// 2 s of 1 ms releases; every release wakes exactly 20 µs late
+	if servo.Cycles < 1999 || servo.Cycles > 2000 || servo.Latency.Max != 20_000 || servo.Latency.Percentile(0.5) != 20*time.Microsecond {
+		t.Fatalf("servo: %d cycles, latency p50 %v max %d ns", servo.Cycles, servo.Latency.Percentile(0.5), servo.Latency.Max)
+	}
+	if p50 := servo.Exec.Percentile(0.5); p50 != 100*time.Microsecond {
+		t.Fatalf("servo exec p50 %v, want the declared 100µs cost", p50)
+	}
+	if c := res.Tasks[1].Cycles; c < 499 || c > 500 {
+		t.Fatalf("slow: %d cycles, want 500", res.Tasks[1].Cycles)
+	}
+	if _, err := Run(context.Background(), Config{Options: rtapi.Options{Flavor: "sim"},
+		Tasks: []TaskDef{{Name: "servo", Period: time.Millisecond}}}, 0, 0, nil); !errors.Is(err, ErrSpec) {
+		t.Fatalf("sim without a duration: %v, want ErrSpec", err)
+	}
+}
