@@ -145,6 +145,9 @@ func (tc *TaskContext) control(now int64) bool {
 		if c&ctlPause == 0 {
 			break
 		}
+		// Still paused (a Pause came after the Resume that woke us): say
+		// so again; a virtual clock waits for a resumed task otherwise.
+		_ = tc.waker.Suspend()
 	}
 	t.wd.idle.Store(false)
 	now = tc.waker.Now()
