@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -621,11 +622,18 @@ func (s *Sim) merge() bool {
 	now := s.now.Load()
 	if len(s.joins) > 0 {
 		s.rerank()
+		// Resumed threads rejoin in whatever order their goroutines
+		// ran: put them in a fixed one.
+		slices.SortFunc(s.joins, func(a, b *simThread) int { return int(a.seq - b.seq) })
 	}
 	for _, th := range s.joins {
 		if th.rejoined {
 			th.rejoined = false
 			s.record(th, SimResume, th.cycles, now, 0)
+			if th.stallBy != 0 {
+				s.record(th, SimStall, th.cycles, th.stallAt, th.stallBy)
+				th.stallBy = 0
+			}
 		}
 		th.queued = true
 		s.runq = append(s.runq, th)
@@ -819,6 +827,8 @@ type simThread struct {
 
 	// Owned by the thread's goroutine.
 	offClock      bool
+	stallAt       int64 // a stall drawn while rejoining, for merge to record
+	stallBy       int64
 	gridNext      int64
 	realStart     int64
 	suspended     atomic.Bool
@@ -1014,7 +1024,7 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 	}
 	wake := th.local
 	if expected > th.local {
-		wake = expected + th.lateness(expected)
+		wake = expected + th.lateness(expected, rejoin)
 	}
 	th.at = wake
 	if rejoin {
@@ -1047,13 +1057,18 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 
 // lateness draws the wake-up lateness of the coming release, with any
 // stall injected for it.
-func (th *simThread) lateness(release int64) int64 {
+func (th *simThread) lateness(release int64, outside bool) int64 {
 	l := th.jitter.sample()
 	for th.si < len(th.stalls) && th.stalls[th.si].cycle <= th.cycles {
 		if f := th.stalls[th.si]; f.cycle == th.cycles {
 			d := f.value * th.period
 			l += d
-			th.s.record(th, SimStall, th.cycles, release, d)
+			if outside {
+				// Not holding the simulation: merge records it.
+				th.stallAt, th.stallBy = release, d
+			} else {
+				th.s.record(th, SimStall, th.cycles, release, d)
+			}
 		}
 		th.si++
 	}
@@ -1082,6 +1097,18 @@ func (th *simThread) rejoin() {
 // simulation on; the task then blocks outside it until Resume.
 func (th *simThread) Suspend() {
 	s := th.s
+	if th.offClock {
+		// Again, from outside the schedule: woken by a Resume that a
+		// Pause overtook. Merges must not wait for it any more.
+		s.kickMu.Lock()
+		if th.resumeCounted {
+			th.resumeCounted = false
+			s.resuming--
+			s.kickCond.Broadcast()
+		}
+		s.kickMu.Unlock()
+		return
+	}
 	th.offClock = true
 	th.suspended.Store(true)
 	if s.dead.Load() {
@@ -1135,11 +1162,13 @@ func (th *simThread) Close() error {
 func (th *simThread) Kick(stop bool) {
 	s := th.s
 	s.kickMu.Lock()
+	queued := false
 	switch {
 	case th.exited:
 	case th.suspended.Load():
-		// It wakes on its own channel and rejoins (or exits): merges
-		// wait for that.
+		// It wakes on its own channel (after this returns) and rejoins,
+		// exits or suspends again: merges wait for that. Driving here
+		// would wait for a wake-up not yet sent.
 		if !th.resumeCounted {
 			th.resumeCounted = true
 			s.resuming++
@@ -1148,10 +1177,11 @@ func (th *simThread) Kick(stop bool) {
 	case stop:
 		s.kicks = append(s.kicks, th)
 		s.flag.Store(true)
+		queued = true
 	}
 	dead := s.dead.Load()
 	s.kickMu.Unlock()
-	if !stop {
+	if !queued {
 		return
 	}
 	if dead {

@@ -3,6 +3,7 @@ package rtapi_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -609,4 +610,101 @@ func BenchmarkSimTwoTasks(b *testing.B) {
 	require.NoError(b, c.Advance(time.Duration(b.N)*time.Millisecond))
 	b.StopTimer()
 	b.ReportMetric(float64(t1.Stats().Cycles+t2.Stats().Cycles)/b.Elapsed().Seconds(), "cycles/s")
+}
+
+// randomScenario drives a simulation with a seeded random mix of tasks,
+// injections and lifecycle calls (from the test and from task bodies),
+// and returns the trace digest and a log of every call's outcome.
+func randomScenario(t *testing.T, seed uint64) (uint64, string) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: seed, TraceLimit: -1}})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	c, err := rt.Sim()
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var log strings.Builder
+	note := func(what string, err error) {
+		fmt.Fprintf(&log, "%d %s: %v\n", c.Now(), what, err)
+	}
+	var tasks []*rtapi.Task
+	newTask := func() {
+		i := len(tasks)
+		period := time.Duration(50+rng.IntN(5000)) * time.Microsecond
+		name := fmt.Sprintf("t%d", i)
+		var task *rtapi.Task
+		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: name, Priority: 1 + rng.IntN(98), Period: period},
+			func(cy *rtapi.Cycle) {
+				// Bodies meddle with their neighbours, deterministically.
+				if n := cy.Number(); n%11 == 4 && i > 0 {
+					_ = tasks[i-1].Pause()
+				} else if n%11 == 9 && i > 0 {
+					_ = tasks[i-1].Resume()
+				}
+				fmt.Fprintf(&log, "%s@%d,", task.Name(), rtapi.Now())
+			})
+		require.NoError(t, err)
+		cfg := rtapi.SimTaskConfig{Cost: time.Duration(rng.IntN(int(period * 3 / 2)))}
+		switch rng.IntN(4) {
+		case 0:
+			cfg.Jitter = rtapi.UniformJitter(0, period/3)
+		case 1:
+			cfg.Jitter = rtapi.NormalJitter(period/10, period/20)
+		case 2:
+			cfg.Jitter = rtapi.ExponentialJitter(period / 8)
+		}
+		note("set "+name, c.SetTask(task, cfg))
+		note("overrun "+name, c.InjectOverrun(task, int64(1+rng.IntN(20)), 0))
+		note("stall "+name, c.InjectStall(task, int64(1+rng.IntN(20)), int64(1+rng.IntN(3))))
+		tasks = append(tasks, task)
+		note("start "+name, task.Start())
+	}
+	for range 3 {
+		newTask()
+	}
+	for step := range 40 {
+		pick := tasks[rng.IntN(len(tasks))]
+		switch op := rng.IntN(9); op {
+		case 0, 1, 2:
+			note("advance", c.Advance(time.Duration(rng.IntN(5000))*time.Microsecond))
+		case 3:
+			note("pause "+pick.Name(), pick.Pause())
+		case 4:
+			note("resume "+pick.Name(), pick.Resume())
+		case 5:
+			note("run cycles "+pick.Name(), c.RunCycles(pick, int64(1+rng.IntN(5))))
+		case 6:
+			if step%3 == 0 {
+				pick.Stop()
+				note("stop "+pick.Name(), pick.Wait())
+			}
+		case 7:
+			if len(tasks) < 6 {
+				newTask()
+			}
+		case 8:
+			note("clock step", c.InjectClockStep(c.Now()+int64(rng.IntN(3000))*1000, time.Duration(1+rng.IntN(2000))*time.Microsecond))
+		}
+	}
+	note("advance", c.Advance(10*time.Millisecond))
+	tr, err := c.Trace()
+	require.NoError(t, err)
+	for _, task := range tasks {
+		st := task.Stats()
+		fmt.Fprintf(&log, "%s %s cycles %d overruns %d lat %d..%d exec %d..%d\n", st.Name, task.State(), st.Cycles,
+			st.Overruns, st.Latency.Min, st.Latency.Max, st.Exec.Min, st.Exec.Max)
+	}
+	return tr.Digest, log.String()
+}
+
+// Random programs — tasks pausing and resuming each other, stops, starts,
+// injections — give the same trace twice, on one P or many.
+func TestSimRandomScenariosAreDeterministic(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		d1, l1 := randomScenario(t, seed)
+		old := runtime.GOMAXPROCS(int(1 + seed%2*63))
+		d2, l2 := randomScenario(t, seed)
+		runtime.GOMAXPROCS(old)
+		require.Equal(t, l1, l2, "seed %d", seed)
+		require.Equal(t, d1, d2, "seed %d", seed)
+	}
 }
