@@ -632,7 +632,10 @@ func randomScenario(t *testing.T, seed uint64) (uint64, string) {
 		period := time.Duration(50+rng.IntN(5000)) * time.Microsecond
 		name := fmt.Sprintf("t%d", i)
 		var task *rtapi.Task
-		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: name, Priority: 1 + rng.IntN(98), Period: period},
+		spec := rtapi.TaskSpec{Name: name, Priority: 1 + rng.IntN(98), Period: period,
+			Wake:    []rtapi.WakeMode{rtapi.WakeAuto, rtapi.WakeTimerfd, rtapi.WakePosixTimer}[rng.IntN(3)],
+			Overrun: rtapi.OverrunPolicy(rng.IntN(2))}
+		task, err := rt.NewPeriodicTask(spec,
 			func(cy *rtapi.Cycle) {
 				// Bodies meddle with their neighbours, deterministically.
 				if n := cy.Number(); n%11 == 4 && i > 0 {
