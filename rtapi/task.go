@@ -474,14 +474,15 @@ func (t *Task) Stop() {
 }
 
 func (t *Task) poke() {
-	// A virtual clock (the sim flavor) holds its threads asleep itself;
-	// tell it first, so the wake-up below happens in its schedule.
-	if w := t.tc.waker; w != nil {
-		w.Kick(t.ctl.Load()&ctlStop != 0)
-	}
 	select {
 	case t.kick <- struct{}{}:
 	default:
+	}
+	// A virtual clock (the sim flavor) holds its threads asleep itself;
+	// it is told after the wake-up above, so that on Resume it can wait
+	// for the task to be back in its schedule.
+	if w := t.tc.waker; w != nil {
+		w.Kick(t.ctl.Load()&ctlStop != 0)
 	}
 }
 
