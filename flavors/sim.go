@@ -600,6 +600,7 @@ func (s *Sim) await() error {
 		s.broken = err
 		s.dead.Store(true)
 		s.flag.Store(true)
+		s.kickCond.Broadcast()
 		s.kickMu.Unlock()
 		return err
 	}
@@ -1016,6 +1017,9 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 		th.local = s.now.Load()
 	}
 	if s.dead.Load() {
+		if rejoin {
+			th.uncount()
+		}
 		return th.local, 1, errSimClosed
 	}
 	expected := deadline
@@ -1093,20 +1097,26 @@ func (th *simThread) rejoin() {
 	<-th.wake
 }
 
+// uncount tells merges and Kick no longer to wait for th.
+func (th *simThread) uncount() {
+	s := th.s
+	s.kickMu.Lock()
+	if th.resumeCounted {
+		th.resumeCounted = false
+		s.resuming--
+		s.kickCond.Broadcast()
+	}
+	s.kickMu.Unlock()
+}
+
 // Suspend takes a pausing task out of the schedule and hands the
 // simulation on; the task then blocks outside it until Resume.
 func (th *simThread) Suspend() {
 	s := th.s
 	if th.offClock {
-		// Again, from outside the schedule: woken by a Resume that a
-		// Pause overtook. Merges must not wait for it any more.
-		s.kickMu.Lock()
-		if th.resumeCounted {
-			th.resumeCounted = false
-			s.resuming--
-			s.kickCond.Broadcast()
-		}
-		s.kickMu.Unlock()
+		// Again, from outside the schedule: woken but still paused.
+		// Merges must not wait for it any more.
+		th.uncount()
 		return
 	}
 	th.offClock = true
@@ -1166,13 +1176,21 @@ func (th *simThread) Kick(stop bool) {
 	switch {
 	case th.exited:
 	case th.suspended.Load():
-		// It wakes on its own channel (after this returns) and rejoins,
-		// exits or suspends again: merges wait for that. Driving here
-		// would wait for a wake-up not yet sent.
+		// Woken on its own channel, it rejoins (Resume) or exits (Stop):
+		// merges wait for that.
 		if !th.resumeCounted {
 			th.resumeCounted = true
 			s.resuming++
 			s.flag.Store(true) // the holder's next pick waits for it
+		}
+		if !stop {
+			// Resume waits until the task is back in the schedule, so
+			// that nothing (a Stop, a Pause) can overtake its wake-up and
+			// the outcome never depends on goroutine timing. Its way back
+			// runs no user code and takes no task lock.
+			for th.resumeCounted && !s.dead.Load() {
+				s.kickCond.Wait()
+			}
 		}
 	case stop:
 		s.kicks = append(s.kicks, th)
