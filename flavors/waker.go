@@ -2,6 +2,7 @@ package flavors
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gortapi/gortapi/internal/sys"
 )
@@ -148,7 +149,7 @@ func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
 	default:
 		releases = 1
 		if w.raw {
-			err = sys.SleepUntilRaw(deadline)
+			err = sleepRaw(deadline)
 		} else {
 			err = sys.SleepUntil(deadline)
 		}
@@ -211,4 +212,25 @@ func (w *Waker) Close() error {
 		return w.pt.Close()
 	}
 	return nil
+}
+
+// RawSleepChunk bounds one raw sleep. A raw sleeper keeps its P, and a
+// stop-the-world of the whole process waits for it until the sleep ends;
+// longer waits are cut into chunks, and the start of each is a point where
+// the Go scheduler may stop the task.
+const RawSleepChunk = 2 * time.Millisecond
+
+// sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk.
+//
+// RT-safe: no allocation.
+func sleepRaw(deadline int64) error {
+	for {
+		step := deadline
+		if now := sys.Nanotime(); deadline-now > int64(RawSleepChunk) {
+			step = now + int64(RawSleepChunk)
+		}
+		if err := sys.SleepUntilRaw(step); err != nil || step == deadline {
+			return err
+		}
+	}
 }
