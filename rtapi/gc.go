@@ -2,7 +2,6 @@ package rtapi
 
 import (
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	_ "unsafe" // go:linkname
@@ -40,91 +39,47 @@ func gcMarking() bool { return runtimeWriteBarrier.enabled }
 func GCMarking() bool { return gcMarking() }
 
 // The GC shield: what a real-time task needs so that the rest of the
-// process allocating does not make it late. Each part was measured on and
-// off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
+// process allocating does not make it late. Each candidate was measured on
+// and off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
 // turns it on or off per task; Auto (the default) shields every task on a
-// real-time flavor. For measurements, GORTAPI_GC_SHIELD=off (or a comma
-// list of parts to leave out: noraw, noprocs) overrides Auto.
+// real-time flavor. For measurements, GORTAPI_GC_SHIELD=off overrides Auto.
 //
-//   - Raw sleep: the nanosleep wait keeps the task's P (RawSyscall), so a
-//     wake-up never waits for a P in exitsyscall, which under allocation
-//     load means waiting for another goroutine's time slice (the
-//     execution trace of an unshielded task: a quarter of its wake-ups
-//     lose the P, and those wait 1.3 ms at p99, 7.5 ms at worst). Cost: a
-//     stop-the-world that begins while the task sleeps waits for the
-//     sleep to end (at worst one period, for the whole process) and then
-//     stops the task right after its wake-up; and sysmon, which sees a
-//     goroutine that never passes through the scheduler, preempts it
-//     about every 10 ms, a round trip through a helper thread (49 µs
-//     median, milliseconds at worst under load).
-//   - GOMAXPROCS headroom: one P more per running shielded task. A raw
-//     sleeper holds its P while it sleeps; without the extra P the rest
-//     of the process would lose one P per task (goroutine scheduling
-//     latency p99 was 3-5x lower with it). Cost: one more P the GC pacer
-//     counts (its background workers' 25 % share grows with it), and a
-//     stop-the-world when each task starts and ends (changing GOMAXPROCS
-//     stops the world).
+// The shield is a raw sleep: the nanosleep wait keeps the task's P
+// (RawSyscall), so a wake-up never waits for a P in exitsyscall, which
+// under allocation load means waiting for another goroutine's time slice
+// (the execution trace of an unshielded task: a quarter of its wake-ups
+// lose the P, and those wait 1.3 ms at p99, 7.5 ms at worst). It also
+// keeps the task out of the scheduler's syscall state, where a SCHED_FIFO
+// thread returning from the kernel can spin on a goroutine status that
+// sysmon or a GC worker (SCHED_OTHER) holds. Costs: the task holds its P
+// while it sleeps, so the rest of the process has one P fewer per
+// shielded task; a stop-the-world that begins while the task sleeps waits
+// for the sleep to end (sleeps are cut into flavors.RawSleepChunk pieces)
+// and then stops the task right after its wake-up; and sysmon, seeing a
+// goroutine that never passes through the scheduler, preempts it about
+// every 10 ms, a round trip through a helper thread (49 µs median,
+// milliseconds at worst under load).
 //
-// Measured and left out: passing through the scheduler (runtime.Gosched)
-// after a body every few milliseconds, to pre-empt sysmon's forced
-// preemption, made things several times worse: the round trip through a
-// SCHED_OTHER helper thread is slower than the preemption it avoids.
-
-// shieldParts is what the shield of one task applies.
-type shieldParts struct {
-	raw, procs bool
-}
+// Measured and left out: one more P per shielded task (GOMAXPROCS above
+// the CPU count) gave the P back to the rest of the process, but with
+// several SCHED_FIFO tasks on all CPUs it produced livelocks of up to the
+// kernel's RT throttling period (FIFO threads spinning in the runtime on
+// something a starved SCHED_OTHER runtime thread held; the watchdog
+// caught them); a runtime.Gosched after the body every 4 ms to beat
+// sysmon's forced preemption made p99 4-9x worse; pinning the goroutine
+// to its P around the sleep (procPin) multiplied scheduler parks by 8.
 
 // shieldEnv reads GORTAPI_GC_SHIELD once.
 var shieldEnv = sync.OnceValue(func() string { return os.Getenv("GORTAPI_GC_SHIELD") })
 
-// shieldFor resolves TaskSpec.GCShield on a flavor, given
-// GORTAPI_GC_SHIELD's value.
-func shieldFor(spec TaskSpec, realTime bool, env string) shieldParts {
-	on := spec.GCShield == On || (spec.GCShield == Auto && realTime)
-	if !on {
-		return shieldParts{}
+// shieldRaw resolves TaskSpec.GCShield on a flavor, given
+// GORTAPI_GC_SHIELD's value: whether the task sleeps raw.
+func shieldRaw(spec TaskSpec, realTime bool, env string) bool {
+	switch spec.GCShield {
+	case On:
+		return true
+	case Off:
+		return false
 	}
-	p := shieldParts{raw: true, procs: true}
-	if spec.GCShield == On {
-		return p
-	}
-	for _, part := range strings.Split(env, ",") {
-		switch strings.TrimSpace(part) {
-		case "off":
-			return shieldParts{}
-		case "noraw":
-			p.raw = false
-		case "noprocs":
-			p.procs = false
-		}
-	}
-	return p
-}
-
-// Process-wide GOMAXPROCS reservation for shielded tasks.
-var procReserve struct {
-	sync.Mutex
-	reserved int
-	base     int
-}
-
-// reserveProc raises GOMAXPROCS by one for a starting shielded task.
-func reserveProc() {
-	procReserve.Lock()
-	defer procReserve.Unlock()
-	if procReserve.reserved == 0 {
-		procReserve.base = runtime.GOMAXPROCS(0)
-	}
-	procReserve.reserved++
-	runtime.GOMAXPROCS(procReserve.base + procReserve.reserved)
-}
-
-// releaseProc gives a reservation back when its task ends; the last one
-// restores the GOMAXPROCS found before the first.
-func releaseProc() {
-	procReserve.Lock()
-	defer procReserve.Unlock()
-	procReserve.reserved--
-	runtime.GOMAXPROCS(procReserve.base + procReserve.reserved)
+	return realTime && strings.TrimSpace(env) != "off"
 }

@@ -6,27 +6,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestShieldFor(t *testing.T) {
-	all := shieldParts{raw: true, procs: true}
+func TestShieldRaw(t *testing.T) {
 	cases := []struct {
 		name     string
 		toggle   Toggle
 		realTime bool
 		env      string
-		want     shieldParts
+		want     bool
 	}{
-		{"auto on a real-time flavor", Auto, true, "", all},
-		{"auto on posix", Auto, false, "", shieldParts{}},
-		{"forced on posix", On, false, "", all},
-		{"off", Off, true, "", shieldParts{}},
-		{"env off", Auto, true, "off", shieldParts{}},
-		{"env noraw", Auto, true, "noraw", shieldParts{procs: true}},
-		{"env noprocs, noraw", Auto, true, "noprocs, noraw", shieldParts{}},
-		{"env ignored when forced on", On, true, "off", all},
+		{"auto on a real-time flavor", Auto, true, "", true},
+		{"auto on posix", Auto, false, "", false},
+		{"forced on posix", On, false, "", true},
+		{"off", Off, true, "", false},
+		{"env off", Auto, true, "off", false},
+		{"env ignored when forced on", On, true, "off", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, shieldFor(TaskSpec{GCShield: c.toggle}, c.realTime, c.env))
+			require.Equal(t, c.want, shieldRaw(TaskSpec{GCShield: c.toggle}, c.realTime, c.env))
 		})
 	}
 }

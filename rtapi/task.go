@@ -124,9 +124,9 @@ type TaskSpec struct {
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period).
 	LateThreshold time.Duration
 	// GCShield keeps the task on time while the rest of the process
-	// allocates: its nanosleep wait keeps its P (as RawSleep) and
-	// GOMAXPROCS grows by one while it runs (docs/GC.md has the
-	// measurements and the costs). Auto (the zero value): on for
+	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
+	// has the measurements and the costs: the rest of the process has
+	// one P fewer while the task runs). Auto (the zero value): on for
 	// real-time flavors.
 	GCShield Toggle
 }
@@ -331,14 +331,14 @@ func (t *Task) Start() error {
 func (t *Task) run(ready chan<- error) {
 	runtime.LockOSThread()
 	growStack(t.spec.StackPrefault / stackFrame)
-	shield := shieldFor(t.spec, t.rt.info.RealTime, shieldEnv())
+	shield := shieldRaw(t.spec, t.rt.info.RealTime, shieldEnv())
 	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
 		Name:     t.spec.Name,
 		Priority: t.spec.Priority,
 		CPUs:     t.cpus,
 		Period:   int64(t.spec.Period),
 		Wake:     t.spec.Wake,
-		RawSleep: t.spec.RawSleep || shield.raw,
+		RawSleep: t.spec.RawSleep || shield,
 	})
 	if err != nil {
 		ready <- err
@@ -370,9 +370,6 @@ func (t *Task) run(ready chan<- error) {
 			return
 		}
 	}
-	if shield.procs {
-		reserveProc()
-	}
 	ready <- nil
 
 	w.Begin() // a virtual clock holds the first cycle until it is due
@@ -380,9 +377,6 @@ func (t *Task) run(ready chan<- error) {
 	tc.sampleUsage()
 	if cerr := w.Close(); err == nil && cerr != nil {
 		err = cerr
-	}
-	if shield.procs {
-		releaseProc()
 	}
 	t.mu.Lock()
 	t.err = err

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
@@ -213,6 +214,11 @@ func (wd *watchdog) loop(ready chan<- struct{}) {
 		if next < now {
 			next = now
 		}
+		// Through the Go scheduler's syscall path, so that the P is free
+		// for the rest of the process while the watchdog sleeps. (A raw
+		// sleep keeping the P was tried: sysmon then preempts the
+		// watchdog every 10 ms, and coming back needs a SCHED_OTHER
+		// helper thread, which is what a runaway starves.)
 		_ = sys.SleepUntil(next) // only fails on a bad deadline; the loop re-reads the clock
 		if !wd.check(sys.Nanotime()) {
 			return
@@ -284,10 +290,14 @@ func (wd *watchdog) fault(t *Task, now int64) {
 func threadCPUClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
 
 // threadCPUTime reads a thread's CPU time in nanoseconds; -1 when it
-// cannot (the thread is gone). It does not allocate.
+// cannot (the thread is gone). It does not allocate. A raw system call:
+// a SCHED_FIFO thread returning from the scheduler's syscall path may
+// have to wait for a SCHED_OTHER thread (sysmon) that holds its
+// goroutine; the fewer such returns at priority 99, the better.
 func threadCPUTime(clock int32) int64 {
 	var ts unix.Timespec
-	if unix.ClockGettime(clock, &ts) != nil {
+	_, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0)
+	if errno != 0 {
 		return -1
 	}
 	return ts.Nano()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -32,6 +33,8 @@ type result struct {
 	VoluntarySwitches   int64
 	MinorFaults         int64
 	GOMAXPROCS          int
+	// Faulted is the watchdog's report when it faulted the task.
+	Faulted string `json:",omitempty"`
 	// The runtime's view (runtime/metrics, gortapi rows).
 	GCCycles     uint64
 	STWMax       time.Duration // worst GC stop-the-world pause
@@ -182,7 +185,12 @@ func runChild(rowJSON, settingsJSON string) int {
 	st := task.Stats()
 	after := readMetrics()
 	task.Stop()
-	if err := task.Wait(); err != nil {
+	faulted := ""
+	if err := task.Wait(); errors.Is(err, rtapi.ErrFaulted) {
+		// The watchdog saw the task spin without completing a cycle:
+		// a measurement, not a failure of the benchmark.
+		faulted = err.Error()
+	} else if err != nil {
 		fail(err)
 	}
 	close(stop)
@@ -200,6 +208,7 @@ func runChild(rowJSON, settingsJSON string) int {
 		VoluntarySwitches:   st.VoluntarySwitches,
 		MinorFaults:         st.MinorFaults,
 		GOMAXPROCS:          runtime.GOMAXPROCS(0),
+		Faulted:             faulted,
 	}
 	after.into(&res, before, s.Duration)
 	if err := json.NewEncoder(os.Stdout).Encode(res); err != nil {

@@ -24,14 +24,16 @@
 // Rows (-only selects them by regular expression):
 //
 //	cyclictest quiet | cyclictest +load elsewhere | gortapi quiet |
-//	gortapi +alloc | +raw-sleep | +gomaxprocs | +gogc400 | +memlimit |
-//	+asyncpreemptoff | +gcshrinkstackoff | +pin-rest | defaults | defaults+pin-rest
+//	gortapi +alloc | +raw-sleep | +gomaxprocs | +raw-sleep+gomaxprocs |
+//	+gogc400 | +memlimit | +asyncpreemptoff | +gcshrinkstackoff |
+//	+pin-rest | defaults quiet | defaults +alloc | defaults +pin-rest
 //
-// "defaults" is what the real-time flavors apply by themselves; "+pin-rest"
-// confines every other thread of the process (GC workers, the load) to the
-// other CPUs. -json writes every row's figures to a file; -trace FILE
-// records an execution trace of one single row (-row NAME) for go tool
-// trace.
+// "gortapi" rows run with the GC shield off (GORTAPI_GC_SHIELD=off) and
+// add one mitigation each; "defaults" rows are what the real-time flavors
+// apply by themselves. "+pin-rest" confines every other thread of the
+// process (GC workers, the load) to the other CPUs. -json writes every
+// row's figures to a file; -trace FILE records an execution trace of the
+// one row -only selects, for go tool trace.
 //
 // It needs root (or CAP_SYS_NICE) and cyclictest on the PATH; without
 // cyclictest the gortapi rows still run and ratios are left out.

@@ -33,8 +33,7 @@ type row struct {
 	GODEBUG   string `json:",omitempty"`
 	PinRest   bool   `json:",omitempty"` // every other thread off the task's CPU
 	// Shield is GORTAPI_GC_SHIELD for the row: "off" measures without
-	// the GC shield the real-time flavors apply by default, "noraw",
-	// "noprocs" without one of its parts.
+	// the GC shield the real-time flavors apply by default.
 	Shield string `json:",omitempty"`
 }
 
@@ -58,16 +57,15 @@ func matrix() []row {
 		{Name: "gortapi +alloc", Load: true, Shield: off},
 		{Name: "+raw-sleep", Load: true, Shield: off, Raw: true},
 		{Name: "+gomaxprocs", Load: true, Shield: off, Procs: 1},
+		{Name: "+raw-sleep+gomaxprocs", Load: true, Shield: off, Raw: true, Procs: 1},
 		{Name: "+gogc400", Load: true, Shield: off, GCPercent: 400},
 		{Name: "+memlimit", Load: true, Shield: off, MemLimit: true},
 		{Name: "+asyncpreemptoff", Load: true, Shield: off, GODEBUG: "asyncpreemptoff=1"},
 		{Name: "+gcshrinkstackoff", Load: true, Shield: off, GODEBUG: "gcshrinkstackoff=1"},
 		{Name: "+pin-rest", Load: true, Shield: off, PinRest: true},
-		{Name: "shield quiet"},
-		{Name: "shield +alloc", Load: true},
-		{Name: "shield -procs", Load: true, Shield: "noprocs"},
-		{Name: "shield -raw", Load: true, Shield: "noraw"},
-		{Name: "shield +pin-rest", Load: true, PinRest: true},
+		{Name: "defaults quiet"},
+		{Name: "defaults +alloc", Load: true},
+		{Name: "defaults +pin-rest", Load: true, PinRest: true},
 	}
 }
 
@@ -122,6 +120,9 @@ func main() {
 			continue
 		}
 		results = append(results, res)
+		if res.Faulted != "" {
+			fmt.Fprintf(os.Stderr, "  %s: %s\n", r.Name, res.Faulted)
+		}
 		fmt.Fprintf(os.Stderr, "  %-28s p99 %6.0f µs  p99.9 %6.0f µs  max %6.0f µs\n", r.Name,
 			us(res.P99), us(res.P999), us(res.Max))
 	}

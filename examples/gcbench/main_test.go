@@ -59,10 +59,10 @@ func TestMatrixNamesAndFilter(t *testing.T) {
 		seen[r.Name] = true
 	}
 	require.True(t, seen["cyclictest quiet"], "the ratios need the quiet cyclictest row")
-	got := filter(rows, regexp.MustCompile(`^shield`))
+	got := filter(rows, regexp.MustCompile(`^defaults`))
 	require.NotEmpty(t, got)
 	for _, r := range got {
-		require.True(t, strings.HasPrefix(r.Name, "shield"))
+		require.True(t, strings.HasPrefix(r.Name, "defaults"))
 	}
 }
 

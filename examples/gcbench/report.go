@@ -116,8 +116,12 @@ func printTable(w io.Writer, results []result) {
 				in.LateBlocked, in.LatePreempted, in.LateGC, in.LateUnexplained,
 				r.GCCycles, us(r.STWMax), us(r.SchedP99), r.AllocMBps, r.GCCPUPercent)
 		}
+		name := r.Row.Name
+		if r.Faulted != "" {
+			name += " (watchdog fault)"
+		}
 		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %s | %s %s\n",
-			r.Row.Name, r.Samples, us(r.P50), us(r.P99), us(r.P999), us(r.Max), r99, r999, task)
+			name, r.Samples, us(r.P50), us(r.P99), us(r.P999), us(r.Max), r99, r999, task)
 	}
 }
 
