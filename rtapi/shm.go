@@ -3,11 +3,11 @@ package rtapi
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/internal/shm"
-	"golang.org/x/sys/unix"
 )
 
 // Shared-memory errors. Each matches with errors.Is; ErrShmSizeMismatch
@@ -89,7 +89,7 @@ func (rt *RT) shmOpen(op string, key uint32, open func(shm.Options) (*shm.Segmen
 	}
 	lock := rt.lockShm()
 	s, err := open(rt.shmOptions(lock))
-	if err != nil && lock && rt.opts.LockMemory != On && (errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOMEM)) {
+	if err != nil && lock && rt.opts.LockMemory != On && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOMEM)) {
 		rt.logger.Warn("shared memory not locked in RAM; page faults may delay tasks",
 			zap.Uint32("key", key), zap.Error(err))
 		s, err = open(rt.shmOptions(false))

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/gortapi/gortapi/internal/sys"
-	"golang.org/x/sys/unix"
 )
 
 // selfPID is this process's pid, the owner tag a Mutex stores. Go processes
@@ -131,12 +130,3 @@ func (m *Mutex) Unlock() error {
 //
 // RT-safe.
 func (m *Mutex) Owner() int { return int(atomic.LoadUint32(&m.state) & mutexPIDMask) }
-
-// alive reports whether a process exists (kill(pid, 0): ESRCH means gone;
-// EPERM means it exists under another user).
-func alive(pid uint32) bool {
-	if pid == selfPID {
-		return true
-	}
-	return unix.Kill(int(pid), 0) != unix.ESRCH
-}

@@ -1,0 +1,34 @@
+//go:build !unix
+
+package shm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// errUnsupported is what every segment call returns where there is no
+// POSIX shared memory (Windows): the rest of gortapi, the sim flavor
+// included, still builds and runs there.
+var errUnsupported = fmt.Errorf("shared memory needs a Unix system: %w", errors.ErrUnsupported)
+
+// Create fails: no POSIX shared memory here.
+func Create(o Options, key uint32, size int) (*Segment, error) { return nil, errUnsupported }
+
+// New fails: no POSIX shared memory here.
+func New(o Options, key uint32, size int) (*Segment, error) { return nil, errUnsupported }
+
+// Attach fails: no POSIX shared memory here.
+func Attach(o Options, key uint32) (*Segment, error) { return nil, errUnsupported }
+
+// Exists fails: no POSIX shared memory here.
+func Exists(o Options, key uint32) (bool, error) { return false, errUnsupported }
+
+// Remove fails: no POSIX shared memory here.
+func Remove(o Options, key uint32) error { return errUnsupported }
+
+// Close does nothing: no segment can exist here.
+func (s *Segment) Close() error { return nil }
+
+// Delete does nothing: no segment can exist here.
+func (s *Segment) Delete() error { return nil }
