@@ -221,8 +221,10 @@ func (c *SimController) RunUntil(pred func() bool, within time.Duration) error {
 
 // RunCycles runs the simulation until task t has completed n more cycles
 // (other tasks run as their releases come due). Virtual time then stands
-// at the release of t's last cycle. A task that is not running is
-// ErrState, as is one paused or ended before its n cycles.
+// at the release of t's last cycle; that cycle's execution time enters
+// Stats when its WaitPeriod completes, at the next controller call. A
+// task that is not running is ErrState, as is one paused or ended before
+// its n cycles.
 func (c *SimController) RunCycles(t *Task, n int64) error {
 	if err := c.own(t, "sim run cycles"); err != nil {
 		return err
