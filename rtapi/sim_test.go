@@ -350,7 +350,7 @@ func TestSimRunUntilAndRunCycles(t *testing.T) {
 // A body that never comes back to WaitPeriod is reported by name after
 // the hang timeout of real time, not a hang of the test.
 func TestSimHungBodyIsReported(t *testing.T) {
-	rt, c := openSim(t, &rtapi.SimOptions{HangTimeout: 50 * time.Millisecond})
+	rt, c := openSim(t, &rtapi.SimOptions{HangTimeout: 100 * time.Millisecond})
 	release := make(chan struct{})
 	startPeriodic(t, rt, rtapi.TaskSpec{Name: "ok", Period: time.Millisecond}, func(*rtapi.Cycle) {})
 	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "stuck", Period: time.Millisecond}, func(cy *rtapi.Cycle) {

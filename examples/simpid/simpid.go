@@ -10,6 +10,10 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
+// ErrUnstable is what Run returns when the following error outgrows the
+// trajectory (or is not a number): the loop lost control of the axis.
+var ErrUnstable = errors.New("loop unstable")
+
 // Config is one run of the loop.
 type Config struct {
 	Seconds float64       // how long to run (virtual seconds on sim)
@@ -119,7 +123,7 @@ func Run(cfg Config) (Result, error) {
 			hash = (hash ^ math.Float64bits(e)) * 1099511628211
 		}
 		if math.IsNaN(e) || math.Abs(e) > amplitude {
-			fault.Store(fmt.Errorf("simpid: loop unstable at %.3f s: following error %g m", t, e))
+			fault.Store(fmt.Errorf("simpid: at %.3f s: following error %g m: %w", t, e, ErrUnstable))
 			c.Stop(errors.New("unstable"))
 		}
 	})
