@@ -657,7 +657,6 @@ func (s *Sim) merge() bool {
 // returns nil when the simulation must stop (target reached, a stop
 // condition met, nothing runnable, or dead). Called by the holder.
 func (s *Sim) pick() *simThread {
-	s.progress.Store(s.progress.Load() + 1)
 	if s.flag.Load() && !s.merge() {
 		return nil
 	}
@@ -718,6 +717,7 @@ func (s *Sim) applyStep() {
 // handoff gives the simulation to next, or back to whoever drives it.
 // Called by the holder.
 func (s *Sim) handoff(next *simThread) {
+	s.progress.Store(s.progress.Load() + 1) // the hang check watches hand-offs and the clock
 	s.holder.Store(next)
 	if next != nil {
 		next.wake <- struct{}{}
