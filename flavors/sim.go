@@ -39,6 +39,11 @@ func init() {
 	Register(Descriptor{Name: SimName, ID: 9, RealTime: false, Open: openSim})
 }
 
+var (
+	_ Flavor        = (*Sim)(nil)
+	_ VirtualThread = (*simThread)(nil)
+)
+
 func openSim(cfg Config) (Flavor, string, error) {
 	return NewSim(SimConfig{}), "sim flavor: tasks run one at a time on a virtual clock driven by the " +
 		"simulation controller; deterministic, needs no privileges and no real-time kernel", nil
