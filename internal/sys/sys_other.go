@@ -131,3 +131,6 @@ func FutexWaitUntil(addr *uint32, val uint32, deadlineNs int64) (woken bool, err
 
 // FutexWake fails: futexes need Linux.
 func FutexWake(addr *uint32, n int) (int, error) { return 0, errUnsupported }
+
+// ThreadCPUTime returns -1: per-thread CPU clocks are read on Linux only.
+func ThreadCPUTime(clock int32) int64 { return -1 }
