@@ -7,10 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"go.uber.org/zap"
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/sys"
 )
@@ -294,14 +292,7 @@ func threadCPUClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
 // a SCHED_FIFO thread returning from the scheduler's syscall path may
 // have to wait for a SCHED_OTHER thread (sysmon) that holds its
 // goroutine; the fewer such returns at priority 99, the better.
-func threadCPUTime(clock int32) int64 {
-	var ts unix.Timespec
-	_, _, errno := unix.RawSyscall(unix.SYS_CLOCK_GETTIME, uintptr(clock), uintptr(unsafe.Pointer(&ts)), 0)
-	if errno != 0 {
-		return -1
-	}
-	return ts.Nano()
-}
+func threadCPUTime(clock int32) int64 { return sys.ThreadCPUTime(clock) }
 
 // stopWatchdog waits (bounded) for rt's watchdog to exit, once every task
 // has ended. Close may call it so that nothing of rt runs after Close.
