@@ -62,6 +62,12 @@ type SimConfig struct {
 	// Zero: SimDefaultTraceLimit; negative: none (the digest and count
 	// are still kept).
 	TraceLimit int
+	// SharedCPU runs every task on one simulated CPU with preemptive
+	// fixed-priority scheduling: a release waits while a task of higher
+	// or equal priority is executing, and a higher-priority release
+	// preempts (lengthens) the cycles of lower-priority tasks by its
+	// cost. Off: each task behaves as if it had a CPU of its own.
+	SharedCPU bool
 }
 
 // SimEventKind is what a trace record says happened.
@@ -194,9 +200,10 @@ const (
 // for one goroutine at a time — the test — and refuse calls from task
 // bodies (ErrSimBusy); Now is RT-safe.
 type Sim struct {
-	hang  time.Duration
-	seed  uint64
-	limit int
+	hang   time.Duration
+	seed   uint64
+	limit  int
+	shared bool // SharedCPU
 
 	// ctl is held while the simulation runs: by a controller call, or
 	// by a thread finishing a detached stop drive (it unlocks it).
@@ -253,6 +260,7 @@ func (s *Sim) Configure(cfg SimConfig) {
 	s.ctl.Lock()
 	defer s.ctl.Unlock()
 	s.seed = cfg.Seed
+	s.shared = cfg.SharedCPU
 	s.hang = cfg.HangTimeout
 	if s.hang <= 0 {
 		s.hang = SimDefaultHangTimeout
@@ -687,6 +695,9 @@ func (s *Sim) pick() *simThread {
 				s.applyStep()
 				continue
 			}
+			if s.shared && !best.executing && s.cpuBusy(best) {
+				continue // best.at moved to when the CPU is free for it
+			}
 			if best.at > s.target {
 				return nil
 			}
@@ -700,6 +711,33 @@ func (s *Sim) pick() *simThread {
 			s.now.Store(best.at)
 		}
 		return best
+	}
+}
+
+// cpuBusy delays a release while a task of higher or equal priority is
+// executing on the shared CPU, and reports whether it did. Called by the
+// holder.
+func (s *Sim) cpuBusy(th *simThread) bool {
+	busy := th.at
+	for _, o := range s.runq {
+		if o.executing && o.prio >= th.prio && o.at > busy {
+			busy = o.at
+		}
+	}
+	if busy == th.at {
+		return false
+	}
+	th.at = busy
+	return true
+}
+
+// preempt lengthens the cycles of lower-priority tasks executing when th
+// started its cycle at start, by th's cost. Called by the holder.
+func (s *Sim) preempt(th *simThread, start, cost int64) {
+	for _, o := range s.runq {
+		if o.executing && o.prio < th.prio && o.at > start {
+			o.at += cost
+		}
 	}
 }
 
@@ -823,13 +861,16 @@ type simThread struct {
 	timer  bool // emulate a periodic timer (timerfd, POSIX timer)
 	wake   chan struct{}
 
-	at       int64 // when it is next runnable
-	local    int64 // its clock: the start of the current cycle, or its end
-	cycles   int64 // completed cycles
-	queued   bool
-	stopReq  bool
-	exited   bool // under kickMu
-	rejoined bool // under kickMu
+	at      int64 // when it is next runnable
+	local   int64 // its clock: the start of the current cycle, or its end
+	cycles  int64 // completed cycles
+	queued  bool
+	stopReq bool
+	// executing: parked at the end of a cycle on the shared CPU, its end
+	// (at) still to be lengthened by preemption.
+	executing bool
+	exited    bool // under kickMu
+	rejoined  bool // under kickMu
 
 	// Owned by the thread's goroutine.
 	offClock      bool
@@ -984,16 +1025,27 @@ func (th *simThread) EndCycle() int64 {
 	if th.period == 0 {
 		cost = max(cost, simQuantum)
 	}
-	end := th.local + cost
-	s.record(th, SimEnd, th.cycles, end, cost)
+	start, end := th.local, th.local+cost
+	if s.shared {
+		s.preempt(th, start, cost)
+	} else {
+		s.record(th, SimEnd, th.cycles, end, cost)
+	}
 	th.cycles++
 	th.local, th.at = end, end
 	if s.checking {
 		s.check(th)
 	}
+	th.executing = s.shared
 	th.yield()
+	th.executing = false
 	if s.dead.Load() {
 		return end
+	}
+	if s.shared {
+		// Preempted while it ran: it ended later than its cost says.
+		end = max(end, th.at)
+		s.record(th, SimEnd, th.cycles-1, end, end-start)
 	}
 	th.local = max(th.local, th.at)
 	if th.realExec {

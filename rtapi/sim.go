@@ -24,6 +24,13 @@ type SimOptions struct {
 	// Zero: 4096; negative: none (Trace still gives the count and the
 	// digest of every event).
 	TraceLimit int
+	// SharedCPU runs all tasks on one simulated CPU, scheduled like
+	// SCHED_FIFO: a release waits while a task of higher or equal
+	// priority executes, and a higher-priority task preempts lower ones,
+	// lengthening their cycles by its cost. So a base thread's cost shows
+	// up as the servo thread's latency and execution time. Off (the
+	// default): each task behaves as if it had a CPU of its own.
+	SharedCPU bool
 }
 
 // initSim applies Options.Sim when the flavor is sim. Called by Open.
@@ -39,7 +46,8 @@ func (rt *RT) initSim() error {
 	if o.HangTimeout < 0 {
 		return fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
 	}
-	s.Configure(flavors.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit})
+	s.Configure(flavors.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
+		SharedCPU: o.SharedCPU})
 	s.SetOrder(func() []string {
 		tasks := rt.Tasks()
 		names := make([]string, len(tasks))
@@ -224,7 +232,8 @@ func (c *SimController) RunUntil(pred func() bool, within time.Duration) error {
 // at the release of t's last cycle; that cycle's execution time enters
 // Stats when its WaitPeriod completes, at the next controller call. A
 // task that is not running is ErrState, as is one paused or ended before
-// its n cycles.
+// its n cycles; one that does not complete them within RunCyclesBound
+// periods per cycle (at least 1 s) of virtual time is ErrTimeout.
 func (c *SimController) RunCycles(t *Task, n int64) error {
 	if err := c.own(t, "sim run cycles"); err != nil {
 		return err
@@ -238,14 +247,21 @@ func (c *SimController) RunCycles(t *Task, n int64) error {
 	if n == 0 {
 		return nil
 	}
-	_, err := c.sim.Run(maxTime, nil, t.spec.Name, n)
+	within := max(RunCyclesBound*time.Duration(n)*t.spec.Period, time.Second)
+	met, err := c.sim.Run(c.sim.Now()+int64(within), nil, t.spec.Name, n)
 	if errors.Is(err, flavors.ErrSimTaskLeft) {
 		return taskErrf(t.spec.Name, "sim run cycles", ErrState, "%v", err)
+	}
+	if err == nil && !met {
+		return taskErrf(t.spec.Name, "sim run cycles", ErrTimeout,
+			"%d cycles not completed within %v of virtual time (starved by higher priorities on a SharedCPU?)", n, within)
 	}
 	return c.wrap(err)
 }
 
-const maxTime = int64(^uint64(0) >> 1)
+// RunCyclesBound is how many periods per requested cycle RunCycles lets
+// pass (at least one second of virtual time) before it gives up.
+const RunCyclesBound = 100
 
 // SetTask sets what the simulation injects into t — wake-up jitter,
 // declared execution cost per cycle, or the real execution time — from

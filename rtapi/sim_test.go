@@ -185,6 +185,55 @@ func TestSimForcedOverrunStallAndClockStep(t *testing.T) {
 	require.EqualValues(t, 1500*time.Microsecond, over.Stats().Latency.Max)
 }
 
+// On one shared CPU, a higher-priority task's cost becomes a lower one's
+// latency (it waits) and execution time (it is preempted).
+func TestSimSharedCPU(t *testing.T) {
+	rt, c := openSim(t, &rtapi.SimOptions{SharedCPU: true})
+	mk := func(name string, prio int, period, cost time.Duration) *rtapi.Task {
+		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: name, Priority: prio, Period: period}, func(*rtapi.Cycle) {})
+		require.NoError(t, err)
+		require.NoError(t, c.SetTask(task, rtapi.SimTaskConfig{Cost: cost}))
+		require.NoError(t, task.Start())
+		return task
+	}
+	high := mk("high", 90, time.Millisecond, 300*time.Microsecond)
+	low := mk("low", 10, 2*time.Millisecond, 900*time.Microsecond)
+	require.NoError(t, c.Advance(10*time.Millisecond))
+	ev := events(t, c)
+	// high runs 0-0.3 ms; low waits for it, runs from 0.3 ms, is
+	// preempted by high's 1 ms release (1-1.3 ms) and ends at 1.5 ms.
+	require.Contains(t, ev, "300µs high #0 end 300µs")
+	require.Contains(t, ev, "300µs low #0 start")
+	require.Contains(t, ev, "1.5ms low #0 end 1.2ms")
+	require.Contains(t, ev, "2.3ms low #1 wake 300µs")
+	require.Contains(t, ev, "3.5ms low #1 end 1.2ms")
+	st := low.Stats()
+	require.EqualValues(t, 300*time.Microsecond, st.Latency.Max, "waited for high")
+	require.EqualValues(t, 1200*time.Microsecond, st.Exec.Min, "900 µs of its own + 300 µs preempted")
+	require.EqualValues(t, 1500*time.Microsecond, st.Exec.Max, "the first cycle counts from Start, when high held the CPU")
+	require.Zero(t, high.Stats().Latency.Max, "the highest priority never waits")
+	require.Zero(t, high.Stats().Overruns+low.Stats().Overruns)
+
+	// An overloaded CPU starves the low task: RunCycles gives up.
+	hog, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "hog", Priority: 95, Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, c.SetTask(hog, rtapi.SimTaskConfig{Cost: 2 * time.Millisecond}))
+	require.NoError(t, hog.Start())
+	require.NoError(t, c.Advance(5*time.Millisecond))
+	before := c.Now()
+	require.ErrorIs(t, c.RunCycles(low, 2), rtapi.ErrTimeout)
+	require.Equal(t, before+int64(time.Second), c.Now())
+
+	// The default: as if each task had its own CPU.
+	rt2, c2 := openSim(t, nil)
+	t2, err := rt2.NewPeriodicTask(rtapi.TaskSpec{Name: "low", Priority: 10, Period: 2 * time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, c2.SetTask(t2, rtapi.SimTaskConfig{Cost: 900 * time.Microsecond}))
+	require.NoError(t, t2.Start())
+	require.NoError(t, c2.Advance(10*time.Millisecond))
+	require.EqualValues(t, 900*time.Microsecond, t2.Stats().Exec.Max)
+}
+
 // The periodic-timer wake modes are emulated: missed expirations come
 // back as a count, as from a timerfd.
 func TestSimTimerModeCountsExpirations(t *testing.T) {
@@ -619,7 +668,8 @@ func BenchmarkSimTwoTasks(b *testing.B) {
 // injections and lifecycle calls (from the test and from task bodies),
 // and returns the trace digest and a log of every call's outcome.
 func randomScenario(t *testing.T, seed uint64) (uint64, string) {
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: seed, TraceLimit: -1}})
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim",
+		Sim: &rtapi.SimOptions{Seed: seed, TraceLimit: -1, SharedCPU: seed%2 == 0}})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, rt.Close()) }()
 	c, err := rt.Sim()
