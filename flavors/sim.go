@@ -178,7 +178,9 @@ const (
 // (or the real time the body took, with RealExec). During the body the
 // task's clock (TaskContext.Now) reads the cycle's start; WaitPeriod sees
 // the end. Costs do not delay other tasks: each task behaves as if it had
-// a CPU of its own. What running one at a time fixes is the order in
+// a CPU of its own — unless SharedCPU puts them all on one, scheduled
+// like SCHED_FIFO (a release waits for higher or equal priorities that
+// are executing; a higher priority lengthens the cycles it preempts). What running one at a time fixes is the order in
 // which bodies run, and so see each other's writes: by start instant,
 // then priority (highest first), then the order the tasks were created
 // (SetOrder; without it, the order they were started).

@@ -155,7 +155,8 @@ func (t SimTrace) String() string {
 //
 // A cycle lasts its declared cost (SimTaskConfig.Cost, zero by default)
 // on its task's clock; tasks do not wait for one another's costs, as if
-// each had a CPU of its own (see flavors.Sim for the model). Starting a
+// each had a CPU of its own, unless SimOptions.SharedCPU puts them on one
+// (see flavors.Sim for the model). Starting a
 // task does not run it: its first cycle is due at the virtual time of
 // Start, and runs at the next controller call.
 //
