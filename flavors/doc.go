@@ -14,6 +14,10 @@
 //     Linux-domain fallback on Xenomai and RTAI, which have no native
 //     backend here): SCHED_FIFO per task thread, CPU affinity, memory
 //     locked, /dev/cpu_dma_latency held at 0.
+//   - sim: virtual time for tests. Task bodies run one at a time on a
+//     clock driven by rtapi's SimController; deterministic, needs no
+//     privileges, builds on every GOOS (the Linux backends there return
+//     ErrNotSupported).
 //
 // Select picks a backend from a kerneldetect.Report and the user's
 // settings, and says why. A backend that was asked for by name but cannot

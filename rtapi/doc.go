@@ -32,6 +32,8 @@
 // switches posix to SCHED_FIFO + POSIX timers (seed 000); without the
 // permission it keeps running SCHED_OTHER and warns, unless Strict.
 // Flavor().Why says what was detected and why the choice was made.
+// Flavor "sim" runs tasks on virtual time for tests: see RT.Sim and
+// SimController.
 //
 // Real-time safety: the methods of TaskContext and Cycle, Now and Delay
 // are RT-safe — they neither allocate nor lock nor log and may be called
