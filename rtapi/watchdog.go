@@ -173,18 +173,16 @@ func (wd *watchdog) add(t *Task) {
 	}
 	wd.running = true
 	wd.exited = make(chan struct{})
-	if wd.reports == nil {
-		wd.reports = make(chan *FaultError, 16)
-		go wd.report()
-	}
+	wd.reports = make(chan *FaultError, 16) // closed by the loop as it exits
+	go wd.report(wd.reports)
 	ready := make(chan struct{})
 	go wd.loop(ready)
 	<-ready
 }
 
 // report logs faults, off the watchdog thread: a logger may block.
-func (wd *watchdog) report() {
-	for e := range wd.reports {
+func (wd *watchdog) report(reports <-chan *FaultError) {
+	for e := range reports {
 		wd.rt.logger.Error("watchdog: task faulted", zap.String("task", e.Task),
 			zap.Duration("stalled", e.Stalled), zap.Duration("timeout", e.Timeout),
 			zap.Int64("cycles", e.Cycles), zap.Int("tid", e.Tid), zap.NamedError("demote_error", e.DemoteErr))
@@ -262,6 +260,16 @@ func (wd *watchdog) check(now int64) bool {
 	}
 	wd.tasks.Store(new([]*Task))
 	wd.running = false
+	close(wd.reports) // the reporter ends; only this goroutine sends
+	// Forget a closed RT so that it can be collected. TryLock: rt.mu may
+	// be held by a goroutine that cannot run right now.
+	if wd.rt.mu.TryLock() {
+		closed := wd.rt.closed
+		wd.rt.mu.Unlock()
+		if closed {
+			watchdogs.Delete(wd.rt)
+		}
+	}
 	return false
 }
 
@@ -294,8 +302,9 @@ func threadCPUClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
 // goroutine; the fewer such returns at priority 99, the better.
 func threadCPUTime(clock int32) int64 { return sys.ThreadCPUTime(clock) }
 
-// stopWatchdog waits (bounded) for rt's watchdog to exit, once every task
-// has ended. Close may call it so that nothing of rt runs after Close.
+// stopWatchdog waits, at most d, for rt's watchdog to exit, which it does
+// within one tick once no watched task is left. Close may call it after
+// stopping the tasks, so that nothing of rt runs after Close returns.
 func (rt *RT) stopWatchdog(d time.Duration) {
 	v, ok := watchdogs.Load(rt)
 	if !ok {
@@ -306,12 +315,13 @@ func (rt *RT) stopWatchdog(d time.Duration) {
 	running, exited := wd.running, wd.exited
 	wd.mu.Unlock()
 	if running {
+		t := time.NewTimer(d)
+		defer t.Stop()
 		select {
 		case <-exited:
-		case <-time.After(d):
+		case <-t.C:
 			return
 		}
 	}
 	watchdogs.Delete(rt)
-	close(wd.reports)
 }

@@ -1,0 +1,44 @@
+package rtapi
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+)
+
+// The watchdog thread exists only while there is a task to watch, and a
+// closed RT is forgotten.
+func TestWatchdogGoesAwayWithItsTasks(t *testing.T) {
+	rttest.RequireRT(t)
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
+	require.NoError(t, err)
+	task, err := rt.NewTask(TaskSpec{Name: "watched", Period: time.Millisecond}, func(tc *TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	v, ok := watchdogs.Load(rt)
+	require.True(t, ok, "a watched task starts the watchdog")
+	wd := v.(*watchdog)
+	require.NotZero(t, wd.tid.Load())
+	require.NoError(t, rt.Close())
+	rt.stopWatchdog(30 * time.Second)
+	_, ok = watchdogs.Load(rt)
+	require.False(t, ok, "the closed RT is forgotten")
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	require.False(t, wd.running)
+}
+
+func TestWatchTimeout(t *testing.T) {
+	require.Equal(t, 5*time.Millisecond+DefaultWatchdogSlack, watchTimeout(TaskSpec{Period: time.Millisecond}))
+	require.Equal(t, time.Second, watchTimeout(TaskSpec{Period: time.Millisecond, Watchdog: time.Second}))
+	require.Zero(t, watchTimeout(TaskSpec{Period: time.Millisecond, Watchdog: -1}))
+	require.Zero(t, watchTimeout(TaskSpec{}), "a task that is not periodic is not watched unless asked")
+	require.Equal(t, time.Second, watchTimeout(TaskSpec{Watchdog: time.Second}))
+}
