@@ -42,7 +42,16 @@
 // *PanicError and the other tasks keep running.
 //
 // Errors match the sentinels ErrInvalid, ErrPermission, ErrNotSupported,
-// ErrState, ErrClosed and ErrTimeout with errors.Is.
+// ErrState, ErrClosed, ErrTimeout and ErrFaulted with errors.Is.
+//
+// On the real-time flavors a watchdog thread at priority 99 watches every
+// task: one that completes no cycle within TaskSpec.Watchdog while busy on
+// its CPU is demoted to SCHED_OTHER and faulted (Wait returns a
+// *FaultError), so a runaway loop cannot freeze a core. Each task's
+// Stats.Interference counts the cycles the Go runtime or the kernel
+// disturbed (preempted, parked by the Go scheduler, during GC, page
+// faults) and attributes late wake-ups to them; docs/GC.md tells what
+// keeps a task's latency while the rest of the process allocates.
 //
 // Statistics (Task.Stats) are lock-free and may be read from any goroutine
 // while the task runs: cycles, overruns, wake-up latency and execution

@@ -25,6 +25,9 @@ var (
 	ErrClosed = os.ErrClosed
 	// ErrTimeout: a bounded wait ran out (a task that would not stop).
 	ErrTimeout = os.ErrDeadlineExceeded
+	// ErrFaulted matches a *FaultError: the watchdog stopped a runaway
+	// task.
+	ErrFaulted = errors.New("task faulted")
 )
 
 // TaskError is an error about one task.

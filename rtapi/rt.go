@@ -32,6 +32,7 @@ type RT struct {
 
 	msgMu sync.Mutex
 	msg   *msgState // the message drainer, started by the first MsgLogger
+	wd    *watchdog // guarded by mu; started by the first watched Start
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.
@@ -140,6 +141,7 @@ func (rt *RT) Close() error {
 				"did not stop within %v (its body never returns to WaitPeriod)", rt.opts.StopTimeout))
 		}
 	}
+	rt.stopWatchdog(time.Until(deadline))
 	// The tasks are stopped: write out what their message rings still
 	// hold before the flavor goes.
 	if err := rt.closeMessages(); err != nil {

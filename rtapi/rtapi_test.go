@@ -482,10 +482,10 @@ func TestAperiodicTask(t *testing.T) {
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "events"}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 			n.Add(1)
-			if tc.Stopping() {
-				return errors.New("WaitPeriod must have returned false")
-			}
 			runtime.Gosched()
+		}
+		if !tc.Stopping() {
+			return errors.New("WaitPeriod returned false, but the task was not stopped")
 		}
 		return nil
 	})

@@ -1,7 +1,6 @@
 package rtapi
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -31,9 +30,6 @@ import (
 // no priority to take away. Its loop neither allocates nor takes a lock a
 // task-side goroutine could hold: a goroutine that holds a lock may be the
 // one starved on the runaway task's CPU.
-
-// ErrFaulted matches a *FaultError: the watchdog stopped a runaway task.
-var ErrFaulted = errors.New("task faulted")
 
 // Watchdog defaults. A task's timeout is TaskSpec.Watchdog, or
 // DefaultWatchdogPeriods periods plus DefaultWatchdogSlack. The slack is
@@ -133,10 +129,6 @@ type watchdog struct {
 	tid     atomic.Int64
 }
 
-// watchdogs maps each RT with a live watchdog to it. Only set-up code
-// (Task.Start) and the watchdog's exit touch it; the loop never does.
-var watchdogs sync.Map // *RT → *watchdog
-
 // watch puts t under the watchdog of its RT, starting that watchdog if
 // needed. It is called from Start once the task's thread is set up. On
 // flavors that are not real-time, or with the watchdog disabled for t, it
@@ -145,8 +137,13 @@ func (t *Task) watch() {
 	if !t.rt.info.RealTime || t.wd.timeout == 0 {
 		return
 	}
-	v, _ := watchdogs.LoadOrStore(t.rt, &watchdog{rt: t.rt})
-	wd := v.(*watchdog)
+	rt := t.rt
+	rt.mu.Lock()
+	if rt.wd == nil {
+		rt.wd = &watchdog{rt: rt}
+	}
+	wd := rt.wd
+	rt.mu.Unlock()
 	wd.add(t)
 }
 
@@ -261,15 +258,6 @@ func (wd *watchdog) check(now int64) bool {
 	wd.tasks.Store(new([]*Task))
 	wd.running = false
 	close(wd.reports) // the reporter ends; only this goroutine sends
-	// Forget a closed RT so that it can be collected. TryLock: rt.mu may
-	// be held by a goroutine that cannot run right now.
-	if wd.rt.mu.TryLock() {
-		closed := wd.rt.closed
-		wd.rt.mu.Unlock()
-		if closed {
-			watchdogs.Delete(wd.rt)
-		}
-	}
 	return false
 }
 
@@ -306,11 +294,12 @@ func threadCPUTime(clock int32) int64 { return sys.ThreadCPUTime(clock) }
 // within one tick once no watched task is left. Close may call it after
 // stopping the tasks, so that nothing of rt runs after Close returns.
 func (rt *RT) stopWatchdog(d time.Duration) {
-	v, ok := watchdogs.Load(rt)
-	if !ok {
+	rt.mu.Lock()
+	wd := rt.wd
+	rt.mu.Unlock()
+	if wd == nil {
 		return
 	}
-	wd := v.(*watchdog)
 	wd.mu.Lock()
 	running, exited := wd.running, wd.exited
 	wd.mu.Unlock()
@@ -320,8 +309,6 @@ func (rt *RT) stopWatchdog(d time.Duration) {
 		select {
 		case <-exited:
 		case <-t.C:
-			return
 		}
 	}
-	watchdogs.Delete(rt)
 }

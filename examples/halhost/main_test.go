@@ -129,6 +129,19 @@ func (p *proc) waitFor(s string) string {
 				return l
 			}
 		case <-p.done:
+			// select picks at random among ready cases: lines printed
+			// just before the exit may still be buffered.
+			for {
+				select {
+				case l := <-p.lines:
+					if strings.Contains(l, s) {
+						return l
+					}
+					continue
+				default:
+				}
+				break
+			}
 			p.t.Fatalf("%s exited before printing %q:\n%s", p.cmd.Path, s, p.output())
 		case <-timeout:
 			p.t.Fatalf("%s did not print %q in 30 s:\n%s", p.cmd.Path, s, p.output())
