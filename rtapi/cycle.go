@@ -8,9 +8,10 @@ import (
 )
 
 // This file is the per-cycle path. It reads top to bottom: account for the
-// body that just ran, compute the next release, sleep, measure the wake-up,
-// count the cycle's interference (interference.go), return to the body. It allocates nothing, takes no lock, logs nothing
-// and makes no interface call on the Linux flavors.
+// body that just ran, compute the next release, sleep, measure the
+// wake-up, count the cycle's interference (interference.go), return to the
+// body. It allocates nothing, takes no lock, logs nothing and makes no
+// interface call on the Linux flavors.
 
 // TaskContext is what a task body sees of its task. It belongs to the
 // task's goroutine: its methods must only be called from the body.
