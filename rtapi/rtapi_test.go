@@ -680,32 +680,6 @@ func TestVanillaFIFOWithoutPermission(t *testing.T) {
 	require.True(t, strings.Contains(r.StrictErr, "Strict refuses"), r.StrictErr)
 }
 
-// BenchmarkCycleOverhead measures the bookkeeping of one cycle (clock
-// reads, histograms, overrun accounting) without the sleep: the body first
-// stalls for b.N periods, then every WaitPeriod takes the catch-up path and
-// returns at once. The stall costs b.N × 10 µs, so run it with a fixed
-// count, e.g. -benchtime=100000x.
-func BenchmarkCycleOverhead(b *testing.B) {
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
-	require.NoError(b, err)
-	defer rt.Close()
-	const period = 10 * time.Microsecond
-	task, err := rt.NewTask(rtapi.TaskSpec{Name: "bench", Period: period}, func(tc *rtapi.TaskContext) error {
-		end := tc.Now() + int64(b.N+10)*int64(period)
-		for tc.Now() < end {
-		}
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			tc.WaitPeriod()
-		}
-		b.StopTimer()
-		return nil
-	})
-	require.NoError(b, err)
-	require.NoError(b, task.Start())
-	require.NoError(b, task.Wait())
-}
-
 // Close drains what task bodies logged and stops the drainer; the logger is
 // unusable afterwards.
 func TestCloseFlushesMessages(t *testing.T) {
