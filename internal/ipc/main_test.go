@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // Cross-process tests re-execute this test binary. TestMain runs the role
@@ -43,12 +44,7 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	code := m.Run()
-	left, _ := filepath.Glob(filepath.Join(shm.DefaultDir, fmt.Sprintf("gortapi-%d-*", testInstance)))
-	if len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "segments left in /dev/shm: %v\n", left)
-		for _, f := range left {
-			_ = os.Remove(f)
-		}
+	if rttest.CleanShm(shm.DefaultDir, testInstance) != 0 {
 		code = 1
 	}
 	os.Exit(code)

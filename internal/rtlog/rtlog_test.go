@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,8 @@ import (
 	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -36,12 +37,7 @@ func TestMain(m *testing.M) {
 		os.Exit(childWriter())
 	}
 	code := m.Run()
-	left, _ := filepath.Glob(filepath.Join(shm.DefaultDir, fmt.Sprintf("gortapi-%d-*", testInstance)))
-	if len(left) > 0 {
-		fmt.Fprintf(os.Stderr, "segments left in /dev/shm: %v\n", left)
-		for _, f := range left {
-			_ = os.Remove(f)
-		}
+	if rttest.CleanShm(shm.DefaultDir, testInstance) != 0 {
 		code = 1
 	}
 	os.Exit(code)

@@ -3,7 +3,9 @@ package rttest
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -32,4 +34,20 @@ func RequireRT(t testing.TB) {
 		t.Fatal(msg)
 	}
 	t.Skip(msg)
+}
+
+// CleanShm removes the shared-memory segments of instance left in dir
+// (normally /dev/shm) and reports them on stderr. It returns 1 when there
+// were any, so that a TestMain can fail the run: a test that leaks a
+// segment is a failing test.
+func CleanShm(dir string, instance int) int {
+	left, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("gortapi-%d-*", instance)))
+	if len(left) == 0 {
+		return 0
+	}
+	fmt.Fprintf(os.Stderr, "segments left in %s: %v\n", dir, left)
+	for _, f := range left {
+		_ = os.Remove(f)
+	}
+	return 1
 }

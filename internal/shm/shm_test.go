@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,12 +35,7 @@ var testInstance = func() int {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if os.Getenv("SHM_TEST_CHILD") == "" {
-		left, _ := filepath.Glob(filepath.Join(DefaultDir, fmt.Sprintf("gortapi-%d-*", testInstance)))
-		if len(left) > 0 {
-			fmt.Fprintf(os.Stderr, "segments left in /dev/shm: %v\n", left)
-			for _, f := range left {
-				_ = os.Remove(f)
-			}
+		if rttest.CleanShm(DefaultDir, testInstance) != 0 {
 			code = 1
 		}
 	}
