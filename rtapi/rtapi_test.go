@@ -645,9 +645,7 @@ func child(mode string) int {
 // Seed 000, for real: without the permission to set SCHED_FIFO the vanilla
 // scheme keeps running SCHED_OTHER and says so; Strict refuses.
 func TestVanillaFIFOWithoutPermission(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start a child as an unprivileged user")
-	}
+	rttest.RequireRoot(t, "starts a child as an unprivileged user")
 	dir, err := os.MkdirTemp("", "gortapi-child-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })

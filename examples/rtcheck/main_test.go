@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 const fixtures = "../../kerneldetect/testdata"
@@ -26,20 +28,6 @@ func runRTCheck(t *testing.T, args ...string) (code int, stdout, stderr string) 
 	var o, e bytes.Buffer
 	code = run(args, &o, &e)
 	return code, o.String(), e.String()
-}
-
-// requireRoot skips loudly without root, and fails instead when
-// GORTAPI_REQUIRE_RT=1 (CI runs as root).
-func requireRoot(t *testing.T, why string) {
-	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	msg := "needs root: " + why + "; run as root (CI does)"
-	if os.Getenv("GORTAPI_REQUIRE_RT") == "1" {
-		t.Fatal(msg + " (GORTAPI_REQUIRE_RT=1)")
-	}
-	t.Skip(msg)
 }
 
 // checkJSONContract asserts the -json fields other tools parse.
@@ -287,7 +275,7 @@ func TestStaticBinaryExitStatus(t *testing.T) {
 // In a cgroup-v1 cpu group with no RT budget, SCHED_FIFO fails with EPERM
 // even as root; rtcheck must say so, live and from the files.
 func TestZeroRTBudgetCgroupLive(t *testing.T) {
-	requireRoot(t, "creates a cgroup and moves a process into it")
+	rttest.RequireRoot(t, "creates a cgroup and moves a process into it")
 	base := "/sys/fs/cgroup/cpu"
 	if _, err := os.Stat(filepath.Join(base, "cpu.rt_runtime_us")); err != nil {
 		msg := "no cgroup-v1 cpu controller with RT group scheduling at " + base + " (CONFIG_RT_GROUP_SCHED off or cgroup v2 only)"

@@ -51,3 +51,17 @@ func CleanShm(dir string, instance int) int {
 	}
 	return 1
 }
+
+// RequireRoot skips t, loudly, unless the process runs as root; with
+// GORTAPI_REQUIRE_RT=1 (CI runs as root) it fails instead.
+func RequireRoot(t testing.TB, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	msg := "needs root: " + why + "; run as root (CI does)"
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatal(msg + " (" + RequireEnv + "=1)")
+	}
+	t.Skip(msg)
+}
