@@ -2,27 +2,7 @@
 
 package flavors
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/gortapi/gortapi/internal/sys"
-)
-
-// Registry names of the Linux backends.
-const (
-	PosixName     = "posix"
-	RTPreemptName = "rt-preempt"
-)
-
-// Task priorities on the Linux backends.
-const (
-	PrioLowest  = sys.FIFOPrioMin
-	PrioHighest = sys.FIFOPrioMax - 1
-)
-
-// MinPeriod is the shortest period the Linux backends accept.
-const MinPeriod = 10 * time.Microsecond
+import "fmt"
 
 // The Linux backends are registered here too, so that asking for one (or
 // for "auto") says why it cannot run rather than that it does not exist.

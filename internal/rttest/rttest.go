@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/sys"
 )
@@ -27,7 +26,7 @@ func RequireRT(t testing.TB) {
 		return
 	}
 	msg := "needs SCHED_FIFO (CAP_SYS_NICE or RLIMIT_RTPRIO > 0; run as root or setcap cap_sys_nice+ep): " + err.Error()
-	if errors.Is(err, unix.EPERM) && os.Geteuid() == 0 {
+	if errors.Is(err, syscall.EPERM) && os.Geteuid() == 0 {
 		msg += " (root, yet refused: RT group scheduling may leave this cgroup no RT budget)"
 	}
 	if os.Getenv(RequireEnv) == "1" {

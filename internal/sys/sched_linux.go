@@ -8,40 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Policy is a Linux scheduling policy.
-type Policy uint32
-
-// The policies gortapi uses.
-const (
-	SchedOther Policy = unix.SCHED_NORMAL
-	SchedFIFO  Policy = unix.SCHED_FIFO
-	SchedRR    Policy = unix.SCHED_RR
-)
-
-func (p Policy) String() string {
-	switch p {
-	case SchedOther:
-		return "SCHED_OTHER"
-	case SchedFIFO:
-		return "SCHED_FIFO"
-	case SchedRR:
-		return "SCHED_RR"
-	case unix.SCHED_BATCH:
-		return "SCHED_BATCH"
-	case unix.SCHED_IDLE:
-		return "SCHED_IDLE"
-	case unix.SCHED_DEADLINE:
-		return "SCHED_DEADLINE"
-	}
-	return fmt.Sprintf("policy(%d)", uint32(p))
-}
-
-// FIFO priority bounds, as sched_get_priority_min/max report them on Linux.
-const (
-	FIFOPrioMin = 1
-	FIFOPrioMax = 99
-)
-
 // Gettid returns the calling thread's kernel thread id. The result only
 // stays meaningful while the goroutine is locked to its thread.
 //

@@ -16,34 +16,6 @@ import (
 // errUnsupported is what every Linux-only wrapper returns here.
 var errUnsupported = fmt.Errorf("needs Linux: %w", errors.ErrUnsupported)
 
-// Policy is a Linux scheduling policy.
-type Policy uint32
-
-// The policies gortapi uses (Linux's numbers).
-const (
-	SchedOther Policy = 0
-	SchedFIFO  Policy = 1
-	SchedRR    Policy = 2
-)
-
-func (p Policy) String() string {
-	switch p {
-	case SchedOther:
-		return "SCHED_OTHER"
-	case SchedFIFO:
-		return "SCHED_FIFO"
-	case SchedRR:
-		return "SCHED_RR"
-	}
-	return fmt.Sprintf("policy(%d)", uint32(p))
-}
-
-// FIFO priority bounds, as on Linux.
-const (
-	FIFOPrioMin = 1
-	FIFOPrioMax = 99
-)
-
 var monoBase = time.Now()
 
 // Nanotime reads a monotonic clock in nanoseconds (not CLOCK_MONOTONIC's

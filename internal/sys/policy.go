@@ -1,0 +1,41 @@
+package sys
+
+import "fmt"
+
+// Policy is a Linux scheduling policy. The numbers are Linux's (they are
+// ABI), so the type is the same on every system the package builds on.
+type Policy uint32
+
+// The policies gortapi uses, and the others String names.
+const (
+	SchedOther    Policy = 0 // SCHED_NORMAL
+	SchedFIFO     Policy = 1
+	SchedRR       Policy = 2
+	schedBatch    Policy = 3
+	schedIdle     Policy = 5
+	schedDeadline Policy = 6
+)
+
+func (p Policy) String() string {
+	switch p {
+	case SchedOther:
+		return "SCHED_OTHER"
+	case SchedFIFO:
+		return "SCHED_FIFO"
+	case SchedRR:
+		return "SCHED_RR"
+	case schedBatch:
+		return "SCHED_BATCH"
+	case schedIdle:
+		return "SCHED_IDLE"
+	case schedDeadline:
+		return "SCHED_DEADLINE"
+	}
+	return fmt.Sprintf("policy(%d)", uint32(p))
+}
+
+// FIFO priority bounds, as sched_get_priority_min/max report them on Linux.
+const (
+	FIFOPrioMin = 1
+	FIFOPrioMax = 99
+)
