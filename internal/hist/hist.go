@@ -3,16 +3,19 @@
 // latency-histogram print.
 //
 // Record is RT-safe: it neither allocates nor locks; it loads and stores
-// atomics (two stores per sample, a third when a new minimum or maximum is
-// seen), which is enough because exactly one goroutine (the task that owns
-// the histogram) writes. Snapshot may run on any goroutine at any
-// time and never blocks the writer; a snapshot taken while the writer runs
-// may be off by the samples in flight, never torn within one counter.
+// atomics (four stores per sample, a fifth when a new minimum or maximum
+// is seen), which is enough because exactly one goroutine (the task that
+// owns the histogram) writes. Snapshot may run on any goroutine at any
+// time and never blocks the writer. A snapshot is self-consistent: the
+// writer brackets each sample with a sequence count (a seqlock with one
+// writer), and the reader copies again when a sample landed during its
+// copy, so Count, Sum, Min, Max and the buckets describe the same samples.
 package hist
 
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -21,6 +24,9 @@ import (
 // up to a bound, plus an overflow count, and tracks count, sum, minimum and
 // maximum exactly.
 type Histogram struct {
+	// seq is odd while Record updates the counters; a reader whose copy
+	// began and ended at the same even seq saw no update in between.
+	seq      atomic.Uint64
 	width    int64
 	buckets  []atomic.Uint64
 	overflow atomic.Uint64
@@ -64,6 +70,18 @@ func Validate(width, bound time.Duration) error {
 //
 // RT-safe: no allocation, no lock, no read-modify-write loop.
 func (h *Histogram) Record(ns int64) {
+	seq := h.seq.Load()
+	h.seq.Store(seq + 1)
+	// Minimum and maximum before the count: a reader that falls back to
+	// an unsynchronised copy (see Snapshot), reading the counts first,
+	// never counts a sample its Min and Max do not cover.
+	if ns < h.min.Load() {
+		h.min.Store(ns)
+	}
+	if ns > h.max.Load() {
+		h.max.Store(ns)
+	}
+	h.sum.Store(h.sum.Load() + ns)
 	i := ns / h.width
 	if i < 0 {
 		i = 0
@@ -74,13 +92,7 @@ func (h *Histogram) Record(ns int64) {
 	} else {
 		h.overflow.Store(h.overflow.Load() + 1)
 	}
-	h.sum.Store(h.sum.Load() + ns)
-	if ns < h.min.Load() {
-		h.min.Store(ns)
-	}
-	if ns > h.max.Load() {
-		h.max.Store(ns)
-	}
+	h.seq.Store(seq + 2)
 }
 
 // Reset forgets every sample. It must not run concurrently with Record.
@@ -100,27 +112,61 @@ func (h *Histogram) Width() time.Duration { return time.Duration(h.width) }
 // Bound is the upper end of the last bucket.
 func (h *Histogram) Bound() time.Duration { return time.Duration(h.width * int64(len(h.buckets))) }
 
+// snapshotTries bounds how often Snapshot copies again because a sample
+// landed during its copy.
+const snapshotTries = 64
+
 // Snapshot copies the histogram. It allocates and may run concurrently
-// with Record.
+// with Record, which it never delays.
+//
+// The copy is consistent: it holds exactly the samples recorded before
+// some instant. Only when the writer records faster than the buckets can
+// be copied, snapshotTries times in a row (a bound of a million buckets
+// and a period of microseconds), does Snapshot settle for a copy that may
+// miss the samples in flight; even then every sample it counts lies in
+// [Min, Max] and Mean stays within them.
 func (h *Histogram) Snapshot() Snapshot {
-	s := Snapshot{
-		Width:    time.Duration(h.width),
-		Counts:   make([]uint64, len(h.buckets)),
-		Overflow: h.overflow.Load(),
-		Sum:      h.sum.Load(),
-		Min:      h.min.Load(),
-		Max:      h.max.Load(),
+	s := Snapshot{Width: time.Duration(h.width), Counts: make([]uint64, len(h.buckets))}
+	for try := 0; try < snapshotTries; try++ {
+		seq := h.seq.Load()
+		if seq&1 == 0 {
+			h.copyTo(&s)
+			if h.seq.Load() == seq {
+				return s.settle()
+			}
+		}
+		runtime.Gosched()
 	}
-	// Count is derived rather than stored, to save the writer a store. A
-	// snapshot racing the writer may pair a count with a sum one sample
-	// apart; each counter on its own is exact.
+	// The fallback: counts first, then the extremes and the sum the
+	// writer updated before them.
+	h.copyTo(&s)
+	if s.Count > 0 && s.Sum/s.Count < s.Min {
+		s.Sum = s.Min * s.Count
+	}
+	if s.Count > 0 && s.Sum/s.Count > s.Max {
+		s.Sum = s.Max * s.Count
+	}
+	return s.settle()
+}
+
+// copyTo reads the counters into s: the counts first, then Min, Max and
+// Sum (Record writes them in the opposite order).
+func (h *Histogram) copyTo(s *Snapshot) {
+	s.Overflow = h.overflow.Load()
 	s.Count = int64(s.Overflow)
 	for i := range h.buckets {
 		s.Counts[i] = h.buckets[i].Load()
 		s.Count += int64(s.Counts[i])
 	}
+	s.Min = h.min.Load()
+	s.Max = h.max.Load()
+	s.Sum = h.sum.Load()
+}
+
+// settle replaces an empty histogram's sentinels by zeros.
+func (s Snapshot) settle() Snapshot {
 	if s.Count == 0 {
-		s.Min, s.Max = 0, 0
+		s.Min, s.Max, s.Sum = 0, 0, 0
 	}
 	return s
 }

@@ -101,3 +101,75 @@ func BenchmarkRecord(b *testing.B) {
 		h.Record(int64(i & 0xfffff))
 	}
 }
+
+// A snapshot racing the writer is self-consistent: every sample it counts
+// lies within its Min and Max, and its Sum is the sum of the samples it
+// counts. The first sample is the sharpest case: a snapshot that counts it
+// must not still hold the empty histogram's sentinels.
+func TestSnapshotRacingTheFirstSample(t *testing.T) {
+	const sample = 4321
+	for i := 0; i < 3000; i++ {
+		h := New(time.Microsecond, time.Millisecond)
+		start := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			<-start
+			h.Record(sample)
+			close(done)
+		}()
+		close(start)
+		for {
+			s := h.Snapshot()
+			if s.Count > 0 {
+				require.EqualValues(t, 1, s.Count)
+				require.EqualValues(t, sample, s.Min, "snapshot %d", i)
+				require.EqualValues(t, sample, s.Max, "snapshot %d", i)
+				require.EqualValues(t, sample, s.Sum, "snapshot %d", i)
+				require.Equal(t, time.Duration(sample), s.Percentile(1))
+				break
+			}
+			select {
+			case <-done:
+			default:
+				continue
+			}
+		}
+		<-done
+	}
+}
+
+// Under a fast writer, snapshots stay consistent: Count matches the
+// buckets, Mean lies within [Min, Max].
+func TestSnapshotConsistentUnderLoad(t *testing.T) {
+	h := New(time.Microsecond, time.Millisecond)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+				h.Record(int64(1000 + i%3000*100))
+			}
+		}
+	}()
+	for i := 0; i < 2000; i++ {
+		s := h.Snapshot()
+		if s.Count == 0 {
+			continue
+		}
+		var n int64
+		for _, c := range s.Counts {
+			n += int64(c)
+		}
+		require.Equal(t, s.Count, n+int64(s.Overflow))
+		require.LessOrEqual(t, s.Min, s.Max)
+		require.GreaterOrEqual(t, int64(s.Mean()), s.Min)
+		require.LessOrEqual(t, int64(s.Mean()), s.Max)
+	}
+	close(stop)
+	wg.Wait()
+}
