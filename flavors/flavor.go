@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -48,6 +49,10 @@ type ThreadSpec struct {
 	Wake WakeMode
 	// RawSleep makes a nanosleep wait keep its P (RawSyscall).
 	RawSleep bool
+	// Control is the task's control word. When it is non-zero and the
+	// Waker's Interrupt is called, the task's wait returns at once. nil:
+	// waits cannot be interrupted.
+	Control *atomic.Uint32
 }
 
 // Binding is what Bind actually applied to the thread.
@@ -75,9 +80,27 @@ type Config struct {
 	LockMemory int
 	// Logger gets set-up messages; never nil here.
 	Logger *zap.Logger
+	// TimerSignal is the signal the posix-timer wake mode uses; 0 means
+	// DefaultTimerSignal.
+	TimerSignal int
 	// Probe tells whether SCHED_FIFO can be set; nil means
 	// sys.ProbeSchedFIFO. Tests replace it to exercise selection.
 	Probe func() error
+}
+
+// Timer signals: the real-time signals a POSIX timer may use (glibc keeps
+// 32 and 33 for itself), and the default, SIGRTMIN+6 in glibc's numbering.
+const (
+	TimerSignalMin     = 34
+	TimerSignalMax     = 64
+	DefaultTimerSignal = 40
+)
+
+func (c *Config) timerSignal() int {
+	if c.TimerSignal == 0 {
+		return DefaultTimerSignal
+	}
+	return c.TimerSignal
 }
 
 func (c *Config) probe() error {

@@ -4,6 +4,7 @@ package flavors
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,8 +240,56 @@ func TestHardeningRefcount(t *testing.T) {
 }
 
 func TestWakerAllocs(t *testing.T) {
-	w, err := newWaker(WakeNanosleep, false)
+	w, err := newWaker(WakeNanosleep, false, 0, nil)
 	require.NoError(t, err)
 	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() - 1) }))
 	require.NoError(t, w.Close())
+}
+
+// Interrupt ends a wait when the control word is set, in every wake mode;
+// with the word clear, the wait goes on to its release, the periodic
+// timers back on their schedule.
+func TestWakerInterrupt(t *testing.T) {
+	for _, mode := range []WakeMode{WakeNanosleep, WakeTimerfd, WakePosixTimer} {
+		for _, raw := range []bool{false, true} {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				runtime.LockOSThread() // never unlocked: the timer signal stays blocked
+				var ctl atomic.Uint32
+				w, err := newWaker(mode, raw, DefaultTimerSignal, &ctl)
+				require.NoError(t, err)
+				defer w.Close()
+				far := w.Now() + int64(time.Hour)
+				require.NoError(t, w.Arm(far, int64(time.Hour)))
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					ctl.Store(1)
+					w.Interrupt()
+				}()
+				_, releases, err := w.Wait(far)
+				require.NoError(t, err)
+				require.Zero(t, releases, "%v: interrupted", mode)
+
+				// An interrupt whose request was withdrawn: the wait
+				// carries on to its release.
+				ctl.Store(0)
+				const period = int64(50 * time.Millisecond)
+				next := w.Now() + period
+				require.NoError(t, w.Arm(next, period))
+				w.Interrupt()
+				now, releases, err := w.Wait(next)
+				require.NoError(t, err)
+				require.EqualValues(t, 1, releases, "%v", mode)
+				require.GreaterOrEqual(t, now, next, "%v: woken early", mode)
+				now, releases, err = w.Wait(next + period)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, releases, uint64(1), "%v", mode)
+				require.GreaterOrEqual(t, now, next+period, "%v: the schedule was kept", mode)
+			}()
+			<-done
+		}
+	}
+	var w *Waker = NewVirtualWaker(nil)
+	w.Interrupt() // a virtual clock is told through Kick
 }

@@ -32,10 +32,11 @@ type linuxFlavor struct {
 	log         *zap.Logger
 	hardening   *hardening
 	warnedFIFO  bool
+	timerSignal int
 }
 
 func openPosix(cfg Config) (Flavor, string, error) {
-	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, log: cfg.Logger}
+	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, log: cfg.Logger, timerSignal: cfg.timerSignal()}
 	if !cfg.VanillaFIFO {
 		return f, "posix flavor: SCHED_OTHER threads and absolute clock_nanosleep, no real-time guarantee " +
 			"(set VanillaFIFO, RTAPI_VANILLA_FIFO=1 or -rtapi.vanilla-fifo for SCHED_FIFO + POSIX timers; " +
@@ -59,7 +60,8 @@ func openRTPreempt(cfg Config) (Flavor, string, error) {
 	if err := cfg.probe(); err != nil {
 		return nil, "", fmt.Errorf("SCHED_FIFO cannot be set (%w); %s: %w", err, fifoRemedy(err), ErrPermission)
 	}
-	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, defaultWake: WakeNanosleep, log: cfg.Logger}
+	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, defaultWake: WakeNanosleep, log: cfg.Logger,
+		timerSignal: cfg.timerSignal()}
 	f.hardening = harden(cfg)
 	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute clock_nanosleep" + f.hardening.summary(), nil
 }
@@ -113,7 +115,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 	if spec.Period == 0 {
 		wake = WakeNanosleep // nothing periodic to program
 	}
-	w, err := newWaker(wake, spec.RawSleep)
+	w, err := newWaker(wake, spec.RawSleep, f.timerSignal, spec.Control)
 	if err != nil {
 		return nil, b, err
 	}

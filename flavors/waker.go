@@ -2,6 +2,8 @@ package flavors
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gortapi/gortapi/internal/sys"
@@ -73,7 +75,8 @@ type VirtualThread interface {
 }
 
 // Waker puts one task thread to sleep until its next release. It belongs
-// to the task's locked OS thread: only that thread may call it.
+// to the task's locked OS thread: only that thread may call it, except
+// Interrupt and Kick.
 type Waker struct {
 	mode   WakeMode
 	raw    bool
@@ -81,20 +84,41 @@ type Waker struct {
 	tfd    *sys.Timerfd
 	pt     *sys.PosixTimer
 	virt   VirtualThread
+	// ctl is the task's control word (ThreadSpec.Control): a wait ends
+	// early once it is non-zero and Interrupt was called. nil: waits are
+	// not interruptible.
+	ctl *atomic.Uint32
+
+	// Interrupt fires a periodic timer (kicks counts those fires) and
+	// the task thread puts it back on its schedule when it sees a new
+	// count. mu orders a fire against Close and against that re-arm.
+	mu        sync.Mutex
+	closed    bool
+	kicks     atomic.Uint32
+	seenKicks uint32 // the task thread's
 }
 
 // NewVirtualWaker returns a Waker driven by a VirtualThread.
 func NewVirtualWaker(v VirtualThread) *Waker { return &Waker{virt: v} }
 
-// newWaker creates the kernel objects for mode on the calling thread.
-func newWaker(mode WakeMode, raw bool) (*Waker, error) {
-	w := &Waker{mode: mode, raw: raw}
+// newWaker creates the kernel objects for mode on the calling thread; a
+// POSIX timer signals sig. ctl, when not nil, is the control word that
+// makes waits interruptible (see Interrupt).
+func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (*Waker, error) {
+	w := &Waker{mode: mode, raw: raw, ctl: ctl}
 	var err error
 	switch mode {
 	case WakeTimerfd:
 		w.tfd, err = sys.NewTimerfd()
 	case WakePosixTimer:
-		w.pt, err = sys.NewPosixTimer()
+		w.pt, err = sys.NewPosixTimer(sig)
+	default:
+		if ctl != nil {
+			// The interruptible sleep is a futex wait, which older
+			// kernels give the thread's timer slack (50 µs by default)
+			// where clock_nanosleep has none for real-time threads.
+			err = sys.SetMinimalTimerSlack()
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -137,15 +161,29 @@ func (w *Waker) Arm(first, period int64) error {
 // ones are overruns). In nanosleep mode a deadline already past returns at
 // once with one release.
 //
-// RT-safe: no allocation, no lock; on the Linux backends no interface call.
+// It returns 0 releases, at once, when the control word is non-zero and
+// Interrupt was called (before the wait or during it): the caller looks at
+// the word. A periodic timer is then back on its schedule, the release at
+// deadline not yet consumed.
+//
+// RT-safe: no allocation, no lock (but after an Interrupt); on the Linux
+// backends no interface call.
 func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
 	switch {
 	case w.virt != nil:
 		return w.virt.Wait(deadline)
-	case w.tfd != nil:
-		releases, err = w.tfd.Wait()
-	case w.pt != nil:
-		releases, err = w.pt.Wait()
+	case w.tfd != nil, w.pt != nil:
+		releases, err = w.waitTimer(deadline)
+	case w.ctl != nil:
+		var interrupted bool
+		if w.raw {
+			interrupted, err = sleepRawOr(deadline, w.ctl)
+		} else {
+			interrupted, err = sys.SleepUntilOr(deadline, w.ctl, false)
+		}
+		if !interrupted {
+			releases = 1
+		}
 	default:
 		releases = 1
 		if w.raw {
@@ -155,6 +193,71 @@ func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
 		}
 	}
 	return sys.Nanotime(), releases, err
+}
+
+// waitTimer reads a periodic timer. When Interrupt fired it in the
+// meantime, the expirations read mean nothing: the timer is re-armed on
+// its schedule, with the release at deadline next (at once, with the
+// releases missed since, if deadline is past), and the wait goes on unless
+// the control word asks the caller to look.
+func (w *Waker) waitTimer(deadline int64) (uint64, error) {
+	for {
+		var n uint64
+		var err error
+		if w.tfd != nil {
+			n, err = w.tfd.Wait()
+		} else {
+			n, err = w.pt.Wait()
+		}
+		if err != nil || w.kicks.Load() == w.seenKicks {
+			return n, err
+		}
+		if err := w.rearm(deadline); err != nil {
+			return 0, err
+		}
+		if w.ctl.Load() != 0 {
+			return 0, nil
+		}
+	}
+}
+
+// rearm puts a fired timer back on its schedule. Off the common path: it
+// runs only after an Interrupt.
+func (w *Waker) rearm(first int64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seenKicks = w.kicks.Load()
+	if w.tfd != nil {
+		return w.tfd.Arm(first, w.period)
+	}
+	return w.pt.Arm(first, w.period)
+}
+
+// Interrupt makes the task's Wait in progress, or its next one, return
+// with 0 releases; the caller has made the control word non-zero first.
+// In nanosleep mode it wakes the futex sleep; a periodic timer is fired at
+// once (Wait puts it back on its schedule). Any goroutine may call it, at
+// any time, also after Close; a virtual clock ignores it (it is told
+// through Kick). It never blocks for long: a short lock against Close.
+func (w *Waker) Interrupt() {
+	switch {
+	case w.virt != nil, w.ctl == nil:
+		return
+	case w.tfd == nil && w.pt == nil:
+		sys.WakeSleeper(w.ctl)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.kicks.Add(1)
+	if w.tfd != nil {
+		_ = w.tfd.Fire()
+	} else {
+		_ = w.pt.Fire()
+	}
 }
 
 // Begin blocks until the task's first cycle may run: at once on the
@@ -203,9 +306,13 @@ func (w *Waker) Suspend() error {
 
 // Close releases the kernel objects. It is safe to call twice.
 func (w *Waker) Close() error {
-	switch {
-	case w.virt != nil:
+	if w.virt != nil {
 		return w.virt.Close()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	switch {
 	case w.tfd != nil:
 		return w.tfd.Close()
 	case w.pt != nil:
@@ -219,6 +326,23 @@ func (w *Waker) Close() error {
 // longer waits are cut into chunks, and the start of each is a point where
 // the Go scheduler may stop the task.
 const RawSleepChunk = 2 * time.Millisecond
+
+// sleepRawOr is sleepRaw that ends early when ctl is non-zero and woken
+// (sys.SleepUntilOr).
+//
+// RT-safe: no allocation.
+func sleepRawOr(deadline int64, ctl *atomic.Uint32) (interrupted bool, err error) {
+	for {
+		step := deadline
+		if now := sys.Nanotime(); deadline-now > int64(RawSleepChunk) {
+			step = now + int64(RawSleepChunk)
+		}
+		interrupted, err = sys.SleepUntilOr(step, ctl, true)
+		if interrupted || err != nil || step == deadline {
+			return interrupted, err
+		}
+	}
+}
 
 // sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk.
 //

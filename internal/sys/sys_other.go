@@ -5,6 +5,7 @@ package sys
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,7 +72,13 @@ func ReadThreadUsage(u *ThreadUsage) error { return errUnsupported }
 type PosixTimer struct{}
 
 // NewPosixTimer fails: SIGEV_THREAD_ID needs Linux.
-func NewPosixTimer() (*PosixTimer, error) { return nil, errUnsupported }
+func NewPosixTimer(sig int) (*PosixTimer, error) { return nil, errUnsupported }
+
+// Fire fails.
+func (t *PosixTimer) Fire() error { return errUnsupported }
+
+// Fire fails.
+func (t *Timerfd) Fire() error { return errUnsupported }
 
 // Arm fails. Disarm, Wait and Close too.
 func (t *PosixTimer) Arm(first, period int64) error { return errUnsupported }
@@ -106,3 +113,14 @@ func FutexWake(addr *uint32, n int) (int, error) { return 0, errUnsupported }
 
 // ThreadCPUTime returns -1: per-thread CPU clocks are read on Linux only.
 func ThreadCPUTime(clock int32) int64 { return -1 }
+
+// SleepUntilOr fails: futex sleeps need Linux.
+func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (bool, error) {
+	return false, errUnsupported
+}
+
+// WakeSleeper does nothing here.
+func WakeSleeper(word *atomic.Uint32) {}
+
+// SetMinimalTimerSlack fails: timer slack is a Linux setting.
+func SetMinimalTimerSlack() error { return errUnsupported }

@@ -5,7 +5,9 @@ package sys_test
 import (
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -103,7 +105,7 @@ func TestPosixTimerWakesItsThread(t *testing.T) {
 	go func() {
 		defer close(done)
 		runtime.LockOSThread()
-		tm, err := sys.NewPosixTimer()
+		tm, err := sys.NewPosixTimer(int(sys.TimerSignal))
 		require.NoError(t, err)
 		defer tm.Close()
 		blocked, err := sys.SignalBlocked(sys.TimerSignal)
@@ -177,4 +179,69 @@ func TestPolicyString(t *testing.T) {
 	require.Equal(t, "SCHED_FIFO", sys.SchedFIFO.String())
 	require.Equal(t, "SCHED_OTHER", sys.SchedOther.String())
 	require.Equal(t, "policy(77)", sys.Policy(77).String())
+}
+
+// SleepUntilOr ends at its deadline, or at once when its word is (or
+// becomes) non-zero and the sleeper is woken.
+func TestSleepUntilOr(t *testing.T) {
+	var word atomic.Uint32
+	for _, raw := range []bool{false, true} {
+		word.Store(0)
+		deadline := sys.Nanotime() + 2_000_000
+		interrupted, err := sys.SleepUntilOr(deadline, &word, raw)
+		require.NoError(t, err)
+		require.False(t, interrupted)
+		require.GreaterOrEqual(t, sys.Nanotime(), deadline, "never early")
+
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			word.Store(1)
+			sys.WakeSleeper(&word)
+		}()
+		interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word, raw)
+		require.NoError(t, err)
+		require.True(t, interrupted)
+		interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word, raw)
+		require.NoError(t, err)
+		require.True(t, interrupted, "a non-zero word returns at once")
+	}
+	word.Store(0)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = sys.SleepUntilOr(sys.Nanotime()-1, &word, false) }))
+	_, err := sys.SleepUntilOr(-5, &word, false)
+	require.ErrorIs(t, err, unix.EINVAL)
+	require.NoError(t, sys.SetMinimalTimerSlack())
+}
+
+// A POSIX timer refuses a signal that is not a free real-time one, and
+// Fire makes both timers expire at once.
+func TestTimerFireAndSignalRange(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the timer signal stays blocked
+		for _, bad := range []int{0, 9, 33, 65} {
+			_, err := sys.NewPosixTimer(bad)
+			require.ErrorIs(t, err, unix.EINVAL, "signal %d", bad)
+		}
+		tm, err := sys.NewPosixTimer(45)
+		require.NoError(t, err)
+		blocked, err := sys.SignalBlocked(45)
+		require.NoError(t, err)
+		require.True(t, blocked)
+		require.NoError(t, tm.Arm(sys.Nanotime()+int64(time.Hour), int64(time.Hour)))
+		require.NoError(t, tm.Fire())
+		n, err := tm.Wait()
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n)
+		require.NoError(t, tm.Close())
+	}()
+	<-done
+	tf, err := sys.NewTimerfd()
+	require.NoError(t, err)
+	require.NoError(t, tf.Arm(sys.Nanotime()+int64(time.Hour), int64(time.Hour)))
+	require.NoError(t, tf.Fire())
+	n, err := tf.Wait()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n)
+	require.NoError(t, tf.Close())
 }

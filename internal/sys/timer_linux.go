@@ -8,11 +8,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TimerSignal is the real-time signal gortapi's POSIX timers deliver to
-// their task thread (SIGRTMIN+6 in glibc's numbering). The signal is
-// blocked on that thread and collected with rt_sigtimedwait, so it never
-// reaches a handler and never disturbs the rest of the process.
+// TimerSignal is the default real-time signal gortapi's POSIX timers
+// deliver to their task thread (SIGRTMIN+6 in glibc's numbering);
+// NewPosixTimer takes another. The signal is blocked on that thread and
+// collected with rt_sigtimedwait, so the timer's instances never reach a
+// handler. Instances of the same signal that were not the timer's (kill(2)
+// to the process, which rt_sigtimedwait dequeues too) are handed on to the
+// process's main thread, where the program's handler (signal.Notify) gets
+// them.
 const TimerSignal = unix.Signal(40)
+
+// Signal numbers a POSIX timer may use: the real-time signals glibc leaves
+// to applications (it keeps 32 and 33 for itself).
+const (
+	TimerSignalMin = unix.Signal(34)
+	TimerSignalMax = unix.Signal(64)
+)
+
+// siginfo codes (si_code) the timer's Wait tells apart.
+const (
+	siTimer = -2 // SI_TIMER: a POSIX timer expired
+	siQueue = -1 // SI_QUEUE: sigqueue(3)
+	siTkill = -6 // SI_TKILL: tgkill(2)
+)
 
 // sigevent is the kernel's struct sigevent for SIGEV_THREAD_ID.
 type sigevent struct {
@@ -49,20 +67,27 @@ func sigsetOf(sig unix.Signal) sigset { return 1 << (uint(sig) - 1) }
 // locked OS thread.
 type PosixTimer struct {
 	id   int32
+	sig  unix.Signal
+	pid  int
 	set  sigset
 	info siginfo
 	open bool
 }
 
-// NewPosixTimer creates a timer that will signal the calling thread, and
-// blocks TimerSignal on that thread so that the signal stays pending until
-// Wait collects it. The caller must be locked to its OS thread.
-func NewPosixTimer() (*PosixTimer, error) {
-	t := &PosixTimer{set: sigsetOf(TimerSignal)}
+// NewPosixTimer creates a timer that will signal the calling thread with
+// sig (in [TimerSignalMin, TimerSignalMax]), and blocks sig on that thread
+// so that the signal stays pending until Wait collects it. The caller must
+// be locked to its OS thread.
+func NewPosixTimer(signo int) (*PosixTimer, error) {
+	sig := unix.Signal(signo)
+	if sig < TimerSignalMin || sig > TimerSignalMax {
+		return nil, os.NewSyscallError("timer_create", unix.EINVAL)
+	}
+	t := &PosixTimer{sig: sig, pid: unix.Getpid(), set: sigsetOf(sig)}
 	if err := blockSignals(t.set); err != nil {
 		return nil, err
 	}
-	ev := sigevent{signo: int32(TimerSignal), notify: sigevThreadID, tid: int32(unix.Gettid())}
+	ev := sigevent{signo: int32(sig), notify: sigevThreadID, tid: int32(unix.Gettid())}
 	_, _, errno := unix.RawSyscall(unix.SYS_TIMER_CREATE, unix.CLOCK_MONOTONIC,
 		uintptr(unsafe.Pointer(&ev)), uintptr(unsafe.Pointer(&t.id)))
 	if errno != 0 {
@@ -95,9 +120,27 @@ func (t *PosixTimer) Disarm() error {
 	return nil
 }
 
+// Fire makes the timer expire once, now, and stops its period: a Wait in
+// progress, or the next one, returns. The owner re-arms it with Arm. Any
+// goroutine may call Fire, as long as it is not concurrent with Close.
+func (t *PosixTimer) Fire() error {
+	spec := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), 0,
+		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+	if errno != 0 {
+		return os.NewSyscallError("timer_settime", errno)
+	}
+	return nil
+}
+
 // Wait blocks until the timer's signal arrives and returns the number of
 // expirations it stands for: 1 normally, 1 + si_overrun when periods were
 // missed while the thread was busy.
+//
+// rt_sigtimedwait also dequeues instances of the signal sent to the whole
+// process (kill(2)), which belong to the program: Wait hands each on to
+// the main thread (rt_tgsigqueueinfo, same siginfo; a kill's SI_USER code
+// becomes SI_QUEUE, the only change the kernel allows) and waits on.
 //
 // RT-safe: no allocation.
 func (t *PosixTimer) Wait() (uint64, error) {
@@ -106,8 +149,9 @@ func (t *PosixTimer) Wait() (uint64, error) {
 			uintptr(unsafe.Pointer(&t.info)), 0, unsafe.Sizeof(t.set), 0, 0)
 		switch errno {
 		case 0:
-			if t.info.timerID != t.id {
-				continue // a stale signal of a deleted timer of this thread
+			if t.info.code != siTimer || t.info.timerID != t.id {
+				t.handOn()
+				continue
 			}
 			return 1 + uint64(t.info.overrun), nil
 		case unix.EINTR:
@@ -120,6 +164,18 @@ func (t *PosixTimer) Wait() (uint64, error) {
 
 //go:noinline
 func errSigwait(errno unix.Errno) error { return os.NewSyscallError("rt_sigtimedwait", errno) }
+
+// handOn queues the signal Wait just took, which was not this timer's, to
+// the process's main thread. gortapi's task threads never run there, so the
+// main thread does not block it and the Go runtime's handler delivers it
+// to the program.
+func (t *PosixTimer) handOn() {
+	if t.info.code >= 0 || t.info.code == siTkill {
+		t.info.code = siQueue
+	}
+	_, _, _ = unix.RawSyscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(t.pid), uintptr(t.pid), uintptr(t.sig),
+		uintptr(unsafe.Pointer(&t.info)), 0, 0)
+}
 
 // Close deletes the timer. The signal stays blocked on the thread; the
 // runtime destroys a thread whose goroutine exits while locked, which is
@@ -179,6 +235,17 @@ func NewTimerfd() (*Timerfd, error) {
 func (t *Timerfd) Arm(first, period int64) error {
 	spec := unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)}
 	if err := unix.TimerfdSettime(t.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+		return os.NewSyscallError("timerfd_settime", err)
+	}
+	return nil
+}
+
+// Fire makes the timer expire once, now, and stops its period: a Wait in
+// progress, or the next one, returns. The owner re-arms it with Arm. Any
+// goroutine may call Fire, as long as it is not concurrent with Close.
+func (t *Timerfd) Fire() error {
+	spec := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
+	if err := unix.TimerfdSettime(t.fd, 0, &spec, nil); err != nil {
 		return os.NewSyscallError("timerfd_settime", err)
 	}
 	return nil
