@@ -17,8 +17,12 @@ const (
 	// WakeAuto lets the flavor choose: nanosleep, or posix-timer on the
 	// posix flavor with VanillaFIFO.
 	WakeAuto WakeMode = iota
-	// WakeNanosleep: oneshot, an absolute clock_nanosleep to each
-	// deadline (LinuxCNC, cyclictest's default).
+	// WakeNanosleep: oneshot, an absolute sleep to each deadline
+	// (LinuxCNC, cyclictest's default). A task's sleep is a futex wait
+	// on its control word with the absolute CLOCK_MONOTONIC deadline
+	// (the hrtimer clock_nanosleep arms, timer slack 1 ns), so that Stop
+	// and Pause can end it without a race; a Waker without a control word
+	// uses clock_nanosleep itself.
 	WakeNanosleep
 	// WakeTimerfd: a periodic kernel timer read through a timerfd
 	// (blocking read; a count above 1 means missed periods). Xenomai's

@@ -44,7 +44,7 @@ type TaskContext struct {
 // WaitPeriod ends the current cycle and sleeps until the task's next
 // release (rtapi_wait). It returns false when the task has been asked to
 // stop: the body should then return. While the task is paused it blocks
-// here.
+// here. Stop and Pause interrupt the sleep at once.
 //
 // A task that is not periodic does not sleep: WaitPeriod only honours
 // Pause and Stop.
@@ -53,6 +53,7 @@ type TaskContext struct {
 func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
 	end := tc.waker.EndCycle()
+	requests := t.ctl.And(^ctlBody) & ctlRequests
 	t.stats.exec.Record(end - tc.wake)
 	if tc.interference {
 		tc.observe()
@@ -60,60 +61,101 @@ func (tc *TaskContext) WaitPeriod() bool {
 	if tc.cycle >= tc.nextSample {
 		tc.sampleUsage()
 	}
-	if t.ctl.Load() != 0 && !tc.control(end) {
+	if requests != 0 && !tc.control() {
 		return false
 	}
-	if tc.period == 0 {
-		return tc.release(tc.deadline, tc.waker.Now())
+	for {
+		next, now, ok := tc.next(end)
+		if ok && tc.release(next, now) {
+			return true
+		}
+		// Stop, Pause or a fault came in: handle it, then (resumed)
+		// wait for the next release on the grid.
+		if !tc.control() {
+			return false
+		}
+		end = tc.waker.Now()
 	}
+}
 
-	next := tc.deadline + tc.period + tc.correction
+// next waits for the task's next release after a body that ended at end,
+// and accounts for the releases it overran. It returns the release and
+// when it woke; ok is false when the wait was interrupted (the caller
+// looks at the control word).
+func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
+	t := tc.task
+	if tc.period == 0 {
+		return tc.deadline, tc.waker.Now(), true
+	}
+	next = tc.deadline + tc.period + tc.correction
 	if tc.pending > 0 {
 		// CatchUp after a periodic timer reported missed releases: run
 		// the owed cycle now.
 		tc.pending--
-		return tc.release(next, end)
+		return next, end, true
 	}
-	if tc.oneshot && next <= end {
-		// The release passed while the body ran.
+	late := next <= end // the release passed while the body ran
+	if tc.oneshot && late {
+		t.stats.overruns.Store(t.stats.overruns.Load() + 1)
 		if !tc.skip {
-			t.stats.overruns.Store(t.stats.overruns.Load() + 1)
-			return tc.release(next, end)
+			return next, end, true
 		}
 		missed := (end-next)/tc.period + 1
-		t.stats.overruns.Store(t.stats.overruns.Load() + missed)
+		t.stats.overruns.Store(t.stats.overruns.Load() + missed - 1)
 		next += missed * tc.period
+		late = false
 	}
-
-	now, releases, err := tc.waker.Wait(next)
-	tc.slept = true
-	if err != nil {
-		t.stats.waitErrors.Store(t.stats.waitErrors.Load() + 1)
-	}
-	if releases > 1 {
-		// A periodic timer fired more than once while the body ran.
-		missed := releases - 1
-		t.stats.overruns.Store(t.stats.overruns.Load() + int64(missed))
-		if tc.skip {
-			next += int64(missed) * tc.period
-		} else {
-			tc.pending = missed
+	for {
+		var releases uint64
+		var err error
+		now, releases, err = tc.waker.Wait(next)
+		tc.slept = true
+		if err != nil {
+			t.stats.waitErrors.Store(t.stats.waitErrors.Load() + 1)
 		}
+		if releases == 0 {
+			return next, now, false
+		}
+		if !tc.oneshot && late {
+			// A periodic timer: every release it reports passed while
+			// the body ran, the one at next included.
+			t.stats.overruns.Store(t.stats.overruns.Load() + int64(releases))
+			if tc.skip {
+				next += int64(releases) * tc.period
+				late = false
+				continue // wait for the first release after them
+			}
+			tc.pending = releases - 1
+			return next, now, true
+		}
+		if releases > 1 {
+			// A periodic timer fired more than once while the task
+			// slept late (held off its CPU).
+			missed := releases - 1
+			t.stats.overruns.Store(t.stats.overruns.Load() + int64(missed))
+			if tc.skip {
+				next += int64(missed) * tc.period
+			} else {
+				tc.pending = missed
+			}
+		}
+		latest := next
+		if tc.pending > 0 {
+			latest += int64(tc.pending) * tc.period
+		}
+		tc.latency = now - latest
+		t.stats.latency.Record(tc.latency)
+		return next, now, true
 	}
-	latest := next
-	if tc.pending > 0 {
-		latest += int64(tc.pending) * tc.period
-	}
-	tc.latency = now - latest
-	t.stats.latency.Record(tc.latency)
-	if t.ctl.Load()&(ctlStop|ctlFault) != 0 {
-		return false
-	}
-	return tc.release(next, now)
 }
 
-// release starts the cycle of the release at deadline, woken at now.
+// release starts the cycle of the release at deadline, woken at now. It
+// fails when a control request is pending: the body does not run again
+// once Pause or Stop has returned.
 func (tc *TaskContext) release(deadline, now int64) bool {
+	if !tc.task.ctl.CompareAndSwap(0, ctlBody) {
+		return false
+	}
 	tc.deadline = deadline
 	tc.cycle++
 	tc.task.stats.cycles.Store(tc.cycle)
@@ -125,7 +167,7 @@ func (tc *TaskContext) release(deadline, now int64) bool {
 // control handles Stop and Pause, off the common path. It returns false
 // when the task must stop. After a pause it re-arms the timer on the
 // original period grid, at the first release after now.
-func (tc *TaskContext) control(now int64) bool {
+func (tc *TaskContext) control() bool {
 	t := tc.task
 	c := t.ctl.Load()
 	if c&(ctlStop|ctlFault) != 0 {
@@ -139,7 +181,7 @@ func (tc *TaskContext) control(now int64) bool {
 	for {
 		<-t.kick
 		c = t.ctl.Load()
-		if c&ctlStop != 0 {
+		if c&(ctlStop|ctlFault) != 0 {
 			t.wd.idle.Store(false)
 			return false
 		}
@@ -151,7 +193,7 @@ func (tc *TaskContext) control(now int64) bool {
 		_ = tc.waker.Suspend()
 	}
 	t.wd.idle.Store(false)
-	now = tc.waker.Now()
+	now := tc.waker.Now()
 	tc.pending = 0
 	if tc.period > 0 {
 		// Put the next release on the grid, after now; the periods spent

@@ -39,10 +39,20 @@
 // are RT-safe — they neither allocate nor lock nor log and may be called
 // from a task body. Everything on RT and Task is set-up code: call it from
 // ordinary goroutines. A body's panic ends that task only: Wait returns a
-// *PanicError and the other tasks keep running.
+// *PanicError and the other tasks keep running. A body that calls
+// runtime.Goexit (testing's FailNow, testify's require) ends its task too:
+// Wait returns ErrGoexit.
+//
+// Each task runs on an OS thread of its own, never the process's main
+// thread (where the kernel sends process-directed signals), and the thread
+// is destroyed when the task ends, so no thread stays real-time. Stop and
+// Pause reach a sleeping task at once in every wake mode. The posix-timer
+// wake mode blocks one real-time signal on its task threads
+// (Options.TimerSignal, DefaultTimerSignal = 40); instances of that signal
+// sent to the process still reach the program.
 //
 // Errors match the sentinels ErrInvalid, ErrPermission, ErrNotSupported,
-// ErrState, ErrClosed, ErrTimeout and ErrFaulted with errors.Is.
+// ErrState, ErrClosed, ErrTimeout, ErrFaulted and ErrGoexit with errors.Is.
 //
 // On the real-time flavors a watchdog thread at priority 99 watches every
 // task: one that completes no cycle within TaskSpec.Watchdog while busy on

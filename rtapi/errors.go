@@ -63,3 +63,9 @@ func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
 }
+
+// ErrGoexit is what Wait returns for a task whose body called
+// runtime.Goexit (as testing.T.FailNow and testify's require do) instead
+// of returning. The task ended like any other: its timer was released and
+// its thread destroyed.
+var ErrGoexit = errors.New("task body called runtime.Goexit")

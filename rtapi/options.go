@@ -10,6 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
@@ -61,6 +63,15 @@ type Options struct {
 	// Sim configures the sim flavor: seed, hang timeout, trace size.
 	// Other flavors ignore it. nil: SimOptions' defaults.
 	Sim *SimOptions
+	// TimerSignal is the real-time signal the posix-timer wake mode's
+	// timers send to their task thread, which blocks it and collects it
+	// with rt_sigtimedwait. Zero: DefaultTimerSignal. It must be a
+	// real-time signal glibc leaves to applications, 34 (SIGRTMIN) to 64
+	// (SIGRTMAX); pick one your program does not use. A program that does
+	// use it still gets every instance sent to the process (kill(2),
+	// sigqueue(3)): a task thread that collects one hands it on to the
+	// main thread, where signal.Notify sees it (as SI_QUEUE).
+	TimerSignal int
 }
 
 // Toggle is a three-way setting: Auto (the zero value), On or Off.
@@ -188,6 +199,22 @@ func (o Options) withEnv(getenv func(string) string) (Options, error) {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
+	return o.checkBounds()
+}
+
+// checkBounds validates the settings rtapi's task lifecycle depends on:
+// the timer signal and the histogram bound.
+func (o Options) checkBounds() (Options, error) {
+	if o.TimerSignal == 0 {
+		o.TimerSignal = DefaultTimerSignal
+	}
+	if o.TimerSignal < flavors.TimerSignalMin || o.TimerSignal > flavors.TimerSignalMax {
+		return o, fmt.Errorf("timer signal %d is not a real-time signal in [%d, %d]: %w",
+			o.TimerSignal, flavors.TimerSignalMin, flavors.TimerSignalMax, ErrInvalid)
+	}
+	if err := hist.Validate(time.Microsecond, o.HistogramBound); err != nil {
+		return o, fmt.Errorf("%v: %w", err, ErrInvalid)
+	}
 	return o, nil
 }
 
@@ -227,3 +254,7 @@ func parseCPUs(s string) ([]int, error) {
 }
 
 var osGetenv = os.Getenv
+
+// DefaultTimerSignal is the signal the posix-timer wake mode uses unless
+// Options.TimerSignal names another: 40, SIGRTMIN+6 in glibc's numbering.
+const DefaultTimerSignal = flavors.DefaultTimerSignal

@@ -28,7 +28,10 @@ type RT struct {
 	mu     sync.Mutex
 	tasks  []*Task
 	closed bool
-	clock  *clockRef
+	// closing is closed when the first Close has finished; later Close
+	// calls wait for it.
+	closing chan struct{}
+	clock   *clockRef
 
 	msgMu sync.Mutex
 	msg   *msgState // the message drainer, started by the first MsgLogger
@@ -77,6 +80,7 @@ func Open(opts Options) (*RT, error) {
 		Strict:      opts.Strict,
 		LockMemory:  lock,
 		Logger:      opts.Logger,
+		TimerSignal: opts.TimerSignal,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
@@ -118,15 +122,23 @@ func checkCPUs(cpus []int, k *kerneldetect.Report) error {
 }
 
 // Close stops every task, waits for each up to Options.StopTimeout, and
-// releases the flavor (rtapi_exit). It is idempotent: later calls return
-// nil. A task that would not stop is reported (ErrTimeout) and abandoned.
+// releases the flavor (rtapi_exit). A sleeping or paused task stops at
+// once. A task that would not stop (its body never returns to WaitPeriod)
+// is reported (ErrTimeout) and abandoned; the flavor (memory lock, latency
+// request) is then released only when the last such task ends, never
+// under a running task. Close is idempotent and safe to call concurrently:
+// every call returns once the first has finished, later ones with nil.
 func (rt *RT) Close() error {
 	rt.mu.Lock()
 	if rt.closed {
+		closing := rt.closing
 		rt.mu.Unlock()
+		<-closing
 		return nil
 	}
 	rt.closed = true
+	rt.closing = make(chan struct{})
+	defer close(rt.closing)
 	tasks := slices.Clone(rt.tasks)
 	rt.mu.Unlock()
 
@@ -135,8 +147,10 @@ func (rt *RT) Close() error {
 		t.Stop()
 	}
 	deadline := time.Now().Add(rt.opts.StopTimeout)
+	var running []*Task
 	for _, t := range tasks {
 		if !t.waitDone(time.Until(deadline)) {
+			running = append(running, t)
 			errs = append(errs, taskErrf(t.spec.Name, "close", ErrTimeout,
 				"did not stop within %v (its body never returns to WaitPeriod)", rt.opts.StopTimeout))
 		}
@@ -147,12 +161,28 @@ func (rt *RT) Close() error {
 	if err := rt.closeMessages(); err != nil {
 		errs = append(errs, err)
 	}
+	if len(running) == 0 {
+		if err := rt.flavor.Close(); err != nil {
+			errs = append(errs, err)
+		}
+		popClock(rt.clock)
+	} else {
+		go rt.releaseAfter(running)
+	}
+	rt.logger.Info("rtapi closed", zap.Int("tasks", len(tasks)), zap.Int("abandoned", len(running)))
+	return errors.Join(errs...)
+}
+
+// releaseAfter releases the flavor once the tasks Close abandoned have
+// ended.
+func (rt *RT) releaseAfter(running []*Task) {
+	for _, t := range running {
+		<-t.done
+	}
 	if err := rt.flavor.Close(); err != nil {
-		errs = append(errs, err)
+		rt.logger.Error("rtapi: releasing the flavor after the last task ended", zap.Error(err))
 	}
 	popClock(rt.clock)
-	rt.logger.Info("rtapi closed", zap.Int("tasks", len(tasks)))
-	return errors.Join(errs...)
 }
 
 // Flavor says which flavor runs the tasks and why.

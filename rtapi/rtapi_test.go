@@ -608,6 +608,9 @@ type childResult struct {
 
 // child runs in a re-executed test binary, as an unprivileged user.
 func child(mode string) int {
+	if mode == "mainthread" {
+		return childMainThread()
+	}
 	var r childResult
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", VanillaFIFO: true})
 	if err != nil {

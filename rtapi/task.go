@@ -2,7 +2,6 @@ package rtapi
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -21,7 +20,7 @@ type WakeMode = flavors.WakeMode
 // benchmark program measures them side by side.
 const (
 	WakeAuto       = flavors.WakeAuto       // the flavor's default
-	WakeNanosleep  = flavors.WakeNanosleep  // oneshot absolute clock_nanosleep
+	WakeNanosleep  = flavors.WakeNanosleep  // oneshot absolute sleep (a futex wait Stop can end)
 	WakeTimerfd    = flavors.WakeTimerfd    // periodic timerfd, blocking read
 	WakePosixTimer = flavors.WakePosixTimer // periodic POSIX timer, signal to the task thread
 )
@@ -134,6 +133,16 @@ type TaskSpec struct {
 // DefaultStackPrefault is the stack grown before a task's first cycle.
 const DefaultStackPrefault = 64 << 10
 
+// Bounds of a TaskSpec; larger values are ErrInvalid. They keep every
+// deadline computation (a release plus a period, a timeout from now) far
+// from overflowing int64 nanoseconds.
+const (
+	// MaxPeriod bounds Period, Watchdog and LateThreshold.
+	MaxPeriod = 24 * time.Hour
+	// MaxStackPrefault bounds StackPrefault.
+	MaxStackPrefault = 64 << 20
+)
+
 // task states
 const (
 	stateCreated int32 = iota
@@ -150,6 +159,12 @@ const (
 	ctlStop uint32 = 1 << iota
 	ctlPause
 	ctlFault // set by the watchdog: WaitPeriod returns false
+	// ctlBody is set by the task while its body runs a cycle. A cycle
+	// starts only by swapping the word from 0 to ctlBody, so a request
+	// that is in the word first keeps the body from running again.
+	ctlBody
+
+	ctlRequests = ctlStop | ctlPause | ctlFault
 )
 
 // Task is a real-time task (rtapi_task_new). It is created paused; Start
@@ -194,6 +209,18 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	}
 	if spec.Period < 0 {
 		return nil, taskErrf(name, "new", ErrInvalid, "negative period %v", spec.Period)
+	}
+	for _, d := range []struct {
+		what string
+		v    time.Duration
+	}{{"period", spec.Period}, {"watchdog timeout", spec.Watchdog}, {"late threshold", spec.LateThreshold}} {
+		if d.v > MaxPeriod {
+			return nil, taskErrf(name, "new", ErrInvalid, "%s %v above the maximum %v", d.what, d.v, MaxPeriod)
+		}
+	}
+	if spec.StackPrefault > MaxStackPrefault {
+		return nil, taskErrf(name, "new", ErrInvalid, "stack prefault %d above the maximum %d",
+			spec.StackPrefault, MaxStackPrefault)
 	}
 	if spec.Period > 0 && spec.Period < rt.flavor.MinPeriod() {
 		return nil, taskErrf(name, "new", ErrInvalid, "period %v below the %s flavor's minimum %v",
@@ -306,7 +333,7 @@ func (t *Task) Start() error {
 		return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
 	}
 	ready := make(chan error, 1)
-	go t.run(ready)
+	goLocked(func() { t.run(ready) })
 	if err := <-ready; err != nil {
 		t.state.Store(stateDone)
 		t.err = err
@@ -325,11 +352,12 @@ func (t *Task) Start() error {
 	return nil
 }
 
-// run is the task's goroutine. It locks itself to its OS thread and never
-// unlocks: the thread may carry SCHED_FIFO and an affinity, so the runtime
-// must destroy it when the goroutine exits rather than reuse it.
+// run is the task's goroutine, locked to a thread of its own that is not
+// the main thread (goLocked): the thread may carry SCHED_FIFO, an affinity
+// and a blocked timer signal, so the runtime destroys it when the
+// goroutine exits rather than reuse it. The task ends the same way whether
+// the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
-	runtime.LockOSThread()
 	growStack(t.spec.StackPrefault / stackFrame)
 	shield := shieldRaw(t.spec, t.rt.info.RealTime, shieldEnv())
 	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
@@ -339,6 +367,7 @@ func (t *Task) run(ready chan<- error) {
 		Period:   int64(t.spec.Period),
 		Wake:     t.spec.Wake,
 		RawSleep: t.spec.RawSleep || shield,
+		Control:  &t.ctl,
 	})
 	if err != nil {
 		ready <- err
@@ -372,16 +401,30 @@ func (t *Task) run(ready chan<- error) {
 	}
 	ready <- nil
 
+	returned := false
+	defer func() { t.finish(err, returned) }()
 	w.Begin() // a virtual clock holds the first cycle until it is due
+	t.ctl.Or(ctlBody)
 	err = t.callBody()
-	tc.sampleUsage()
-	if cerr := w.Close(); err == nil && cerr != nil {
+	returned = true
+}
+
+// finish ends a task whose body has returned (returned) or called
+// runtime.Goexit: it releases the waker, leaves the watchdog, publishes
+// the result and closes done.
+func (t *Task) finish(err error, returned bool) {
+	if !returned {
+		err = taskErr(t.spec.Name, "run", ErrGoexit)
+	}
+	t.tc.sampleUsage()
+	if cerr := t.tc.waker.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	t.mu.Lock()
 	t.err = err
 	t.state.Store(stateDone)
 	t.mu.Unlock()
+	t.unwatch()
 	close(t.done)
 	if err != nil {
 		t.rt.logger.Error("task ended with an error", zap.String("task", t.spec.Name), zap.Error(err))
@@ -423,8 +466,9 @@ func growStack(n int) byte {
 }
 
 // Pause suspends the task at its next cycle boundary (rtapi_task_pause):
-// the body is not run again until Resume. Periods that pass while paused
-// are not overruns.
+// once Pause has returned the body is not run again until Resume (a cycle
+// already running finishes). A task asleep is parked at once. Periods that
+// pass while paused are not overruns.
 func (t *Task) Pause() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -433,6 +477,7 @@ func (t *Task) Pause() error {
 	}
 	t.ctl.Or(ctlPause)
 	t.state.Store(statePaused)
+	t.interrupt()
 	return nil
 }
 
@@ -450,9 +495,10 @@ func (t *Task) Resume() error {
 	return nil
 }
 
-// Stop asks the task to end: its next WaitPeriod returns false (at once if
-// it is paused or sleeping). A task never started is simply marked done.
-// Stop does not wait; Wait does. Stopping a stopped task is a no-op.
+// Stop asks the task to end: its next WaitPeriod returns false, at once if
+// it is paused or sleeping (the sleep is interrupted, in every wake mode).
+// A task never started is simply marked done. Stop does not wait; Wait
+// does. Stopping a stopped task is a no-op.
 func (t *Task) Stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -464,6 +510,14 @@ func (t *Task) Stop() {
 		t.ctl.Or(ctlStop)
 		t.state.Store(stateStopping)
 		t.poke()
+		t.interrupt()
+	}
+}
+
+// interrupt cuts short the task's sleep after a control request.
+func (t *Task) interrupt() {
+	if w := t.tc.waker; w != nil {
+		w.Interrupt()
 	}
 }
 

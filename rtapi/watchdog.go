@@ -2,7 +2,7 @@ package rtapi
 
 import (
 	"fmt"
-	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,8 +173,36 @@ func (wd *watchdog) add(t *Task) {
 	wd.reports = make(chan *FaultError, 16) // closed by the loop as it exits
 	go wd.report(wd.reports)
 	ready := make(chan struct{})
-	go wd.loop(ready)
+	goLocked(func() { wd.loop(ready) })
 	<-ready
+}
+
+// unwatch takes t off its RT's watchdog, if it is on it. The task calls it
+// as it ends, so that the watchdog's loop scans live tasks only.
+func (t *Task) unwatch() {
+	rt := t.rt
+	rt.mu.Lock()
+	wd := rt.wd
+	rt.mu.Unlock()
+	if wd != nil {
+		wd.remove(t)
+	}
+}
+
+func (wd *watchdog) remove(t *Task) {
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	p := wd.tasks.Load()
+	if p == nil || !slices.Contains(*p, t) {
+		return
+	}
+	list := slices.DeleteFunc(slices.Clone(*p), func(o *Task) bool { return o == t })
+	tick := int64(maxWatchdogTick)
+	for _, o := range list {
+		tick = min(tick, max(o.wd.timeout/4, int64(minWatchdogTick)))
+	}
+	wd.tick.Store(tick)
+	wd.tasks.Store(&list)
 }
 
 // report logs faults, off the watchdog thread: a logger may block.
@@ -186,12 +214,11 @@ func (wd *watchdog) report(reports <-chan *FaultError) {
 	}
 }
 
-// loop is the watchdog thread. It runs locked to its OS thread at
-// SCHED_FIFO 99 and sleeps with an absolute clock_nanosleep between
-// checks. It exits (and its thread with it, being locked) when no task is
-// left to watch.
+// loop is the watchdog thread. It runs on a locked thread of its own
+// (goLocked) at SCHED_FIFO 99 and sleeps with an absolute clock_nanosleep
+// between checks. It exits (and its thread with it, being locked) when no
+// task is left to watch.
 func (wd *watchdog) loop(ready chan<- struct{}) {
-	runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
 	defer close(wd.exited)
 	wd.tid.Store(int64(sys.Gettid()))
 	if err := sys.SetScheduler(0, sys.SchedFIFO, WatchdogPriority); err != nil {

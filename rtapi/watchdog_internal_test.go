@@ -40,3 +40,34 @@ func TestWatchTimeout(t *testing.T) {
 	require.Zero(t, watchTimeout(TaskSpec{}), "a task that is not periodic is not watched unless asked")
 	require.Equal(t, time.Second, watchTimeout(TaskSpec{Watchdog: time.Second}))
 }
+
+// Tasks that end or are deleted leave the watchdog's list, which its
+// priority-99 loop scans every tick.
+func TestWatchdogForgetsEndedTasks(t *testing.T) {
+	rttest.RequireRT(t)
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	body := func(tc *TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		return nil
+	}
+	var tasks []*Task
+	for _, name := range []string{"kept", "deleted", "ended"} {
+		task, err := rt.NewTask(TaskSpec{Name: name, Period: time.Millisecond}, body)
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		tasks = append(tasks, task)
+	}
+	rt.mu.Lock()
+	wd := rt.wd
+	rt.mu.Unlock()
+	require.Len(t, *wd.tasks.Load(), 3)
+	require.NoError(t, tasks[1].Delete())
+	tasks[2].Stop()
+	require.NoError(t, tasks[2].Wait())
+	list := *wd.tasks.Load()
+	require.Len(t, list, 1, "ended and deleted tasks stay watched")
+	require.Same(t, tasks[0], list[0])
+}

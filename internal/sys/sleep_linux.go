@@ -53,7 +53,7 @@ func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (interrupted bo
 				return false, nil
 			}
 		default:
-			return false, errSleep(errno)
+			return false, errFutexSleep(errno)
 		}
 	}
 }
@@ -78,3 +78,9 @@ func SetMinimalTimerSlack() error {
 
 //go:noinline
 func errPrctl(err error) error { return os.NewSyscallError("prctl PR_SET_TIMERSLACK", err) }
+
+// errFutexSleep is kept out of line, as errSleep: it only runs on a
+// programming error (a deadline that is not a valid timespec).
+//
+//go:noinline
+func errFutexSleep(errno unix.Errno) error { return os.NewSyscallError("futex_wait", errno) }

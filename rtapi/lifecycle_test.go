@@ -1,0 +1,479 @@
+package rtapi_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// realTimeThreads lists the threads of this process that run a real-time
+// policy.
+func realTimeThreads(t testing.TB) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/task")
+	require.NoError(t, err)
+	var rt []int
+	for _, e := range entries {
+		tid, err := strconv.Atoi(e.Name())
+		require.NoError(t, err)
+		policy, _, err := sys.Scheduler(tid)
+		if err != nil {
+			continue // the thread is gone
+		}
+		if policy != sys.SchedOther {
+			rt = append(rt, tid)
+		}
+	}
+	return rt
+}
+
+// vanillaFIFO opens the posix flavor with VanillaFIFO: SCHED_FIFO task
+// threads and a watchdog on any kernel.
+func vanillaFIFO(t *testing.T, o rtapi.Options) *rtapi.RT {
+	t.Helper()
+	rttest.RequireRT(t)
+	k, err := kerneldetect.Detect()
+	require.NoError(t, err)
+	o.Kernel, o.Flavor, o.VanillaFIFO, o.LockMemory = k, "posix", true, rtapi.Off
+	return open(t, o)
+}
+
+var wakeModes = []rtapi.WakeMode{rtapi.WakeNanosleep, rtapi.WakeTimerfd, rtapi.WakePosixTimer}
+
+// mainThreadResult is what the "mainthread" child reports.
+type mainThreadResult struct {
+	Err           string `json:"err"`
+	Pid           int    `json:"pid"`
+	TaskTid       int    `json:"task_tid"`
+	RealTime      []int  `json:"realtime"`
+	AffinityKept  bool   `json:"affinity_kept"`
+	MainPolicy    string `json:"main_policy"`
+	WatchdogSeen  bool   `json:"watchdog_seen"`
+	TaskAffinity  []int  `json:"task_affinity"`
+	StartAffinity []int  `json:"start_affinity"`
+}
+
+// childMainThread starts a task from the main goroutine (what a program's
+// main does), stops it, closes, and reports which thread ran it and which
+// threads are left real-time.
+func childMainThread() int {
+	var r mainThreadResult
+	r.Pid = os.Getpid()
+	fail := func(err error) int {
+		r.Err = err.Error()
+		json.NewEncoder(os.Stdout).Encode(r)
+		return 0
+	}
+	before, err := sys.Affinity(r.Pid)
+	if err != nil {
+		return fail(err)
+	}
+	r.StartAffinity = before
+	k, err := kerneldetect.Detect()
+	if err != nil {
+		return fail(err)
+	}
+	rt, err := rtapi.Open(rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off,
+		CPUs: before[len(before)-1:]})
+	if err != nil {
+		return fail(err)
+	}
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, loop)
+	if err != nil {
+		return fail(err)
+	}
+	if err := task.Start(); err != nil {
+		return fail(err)
+	}
+	r.TaskTid = task.Tid()
+	r.TaskAffinity, _ = sys.Affinity(r.TaskTid)
+	for task.Stats().Cycles < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	task.Stop()
+	if err := task.Wait(); err != nil {
+		return fail(err)
+	}
+	if err := rt.Close(); err != nil {
+		return fail(err)
+	}
+	entries, _ := os.ReadDir("/proc/self/task")
+	for _, e := range entries {
+		tid, _ := strconv.Atoi(e.Name())
+		if policy, _, err := sys.Scheduler(tid); err == nil && policy != sys.SchedOther {
+			r.RealTime = append(r.RealTime, tid)
+		}
+	}
+	policy, _, _ := sys.Scheduler(r.Pid)
+	r.MainPolicy = policy.String()
+	after, _ := sys.Affinity(r.Pid)
+	r.AffinityKept = len(after) == len(before)
+	json.NewEncoder(os.Stdout).Encode(r)
+	return 0
+}
+
+// A task started from main never runs on the main thread (which gets the
+// process-directed signals and which Go cannot destroy), and no thread is
+// left real-time once its task and the watchdog have ended.
+func TestTaskNeverOnMainThread(t *testing.T) {
+	rttest.RequireRT(t)
+	for i := 0; i < 3; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "GORTAPI_TEST_CHILD=mainthread", "RTAPI_FLAVOR=", "RTAPI_CPU=")
+		out, err := cmd.Output()
+		require.NoError(t, err, "child: %s", out)
+		var r mainThreadResult
+		require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+		require.Empty(t, r.Err)
+		require.NotZero(t, r.TaskTid)
+		require.NotEqual(t, r.Pid, r.TaskTid, "the task ran on the main thread")
+		require.Equal(t, r.StartAffinity[len(r.StartAffinity)-1:], r.TaskAffinity)
+		require.Empty(t, r.RealTime, "threads left real-time after Close")
+		require.Equal(t, "SCHED_OTHER", r.MainPolicy)
+		require.True(t, r.AffinityKept, "the main thread kept a task's affinity")
+	}
+}
+
+// runtime.Goexit in a body (t.FailNow, testify's require) ends the task
+// like a return: Wait returns, the timer is released, Close succeeds and
+// the watchdog goes away.
+func TestGoexitInBodyEndsTheTask(t *testing.T) {
+	fds := func() int {
+		e, err := os.ReadDir("/proc/self/fd")
+		require.NoError(t, err)
+		return len(e)
+	}
+	before := fds()
+	rt := vanillaFIFO(t, rtapi.Options{StopTimeout: 5 * time.Second})
+	var tasks []*rtapi.Task
+	for _, wake := range wakeModes {
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake},
+			func(tc *rtapi.TaskContext) error {
+				for tc.WaitPeriod() {
+					if tc.Cycle() == 3 {
+						runtime.Goexit()
+					}
+				}
+				return nil
+			})
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		tasks = append(tasks, task)
+	}
+	for _, task := range tasks {
+		select {
+		case <-task.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("task %s: Done never closed after runtime.Goexit", task.Name())
+		}
+		err := task.Wait()
+		require.ErrorIs(t, err, rtapi.ErrGoexit, "task %s", task.Name())
+		require.Equal(t, "done", task.State())
+	}
+	require.NoError(t, rt.Close())
+	require.Equal(t, before, fds(), "a timerfd leaked")
+	require.Empty(t, realTimeThreads(t), "a task thread or the watchdog is still real-time")
+}
+
+// Stop wakes a task asleep until a release far away, in every wake mode,
+// with and without raw sleeps, and Close finds it stopped.
+func TestStopWakesASleepingTask(t *testing.T) {
+	setups := map[string]rtapi.Options{"posix": {Flavor: "posix", StopTimeout: 5 * time.Second}}
+	if sys.ProbeSchedFIFO() == nil {
+		k, err := kerneldetect.Detect()
+		require.NoError(t, err)
+		setups["vanilla-fifo"] = rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off,
+			StopTimeout: 5 * time.Second}
+	} else {
+		rttest.RequireRT(t)
+	}
+	for name, o := range setups {
+		t.Run(name, func(t *testing.T) {
+			rt, err := rtapi.Open(o)
+			require.NoError(t, err)
+			specs := []rtapi.TaskSpec{{Name: "raw", Wake: rtapi.WakeNanosleep, RawSleep: true, GCShield: rtapi.On}}
+			for _, wake := range wakeModes {
+				specs = append(specs, rtapi.TaskSpec{Name: wake.String(), Wake: wake, GCShield: rtapi.Off})
+			}
+			var tasks []*rtapi.Task
+			for _, spec := range specs {
+				spec.Period = time.Minute
+				task, err := rt.NewTask(spec, loop)
+				require.NoError(t, err)
+				require.NoError(t, task.Start())
+				tasks = append(tasks, task)
+			}
+			time.Sleep(50 * time.Millisecond) // let them fall asleep
+			require.NoError(t, rt.Close(), "Close must find every task stopped, not wait a minute")
+			for _, task := range tasks {
+				require.Equal(t, "done", task.State(), task.Name())
+				require.Zero(t, task.Stats().Cycles, "%s: the release a minute away never came", task.Name())
+			}
+		})
+	}
+}
+
+// Pause while the task sleeps: once Pause has returned, the body does not
+// run again until Resume.
+func TestPauseWhileSleepingRunsNoMoreBody(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	const period = 100 * time.Millisecond
+	type run struct {
+		task  *rtapi.Task
+		count atomic.Int64
+	}
+	var runs []*run
+	for _, wake := range wakeModes {
+		r := &run{}
+		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: wake.String(), Period: period, Wake: wake},
+			func(*rtapi.Cycle) { r.count.Add(1) })
+		require.NoError(t, err)
+		r.task = task
+		runs = append(runs, r)
+		require.NoError(t, task.Start())
+	}
+	for _, r := range runs {
+		for r.count.Load() < 2 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(period / 4) // every task is asleep, its next release ahead
+	before := make([]int64, len(runs))
+	for i, r := range runs {
+		require.NoError(t, r.task.Pause())
+		before[i] = r.count.Load()
+	}
+	time.Sleep(3 * period)
+	for i, r := range runs {
+		require.Equal(t, before[i], r.count.Load(), "%s: the body ran after Pause returned", r.task.Name())
+		require.NoError(t, r.task.Resume())
+	}
+	for _, r := range runs {
+		for r.count.Load() < before[0]+2 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// Two Close calls at once: both return only when every task has stopped.
+func TestConcurrentCloseWaitsForTasks(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
+	require.NoError(t, err)
+	var ended atomic.Bool
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "slow", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		time.Sleep(300 * time.Millisecond) // a slow shutdown
+		ended.Store(true)
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	waitCycles(t, task, 3)
+	var wg sync.WaitGroup
+	var early atomic.Int32
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			require.NoError(t, rt.Close())
+			if !ended.Load() {
+				early.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Zero(t, early.Load(), "a Close returned while the task was still stopping")
+}
+
+// A body overrunning its period once, by 0.3 of a period, is one overrun
+// in every wake mode; Skip drops that release, CatchUp runs it late.
+func TestOneOverrunInEveryWakeMode(t *testing.T) {
+	var rt *rtapi.RT
+	if sys.ProbeSchedFIFO() == nil {
+		rt = vanillaFIFO(t, rtapi.Options{})
+	} else {
+		rt = open(t, rtapi.Options{Flavor: "posix"})
+	}
+	const period = 20 * time.Millisecond
+	type result struct {
+		task     *rtapi.Task
+		policy   rtapi.OverrunPolicy
+		gap      int64 // deadline of cycle 4 - deadline of cycle 3
+		deadline [8]int64
+	}
+	var results []*result
+	for _, wake := range wakeModes {
+		for _, policy := range []rtapi.OverrunPolicy{rtapi.CatchUp, rtapi.Skip} {
+			r := &result{policy: policy}
+			task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String() + "/" + policy.String(), Period: period,
+				Wake: wake, Overrun: policy, Watchdog: -1},
+				func(tc *rtapi.TaskContext) error {
+					for tc.WaitPeriod() {
+						c := tc.Cycle()
+						r.deadline[c] = tc.Deadline()
+						if c == 3 {
+							end := tc.Now() + int64(period)*13/10
+							for tc.Now() < end {
+								runtime.Gosched()
+							}
+						}
+						if c == 7 {
+							return nil
+						}
+					}
+					return nil
+				})
+			require.NoError(t, err)
+			r.task = task
+			results = append(results, r)
+			require.NoError(t, task.Start())
+		}
+	}
+	for _, r := range results {
+		require.NoError(t, r.task.Wait())
+		st := r.task.Stats()
+		require.GreaterOrEqual(t, st.Overruns, int64(1), "%s: the late release was not counted", r.task.Name())
+		gap := r.deadline[4] - r.deadline[3]
+		if r.policy == rtapi.Skip {
+			require.GreaterOrEqual(t, gap, 2*int64(period), "%s: the missed release was run, not skipped", r.task.Name())
+		} else {
+			require.Equal(t, int64(period), gap, "%s: CatchUp runs every release", r.task.Name())
+		}
+	}
+}
+
+// Durations in a TaskSpec are bounded: a period near MaxInt64 overflowed
+// the deadline arithmetic.
+func TestTaskSpecBounds(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	for _, spec := range []rtapi.TaskSpec{
+		{Name: "p", Period: 1<<63 - 1},
+		{Name: "p", Period: rtapi.MaxPeriod + 1},
+		{Name: "p", Period: time.Millisecond, Watchdog: 1<<63 - 1},
+		{Name: "p", Period: time.Millisecond, LateThreshold: 1<<63 - 1},
+		{Name: "p", StackPrefault: 1 << 40},
+	} {
+		_, err := rt.NewTask(spec, loop)
+		require.ErrorIs(t, err, rtapi.ErrInvalid, "%+v", spec)
+	}
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "max", Period: rtapi.MaxPeriod, Wake: rtapi.WakeTimerfd}, loop)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	task.Stop()
+	require.NoError(t, task.Wait())
+	require.Zero(t, task.Stats().Cycles)
+}
+
+// gortapi's timer signal, sent to the process by kill(2), reaches a
+// program that asked for it with signal.Notify while a posix-timer task
+// collects its own instances on its thread.
+func TestTimerSignalNotStolenFromTheProgram(t *testing.T) {
+	rt := vanillaFIFO(t, rtapi.Options{})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: 50 * time.Microsecond, Wake: rtapi.WakePosixTimer,
+		Watchdog: -1}, loop)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	sig := syscall.Signal(rtapi.DefaultTimerSignal)
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, sig)
+	defer signal.Stop(c)
+	for i := 0; i < 300; i++ {
+		require.NoError(t, unix.Kill(os.Getpid(), sig))
+		select {
+		case <-c:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("kill %d of the timer signal never reached signal.Notify: the task thread took it", i)
+		}
+	}
+	require.Positive(t, task.Stats().Cycles)
+}
+
+// Options.TimerSignal picks the signal; a signal that is not a free
+// real-time one is refused.
+func TestTimerSignalOption(t *testing.T) {
+	for _, bad := range []int{9, 32, 33, 65, -1} {
+		_, err := rtapi.Open(rtapi.Options{Flavor: "posix", TimerSignal: bad})
+		require.ErrorIs(t, err, rtapi.ErrInvalid, "signal %d", bad)
+	}
+	rt := open(t, rtapi.Options{Flavor: "posix", TimerSignal: 45})
+	var blocked45, blockedDefault atomic.Bool
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond, Wake: rtapi.WakePosixTimer},
+		func(tc *rtapi.TaskContext) error {
+			b, err := sys.SignalBlocked(45)
+			blocked45.Store(b && err == nil)
+			b, err = sys.SignalBlocked(unix.Signal(rtapi.DefaultTimerSignal))
+			blockedDefault.Store(b || err != nil)
+			return loop(tc)
+		})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	waitCycles(t, task, 5)
+	task.Stop()
+	require.NoError(t, task.Wait())
+	require.True(t, blocked45.Load())
+	require.False(t, blockedDefault.Load())
+	require.False(t, errors.Is(task.Wait(), rtapi.ErrInvalid))
+}
+
+// dmaLatencyHeld reports whether this process holds /dev/cpu_dma_latency
+// open, the VanillaFIFO hardening's latency request.
+func dmaLatencyHeld(t testing.TB) bool {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/cpu_dma_latency" {
+			return true
+		}
+	}
+	return false
+}
+
+// Close abandons a task that will not stop, but does not release the
+// flavor (memory lock, latency request) under it: that waits for the task
+// to end.
+func TestCloseKeepsTheFlavorWhileATaskRuns(t *testing.T) {
+	rttest.RequireRT(t)
+	k, err := kerneldetect.Detect()
+	require.NoError(t, err)
+	rt, err := rtapi.Open(rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off,
+		StopTimeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	if !dmaLatencyHeld(t) {
+		t.Skip("the flavor holds no /dev/cpu_dma_latency here (see Flavor().Why): nothing to observe")
+	}
+	release := make(chan struct{})
+	stuck, err := rt.NewTask(rtapi.TaskSpec{Name: "stuck"}, func(*rtapi.TaskContext) error {
+		<-release
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, stuck.Start())
+	require.ErrorIs(t, rt.Close(), rtapi.ErrTimeout)
+	require.True(t, dmaLatencyHeld(t), "the flavor was released while a task still runs")
+	close(release)
+	<-stuck.Done()
+	deadline := time.Now().Add(10 * time.Second)
+	for dmaLatencyHeld(t) {
+		require.True(t, time.Now().Before(deadline), "the flavor was never released after the task ended")
+		time.Sleep(time.Millisecond)
+	}
+}
