@@ -90,7 +90,7 @@ type TaskSpec struct {
 	Priority int
 	// Period of a periodic task; 0 for a task that is not periodic (its
 	// WaitPeriod does not sleep). Must be at least the flavor's minimum
-	// (10 µs on Linux).
+	// (10 µs on Linux) and at most MaxPeriod.
 	Period time.Duration
 	// CPU places the task's thread; see CPUChoice.
 	CPU CPUChoice
@@ -99,7 +99,8 @@ type TaskSpec struct {
 	// Overrun selects CatchUp (default) or Skip.
 	Overrun OverrunPolicy
 	// StackPrefault is how much goroutine stack to grow before the first
-	// cycle, so that the body never copies its stack mid-cycle. Zero: 64 KiB.
+	// cycle, so that the body never copies its stack mid-cycle. Zero: 64 KiB;
+	// at most MaxStackPrefault.
 	StackPrefault int
 	// HistogramBound overrides Options.HistogramBound for this task.
 	HistogramBound time.Duration
@@ -112,15 +113,16 @@ type TaskSpec struct {
 	// the watchdog demotes the thread to SCHED_OTHER and faults the task
 	// (Wait returns a *FaultError). Zero: DefaultWatchdogPeriods periods
 	// plus DefaultWatchdogSlack for a periodic task, none for a task that
-	// is not periodic. Negative: not watched. Only real-time flavors run a
-	// watchdog.
+	// is not periodic. Negative: not watched. At most MaxPeriod. Only
+	// real-time flavors run a watchdog.
 	Watchdog time.Duration
 	// Interference turns the per-cycle interference counters
 	// (Stats.Interference) on or off; Auto (the zero value) is on. They
 	// cost one getrusage system call per cycle, about a microsecond.
 	Interference Toggle
 	// LateThreshold is the wake-up latency above which a wake-up counts
-	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period).
+	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period);
+	// at most MaxPeriod.
 	LateThreshold time.Duration
 	// GCShield keeps the task on time while the rest of the process
 	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
@@ -535,7 +537,8 @@ func (t *Task) poke() {
 }
 
 // Wait blocks until the task's body has returned and returns its error: the
-// body's own, a *PanicError when it panicked, or nil. For a task the
+// body's own, a *PanicError when it panicked, ErrGoexit (in a *TaskError)
+// when it called runtime.Goexit, or nil. For a task the
 // watchdog faulted it returns the *FaultError (errors.Is ErrFaulted) at
 // once, without waiting for the runaway body. Waiting on a task that was
 // never started (nor stopped) is ErrState.
