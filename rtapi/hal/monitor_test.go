@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
@@ -166,4 +167,72 @@ func TestStaleStatsSegmentIsReplaced(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// Another process truncates the stats segment under a Monitor: Read
+// reports rtapi.ErrShmTruncated and the monitoring process lives. Before,
+// the first Read after the truncation ended it with "fatal error: fault"
+// (SIGBUS).
+func TestMonitorSurvivesTruncation(t *testing.T) {
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7c, ShmDir: dir})
+	_, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7c, Dir: dir})
+	require.NoError(t, err)
+	defer m.Close()
+	_, err = m.Read()
+	require.NoError(t, err)
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "GORTAPI_HAL_TRUNCATE="+filepath.Join(dir, "gortapi-0-0000007c")+":4096")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+
+	s, err := m.Read()
+	require.ErrorIs(t, err, rtapi.ErrShmTruncated)
+	assert.Empty(t, s.Threads)
+	var te *rtapi.ShmTruncatedError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, int64(4096), te.FileSize)
+	assert.NotZero(t, te.Fault, "the header page survived: the thread records faulted")
+	_, err = m.Read()
+	require.ErrorIs(t, err, rtapi.ErrShmTruncated, "and again, without dying")
+	require.NoError(t, h.Close())
+}
+
+// A stats segment another user planted at the key is refused by the
+// monitor and by a host, which does not remove it as if it were stale.
+func TestForeignStatsSegmentRefused(t *testing.T) {
+	rttest.RequireRoot(t, "chowns a segment file to another user")
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7d, ShmDir: dir})
+	path := filepath.Join(dir, "gortapi-0-0000007d")
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	_, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir})
+	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir, AllowUIDs: []int{65534}})
+	require.NoError(t, err, "an allowed owner")
+	require.NoError(t, m.Close())
+	require.NoError(t, h.Close()) // Delete removes it whoever owns it
+
+	// Planted with a dead creator: a host refuses it instead of replacing it.
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	_, err = hal.New(openRT(t, rtapi.Options{}), hal.Options{StatsKey: 0x7d, ShmDir: dir})
+	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	_, err = os.Stat(path)
+	require.NoError(t, err, "left for its owner or an administrator to remove")
+}
+
+func TestStatsSegmentShmGroup(t *testing.T) {
+	rttest.RequireRoot(t, "gives a segment to another group")
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7e, ShmDir: dir, ShmGroup: "65534"})
+	fi, err := os.Stat(filepath.Join(dir, "gortapi-0-0000007e"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o660), fi.Mode().Perm())
+	require.NoError(t, h.Close())
 }
