@@ -185,9 +185,9 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 	}
 	// Trust is decided on the open file, before reading a byte of it or
 	// waiting on its lock: the name cannot be swapped in between.
-	if why := o.distrust(int(st.Uid), int(st.Gid), fileMode(st.Mode), os.Geteuid()); why != "" {
+	if why := o.distrust(int(st.Uid), int(st.Gid), fileMode(uint32(st.Mode)), os.Geteuid()); why != "" {
 		return nil, false, &OwnerError{Name: Name(o.Instance, key), Path: path, UID: int(st.Uid), GID: int(st.Gid),
-			Mode: fileMode(st.Mode), EUID: os.Geteuid(), Reason: why}
+			Mode: fileMode(uint32(st.Mode)), EUID: os.Geteuid(), Reason: why}
 	}
 	// The creator holds the lock exclusively while it initialises; never
 	// block on it (a stuck holder must not hang this process): retry until
