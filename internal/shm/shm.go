@@ -64,8 +64,9 @@ type Options struct {
 	// first access from a real-time task does not fault.
 	Prefault bool
 	// AttachTimeout bounds how long an attach waits for a creator that has
-	// not finished initialising; 0 means one second, negative means do not
-	// wait.
+	// not finished initialising (it holds the file's lock, or has not yet
+	// stored the header); 0 means one second, negative means do not wait.
+	// The wait is bounded even when the lock's holder never lets go.
 	AttachTimeout time.Duration
 	// Mode is the permission of a created file; 0 means 0600, or 0660
 	// when Group is set. It is applied with fchmod, so the umask does not

@@ -75,7 +75,9 @@ func newPublisher(dir string, instance int, key uint32, group string) (*publishe
 // may be publishing on the key). An unreadable segment counts as dead; an
 // untrusted one is an error.
 func segmentHost(o shm.Options, key uint32) (int, bool, error) {
-	o.AttachTimeout = -1
+	// Long enough for a live creator to finish initialising, short enough
+	// not to hold up the start over a dead one's half-made segment.
+	o.AttachTimeout = 100 * time.Millisecond
 	seg, err := shm.Attach(o, key)
 	if errors.Is(err, shm.ErrUntrusted) || errors.Is(err, shm.ErrInvalid) {
 		return 0, false, err
