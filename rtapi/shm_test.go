@@ -232,6 +232,9 @@ func TestShmGroupOption(t *testing.T) {
 	bad := open(t, rtapi.Options{Flavor: "posix", Instance: inst, ShmGroup: "no-such-group-gortapi"})
 	_, err = bad.ShmNew(0x79, 64)
 	assert.ErrorIs(t, err, rtapi.ErrInvalid)
+	bad = open(t, rtapi.Options{Flavor: "posix", Instance: inst, ShmAllowUIDs: []int{-3}})
+	_, err = bad.ShmAttach(0x78)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid)
 }
 
 // Guard turns a fault in a truncated segment into ErrShmTruncated; Check
@@ -240,7 +243,6 @@ func TestShmGuardTruncated(t *testing.T) {
 	rt := openShm(t)
 	seg, err := rt.ShmNew(0x7a, 2*4096)
 	require.NoError(t, err)
-	defer seg.Delete()
 	mem := seg.Bytes()
 	require.NoError(t, seg.Check())
 	require.NoError(t, os.Truncate("/dev/shm/"+seg.Name()[1:], 64))
@@ -252,4 +254,7 @@ func TestShmGuardTruncated(t *testing.T) {
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, int64(64), te.FileSize)
 	assert.Zero(t, got)
+	require.NoError(t, seg.Delete())
+	assert.ErrorIs(t, seg.Guard(func() { t.Fatal("f called after Delete") }), rtapi.ErrClosed)
+	assert.ErrorIs(t, seg.Check(), rtapi.ErrClosed)
 }

@@ -44,6 +44,9 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 		return nil, errf("open monitor", "", "", rtapi.ErrInvalid, "a stats segment key is required")
 	}
 	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance, Group: o.Group, AllowUIDs: o.AllowUIDs}, o.Key)
+	if errors.Is(err, shm.ErrInvalid) {
+		err = fmt.Errorf("%w (%w)", err, rtapi.ErrInvalid)
+	}
 	if err != nil {
 		return nil, &Error{Op: "open monitor", Err: err}
 	}

@@ -109,6 +109,10 @@ func TestMonitorMisuse(t *testing.T) {
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "key required")
 	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir})
 	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir, Group: "no-such-group-gortapi"})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "unknown group")
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir, AllowUIDs: []int{-1}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "negative uid")
 
 	seg, err := shm.Create(shm.Options{Dir: dir}, 8, 4096)
 	require.NoError(t, err)
