@@ -198,6 +198,10 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 		}
 		return nil, false, os.NewSyscallError("flock", err)
 	}
+	// Size and links as the lock holder left them.
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, os.NewSyscallError("fstat", err)
+	}
 	if st.Nlink == 0 {
 		return nil, true, ErrNotExist // deleted while we opened it
 	}
