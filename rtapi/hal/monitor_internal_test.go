@@ -5,13 +5,18 @@ package hal
 import (
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
+	"os"
 	"sync/atomic"
 	"testing"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -177,4 +182,61 @@ func FuzzMonitorRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ScribbleStats is the hostile writer of TestMonitorUnderHostileWriter, run
+// in a child process: it maps the stats segment file at path and makes n
+// writes into it, half of them random bytes at random places, half chosen
+// values in the fields a reader bounds itself by (counts, chain lengths and
+// indexes, sequence words, magic).
+func ScribbleStats(path string, n int, seed uint64) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(mem)
+	data := mem[shm.HeaderSize:]
+	var l statsLayout
+	base := uintptr(unsafe.Pointer(&l))
+	off := func(p unsafe.Pointer) int { return int(uintptr(p) - base) }
+	slot := func(i int) int { return off(unsafe.Pointer(&l.Threads[i])) }
+	// A seqlock is its sequence word, padding to 64 bytes, then two copies
+	// of the record, each padded to 8 bytes.
+	recSize := (int(unsafe.Sizeof(threadRecord{})) + 7) &^ 7
+	targets := []int{
+		off(unsafe.Pointer(&l.Header.NThreads)), off(unsafe.Pointer(&l.Header.NExported)),
+		off(unsafe.Pointer(&l.Header.Magic)), off(unsafe.Pointer(&l.Header.MaxFuncts)),
+	}
+	for i := range MaxThreads {
+		targets = append(targets, slot(i)) // sequence
+		for copy := range 2 {
+			r := slot(i) + 64 + copy*recSize
+			targets = append(targets, r+int(unsafe.Offsetof(threadRecord{}.NFuncts)), r+int(unsafe.Offsetof(threadRecord{}.Chain)))
+		}
+	}
+	values := []uint64{0, 1, 2, MaxThreads, MaxThreads + 1, MaxFuncts + 1, MaxExported + 1, 1 << 31, 1 << 62, ^uint64(0), 0xffff}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	for range n {
+		var at int
+		var v uint64
+		if rng.IntN(2) == 0 {
+			at = rng.IntN(len(data) - 8)
+			v = rng.Uint64()
+		} else {
+			at = targets[rng.IntN(len(targets))]
+			v = values[rng.IntN(len(values))]
+		}
+		at &^= 7
+		atomic.StoreUint64((*uint64)(unsafe.Pointer(&data[at])), v)
+	}
+	return nil
 }

@@ -240,3 +240,49 @@ func TestStatsSegmentShmGroup(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o660), fi.Mode().Perm())
 	require.NoError(t, h.Close())
 }
+
+// A second process writes random and chosen values into every part of a
+// running host's stats segment while this one reads it with a Monitor: the
+// reader only ever sees data or ErrCorrupt, and each Read returns.
+func TestMonitorUnderHostileWriter(t *testing.T) {
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7f, ShmDir: dir, PublishEvery: time.Nanosecond})
+	for _, n := range []string{"a", "b"} {
+		_, err := h.NewThread(n, time.Millisecond)
+		require.NoError(t, err)
+		_, err = h.Export(n+".update", func(time.Duration, int64) {})
+		require.NoError(t, err)
+		require.NoError(t, h.AddFunct(n+".update", n, hal.Last))
+	}
+	require.NoError(t, h.Start())
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7f, Dir: dir})
+	require.NoError(t, err)
+	defer m.Close()
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "GORTAPI_HAL_SCRIBBLE="+filepath.Join(dir, "gortapi-0-0000007f")+":3000000")
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var reads, corrupt int
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			finished = true
+		default:
+		}
+		_, err := m.Read()
+		reads++
+		if err != nil {
+			require.ErrorIs(t, err, hal.ErrCorrupt)
+			corrupt++
+		}
+	}
+	t.Logf("%d reads while the writer ran, %d reported corruption", reads, corrupt)
+	assert.NotZero(t, corrupt, "the writer did corrupt the segment")
+	require.NoError(t, h.Stop())
+}
