@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -163,4 +164,53 @@ func TestCreateReplacesEmptyStaleFile(t *testing.T) {
 	require.NoError(t, host.Delete())
 	_, err = os.Stat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// A writer that completes a frame during every copy (no scope publishes
+// that fast) makes Read give up with ErrTimeout instead of spinning for as
+// long as it writes.
+func TestReadBoundedUnderRacingWriter(t *testing.T) {
+	rt := openRT(t)
+	k := key()
+	host, err := pins.Create(rt, k, []string{"a.out"})
+	require.NoError(t, err)
+	defer host.Delete()
+	raw, err := rt.ShmAttach(k)
+	require.NoError(t, err)
+	defer raw.Close()
+	// The frames' seqlock follows the magic, the count, the names and the
+	// pins; its sequence word comes first.
+	seq, err := rtapi.View[uint64](raw, 8+8+pins.MaxPins*pins.NameLen+pins.MaxPins*8)
+	require.NoError(t, err)
+	mon, err := pins.Attach(rt, k)
+	require.NoError(t, err)
+	defer mon.Close()
+	host.Publish(1, 1)
+	var f pins.Frame
+	got, err := mon.Read(&f)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), got, "the offset is the sequence word")
+
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200_000_000 && !stop.Load(); i++ {
+			atomic.AddUint64(seq, 2)
+		}
+	}()
+	for {
+		_, err = mon.Read(&f)
+		if err != nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatal("Read never gave up on a frame that changed during every copy")
+		default:
+		}
+	}
+	stop.Store(true)
+	<-done
+	require.ErrorIs(t, err, rtapi.ErrTimeout)
 }
