@@ -51,6 +51,16 @@ type Options struct {
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Env RTAPI_INSTANCE, flag -rtapi.instance.
 	Instance int
+	// ShmGroup shares this host's segments with the members of one group
+	// (a name or a numeric gid): segments it creates get that group and
+	// mode 0660, and segments owned by a member are attached. Empty: only
+	// this user and root. Env RTAPI_SHM_GROUP, flag -rtapi.shm-group.
+	// docs/SECURITY.md says who may then write what.
+	ShmGroup string
+	// ShmAllowUIDs lists other users whose segments are attached (they
+	// may still not be writable by everyone). Empty: only this user, root
+	// and ShmGroup.
+	ShmAllowUIDs []int
 	// Kernel is the detection report to choose the flavor from. nil:
 	// kerneldetect.Detect() on the live system.
 	Kernel *kerneldetect.Report
@@ -118,7 +128,7 @@ const (
 
 // RegisterFlags registers gortapi's command-line flags (-rtapi.flavor,
 // -rtapi.vanilla-fifo, -rtapi.strict, -rtapi.cpu, -rtapi.lock-memory,
-// -rtapi.instance) on fs and returns the Options they fill in when fs is
+// -rtapi.instance, -rtapi.shm-group) on fs and returns the Options they fill in when fs is
 // parsed. Fields set on the result after parsing win over the flags.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	o := &Options{}
@@ -133,6 +143,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	})
 	fs.Var(&o.LockMemory, "rtapi.lock-memory", "mlockall on real-time flavors: auto, on or off (env RTAPI_LOCK_MEMORY)")
 	fs.IntVar(&o.Instance, "rtapi.instance", 0, "instance number of this host's shared memory (env RTAPI_INSTANCE)")
+	fs.StringVar(&o.ShmGroup, "rtapi.shm-group", "", "share shared-memory segments with this group, name or gid (env RTAPI_SHM_GROUP)")
 	return o
 }
 
@@ -183,6 +194,9 @@ func (o Options) withEnv(getenv func(string) string) (Options, error) {
 	}
 	if o.Instance < 0 {
 		return o, fmt.Errorf("instance %d is negative: %w", o.Instance, ErrInvalid)
+	}
+	if o.ShmGroup == "" {
+		o.ShmGroup = getenv("RTAPI_SHM_GROUP")
 	}
 	if o.HistogramBound == 0 {
 		o.HistogramBound = DefaultHistogramBound

@@ -112,6 +112,8 @@ func TestEnvironmentAndFlags(t *testing.T) {
 	rt := open(t, *o)
 	require.Equal(t, "posix", rt.Flavor().Name)
 	require.Equal(t, 3, rt.Instance())
+	require.NoError(t, fs.Parse([]string{"-rtapi.shm-group=65534"}))
+	require.Equal(t, "65534", o.ShmGroup)
 	o.Flavor = "also-nonsense"
 	_, err = rtapi.Open(*o)
 	require.ErrorIs(t, err, rtapi.ErrInvalid)

@@ -21,7 +21,19 @@ var (
 	ErrShmTruncated      = shm.ErrTruncated      // the segment file is shorter than its header says
 	ErrShmCorrupt        = shm.ErrCorrupt        // the segment file is not a gortapi segment
 	ErrShmVersion        = shm.ErrVersion        // another header layout version (*ShmVersionError)
+	// ErrShmUntrusted: the segment file is owned, or writable, by a user
+	// this process does not trust (*ShmOwnerError); it matches
+	// os.ErrPermission too. See Options.ShmGroup and docs/SECURITY.md.
+	ErrShmUntrusted = shm.ErrUntrusted
 )
+
+// ShmOwnerError names the owner, group and mode of a refused segment file,
+// why it was refused and what to do.
+type ShmOwnerError = shm.OwnerError
+
+// ShmTruncatedError reports a segment file truncated under its mapping
+// (ErrShmTruncated).
+type ShmTruncatedError = shm.TruncatedError
 
 // ShmSizeMismatchError names both sizes of a key collision.
 type ShmSizeMismatchError = shm.SizeMismatchError
@@ -46,9 +58,11 @@ type Segment struct {
 // lock).
 func (rt *RT) shmOptions(lock bool) shm.Options {
 	return shm.Options{
-		Instance: rt.opts.Instance,
-		Lock:     lock,
-		Prefault: rt.info.RealTime,
+		Instance:  rt.opts.Instance,
+		Lock:      lock,
+		Prefault:  rt.info.RealTime,
+		Group:     rt.opts.ShmGroup,
+		AllowUIDs: rt.opts.ShmAllowUIDs,
 	}
 }
 
@@ -57,7 +71,10 @@ func (rt *RT) lockShm() bool { return rt.info.RealTime && rt.opts.LockMemory != 
 // ShmNew creates the segment key with size data bytes, or attaches to it
 // when it exists with the same size (rtapi_shmem_new). A segment of
 // another size gives *ShmSizeMismatchError (ErrShmSizeMismatch, ErrInvalid);
-// a damaged one ErrShmTruncated, ErrShmCorrupt or *ShmVersionError. On a
+// a damaged one ErrShmTruncated, ErrShmCorrupt or *ShmVersionError; one
+// owned or writable by a user this process does not trust
+// *ShmOwnerError (ErrShmUntrusted, os.ErrPermission). A created segment is
+// mode 0600, or 0660 of Options.ShmGroup. On a
 // real-time flavor the memory is prefaulted and locked; when locking is
 // refused and Options.LockMemory is not On, it stays unlocked with a
 // warning.
@@ -66,7 +83,7 @@ func (rt *RT) ShmNew(key uint32, size int) (*Segment, error) {
 }
 
 // ShmAttach attaches to an existing segment of any size; ErrShmNotExist
-// (and os.ErrNotExist) when there is none.
+// (and os.ErrNotExist) when there is none, ErrShmUntrusted as for ShmNew.
 func (rt *RT) ShmAttach(key uint32) (*Segment, error) {
 	return rt.shmOpen("ShmAttach", key, func(o shm.Options) (*shm.Segment, error) { return shm.Attach(o, key) })
 }
@@ -138,9 +155,26 @@ func (s *Segment) Bytes() []byte { return s.seg.Bytes() }
 // and later attaches until someone deletes it.
 func (s *Segment) Close() error { return shmErr("Segment.Close", s.seg.Key(), s.seg.Close()) }
 
-// Delete detaches and removes the segment once its last user has detached
-// (rtapi_shmem_delete). Users killed without detaching do not count.
+// Delete detaches and removes the segment (rtapi_shmem_delete): the name
+// goes at once, so a later ShmNew creates a new segment; users still
+// attached keep their memory until they close or die, and the kernel frees
+// it after the last of them.
 func (s *Segment) Delete() error { return shmErr("Segment.Delete", s.seg.Key(), s.seg.Delete()) }
+
+// Check reports whether the segment file still holds all the memory this
+// attachment mapped: nil, or *ShmTruncatedError (ErrShmTruncated) when
+// another process truncated it. One fstat; not RT-safe.
+func (s *Segment) Check() error { return shmErr("Segment.Check", s.seg.Key(), s.seg.Check()) }
+
+// Guard calls f, which reads or writes this segment's memory, and turns a
+// fault in it — the file was truncated under the mapping by another
+// process, which would otherwise kill this one with SIGBUS — into a
+// *ShmTruncatedError (ErrShmTruncated). Faults elsewhere and f's own panics
+// pass through. f runs on the calling goroutine; Guard does not allocate
+// unless f faults. Use it for monitoring and tools, not in a task body:
+// a real-time task that touches a truncated segment still ends the process
+// (docs/SECURITY.md).
+func (s *Segment) Guard(f func()) error { return shmErr("Segment.Guard", s.seg.Key(), s.seg.Guard(f)) }
 
 // View maps *T onto the segment at byte offset off. T must be
 // pointer-free — booleans, numbers, arrays and structs of them, and the

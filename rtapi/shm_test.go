@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -184,4 +186,75 @@ func TestSemaphoreBetweenTasks(t *testing.T) {
 		rounds++
 	}
 	assert.Equal(t, 100, rounds)
+}
+
+// A segment another user planted at the key is refused by ShmNew and
+// ShmAttach, naming owner and mode; ShmAllowUIDs lets it in when it is not
+// writable by everyone.
+func TestShmForeignOwnerRefused(t *testing.T) {
+	rttest.RequireRoot(t, "chowns a segment file to another user")
+	rt := openShm(t)
+	seg, err := rt.ShmNew(0x77, 4096)
+	require.NoError(t, err)
+	path := "/dev/shm/" + seg.Name()[1:]
+	require.NoError(t, seg.Close())
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	require.NoError(t, os.Chmod(path, 0o666))
+	_, err = rt.ShmNew(0x77, 4096)
+	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	require.ErrorIs(t, err, os.ErrPermission)
+	var oe *rtapi.ShmOwnerError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, 65534, oe.UID)
+	assert.Contains(t, err.Error(), "mode 0666")
+	_, err = rt.ShmAttach(0x77)
+	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+
+	require.NoError(t, os.Chmod(path, 0o600))
+	trusting := open(t, rtapi.Options{Flavor: "posix", Instance: rt.Instance(), ShmAllowUIDs: []int{65534}})
+	seg, err = trusting.ShmAttach(0x77)
+	require.NoError(t, err)
+	require.NoError(t, seg.Delete())
+}
+
+func TestShmGroupOption(t *testing.T) {
+	rttest.RequireRoot(t, "gives a segment to another group")
+	inst := 400000 + os.Getpid()
+	rt := open(t, rtapi.Options{Flavor: "posix", Instance: inst, ShmGroup: "65534"})
+	seg, err := rt.ShmNew(0x78, 64)
+	require.NoError(t, err)
+	defer seg.Delete()
+	fi, err := os.Stat("/dev/shm/" + seg.Name()[1:])
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o660), fi.Mode().Perm())
+	assert.Equal(t, uint32(65534), fi.Sys().(*syscall.Stat_t).Gid)
+
+	bad := open(t, rtapi.Options{Flavor: "posix", Instance: inst, ShmGroup: "no-such-group-gortapi"})
+	_, err = bad.ShmNew(0x79, 64)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid)
+	bad = open(t, rtapi.Options{Flavor: "posix", Instance: inst, ShmAllowUIDs: []int{-3}})
+	_, err = bad.ShmAttach(0x78)
+	assert.ErrorIs(t, err, rtapi.ErrInvalid)
+}
+
+// Guard turns a fault in a truncated segment into ErrShmTruncated; Check
+// sees the truncation first. (internal/shm tests it with a second process.)
+func TestShmGuardTruncated(t *testing.T) {
+	rt := openShm(t)
+	seg, err := rt.ShmNew(0x7a, 2*4096)
+	require.NoError(t, err)
+	mem := seg.Bytes()
+	require.NoError(t, seg.Check())
+	require.NoError(t, os.Truncate("/dev/shm/"+seg.Name()[1:], 64))
+	require.ErrorIs(t, seg.Check(), rtapi.ErrShmTruncated)
+	var got byte
+	err = seg.Guard(func() { got = mem[len(mem)-1] })
+	require.ErrorIs(t, err, rtapi.ErrShmTruncated)
+	var te *rtapi.ShmTruncatedError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, int64(64), te.FileSize)
+	assert.Zero(t, got)
+	require.NoError(t, seg.Delete())
+	assert.ErrorIs(t, seg.Guard(func() { t.Fatal("f called after Delete") }), rtapi.ErrClosed)
+	assert.ErrorIs(t, seg.Check(), rtapi.ErrClosed)
 }

@@ -321,3 +321,50 @@ func TestKilledHostIsNoticedAndReplaced(t *testing.T) {
 	assert.Contains(t, mon.output(), fmt.Sprintf("host pid %d", again.cmd.Process.Pid))
 	require.Equal(t, 0, again.interrupt(), again.output())
 }
+
+// An empty file left at the pins key (a host that died before sizing it,
+// or a stray touch) is replaced like a stale stats segment. Before, halhost
+// refused to start on it ("segment not initialised").
+func TestHostStartsOverEmptyStalePinsFile(t *testing.T) {
+	hostBin, _ := binaries(t)
+	k := keys(t)
+	pinsKey, err := strconv.ParseUint(k[3], 10, 32)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(segPath(uint32(pinsKey)), nil, 0o600))
+	host := start(t, hostBin, k...)
+	host.waitFor("halhost ready")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+// Another process writes a pin count of 1000 into the running host's pins
+// segment: the servo thread keeps running on its own count. Before, the
+// scope indexed past its frame and the servo thread stopped with "index
+// out of range".
+func TestCorruptPinCountDoesNotStopTheServoThread(t *testing.T) {
+	hostBin, _ := binaries(t)
+	k := keys(t)
+	pinsKey, err := strconv.ParseUint(k[3], 10, 32)
+	require.NoError(t, err)
+	host := start(t, hostBin, append([]string{"-status", "20ms"}, k...)...)
+	host.waitFor("halhost ready")
+
+	f, err := os.OpenFile(segPath(uint32(pinsKey)), os.O_RDWR, 0)
+	require.NoError(t, err)
+	var n [8]byte
+	n[0], n[1] = 0xe8, 0x03        // 1000, little-endian
+	_, err = f.WriteAt(n[:], 64+8) // after the segment header and the table's magic
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	mark := len(host.output())
+
+	servo := regexp.MustCompile(`thread servo .* running +beat +(\d+)`)
+	eventually(t, func() bool {
+		return len(servo.FindAllString(host.output()[mark:], -1)) >= 3
+	}, "the servo thread running in three status tables after the corruption")
+	beats := servo.FindAllStringSubmatch(host.output()[mark:], -1)
+	first, _ := strconv.Atoi(beats[0][1])
+	last, _ := strconv.Atoi(beats[len(beats)-1][1])
+	assert.Greater(t, last, first, "the servo thread advances")
+	assert.NotContains(t, host.output(), "panicked")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}

@@ -99,7 +99,10 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 		if err != nil {
 			return err
 		}
-		seq := table.Read(&frame)
+		seq, err := table.Read(&frame)
+		if err != nil {
+			return err
+		}
 		show(w, c.clear, snap, table, &frame, seq)
 		if snap.HostClosed || !mon.HostAlive() {
 			fmt.Fprintf(w, "halmon: halhost (pid %d) has stopped; detaching\n", snap.HostPID)

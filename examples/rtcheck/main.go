@@ -120,7 +120,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "rtcheck: -root %s: not a directory or .tar.gz\n", o.root)
 			return exitUsage
 		}
-		src = os.DirFS(o.root)
+		// os.Root, not os.DirFS: a symlink in the tree (proc/cmdline ->
+		// /etc/shadow) must not lead out of it, into the report or into a
+		// -capture archive.
+		root, err := os.OpenRoot(o.root)
+		if err != nil {
+			fmt.Fprintf(stderr, "rtcheck: -root: %v\n", err)
+			return exitUsage
+		}
+		defer root.Close()
+		src = root.FS()
 	}
 
 	var rec *recordingFS
@@ -164,13 +173,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitNotRT
 }
 
+// writeCapture writes the archive readable by its owner only: it holds
+// what this user (often root) could read, the kernel command line
+// included. The file is not followed if it is a symlink.
 func writeCapture(rec *recordingFS, name string) (int, error) {
 	var buf bytes.Buffer
 	n, err := rec.writeTarGz(&buf)
 	if err != nil {
 		return 0, err
 	}
-	return n, os.WriteFile(name, buf.Bytes(), 0o644)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	if err := f.Chmod(0o600); err != nil { // an existing file keeps its mode otherwise
+		f.Close()
+		return 0, err
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return n, f.Close()
 }
 
 func orDash(s string) string {

@@ -305,3 +305,50 @@ func TestZeroRTBudgetCgroupLive(t *testing.T) {
 	assert.True(t, anyFailed(doc, "rt_group_sched"), "files must explain the EPERM")
 	assert.False(t, anyFailed(doc, "sched_fifo"), "root has CAP_SYS_NICE: the budget is the problem")
 }
+
+// A symlink in a -root tree that points out of it (proc/cmdline ->
+// a secret file) is not followed: the secret reaches neither the report
+// nor the -capture archive, and the archive is readable by its owner
+// only. Before, os.DirFS followed the link and copied the target into a
+// 0644 archive.
+func TestCaptureDoesNotFollowSymlinksOutOfRoot(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "shadow")
+	require.NoError(t, os.WriteFile(secret, []byte("root:$6$secret-hash:19000::::::"), 0o600))
+	tree := filepath.Join(dir, "tree")
+	require.NoError(t, os.CopyFS(tree, os.DirFS(filepath.Join(fixtures, "debian-6.1-rt"))))
+	cmdline := filepath.Join(tree, "proc", "cmdline")
+	require.NoError(t, os.Remove(cmdline))
+	require.NoError(t, os.Symlink(secret, cmdline))
+	// A relative link that climbs out is refused as well.
+	require.NoError(t, os.Remove(filepath.Join(tree, "proc", "version")))
+	require.NoError(t, os.Symlink("../../shadow", filepath.Join(tree, "proc", "version")))
+	// A link that stays inside the tree still works.
+	osrelease := filepath.Join(tree, "proc", "sys", "kernel", "osrelease")
+	want, err := os.ReadFile(osrelease)
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(osrelease, osrelease+".real"))
+	require.NoError(t, os.Symlink("osrelease.real", osrelease))
+
+	capture := filepath.Join(dir, "cap.tar.gz")
+	require.NoError(t, os.WriteFile(capture, nil, 0o644)) // an old capture: its mode must not stay
+	_, out, errOut := runRTCheck(t, "-json", "-root", tree, "-capture", capture)
+	assert.Contains(t, errOut, "captured")
+	assert.NotContains(t, out, "secret-hash")
+	fi, err := os.Stat(capture)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	unpacked := filepath.Join(dir, "unpacked")
+	names := untar(t, capture, unpacked)
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(unpacked, filepath.FromSlash(n)))
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "secret-hash", "archive entry %s", n)
+	}
+	assert.NotContains(t, names, "proc/cmdline")
+	assert.Contains(t, names, "proc/sys/kernel/osrelease")
+	got, err := os.ReadFile(filepath.Join(unpacked, "proc", "sys", "kernel", "osrelease"))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}

@@ -13,13 +13,30 @@
 // file, a file of another layout version or one overwritten with garbage is
 // refused with ErrTruncated, *VersionError or ErrCorrupt — never misread.
 //
+// Trust. A segment is input from whoever may write its file, so attach
+// decides on the open file (fstat, before reading a byte or waiting on its
+// lock) whether those writers are trusted: the file must be a regular file
+// owned by this process's effective uid, by root, by a user in
+// Options.AllowUIDs or, when Options.Group is set, be of that group; nobody
+// else may have write permission (no "others" write bit, no group write bit
+// for another group). Anything else is refused with an *OwnerError
+// (ErrUntrusted, os.ErrPermission) that names owner, mode and the remedy.
+// Created files are 0600, or 0660 with Options.Group, set with fchmod so the
+// umask does not change them. docs/SECURITY.md has the threat model.
+//
 // Every attachment holds a shared flock(2) on its own open file description.
-// The kernel drops it when the process dies, so "is this the last user?" is
-// answered by the kernel, not by a counter a SIGKILLed process could leave
-// behind: Delete unlinks the name at once when the caller is the last user
-// and otherwise marks the segment so that the last Close unlinks it. The
-// attach count in the header is informational (Attached) and may overcount
-// after a crash.
+// The kernel drops it when the process dies. Delete unlinks the name at
+// once, as shm_unlink does: users still attached keep their memory, the
+// kernel frees it when the last of them unmaps it or dies, and nothing is
+// left in /dev/shm even when that user is SIGKILLed. The attach count in
+// the header is informational (Attached) and may overcount after a crash.
+//
+// Truncation. A writer of the file may also shrink it; touching the mapped
+// pages past the new end raises SIGBUS, which kills a Go program. Attach
+// checks the file's size, Check compares it with the mapping, and Guard runs
+// reading code with such a fault turned into a *TruncatedError
+// (ErrTruncated). A real-time task touching a truncated segment directly is
+// not contained: the process dies.
 //
 // Views map pointer-free Go types onto segment memory (View, CheckPointerFree).
 // The garbage collector cannot see into shared memory and another process

@@ -34,7 +34,60 @@ var (
 	// ErrClosed reports use of a segment after Close or Delete. It is
 	// os.ErrClosed.
 	ErrClosed = os.ErrClosed
+	// ErrUntrusted is matched by *OwnerError: a segment file that a user
+	// this process does not trust could have written. It matches
+	// os.ErrPermission too.
+	ErrUntrusted = fmt.Errorf("shm: segment not trusted: %w", os.ErrPermission)
 )
+
+// OwnerError reports a segment file refused on attach because someone this
+// process does not trust owns it or may write it: it is owned by another
+// user (not this process's effective uid, not root, not in
+// Options.AllowUIDs, not of Options.Group), it lets others write, it lets an
+// untrusted group write, or it is not a regular file. Such a file may have
+// been planted to be read, or written under this process.
+type OwnerError struct {
+	Name   string      // segment name, e.g. "/gortapi-0-0000abcd"
+	Path   string      // the file
+	UID    int         // the file's owner
+	GID    int         // the file's group
+	Mode   os.FileMode // the file's type and permission bits
+	EUID   int         // this process's effective uid
+	Reason string      // what is wrong, e.g. "it is owned by uid 65534"
+}
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("shm: refusing segment %s: %s (file %s: owner uid %d, group %d, mode %04o; this process runs as uid %d); "+
+		"if it is stale or was not made by you, remove it (rm %s) and let the host create it again (mode 0600), "+
+		"or, to share it on purpose, create it with Options.Group and mode 0660 and give the same Group (or Options.AllowUIDs) to every user",
+		e.Name, e.Reason, e.Path, e.UID, e.GID, e.Mode.Perm(), e.EUID, e.Path)
+}
+
+// Is matches ErrUntrusted (and so os.ErrPermission).
+func (e *OwnerError) Is(target error) bool {
+	return target == ErrUntrusted || target == os.ErrPermission
+}
+
+// TruncatedError reports that the file under a mapped segment became
+// shorter than the mapping (another process truncated it): an access past
+// the new end faulted (Guard) or would fault (Check).
+type TruncatedError struct {
+	Name     string
+	FileSize int64   // the file's size now; -1 when it could not be read
+	Mapped   int     // the bytes this attachment mapped (header included)
+	Fault    uintptr // the faulting address, 0 when nothing faulted
+}
+
+func (e *TruncatedError) Error() string {
+	s := fmt.Sprintf("shm: segment %s was truncated under its mapping: the file holds %d bytes, %d are mapped", e.Name, e.FileSize, e.Mapped)
+	if e.Fault != 0 {
+		s += fmt.Sprintf("; access at %#x faulted", e.Fault)
+	}
+	return s
+}
+
+// Is matches ErrTruncated.
+func (e *TruncatedError) Is(target error) bool { return target == ErrTruncated }
 
 // SizeMismatchError reports a create-or-attach of an existing key with a
 // different size.

@@ -32,3 +32,9 @@ func (s *Segment) Close() error { return nil }
 
 // Delete does nothing: no segment can exist here.
 func (s *Segment) Delete() error { return nil }
+
+// Check fails: no POSIX shared memory here.
+func (s *Segment) Check() error { return errUnsupported }
+
+// Guard fails without calling f: no segment can exist here.
+func (s *Segment) Guard(f func()) error { return errUnsupported }

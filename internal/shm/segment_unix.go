@@ -102,9 +102,19 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 		_ = unix.Close(fd)
 		return nil, fmt.Errorf("create %s: %w", name, os.NewSyscallError(op, err))
 	}
-	// Exclusive while initialising: attachers block on their shared lock.
+	// Exclusive while initialising: attachers wait for their shared lock.
 	if err := flockRetry(fd, unix.LOCK_EX); err != nil {
 		return fail("flock", err)
+	}
+	// The permission is set explicitly: the umask must not change who may
+	// write (nor may a group mode lose its group write bit).
+	if o.gid >= 0 {
+		if err := unix.Fchown(fd, -1, o.gid); err != nil {
+			return fail("fchown", err)
+		}
+	}
+	if err := unix.Fchmod(fd, o.mode()); err != nil {
+		return fail("fchmod", err)
 	}
 	if err := unix.Ftruncate(fd, int64(HeaderSize+size)); err != nil {
 		return fail("ftruncate", err)
@@ -156,7 +166,7 @@ func attach(o *Options, key uint32, want int, deadline time.Time) (*Segment, err
 // attachOnce makes one attempt; retry says the failure may go away (the
 // creator is still initialising, or the file was unlinked under us).
 func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retry bool, _ error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, false, ErrNotExist
@@ -169,10 +179,26 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 			_ = unix.Close(fd)
 		}
 	}()
-	if err := flockRetry(fd, unix.LOCK_SH); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, os.NewSyscallError("fstat", err)
+	}
+	// Trust is decided on the open file, before reading a byte of it or
+	// waiting on its lock: the name cannot be swapped in between.
+	if why := o.distrust(int(st.Uid), int(st.Gid), fileMode(uint32(st.Mode)), os.Geteuid()); why != "" {
+		return nil, false, &OwnerError{Name: Name(o.Instance, key), Path: path, UID: int(st.Uid), GID: int(st.Gid),
+			Mode: fileMode(uint32(st.Mode)), EUID: os.Geteuid(), Reason: why}
+	}
+	// The creator holds the lock exclusively while it initialises; never
+	// block on it (a stuck holder must not hang this process): retry until
+	// the deadline instead.
+	if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		if err == unix.EWOULDBLOCK || err == unix.EINTR {
+			return nil, true, ErrNotInitialised
+		}
 		return nil, false, os.NewSyscallError("flock", err)
 	}
-	var st unix.Stat_t
+	// Size and links as the lock holder left them.
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, false, os.NewSyscallError("fstat", err)
 	}
@@ -209,19 +235,13 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 		return nil, false, fmt.Errorf("%w: file is %d bytes, header says %d", ErrCorrupt, st.Size, int64(h.size)+HeaderSize)
 	}
 	if h.flags&flagDeletePending != 0 {
-		// Marked for deletion. If nobody else holds it, finish the job.
+		// Deleted: its deleter is unlinking the name (or died before it
+		// could). It is never attached. If nobody holds it, finish the job.
 		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 			_ = unlinkIfSame(path, fd)
-			return nil, true, ErrNotExist
+			return nil, false, ErrNotExist
 		}
-		// Still in use: the failed conversion dropped our shared lock; take
-		// it again and re-check that the name was not unlinked meanwhile.
-		if err := flockRetry(fd, unix.LOCK_SH); err != nil {
-			return nil, false, os.NewSyscallError("flock", err)
-		}
-		if err := unix.Fstat(fd, &st); err != nil || st.Nlink == 0 {
-			return nil, true, ErrNotExist
-		}
+		return nil, true, ErrNotExist
 	}
 	if want >= 0 && uint64(want) != h.size {
 		return nil, false, &SizeMismatchError{Name: Name(o.Instance, key), Existing: int(h.size), Requested: want}
@@ -264,9 +284,11 @@ func mapSegment(o *Options, fd, length int) (*Segment, error) {
 // unlinked. A second Close returns ErrClosed.
 func (s *Segment) Close() error { return s.detach(false) }
 
-// Delete detaches and removes the segment once the last user has detached
-// (rtapi_shmem_delete): at once if the caller is the last user, otherwise
-// when the last other user closes. A second call returns ErrClosed.
+// Delete detaches and removes the segment (rtapi_shmem_delete): its name
+// is unlinked at once, so Exists reports false and a later New creates a new
+// segment, while users still attached keep their memory until they close
+// or die; the kernel frees it after the last of them. A second call returns
+// ErrClosed.
 func (s *Segment) Delete() error { return s.detach(true) }
 
 func (s *Segment) detach(del bool) error {
@@ -281,9 +303,16 @@ func (s *Segment) detach(del bool) error {
 	}
 	atomic.AddInt32(&s.hdr.attached, -1)
 	var errs []error
-	// Converting our shared lock to an exclusive one succeeds only when no
-	// other open file description holds the segment: we are the last user.
-	if atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0 &&
+	// Delete unlinks the name at once, as shm_unlink does: the users still
+	// attached keep their memory, and the kernel frees it when the last of
+	// them unmaps it, by Close or by dying (a SIGKILLed user leaves nothing
+	// behind). Waiting for the last user's Close to unlink instead would
+	// leave the file for ever when that user is killed.
+	// A Close that finds the segment marked deleted and is the last user
+	// (converting our shared lock to an exclusive one succeeds only when no
+	// other open file description holds it) unlinks too, in case the
+	// deleter died between marking and unlinking.
+	if del || atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0 &&
 		unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 		if err := unlinkIfSame(s.path, s.fd); err != nil {
 			errs = append(errs, err)
@@ -312,6 +341,27 @@ func unlinkIfSame(path string, fd int) error {
 		return &os.PathError{Op: "unlink", Path: path, Err: err}
 	}
 	return nil
+}
+
+// fileMode converts st_mode to an os.FileMode (type and permission).
+func fileMode(m uint32) os.FileMode {
+	mode := os.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		mode |= os.ModeDir
+	case unix.S_IFLNK:
+		mode |= os.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= os.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= os.ModeSocket
+	case unix.S_IFCHR:
+		mode |= os.ModeDevice | os.ModeCharDevice
+	default:
+		mode |= os.ModeDevice
+	}
+	return mode
 }
 
 func flockRetry(fd, how int) error {

@@ -64,11 +64,29 @@ type Options struct {
 	// first access from a real-time task does not fault.
 	Prefault bool
 	// AttachTimeout bounds how long an attach waits for a creator that has
-	// not finished initialising; 0 means one second, negative means do not
-	// wait.
+	// not finished initialising (it holds the file's lock, or has not yet
+	// stored the header); 0 means one second, negative means do not wait.
+	// The wait is bounded even when the lock's holder never lets go.
 	AttachTimeout time.Duration
-	// Mode is the permission of a created file; 0 means 0600.
+	// Mode is the permission of a created file; 0 means 0600, or 0660
+	// when Group is set. It is applied with fchmod, so the umask does not
+	// change it. A mode that lets others write is refused (ErrInvalid), and
+	// so is one that lets the group write without Group.
 	Mode os.FileMode
+	// Group shares segments with the members of one group: a group name or
+	// a numeric gid; "" shares with nobody. A created segment is given
+	// this group (the process must be root or a member) and, unless Mode
+	// says otherwise, mode 0660. On attach, a segment owned by another user
+	// is accepted when its group is this group, and only this group may
+	// have write permission. Every member of the group is trusted as a
+	// writer.
+	Group string
+	// AllowUIDs lists users, besides this process's effective uid and
+	// root, whose segments are attached. Their segments may still not let
+	// others write.
+	AllowUIDs []int
+
+	gid int // Group resolved by check; -1 for none
 }
 
 func (o *Options) dir() string {
@@ -91,6 +109,19 @@ func (o *Options) attachTimeout() time.Duration {
 func (o *Options) check() error {
 	if o.Instance < 0 {
 		return fmt.Errorf("%w: instance %d is negative", ErrInvalid, o.Instance)
+	}
+	gid, err := lookupGroup(o.Group)
+	if err != nil {
+		return err
+	}
+	o.gid = gid
+	for _, uid := range o.AllowUIDs {
+		if uid < 0 {
+			return fmt.Errorf("%w: AllowUIDs holds negative uid %d", ErrInvalid, uid)
+		}
+	}
+	if m := o.Mode.Perm(); m&0o002 != 0 || (m&0o020 != 0 && gid < 0) || o.Mode&^os.ModePerm != 0 {
+		return fmt.Errorf("%w: mode %v: a segment may be writable by its owner and Options.Group only", ErrInvalid, o.Mode)
 	}
 	return nil
 }
@@ -180,8 +211,11 @@ func checkNew(o *Options, size int) error {
 }
 
 func (o *Options) mode() uint32 {
-	if o.Mode == 0 {
-		return 0o600
+	switch {
+	case o.Mode != 0:
+		return uint32(o.Mode.Perm())
+	case o.gid >= 0:
+		return 0o660
 	}
-	return uint32(o.Mode.Perm())
+	return 0o600
 }

@@ -156,7 +156,9 @@ func TestMisuse(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
-func TestDeleteWaitsForLastUser(t *testing.T) {
+// Delete unlinks the name at once (shm_unlink): users still attached keep
+// their memory, and a later New creates a new segment.
+func TestDeleteUnlinksUsersKeepMemory(t *testing.T) {
 	both(t, func(t *testing.T, o Options) {
 		a, err := New(o, 4, 64)
 		require.NoError(t, err)
@@ -164,11 +166,16 @@ func TestDeleteWaitsForLastUser(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, a.Delete())
 		ok, _ := Exists(o, 4)
-		assert.True(t, ok, "b still attached")
+		assert.False(t, ok, "the name goes at once")
 		b.Bytes()[0] = 1 // still mapped
+		c, err := New(o, 4, 64)
+		require.NoError(t, err)
+		assert.True(t, c.Created(), "a new segment, not the deleted one")
+		assert.Equal(t, byte(0), c.Bytes()[0])
 		require.NoError(t, b.Close())
 		ok, _ = Exists(o, 4)
-		assert.False(t, ok, "the last Close unlinks a deleted segment")
+		assert.True(t, ok, "closing the deleted segment's last user leaves the new one alone")
+		require.NoError(t, c.Delete())
 	})
 }
 
@@ -447,6 +454,38 @@ func TestDeleteAfterUserKilled(t *testing.T) {
 	ok, err := Exists(devShm(), 31)
 	require.NoError(t, err)
 	assert.False(t, ok, "killed user's lock was released by the kernel")
+}
+
+// Delete while another process is attached, then that process is
+// SIGKILLed: nothing is left in /dev/shm. Before, the last Close was to
+// unlink the name, and a killed user never closes: the file stayed (and
+// Exists said true) until some later attach tidied up.
+func TestDeleteWhileAttachedThenUserKilled(t *testing.T) {
+	if os.Getenv("SHM_TEST_CHILD") == "hang" {
+		s, err := Attach(devShm(), 33)
+		if err != nil {
+			os.Exit(2)
+		}
+		s.Bytes()[0] = 1
+		os.Stdout.WriteString("attached\n")
+		select {} // wait to be killed
+	}
+	s, err := New(devShm(), 33, 64)
+	require.NoError(t, err)
+	cmd := child(t, "TestDeleteWhileAttachedThenUserKilled", "hang")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	_, err = out.Read(make([]byte, 9))
+	require.NoError(t, err)
+	require.NoError(t, s.Delete())
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	ok, err := Exists(devShm(), 33)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, err = os.Stat(devShm().Path(33))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing left in /dev/shm")
 }
 
 // A segment marked deleted whose other users died is finished off by the

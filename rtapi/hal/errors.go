@@ -6,6 +6,17 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
+// ErrCorrupt reports a stats segment whose contents break its own layout:
+// a count out of range, an index past the table, a header of another
+// layout, a record that never holds still. It matches rtapi.ErrShmCorrupt
+// and rtapi.ErrInvalid too. The segment is another process's output: a
+// Monitor reports it and carries on being usable.
+var ErrCorrupt = fmt.Errorf("hal: stats segment corrupt: %w (%w)", rtapi.ErrShmCorrupt, rtapi.ErrInvalid)
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf(format+": %w", append(args, ErrCorrupt)...)
+}
+
 // Error is an error about a HAL call: what was attempted, on which thread
 // and function, and why. Err matches one of rtapi's sentinels (ErrInvalid,
 // ErrState, ErrClosed, ...) with errors.Is.

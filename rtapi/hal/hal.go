@@ -48,6 +48,11 @@ type Options struct {
 	// ShmDir is the directory segments live in; "" means /dev/shm. Tests
 	// point it at a temporary directory.
 	ShmDir string
+	// ShmGroup shares the stats segment with the members of one group (a
+	// name or a numeric gid): mode 0660 of that group instead of 0600, so
+	// that monitors run by other users can attach (naming the same group
+	// in MonitorOptions.Group). Empty: this user and root only.
+	ShmGroup string
 	// PublishEvery spaces a thread's publications: a thread publishes
 	// every max(1, PublishEvery/period) cycles. Zero: 1 ms.
 	PublishEvery time.Duration
@@ -95,7 +100,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	}
 	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{}}
 	if opts.StatsKey != 0 {
-		p, err := newPublisher(opts.ShmDir, rt.Instance(), opts.StatsKey)
+		p, err := newPublisher(opts.ShmDir, rt.Instance(), opts.StatsKey, opts.ShmGroup)
 		if err != nil {
 			return nil, &Error{Op: "new", Err: err}
 		}

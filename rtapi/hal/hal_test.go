@@ -34,6 +34,26 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0) // no Close: the segment stays
 	}
+	if spec := os.Getenv("GORTAPI_HAL_SCRIBBLE"); spec != "" {
+		// The hostile writer of TestMonitorUnderHostileWriter.
+		path, count, _ := strings.Cut(spec, ":")
+		n, _ := strconv.Atoi(count)
+		if err := hal.ScribbleStats(path, n, uint64(os.Getpid())); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	if spec := os.Getenv("GORTAPI_HAL_TRUNCATE"); spec != "" {
+		// The second process of the truncation test: shrink a segment
+		// file that another process has mapped.
+		path, size, _ := strings.Cut(spec, ":")
+		n, _ := strconv.ParseInt(size, 0, 64)
+		if err := os.Truncate(path, n); err != nil {
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
 }
 

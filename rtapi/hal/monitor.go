@@ -13,6 +13,12 @@ type MonitorOptions struct {
 	Instance int
 	// Dir is the segment directory; "" means /dev/shm.
 	Dir string
+	// Group and AllowUIDs say whose segments are trusted besides this
+	// user's and root's, as rtapi.Options.ShmGroup and ShmAllowUIDs do: a
+	// monitor run by another user than the host names the host's
+	// Options.ShmGroup here (or the host's uid in AllowUIDs).
+	Group     string
+	AllowUIDs []int
 }
 
 // Snapshot is what a Monitor reads: the host and its threads.

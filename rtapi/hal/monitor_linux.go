@@ -15,6 +15,13 @@ import (
 // Monitor reads a HAL's thread records from its stats segment, from
 // another process (or the same one). It never takes a lock the threads
 // could wait on. A Monitor is safe for use by one goroutine at a time.
+//
+// The segment is input from another process and is treated as such: every
+// count, index and sequence number is loaded once and checked against this
+// build's own limits (MaxThreads, MaxFuncts, MaxExported) before it is
+// used, so a corrupt or hostile segment gives ErrCorrupt, never a panic, an
+// access outside the segment or an endless loop; a segment truncated under
+// the monitor gives rtapi.ErrShmTruncated instead of SIGBUS.
 type Monitor struct {
 	seg    *shm.Segment
 	layout *statsLayout
@@ -22,14 +29,24 @@ type Monitor struct {
 	closed bool
 }
 
+// maxReadTries bounds the seqlock copies Read makes of one thread record:
+// a writer that completes a Write during each of them (a publisher runs
+// at most once per period, a copy takes a microsecond) is not a HAL thread.
+const maxReadTries = 1000
+
 // OpenMonitor attaches to the stats segment of a running host. A missing
-// segment matches os.ErrNotExist; one that is not a HAL stats segment of
-// this layout matches rtapi.ErrInvalid.
+// segment matches os.ErrNotExist; one owned or writable by a user not
+// trusted (see MonitorOptions.Group) rtapi.ErrShmUntrusted; one that is not
+// a HAL stats segment of this layout rtapi.ErrInvalid (and ErrCorrupt when
+// its size is right but its header is not).
 func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 	if o.Key == 0 {
 		return nil, errf("open monitor", "", "", rtapi.ErrInvalid, "a stats segment key is required")
 	}
-	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance}, o.Key)
+	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance, Group: o.Group, AllowUIDs: o.AllowUIDs}, o.Key)
+	if errors.Is(err, shm.ErrInvalid) {
+		err = fmt.Errorf("%w (%w)", err, rtapi.ErrInvalid)
+	}
 	if err != nil {
 		return nil, &Error{Op: "open monitor", Err: err}
 	}
@@ -44,41 +61,84 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 		seg.Close()
 		return nil, &Error{Op: "open monitor", Err: err}
 	}
-	h := &layout.Header
-	if atomic.LoadUint64(&h.Magic) != statsMagic || h.Version != statsVersion ||
-		h.MaxThreads != MaxThreads || h.MaxFuncts != MaxFuncts || h.NameLen != NameLen {
+	var headerErr error
+	if err := seg.Guard(func() { headerErr = checkHeader(&layout.Header) }); err != nil {
 		seg.Close()
-		return nil, errf("open monitor", "", "", rtapi.ErrInvalid,
-			"segment %s is not a HAL stats segment of layout %d", seg.Name(), statsVersion)
+		return nil, &Error{Op: "open monitor", Err: err}
+	}
+	if headerErr != nil {
+		seg.Close()
+		return nil, &Error{Op: "open monitor", Err: fmt.Errorf("segment %s: %w", seg.Name(), headerErr)}
 	}
 	return &Monitor{seg: seg, layout: layout}, nil
+}
+
+// checkHeader checks the header fields the creator writes once: each is
+// loaded once and compared with this build's layout.
+func checkHeader(h *statsHeader) error {
+	magic := atomic.LoadUint64(&h.Magic)
+	version := atomic.LoadUint32(&h.Version)
+	threads := atomic.LoadUint32(&h.MaxThreads)
+	functs := atomic.LoadUint32(&h.MaxFuncts)
+	nameLen := atomic.LoadUint32(&h.NameLen)
+	if magic != statsMagic || version != statsVersion || threads != MaxThreads || functs != MaxFuncts || nameLen != NameLen {
+		return corrupt("not a HAL stats segment of layout %d (magic %#x, version %d, limits %d/%d/%d)",
+			statsVersion, magic, version, threads, functs, nameLen)
+	}
+	return nil
 }
 
 // Read copies every thread's latest published record (consistent in
 // itself: one seqlock read) and the current counters of the functions in
 // its chain (live: they may be a few calls newer than the record). It
-// allocates.
+// allocates. A corrupt segment gives ErrCorrupt (and rtapi.ErrInvalid),
+// one truncated under the monitor rtapi.ErrShmTruncated; Read then returns
+// an empty Snapshot.
 func (m *Monitor) Read() (Snapshot, error) {
 	if m.closed {
 		return Snapshot{}, &Error{Op: "monitor read", Err: rtapi.ErrClosed}
 	}
+	var s Snapshot
+	var err error
+	if gerr := m.seg.Guard(func() { s, err = m.read() }); gerr != nil {
+		return Snapshot{}, &Error{Op: "monitor read", Err: gerr}
+	}
+	if err != nil {
+		// Values that make no sense may be the zeros past the end of a
+		// truncated file: say so when it is.
+		if terr := m.seg.Check(); errors.Is(terr, shm.ErrTruncated) {
+			err = terr
+		}
+		return Snapshot{}, &Error{Op: "monitor read", Err: err}
+	}
+	return s, nil
+}
+
+// read does Read's work; every shared value is loaded once into a local
+// and checked before it is used.
+func (m *Monitor) read() (Snapshot, error) {
 	h := &m.layout.Header
+	if err := checkHeader(h); err != nil {
+		return Snapshot{}, err
+	}
 	s := Snapshot{
-		HostPID:    int(h.HostPID),
+		HostPID:    int(atomic.LoadInt64(&h.HostPID)),
 		HostClosed: atomic.LoadInt64(&h.Closed) != 0,
 		BasePeriod: time.Duration(atomic.LoadInt64(&h.BasePeriod)),
 	}
-	n := int(atomic.LoadInt64(&h.NThreads))
+	n := atomic.LoadInt64(&h.NThreads)
 	if n < 0 || n > MaxThreads {
-		return s, errf("monitor read", "", "", rtapi.ErrInvalid, "corrupt thread count %d", n)
+		return Snapshot{}, corrupt("thread count %d outside 0..%d", n, MaxThreads)
 	}
-	for i := range n {
+	for i := range int(n) {
 		r := &m.rec
-		m.layout.Threads[i].Read(r)
+		if !m.readRecord(i, r) {
+			return Snapshot{}, corrupt("thread slot %d changed during each of %d reads", i, maxReadTries)
+		}
 		exported := atomic.LoadInt64(&h.NExported) // after the record: covers its chain
-		if r.NFuncts < 0 || r.NFuncts > MaxFuncts || exported < 0 || exported > MaxExported {
-			return s, errf("monitor read", "", "", rtapi.ErrInvalid,
-				"corrupt function count %d (exported %d) in slot %d", r.NFuncts, exported, i)
+		nf := r.NFuncts
+		if nf < 0 || nf > MaxFuncts || exported < 0 || exported > MaxExported {
+			return Snapshot{}, corrupt("function count %d (exported %d) in thread slot %d", nf, exported, i)
 		}
 		ts := ThreadStats{
 			Name:      cstring(r.Name[:]),
@@ -91,14 +151,14 @@ func (m *Monitor) Read() (Snapshot, error) {
 			TMax:      time.Duration(r.TMax),
 			Overruns:  r.Overruns,
 		}
-		for _, idx := range r.Chain[:r.NFuncts] {
+		for _, idx := range r.Chain[:nf] {
 			if int64(idx) >= exported {
-				return s, errf("monitor read", "", "", rtapi.ErrInvalid,
-					"thread slot %d calls function %d of %d exported", i, idx, exported)
+				return Snapshot{}, corrupt("thread slot %d calls function %d of %d exported", i, idx, exported)
 			}
 			f := &m.layout.Functs[idx]
+			name := f.Name // one copy; a name changing under it is wrong data, not a fault
 			ts.Functs = append(ts.Functs, FunctStats{
-				Name:     cstring(f.Name[:]),
+				Name:     cstring(name[:]),
 				Time:     time.Duration(atomic.LoadInt64(&f.Time)),
 				TMax:     time.Duration(atomic.LoadInt64(&f.TMax)),
 				Calls:    atomic.LoadInt64(&f.Calls),
@@ -110,6 +170,17 @@ func (m *Monitor) Read() (Snapshot, error) {
 	return s, nil
 }
 
+// readRecord copies thread slot i into the private r: at most maxReadTries
+// seqlock attempts, never an unbounded spin on a writer that never stops.
+func (m *Monitor) readRecord(i int, r *threadRecord) bool {
+	for range maxReadTries {
+		if _, ok := m.layout.Threads[i].TryRead(r); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // HostAlive reports whether the process that created the segment still
 // exists.
 func (m *Monitor) HostAlive() bool {
@@ -119,8 +190,7 @@ func (m *Monitor) HostAlive() bool {
 	return processAlive(m.seg.CreatorPID())
 }
 
-// Close detaches. If the host has already removed the segment, the last
-// detach frees it. A second Close returns ErrClosed.
+// Close detaches. A second Close returns ErrClosed.
 func (m *Monitor) Close() error {
 	if m.closed {
 		return &Error{Op: "monitor close", Err: rtapi.ErrClosed}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
@@ -108,6 +109,10 @@ func TestMonitorMisuse(t *testing.T) {
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "key required")
 	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir})
 	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir, Group: "no-such-group-gortapi"})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "unknown group")
+	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir, AllowUIDs: []int{-1}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "negative uid")
 
 	seg, err := shm.Create(shm.Options{Dir: dir}, 8, 4096)
 	require.NoError(t, err)
@@ -166,4 +171,118 @@ func TestStaleStatsSegmentIsReplaced(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// Another process truncates the stats segment under a Monitor: Read
+// reports rtapi.ErrShmTruncated and the monitoring process lives. Before,
+// the first Read after the truncation ended it with "fatal error: fault"
+// (SIGBUS).
+func TestMonitorSurvivesTruncation(t *testing.T) {
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7c, ShmDir: dir})
+	_, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7c, Dir: dir})
+	require.NoError(t, err)
+	defer m.Close()
+	_, err = m.Read()
+	require.NoError(t, err)
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "GORTAPI_HAL_TRUNCATE="+filepath.Join(dir, "gortapi-0-0000007c")+":4096")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+
+	s, err := m.Read()
+	require.ErrorIs(t, err, rtapi.ErrShmTruncated)
+	assert.Empty(t, s.Threads)
+	var te *rtapi.ShmTruncatedError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, int64(4096), te.FileSize)
+	assert.NotZero(t, te.Fault, "the header page survived: the thread records faulted")
+	_, err = m.Read()
+	require.ErrorIs(t, err, rtapi.ErrShmTruncated, "and again, without dying")
+	require.NoError(t, h.Close())
+}
+
+// A stats segment another user planted at the key is refused by the
+// monitor and by a host, which does not remove it as if it were stale.
+func TestForeignStatsSegmentRefused(t *testing.T) {
+	rttest.RequireRoot(t, "chowns a segment file to another user")
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7d, ShmDir: dir})
+	path := filepath.Join(dir, "gortapi-0-0000007d")
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	_, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir})
+	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir, AllowUIDs: []int{65534}})
+	require.NoError(t, err, "an allowed owner")
+	require.NoError(t, m.Close())
+	require.NoError(t, h.Close()) // Delete removes it whoever owns it
+
+	// Planted with a dead creator: a host refuses it instead of replacing it.
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	_, err = hal.New(openRT(t, rtapi.Options{}), hal.Options{StatsKey: 0x7d, ShmDir: dir})
+	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	_, err = os.Stat(path)
+	require.NoError(t, err, "left for its owner or an administrator to remove")
+}
+
+func TestStatsSegmentShmGroup(t *testing.T) {
+	rttest.RequireRoot(t, "gives a segment to another group")
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7e, ShmDir: dir, ShmGroup: "65534"})
+	fi, err := os.Stat(filepath.Join(dir, "gortapi-0-0000007e"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o660), fi.Mode().Perm())
+	require.NoError(t, h.Close())
+}
+
+// A second process writes random and chosen values into every part of a
+// running host's stats segment while this one reads it with a Monitor: the
+// reader only ever sees data or ErrCorrupt, and each Read returns.
+func TestMonitorUnderHostileWriter(t *testing.T) {
+	dir := t.TempDir()
+	h := newHAL(t, hal.Options{StatsKey: 0x7f, ShmDir: dir, PublishEvery: time.Nanosecond})
+	for _, n := range []string{"a", "b"} {
+		_, err := h.NewThread(n, time.Millisecond)
+		require.NoError(t, err)
+		_, err = h.Export(n+".update", func(time.Duration, int64) {})
+		require.NoError(t, err)
+		require.NoError(t, h.AddFunct(n+".update", n, hal.Last))
+	}
+	require.NoError(t, h.Start())
+	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7f, Dir: dir})
+	require.NoError(t, err)
+	defer m.Close()
+
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "GORTAPI_HAL_SCRIBBLE="+filepath.Join(dir, "gortapi-0-0000007f")+":3000000")
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var reads, corrupt int
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			finished = true
+		default:
+		}
+		_, err := m.Read()
+		reads++
+		if err != nil {
+			require.ErrorIs(t, err, hal.ErrCorrupt)
+			corrupt++
+		}
+	}
+	t.Logf("%d reads while the writer ran, %d reported corruption", reads, corrupt)
+	assert.NotZero(t, corrupt, "the writer did corrupt the segment")
+	require.NoError(t, h.Stop())
 }

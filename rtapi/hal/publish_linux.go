@@ -30,14 +30,19 @@ type publisher struct {
 	layout *statsLayout
 }
 
-func newPublisher(dir string, instance int, key uint32) (*publisher, error) {
-	o := shm.Options{Dir: dir, Instance: instance, Prefault: true}
+func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
+	o := shm.Options{Dir: dir, Instance: instance, Prefault: true, Group: group}
 	size := int(sizeofLayout())
 	seg, err := shm.Create(o, key, size)
 	if errors.Is(err, shm.ErrExist) {
 		// A segment left by a host that died is replaced; a live host's
-		// is not touched.
-		if pid, alive := segmentHost(o, key); alive {
+		// is not touched, nor is one owned by a user this process does not
+		// trust (its owner, not this host, must remove it).
+		pid, alive, hostErr := segmentHost(o, key)
+		if hostErr != nil {
+			return nil, fmt.Errorf("stats segment: %w", hostErr)
+		}
+		if alive {
 			return nil, fmt.Errorf("stats segment %s is published by running process %d: %w (%w)",
 				shm.Name(instance, key), pid, rtapi.ErrInvalid, os.ErrExist)
 		}
@@ -67,16 +72,22 @@ func newPublisher(dir string, instance int, key uint32) (*publisher, error) {
 
 // segmentHost reports the pid that created an existing segment and
 // whether that process is alive (this process included: another HAL here
-// may be publishing on the key). An unreadable segment counts as dead.
-func segmentHost(o shm.Options, key uint32) (int, bool) {
-	o.AttachTimeout = -1
+// may be publishing on the key). An unreadable segment counts as dead; an
+// untrusted one is an error.
+func segmentHost(o shm.Options, key uint32) (int, bool, error) {
+	// Long enough for a live creator to finish initialising, short enough
+	// not to hold up the start over a dead one's half-made segment.
+	o.AttachTimeout = 100 * time.Millisecond
 	seg, err := shm.Attach(o, key)
+	if errors.Is(err, shm.ErrUntrusted) || errors.Is(err, shm.ErrInvalid) {
+		return 0, false, err
+	}
 	if err != nil {
-		return 0, false
+		return 0, false, nil
 	}
 	defer seg.Close()
 	pid := seg.CreatorPID()
-	return pid, pid > 0 && processAlive(pid)
+	return pid, pid > 0 && processAlive(pid), nil
 }
 
 func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }

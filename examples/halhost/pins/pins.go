@@ -81,8 +81,11 @@ func Create(rt *rtapi.RT, key uint32, names []string) (*Table, error) {
 		}
 		seg, err = rt.ShmNew(key, size)
 	}
-	if errors.Is(err, rtapi.ErrShmSizeMismatch) || errors.Is(err, rtapi.ErrShmCorrupt) {
-		// A stale segment of another build: clear it.
+	if stale(err) {
+		// A stale segment of another build, or one a host left empty or
+		// half-made when it died: clear it (as hal does its stats
+		// segment). One owned by a user not trusted is not stale: its
+		// error says what to do.
 		if err := rt.ShmRemove(key); err != nil {
 			return nil, err
 		}
@@ -114,6 +117,17 @@ func Create(rt *rtapi.RT, key uint32, names []string) (*Table, error) {
 	return t, nil
 }
 
+// stale reports an error of a segment that cannot be a running host's.
+func stale(err error) bool {
+	for _, e := range []error{rtapi.ErrShmSizeMismatch, rtapi.ErrShmCorrupt, rtapi.ErrShmNotInitialised,
+		rtapi.ErrShmTruncated, rtapi.ErrShmVersion} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // Attach attaches to a running host's pin segment.
 func Attach(rt *rtapi.RT, key uint32) (*Table, error) {
 	seg, err := rt.ShmAttach(key)
@@ -130,17 +144,28 @@ func Attach(rt *rtapi.RT, key uint32) (*Table, error) {
 		seg.Close()
 		return nil, err
 	}
-	if atomic.LoadUint64(&b.Magic) != magic || b.N < 0 || b.N > MaxPins {
-		seg.Close()
-		return nil, fmt.Errorf("pins: segment %s is not an initialised pin table: %w", seg.Name(), rtapi.ErrInvalid)
-	}
+	// The segment is another process's: N is loaded once and checked
+	// before it bounds anything; names are copied once.
 	t := &Table{seg: seg, b: b}
-	for i := range b.N {
-		n := b.Names[i][:]
-		if j := bytes.IndexByte(n, 0); j >= 0 {
-			n = n[:j]
+	var bad error
+	gerr := seg.Guard(func() {
+		n := atomic.LoadInt64(&b.N)
+		if atomic.LoadUint64(&b.Magic) != magic || n < 0 || n > MaxPins {
+			bad = fmt.Errorf("pins: segment %s is not an initialised pin table (pin count %d): %w", seg.Name(), n, rtapi.ErrInvalid)
+			return
 		}
-		t.names = append(t.names, string(n))
+		for i := range n {
+			name := b.Names[i]
+			s := name[:]
+			if j := bytes.IndexByte(s, 0); j >= 0 {
+				s = s[:j]
+			}
+			t.names = append(t.names, string(s))
+		}
+	})
+	if err := errors.Join(gerr, bad); err != nil {
+		seg.Close()
+		return nil, err
 	}
 	return t, nil
 }
@@ -167,19 +192,45 @@ func (t *Table) Pin(name string) (*Pin, error) {
 }
 
 // Publish copies every pin into a frame and publishes it through the
-// seqlock. Only one function may call it (the scope). RT-safe.
+// seqlock. Only one function may call it (the scope). RT-safe. The pin
+// count is this process's own (the names it created or attached), never
+// the count in the segment, which another process may have changed.
 func (t *Table) Publish(now, cycle int64) {
 	f := &t.frame
 	f.Time, f.Cycle = now, cycle
-	for i := range t.b.N {
+	for i := range len(t.names) {
 		f.Values[i] = t.b.Pins[i].Get()
 	}
 	t.b.Frames.Write(f)
 }
 
+// maxReadTries bounds Read's seqlock copies: the scope publishes once per
+// servo cycle, a copy takes well under a microsecond.
+const maxReadTries = 1000
+
 // Read copies the latest frame into f and returns its sequence number
-// (0 before the first Publish).
-func (t *Table) Read(f *Frame) uint64 { return t.b.Frames.Read(f) }
+// (0 before the first Publish). It gives up with rtapi.ErrTimeout when a Write completes during each of its copies (no
+// scope publishes that fast), and returns rtapi.ErrShmTruncated when the
+// segment was truncated under it; f is then unchanged or torn and must not
+// be used. Not for real-time tasks (it runs under Segment.Guard).
+func (t *Table) Read(f *Frame) (uint64, error) {
+	var seq uint64
+	var ok bool
+	err := t.seg.Guard(func() {
+		for range maxReadTries {
+			if seq, ok = t.b.Frames.TryRead(f); ok {
+				return
+			}
+		}
+	})
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("pins: read %s: %w", t.seg.Name(), err)
+	case !ok:
+		return 0, fmt.Errorf("pins: read %s: the frame changed during each of %d copies: %w", t.seg.Name(), maxReadTries, rtapi.ErrTimeout)
+	}
+	return seq, nil
+}
 
 // HostPID is the pid of the process that created the table.
 func (t *Table) HostPID() int { return t.seg.CreatorPID() }
@@ -190,8 +241,8 @@ func (t *Table) Name() string { return t.seg.Name() }
 // Close detaches (a monitor's way out).
 func (t *Table) Close() error { return t.seg.Close() }
 
-// Delete detaches and removes the segment once the last user detached
-// (the host's way out).
+// Delete detaches and removes the segment's name; monitors still attached
+// keep their memory until they detach (the host's way out).
 func (t *Table) Delete() error { return t.seg.Delete() }
 
 func sizeofBlock() int { return int(unsafe.Sizeof(block{})) }

@@ -2,9 +2,11 @@ package pins_test
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,7 +43,9 @@ func TestCreateAttachPublish(t *testing.T) {
 	assert.Equal(t, []string{"a.out", "b.out"}, mon.Names())
 	assert.Equal(t, os.Getpid(), mon.HostPID())
 	var f pins.Frame
-	assert.Zero(t, mon.Read(&f), "no frame yet")
+	seq, err := mon.Read(&f)
+	require.NoError(t, err)
+	assert.Zero(t, seq, "no frame yet")
 
 	a.Set(1.5)
 	b.Set(-2)
@@ -50,7 +54,8 @@ func TestCreateAttachPublish(t *testing.T) {
 		host.Publish(42, 7)
 	})
 	assert.Zero(t, allocs, "Set, Get and Publish are RT-safe")
-	seq := mon.Read(&f)
+	seq, err = mon.Read(&f)
+	require.NoError(t, err)
 	assert.Equal(t, uint64(101), seq)
 	assert.Equal(t, int64(42), f.Time)
 	assert.Equal(t, int64(7), f.Cycle)
@@ -62,7 +67,8 @@ func TestCreateAttachPublish(t *testing.T) {
 	assert.Contains(t, err.Error(), "running process")
 
 	require.NoError(t, host.Delete())
-	mon.Read(&f)
+	_, err = mon.Read(&f)
+	require.NoError(t, err)
 	assert.Equal(t, 102.5, f.Values[0], "a monitor still attached reads the last frame")
 	require.NoError(t, mon.Close())
 	ok, err := rt.ShmExists(k)
@@ -109,4 +115,102 @@ func TestAttachMisuse(t *testing.T) {
 	defer other.Delete()
 	_, err = pins.Attach(rt, k)
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "a segment of another size")
+}
+
+// The pin count in the segment is another process's to change: the host's
+// servo thread publishes its own count, and a monitor refuses a count
+// outside the table. Before, a count of 1000 written into the segment
+// made Publish index past the frame (a panic in the servo thread).
+func TestCorruptPinCount(t *testing.T) {
+	rt := openRT(t)
+	k := key()
+	host, err := pins.Create(rt, k, []string{"a.out", "b.out"})
+	require.NoError(t, err)
+	defer host.Delete()
+	raw, err := rt.ShmAttach(k)
+	require.NoError(t, err)
+	defer raw.Close()
+	n, err := rtapi.View[int64](raw, 8) // block.N, after the magic
+	require.NoError(t, err)
+	require.Equal(t, int64(2), *n)
+	for _, bad := range []int64{1000, pins.MaxPins + 1, -1} {
+		*n = bad
+		require.NotPanics(t, func() { host.Publish(1, 1) })
+		_, err = pins.Attach(rt, k)
+		require.ErrorIs(t, err, rtapi.ErrInvalid)
+		assert.Contains(t, err.Error(), "pin count")
+	}
+	*n = 2
+	mon, err := pins.Attach(rt, k)
+	require.NoError(t, err)
+	var f pins.Frame
+	seq, err := mon.Read(&f)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3), seq)
+	require.NoError(t, mon.Close())
+}
+
+// An empty file at the pins key (a host that died between creating and
+// sizing it, or a stray touch) is replaced as a stale segment. Before,
+// Create failed with ErrShmNotInitialised and halhost would not start.
+func TestCreateReplacesEmptyStaleFile(t *testing.T) {
+	rt := openRT(t)
+	k := key()
+	path := fmt.Sprintf("/dev/shm/gortapi-%d-%08x", rt.Instance(), k)
+	require.NoError(t, os.WriteFile(path, nil, 0o600))
+	defer os.Remove(path)
+	host, err := pins.Create(rt, k, []string{"a.out"})
+	require.NoError(t, err)
+	require.NoError(t, host.Delete())
+	_, err = os.Stat(path)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// A writer that completes a frame during every copy (no scope publishes
+// that fast) makes Read give up with ErrTimeout instead of spinning for as
+// long as it writes.
+func TestReadBoundedUnderRacingWriter(t *testing.T) {
+	rt := openRT(t)
+	k := key()
+	host, err := pins.Create(rt, k, []string{"a.out"})
+	require.NoError(t, err)
+	defer host.Delete()
+	raw, err := rt.ShmAttach(k)
+	require.NoError(t, err)
+	defer raw.Close()
+	// The frames' seqlock follows the magic, the count, the names and the
+	// pins; its sequence word comes first.
+	seq, err := rtapi.View[uint64](raw, 8+8+pins.MaxPins*pins.NameLen+pins.MaxPins*8)
+	require.NoError(t, err)
+	mon, err := pins.Attach(rt, k)
+	require.NoError(t, err)
+	defer mon.Close()
+	host.Publish(1, 1)
+	var f pins.Frame
+	got, err := mon.Read(&f)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), got, "the offset is the sequence word")
+
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 200_000_000 && !stop.Load(); i++ {
+			atomic.AddUint64(seq, 2)
+		}
+	}()
+	for {
+		_, err = mon.Read(&f)
+		if err != nil {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatal("Read never gave up on a frame that changed during every copy")
+		default:
+		}
+	}
+	stop.Store(true)
+	<-done
+	require.ErrorIs(t, err, rtapi.ErrTimeout)
 }

@@ -1,0 +1,110 @@
+//go:build linux
+
+package shm
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// truncateChild is the second process of the truncation tests: it opens the
+// segment file and shrinks it to SHM_TEST_SIZE bytes, as a misbehaving
+// writer would.
+func truncateChild() {
+	o := devShm()
+	key, _ := strconv.ParseUint(os.Getenv("SHM_TEST_KEY"), 10, 32)
+	size, _ := strconv.ParseInt(os.Getenv("SHM_TEST_SIZE"), 10, 64)
+	if err := os.Truncate(o.Path(uint32(key)), size); err != nil {
+		os.Stderr.WriteString(err.Error())
+		os.Exit(2)
+	}
+	os.Exit(0)
+}
+
+func TestTruncateChild(t *testing.T) {
+	if os.Getenv("SHM_TEST_CHILD") == "truncate" {
+		truncateChild()
+	}
+	t.Skip("helper process for the truncation tests")
+}
+
+// Another process truncates the file while this one reads through Guard:
+// the reader gets ErrTruncated, the process lives. Without Guard the same
+// read ends the process with "fatal error: fault [SIGBUS]".
+func TestGuardContainsTruncation(t *testing.T) {
+	const key, size = 60, 3 * 4096
+	s, err := New(devShm(), key, size)
+	require.NoError(t, err)
+	defer s.Delete()
+	mem := s.Bytes()
+	mem[size-1] = 5
+	require.NoError(t, s.Check())
+
+	cmd := child(t, "TestTruncateChild", "truncate", "SHM_TEST_KEY=60", "SHM_TEST_SIZE=100")
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	read := func() byte {
+		var sum byte
+		for i := 0; i < size; i += 512 {
+			sum += mem[i]
+		}
+		return sum + mem[size-1]
+	}
+	var childDone bool
+	for {
+		err = s.Guard(func() { sink = read() })
+		if err != nil {
+			break
+		}
+		if childDone {
+			t.Fatal("a read after the truncation did not fault")
+		}
+		select {
+		case werr := <-done:
+			require.NoError(t, werr)
+			childDone = true
+		default:
+		}
+	}
+	require.ErrorIs(t, err, ErrTruncated)
+	var te *TruncatedError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, int64(100), te.FileSize)
+	assert.Equal(t, HeaderSize+size, te.Mapped)
+	assert.NotZero(t, te.Fault)
+	assert.Contains(t, err.Error(), "truncated")
+	if !childDone {
+		require.NoError(t, <-done)
+	}
+	assert.ErrorIs(t, s.Check(), ErrTruncated, "Check sees it too")
+	// The process goes on: a guarded read keeps failing cleanly, and the
+	// first page (still inside the file) stays readable.
+	assert.ErrorIs(t, s.Guard(func() { sink = read() }), ErrTruncated)
+	assert.NoError(t, s.Guard(func() { sink = mem[0] }))
+}
+
+var sink byte
+
+func TestGuardMisuse(t *testing.T) {
+	s, err := New(tmpOpts(t), 61, 64)
+	require.NoError(t, err)
+	assert.PanicsWithValue(t, "f's own", func() { _ = s.Guard(func() { panic("f's own") }) },
+		"a panic that is not a fault in the segment passes through")
+	// A fault outside the segment is not turned into an error.
+	other, err := unix.Mmap(-1, 0, 4096, unix.PROT_NONE, unix.MAP_PRIVATE|unix.MAP_ANON)
+	require.NoError(t, err)
+	defer unix.Munmap(other)
+	assert.Panics(t, func() { _ = s.Guard(func() { sink = other[0] }) })
+	ran := false
+	require.NoError(t, s.Guard(func() { ran = true }))
+	assert.True(t, ran)
+	require.NoError(t, s.Delete())
+	assert.ErrorIs(t, s.Guard(func() { t.Fatal("f called after Close") }), ErrClosed)
+	assert.ErrorIs(t, s.Check(), ErrClosed)
+}
