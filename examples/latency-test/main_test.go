@@ -59,7 +59,9 @@ func TestBadInput(t *testing.T) {
 		{"-i", "0"},
 		{"-i", "5"},
 		{"-i", "soon"},
-		{"-h", "0"},
+		{"-h", "-1"},
+		{"-h"},
+		{"--histogram=x"},
 		{"-flavor", "warp"},
 		{"-wake", "doorbell"},
 		{"-overrun", "panic"},
@@ -186,17 +188,24 @@ func TestRunWritesEveryFormat(t *testing.T) {
 
 func TestCyclictestFormat(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	line := regexp.MustCompile(`^T:[ \d]{2} \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{5} Avg:[ \d]{5} Max:[ \d]{8}$`)
-	lines := strings.Split(stdout.String(), "\n")
-	if !line.MatchString(lines[0]) || !line.MatchString(lines[1]) || !strings.Contains(lines[1], "I:1500") {
-		t.Fatalf("not cyclictest lines:\n%s\n%s", lines[0], lines[1])
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 2 || !line.MatchString(lines[0]) || !line.MatchString(lines[1]) || !strings.Contains(lines[1], "I:1500") {
+		t.Fatalf("want two cyclictest lines, no histogram without -h:\n%s", stdout.String())
 	}
-	if lines[2] != "# Histogram" || !strings.HasPrefix(lines[3], "000000 ") || !strings.Contains(lines[3], "\t") {
-		t.Fatalf("histogram layout:\n%s", strings.Join(lines[2:5], "\n"))
+
+	stdout.Reset()
+	code = run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	lines = strings.Split(stdout.String(), "\n")
+	if lines[0] != "# Histogram" || !strings.HasPrefix(lines[1], "000000 ") || !strings.Contains(lines[1], "\t") {
+		t.Fatalf("-q -h: the histogram alone, as cyclictest -q -h:\n%s", strings.Join(lines[:3], "\n"))
 	}
 	hs, err := latency.ParseHistogram(strings.NewReader(stdout.String()))
 	if err != nil || len(hs) != 2 || len(hs[0].Counts) != 100 {
