@@ -605,11 +605,12 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 		lat = append(lat, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Latency)})
 		exec = append(exec, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Exec)})
 	}
-	latency.WritePercentiles(w, "wake-up latency", lat)
+	latency.WritePercentilesOf(w, "wake-up latency", "wake-ups", lat)
 	fmt.Fprintln(w)
-	latency.WritePercentiles(w, "execution time", exec)
+	latency.WritePercentilesOf(w, "execution time", "body runs", exec)
 	fmt.Fprintln(w)
 
+	virtual := res.Flavor.Name == "sim"
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "task\tperiod\tpolicy\tprio\tcpus\twake\tcycles\toverruns\twait errors\tmax jitter µs\tctx sw vol/invol\tfaults min/maj")
 	for _, t := range res.Tasks {
@@ -617,9 +618,16 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 		if len(t.CPUs) > 0 {
 			cpus = strings.Trim(fmt.Sprint(t.CPUs), "[]")
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%d/%d\t%d/%d\n",
-			t.Name, t.Period, t.Policy, t.Priority, cpus, t.Wake, t.Cycles, t.Overruns, t.WaitErrors,
-			latency.Micros(t.MaxJitter()), t.VoluntarySwitches, t.InvoluntarySwitches, t.MinorFaults, t.MajorFaults)
+		// On sim the tasks run on a virtual clock, scheduled by virtual
+		// priority; the host thread's policy and counters mean nothing.
+		policy := t.Policy
+		csw, faults := fmt.Sprintf("%d/%d", t.VoluntarySwitches, t.InvoluntarySwitches), fmt.Sprintf("%d/%d", t.MinorFaults, t.MajorFaults)
+		if virtual {
+			policy, csw, faults = "virtual", "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n",
+			t.Name, t.Period, policy, t.Priority, cpus, t.Wake, t.Cycles, t.Overruns, t.WaitErrors,
+			latency.Micros(t.MaxJitter()), csw, faults)
 	}
 	tw.Flush()
 	writeInterference(w, res)
@@ -664,13 +672,23 @@ func writeInterference(w io.Writer, res latency.Result) {
 	if !on {
 		return
 	}
-	fmt.Fprintln(w, "\ninterference (cycles in which it happened; late wake-ups by first cause):")
+	virtual := res.Flavor.Name == "sim"
+	fmt.Fprintln(w, "\ninterference (cycles in which it happened; wake-ups later than the threshold, by first cause):")
+	if virtual {
+		fmt.Fprintln(w, "  (sim: no OS thread, so no thread counters or causes; the late wake-ups are the injected jitter)")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "task\tpreempted\tblocked\tGC\tfaults\tlate over\tlate\tblocked\tpreempted\tGC\tunexplained")
+	fmt.Fprintln(tw, "task\tpreempted\tblocked\tGC\tfaults\tlate threshold\tlate wake-ups\tlate blocked\tlate preempted\tlate GC\tlate unexplained")
 	for _, t := range res.Tasks {
 		i := t.Interference
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\n", t.Name, i.PreemptedCycles, i.BlockedCycles,
-			i.GCCycles, i.FaultCycles, i.LateThreshold, i.Late, i.LateBlocked, i.LatePreempted, i.LateGC, i.LateUnexplained)
+		cols := []string{fmt.Sprint(i.PreemptedCycles), fmt.Sprint(i.BlockedCycles), fmt.Sprint(i.GCCycles), fmt.Sprint(i.FaultCycles),
+			i.LateThreshold.String(), fmt.Sprint(i.Late), fmt.Sprint(i.LateBlocked), fmt.Sprint(i.LatePreempted), fmt.Sprint(i.LateGC), fmt.Sprint(i.LateUnexplained)}
+		if virtual {
+			for _, k := range []int{0, 1, 2, 3, 6, 7, 8, 9} {
+				cols[k] = "-"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name, strings.Join(cols, "\t"))
 	}
 	tw.Flush()
 }

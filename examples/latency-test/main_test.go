@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -316,5 +317,52 @@ func TestSimReplay(t *testing.T) {
 		if code := run(context.Background(), args, io.Discard, io.Discard); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+// TestSummarySaysWhatIsTrue: on sim, the summary names the policy
+// virtual (not the SCHED_OTHER of a host thread), shows no OS thread
+// counters, counts the replayed late wake-ups, and every count column
+// says what it counts.
+func TestSummarySaysWhatIsTrue(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "tail.hist")
+	// a recorded histogram whose p99.9 is 241 µs
+	var b strings.Builder
+	b.WriteString("# Histogram\n")
+	for i := range 300 {
+		c := 0
+		switch i {
+		case 20:
+			c = 990
+		case 241:
+			c = 10
+		}
+		fmt.Fprintf(&b, "%06d %06d\n", i, c)
+	}
+	b.WriteString("# Total: 000001000\n# Min Latencies: 00020\n# Avg Latencies: 00022\n# Max Latencies: 00241\n# Histogram Overflows: 00000\n")
+	if err := os.WriteFile(rec, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "5", "-q", "-sim-replay", rec}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	row := regexp.MustCompile(`(?m)^servo +1ms +virtual +98 +any +\S+ +\d+ +\d+ +\d+ +[\d.]+ +- +-$`)
+	if !row.MatchString(out) || strings.Contains(out, "SCHED_OTHER") {
+		t.Errorf("sim: want policy virtual and no thread counters:\n%s", out)
+	}
+	late := regexp.MustCompile(`(?m)^servo +- +- +- +- +100µs +([1-9]\d*) +- +- +- +-$`)
+	if !late.MatchString(out) {
+		t.Errorf("sim: want the replayed late wake-ups counted, causes not attributed:\n%s", out)
+	}
+	for _, want := range []string{"wake-ups", "body runs", "late threshold", "late wake-ups"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks the label %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "late over") || strings.Contains(out, " samples ") {
+		t.Errorf("ambiguous labels left:\n%s", out)
 	}
 }
