@@ -43,13 +43,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout, c); err != nil {
-		log.Fatal("halhost: ", err)
+		log.Print("halhost: ", err)
+		os.Exit(exitCode(err))
 	}
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff || c.statsKey == c.pinsKey {
-		return fmt.Errorf("-stats-key and -pins-key must be two different non-zero 32-bit keys")
+		return fmt.Errorf("%w: -stats-key and -pins-key must be two different non-zero 32-bit keys", rtapi.ErrInvalid)
 	}
 	rt, err := rtapi.Open(c.rtapi)
 	if err != nil {
