@@ -314,14 +314,7 @@ func TestCyclictestJSONLayout(t *testing.T) {
 		t.Fatalf("key structure differs from the captured cyclictest --json\ngot  %v\nwant %v", got, want)
 	}
 
-	bin, err := exec.LookPath("cyclictest")
-	if err != nil {
-		msg := "cyclictest not installed (apt-get install rt-tests; .ci/run does): compared with the capture only"
-		if os.Getenv(rttest.RequireEnv) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := rttest.RequireTool(t, "cyclictest", "apt-get install rt-tests") // the capture is compared already
 	file := filepath.Join(t.TempDir(), "ct.json")
 	// SCHED_OTHER, 50 loops: needs no privilege, takes 50 ms
 	if out, err := exec.Command(bin, "-i", "1000", "-l", "50", "-h", "5000", "-q", "-t", "2", "--json="+file).CombinedOutput(); err != nil {

@@ -160,14 +160,7 @@ func inkBox(img image.Image) (image.Rectangle, bool) {
 // overlap. The old plot failed this: its legend ran off the right edge and
 // its percentile labels collided with each other and the title.
 func TestSVGRendersCleanly(t *testing.T) {
-	bin, err := exec.LookPath("rsvg-convert")
-	if err != nil {
-		msg := "rsvg-convert not installed (apt-get install librsvg2-bin; .ci/run does)"
-		if os.Getenv(rttest.RequireEnv) == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := rttest.RequireTool(t, "rsvg-convert", "apt-get install librsvg2-bin")
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, "gortapi wake-up latency, posix flavor, 6.18.44-fc-v669 (2 tasks, alloc=200MB/s load)", tailSeries()); err != nil {
 		t.Fatal(err)
