@@ -50,7 +50,7 @@ func main() {
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff || c.statsKey == c.pinsKey {
-		return fmt.Errorf("%w: -stats-key and -pins-key must be two different non-zero 32-bit keys", rtapi.ErrInvalid)
+		return usagef("-stats-key and -pins-key must be two different non-zero 32-bit keys")
 	}
 	rt, err := rtapi.Open(c.rtapi)
 	if err != nil {
@@ -71,11 +71,11 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	defer func() { err = errors.Join(err, h.Close()) }()
 	base, err := h.NewThread("base", c.base)
 	if err != nil {
-		return err
+		return usageError{err} // the periods come from -base and -servo
 	}
 	servo, err := h.NewThread("servo", c.servo)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if servo.Period() != servo.Requested() {
 		fmt.Fprintf(w, "halhost: servo period %v rounded to %v, a multiple of the base period\n", servo.Requested(), servo.Period())

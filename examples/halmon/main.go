@@ -56,10 +56,10 @@ func isTerminal(f *os.File) bool {
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.interval <= 0 || c.count < 0 || c.wait < 0 {
-		return fmt.Errorf("%w: -interval must be positive, -count and -wait not negative", rtapi.ErrInvalid)
+		return usagef("-interval must be positive, -count and -wait not negative")
 	}
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff {
-		return fmt.Errorf("%w: -stats-key and -pins-key must be non-zero 32-bit keys", rtapi.ErrInvalid)
+		return usagef("-stats-key and -pins-key must be non-zero 32-bit keys")
 	}
 	// The monitor is not real-time: it only needs rtapi for the segments.
 	c.rtapi.Flavor = "posix"
