@@ -10,8 +10,9 @@
 // Collecting never touches a task's real-time path: it reads the
 // statistics the task publishes with atomic stores (rtapi.Task.Stats, the
 // HAL threads' seqlocked records), from the scraping goroutine, which
-// allocates as a scrape does. A scrape costs about a millisecond per task
-// with the default 10 ms histograms (10,000 buckets folded into 25).
+// allocates as a scrape does. A scrape costs under a millisecond per task
+// with the default 10 ms histograms (two snapshots of 10,000 buckets, each
+// folded into 22; BenchmarkCollect: 0.6 ms on a loaded 2-core VM).
 //
 // Metrics, each labelled task="NAME" (HAL: thread, funct):
 //
