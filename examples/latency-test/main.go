@@ -293,6 +293,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		every, tick = time.Second, live.draw
 	}
 	c.lat.OnStart = func(s *latency.Session) {
+		live.virtual = s.RT().Flavor().Name == "sim"
 		ts := s.Snapshot()
 		if c.format == "cyclictest" && dmaHeld(s.RT().Flavor()) {
 			fmt.Fprintln(stdout, "# /dev/cpu_dma_latency set to 0us")
@@ -470,6 +471,8 @@ type display struct {
 	tty    bool
 	format string
 	drawn  int // lines drawn last time (terminal only)
+	// virtual: the sim flavor, whose tasks have no OS thread figures
+	virtual bool
 }
 
 func newDisplay(w io.Writer, format string) *display {
@@ -496,7 +499,7 @@ func (d *display) draw(elapsed time.Duration, ts []latency.TaskStats) {
 		if d.format == "cyclictest" {
 			lines = append(lines, latency.FormatThreadLine(latency.LineOf(i, t)))
 		} else {
-			lines = append(lines, liveLine(elapsed, t))
+			lines = append(lines, liveLine(elapsed, t, d.virtual))
 		}
 	}
 	var b strings.Builder
@@ -547,15 +550,19 @@ func (d *display) finish() {
 
 // liveLine is one task's live figures: LinuxCNC latency-test's columns
 // plus cyclictest's.
-func liveLine(elapsed time.Duration, t latency.TaskStats) string {
+func liveLine(elapsed time.Duration, t latency.TaskStats, virtual bool) string {
 	l := t.Latency
 	if l.Count == 0 {
 		return fmt.Sprintf("%6.1fs %-8s %v: no cycles yet", elapsed.Seconds(), t.Name, t.Period)
 	}
-	return fmt.Sprintf("%6.1fs %-8s %8v cycles %8d  lat min %6s avg %6s max %7s µs  jitter %7s µs  overruns %d  csw %d/%d",
+	line := fmt.Sprintf("%6.1fs %-8s %8v cycles %8d  lat min %6s avg %6s max %7s µs  jitter %7s µs  overruns %d",
 		elapsed.Seconds(), t.Name, t.Period, t.Cycles,
 		latency.Micros(time.Duration(l.Min)), latency.Micros(l.Mean()), latency.Micros(time.Duration(l.Max)),
-		latency.Micros(t.MaxJitter()), t.Overruns, t.VoluntarySwitches, t.InvoluntarySwitches)
+		latency.Micros(t.MaxJitter()), t.Overruns)
+	if virtual {
+		return line // virtual time: no OS thread to count switches of
+	}
+	return line + fmt.Sprintf("  csw %d/%d", t.VoluntarySwitches, t.InvoluntarySwitches)
 }
 
 func writeCyclictest(w io.Writer, res latency.Result) {

@@ -365,4 +365,11 @@ func TestSummarySaysWhatIsTrue(t *testing.T) {
 	if strings.Contains(out, "late over") || strings.Contains(out, " samples ") {
 		t.Errorf("ambiguous labels left:\n%s", out)
 	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "2"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if live := regexp.MustCompile(`(?m)^ +1\.0s servo .*$`).FindString(stdout.String()); live == "" || strings.Contains(live, "csw") {
+		t.Errorf("sim live line: want one, without the host thread's context switches: %q", live)
+	}
 }
