@@ -39,6 +39,7 @@ type TaskContext struct {
 	gcAtStart     bool  // GC was marking when the body started
 	gcAtEnd       bool  // GC was marking when the previous body ended
 	lateThreshold int64
+	virtualLate   bool // sim: count late wake-ups without the thread counters
 }
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
@@ -145,6 +146,10 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		}
 		tc.latency = now - latest
 		t.stats.latency.Record(tc.latency)
+		if tc.virtualLate && tc.latency > tc.lateThreshold {
+			// virtual time: the injected jitter is the only cause
+			t.stats.intf.late.Store(t.stats.intf.late.Load() + 1)
+		}
 		return next, now, true
 	}
 }

@@ -41,7 +41,9 @@ type Interference struct {
 	// one cause, the first that applies: Blocked (the Go scheduler parked
 	// the thread), Preempted, GC (marking while it slept or woke), or
 	// Unexplained (the kernel or the host: timer slack, interrupts,
-	// hypervisor steal).
+	// hypervisor steal). On the sim flavor only Late is counted: the
+	// injected jitter is the only lateness in virtual time, and the
+	// thread counters above stay 0.
 	LateThreshold   time.Duration
 	Late            int64
 	LateBlocked     int64

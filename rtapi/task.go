@@ -390,6 +390,7 @@ func (t *Task) run(ready chan<- error) {
 	}
 	tc.nextSample = tc.sampleEvery
 	tc.interference = interferenceOn(t.spec) && t.rt.clock == nil // thread counters mean nothing in virtual time
+	tc.virtualLate = interferenceOn(t.spec) && t.rt.clock != nil  // but late wake-ups do
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.startInterference()
 	now := w.Now()

@@ -25,6 +25,7 @@ type config struct {
 	pinsKey    uint
 	faultAfter time.Duration
 	status     time.Duration
+	metrics    string // -metrics-addr: serve Prometheus metrics there
 }
 
 func main() {
@@ -36,18 +37,20 @@ func main() {
 	flag.UintVar(&c.pinsKey, "pins-key", pins.DefaultPinsKey, "shared-memory key of the pins")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0, "make a servo function panic after this long (0: never)")
 	flag.DurationVar(&c.status, "status", 0, "print the threads' timing this often (0: only at the end)")
+	flag.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9100 (path /metrics; empty: off)")
 	flag.Parse()
 	c.rtapi = *opts
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout, c); err != nil {
-		log.Fatal("halhost: ", err)
+		log.Print("halhost: ", err)
+		os.Exit(exitCode(err))
 	}
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff || c.statsKey == c.pinsKey {
-		return fmt.Errorf("-stats-key and -pins-key must be two different non-zero 32-bit keys")
+		return usagef("-stats-key and -pins-key must be two different non-zero 32-bit keys")
 	}
 	rt, err := rtapi.Open(c.rtapi)
 	if err != nil {
@@ -68,11 +71,11 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	defer func() { err = errors.Join(err, h.Close()) }()
 	base, err := h.NewThread("base", c.base)
 	if err != nil {
-		return err
+		return usageError{err} // the periods come from -base and -servo
 	}
 	servo, err := h.NewThread("servo", c.servo)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	if servo.Period() != servo.Requested() {
 		fmt.Fprintf(w, "halhost: servo period %v rounded to %v, a multiple of the base period\n", servo.Requested(), servo.Period())
@@ -86,6 +89,14 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s; Ctrl-C to stop\n",
 		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), table.Name(), h.StatsSegment())
 	hal.WriteThreads(w, h.Stats())
+	writeScheduling(w, rt.Flavor().Name, h)
+	if c.metrics != "" {
+		srv, err := serveMetrics(w, c.metrics, h)
+		if err != nil {
+			return errors.Join(err, h.Stop())
+		}
+		defer srv.Close()
+	}
 
 	var tick <-chan time.Time
 	if c.status > 0 {

@@ -285,17 +285,18 @@ func TestBadFlags(t *testing.T) {
 		bin  string
 		args []string
 		want string
+		code int // 2: bad usage, 1: it ran and failed
 	}{
-		{hostBin, []string{"-stats-key", "0"}, "two different non-zero"},
-		{hostBin, []string{"-stats-key", "5", "-pins-key", "5"}, "two different non-zero"},
-		{hostBin, []string{"-base", "1ms", "-servo", "100us"}, "shorter than the base period"},
-		{monBin, []string{"-interval", "0"}, "-interval must be positive"},
-		{monBin, []string{"-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running"},
+		{hostBin, []string{"-stats-key", "0"}, "two different non-zero", 2},
+		{hostBin, []string{"-stats-key", "5", "-pins-key", "5"}, "two different non-zero", 2},
+		{hostBin, []string{"-base", "1ms", "-servo", "100us"}, "shorter than the base period", 2},
+		{monBin, []string{"-interval", "0"}, "-interval must be positive", 2},
+		{monBin, []string{"-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
 	} {
 		out, err := exec.Command(tc.bin, tc.args...).CombinedOutput()
 		var ee *exec.ExitError
 		require.ErrorAs(t, err, &ee, "%s %v: %s", tc.bin, tc.args, out)
-		assert.Equal(t, 1, ee.ExitCode())
+		assert.Equal(t, tc.code, ee.ExitCode(), "%s %v", tc.bin, tc.args)
 		assert.Contains(t, string(out), tc.want)
 	}
 }

@@ -44,7 +44,8 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout, c); err != nil {
-		log.Fatal("halmon: ", err)
+		log.Print("halmon: ", err)
+		os.Exit(exitCode(err))
 	}
 }
 
@@ -55,10 +56,10 @@ func isTerminal(f *os.File) bool {
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.interval <= 0 || c.count < 0 || c.wait < 0 {
-		return errors.New("-interval must be positive, -count and -wait not negative")
+		return usagef("-interval must be positive, -count and -wait not negative")
 	}
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff {
-		return errors.New("-stats-key and -pins-key must be non-zero 32-bit keys")
+		return usagef("-stats-key and -pins-key must be non-zero 32-bit keys")
 	}
 	// The monitor is not real-time: it only needs rtapi for the segments.
 	c.rtapi.Flavor = "posix"

@@ -15,15 +15,27 @@
 //
 //	latency-test [flags]
 //
-// Flags that mean what they mean for cyclictest:
+// Flags that mean what they mean for cyclictest, in its spellings too
+// (--priority=80, --histogram=400, --histfile=F, --duration=1m, --json=F,
+// --mlockall, --quiet, --interval, --affinity):
 //
-//	-p PRIO       priority of the fastest task (0: the flavor's highest)
+//	-p PRIO       priority of the fastest task (0: the flavor's highest).
+//	              An explicit -p means real-time, as for cyclictest: SCHED_FIFO
+//	              on any kernel (-vanilla-fifo on a non-RT one); when SCHED_FIFO
+//	              cannot be had, stderr says so in every format, and
+//	              -rtapi.strict refuses to run
 //	-i INTERVAL   period: microseconds (1000) or a duration (250us)
 //	-t N          N tasks; task i has interval I + i×500 µs
 //	-a CPUS       pin tasks round robin to these CPUs (1, 0,2, 2-3)
 //	-D DURATION   run time: seconds (10), 30s, 5m, 1h; 0 runs until Ctrl-C
-//	-h US         histogram bound in µs (1 µs buckets; default 10000)
-//	-q            no live display, only the summary
+//	-h US         histogram: print it at the end up to US µs (1 µs buckets);
+//	              without -h the histograms are bounded at 10000 µs and, in
+//	              -format cyclictest, not printed
+//	-m            lock memory (mlockall)
+//	-q            no live display, only the summary; with -format cyclictest
+//	              what cyclictest -q prints: the thread lines, or with -h the
+//	              histogram alone
+//	-help         this help (exit status 0)
 //
 // gortapi's own:
 //
@@ -48,12 +60,21 @@
 //
 // Output:
 //
-//	-format text|cyclictest  cyclictest prints cyclictest's per-thread lines and,
-//	                         at the end, its histogram layout (stdout or -histfile)
+//	-format text|cyclictest  cyclictest prints what cyclictest prints: the
+//	                         "# /dev/cpu_dma_latency set to 0us" header when held,
+//	                         the policy/loadavg status block and thread lines, and
+//	                         with -h its histogram layout with the overflow cycles
+//	                         (stdout or -histfile)
 //	-histfile FILE           write the cyclictest-layout histogram to FILE
 //	-json FILE               every figure machine-readably: kernel report, flavor
-//	                         and why, each task's statistics, summaries and histograms
-//	-svg FILE                histogram plot (log counts, percentile markers)
+//	                         and why, each task's statistics, summaries and
+//	                         histograms; with -format cyclictest, cyclictest
+//	                         --json's own layout (file_version, sysinfo, thread)
+//	-svg FILE                histogram plot (log-scale latency and counts,
+//	                         percentile markers, overflow shown)
+//
+// -histfile, -json and -svg are created before the run: a path that cannot
+// be written is a usage error at once.
 //
 // The -rtapi.* flags of package rtapi (-rtapi.lock-memory, -rtapi.strict,
 // -rtapi.cpu, ...) are accepted too; -flavor and -vanilla-fifo win over
@@ -70,7 +91,7 @@
 //
 // Exit status: 0 after a run (also one ended by Ctrl-C), 1 when the
 // runtime failed (a flavor asked for that cannot run here, a task that
-// failed), 2 for bad input (an interval of 0 or below 10 µs, a histogram
+// failed), 2 for bad input (an unwritable output file, an interval of 0 or below 10 µs, a histogram
 // bound of 0, an unknown flavor or wake mode, a priority out of range, a
 // -threads list that does not parse), with one line saying what was wrong.
 package main

@@ -54,6 +54,27 @@ type config struct {
 	svgFile  string
 	histFile string
 	loads    []latency.Load
+	// histogram is -h: the histogram's bound in µs, printed at the end
+	// in -format cyclictest; 0 when not asked for.
+	histogram int
+	// explicitPrio: -p was given, which means real-time.
+	explicitPrio bool
+}
+
+// maxOverflowCycles caps the overflow cycle numbers kept per task
+// (cyclictest keeps as many as -h has buckets).
+const maxOverflowCycles = 10_000
+
+// vanillaSet reports whether the user chose -vanilla-fifo or
+// -rtapi.vanilla-fifo either way.
+func vanillaSet(fs *flag.FlagSet) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "vanilla-fifo" || f.Name == "rtapi.vanilla-fifo" {
+			set = true
+		}
+	})
+	return set
 }
 
 // usageError is bad input: one line, exit status 2.
@@ -67,17 +88,27 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	fs := flag.NewFlagSet("latency-test", flag.ContinueOnError)
 	c := &config{}
 	opts := rtapi.RegisterFlags(fs)
-	prio := fs.Int("p", 0, "priority of the fastest task (0: the flavor's highest)")
+	// cyclictest's spellings: a short flag and its long twin share one
+	// variable (-p/--priority, -h/--histogram, ...).
+	prio := fs.Int("p", 0, "priority of the fastest task (0: the flavor's highest). An explicit -p means real-time, as for cyclictest: SCHED_FIFO (-vanilla-fifo on a non-RT kernel), and a warning on stderr when it cannot be had")
+	fs.IntVar(prio, "priority", 0, "same as -p")
 	interval := fs.String("i", "1000", "period: microseconds or a duration (250us)")
+	fs.StringVar(interval, "interval", "1000", "same as -i")
 	threads := fs.Int("t", 1, "number of tasks; task i runs at interval + i×500µs")
-	named := fs.String("threads", "", "named tasks, LinuxCNC style: servo=1ms,base=25us")
+	named := fs.String("threads", "", "named tasks, LinuxCNC style: servo=1ms,base=25us (not cyclictest's --threads=N: use -t N)")
 	cpus := fs.String("a", "", "pin tasks round robin to these CPUs: 1, 0,2, 2-3")
+	fs.StringVar(cpus, "affinity", "", "same as -a")
 	dur := fs.String("D", "10", "duration: seconds, 30s, 5m, 1h; 0 = until Ctrl-C")
-	bound := fs.Int("h", 10000, "histogram bound in µs (1 µs buckets)")
-	fs.BoolVar(&c.quiet, "q", false, "quiet: no live display, only the summary")
-	fs.StringVar(&c.jsonFile, "json", "", "write every figure as JSON to `FILE`")
+	fs.StringVar(dur, "duration", "10", "same as -D")
+	fs.IntVar(&c.histogram, "h", 0, "histogram: print the latency histogram up to `US` µs (1 µs buckets) at the end, as cyclictest -h does; it also bounds the histograms (default 10000)")
+	fs.IntVar(&c.histogram, "histogram", 0, "same as -h")
+	mlock := fs.Bool("m", false, "lock memory (mlockall), as cyclictest -m; same as -rtapi.lock-memory on")
+	fs.BoolVar(mlock, "mlockall", false, "same as -m")
+	fs.BoolVar(&c.quiet, "q", false, "quiet: no live display, only the summary (-format cyclictest: what cyclictest -q prints)")
+	fs.BoolVar(&c.quiet, "quiet", false, "same as -q")
+	fs.StringVar(&c.jsonFile, "json", "", "write every figure as JSON to `FILE` (-format cyclictest: cyclictest --json's layout)")
 	fs.StringVar(&c.format, "format", "text", "output format: text or cyclictest")
-	fs.StringVar(&c.histFile, "histfile", "", "write the cyclictest-layout histogram to `FILE`")
+	fs.StringVar(&c.histFile, "histfile", "", "write the cyclictest-layout histogram to `FILE` instead of stdout")
 	fs.StringVar(&c.svgFile, "svg", "", "plot the latency histogram as SVG to `FILE`")
 	flavor := fs.String("flavor", "", "flavor: auto, "+strings.Join(flavors.Names(), ", "))
 	vanilla := fs.Bool("vanilla-fifo", false, "SCHED_FIFO + POSIX timers on a non-RT kernel (seed 000)")
@@ -143,6 +174,18 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 					Name: fmt.Sprintf("T%d", i), Period: period + time.Duration(i)*threadDistance})
 			}
 		}
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "p" || f.Name == "priority" {
+				c.explicitPrio = true
+			}
+		})
+		if *mlock {
+			c.lat.Options.LockMemory = rtapi.On
+		}
+		if c.explicitPrio && !vanillaSet(fs) && c.lat.Options.Flavor != "sim" {
+			// cyclictest -p runs SCHED_FIFO on any kernel: so do we
+			c.lat.Options.VanillaFIFO = true
+		}
 		if *prio < 0 || *prio > flavors.PrioHighest {
 			return usagef("-p: priority %d out of range [%d, %d] (0: highest)", *prio, flavors.PrioLowest, flavors.PrioHighest)
 		}
@@ -155,10 +198,14 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		if c.duration, err = latency.ParseRunDuration(*dur); err != nil {
 			return usagef("-D: %v", err)
 		}
-		if *bound <= 0 || *bound > 1_000_000 {
-			return usagef("-h: histogram bound must be 1 to 1000000 µs, got %d", *bound)
+		if c.histogram < 0 || c.histogram > 1_000_000 {
+			return usagef("-h: histogram bound must be 1 to 1000000 µs (0: no histogram), got %d", c.histogram)
 		}
-		c.lat.HistogramBound = time.Duration(*bound) * time.Microsecond
+		c.lat.HistogramBound = 10 * time.Millisecond
+		if c.histogram > 0 {
+			c.lat.HistogramBound = time.Duration(c.histogram) * time.Microsecond
+			c.lat.OverflowCycles = min(c.histogram, maxOverflowCycles)
+		}
 		if c.lat.Wake, err = rtapi.ParseWakeMode(*wake); err != nil {
 			return usagef("-wake: %v", err)
 		}
@@ -230,6 +277,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "latency-test: %v\n", err)
 		return exitUsage
 	}
+	// An output that cannot be written fails now, not after the run.
+	outputs, err := createOutputs(c)
+	if err != nil {
+		fmt.Fprintf(stderr, "latency-test: %v\n", err)
+		return exitUsage
+	}
+	defer outputs.discard()
 
 	loads := latency.StartLoads(c.loads)
 	live := newDisplay(stdout, c.format)
@@ -238,8 +292,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !c.quiet {
 		every, tick = time.Second, live.draw
 	}
+	c.lat.OnStart = func(s *latency.Session) {
+		live.virtual = s.RT().Flavor().Name == "sim"
+		ts := s.Snapshot()
+		if c.format == "cyclictest" && dmaHeld(s.RT().Flavor()) {
+			fmt.Fprintln(stdout, "# /dev/cpu_dma_latency set to 0us")
+		}
+		if w := priorityWarning(c, s.RT().Flavor(), ts); w != "" {
+			fmt.Fprintf(stderr, "latency-test: %s\n", w)
+		}
+	}
 	started := time.Now()
 	res, err := latency.Run(ctx, c.lat, c.duration, every, tick)
+	ended := time.Now()
 	loads.Stop()
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
@@ -259,39 +324,52 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitFailure
 	}
 	if c.format == "cyclictest" {
-		writeCyclictest(stdout, res)
-		if c.histFile == "" {
-			if werr := latency.WriteHistogram(stdout, latencyHists(res)); werr != nil {
+		// cyclictest prints its threads' final lines unless it prints a
+		// histogram (-h), which goes to stdout or --histfile.
+		if c.histogram == 0 {
+			writeCyclictest(stdout, res)
+		} else if c.histFile == "" {
+			if werr := writeHistogram(stdout, res); werr != nil {
 				fmt.Fprintf(stderr, "latency-test: histogram: %v\n", werr)
 			}
 		}
 	} else {
 		writeSummary(stdout, c, res, interrupted)
 	}
-	if c.histFile != "" {
-		if err := writeFile(c.histFile, func(w io.Writer) error { return latency.WriteHistogram(w, latencyHists(res)) }); err != nil {
+	if f := outputs.hist; f != nil {
+		if err := outputs.finish(f, func(w io.Writer) error { return writeHistogram(w, res) }); err != nil {
 			fmt.Fprintf(stderr, "latency-test: -histfile: %v\n", err)
 			code = exitFailure
 		}
 	}
-	if c.jsonFile != "" {
-		doc := newJSONDoc(c, res, started, interrupted)
-		if err := writeFile(c.jsonFile, func(w io.Writer) error {
+	if f := outputs.json; f != nil {
+		write := func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")
-			return enc.Encode(doc)
-		}); err != nil {
+			return enc.Encode(newJSONDoc(c, res, started, interrupted))
+		}
+		if c.format == "cyclictest" {
+			write = func(w io.Writer) error {
+				return latency.WriteCyclictestJSON(w, latency.CyclictestRun{
+					Cmdline: strings.Join(append([]string{"latency-test"}, args...), " "), Version: "gortapi latency-test",
+					Start: started, End: ended, ReturnCode: code,
+					RealTime: res.Kernel.Kind == kerneldetect.PreemptRT,
+					Tasks:    res.Tasks, Histogram: c.histogram > 0,
+				})
+			}
+		}
+		if err := outputs.finish(f, write); err != nil {
 			fmt.Fprintf(stderr, "latency-test: -json: %v\n", err)
 			code = exitFailure
 		}
 	}
-	if c.svgFile != "" {
+	if f := outputs.svg; f != nil {
 		var series []latency.Series
 		for _, t := range res.Tasks {
 			series = append(series, latency.Series{Name: t.Name, Hist: t.Latency})
 		}
 		title := fmt.Sprintf("gortapi wake-up latency, %s flavor, %s", res.Flavor.Name, res.Kernel.Uname.Release)
-		if err := writeFile(c.svgFile, func(w io.Writer) error { return latency.WriteSVG(w, title, series) }); err != nil {
+		if err := outputs.finish(f, func(w io.Writer) error { return latency.WriteSVG(w, title, series) }); err != nil {
 			fmt.Fprintf(stderr, "latency-test: -svg: %v\n", err)
 			code = exitFailure
 		}
@@ -299,16 +377,83 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func writeFile(name string, write func(io.Writer) error) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
+// dmaHeld reports whether the flavor holds /dev/cpu_dma_latency at 0, as
+// cyclictest does and announces in its first line.
+func dmaHeld(f rtapi.FlavorInfo) bool { return strings.Contains(f.Why, "cpu_dma_latency held at 0") }
+
+// priorityWarning says when an explicit -p did not give SCHED_FIFO: a
+// cyclictest user compares real-time figures and must not compare
+// SCHED_OTHER ones unknowingly.
+func priorityWarning(c *config, f rtapi.FlavorInfo, ts []latency.TaskStats) string {
+	if !c.explicitPrio || f.Name == "sim" {
+		return ""
+	}
+	for _, t := range ts {
+		if t.Policy != "SCHED_FIFO" {
+			why := t.Degraded
+			if why == "" {
+				why = f.Why
+			}
+			return fmt.Sprintf("-p %d asked for real-time, but task %s runs %s: %s (-rtapi.strict refuses to run so)", c.lat.Priority, t.Name, t.Policy, why)
+		}
+	}
+	return ""
+}
+
+func writeHistogram(w io.Writer, res latency.Result) error {
+	at := make([][]int64, len(res.Tasks))
+	for i, t := range res.Tasks {
+		at[i] = t.OverflowCycles
+	}
+	return latency.WriteHistogramAt(w, latencyHists(res), at)
+}
+
+// outputFiles are the -histfile, -json and -svg files, created before the
+// run so that an unwritable path is a usage error at once.
+type outputFiles struct{ hist, json, svg *os.File }
+
+func createOutputs(c *config) (outputFiles, error) {
+	var o outputFiles
+	for _, f := range []struct {
+		flag, name string
+		file       **os.File
+	}{{"-histfile", c.histFile, &o.hist}, {"-json", c.jsonFile, &o.json}, {"-svg", c.svgFile, &o.svg}} {
+		if f.name == "" {
+			continue
+		}
+		file, err := os.Create(f.name)
+		if err != nil {
+			o.discard()
+			return outputFiles{}, fmt.Errorf("%s: %w", f.flag, err)
+		}
+		*f.file = file
+	}
+	return o, nil
+}
+
+// finish writes one output and closes it.
+func (o *outputFiles) finish(f *os.File, write func(io.Writer) error) error {
+	for _, p := range []**os.File{&o.hist, &o.json, &o.svg} {
+		if *p == f {
+			*p = nil // finished: discard leaves it alone
+		}
 	}
 	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
 	return f.Close()
+}
+
+// discard removes the files that were created but never written: a run
+// that failed leaves no empty outputs behind.
+func (o *outputFiles) discard() {
+	for _, f := range []*os.File{o.hist, o.json, o.svg} {
+		if f != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}
 }
 
 func latencyHists(res latency.Result) []rtapi.Histogram {
@@ -326,6 +471,8 @@ type display struct {
 	tty    bool
 	format string
 	drawn  int // lines drawn last time (terminal only)
+	// virtual: the sim flavor, whose tasks have no OS thread figures
+	virtual bool
 }
 
 func newDisplay(w io.Writer, format string) *display {
@@ -342,12 +489,17 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (d *display) draw(elapsed time.Duration, ts []latency.TaskStats) {
-	lines := make([]string, 0, len(ts))
+	lines := make([]string, 0, len(ts)+2)
+	if d.format == "cyclictest" && len(ts) > 0 {
+		// cyclictest's status block: policy and load, a blank line, a
+		// line per thread
+		lines = append(lines, fmt.Sprintf("policy: %s: loadavg: %s          ", cyclictestPolicy(ts[0].Policy), loadavg()), "")
+	}
 	for i, t := range ts {
 		if d.format == "cyclictest" {
 			lines = append(lines, latency.FormatThreadLine(latency.LineOf(i, t)))
 		} else {
-			lines = append(lines, liveLine(elapsed, t))
+			lines = append(lines, liveLine(elapsed, t, d.virtual))
 		}
 	}
 	var b strings.Builder
@@ -370,6 +522,26 @@ func (d *display) draw(elapsed time.Duration, ts []latency.TaskStats) {
 	io.WriteString(d.w, b.String())
 }
 
+// cyclictestPolicy names a policy as cyclictest's status line does.
+func cyclictestPolicy(p string) string {
+	switch p {
+	case "SCHED_FIFO":
+		return "fifo"
+	case "SCHED_RR":
+		return "rr"
+	}
+	return "other"
+}
+
+// loadavg is /proc/loadavg's line, as cyclictest shows it.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(b))
+}
+
 func (d *display) finish() {
 	if d.drawn > 0 {
 		io.WriteString(d.w, "\n")
@@ -378,15 +550,19 @@ func (d *display) finish() {
 
 // liveLine is one task's live figures: LinuxCNC latency-test's columns
 // plus cyclictest's.
-func liveLine(elapsed time.Duration, t latency.TaskStats) string {
+func liveLine(elapsed time.Duration, t latency.TaskStats, virtual bool) string {
 	l := t.Latency
 	if l.Count == 0 {
 		return fmt.Sprintf("%6.1fs %-8s %v: no cycles yet", elapsed.Seconds(), t.Name, t.Period)
 	}
-	return fmt.Sprintf("%6.1fs %-8s %8v cycles %8d  lat min %6s avg %6s max %7s µs  jitter %7s µs  overruns %d  csw %d/%d",
+	line := fmt.Sprintf("%6.1fs %-8s %8v cycles %8d  lat min %6s avg %6s max %7s µs  jitter %7s µs  overruns %d",
 		elapsed.Seconds(), t.Name, t.Period, t.Cycles,
 		latency.Micros(time.Duration(l.Min)), latency.Micros(l.Mean()), latency.Micros(time.Duration(l.Max)),
-		latency.Micros(t.MaxJitter()), t.Overruns, t.VoluntarySwitches, t.InvoluntarySwitches)
+		latency.Micros(t.MaxJitter()), t.Overruns)
+	if virtual {
+		return line // virtual time: no OS thread to count switches of
+	}
+	return line + fmt.Sprintf("  csw %d/%d", t.VoluntarySwitches, t.InvoluntarySwitches)
 }
 
 func writeCyclictest(w io.Writer, res latency.Result) {
@@ -436,11 +612,12 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 		lat = append(lat, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Latency)})
 		exec = append(exec, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Exec)})
 	}
-	latency.WritePercentiles(w, "wake-up latency", lat)
+	latency.WritePercentilesOf(w, "wake-up latency", "wake-ups", lat)
 	fmt.Fprintln(w)
-	latency.WritePercentiles(w, "execution time", exec)
+	latency.WritePercentilesOf(w, "execution time", "body runs", exec)
 	fmt.Fprintln(w)
 
+	virtual := res.Flavor.Name == "sim"
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "task\tperiod\tpolicy\tprio\tcpus\twake\tcycles\toverruns\twait errors\tmax jitter µs\tctx sw vol/invol\tfaults min/maj")
 	for _, t := range res.Tasks {
@@ -448,9 +625,16 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 		if len(t.CPUs) > 0 {
 			cpus = strings.Trim(fmt.Sprint(t.CPUs), "[]")
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%d/%d\t%d/%d\n",
-			t.Name, t.Period, t.Policy, t.Priority, cpus, t.Wake, t.Cycles, t.Overruns, t.WaitErrors,
-			latency.Micros(t.MaxJitter()), t.VoluntarySwitches, t.InvoluntarySwitches, t.MinorFaults, t.MajorFaults)
+		// On sim the tasks run on a virtual clock, scheduled by virtual
+		// priority; the host thread's policy and counters mean nothing.
+		policy := t.Policy
+		csw, faults := fmt.Sprintf("%d/%d", t.VoluntarySwitches, t.InvoluntarySwitches), fmt.Sprintf("%d/%d", t.MinorFaults, t.MajorFaults)
+		if virtual {
+			policy, csw, faults = "virtual", "-", "-"
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%d\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n",
+			t.Name, t.Period, policy, t.Priority, cpus, t.Wake, t.Cycles, t.Overruns, t.WaitErrors,
+			latency.Micros(t.MaxJitter()), csw, faults)
 	}
 	tw.Flush()
 	writeInterference(w, res)
@@ -495,13 +679,23 @@ func writeInterference(w io.Writer, res latency.Result) {
 	if !on {
 		return
 	}
-	fmt.Fprintln(w, "\ninterference (cycles in which it happened; late wake-ups by first cause):")
+	virtual := res.Flavor.Name == "sim"
+	fmt.Fprintln(w, "\ninterference (cycles in which it happened; wake-ups later than the threshold, by first cause):")
+	if virtual {
+		fmt.Fprintln(w, "  (sim: no OS thread, so no thread counters or causes; the late wake-ups are the injected jitter)")
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "task\tpreempted\tblocked\tGC\tfaults\tlate over\tlate\tblocked\tpreempted\tGC\tunexplained")
+	fmt.Fprintln(tw, "task\tpreempted\tblocked\tGC\tfaults\tlate threshold\tlate wake-ups\tlate blocked\tlate preempted\tlate GC\tlate unexplained")
 	for _, t := range res.Tasks {
 		i := t.Interference
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t%d\t%d\t%d\n", t.Name, i.PreemptedCycles, i.BlockedCycles,
-			i.GCCycles, i.FaultCycles, i.LateThreshold, i.Late, i.LateBlocked, i.LatePreempted, i.LateGC, i.LateUnexplained)
+		cols := []string{fmt.Sprint(i.PreemptedCycles), fmt.Sprint(i.BlockedCycles), fmt.Sprint(i.GCCycles), fmt.Sprint(i.FaultCycles),
+			i.LateThreshold.String(), fmt.Sprint(i.Late), fmt.Sprint(i.LateBlocked), fmt.Sprint(i.LatePreempted), fmt.Sprint(i.LateGC), fmt.Sprint(i.LateUnexplained)}
+		if virtual {
+			for _, k := range []int{0, 1, 2, 3, 6, 7, 8, 9} {
+				cols[k] = "-"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", t.Name, strings.Join(cols, "\t"))
 	}
 	tw.Flush()
 }

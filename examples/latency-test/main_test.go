@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -59,7 +60,9 @@ func TestBadInput(t *testing.T) {
 		{"-i", "0"},
 		{"-i", "5"},
 		{"-i", "soon"},
-		{"-h", "0"},
+		{"-h", "-1"},
+		{"-h"},
+		{"--histogram=x"},
 		{"-flavor", "warp"},
 		{"-wake", "doorbell"},
 		{"-overrun", "panic"},
@@ -186,17 +189,24 @@ func TestRunWritesEveryFormat(t *testing.T) {
 
 func TestCyclictestFormat(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	line := regexp.MustCompile(`^T:[ \d]{2} \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{5} Avg:[ \d]{5} Max:[ \d]{8}$`)
-	lines := strings.Split(stdout.String(), "\n")
-	if !line.MatchString(lines[0]) || !line.MatchString(lines[1]) || !strings.Contains(lines[1], "I:1500") {
-		t.Fatalf("not cyclictest lines:\n%s\n%s", lines[0], lines[1])
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 2 || !line.MatchString(lines[0]) || !line.MatchString(lines[1]) || !strings.Contains(lines[1], "I:1500") {
+		t.Fatalf("want two cyclictest lines, no histogram without -h:\n%s", stdout.String())
 	}
-	if lines[2] != "# Histogram" || !strings.HasPrefix(lines[3], "000000 ") || !strings.Contains(lines[3], "\t") {
-		t.Fatalf("histogram layout:\n%s", strings.Join(lines[2:5], "\n"))
+
+	stdout.Reset()
+	code = run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	lines = strings.Split(stdout.String(), "\n")
+	if lines[0] != "# Histogram" || !strings.HasPrefix(lines[1], "000000 ") || !strings.Contains(lines[1], "\t") {
+		t.Fatalf("-q -h: the histogram alone, as cyclictest -q -h:\n%s", strings.Join(lines[:3], "\n"))
 	}
 	hs, err := latency.ParseHistogram(strings.NewReader(stdout.String()))
 	if err != nil || len(hs) != 2 || len(hs[0].Counts) != 100 {
@@ -307,5 +317,59 @@ func TestSimReplay(t *testing.T) {
 		if code := run(context.Background(), args, io.Discard, io.Discard); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+// TestSummarySaysWhatIsTrue: on sim, the summary names the policy
+// virtual (not the SCHED_OTHER of a host thread), shows no OS thread
+// counters, counts the replayed late wake-ups, and every count column
+// says what it counts.
+func TestSummarySaysWhatIsTrue(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "tail.hist")
+	// a recorded histogram whose p99.9 is 241 µs
+	var b strings.Builder
+	b.WriteString("# Histogram\n")
+	for i := range 300 {
+		c := 0
+		switch i {
+		case 20:
+			c = 990
+		case 241:
+			c = 10
+		}
+		fmt.Fprintf(&b, "%06d %06d\n", i, c)
+	}
+	b.WriteString("# Total: 000001000\n# Min Latencies: 00020\n# Avg Latencies: 00022\n# Max Latencies: 00241\n# Histogram Overflows: 00000\n")
+	if err := os.WriteFile(rec, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "5", "-q", "-sim-replay", rec}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	row := regexp.MustCompile(`(?m)^servo +1ms +virtual +98 +any +\S+ +\d+ +\d+ +\d+ +[\d.]+ +- +-$`)
+	if !row.MatchString(out) || strings.Contains(out, "SCHED_OTHER") {
+		t.Errorf("sim: want policy virtual and no thread counters:\n%s", out)
+	}
+	late := regexp.MustCompile(`(?m)^servo +- +- +- +- +100µs +([1-9]\d*) +- +- +- +-$`)
+	if !late.MatchString(out) {
+		t.Errorf("sim: want the replayed late wake-ups counted, causes not attributed:\n%s", out)
+	}
+	for _, want := range []string{"wake-ups", "body runs", "late threshold", "late wake-ups"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks the label %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "late over") || strings.Contains(out, " samples ") {
+		t.Errorf("ambiguous labels left:\n%s", out)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "2"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if live := regexp.MustCompile(`(?m)^ +1\.0s servo .*$`).FindString(stdout.String()); live == "" || strings.Contains(live, "csw") {
+		t.Errorf("sim live line: want one, without the host thread's context switches: %q", live)
 	}
 }

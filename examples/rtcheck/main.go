@@ -91,7 +91,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return exitUsage // the flag package has printed why (or the help)
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // asked for, and printed
+		}
+		return exitUsage // the flag package has printed why
 	}
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "rtcheck: unexpected argument %q\n", fl.Arg(0))
@@ -142,15 +145,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "rtcheck: %v\n", err)
 		return exitUsage
 	}
-	if rec != nil {
-		n, err := writeCapture(rec, o.capture)
-		if err != nil {
-			fmt.Fprintf(stderr, "rtcheck: -capture: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(stderr, "rtcheck: captured %d files into %s (diagnose with: rtcheck -root %s)\n", n, o.capture, o.capture)
-	}
-
 	out := output{Report: report, RTCapable: report.RTCapable()}
 	if o.root == "" {
 		out.Probes = &probes{SchedFIFO: probeSchedFIFO(report)}
@@ -166,6 +160,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		writeTable(stdout, out, o.root)
+	}
+	// The capture is written after the report: a path that cannot be
+	// written must not cost the user the report.
+	if rec != nil {
+		n, err := writeCapture(rec, o.capture)
+		if err != nil {
+			fmt.Fprintf(stderr, "rtcheck: -capture: %v (the report above is complete)\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "rtcheck: captured %d files into %s (diagnose with: rtcheck -root %s)\n", n, o.capture, o.capture)
 	}
 	if out.RTCapable {
 		return exitRTCapable

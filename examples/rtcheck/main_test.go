@@ -224,13 +224,11 @@ func TestUsageErrors(t *testing.T) {
 	badTar := filepath.Join(dir, "bad.tar.gz")
 	require.NoError(t, os.WriteFile(badTar, []byte("not gzip"), 0o644))
 	for name, args := range map[string][]string{
-		"unknown flag":       {"-bogus"},
-		"extra argument":     {"extra"},
-		"missing root":       {"-root", filepath.Join(dir, "nope")},
-		"root is a file":     {"-root", notTar},
-		"corrupt tar.gz":     {"-root", badTar},
-		"unwritable capture": {"-root", filepath.Join(fixtures, "rtai"), "-capture", filepath.Join(dir, "no", "such", "dir.tar.gz")},
-		"help":               {"-h"},
+		"unknown flag":   {"-bogus"},
+		"extra argument": {"extra"},
+		"missing root":   {"-root", filepath.Join(dir, "nope")},
+		"root is a file": {"-root", notTar},
+		"corrupt tar.gz": {"-root", badTar},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, errOut := runRTCheck(t, args...)
@@ -238,6 +236,22 @@ func TestUsageErrors(t *testing.T) {
 			assert.Empty(t, out)
 			assert.NotEmpty(t, errOut)
 		})
+	}
+}
+
+// An unwritable -capture is a usage error, but the report is printed
+// all the same; -help is help, exit status 0.
+func TestCaptureUnwritableStillReports(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runRTCheck(t, "-root", filepath.Join(fixtures, "rtai"), "-capture", filepath.Join(dir, "no", "such", "dir.tar.gz"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, "rtai", "the report is printed")
+	assert.Contains(t, errOut, "-capture:")
+	for _, help := range []string{"-h", "-help", "--help"} {
+		code, out, errOut = runRTCheck(t, help)
+		assert.Equal(t, 0, code, help)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "usage: rtcheck")
 	}
 }
 

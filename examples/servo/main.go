@@ -30,7 +30,11 @@ func main() {
 		err = run(os.Stdout, *opts, cfg, *period, *jitter)
 	}
 	if err != nil {
-		log.Fatal(err)
+		log.Print(err)
+		if errors.Is(err, rtapi.ErrInvalid) {
+			os.Exit(2) // bad usage
+		}
+		os.Exit(1)
 	}
 }
 
@@ -39,7 +43,7 @@ func parseMoves(s string) ([]float64, error) {
 	for _, f := range strings.Split(s, ",") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil {
-			return nil, fmt.Errorf("-moves: %q is not a number", f)
+			return nil, fmt.Errorf("%w: -moves: %q is not a number", rtapi.ErrInvalid, f)
 		}
 		out = append(out, v)
 	}
@@ -48,7 +52,7 @@ func parseMoves(s string) ([]float64, error) {
 
 func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitterFile string) error {
 	if cfg.Vel <= 0 || cfg.Accel <= 0 {
-		return errors.New("-vel and -accel must be positive")
+		return fmt.Errorf("%w: -vel and -accel must be positive", rtapi.ErrInvalid)
 	}
 	var jitter *rtapi.Histogram
 	if jitterFile != "" {
@@ -101,7 +105,7 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitt
 		if err := h.Stop(); err != nil {
 			return err
 		}
-		report(w, s, th)
+		report(w, rt.Flavor().Name, s, th)
 		return nil
 	}
 	limit := time.Now().Add(2*cfg.Duration() + 5*time.Second)
@@ -119,23 +123,32 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitt
 	if err := h.Stop(); err != nil {
 		return err
 	}
-	report(w, s, th)
+	report(w, rt.Flavor().Name, s, th)
 	return nil
 }
 
 // report prints the following error, the HAL thread's per-function times
 // and the rtapi task's statistics.
-func report(w io.Writer, s *Servo, th *hal.Thread) {
+func report(w io.Writer, flavor string, s *Servo, th *hal.Thread) {
 	f := &s.Following
 	fmt.Fprintf(w, "following error: max %.3f mrad at t=%.3f s, rms %.3f mrad, final %.4f mrad over %d cycles\n",
 		f.Max*1e3, f.AtMax, f.RMS()*1e3, f.Final*1e3, f.N)
 	ts := th.Stats()
-	fmt.Fprintf(w, "thread %s: period %v priority %d beat %d time %v tmax %v overruns %d\n",
-		ts.Name, ts.Period, ts.Priority, ts.Beat, ts.Time, ts.TMax, ts.Overruns)
+	ks := th.Task().Stats()
+	// what the thread really ran with: the HAL's priority applies only
+	// under a real-time policy, and on sim the scheduling is virtual
+	sched := fmt.Sprintf("%s priority %d", ks.Policy, ks.Priority)
+	switch {
+	case flavor == "sim":
+		sched, ks.Policy = fmt.Sprintf("virtual priority %d", ks.Priority), "virtual"
+	case ks.Policy != "SCHED_FIFO":
+		sched = fmt.Sprintf("%s (not real-time: HAL priority %d not applied)", ks.Policy, ts.Priority)
+	}
+	fmt.Fprintf(w, "thread %s: period %v %s beat %d time %v tmax %v overruns %d\n",
+		ts.Name, ts.Period, sched, ts.Beat, ts.Time, ts.TMax, ts.Overruns)
 	for _, fs := range ts.Functs {
 		fmt.Fprintf(w, "  %-16s time %-8v tmax %-8v calls %d overruns %d\n", fs.Name, fs.Time, fs.TMax, fs.Calls, fs.Overruns)
 	}
-	ks := th.Task().Stats()
 	fmt.Fprintf(w, "task %s: %s prio %d wake %s cycles %d overruns %d latency min %v avg %v p99 %v max %v\n",
 		ks.Name, ks.Policy, ks.Priority, ks.Wake, ks.Cycles, ks.Overruns, time.Duration(ks.Latency.Min),
 		ks.Latency.Mean(), ks.Latency.Percentile(0.99), time.Duration(ks.Latency.Max))

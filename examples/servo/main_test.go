@@ -20,7 +20,8 @@ func TestProgramRuns(t *testing.T) {
 	require.NoError(t, build.Run())
 	out, err := exec.Command(bin, "-rtapi.flavor=posix", "-moves", "1,0").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	for _, want := range []string{"flavor posix", "following error: max", "thread servo: period 1ms",
+	for _, want := range []string{"flavor posix", "following error: max", "thread servo: period 1ms SCHED_OTHER (not real-time: HAL priority",
+		"task servo: SCHED_OTHER prio 0",
 		"motor.0.update", "traj.0.update", "pid.0.update", "task servo:"} {
 		require.Contains(t, string(out), want)
 	}
@@ -38,6 +39,8 @@ func TestProgramRuns(t *testing.T) {
 		out, err = exec.Command(bin, "-rtapi.flavor=sim", "-jitter", file).CombinedOutput()
 		require.NoError(t, err, "%s", out)
 		require.Contains(t, string(out), "flavor sim")
+		require.Contains(t, string(out), "thread servo: period 1ms virtual priority")
+		require.Contains(t, string(out), "task servo: virtual prio")
 		require.Contains(t, string(out), "jitter: histogram of 4928 samples, max 1.000937ms", "the servo task's histogram was picked")
 		following = append(following, regexp.MustCompile(`following error: .*`).FindString(string(out)))
 	}

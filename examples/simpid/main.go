@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,6 +23,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.Jitter, "jitter", 30*time.Microsecond, "mean wake-up lateness injected on sim")
 	fs.DurationVar(&cfg.StdDev, "stddev", 15*time.Microsecond, "standard deviation of the injected lateness")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
 	if opts.Flavor == "" && os.Getenv("RTAPI_FLAVOR") == "" {

@@ -57,9 +57,16 @@ func micros(ns int64) int64 { return max(0, ns/1000) }
 // WriteHistogram writes histograms in cyclictest's -h / --histfile layout
 // (rt-tests 2.x): "# Histogram", a row per 1 µs bucket ("%06d " then one
 // "%06d" per thread, tab-separated), then the footer. Every histogram must
-// have 1 µs buckets. gortapi does not record at which cycles overflows
-// happened, so each thread's overflow line lists them all as "others".
-func WriteHistogram(w io.Writer, hs []hist.Snapshot) error {
+// have 1 µs buckets. Without the cycle numbers of the overflows (see
+// WriteHistogramAt), each thread's overflow line counts them all as
+// "others".
+func WriteHistogram(w io.Writer, hs []hist.Snapshot) error { return WriteHistogramAt(w, hs, nil) }
+
+// WriteHistogramAt is WriteHistogram with the cycle numbers at which each
+// histogram overflowed (at[i] for hs[i]; TaskStats.OverflowCycles):
+// cyclictest lists as many as the histogram has buckets, then counts the
+// rest as "others".
+func WriteHistogramAt(w io.Writer, hs []hist.Snapshot, at [][]int64) error {
 	rows := 0
 	for _, h := range hs {
 		if h.Width != time.Microsecond {
@@ -103,8 +110,16 @@ func WriteHistogram(w io.Writer, hs []hist.Snapshot) error {
 	bw.WriteString("# Histogram Overflow at cycle number:\n")
 	for i, h := range hs {
 		fmt.Fprintf(bw, "# Thread %d:", i)
-		if h.Overflow > 0 {
-			fmt.Fprintf(bw, " # %05d others", h.Overflow)
+		var listed []int64
+		if i < len(at) {
+			listed = at[i]
+		}
+		listed = listed[:min(len(listed), len(h.Counts), int(h.Overflow))]
+		for _, c := range listed {
+			fmt.Fprintf(bw, " %05d", c)
+		}
+		if others := h.Overflow - uint64(len(listed)); others > 0 {
+			fmt.Fprintf(bw, " # %05d others", others)
 		}
 		bw.WriteByte('\n')
 	}

@@ -43,6 +43,13 @@ type Config struct {
 	// flavors ignore it. On sim a busy body costs its time on the virtual
 	// clock (SimTaskConfig.Cost) instead of spinning.
 	SimJitter rtapi.Jitter
+	// OverflowCycles is how many cycle numbers of latency-histogram
+	// overflows each task keeps (TaskStats.OverflowCycles), as cyclictest
+	// keeps as many as its histogram has buckets; 0 keeps none.
+	OverflowCycles int
+	// OnStart, if set, is called once the tasks run, before the first
+	// tick: the session's flavor and each task's policy are known then.
+	OnStart func(*Session)
 }
 
 // TaskStats is a task's rtapi statistics plus what the measuring body saw.
@@ -53,6 +60,10 @@ type TaskStats struct {
 	// Act is the latest cycle's lateness as the body measured it on
 	// entry (cyclictest's "Act" column).
 	Act time.Duration
+	// OverflowCycles are the numbers (from 0, cyclictest's count) of the
+	// first cycles whose wake-up latency, as the body measured it, fell
+	// past the histogram bound; at most Config.OverflowCycles of them.
+	OverflowCycles []int64
 }
 
 // Session is a running measurement.
@@ -60,6 +71,7 @@ type Session struct {
 	rt      *rtapi.RT
 	tasks   []*rtapi.Task
 	act     []atomic.Int64
+	over    []overflowLog
 	started time.Time
 	// sim drives the virtual clock on the sim flavor (nil elsewhere);
 	// simStart is the virtual time the tasks started at.
@@ -81,7 +93,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 		return nil, err
 	}
-	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks))}
+	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks))}
 	if err := s.create(cfg); err != nil {
 		rt.Close()
 		return nil, err
@@ -137,7 +149,7 @@ func (s *Session) create(cfg Config) error {
 			RawSleep:       cfg.RawSleep,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
-		}, measureBody(&s.act[i], spin))
+		}, measureBody(&s.act[i], &s.over[i], spin))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
@@ -149,18 +161,46 @@ func (s *Session) create(cfg Config) error {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
 			}
 		}
+		lat := t.Stats().Latency
+		s.over[i].bound = int64(len(lat.Counts)) * int64(lat.Width)
+		s.over[i].cycles = make([]int64, max(0, cfg.OverflowCycles))
 		s.tasks = append(s.tasks, t)
 	}
 	return nil
 }
 
-// measureBody is the task body: note the cycle's lateness, then busy-wait
-// busy on the task's clock. RT-safe: no allocation, no lock.
-func measureBody(act *atomic.Int64, busy time.Duration) func(tc *rtapi.TaskContext) error {
+// overflowLog keeps the first cycle numbers whose latency overflowed the
+// histogram. Written by the task's body only; read after the task
+// stopped, or up to n while it runs.
+type overflowLog struct {
+	bound  int64   // the latency histogram's bound, ns
+	cycles []int64 // preallocated: the body never allocates
+	n      atomic.Int64
+}
+
+func (o *overflowLog) note(late, cycle int64) {
+	if late < o.bound {
+		return
+	}
+	n := o.n.Load()
+	if n < int64(len(o.cycles)) {
+		o.cycles[n] = cycle
+		o.n.Store(n + 1)
+	}
+}
+
+func (o *overflowLog) list() []int64 { return append([]int64(nil), o.cycles[:o.n.Load()]...) }
+
+// measureBody is the task body: note the cycle's lateness (and its
+// number when it is past the histogram's bound), then busy-wait busy on
+// the task's clock. RT-safe: no allocation, no lock.
+func measureBody(act *atomic.Int64, over *overflowLog, busy time.Duration) func(tc *rtapi.TaskContext) error {
 	return func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 			now := tc.Now()
-			act.Store(now - tc.Deadline())
+			late := now - tc.Deadline()
+			act.Store(late)
+			over.note(late, tc.Cycle()-1) // cyclictest counts cycles from 0
 			if busy > 0 {
 				for end := now + int64(busy); tc.Now() < end; {
 				}
@@ -187,7 +227,7 @@ func (s *Session) Elapsed() time.Duration {
 func (s *Session) Snapshot() []TaskStats {
 	out := make([]TaskStats, len(s.tasks))
 	for i, t := range s.tasks {
-		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load())}
+		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load()), OverflowCycles: s.over[i].list()}
 	}
 	return out
 }
@@ -241,6 +281,9 @@ func Run(ctx context.Context, cfg Config, d time.Duration, every time.Duration, 
 	s, err := Start(cfg)
 	if err != nil {
 		return Result{}, err
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(s)
 	}
 	if s.sim != nil {
 		return s.runSim(ctx, d, every, tick)

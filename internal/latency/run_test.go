@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -126,5 +127,41 @@ func TestRunSim(t *testing.T) {
 	if _, err := Run(context.Background(), Config{Options: rtapi.Options{Flavor: "sim"},
 		Tasks: []TaskDef{{Name: "servo", Period: time.Millisecond}}}, 0, 0, nil); !errors.Is(err, ErrSpec) {
 		t.Fatalf("sim without a duration: %v, want ErrSpec", err)
+	}
+}
+
+// TestRunSimCountsLate replays a recorded tail on the sim flavor: wake-ups
+// later than the threshold must be counted as late there too, not only on
+// the Linux flavors (a replay whose p99.9 is 241 µs used to report 0 late
+// wake-ups over 100 µs).
+func TestRunSimCountsLate(t *testing.T) {
+	h := hist.New(time.Microsecond, 10*time.Millisecond)
+	for i := range 1000 {
+		switch {
+		case i < 990:
+			h.Record(20_000)
+		default:
+			h.Record(241_000)
+		}
+	}
+	res, err := Run(context.Background(), Config{
+		Options:   rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}},
+		Tasks:     []TaskDef{{Name: "servo", Period: time.Millisecond}},
+		SimJitter: rtapi.HistogramJitter(h.Snapshot()),
+	}, 2*time.Second, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Tasks[0]
+	var over int64
+	for i, c := range s.Latency.Counts {
+		if time.Duration(i)*time.Microsecond >= s.Interference.LateThreshold {
+			over += int64(c)
+		}
+	}
+	over += int64(s.Latency.Overflow)
+	if s.Interference.LateThreshold != 100*time.Microsecond || over == 0 || s.Interference.Late != over {
+		t.Fatalf("late over %v: counted %d, the histogram holds %d such wake-ups (p99.9 %v)",
+			s.Interference.LateThreshold, s.Interference.Late, over, s.Latency.Percentile(0.999))
 	}
 }

@@ -52,10 +52,17 @@ type Named struct {
 	Summary Summary
 }
 
-// WritePercentiles writes a table of summaries in microseconds.
+// WritePercentiles writes a table of summaries in microseconds; the count
+// column is headed "samples".
 func WritePercentiles(w io.Writer, title string, rows []Named) error {
+	return WritePercentilesOf(w, title, "samples", rows)
+}
+
+// WritePercentilesOf is WritePercentiles with the count column headed by
+// what was counted ("wake-ups", "body runs").
+func WritePercentilesOf(w io.Writer, title, counted string, rows []Named) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s (µs)\tsamples\tmin\tavg\tp50\tp90\tp99\tp99.9\tmax\t\n", title)
+	fmt.Fprintf(tw, "%s (µs)\t%s\tmin\tavg\tp50\tp90\tp99\tp99.9\tmax\t\n", title, counted)
 	for _, r := range rows {
 		s := r.Summary
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, s.Count,

@@ -6,8 +6,10 @@ import (
 	"html"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gortapi/gortapi/internal/hist"
 )
@@ -22,113 +24,289 @@ type Series struct {
 var svgColours = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
 
 const (
-	svgW, svgH                         = 900, 480
-	svgLeft, svgRight, svgTop, svgBott = 70, 20, 40, 60
-	svgColumns                         = 450 // at most this many x steps
+	svgW                = 900
+	svgLeft, svgRight   = 70, 20
+	svgPlotH            = 300
+	svgOverflowW        = 46 // the overflow column right of the x axis
+	svgMarkerFont       = 10
+	svgMarkerRow        = 13 // height of a row of percentile labels
+	svgLegendRow        = 18
+	svgFont             = 12
+	svgTitleFont        = 15
+	svgCharWidth        = 0.68 // upper bound of a sans-serif glyph's advance, in em
+	svgColumns          = 600  // at most this many x steps
+	svgMinLabelGap      = 4    // px between two labels on one row
+	svgCanvasMargin     = 4    // px between a label and the canvas edge
+	svgOverflowGap      = 10
+	svgAxisLabelOffset  = 16
+	svgAxisTitleOffset  = 36
+	svgLegendTopOffset  = 60
+	svgMarkerBandTop    = 36
+	svgPlotTopClearance = 16
 )
 
-// WriteSVG plots the histograms as latency-histogram --logscale does: the
-// x axis is latency in µs (linear, up to the largest bucket any series
-// reached), the y axis the count per bucket on a log scale. Each series has
-// its own colour and dashed markers at p50, p99 and p99.9; samples past the
-// histogram bound are counted in the legend. The output is a standalone
-// SVG 1.1 document.
+// textWidth bounds the rendered width of s at size px.
+func textWidth(s string, size float64) float64 {
+	return float64(utf8.RuneCountInString(s)) * svgCharWidth * size
+}
+
+// WriteSVG plots the histograms as latency-histogram --logscale does, made
+// to read at a glance: the x axis is latency on a log scale (log10(1+µs):
+// the body of a distribution and its tail both get room), the y axis the
+// count per bucket, also log. Each series has its own colour, dashed
+// markers at p50, p99 and p99.9 whose labels sit in a band of rows above
+// the plot and never overlap, and a bar in the "≥ bound" column right of
+// the axis for the samples past the histogram bound. The legend sits under
+// the plot, one line per series; the canvas grows to hold it. The output
+// is a standalone SVG 1.1 document, one element per line.
 func WriteSVG(w io.Writer, title string, series []Series) error {
 	top := 1 // largest bucket index with a sample, +1
+	width := time.Microsecond
+	if len(series) > 0 && series[0].Hist.Width > 0 {
+		width = series[0].Hist.Width
+	}
 	var maxCount uint64 = 1
+	var overflow bool
 	for _, s := range series {
 		for i, c := range s.Hist.Counts {
 			if c > 0 {
 				top = max(top, i+1)
 			}
 		}
+		maxCount = max(maxCount, s.Hist.Overflow)
+		overflow = overflow || s.Hist.Overflow > 0
 	}
-	step := max(1, (top+svgColumns-1)/svgColumns)
-	cols := make([][]uint64, len(series))
+	bucketUS := float64(width) / float64(time.Microsecond)
+	xMaxUS := niceStep(float64(top) * bucketUS)
+	plotW := float64(svgW - svgLeft - svgRight - svgOverflowW - svgOverflowGap)
+	logMax := math.Log10(1 + xMaxUS)
+	x := func(us float64) float64 { return svgLeft + plotW*math.Log10(1+max(0, us))/logMax }
+
+	// Columns: buckets merged so that no column is narrower than a pixel.
+	type column struct{ from, to float64 } // µs
+	var cols []column
+	for i := 0; i < top; {
+		j := i + 1
+		for j < top && x(float64(j)*bucketUS)-x(float64(i)*bucketUS) < plotW/svgColumns {
+			j++
+		}
+		cols = append(cols, column{float64(i) * bucketUS, float64(j) * bucketUS})
+		i = j
+	}
+	counts := make([][]uint64, len(series))
 	for k, s := range series {
-		cols[k] = make([]uint64, (top+step-1)/step)
-		for i := 0; i < top && i < len(s.Hist.Counts); i++ {
-			cols[k][i/step] += s.Hist.Counts[i]
-		}
-		for _, c := range cols[k] {
-			maxCount = max(maxCount, c)
+		counts[k] = make([]uint64, len(cols))
+		b := 0
+		for c, col := range cols {
+			for ; b < len(s.Hist.Counts) && float64(b)*bucketUS < col.to; b++ {
+				counts[k][c] += s.Hist.Counts[b]
+			}
+			maxCount = max(maxCount, counts[k][c])
 		}
 	}
-	width := time.Microsecond
-	if len(series) > 0 && series[0].Hist.Width > 0 {
-		width = series[0].Hist.Width
+
+	// Percentile labels sit in a band above the plot, in order of their
+	// markers, pushed apart so that none overlaps another; a leader line
+	// joins each to its marker. Leaders of one row never cross each other
+	// nor a label. Labels that do not fit on one row spread over more,
+	// by series.
+	type label struct {
+		text        string
+		left, right float64
+		colour      string
+		markerX     float64
+		row         int
 	}
-	xMaxUS := float64(top) * float64(width) / float64(time.Microsecond)
+	var labels []label
+	var totalW float64
+	for k, s := range series {
+		if s.Hist.Count == 0 {
+			continue
+		}
+		sum := Summarize(s.Hist)
+		for _, m := range []struct {
+			name string
+			v    time.Duration
+		}{{"p50", sum.P50}, {"p99", sum.P99}, {"p99.9", sum.P999}} {
+			us := float64(m.v) / 1e3
+			if us > xMaxUS {
+				continue // past the bound: the overflow column shows it
+			}
+			text := m.name + " " + Micros(m.v)
+			w := textWidth(text, svgMarkerFont)
+			mx := x(us)
+			labels = append(labels, label{text: text, left: mx - w/2, right: mx + w/2, colour: svgColours[k%len(svgColours)], markerX: mx, row: k})
+			totalW += w + svgMinLabelGap
+		}
+	}
+	usable := float64(svgW - 2*svgCanvasMargin)
+	rows := min(max(1, int(math.Ceil(totalW/(0.8*usable)))), max(1, len(series)))
+	if len(labels) == 0 {
+		rows = 0
+	}
+	for r := range rows {
+		var row []*label
+		for i := range labels {
+			if labels[i].row%rows == r {
+				row = append(row, &labels[i])
+			}
+		}
+		sort.SliceStable(row, func(i, j int) bool { return row[i].markerX < row[j].markerX })
+		// left to right: no overlap, not past the left edge
+		edge := float64(svgCanvasMargin)
+		for _, l := range row {
+			if l.left < edge {
+				l.left, l.right = edge, edge+(l.right-l.left)
+			}
+			edge = l.right + svgMinLabelGap
+		}
+		// right to left: not past the right edge, still no overlap
+		edge = svgW - svgCanvasMargin
+		for i := len(row) - 1; i >= 0; i-- {
+			l := row[i]
+			if l.right > edge {
+				l.left, l.right = edge-(l.right-l.left), edge
+			}
+			edge = l.left - svgMinLabelGap
+		}
+	}
+	for i := range labels {
+		if rows > 0 {
+			labels[i].row %= rows
+		}
+	}
+	plotTop := float64(svgMarkerBandTop + rows*svgMarkerRow + svgPlotTopClearance)
+	plotBottom := plotTop + svgPlotH
+	legendTop := plotBottom + svgLegendTopOffset
+	svgH := int(legendTop) + max(1, len(series))*svgLegendRow + 8
+
 	decades := math.Max(1, math.Ceil(math.Log10(float64(maxCount))))
-	plotW, plotH := float64(svgW-svgLeft-svgRight), float64(svgH-svgTop-svgBott)
-	x := func(us float64) float64 { return svgLeft + plotW*us/xMaxUS }
 	y := func(c uint64) float64 {
 		if c == 0 {
-			return svgTop + plotH
+			return plotBottom
 		}
 		// 1 sits a little above the axis so single outliers show
-		return svgTop + plotH - plotH*(math.Log10(float64(c))+0.15)/(decades+0.15)
+		return plotBottom - svgPlotH*(math.Log10(float64(c))+0.15)/(decades+0.15)
 	}
 
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	p(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", svgW, svgH, svgW, svgH)
+	p(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Verdana, sans-serif" font-size="%d">`+"\n", svgW, svgH, svgW, svgH, svgFont)
 	p(`<rect x="0" y="0" width="%d" height="%d" fill="white"/>`+"\n", svgW, svgH)
-	p(`<text x="%d" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", svgLeft, html.EscapeString(title))
-	// axes and grid
-	p(`<g stroke="#888" stroke-width="1">` + "\n")
-	p(`<line x1="%d" y1="%g" x2="%g" y2="%g"/>`+"\n", svgLeft, svgTop+plotH, svgLeft+plotW, svgTop+plotH)
-	p(`<line x1="%d" y1="%d" x2="%d" y2="%g"/>`+"\n", svgLeft, svgTop, svgLeft, svgTop+plotH)
-	p("</g>\n")
+	titleSize := math.Min(svgTitleFont, (svgW-svgLeft-svgCanvasMargin)/math.Max(1, textWidth(title, 1)))
+	p(`<text x="%d" y="24" font-size="%.1f" font-weight="bold">%s</text>`+"\n", svgLeft, titleSize, html.EscapeString(title))
+
+	// axes, grid, ticks
+	overflowX := svgLeft + plotW + svgOverflowGap
+	p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`+"\n", svgLeft, plotBottom, svgLeft+plotW, plotBottom)
+	p(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#888"/>`+"\n", svgLeft, plotTop, svgLeft, plotBottom)
 	for d := 0; d <= int(decades); d++ {
 		c := uint64(math.Pow10(d))
 		yy := y(c)
-		p(`<line x1="%d" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd" stroke-width="1"/>`+"\n", svgLeft, yy, svgLeft+plotW, yy)
+		p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", svgLeft, yy, svgLeft+plotW, yy)
 		p(`<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", svgLeft-6, yy+4, tickLabel(c))
 	}
-	xStep := niceStep(xMaxUS / 8)
-	for v := 0.0; v <= xMaxUS+1e-9; v += xStep {
+	overflowLabel := "≥" + usLabel(float64(len(firstCounts(series)))*bucketUS)
+	overflowLabelLeft := overflowX + svgOverflowW/2 - textWidth(overflowLabel, svgFont)/2
+	lastRight := -1e9
+	for _, v := range logTicks(xMaxUS) {
 		xx := x(v)
-		p(`<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#888"/>`+"\n", xx, svgTop+plotH, xx, svgTop+plotH+5)
-		p(`<text x="%.1f" y="%g" text-anchor="middle">%s</text>`+"\n", xx, svgTop+plotH+18, strings.TrimSuffix(fmt.Sprintf("%g", v), ".0"))
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`+"\n", xx, plotBottom, xx, plotBottom+5)
+		text := usLabel(v)
+		half := textWidth(text, svgFont) / 2
+		if xx-half < lastRight+svgMinLabelGap || xx+half > overflowLabelLeft-svgMinLabelGap {
+			continue // crowded: the tick stays, its label goes
+		}
+		lastRight = xx + half
+		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", xx, plotBottom+svgAxisLabelOffset, text)
 	}
-	p(`<text x="%g" y="%d" text-anchor="middle">latency (µs)</text>`+"\n", svgLeft+plotW/2, svgH-18)
-	p(`<text x="16" y="%g" text-anchor="middle" transform="rotate(-90 16 %g)">samples per bucket (log)</text>`+"\n", svgTop+plotH/2, svgTop+plotH/2)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle">wake-up latency (µs; log scale)</text>`+"\n", svgLeft+plotW/2, plotBottom+svgAxisTitleOffset)
+	p(`<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">samples per bucket (log)</text>`+"\n", plotTop+svgPlotH/2, plotTop+svgPlotH/2)
 
+	// the overflow column: samples past the histogram bound
+	p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="#f4f4f4"/>`+"\n", overflowX, plotTop, svgOverflowW, svgPlotH)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", overflowX+svgOverflowW/2, plotBottom+svgAxisLabelOffset, overflowLabel)
+	barW := float64(svgOverflowW-8) / float64(max(1, len(series)))
+	for k, s := range series {
+		if s.Hist.Overflow == 0 {
+			continue
+		}
+		bx := overflowX + 4 + float64(k)*barW
+		yy := y(s.Hist.Overflow)
+		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", bx, yy, barW, plotBottom-yy, svgColours[k%len(svgColours)])
+	}
+
+	// the curves
+	for k := range series {
+		var pts strings.Builder
+		for c, col := range cols {
+			yy := y(counts[k][c])
+			fmt.Fprintf(&pts, "%.1f,%.1f %.1f,%.1f ", x(col.from), yy, x(col.to), yy)
+		}
+		p(`<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", svgColours[k%len(svgColours)], strings.TrimSpace(pts.String()))
+	}
+
+	// percentile markers, their leaders and labels
+	for _, l := range labels {
+		ly := float64(svgMarkerBandTop + (l.row+1)*svgMarkerRow - 3)
+		cx := (l.left + l.right) / 2
+		p(`<path fill="none" stroke="%s" stroke-dasharray="4 3" d="M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f"/>`+"\n",
+			l.colour, cx, ly+3, l.markerX, plotTop, l.markerX, plotBottom)
+		p(`<text x="%.1f" y="%.1f" fill="%s" font-size="%d" text-anchor="middle">%s</text>`+"\n", cx, ly, l.colour, svgMarkerFont, html.EscapeString(l.text))
+	}
+
+	// the legend, under the plot
 	for k, s := range series {
 		colour := svgColours[k%len(svgColours)]
-		var pts strings.Builder
-		for i, c := range cols[k] {
-			x0, x1 := x(float64(i*step)*float64(width)/1e3), x(float64((i+1)*step)*float64(width)/1e3)
-			yy := y(c)
-			fmt.Fprintf(&pts, "%.1f,%.1f %.1f,%.1f ", x0, yy, x1, yy)
-		}
-		p(`<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", colour, strings.TrimSpace(pts.String()))
+		ly := legendTop + float64(k*svgLegendRow)
 		sum := Summarize(s.Hist)
-		for j, m := range []struct {
-			label string
-			v     time.Duration
-		}{{"p50", sum.P50}, {"p99", sum.P99}, {"p99.9", sum.P999}} {
-			us := float64(m.v) / 1e3
-			if s.Hist.Count == 0 || us > xMaxUS {
-				continue
-			}
-			xx := x(us)
-			p(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%g" stroke="%s" stroke-dasharray="4 3" stroke-width="1"/>`+"\n", xx, svgTop, xx, svgTop+plotH, colour)
-			p(`<text x="%.1f" y="%d" fill="%s" font-size="10" text-anchor="middle">%s</text>`+"\n", xx, svgTop-4-10*((j+k)%2), colour, m.label)
-		}
-		ly := svgTop + 16 + 18*k
-		lx := svgW - svgRight - 430
-		p(`<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", lx, ly-10, colour)
-		legend := fmt.Sprintf("%s: p50 %s p99 %s p99.9 %s max %s µs", s.Name, Micros(sum.P50), Micros(sum.P99), Micros(sum.P999), Micros(sum.Max))
+		legend := fmt.Sprintf("%s: p50 %s  p99 %s  p99.9 %s  max %s µs", s.Name, Micros(sum.P50), Micros(sum.P99), Micros(sum.P999), Micros(sum.Max))
 		if s.Hist.Overflow > 0 {
 			legend += fmt.Sprintf(", %d past the bound", s.Hist.Overflow)
 		}
-		p(`<text x="%d" y="%d">%s</text>`+"\n", lx+18, ly, html.EscapeString(legend))
+		size := math.Min(svgFont, (svgW-svgLeft-18-svgCanvasMargin)/math.Max(1, textWidth(legend, 1)))
+		p(`<rect x="%d" y="%.1f" width="12" height="12" fill="%s"/>`+"\n", svgLeft, ly-10, colour)
+		p(`<text x="%d" y="%.1f" font-size="%.1f">%s</text>`+"\n", svgLeft+18, ly, size, html.EscapeString(legend))
 	}
 	p("</svg>\n")
 	return bw.Flush()
+}
+
+// firstCounts is the bucket counts of the widest histogram: its length
+// is the histograms' bound in buckets.
+func firstCounts(series []Series) []uint64 {
+	var c []uint64
+	for _, s := range series {
+		if len(s.Hist.Counts) > len(c) {
+			c = s.Hist.Counts
+		}
+	}
+	return c
+}
+
+// logTicks are 0 and 1, 2, 5 times the powers of ten up to maxUS.
+func logTicks(maxUS float64) []float64 {
+	ticks := []float64{0}
+	for d := 1.0; d <= maxUS; d *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if m*d <= maxUS*(1+1e-9) {
+				ticks = append(ticks, m*d)
+			}
+		}
+	}
+	return ticks
+}
+
+// usLabel writes µs compactly: 500, 2k (2 ms), 10k.
+func usLabel(us float64) string {
+	switch {
+	case us >= 1e6 && math.Mod(us, 1e6) == 0:
+		return fmt.Sprintf("%gs", us/1e6)
+	case us >= 1e3 && math.Mod(us, 1e3) == 0:
+		return fmt.Sprintf("%gms", us/1e3)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%g", us), ".0")
 }
 
 func tickLabel(c uint64) string {
@@ -141,14 +319,14 @@ func tickLabel(c uint64) string {
 	return fmt.Sprint(c)
 }
 
-// niceStep rounds a raw axis step up to 1, 2 or 5 times a power of ten.
+// niceStep rounds a raw value up to 1, 2 or 5 times a power of ten.
 func niceStep(raw float64) float64 {
 	if raw <= 0 {
 		return 1
 	}
 	e := math.Pow10(int(math.Floor(math.Log10(raw))))
 	for _, m := range []float64{1, 2, 5, 10} {
-		if m*e >= raw {
+		if m*e >= raw*(1-1e-9) {
 			return m * e
 		}
 	}

@@ -3,10 +3,19 @@ package latency
 import (
 	"bytes"
 	"encoding/xml"
+	"image"
+	"image/png"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 
 	"github.com/gortapi/gortapi/internal/hist"
 )
@@ -59,7 +68,7 @@ func TestWriteSVG(t *testing.T) {
 		t.Fatalf("%d polylines, want one per series", elems["polyline"])
 	}
 	out := buf.String()
-	for _, want := range []string{"p50", "p99.9", "1 past the bound", "#1f77b4", "#d62728", "latency (µs)", "samples per bucket (log)"} {
+	for _, want := range []string{"p50", "p99.9", "1 past the bound", "#1f77b4", "#d62728", "wake-up latency (µs; log scale)", "samples per bucket (log)", "≥10ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
@@ -84,5 +93,154 @@ func TestNiceStep(t *testing.T) {
 		if got := niceStep(raw); got != want {
 			t.Errorf("niceStep(%g) = %g, want %g", raw, got, want)
 		}
+	}
+}
+
+// tailSeries is the case the plot must handle: a tight body (tens of
+// µs), a tail to milliseconds, samples past the bound, two tasks whose
+// percentiles fall close together.
+func tailSeries() []Series {
+	a := hist.New(time.Microsecond, 10*time.Millisecond)
+	b := hist.New(time.Microsecond, 10*time.Millisecond)
+	for i := int64(0); i < 100_000; i++ {
+		a.Record(12_000 + i%17*1_000)
+		b.Record(14_000 + i%23*1_000)
+		if i%1000 == 0 {
+			a.Record(200_000 + i%7*100_000)
+			b.Record(900_000 + i%7*1_000_000)
+		}
+	}
+	for range 3 {
+		a.Record(25_000_000) // past the 10 ms bound
+	}
+	b.Record(12_000_000)
+	return []Series{{"servo", a.Snapshot()}, {"base-thread-with-a-long-name", b.Snapshot()}}
+}
+
+// renderPNG renders svg with librsvg's rsvg-convert.
+func renderPNG(t *testing.T, bin string, svg []byte) image.Image {
+	t.Helper()
+	cmd := exec.Command(bin, "-f", "png")
+	cmd.Stdin = bytes.NewReader(svg)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("rsvg-convert: %v\n%s", err, stderr.String())
+	}
+	img, err := png.Decode(&out)
+	if err != nil {
+		t.Fatalf("rsvg-convert wrote no PNG: %v", err)
+	}
+	return img
+}
+
+// inkBox is the bounding box of the pixels that are not transparent.
+func inkBox(img image.Image) (image.Rectangle, bool) {
+	r := img.Bounds()
+	box, found := image.Rectangle{}, false
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if _, _, _, a := img.At(x, y).RGBA(); a > 0x2000 {
+				p := image.Rect(x, y, x+1, y+1)
+				if !found {
+					box, found = p, true
+				} else {
+					box = box.Union(p)
+				}
+			}
+		}
+	}
+	return box, found
+}
+
+// TestSVGRendersCleanly renders the plot with a real renderer (librsvg),
+// then each text element alone on the same canvas, and checks from the
+// pixels that every label lies inside the canvas and no two labels
+// overlap. The old plot failed this: its legend ran off the right edge and
+// its percentile labels collided with each other and the title.
+func TestSVGRendersCleanly(t *testing.T) {
+	bin := rttest.RequireTool(t, "rsvg-convert", "apt-get install librsvg2-bin")
+	var buf bytes.Buffer
+	if err := WriteSVG(&buf, "synthetic wake-up latency: two tasks, tails to 7 ms, samples past the 10 ms bound", tailSeries()); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.Bytes()
+	whole := renderPNG(t, bin, svg)
+	size := whole.Bounds().Size()
+	head := regexp.MustCompile(`<svg [^>]*width="(\d+)" height="(\d+)"[^>]*>`).FindSubmatch(svg)
+	if head == nil {
+		t.Fatal("no <svg> element")
+	}
+	if w, _ := strconv.Atoi(string(head[1])); w != size.X {
+		t.Fatalf("rendered %v for width %d", size, w)
+	}
+
+	// each text element alone, on a transparent canvas of the same size
+	texts := regexp.MustCompile(`(?m)^<text .*</text>$`).FindAll(svg, -1)
+	if len(texts) < 10 {
+		t.Fatalf("only %d text elements", len(texts))
+	}
+	type box struct {
+		text string
+		r    image.Rectangle
+	}
+	var boxes []box
+	canvas := image.Rect(0, 0, size.X, size.Y)
+	for _, tx := range texts {
+		alone := append(append(append([]byte(nil), head[0]...), '\n'), tx...)
+		alone = append(alone, "\n</svg>\n"...)
+		r, ok := inkBox(renderPNG(t, bin, alone))
+		content := regexp.MustCompile(`>(.*)</text>`).FindSubmatch(tx)[1]
+		if !ok {
+			t.Errorf("text %q renders nothing", content)
+			continue
+		}
+		if !r.In(canvas.Inset(1)) {
+			t.Errorf("text %q at %v touches or leaves the %v canvas", content, r, canvas)
+		}
+		boxes = append(boxes, box{string(content), r})
+	}
+	for i := range boxes {
+		for j := i + 1; j < len(boxes); j++ {
+			if boxes[i].r.Overlaps(boxes[j].r) {
+				t.Errorf("labels overlap: %q %v and %q %v", boxes[i].text, boxes[i].r, boxes[j].text, boxes[j].r)
+			}
+		}
+	}
+	if t.Failed() {
+		out := filepath.Join(t.TempDir(), "failed.svg")
+		os.WriteFile(out, svg, 0o644)
+		t.Logf("the plot: %s", out)
+	}
+	// the overflow is drawn, not only written in the legend: a bar per task
+	// with samples past the bound
+	if n := len(regexp.MustCompile(`(?m)^<rect [^>]*fill="#(1f77b4|d62728)"/>$`).FindAll(svg, -1)); n != 4 {
+		t.Errorf("%d coloured rects, want 2 legend swatches and 2 overflow bars", n)
+	}
+}
+
+// TestSVGLogAxisGivesTheBodyRoom: with a tail to 10 ms, the body of the
+// distribution (12-29 µs) must span a readable width, not the ~20 px a
+// linear axis gave it.
+func TestSVGLogAxisGivesTheBodyRoom(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteSVG(&buf, "t", tailSeries()[:1]); err != nil {
+		t.Fatal(err)
+	}
+	pts := regexp.MustCompile(`points="([^"]*)"`).FindSubmatch(buf.Bytes())[1]
+	var body []float64
+	for _, pt := range strings.Fields(string(pts)) {
+		xy := strings.Split(pt, ",")
+		x, _ := strconv.ParseFloat(xy[0], 64)
+		y, _ := strconv.ParseFloat(xy[1], 64)
+		if y < 300 { // high counts: the body
+			body = append(body, x)
+		}
+	}
+	if len(body) == 0 {
+		t.Fatal("no body found")
+	}
+	if span := body[len(body)-1] - body[0]; span < 100 {
+		t.Fatalf("the body spans %.0f px of the axis, want at least 100", span)
 	}
 }

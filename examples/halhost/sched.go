@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+// writeScheduling says how each HAL thread really runs: the "prio" of the
+// thread table is the HAL's rank, which only a real-time policy applies.
+func writeScheduling(w io.Writer, flavor string, h *hal.HAL) {
+	for _, th := range h.Threads() {
+		s := th.Task().Stats()
+		switch {
+		case flavor == "sim":
+			fmt.Fprintf(w, "halhost: thread %s runs on virtual time, virtual priority %d\n", th.Name(), s.Priority)
+		case s.Policy == "SCHED_FIFO":
+			fmt.Fprintf(w, "halhost: thread %s runs SCHED_FIFO priority %d\n", th.Name(), s.Priority)
+		default:
+			fmt.Fprintf(w, "halhost: thread %s runs %s (not real-time; its HAL priority %d is not applied)\n", th.Name(), s.Policy, th.Stats().Priority)
+		}
+	}
+}

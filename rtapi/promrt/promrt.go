@@ -1,0 +1,219 @@
+package promrt
+
+import (
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+// Buckets are the upper bounds, in seconds, of the exported latency and
+// execution-time histograms: 1, 2, 5 per decade from 1 µs to 10 s. They
+// are folded from rtapi's 1 µs buckets exactly: each bound is a whole
+// number of microseconds.
+var Buckets = logBuckets()
+
+// bucketNS are Buckets in nanoseconds, for exact folding.
+var bucketNS = func() []int64 {
+	ns := make([]int64, len(Buckets))
+	for i, b := range Buckets {
+		ns[i] = int64(math.Round(b * 1e9))
+	}
+	return ns
+}()
+
+func logBuckets() []float64 {
+	var b []float64
+	for e := -6; e <= 1; e++ {
+		for _, m := range []int{1, 2, 5} {
+			// parsed, not multiplied: 5e-06, not 4.9999999999999996e-06
+			if v, _ := strconv.ParseFloat(strconv.Itoa(m)+"e"+strconv.Itoa(e), 64); v <= 10 {
+				b = append(b, v)
+			}
+		}
+	}
+	return b
+}
+
+var (
+	taskInfo = prometheus.NewDesc("gortapi_task_info",
+		"A task's scheduling: policy, priority, wake mode, and why it runs degraded (empty when it does not).",
+		[]string{"task", "policy", "priority", "wake", "degraded"}, nil)
+	taskCycles = prometheus.NewDesc("gortapi_task_cycles_total",
+		"Releases the task's body has run.", []string{"task"}, nil)
+	taskOverruns = prometheus.NewDesc("gortapi_task_overruns_total",
+		"Releases missed because a body ran past its next release.", []string{"task"}, nil)
+	taskWaitErrors = prometheus.NewDesc("gortapi_task_wait_errors_total",
+		"Sleeps the kernel failed (should stay 0).", []string{"task"}, nil)
+	taskLatency = prometheus.NewDesc("gortapi_task_wakeup_latency_seconds",
+		"Wake-up latency: woken minus scheduled release, one sample per wake-up.", []string{"task"}, nil)
+	taskExec = prometheus.NewDesc("gortapi_task_exec_seconds",
+		"Execution time of the body, one sample per cycle.", []string{"task"}, nil)
+	taskInterference = prometheus.NewDesc("gortapi_task_interference_cycles_total",
+		"Cycles in which the task's thread was preempted, blocked (Go scheduler park), ran during GC marking, or took page faults.",
+		[]string{"task", "kind"}, nil)
+	taskLate = prometheus.NewDesc("gortapi_task_late_wakeups_total",
+		"Wake-ups later than gortapi_task_late_threshold_seconds, by first cause.", []string{"task", "cause"}, nil)
+	taskLateThreshold = prometheus.NewDesc("gortapi_task_late_threshold_seconds",
+		"Wake-up latency above which a wake-up counts as late.", []string{"task"}, nil)
+	taskSwitches = prometheus.NewDesc("gortapi_task_context_switches_total",
+		"Context switches of the task's thread (getrusage, sampled about every 100 ms).", []string{"task", "kind"}, nil)
+	taskFaults = prometheus.NewDesc("gortapi_task_page_faults_total",
+		"Page faults of the task's thread (getrusage, sampled about every 100 ms).", []string{"task", "kind"}, nil)
+)
+
+// Collector exports the statistics of rtapi tasks. It is safe for
+// concurrent use; Collect never blocks a task.
+type Collector struct {
+	mu    sync.Mutex
+	tasks []*rtapi.Task
+}
+
+// NewCollector returns a collector for tasks; Add adds more later.
+func NewCollector(tasks ...*rtapi.Task) *Collector {
+	c := &Collector{}
+	for _, t := range tasks {
+		c.Add(t)
+	}
+	return c
+}
+
+// Add exports t too. It panics on a nil task (a programmer error).
+func (c *Collector) Add(t *rtapi.Task) {
+	if t == nil {
+		panic("promrt: Collector.Add of a nil task")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tasks = append(c.tasks, t)
+}
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{taskInfo, taskCycles, taskOverruns, taskWaitErrors, taskLatency, taskExec,
+		taskInterference, taskLate, taskLateThreshold, taskSwitches, taskFaults} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector: one lock-free snapshot per
+// task (rtapi.Task.Stats).
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	tasks := append([]*rtapi.Task(nil), c.tasks...)
+	c.mu.Unlock()
+	for _, t := range tasks {
+		collectTask(ch, t.Stats())
+	}
+}
+
+func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats) {
+	n := s.Name
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{n}, labels...)...)
+	}
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{n}, labels...)...)
+	}
+	gauge(taskInfo, 1, s.Policy, strconv.Itoa(s.Priority), s.Wake, s.Degraded)
+	counter(taskCycles, s.Cycles)
+	counter(taskOverruns, s.Overruns)
+	counter(taskWaitErrors, s.WaitErrors)
+	ch <- histogram(taskLatency, n, s.Latency)
+	ch <- histogram(taskExec, n, s.Exec)
+	i := s.Interference
+	counter(taskInterference, i.PreemptedCycles, "preempted")
+	counter(taskInterference, i.BlockedCycles, "blocked")
+	counter(taskInterference, i.GCCycles, "gc")
+	counter(taskInterference, i.FaultCycles, "faults")
+	counter(taskLate, i.Late, "")
+	counter(taskLate, i.LateBlocked, "blocked")
+	counter(taskLate, i.LatePreempted, "preempted")
+	counter(taskLate, i.LateGC, "gc")
+	counter(taskLate, i.LateUnexplained, "unexplained")
+	gauge(taskLateThreshold, i.LateThreshold.Seconds())
+	counter(taskSwitches, s.VoluntarySwitches, "voluntary")
+	counter(taskSwitches, s.InvoluntarySwitches, "involuntary")
+	counter(taskFaults, s.MinorFaults, "minor")
+	counter(taskFaults, s.MajorFaults, "major")
+}
+
+// histogram folds a 1 µs-bucket snapshot into Buckets. Samples past the
+// snapshot's bound (its overflow) count only in +Inf and in the count.
+func histogram(d *prometheus.Desc, task string, h hist.Snapshot) prometheus.Metric {
+	cum := make(map[float64]uint64, len(Buckets))
+	var run uint64
+	b := 0
+	for i, c := range h.Counts {
+		upper := int64(i+1) * int64(h.Width) // bucket i holds [i·w, (i+1)·w)
+		for b < len(Buckets) && upper > bucketNS[b] {
+			cum[Buckets[b]] = run
+			b++
+		}
+		run += c
+	}
+	for ; b < len(Buckets); b++ {
+		// past the snapshot's bound: only what it counted below it
+		cum[Buckets[b]] = run
+	}
+	return prometheus.MustNewConstHistogram(d, uint64(h.Count), time.Duration(h.Sum).Seconds(), cum, task)
+}
+
+var (
+	halBeat = prometheus.NewDesc("gortapi_hal_thread_beat_total",
+		"Completed cycles of a HAL thread (thread-beat).", []string{"thread"}, nil)
+	halOverruns = prometheus.NewDesc("gortapi_hal_thread_overruns_total",
+		"Cycles whose chain ended after the next release.", []string{"thread"}, nil)
+	halTime = prometheus.NewDesc("gortapi_hal_thread_time_seconds",
+		"The last cycle's chain time (halcmd's thread .time).", []string{"thread"}, nil)
+	halTMax = prometheus.NewDesc("gortapi_hal_thread_tmax_seconds",
+		"The worst chain time so far (.tmax).", []string{"thread"}, nil)
+	functCalls = prometheus.NewDesc("gortapi_hal_funct_calls_total",
+		"Calls of a function on its thread.", []string{"thread", "funct"}, nil)
+	functOverruns = prometheus.NewDesc("gortapi_hal_funct_overruns_total",
+		"Calls that ended after the thread's next release.", []string{"thread", "funct"}, nil)
+	functTMax = prometheus.NewDesc("gortapi_hal_funct_tmax_seconds",
+		"A function's worst execution time so far.", []string{"thread", "funct"}, nil)
+)
+
+// HALCollector exports a HAL's thread and function statistics, read
+// without locking the threads out (hal.HAL.Stats). Their tasks' figures
+// come from a Collector of each thread's Task.
+type HALCollector struct{ h *hal.HAL }
+
+// NewHALCollector returns a collector of h's threads. It panics on a nil
+// HAL (a programmer error).
+func NewHALCollector(h *hal.HAL) *HALCollector {
+	if h == nil {
+		panic("promrt: NewHALCollector of a nil HAL")
+	}
+	return &HALCollector{h: h}
+}
+
+// Describe implements prometheus.Collector.
+func (c *HALCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{halBeat, halOverruns, halTime, halTMax, functCalls, functOverruns, functTMax} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *HALCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, th := range c.h.Stats() {
+		ch <- prometheus.MustNewConstMetric(halBeat, prometheus.CounterValue, float64(th.Beat), th.Name)
+		ch <- prometheus.MustNewConstMetric(halOverruns, prometheus.CounterValue, float64(th.Overruns), th.Name)
+		ch <- prometheus.MustNewConstMetric(halTime, prometheus.GaugeValue, th.Time.Seconds(), th.Name)
+		ch <- prometheus.MustNewConstMetric(halTMax, prometheus.GaugeValue, th.TMax.Seconds(), th.Name)
+		for _, f := range th.Functs {
+			ch <- prometheus.MustNewConstMetric(functCalls, prometheus.CounterValue, float64(f.Calls), th.Name, f.Name)
+			ch <- prometheus.MustNewConstMetric(functOverruns, prometheus.CounterValue, float64(f.Overruns), th.Name, f.Name)
+			ch <- prometheus.MustNewConstMetric(functTMax, prometheus.GaugeValue, f.TMax.Seconds(), th.Name, f.Name)
+		}
+	}
+}
