@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,16 +16,22 @@ import (
 func Gettid() int { return unix.Gettid() }
 
 // SetScheduler sets the policy and priority of thread tid (0: the calling
-// thread) with sched_setattr. For SchedOther the priority must be 0 and
-// nice stays as it is.
+// thread). For SchedOther the priority must be 0. The thread's nice value
+// is kept whatever the policy, so that a thread of a niced process handed
+// back to SCHED_OTHER is still niced.
+//
+// It calls sched_setscheduler, not sched_setattr: the kernel fills in the
+// old call's nice from the thread's own, where sched_setattr sets nice to
+// attr.sched_nice (0 unless the caller read it first, which it cannot do
+// for a SCHED_FIFO thread: sched_getattr reports nice 0 for it).
 func SetScheduler(tid int, policy Policy, prio int) error {
-	attr := unix.SchedAttr{
-		Size:     unix.SizeofSchedAttr,
-		Policy:   uint32(policy),
-		Priority: uint32(prio),
+	param := struct{ priority int32 }{int32(prio)}
+	if prio < 0 || int(param.priority) != prio {
+		return os.NewSyscallError("sched_setscheduler", unix.EINVAL)
 	}
-	if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
-		return os.NewSyscallError("sched_setattr", err)
+	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
+	if errno != 0 {
+		return os.NewSyscallError("sched_setscheduler", errno)
 	}
 	return nil
 }
