@@ -5,6 +5,7 @@ package flavors
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -86,7 +87,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 		if err := sys.SetAffinity(0, spec.CPUs); err != nil {
 			return nil, b, fmt.Errorf("pin to CPUs %v: %w", spec.CPUs, err)
 		}
-		b.CPUs = spec.CPUs
+		b.CPUs = slices.Clone(spec.CPUs) // the binding's own: the caller keeps spec
 	}
 	if f.fifo {
 		err := sys.SetScheduler(0, sys.SchedFIFO, spec.Priority)

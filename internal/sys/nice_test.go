@@ -124,3 +124,24 @@ func TestSetSchedulerAllocs(t *testing.T) {
 	defer runtime.UnlockOSThread() // SCHED_OTHER before and after
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = sys.SetScheduler(0, sys.SchedOther, 0) }))
 }
+
+// A thread confined by its affinity may still be pinned anywhere in the
+// cpuset: AllowedCPUs reports the cpuset, not the caller's affinity.
+func TestAllowedCPUs(t *testing.T) {
+	allowed, err := sys.AllowedCPUs()
+	require.NoError(t, err)
+	require.NotEmpty(t, allowed)
+	done := make(chan struct{})
+	var narrowed []int
+	var nerr error
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // the thread dies with the goroutine
+		if nerr = sys.SetAffinity(0, allowed[:1]); nerr == nil {
+			narrowed, nerr = sys.AllowedCPUs()
+		}
+	}()
+	<-done
+	require.NoError(t, nerr)
+	require.Equal(t, allowed, narrowed)
+}
