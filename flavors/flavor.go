@@ -75,16 +75,16 @@ type Config struct {
 	LockMemory int
 	// Logger gets set-up messages; never nil here.
 	Logger *zap.Logger
-	// Probe tells whether SCHED_FIFO can be set; nil means
-	// sys.ProbeSchedFIFO. Tests replace it to exercise selection.
-	Probe func() error
+	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
+	// means sys.ProbeSchedFIFOAt. Tests replace it to exercise selection.
+	Probe func(prio int) error
 }
 
-func (c *Config) probe() error {
+func (c *Config) probe(prio int) error {
 	if c.Probe != nil {
-		return c.Probe()
+		return c.Probe(prio)
 	}
-	return sys.ProbeSchedFIFO()
+	return sys.ProbeSchedFIFOAt(prio)
 }
 
 // Descriptor describes a registered backend.

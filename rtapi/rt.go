@@ -166,7 +166,10 @@ func (rt *RT) Instance() int { return rt.opts.Instance }
 // virtual time on the sim flavor (rtapi_get_time). RT-safe.
 func (rt *RT) Now() int64 { return rt.flavor.Now() }
 
-// PrioHighest is the highest task priority (rtapi_prio_highest).
+// PrioHighest is the highest task priority (rtapi_prio_highest): 98 on
+// the Linux flavors, one below the watchdog, or lower where RLIMIT_RTPRIO
+// allows SCHED_FIFO only up to a lower priority (Flavor().Why says so),
+// so that default task priorities are ones the kernel grants.
 func (rt *RT) PrioHighest() int { _, hi := rt.flavor.Priorities(); return hi }
 
 // PrioLowest is the lowest task priority (rtapi_prio_lowest).
