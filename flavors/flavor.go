@@ -71,7 +71,8 @@ type Config struct {
 	// Strict refuses to run degraded (no SCHED_FIFO, no native backend).
 	Strict bool
 	// LockMemory: 0 auto (lock on real-time flavors when the limit allows
-	// it), >0 always, <0 never.
+	// it), >0 always, <0 never. Memory stays locked while any open flavor
+	// asked for it (see harden).
 	LockMemory int
 	// Logger gets set-up messages; never nil here.
 	Logger *zap.Logger

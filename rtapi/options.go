@@ -48,8 +48,12 @@ type Options struct {
 	CPUs []int
 	// LockMemory controls mlockall on real-time flavors. Auto locks when
 	// the process may lock without limit (root, CAP_IPC_LOCK or an
-	// unlimited RLIMIT_MEMLOCK). Env RTAPI_LOCK_MEMORY=auto|on|off, flag
-	// -rtapi.lock-memory.
+	// unlimited RLIMIT_MEMLOCK). The lock is the process's: it holds while
+	// any open instance asked for it, whatever the others asked, and
+	// Close undoes it when the last of those closes — unless the program
+	// had locked memory itself before (VmLck), in which case it is left
+	// locked, since munlockall would undo the program's own lock. Env
+	// RTAPI_LOCK_MEMORY=auto|on|off, flag -rtapi.lock-memory.
 	LockMemory Toggle
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Env RTAPI_INSTANCE, flag -rtapi.instance.

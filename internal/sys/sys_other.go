@@ -61,6 +61,9 @@ func LockMemory() error { return errUnsupported }
 // UnlockMemory fails: munlockall needs Linux.
 func UnlockMemory() error { return errUnsupported }
 
+// LockedMemory fails: VmLck is read on Linux only.
+func LockedMemory() (int64, error) { return 0, errUnsupported }
+
 // MemlockLimit fails: RLIMIT_MEMLOCK is read on Linux only.
 func MemlockLimit() (uint64, error) { return 0, errUnsupported }
 
