@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,15 +126,17 @@ func TestCPUOutsideCpuset(t *testing.T) {
 // The cpuset is not the process's affinity: a process started on one CPU
 // (taskset, or the default affinity isolcpus= leaves) may still pin a task
 // to another CPU of its cpuset, such as an isolated one. The child is this
-// test binary, started from a thread pinned to the first allowed CPU.
+// test binary; it narrows every one of its threads to the first allowed
+// CPU, as taskset would have, before it opens.
 func TestPinOutsideAffinityInsideCpuset(t *testing.T) {
 	allowed, err := sys.AllowedCPUs()
 	require.NoError(t, err)
 	last := allowed[len(allowed)-1]
 	if os.Getenv("GORTAPI_CPU_CHILD") == "narrowed" {
+		narrowAllThreads(t, allowed[:1])
 		mine, err := sys.Affinity(os.Getpid())
 		require.NoError(t, err)
-		require.Equal(t, allowed[:1], mine, "started narrowed")
+		require.Equal(t, allowed[:1], mine, "narrowed")
 		rt := open(t, rtapi.Options{Flavor: "posix", CPUs: []int{last}})
 		task, err := rt.NewTask(rtapi.TaskSpec{Name: "pinned", Period: time.Millisecond}, loop)
 		require.NoError(t, err)
@@ -145,23 +149,35 @@ func TestPinOutsideAffinityInsideCpuset(t *testing.T) {
 	if len(allowed) < 2 {
 		t.Skipf("needs two CPUs in the cpuset, has %v", allowed)
 	}
-	type result struct {
-		out []byte
-		err error
-	}
-	res := make(chan result)
-	go func() {
-		runtime.LockOSThread() // narrowed below: the thread dies with the goroutine
-		if err := sys.SetAffinity(0, allowed[:1]); err != nil {
-			res <- result{err: err}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPinOutsideAffinityInsideCpuset$", "-test.v")
+	cmd.Env = append(os.Environ(), "GORTAPI_CPU_CHILD=narrowed", "RTAPI_CPU=")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child:\n%s", out)
+	require.True(t, strings.Contains(string(out), "--- PASS: TestPinOutsideAffinityInsideCpuset"), "child:\n%s", out)
+}
+
+// narrowAllThreads sets the affinity of every thread of this process, until
+// none is left out (a thread may start from one not yet narrowed).
+func narrowAllThreads(t *testing.T, cpus []int) {
+	t.Helper()
+	for {
+		tasks, err := os.ReadDir("/proc/self/task")
+		require.NoError(t, err)
+		changed := false
+		for _, e := range tasks {
+			tid, err := strconv.Atoi(e.Name())
+			require.NoError(t, err)
+			has, err := sys.Affinity(tid)
+			if err != nil {
+				continue // the thread has exited meanwhile
+			}
+			if !slices.Equal(has, cpus) {
+				changed = true
+				_ = sys.SetAffinity(tid, cpus) // checked on the next pass
+			}
+		}
+		if !changed {
 			return
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestPinOutsideAffinityInsideCpuset$", "-test.v")
-		cmd.Env = append(os.Environ(), "GORTAPI_CPU_CHILD=narrowed", "RTAPI_CPU=")
-		out, err := cmd.CombinedOutput()
-		res <- result{out, err}
-	}()
-	r := <-res
-	require.NoError(t, r.err, "child:\n%s", r.out)
-	require.True(t, strings.Contains(string(r.out), "--- PASS: TestPinOutsideAffinityInsideCpuset"), "child:\n%s", r.out)
+	}
 }

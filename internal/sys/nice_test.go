@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -77,11 +76,12 @@ func TestSetSchedulerKeepsNice(t *testing.T) {
 }
 
 // The SCHED_FIFO probe hands its thread back to the Go runtime: in a niced
-// process that thread must still be niced. The child is this test binary,
-// started from a thread niced to 5 (the child's threads inherit it); it
+// process that thread must still be niced. The child is this test binary;
+// it renices every one of its threads to 5, as nice -n 5 would have, then
 // probes, then checks the nice value of every thread it has.
 func TestProbeSchedFIFOKeepsNice(t *testing.T) {
 	if os.Getenv("GORTAPI_SYS_CHILD") == "niced-probe" {
+		reniceAllThreads(t, 5)
 		for range 20 {
 			require.NoError(t, sys.ProbeSchedFIFO())
 		}
@@ -95,27 +95,37 @@ func TestProbeSchedFIFOKeepsNice(t *testing.T) {
 		return
 	}
 	rttest.RequireRT(t)
-	bin, err := filepath.Abs(os.Args[0])
-	require.NoError(t, err)
-	type result struct {
-		out []byte
-		err error
-	}
-	res := make(chan result)
-	go func() {
-		runtime.LockOSThread() // niced below: the thread must die with the goroutine
-		if err := unix.Setpriority(unix.PRIO_PROCESS, sys.Gettid(), 5); err != nil {
-			res <- result{err: err}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestProbeSchedFIFOKeepsNice$", "-test.v")
+	cmd.Env = append(os.Environ(), "GORTAPI_SYS_CHILD=niced-probe")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child:\n%s", out)
+	require.True(t, strings.Contains(string(out), "--- PASS: TestProbeSchedFIFOKeepsNice"), "child:\n%s", out)
+}
+
+// reniceAllThreads sets the nice value of every thread of this process,
+// until none is left out (a thread may start from one not yet reniced).
+func reniceAllThreads(t *testing.T, nice int) {
+	t.Helper()
+	for {
+		tasks, err := os.ReadDir("/proc/self/task")
+		require.NoError(t, err)
+		changed := false
+		for _, e := range tasks {
+			tid, err := strconv.Atoi(e.Name())
+			require.NoError(t, err)
+			p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+			if err != nil {
+				continue // the thread has exited meanwhile
+			}
+			if 20-p != nice {
+				changed = true
+				_ = unix.Setpriority(unix.PRIO_PROCESS, tid, nice) // checked on the next pass
+			}
+		}
+		if !changed {
 			return
 		}
-		cmd := exec.Command(bin, "-test.run=^TestProbeSchedFIFOKeepsNice$", "-test.v")
-		cmd.Env = append(os.Environ(), "GORTAPI_SYS_CHILD=niced-probe")
-		out, err := cmd.CombinedOutput()
-		res <- result{out, err}
-	}()
-	r := <-res
-	require.NoError(t, r.err, "child:\n%s", r.out)
-	require.True(t, strings.Contains(string(r.out), "--- PASS: TestProbeSchedFIFOKeepsNice"), "child:\n%s", r.out)
+	}
 }
 
 // The watchdog demotes a runaway thread from its allocation-free loop.
