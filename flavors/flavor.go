@@ -76,16 +76,17 @@ type Config struct {
 	// Strict refuses to run degraded (no SCHED_FIFO, no native backend).
 	Strict bool
 	// LockMemory: 0 auto (lock on real-time flavors when the limit allows
-	// it), >0 always, <0 never.
+	// it), >0 always, <0 never. Memory stays locked while any open flavor
+	// asked for it (see harden).
 	LockMemory int
 	// Logger gets set-up messages; never nil here.
 	Logger *zap.Logger
 	// TimerSignal is the signal the posix-timer wake mode uses; 0 means
 	// DefaultTimerSignal.
 	TimerSignal int
-	// Probe tells whether SCHED_FIFO can be set; nil means
-	// sys.ProbeSchedFIFO. Tests replace it to exercise selection.
-	Probe func() error
+	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
+	// means sys.ProbeSchedFIFOAt. Tests replace it to exercise selection.
+	Probe func(prio int) error
 }
 
 // Timer signals: the real-time signals a POSIX timer may use (glibc keeps
@@ -103,11 +104,11 @@ func (c *Config) timerSignal() int {
 	return c.TimerSignal
 }
 
-func (c *Config) probe() error {
+func (c *Config) probe(prio int) error {
 	if c.Probe != nil {
-		return c.Probe()
+		return c.Probe(prio)
 	}
-	return sys.ProbeSchedFIFO()
+	return sys.ProbeSchedFIFOAt(prio)
 }
 
 // Descriptor describes a registered backend.

@@ -33,8 +33,8 @@ func report(kind kerneldetect.Kind) *kerneldetect.Report {
 }
 
 var (
-	probeOK    = func() error { return nil }
-	probeEPERM = func() error { return &os_SyscallError{} }
+	probeOK    = func(int) error { return nil }
+	probeEPERM = func(int) error { return &os_SyscallError{} }
 )
 
 // os_SyscallError mimics what sys.ProbeSchedFIFO returns without privileges.
@@ -52,7 +52,7 @@ func TestSelectAuto(t *testing.T) {
 	tests := []struct {
 		kind     kerneldetect.Kind
 		fifo     bool
-		probe    func() error
+		probe    func(int) error
 		strict   bool
 		want     string
 		wantRT   bool

@@ -5,6 +5,7 @@ package flavors
 import (
 	"encoding/binary"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,21 +15,30 @@ import (
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
-// Process-wide hardening is shared by every open real-time flavor and
-// undone when the last one closes: mlockall and /dev/cpu_dma_latency are
-// properties of the process, not of one rtapi instance.
+// Process-wide hardening is shared by every open real-time flavor:
+// mlockall and /dev/cpu_dma_latency are properties of the process, not of
+// one rtapi instance. Memory is locked while at least one open instance
+// asked for it (whatever the instances opened before it asked), and
+// unlocked when the last of those closes, unless the program had locked
+// memory itself before: munlockall would undo the program's own lock, so
+// it is left alone. cpu_dma_latency is held while any instance is open.
 var (
 	hardenMu    sync.Mutex
 	hardenUsers int
 	hardenState struct {
-		locked   bool
-		dma      *os.File
-		lockNote string
-		dmaNote  string
+		lockers   int  // open instances that asked for locked memory
+		locked    bool // mlockall done by us
+		preLocked bool // the program held locked memory before our mlockall
+		dma       *os.File
+		lockNote  string
+		dmaNote   string
 	}
 )
 
-type hardening struct{ once sync.Once }
+type hardening struct {
+	once sync.Once
+	lock bool // this instance counts among hardenState.lockers
+}
 
 // harden locks memory and holds /dev/cpu_dma_latency at 0, as LinuxCNC's
 // uspace RTAPI does. Failures are warnings: the flavor still runs.
@@ -36,18 +46,18 @@ func harden(cfg Config) *hardening {
 	hardenMu.Lock()
 	defer hardenMu.Unlock()
 	hardenUsers++
-	if hardenUsers == 1 {
-		hardenState.lockNote = ""
-		if shouldLock(cfg) {
-			if err := sys.LockMemory(); err != nil {
-				hardenState.lockNote = "memory not locked: " + err.Error()
-				cfg.Logger.Warn(hardenState.lockNote)
-			} else {
-				hardenState.locked = true
-			}
-		} else {
-			hardenState.lockNote = "memory not locked (LockMemory off, or RLIMIT_MEMLOCK too small to lock safely: Go issue 28081)"
+	h := &hardening{}
+	switch {
+	case shouldLock(cfg):
+		h.lock = true
+		hardenState.lockers++
+		if !hardenState.locked {
+			lockMemory(cfg)
 		}
+	case hardenState.lockers == 0:
+		hardenState.lockNote = "memory not locked (LockMemory off, or RLIMIT_MEMLOCK too small to lock safely: Go issue 28081)"
+	}
+	if hardenUsers == 1 {
 		hardenState.dmaNote = ""
 		if f, err := os.OpenFile("/dev/cpu_dma_latency", os.O_RDWR, 0); err == nil {
 			var zero [4]byte
@@ -65,7 +75,33 @@ func harden(cfg Config) *hardening {
 			cfg.Logger.Info(hardenState.dmaNote)
 		}
 	}
-	return &hardening{}
+	return h
+}
+
+// lockMemory calls mlockall for the instances that asked, after noting
+// whether the program already holds locked memory (VmLck): if it does,
+// or if that cannot be read, release leaves the lock in place. Called
+// with hardenMu held; a failure is a warning and the next instance that
+// asks tries again.
+func lockMemory(cfg Config) {
+	held, err := sys.LockedMemory()
+	hardenState.preLocked = err != nil || held > 0
+	if err := sys.LockMemory(); err != nil {
+		hardenState.lockNote = "memory not locked: " + err.Error()
+		cfg.Logger.Warn(hardenState.lockNote)
+		return
+	}
+	hardenState.locked = true
+	switch {
+	case err != nil:
+		hardenState.lockNote = "memory locked; left locked at Close, since whether the program had locked memory " +
+			"itself could not be read (" + err.Error() + ")"
+	case held > 0:
+		hardenState.lockNote = "memory locked; the program held locked memory itself (VmLck " +
+			strconv.FormatInt(held>>10, 10) + " kB), so it is left locked at Close"
+	default:
+		hardenState.lockNote = ""
+	}
 }
 
 // shouldLock decides LockMemory's auto setting: lock when the process may
@@ -95,9 +131,12 @@ func (h *hardening) summary() string {
 	hardenMu.Lock()
 	defer hardenMu.Unlock()
 	var parts []string
-	if hardenState.locked {
+	switch {
+	case hardenState.locked && hardenState.lockNote != "":
+		parts = append(parts, hardenState.lockNote)
+	case hardenState.locked:
 		parts = append(parts, "memory locked")
-	} else if hardenState.lockNote != "" {
+	case hardenState.lockNote != "":
 		parts = append(parts, hardenState.lockNote)
 	}
 	if hardenState.dma != nil {
@@ -111,7 +150,9 @@ func (h *hardening) summary() string {
 	return "; " + strings.Join(parts, ", ")
 }
 
-// release undoes harden when the last user goes. Safe on nil and twice.
+// release undoes harden: the memory lock when the last instance that
+// asked for it goes (unless the program had locked memory itself),
+// cpu_dma_latency when the last instance goes. Safe on nil and twice.
 func (h *hardening) release() {
 	if h == nil {
 		return
@@ -120,12 +161,17 @@ func (h *hardening) release() {
 		hardenMu.Lock()
 		defer hardenMu.Unlock()
 		hardenUsers--
+		if h.lock {
+			hardenState.lockers--
+			if hardenState.lockers == 0 && hardenState.locked {
+				if !hardenState.preLocked {
+					_ = sys.UnlockMemory() // nothing to do about a failure here
+				}
+				hardenState.locked = false
+			}
+		}
 		if hardenUsers > 0 {
 			return
-		}
-		if hardenState.locked {
-			_ = sys.UnlockMemory() // nothing to do about a failure here
-			hardenState.locked = false
 		}
 		if hardenState.dma != nil {
 			hardenState.dma.Close()

@@ -5,6 +5,7 @@ package flavors
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,7 +28,10 @@ type linuxFlavor struct {
 	fifo bool
 	// mustFIFO: a thread that cannot get SCHED_FIFO is an error rather
 	// than a warning (rt-preempt, or Strict).
-	mustFIFO    bool
+	mustFIFO bool
+	// highest is the highest task priority: PrioHighest, or less where
+	// RLIMIT_RTPRIO allows less (see fifoHighest).
+	highest     int
 	defaultWake WakeMode
 	log         *zap.Logger
 	hardening   *hardening
@@ -36,14 +40,16 @@ type linuxFlavor struct {
 }
 
 func openPosix(cfg Config) (Flavor, string, error) {
-	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, log: cfg.Logger, timerSignal: cfg.timerSignal()}
+	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, highest: PrioHighest, log: cfg.Logger,
+		timerSignal: cfg.timerSignal()}
 	if !cfg.VanillaFIFO {
 		return f, "posix flavor: SCHED_OTHER threads and absolute clock_nanosleep, no real-time guarantee " +
 			"(set VanillaFIFO, RTAPI_VANILLA_FIFO=1 or -rtapi.vanilla-fifo for SCHED_FIFO + POSIX timers; " +
 			"boot a PREEMPT_RT kernel for real-time)", nil
 	}
 	f.defaultWake = WakePosixTimer
-	if err := cfg.probe(); err != nil {
+	highest, limited, err := cfg.fifoHighest()
+	if err != nil {
 		msg := "VanillaFIFO: SCHED_FIFO cannot be set (" + err.Error() + "); " + fifoRemedy(err)
 		if cfg.Strict {
 			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w: %w", msg, ErrPermission, err)
@@ -51,26 +57,70 @@ func openPosix(cfg Config) (Flavor, string, error) {
 		cfg.Logger.Warn(msg + "; running SCHED_OTHER with POSIX timers")
 		return f, msg + "; running SCHED_OTHER threads woken by POSIX timers", nil
 	}
-	f.fifo, f.mustFIFO = true, cfg.Strict
+	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict, highest
 	f.hardening = harden(cfg)
-	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers (seed 000)" + f.hardening.summary(), nil
+	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers (seed 000)" + limited + f.hardening.summary(), nil
 }
 
 func openRTPreempt(cfg Config) (Flavor, string, error) {
-	if err := cfg.probe(); err != nil {
+	highest, limited, err := cfg.fifoHighest()
+	if err != nil {
 		return nil, "", fmt.Errorf("SCHED_FIFO cannot be set (%w); %s: %w", err, fifoRemedy(err), ErrPermission)
 	}
-	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, defaultWake: WakeNanosleep, log: cfg.Logger,
-		timerSignal: cfg.timerSignal()}
+	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, highest: highest,
+		defaultWake: WakeNanosleep, log: cfg.Logger, timerSignal: cfg.timerSignal()}
 	f.hardening = harden(cfg)
-	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute clock_nanosleep" + f.hardening.summary(), nil
+	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute clock_nanosleep" + limited + f.hardening.summary(), nil
+}
+
+// fifoHighest finds the highest priority tasks may run SCHED_FIFO at, and
+// when that is below PrioHighest, says why in a clause for the flavor's
+// why. It probes the priority that will be used: one above PrioHighest,
+// where the watchdog runs. Where that is refused but SCHED_FIFO is not
+// (RLIMIT_RTPRIO between 1 and 98 without CAP_SYS_NICE, a common
+// limits.d setting), it bisects for the highest allowed priority (the
+// kernel allows every priority up to the limit), puts the watchdog there
+// and the tasks below it. The error is the kernel's answer when SCHED_FIFO
+// is refused at every priority.
+func (c *Config) fifoHighest() (highest int, limited string, err error) {
+	top := PrioHighest + 1 // the watchdog's
+	err = c.probe(top)
+	if err == nil {
+		return PrioHighest, "", nil
+	}
+	if !errors.Is(err, unix.EPERM) {
+		return 0, "", err
+	}
+	if err := c.probe(PrioLowest); err != nil {
+		return 0, "", err
+	}
+	allowed, refused := PrioLowest, top
+	for refused-allowed > 1 {
+		if mid := (allowed + refused) / 2; c.probe(mid) == nil {
+			allowed = mid
+		} else {
+			refused = mid
+		}
+	}
+	limit := ""
+	if l, err := sys.RTPrioLimit(); err == nil && l == uint64(allowed) {
+		limit = fmt.Sprintf(" (RLIMIT_RTPRIO %d)", l)
+	}
+	highest = max(PrioLowest, allowed-1)
+	watchdog := fmt.Sprintf("the watchdog at %d above them", allowed)
+	if highest == allowed {
+		watchdog = "the watchdog cannot run above them"
+	}
+	return highest, fmt.Sprintf("; SCHED_FIFO is allowed up to priority %d only%s: task priorities %d to %d, %s "+
+		"(an rtprio limit of %d, e.g. @rt - rtprio %d in /etc/security/limits.d, gives the full range)",
+		allowed, limit, PrioLowest, highest, watchdog, top, top), nil
 }
 
 // fifoRemedy names the concrete fix for a refused SCHED_FIFO.
 func fifoRemedy(err error) string {
 	if errors.Is(err, unix.EPERM) {
 		return "grant it with `setcap cap_sys_nice,cap_ipc_lock+ep BINARY`, an rtprio limit in " +
-			"/etc/security/limits.d (@rt - rtprio 98), or run as root; in a container add " +
+			"/etc/security/limits.d (@rt - rtprio 99), or run as root; in a container add " +
 			"--cap-add SYS_NICE --ulimit rtprio=99 (and --cpu-rt-runtime when RT group scheduling leaves the cgroup no RT budget)"
 	}
 	return "see examples/rtcheck for the machine's readiness checks"
@@ -79,7 +129,7 @@ func fifoRemedy(err error) string {
 func (f *linuxFlavor) Name() string                      { return f.name }
 func (f *linuxFlavor) RealTime() bool                    { return f.fifo }
 func (f *linuxFlavor) Now() int64                        { return sys.Nanotime() }
-func (f *linuxFlavor) Priorities() (lowest, highest int) { return PrioLowest, PrioHighest }
+func (f *linuxFlavor) Priorities() (lowest, highest int) { return PrioLowest, f.highest }
 func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 
 func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
@@ -88,7 +138,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 		if err := sys.SetAffinity(0, spec.CPUs); err != nil {
 			return nil, b, fmt.Errorf("pin to CPUs %v: %w", spec.CPUs, err)
 		}
-		b.CPUs = spec.CPUs
+		b.CPUs = slices.Clone(spec.CPUs) // the binding's own: the caller keeps spec
 	}
 	if f.fifo {
 		err := sys.SetScheduler(0, sys.SchedFIFO, spec.Priority)

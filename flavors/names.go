@@ -15,6 +15,8 @@ const (
 
 // Task priorities on the Linux backends: LinuxCNC's uspace range, one
 // below the kernel's maximum so that a watchdog can sit above every task.
+// Where RLIMIT_RTPRIO allows less, a SCHED_FIFO flavor's Priorities stop
+// one below the limit instead.
 const (
 	PrioLowest  = sys.FIFOPrioMin
 	PrioHighest = sys.FIFOPrioMax - 1

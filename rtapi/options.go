@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,14 +40,22 @@ type Options struct {
 	// ring, what task bodies report. nil: no output.
 	Logger *zap.Logger
 	// CPUs are the CPUs tasks are placed on when their TaskSpec.CPU is
-	// CPUAuto. Empty: RTAPI_CPU, else the highest isolated CPU, else
-	// unpinned. Env RTAPI_CPU (a list such as "1" or "2,3"), flag
-	// -rtapi.cpu.
+	// CPUAuto. Empty: RTAPI_CPU, else the highest isolated CPU of the
+	// process's cpuset, else unpinned. Env RTAPI_CPU (a list such as "1",
+	// "2,3" or "0-3", CPUs below kerneldetect.MaxCPU), flag -rtapi.cpu.
+	// Open copies the slice, so later changes to it have no effect. Each
+	// CPU must be online and in the process's cpuset (the CPUs
+	// sched_setaffinity may use, which include isolated CPUs outside its
+	// current affinity): ErrInvalid otherwise.
 	CPUs []int
 	// LockMemory controls mlockall on real-time flavors. Auto locks when
 	// the process may lock without limit (root, CAP_IPC_LOCK or an
-	// unlimited RLIMIT_MEMLOCK). Env RTAPI_LOCK_MEMORY=auto|on|off, flag
-	// -rtapi.lock-memory.
+	// unlimited RLIMIT_MEMLOCK). The lock is the process's: it holds while
+	// any open instance asked for it, whatever the others asked, and
+	// Close undoes it when the last of those closes — unless the program
+	// had locked memory itself before (VmLck), in which case it is left
+	// locked, since munlockall would undo the program's own lock. Env
+	// RTAPI_LOCK_MEMORY=auto|on|off, flag -rtapi.lock-memory.
 	LockMemory Toggle
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Env RTAPI_INSTANCE, flag -rtapi.instance.
@@ -167,6 +176,8 @@ func (o Options) withEnv(getenv func(string) string) (Options, error) {
 		}
 		o.Strict = b
 	}
+	// A copy: the caller's slice may change after Open, unchecked.
+	o.CPUs = slices.Clone(o.CPUs)
 	if len(o.CPUs) == 0 {
 		if s := getenv("RTAPI_CPU"); s != "" {
 			cpus, err := parseCPUs(s)
@@ -244,25 +255,12 @@ func envBool(getenv func(string) string, name string) (bool, error) {
 	return b, nil
 }
 
-// parseCPUs parses "1", "2,3" or "0-3,6".
+// parseCPUs parses a CPU list ("1", "2,3" or "0-3,6") with the bounded
+// parser every CPU list in gortapi goes through.
 func parseCPUs(s string) ([]int, error) {
-	var cpus []int
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("CPU list %q: %q is not a CPU number: %w", s, part, ErrInvalid)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("CPU list %q: bad range %q: %w", s, part, ErrInvalid)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
+	cpus, err := kerneldetect.ParseCPUList(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrInvalid)
 	}
 	return cpus, nil
 }

@@ -21,6 +21,7 @@ import (
 type RT struct {
 	opts   Options
 	kernel *kerneldetect.Report
+	cpus   cpuFacts // what task placement is checked against
 	flavor flavors.Flavor
 	info   FlavorInfo
 	logger *zap.Logger
@@ -64,7 +65,8 @@ func Open(opts Options) (*RT, error) {
 			return nil, fmt.Errorf("rtapi.Open: detect kernel: %w", err)
 		}
 	}
-	if err := checkCPUs(opts.CPUs, kernel); err != nil {
+	cpus := readCPUFacts(kernel)
+	if err := cpus.checkAll(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
 	lock := 0
@@ -88,6 +90,7 @@ func Open(opts Options) (*RT, error) {
 	rt := &RT{
 		opts:   opts,
 		kernel: kernel,
+		cpus:   cpus,
 		flavor: choice.Flavor,
 		logger: opts.Logger,
 		info: FlavorInfo{
@@ -106,19 +109,6 @@ func Open(opts Options) (*RT, error) {
 	rt.logger.Info("rtapi open", zap.String("flavor", rt.info.Name), zap.Bool("realtime", rt.info.RealTime),
 		zap.String("kernel", kernel.Kind.String()), zap.String("why", rt.info.Why))
 	return rt, nil
-}
-
-// checkCPUs refuses CPUs that are not online (when the report knows).
-func checkCPUs(cpus []int, k *kerneldetect.Report) error {
-	for _, c := range cpus {
-		if c < 0 {
-			return fmt.Errorf("CPU %d: %w", c, ErrInvalid)
-		}
-		if len(k.OnlineCPUs) > 0 && !slices.Contains(k.OnlineCPUs, c) {
-			return fmt.Errorf("CPU %d is not online (online: %v): %w", c, k.OnlineCPUs, ErrInvalid)
-		}
-	}
-	return nil
 }
 
 // Close stops every task, waits for each up to Options.StopTimeout, and
@@ -188,7 +178,9 @@ func (rt *RT) releaseAfter(running []*Task) {
 // Flavor says which flavor runs the tasks and why.
 func (rt *RT) Flavor() FlavorInfo { return rt.info }
 
-// Kernel is the detection report the flavor was chosen from.
+// Kernel is the detection report the flavor was chosen from. rt keeps its
+// own copies of the CPU lists it checks task placement against, so a
+// change to the report does not change what Open validated.
 func (rt *RT) Kernel() *kerneldetect.Report { return rt.kernel }
 
 // Logger is the zap logger from Options (a no-op logger when none was set).
@@ -201,7 +193,10 @@ func (rt *RT) Instance() int { return rt.opts.Instance }
 // virtual time on the sim flavor (rtapi_get_time). RT-safe.
 func (rt *RT) Now() int64 { return rt.flavor.Now() }
 
-// PrioHighest is the highest task priority (rtapi_prio_highest).
+// PrioHighest is the highest task priority (rtapi_prio_highest): 98 on
+// the Linux flavors, one below the watchdog, or lower where RLIMIT_RTPRIO
+// allows SCHED_FIFO only up to a lower priority (Flavor().Why says so),
+// so that default task priorities are ones the kernel grants.
 func (rt *RT) PrioHighest() int { _, hi := rt.flavor.Priorities(); return hi }
 
 // PrioLowest is the lowest task priority (rtapi_prio_lowest).

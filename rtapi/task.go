@@ -2,7 +2,9 @@ package rtapi
 
 import (
 	"fmt"
+	"math"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,17 +70,30 @@ type CPUChoice int
 
 const (
 	// CPUAuto: Options.CPUs (or RTAPI_CPU), else the highest isolated
-	// CPU, else unpinned — LinuxCNC's rule.
+	// CPU of the process's cpuset, else unpinned — LinuxCNC's rule.
 	CPUAuto CPUChoice = 0
 	// Unpinned: no affinity is set.
 	Unpinned CPUChoice = -1
 )
 
-// OnCPU pins a task to CPU n.
-func OnCPU(n int) CPUChoice { return CPUChoice(n + 1) }
+// OnCPU pins a task to CPU n. The CPU must be online and in the process's
+// cpuset; a negative n is not CPUAuto or Unpinned but a mistake, which
+// NewTask refuses with ErrInvalid.
+func OnCPU(n int) CPUChoice {
+	if n < 0 {
+		return CPUChoice(max(n, math.MinInt+1) - 1) // below Unpinned
+	}
+	return CPUChoice(min(n, math.MaxInt-1) + 1)
+}
 
-// cpu returns the CPU number of an OnCPU choice.
-func (c CPUChoice) cpu() int { return int(c) - 1 }
+// cpu returns the CPU number of an OnCPU choice (negative for a negative
+// OnCPU).
+func (c CPUChoice) cpu() int {
+	if c < Unpinned {
+		return int(c) + 1
+	}
+	return int(c) - 1
+}
 
 // TaskSpec describes a task. The zero value of each field is a sensible
 // default, except Name, which is required.
@@ -287,29 +302,6 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	}
 	rt.tasks = append(rt.tasks, t)
 	return t, nil
-}
-
-// placeCPU turns a CPUChoice into the CPU set for Bind (nil: unpinned).
-func (rt *RT) placeCPU(c CPUChoice) ([]int, error) {
-	switch {
-	case c == Unpinned:
-		return nil, nil
-	case c == CPUAuto:
-		if len(rt.opts.CPUs) > 0 {
-			return rt.opts.CPUs, nil
-		}
-		if iso := rt.kernel.IsolatedCPUs; len(iso) > 0 {
-			return []int{iso[len(iso)-1]}, nil
-		}
-		return nil, nil
-	case c < Unpinned:
-		return nil, fmt.Errorf("CPU choice %d: %w", int(c), ErrInvalid)
-	}
-	n := c.cpu()
-	if err := checkCPUs([]int{n}, rt.kernel); err != nil {
-		return nil, err
-	}
-	return []int{n}, nil
 }
 
 // Name is the task's name.
@@ -624,7 +616,9 @@ func (rt *RT) isClosed() bool {
 func (t *Task) Binding() flavors.Binding {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.binding
+	b := t.binding
+	b.CPUs = slices.Clone(b.CPUs) // the caller's own copy
+	return b
 }
 
 // Tid is the kernel thread id of the task's thread, 0 before Start.

@@ -40,7 +40,8 @@ const (
 	DefaultWatchdogPeriods = 5
 	DefaultWatchdogSlack   = 50 * time.Millisecond
 	// WatchdogPriority is the SCHED_FIFO priority of the watchdog thread:
-	// the kernel's highest, one above PrioHighest.
+	// the kernel's highest, one above PrioHighest. Where RLIMIT_RTPRIO
+	// caps the task priorities, the watchdog runs one above the cap.
 	WatchdogPriority = sys.FIFOPrioMax
 )
 
@@ -221,10 +222,12 @@ func (wd *watchdog) report(reports <-chan *FaultError) {
 func (wd *watchdog) loop(ready chan<- struct{}) {
 	defer close(wd.exited)
 	wd.tid.Store(int64(sys.Gettid()))
-	if err := sys.SetScheduler(0, sys.SchedFIFO, WatchdogPriority); err != nil {
+	// One above the tasks: below 99 where RLIMIT_RTPRIO caps the tasks.
+	prio := min(WatchdogPriority, wd.rt.PrioHighest()+1)
+	if err := sys.SetScheduler(0, sys.SchedFIFO, prio); err != nil {
 		// Still useful below the tasks' priority on other CPUs; say so.
-		wd.rt.logger.Warn("watchdog: cannot run at SCHED_FIFO 99; runaway tasks on its CPU may go unnoticed",
-			zap.Error(err))
+		wd.rt.logger.Warn("watchdog: cannot run at SCHED_FIFO above the tasks; runaway tasks on its CPU may go unnoticed",
+			zap.Int("priority", prio), zap.Error(err))
 	}
 	close(ready)
 	next := sys.Nanotime()

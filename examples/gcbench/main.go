@@ -96,7 +96,10 @@ func main() {
 	if s.Live, err = parseBytes(*live); err != nil {
 		fail(err)
 	}
-	if s.CPU < 0 {
+	if s.CPU < -1 {
+		fail(fmt.Errorf("-cpu %d: want a CPU number, or -1 for the last one", s.CPU))
+	}
+	if s.CPU == -1 {
 		s.CPU = lastCPU()
 	}
 	rows := matrix()

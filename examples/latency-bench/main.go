@@ -184,6 +184,9 @@ func newBench(s *settings, log io.Writer) (*bench, error) {
 	if err != nil {
 		return nil, fmt.Errorf("detect kernel: %w", err)
 	}
+	if s.cpu < -2 {
+		return nil, fmt.Errorf("-cpu %d: want a CPU number, or -1 for unpinned", s.cpu)
+	}
 	if s.cpu == -2 {
 		s.cpu = -1
 		if len(k.OnlineCPUs) > 1 {

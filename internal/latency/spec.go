@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gortapi/gortapi/kerneldetect"
 )
 
 // ErrSpec marks every parse error in this file: bad user input.
@@ -253,22 +255,15 @@ func AssignPriorities(defs []TaskDef, highest, lowest int) {
 }
 
 // ParseCPUList parses a CPU list as cyclictest -a and the kernel write it:
-// "1", "0,2", "2-3,5".
+// "1", "0,2", "2-3,5", with kerneldetect's bounded parser. A CPU the
+// machine does not have is refused later, when the task is created.
 func ParseCPUList(s string) ([]int, error) {
-	var cpus []int
-	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 0 || b < a || b > 4095 {
-			return nil, specErrf("CPU list %q: want e.g. 1, 0,2 or 2-3", s)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
+	cpus, err := kerneldetect.ParseCPUList(s)
+	if err == nil && len(cpus) == 0 {
+		err = fmt.Errorf("empty CPU list")
+	}
+	if err != nil {
+		return nil, specErrf("%v", err)
 	}
 	return cpus, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,16 +16,22 @@ import (
 func Gettid() int { return unix.Gettid() }
 
 // SetScheduler sets the policy and priority of thread tid (0: the calling
-// thread) with sched_setattr. For SchedOther the priority must be 0 and
-// nice stays as it is.
+// thread). For SchedOther the priority must be 0. The thread's nice value
+// is kept whatever the policy, so that a thread of a niced process handed
+// back to SCHED_OTHER is still niced.
+//
+// It calls sched_setscheduler, not sched_setattr: the kernel fills in the
+// old call's nice from the thread's own, where sched_setattr sets nice to
+// attr.sched_nice (0 unless the caller read it first, which it cannot do
+// for a SCHED_FIFO thread: sched_getattr reports nice 0 for it).
 func SetScheduler(tid int, policy Policy, prio int) error {
-	attr := unix.SchedAttr{
-		Size:     unix.SizeofSchedAttr,
-		Policy:   uint32(policy),
-		Priority: uint32(prio),
+	param := struct{ priority int32 }{int32(prio)}
+	if prio < 0 || int(param.priority) != prio {
+		return os.NewSyscallError("sched_setscheduler", unix.EINVAL)
 	}
-	if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
-		return os.NewSyscallError("sched_setattr", err)
+	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
+	if errno != 0 {
+		return os.NewSyscallError("sched_setscheduler", errno)
 	}
 	return nil
 }
@@ -40,12 +47,17 @@ func Scheduler(tid int) (Policy, int, error) {
 }
 
 // ProbeSchedFIFO tells whether this process may run threads under
-// SCHED_FIFO, the way LinuxCNC's detection does it: it sets the lowest
-// FIFO priority on a locked thread, then restores the thread's previous
-// policy. The error is the kernel's answer (errors.Is(err, unix.EPERM)
-// without CAP_SYS_NICE or RLIMIT_RTPRIO, or when RT group scheduling
-// leaves the cgroup no RT budget).
-func ProbeSchedFIFO() error {
+// SCHED_FIFO at all: ProbeSchedFIFOAt(FIFOPrioMin), the way LinuxCNC's
+// detection does it.
+func ProbeSchedFIFO() error { return ProbeSchedFIFOAt(FIFOPrioMin) }
+
+// ProbeSchedFIFOAt tells whether this process may run a thread under
+// SCHED_FIFO at priority prio: it sets that priority on a locked thread,
+// then restores the thread's previous policy (and keeps its nice). The
+// error is the kernel's answer (errors.Is(err, unix.EPERM) without
+// CAP_SYS_NICE, when prio is above RLIMIT_RTPRIO, or when RT group
+// scheduling leaves the cgroup no RT budget).
+func ProbeSchedFIFOAt(prio int) error {
 	errc := make(chan error, 1)
 	go func() {
 		// The thread is never handed back to the runtime: if restoring
@@ -58,7 +70,7 @@ func ProbeSchedFIFO() error {
 			errc <- err
 			return
 		}
-		if err := SetScheduler(0, SchedFIFO, FIFOPrioMin); err != nil {
+		if err := SetScheduler(0, SchedFIFO, prio); err != nil {
 			errc <- err
 			return
 		}
@@ -70,6 +82,16 @@ func ProbeSchedFIFO() error {
 		errc <- nil
 	}()
 	return <-errc
+}
+
+// RTPrioLimit returns the soft RLIMIT_RTPRIO: the highest real-time
+// priority a process without CAP_SYS_NICE may set.
+func RTPrioLimit() (uint64, error) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_RTPRIO, &lim); err != nil {
+		return 0, os.NewSyscallError("getrlimit", err)
+	}
+	return lim.Cur, nil
 }
 
 // SetAffinity pins thread tid (0: the calling thread) to the given CPUs.
@@ -101,4 +123,50 @@ func Affinity(tid int) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// AllowedCPUs returns the CPUs sched_setaffinity may place this process's
+// threads on, in ascending order: its cpuset (the cgroup's, or all online
+// CPUs outside one). That is not the process's current affinity: a
+// process started with taskset, or with the default affinity that
+// isolcpus= leaves, may still pin a thread to an isolated CPU. The kernel
+// is asked directly: a locked thread requests every CPU, reads back what
+// it was granted, and gets its own affinity back.
+func AllowedCPUs() ([]int, error) {
+	type result struct {
+		cpus []int
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() {
+		// The goroutine may run on any thread, the main one included:
+		// the thread gets its affinity back before it is unlocked. If
+		// that fails, the goroutine exits locked and the runtime
+		// retires the thread.
+		runtime.LockOSThread()
+		var old, all unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &old); err != nil {
+			runtime.UnlockOSThread()
+			res <- result{err: os.NewSyscallError("sched_getaffinity", err)}
+			return
+		}
+		for c := 0; c < len(all)*64; c++ {
+			all.Set(c)
+		}
+		if err := unix.SchedSetaffinity(0, &all); err != nil {
+			runtime.UnlockOSThread()
+			res <- result{err: os.NewSyscallError("sched_setaffinity", err)}
+			return
+		}
+		cpus, err := Affinity(0)
+		if rerr := unix.SchedSetaffinity(0, &old); rerr != nil {
+			res <- result{err: fmt.Errorf("restore the affinity after reading the cpuset: %w",
+				os.NewSyscallError("sched_setaffinity", rerr))}
+			return
+		}
+		runtime.UnlockOSThread()
+		res <- result{cpus, err}
+	}()
+	r := <-res
+	return r.cpus, r.err
 }

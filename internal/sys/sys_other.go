@@ -35,11 +35,20 @@ func Scheduler(tid int) (Policy, int, error) { return 0, 0, errUnsupported }
 // ProbeSchedFIFO fails: SCHED_FIFO needs Linux.
 func ProbeSchedFIFO() error { return errUnsupported }
 
+// ProbeSchedFIFOAt fails: SCHED_FIFO needs Linux.
+func ProbeSchedFIFOAt(prio int) error { return errUnsupported }
+
+// RTPrioLimit fails: RLIMIT_RTPRIO is read on Linux only.
+func RTPrioLimit() (uint64, error) { return 0, errUnsupported }
+
 // SetAffinity fails: affinity needs Linux.
 func SetAffinity(tid int, cpus []int) error { return errUnsupported }
 
 // Affinity fails: affinity needs Linux.
 func Affinity(tid int) ([]int, error) { return nil, errUnsupported }
+
+// AllowedCPUs fails: cpusets need Linux.
+func AllowedCPUs() ([]int, error) { return nil, errUnsupported }
 
 // SleepUntil fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
 func SleepUntil(deadline int64) error { return errUnsupported }
@@ -52,6 +61,9 @@ func LockMemory() error { return errUnsupported }
 
 // UnlockMemory fails: munlockall needs Linux.
 func UnlockMemory() error { return errUnsupported }
+
+// LockedMemory fails: VmLck is read on Linux only.
+func LockedMemory() (int64, error) { return 0, errUnsupported }
 
 // MemlockLimit fails: RLIMIT_MEMLOCK is read on Linux only.
 func MemlockLimit() (uint64, error) { return 0, errUnsupported }
