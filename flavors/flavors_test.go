@@ -244,3 +244,26 @@ func TestWakerAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() - 1) }))
 	require.NoError(t, w.Close())
 }
+
+// Sleeps counts kernel sleeps: one per ordinary wait, one per
+// RawSleepChunk of a raw one, none for a deadline already past; a raw
+// sleep switched off with SetRawSleep is one sleep again.
+func TestWakerCountsSleeps(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w, err := newWaker(WakeNanosleep, true)
+	require.NoError(t, err)
+	defer w.Close()
+	_, _, err = w.Wait(w.Now() - 1)
+	require.NoError(t, err)
+	require.Zero(t, w.Sleeps())
+	_, _, err = w.Wait(w.Now() + int64(2*RawSleepChunk+RawSleepChunk/2))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, w.Sleeps(), int64(3)) // a signal may add one
+	w.SetRawSleep(false)
+	before := w.Sleeps()
+	_, _, err = w.Wait(w.Now() + int64(2*RawSleepChunk+RawSleepChunk/2))
+	require.NoError(t, err)
+	require.Equal(t, before+1, w.Sleeps())
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() + 1000) }))
+}

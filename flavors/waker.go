@@ -2,6 +2,7 @@ package flavors
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gortapi/gortapi/internal/sys"
@@ -81,6 +82,7 @@ type Waker struct {
 	tfd    *sys.Timerfd
 	pt     *sys.PosixTimer
 	virt   VirtualThread
+	sleeps int64 // kernel sleeps made so far (Sleeps)
 }
 
 // NewVirtualWaker returns a Waker driven by a VirtualThread.
@@ -144,18 +146,41 @@ func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
 		return w.virt.Wait(deadline)
 	case w.tfd != nil:
 		releases, err = w.tfd.Wait()
+		w.sleeps++
 	case w.pt != nil:
 		releases, err = w.pt.Wait()
+		w.sleeps++
 	default:
 		releases = 1
 		if w.raw {
-			err = sleepRaw(deadline)
+			var n int64
+			n, err = sleepRaw(deadline)
+			w.sleeps += n
 		} else {
 			err = sys.SleepUntil(deadline)
+			w.sleeps++
 		}
 	}
 	return sys.Nanotime(), releases, err
 }
+
+// SetRawSleep switches the nanosleep wait between a raw sleep, which keeps
+// the Go scheduler's P (ThreadSpec.RawSleep), and an ordinary one, which
+// lets the runtime hand the P to other goroutines. The other wake modes
+// ignore it. Only the task's thread may call it; it takes effect at the
+// next Wait.
+//
+// RT-safe.
+func (w *Waker) SetRawSleep(raw bool) { w.raw = raw }
+
+// Sleeps is the number of times the Waits so far put the thread to sleep
+// in the kernel: one per Wait, or one per RawSleepChunk of a raw sleep.
+// Each is one voluntary context switch of the thread (getrusage's
+// ru_nvcsw), which is how the interference counters tell a sleep from a
+// block. Only the task's thread may call it.
+//
+// RT-safe.
+func (w *Waker) Sleeps() int64 { return w.sleeps }
 
 // Begin blocks until the task's first cycle may run: at once on the
 // Linux backends, when the simulation reaches the task's start on a
@@ -221,16 +246,32 @@ func (w *Waker) Close() error {
 const RawSleepChunk = 2 * time.Millisecond
 
 // sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk.
+// It returns how many sleeps it made (a deadline already past makes none).
+//
+// A signal that interrupts a sleep is, on a task thread, almost always the
+// Go runtime's request that a goroutine which kept its P for 10 ms yield
+// (sysmon's forced preemption, SIGURG). The runtime would honour it at the
+// first function call after the wake-up, a round trip through another
+// thread that makes the wake-up late; sleepRaw honours it at once instead
+// (runtime.Gosched), while the task has time to spare, and sleeps on.
 //
 // RT-safe: no allocation.
-func sleepRaw(deadline int64) error {
+func sleepRaw(deadline int64) (sleeps int64, err error) {
 	for {
-		step := deadline
-		if now := sys.Nanotime(); deadline-now > int64(RawSleepChunk) {
-			step = now + int64(RawSleepChunk)
+		now := sys.Nanotime()
+		if now >= deadline {
+			return sleeps, nil
 		}
-		if err := sys.SleepUntilRaw(step); err != nil || step == deadline {
-			return err
+		step := min(deadline, now+int64(RawSleepChunk))
+		sleeps++
+		interrupted, err := sys.SleepRawOnce(step)
+		switch {
+		case err != nil:
+			return sleeps, err
+		case interrupted:
+			runtime.Gosched()
+		case step == deadline:
+			return sleeps, nil
 		}
 	}
 }

@@ -46,6 +46,9 @@ func SleepUntil(deadline int64) error { return errUnsupported }
 // SleepUntilRaw fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
 func SleepUntilRaw(deadline int64) error { return errUnsupported }
 
+// SleepRawOnce fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
+func SleepRawOnce(deadline int64) (bool, error) { return false, errUnsupported }
+
 // LockMemory fails: mlockall needs Linux.
 func LockMemory() error { return errUnsupported }
 

@@ -178,3 +178,19 @@ func TestPolicyString(t *testing.T) {
 	require.Equal(t, "SCHED_OTHER", sys.SchedOther.String())
 	require.Equal(t, "policy(77)", sys.Policy(77).String())
 }
+
+// SleepRawOnce sleeps to the deadline and says it was not interrupted;
+// a past deadline returns at once; a bad one is the syscall's error.
+func TestSleepRawOnce(t *testing.T) {
+	deadline := sys.Nanotime() + 200_000
+	interrupted, err := sys.SleepRawOnce(deadline)
+	require.NoError(t, err)
+	if !interrupted { // a signal to this thread may cut it short
+		require.GreaterOrEqual(t, sys.Nanotime(), deadline)
+	}
+	interrupted, err = sys.SleepRawOnce(sys.Nanotime() - 1e9)
+	require.NoError(t, err)
+	require.False(t, interrupted)
+	_, err = sys.SleepRawOnce(-5)
+	require.ErrorIs(t, err, unix.EINVAL)
+}
