@@ -27,18 +27,23 @@ type TaskContext struct {
 	cycle      int64
 	pending    uint64 // releases owed under CatchUp, run without sleeping
 	correction int64  // PLL correction added to each period
+	raw        bool   // the nanosleep wait keeps the P (gc.go, followShield)
 
 	sampleEvery int64
 	nextSample  int64
 	usage       sys.ThreadUsage
 
 	// interference counters (interference.go)
-	interference  bool
-	slept         bool  // the last wait blocked in the kernel
-	latency       int64 // the last wait's wake-up latency, when slept
-	gcAtStart     bool  // GC was marking when the body started
-	gcAtEnd       bool  // GC was marking when the previous body ended
-	lateThreshold int64
+	interference      bool
+	exactInterference bool  // read the thread's counters every cycle
+	nextRead          int64 // cycle of the next sampled read
+	readCycle         int64 // cycle of the last read
+	readSleeps        int64 // the waker's Sleeps at the last read
+	slept             bool  // the last wait blocked in the kernel
+	latency           int64 // the last wait's wake-up latency, when slept
+	gcAtStart         bool  // GC was marking when the body started
+	gcAtEnd           bool  // GC was marking when the previous body ended
+	lateThreshold     int64
 }
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
@@ -85,6 +90,7 @@ func (tc *TaskContext) WaitPeriod() bool {
 		next += missed * tc.period
 	}
 
+	tc.followShield()
 	now, releases, err := tc.waker.Wait(next)
 	tc.slept = true
 	if err != nil {
