@@ -177,13 +177,19 @@ func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
 		if t.shield.forced {
 			forced++
 		}
+		if t.stopping() && t.shield.raw.Load() {
+			free-- // keeps what it has until it ends
+		}
 	}
 	for _, t := range order {
+		if t.stopping() {
+			continue // about to end: not worth a P, and its Stats keep what it had
+		}
 		sh := &t.shield
 		was, note := sh.raw.Load(), sh.note
 		switch {
 		case sh.forced:
-			free--
+			free-- // may go below zero: forced tasks are served regardless
 			sh.raw.Store(true)
 			sh.note = "on"
 			if forced > procs-1 {
@@ -208,6 +214,9 @@ func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
 		}
 	}
 }
+
+// stopping reports whether Stop was called on t.
+func (t *Task) stopping() bool { return t.ctl.Load()&ctlStop != 0 }
 
 // shieldOffNote says why a task does not ask for the shield.
 func shieldOffNote(spec TaskSpec, wake WakeMode) string {
