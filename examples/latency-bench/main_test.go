@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 )
@@ -18,7 +19,7 @@ import (
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-d", "0"}, {"-d", "soon"}, {"-i", "5"}, {"-rounds", "0"}, {"-p", "99"}, {"-alloc", "lots"},
-		{"-only", "quiet,nonsense"}, {"-nosuch"}, {"stray"},
+		{"-only", "quiet,nonsense"}, {"-nosuch"}, {"stray"}, {"-worst-d", "0"}, {"-worst-d", "later"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(args, io.Discard, &stderr); code != exitUsage {
@@ -37,6 +38,55 @@ func TestParseSmoke(t *testing.T) {
 	}
 	if s.rounds != 1 || s.duration != time.Second || len(s.only) != 2 {
 		t.Fatalf("smoke settings %+v", s)
+	}
+}
+
+// The raw JSON goes next to the document unless -json says otherwise.
+func TestParseDocPutsJSONNextToIt(t *testing.T) {
+	s, _, err := parse([]string{"-doc", "docs/BENCHMARKS.md"}, io.Discard)
+	if err != nil || s.jsonFile != "docs/BENCHMARKS.json" || s.worst != 10*time.Minute {
+		t.Fatalf("%v %+v", err, s)
+	}
+	s, _, err = parse([]string{"-doc", "docs/BENCHMARKS.md", "-json", "/tmp/x.json", "-worst-d", "2m"}, io.Discard)
+	if err != nil || s.jsonFile != "/tmp/x.json" || s.worst != 2*time.Minute {
+		t.Fatalf("%v %+v", err, s)
+	}
+}
+
+// On a busy machine the document is not written without -force.
+func TestRefusesDocOnBusyMachine(t *testing.T) {
+	defer func(f func() loadAvg) { readLoadAverage = f }(readLoadAverage)
+	readLoadAverage = func() loadAvg { return loadAvg{one: 3.5, five: 2, fifteen: 1, ok: true} }
+	doc := filepath.Join(t.TempDir(), "B.md")
+	var stderr bytes.Buffer
+	if code := run([]string{"-doc", doc, "-only", "vanilla"}, io.Discard, &stderr); code != exitUsage {
+		t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "3.50 2.00 1.00") || !strings.Contains(stderr.String(), "-force") {
+		t.Errorf("stderr does not say why: %s", stderr.String())
+	}
+	if _, err := os.Stat(doc); !os.IsNotExist(err) {
+		t.Errorf("the document was written: %v", err)
+	}
+	if (loadAvg{one: 0.9, ok: true}).busy() || (loadAvg{one: 9}).busy() || !(loadAvg{one: 1.1, ok: true}).busy() {
+		t.Error("busy() is not load > 1")
+	}
+}
+
+// A wake-up L late skips ⌊L / period⌋ releases; overflow counts as the
+// bound.
+func TestMissedReleases(t *testing.T) {
+	h := hist.New(time.Microsecond, time.Millisecond)
+	for _, l := range []time.Duration{10 * time.Microsecond, 49 * time.Microsecond, 50 * time.Microsecond,
+		149 * time.Microsecond, 5 * time.Millisecond} {
+		h.Record(int64(l))
+	}
+	// 0 + 0 + 1 + 2 + 1000/50 (overflow at the 1 ms bound)
+	if got := missedReleases(h.Snapshot(), 50*time.Microsecond); got != 23 {
+		t.Fatalf("missed %d, want 23", got)
+	}
+	if missedReleases(h.Snapshot(), 0) != 0 {
+		t.Fatal("no period, no estimate")
 	}
 }
 
@@ -76,7 +126,8 @@ func TestRenderMarkdownAndGoals(t *testing.T) {
 		}, {ID: "switch", Title: "Switch", Metric: "switch", Skipped: "needs SCHED_FIFO"}},
 	}
 	res.Goals = goals(res)
-	if len(res.Goals) != 3 || !res.Goals[0].Met || res.Goals[1].Met || !res.Goals[2].Met {
+	if len(res.Goals) != 5 || !res.Goals[0].Met || res.Goals[1].Met || !res.Goals[2].Met ||
+		res.Goals[3].Note != "not measured" || res.Goals[4].Note != "not measured" {
 		t.Fatalf("goals %+v", res.Goals)
 	}
 	md := renderMarkdown(res)
@@ -147,7 +198,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	jsonFile, doc := filepath.Join(dir, "r.json"), filepath.Join(dir, "B.md")
-	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch", "-json", jsonFile, "-doc", doc)
+	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi", "-json", jsonFile, "-doc", doc)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -158,18 +209,34 @@ func TestSmoke(t *testing.T) {
 	if err != nil || !bytes.Equal(md, out) {
 		t.Fatalf("-doc file differs from stdout (%v)", err)
 	}
-	for _, want := range []string{"Smoke run", "Seed 000", "Task switching"} {
+	for _, want := range []string{"Smoke run", "Seed 000", "Task switching", "Several tasks", "Load average at the start"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
 	var res results
 	data, _ := os.ReadFile(jsonFile)
-	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 2 || !res.Smoke {
+	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 3 || !res.Smoke || res.LoadBefore == "" {
 		t.Fatalf("JSON results: %v %+v", err, res)
 	}
 	vanilla := res.Groups[0]
 	if vanilla.ID != "vanilla" || len(vanilla.Rows) != 2 || vanilla.Rows[0].Median.Count == 0 {
 		t.Fatalf("vanilla group %+v", vanilla)
+	}
+	multi := res.Groups[2]
+	if multi.Skipped != "" {
+		return // no SCHED_FIFO here; RequireRT-style tests cover that case
+	}
+	// each multi variant reports its tasks and its ordinary goroutine
+	want := []string{"3 tasks, default · base", "3 tasks, default · servo", "3 tasks, default · user",
+		"3 tasks, default · " + sleeperRow}
+	for _, name := range want {
+		r := findRow(multi.Rows, name)
+		if r == nil || r.Median.Count == 0 {
+			t.Errorf("multi row %q missing or empty: %+v", name, multi.Rows)
+		}
+	}
+	if r := findRow(multi.Rows, "3 tasks, default · base"); r != nil && r.Shield != "on" {
+		t.Errorf("the shortest period holds the shield: %+v", r)
 	}
 }
