@@ -240,3 +240,48 @@ func TestSmoke(t *testing.T) {
 		t.Errorf("the shortest period holds the shield: %+v", r)
 	}
 }
+
+// Issue 13's goals read the multi, base20k, switch and worst groups.
+func TestPerfGoals(t *testing.T) {
+	us := time.Microsecond
+	row := func(name string, p999 time.Duration, overruns, cycles int64) rowResult {
+		return rowResult{Name: name, Median: latency.Summary{Count: 10, P99: p999 / 2, P999: p999}, Overruns: overruns, Cycles: cycles}
+	}
+	multi := groupResult{ID: "multi", Metric: "multi"}
+	for _, task := range []string{"base", "servo", "user"} {
+		multi.Rows = append(multi.Rows, row("alone: "+task+" · "+task, 100*us, 0, 10))
+		for _, set := range []string{"3 tasks", "3 tasks +alloc"} {
+			multi.Rows = append(multi.Rows, row(set+", default · "+task, 150*us, 4, 10), row(set+", shield off · "+task, 300*us, 9, 10))
+		}
+	}
+	multi.Rows = append(multi.Rows, rowResult{Name: "3 tasks, default · " + sleeperRow, Median: latency.Summary{Count: 5, P99: 3 * time.Millisecond}})
+	res := results{Groups: []groupResult{multi,
+		{ID: "base20k", Rows: []rowResult{{Name: "gortapi 50µs", Overruns: 30}, {Name: "cyclictest -i 50", Overruns: 20}},
+			Ratios: []ratioResult{{Label: "gortapi / cyclictest at 50 µs", P999: 1.2, Missed: 1.5}}},
+		{ID: "worst", Ratios: []ratioResult{{Label: "gortapi +alloc / cyclictest quiet", Max: 2}}},
+	}}
+	goals := perfGoals(res)
+	if len(goals) != 3*2*2+1+2+1 {
+		t.Fatalf("%d goals: %+v", len(goals), goals)
+	}
+	byName := map[string]goalResult{}
+	for _, g := range goals {
+		byName[g.Goal] = g
+	}
+	check := func(goal string, measured float64, met bool) {
+		t.Helper()
+		g, ok := byName[goal]
+		if !ok || g.Met != met || (measured != 0 && g.Measured != measured) {
+			t.Errorf("%s: %+v, want %v met=%v", goal, g, measured, met)
+		}
+	}
+	check("3 tasks, base: overruns with the defaults ≤ shield off ((d+1)/(o+1))", 0.5, true)
+	check("3 tasks +alloc, user: p99.9 with the defaults ≤ 2 × alone and quiet", 1.5, true)
+	check("rest of the program: time.Sleep(100µs) overshoot p99 ≤ 2 ms next to the 3 tasks", 3, false)
+	check("20 kHz: missed releases ≤ 1.5 × cyclictest -i 50", 1.5, true)
+	check("20 kHz: p99.9 ≤ 1.25 × cyclictest -i 50", 1.2, true)
+	check("worst case: max with 200 MB/s in-process ≤ 1.5 × quiet cyclictest", 2, false)
+	if md := renderMarkdown(results{Goals: goals}); !strings.Contains(md, "| 3 tasks, base: overruns with the defaults ≤ shield off ((d+1)/(o+1)) | 0.50× (4 vs 9) | yes |") {
+		t.Errorf("goal rendering:\n%s", md)
+	}
+}
