@@ -174,8 +174,13 @@ func (tc *TaskContext) control(now int64) bool {
 
 // sampleUsage reads the thread's getrusage counters into the statistics.
 // It runs every sampleEvery cycles (about every 100 ms) and when the task
-// ends.
+// ends; with the interference counters on, only when the task ends, to
+// account the cycles since their last read.
 func (tc *TaskContext) sampleUsage() {
+	if tc.interference {
+		tc.readInterference(false, false)
+		return
+	}
 	tc.nextSample = tc.cycle + tc.sampleEvery
 	if sys.ReadThreadUsage(&tc.usage) != nil {
 		return

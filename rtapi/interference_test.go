@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
@@ -221,4 +222,36 @@ func TestInterferenceSampledAttributesAsExact(t *testing.T) {
 		t.Logf("%s: %+v", task.Name(), in)
 		require.Equal(t, in.Late, in.LateBlocked+in.LatePreempted+in.LateGC+in.LateUnexplained, "%+v", in)
 	}
+}
+
+// With the default sampled counters, what happened since the last read is
+// accounted when the task ends: faults taken in a short task that never
+// woke late and never reached a sampling point still count.
+func TestInterferenceSampledAccountsTheLastWindow(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "short", Period: time.Millisecond, LateThreshold: time.Hour},
+		func(tc *rtapi.TaskContext) error {
+			for tc.WaitPeriod() && tc.Cycle() < 10 {
+				if tc.Cycle() == 5 {
+					// fresh pages from the kernel, never the heap's: faults
+					mem, err := unix.Mmap(-1, 0, 4<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+					if err != nil {
+						return err
+					}
+					for i := 0; i < len(mem); i += 4096 {
+						mem[i] = 1
+					}
+					if err := unix.Munmap(mem); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, task.Wait())
+	in := task.Stats().Interference
+	require.Positive(t, in.FaultCycles, "%+v", in)
+	require.Zero(t, in.Late)
 }
