@@ -14,8 +14,8 @@ import (
 // The counters come from the thread's getrusage(RUSAGE_THREAD) switch and
 // fault counts and a load of the runtime's GC flag. The getrusage call
 // costs about a microsecond, so by default (TaskSpec.Interference Auto)
-// it is made only after a late wake-up, to attribute it, and about every
-// 100 ms: late wake-ups are attributed exactly as with a read every cycle
+// it is made only after a late wake-up, to attribute it, about every
+// 100 ms, and when the task ends: late wake-ups are attributed exactly as with a read every cycle
 // whenever the cycles since the previous read were clean, and
 // PreemptedCycles, BlockedCycles and FaultCycles count the events of each
 // window, at most one per cycle. Interference On reads every cycle and
