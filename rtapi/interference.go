@@ -15,10 +15,11 @@ import (
 // fault counts and a load of the runtime's GC flag. The getrusage call
 // costs about a microsecond, so by default (TaskSpec.Interference Auto)
 // it is made only after a late wake-up, to attribute it, about every
-// 100 ms, and when the task ends: late wake-ups are attributed exactly as with a read every cycle
-// whenever the cycles since the previous read were clean, and
-// PreemptedCycles, BlockedCycles and FaultCycles count the events of each
-// window, at most one per cycle. Interference On reads every cycle and
+// 100 ms, and when the task ends: late wake-ups are attributed exactly as
+// with a read every cycle whenever the cycles since the previous read were
+// clean, and PreemptedCycles, BlockedCycles and FaultCycles count the
+// events of each window, at most one per cycle (so a snapshot taken while
+// the task runs may be up to 100 ms behind). Interference On reads every cycle and
 // counts exactly; Off turns the counters off.
 //
 // There is no per-goroutine allocation counter in the Go runtime, so no
