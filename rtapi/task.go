@@ -129,12 +129,13 @@ type TaskSpec struct {
 	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
 	// has the measurements and the costs: the rest of the process has
 	// one P fewer per shielded task). Auto (the zero value): on for
-	// periodic nanosleep tasks on real-time flavors, as far as the Ps
-	// allow: at most GOMAXPROCS-1 tasks of an RT keep their P, the
-	// shortest periods (then highest priorities) first, so that one P is
-	// always left for the rest of the program; the others sleep as with
+	// periodic nanosleep tasks with a period of at least
+	// GCShieldMinPeriod on real-time flavors, as far as the Ps allow: one
+	// P is always left for the rest of the program, each faster periodic
+	// task keeps one busy anyway, and the Ps left go to the shortest
+	// periods (then highest priorities) first; the others sleep as with
 	// Off. On: always (it takes a P before any Auto task; more On tasks
-	// than GOMAXPROCS-1 starve the rest of the program, and Stats says
+	// than Ps to spare starve the rest of the program, and Stats says
 	// so). Stats.GCShield says what the task got and why.
 	GCShield Toggle
 }
