@@ -63,9 +63,9 @@ type Stats struct {
 	Wake     string
 	Degraded string
 	// GCShield says whether the task's sleeps keep their P ("on"), and
-	// if not, why ("off: ..."): the shield is off for this task, or
-	// GOMAXPROCS leaves no P for it (see TaskSpec.GCShield). Empty before
-	// the task starts.
+	// if not, why ("off: ..."): the shield is off for this task, its
+	// period is under GCShieldMinPeriod, or no P is left for it (see
+	// TaskSpec.GCShield). Empty before the task starts.
 	GCShield string
 }
 

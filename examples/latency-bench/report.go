@@ -262,6 +262,8 @@ func shieldWord(s string) string {
 		return "on"
 	case strings.HasPrefix(s, "on"):
 		return "on (forced, no P left)"
+	case strings.HasPrefix(s, "off: period under"):
+		return "off (period under 500 µs)"
 	case strings.Contains(s, "GOMAXPROCS"):
 		return "off (no P left)"
 	}
