@@ -17,14 +17,17 @@ import (
 // still get a P: an ordinary goroutine's short sleeps finish in a few of
 // the tasks' periods, not only when sysmon forcibly preempts a task that
 // keeps its P (at most one preemption per P every 10 ms, so a starved
-// sleep costs at least 5 periods of a 1 ms task). Measured: 25-27 cycles
-// for 50 sleeps; 679-773 with both tasks forced to keep their P, as the
-// shield did before it kept one P free.
+// sleep costs at least 5 periods of a 1 ms task, on any machine). Measured
+// on an otherwise busy 2-CPU VM: 25-27 cycles for 50 sleeps; 679-773 with
+// both tasks forced to keep their P, as the shield did before it kept one
+// P free (764).
 //
-// The assertion is a count of task cycles per ordinary sleep, with a wide
-// margin both ways; the sleeping goroutine's thread is SCHED_FIFO (below
-// the tasks) so that a machine loaded by other processes does not stretch
-// its wake-ups.
+// The assertion is a count of task cycles per ordinary sleep, below the
+// starved minimum. Other processes' load can stretch the healthy case
+// too (the runtime threads that fire timers are SCHED_OTHER), never the
+// starved one below its minimum, so the test passes when any of a few
+// attempts stays under it. The sleeping goroutine's own thread is
+// SCHED_FIFO, below the tasks.
 func TestShieldLeavesAPForTheRest(t *testing.T) {
 	rttest.RequireRT(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
@@ -39,27 +42,35 @@ func TestShieldLeavesAPForTheRest(t *testing.T) {
 	waitCycles(t, tasks[0], 50)
 	waitCycles(t, tasks[1], 50)
 
-	// The sleeping goroutine runs on a SCHED_FIFO thread below the tasks,
-	// so that other processes loading the machine do not slow its
-	// wake-ups: what is left is whether it finds a P.
-	const sleeps = 50
-	result := make(chan int64, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-		if err := sys.SetScheduler(0, sys.SchedFIFO, 1); err != nil {
-			result <- -1
-			return
+	const sleeps, attempts = 50, 5
+	sleepCycles := func() int64 {
+		result := make(chan int64, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+			if err := sys.SetScheduler(0, sys.SchedFIFO, 1); err != nil {
+				result <- -1
+				return
+			}
+			before := tasks[0].Stats().Cycles
+			for range sleeps {
+				time.Sleep(100 * time.Microsecond)
+			}
+			result <- tasks[0].Stats().Cycles - before
+		}()
+		return <-result
+	}
+	var seen []int64
+	for range attempts {
+		elapsed := sleepCycles()
+		require.NotEqual(t, int64(-1), elapsed, "SCHED_FIFO for the sleeping goroutine")
+		seen = append(seen, elapsed)
+		if elapsed < 4*sleeps {
+			break
 		}
-		before := tasks[0].Stats().Cycles
-		for range sleeps {
-			time.Sleep(100 * time.Microsecond)
-		}
-		result <- tasks[0].Stats().Cycles - before
-	}()
-	elapsed := <-result
-	require.NotEqual(t, int64(-1), elapsed, "SCHED_FIFO for the sleeping goroutine")
-	t.Logf("%d sleeps of 100 µs took %d cycles of a 1 ms task", sleeps, elapsed)
-	require.Less(t, elapsed, int64(4*sleeps), "the rest of the program starves: %d task cycles for %d short sleeps", elapsed, sleeps)
+	}
+	t.Logf("%d sleeps of 100 µs took %v cycles of a 1 ms task", sleeps, seen)
+	require.Less(t, seen[len(seen)-1], int64(4*sleeps),
+		"the rest of the program starves: %v task cycles for %d short sleeps, in %d attempts", seen, sleeps, len(seen))
 
 	// One P is kept: the first task started holds the other, and says so.
 	require.Equal(t, "on", tasks[0].Stats().GCShield)
