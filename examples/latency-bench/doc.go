@@ -51,8 +51,8 @@
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)
 //	-doc FILE     regenerate this Markdown file; refused while the 1-minute
-//	              load average is above 1 (other work makes the figures
-//	              noise) unless -force
+//	              load average stays above 1 for 3 minutes (other work
+//	              makes the figures noise) unless -force
 //	-force        write -doc on a busy machine anyway
 //	-install=false  do not apt-get install rt-tests / stress-ng when missing
 //	-smoke        one round of about a second per mode; no timing verdict

@@ -55,8 +55,12 @@ func TestParseDocPutsJSONNextToIt(t *testing.T) {
 
 // On a busy machine the document is not written without -force.
 func TestRefusesDocOnBusyMachine(t *testing.T) {
-	defer func(f func() loadAvg) { readLoadAverage = f }(readLoadAverage)
-	readLoadAverage = func() loadAvg { return loadAvg{one: 3.5, five: 2, fifteen: 1, ok: true} }
+	defer func(f func() loadAvg, settle, poll time.Duration) {
+		readLoadAverage, loadSettle, loadPoll = f, settle, poll
+	}(readLoadAverage, loadSettle, loadPoll)
+	polls := 0
+	readLoadAverage = func() loadAvg { polls++; return loadAvg{one: 3.5, five: 2, fifteen: 1, ok: true} }
+	loadSettle, loadPoll = 30*time.Millisecond, 10*time.Millisecond
 	doc := filepath.Join(t.TempDir(), "B.md")
 	var stderr bytes.Buffer
 	if code := run([]string{"-doc", doc, "-only", "vanilla"}, io.Discard, &stderr); code != exitUsage {
@@ -67,6 +71,9 @@ func TestRefusesDocOnBusyMachine(t *testing.T) {
 	}
 	if _, err := os.Stat(doc); !os.IsNotExist(err) {
 		t.Errorf("the document was written: %v", err)
+	}
+	if polls < 2 {
+		t.Errorf("did not wait for the load to settle (%d reads)", polls)
 	}
 	if (loadAvg{one: 0.9, ok: true}).busy() || (loadAvg{one: 9}).busy() || !(loadAvg{one: 1.1, ok: true}).busy() {
 		t.Error("busy() is not load > 1")
