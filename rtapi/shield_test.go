@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
@@ -92,7 +94,8 @@ func TestShieldChoosesShortestPeriods(t *testing.T) {
 		t.Skip("GORTAPI_GC_SHIELD is set: the test needs the default shield")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+	core, logs := observer.New(zap.WarnLevel)
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, Logger: zap.New(core)})
 	specs := []rtapi.TaskSpec{
 		{Name: "user", Period: 10 * time.Millisecond},
 		{Name: "servo", Period: time.Millisecond, Priority: rt.PrioLowest()},
@@ -116,6 +119,16 @@ func TestShieldChoosesShortestPeriods(t *testing.T) {
 	require.Contains(t, shield("user"), "off: GOMAXPROCS 4, one P kept for the rest of the program, 1 kept busy")
 	require.Contains(t, shield("timerfd"), "off: only the nanosleep wake mode")
 	require.Equal(t, "off: GCShield Off", shield("unshielded"))
+	// A task that wanted the shield and did not get it is named in a
+	// warning; one that asked for none is not.
+	warned := map[string]bool{}
+	for _, e := range logs.FilterMessage("GC shield").All() {
+		warned[e.ContextMap()["task"].(string)] = true
+	}
+	require.True(t, warned["user"], "%v", warned)
+	require.True(t, warned["base"], "%v", warned)
+	require.False(t, warned["unshielded"], "%v", warned)
+	require.False(t, warned["servo-high"], "%v", warned)
 
 	// A forced task takes a P before any Auto one.
 	forced, err := rt.NewTask(rtapi.TaskSpec{Name: "forced", Period: 5 * time.Millisecond, GCShield: rtapi.On}, loop)
