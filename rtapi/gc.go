@@ -117,11 +117,12 @@ func shieldRaw(spec TaskSpec, realTime bool, env string) bool {
 // GCShieldMinPeriod is the shortest period GCShield Auto shields. A raw
 // sleeper is forcibly preempted by the Go runtime every 10-20 ms, and each
 // preemption is a round trip through another thread (25-80 µs median on
-// an idle VM, milliseconds under load) that a shorter period cannot hide;
-// an ordinary sleep that short, on the other hand, seldom loses its P,
-// since the runtime takes a P from a thread in a system call only when it
-// finds the same call twice. A task with a shorter period keeps a P busy
-// either way, so it counts against the Ps the shield may hand out.
+// a 2-CPU VM, milliseconds at worst under load) that a shorter period
+// cannot hide; an ordinary sleep that short, on the other hand, seldom
+// loses its P, since the runtime takes a P from a thread in a system call
+// only when it finds the same call twice. A task with a shorter period
+// keeps a P busy either way, so it counts against the Ps the shield may
+// hand out. docs/GC.md has the measurements.
 const GCShieldMinPeriod = 500 * time.Microsecond
 
 // taskShield is one task's part of its RT's shield board.
