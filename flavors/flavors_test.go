@@ -293,3 +293,29 @@ func TestWakerInterrupt(t *testing.T) {
 	var w *Waker = NewVirtualWaker(nil)
 	w.Interrupt() // a virtual clock is told through Kick
 }
+
+// Sleeps counts kernel sleeps: one per ordinary wait, one per
+// RawSleepChunk of a raw one, none for a deadline already past; a raw
+// sleep switched off with SetRawSleep is one sleep again.
+func TestWakerCountsSleeps(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	w, err := newWaker(WakeNanosleep, true, DefaultTimerSignal, nil)
+	require.NoError(t, err)
+	defer w.Close()
+	_, _, err = w.Wait(w.Now() - 1)
+	require.NoError(t, err)
+	require.Zero(t, w.Sleeps())
+	_, _, err = w.Wait(w.Now() + int64(2*RawSleepChunk+RawSleepChunk/2))
+	require.NoError(t, err)
+	// Three chunks on a quiet machine; fewer when the thread was held off
+	// the CPU past a chunk's end (a loaded machine), more after a signal.
+	require.GreaterOrEqual(t, w.Sleeps(), int64(1))
+	require.LessOrEqual(t, w.Sleeps(), int64(3+8))
+	w.SetRawSleep(false)
+	before := w.Sleeps()
+	_, _, err = w.Wait(w.Now() + int64(2*RawSleepChunk+RawSleepChunk/2))
+	require.NoError(t, err)
+	require.Equal(t, before+1, w.Sleeps())
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() + 1000) }))
+}

@@ -2,6 +2,7 @@ package flavors
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,6 +101,8 @@ type Waker struct {
 	closed    bool
 	kicks     atomic.Uint32
 	seenKicks uint32 // the task thread's
+
+	sleeps int64 // kernel sleeps made so far (Sleeps); the task thread's
 }
 
 // NewVirtualWaker returns a Waker driven by a VirtualThread.
@@ -178,22 +181,23 @@ func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
 		return w.virt.Wait(deadline)
 	case w.tfd != nil, w.pt != nil:
 		releases, err = w.waitTimer(deadline)
-	case w.ctl != nil:
+		w.sleeps++
+	default:
 		var interrupted bool
-		if w.raw {
-			interrupted, err = sleepRawOr(deadline, w.ctl)
-		} else {
+		switch {
+		case w.raw:
+			var n int64
+			n, interrupted, err = sleepRaw(deadline, w.ctl)
+			w.sleeps += n
+		case w.ctl != nil:
 			interrupted, err = sys.SleepUntilOr(deadline, w.ctl, false)
+			w.sleeps++
+		default:
+			err = sys.SleepUntil(deadline)
+			w.sleeps++
 		}
 		if !interrupted {
 			releases = 1
-		}
-	default:
-		releases = 1
-		if w.raw {
-			err = sleepRaw(deadline)
-		} else {
-			err = sys.SleepUntil(deadline)
 		}
 	}
 	return sys.Nanotime(), releases, err
@@ -264,6 +268,24 @@ func (w *Waker) Interrupt() {
 	}
 }
 
+// SetRawSleep switches the nanosleep wait between a raw sleep, which keeps
+// the Go scheduler's P (ThreadSpec.RawSleep), and an ordinary one, which
+// lets the runtime hand the P to other goroutines. The other wake modes
+// ignore it. Only the task's thread may call it; it takes effect at the
+// next Wait.
+//
+// RT-safe.
+func (w *Waker) SetRawSleep(raw bool) { w.raw = raw }
+
+// Sleeps is the number of times the Waits so far put the thread to sleep
+// in the kernel: one per Wait, or one per RawSleepChunk of a raw sleep.
+// Each is one voluntary context switch of the thread (getrusage's
+// ru_nvcsw), which is how the interference counters tell a sleep from a
+// block. Only the task's thread may call it.
+//
+// RT-safe.
+func (w *Waker) Sleeps() int64 { return w.sleeps }
+
 // Begin blocks until the task's first cycle may run: at once on the
 // Linux backends, when the simulation reaches the task's start on a
 // virtual clock.
@@ -331,34 +353,37 @@ func (w *Waker) Close() error {
 // the Go scheduler may stop the task.
 const RawSleepChunk = 2 * time.Millisecond
 
-// sleepRawOr is sleepRaw that ends early when ctl is non-zero and woken
-// (sys.SleepUntilOr).
-//
-// RT-safe: no allocation.
-func sleepRawOr(deadline int64, ctl *atomic.Uint32) (interrupted bool, err error) {
-	for {
-		step := deadline
-		if now := sys.Nanotime(); deadline-now > int64(RawSleepChunk) {
-			step = now + int64(RawSleepChunk)
-		}
-		interrupted, err = sys.SleepUntilOr(step, ctl, true)
-		if interrupted || err != nil || step == deadline {
-			return interrupted, err
-		}
-	}
-}
-
 // sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk.
+// It returns how many sleeps it made (a deadline already past makes none).
+// With a control word it ends early, interrupted, when the word is
+// non-zero and woken (sys.SleepUntilOr); ctl may be nil.
+//
+// A signal that interrupts a sleep is, on a task thread, almost always the
+// Go runtime's request that a goroutine which kept its P for 10 ms yield
+// (sysmon's forced preemption, SIGURG). The runtime would honour it at the
+// first function call after the wake-up, a round trip through another
+// thread that makes the wake-up late; sleepRaw honours it at once instead
+// (runtime.Gosched), while the task has time to spare, and sleeps on.
 //
 // RT-safe: no allocation.
-func sleepRaw(deadline int64) error {
+func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted bool, err error) {
 	for {
-		step := deadline
-		if now := sys.Nanotime(); deadline-now > int64(RawSleepChunk) {
-			step = now + int64(RawSleepChunk)
+		now := sys.Nanotime()
+		if now >= deadline {
+			return sleeps, false, nil
 		}
-		if err := sys.SleepUntilRaw(step); err != nil || step == deadline {
-			return err
+		step := min(deadline, now+int64(RawSleepChunk))
+		sleeps++
+		woken, signalled, err := sys.SleepRawOnceOr(step, ctl)
+		switch {
+		case err != nil:
+			return sleeps, false, err
+		case woken:
+			return sleeps, true, nil
+		case signalled:
+			runtime.Gosched()
+		case step == deadline:
+			return sleeps, false, nil
 		}
 	}
 }

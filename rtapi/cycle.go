@@ -27,19 +27,24 @@ type TaskContext struct {
 	cycle      int64
 	pending    uint64 // releases owed under CatchUp, run without sleeping
 	correction int64  // PLL correction added to each period
+	raw        bool   // the nanosleep wait keeps the P (gc.go, followShield)
 
 	sampleEvery int64
 	nextSample  int64
 	usage       sys.ThreadUsage
 
 	// interference counters (interference.go)
-	interference  bool
-	slept         bool  // the last wait blocked in the kernel
-	latency       int64 // the last wait's wake-up latency, when slept
-	gcAtStart     bool  // GC was marking when the body started
-	gcAtEnd       bool  // GC was marking when the previous body ended
-	lateThreshold int64
-	virtualLate   bool // sim: count late wake-ups without the thread counters
+	interference      bool
+	exactInterference bool  // read the thread's counters every cycle
+	nextRead          int64 // cycle of the next sampled read
+	readCycle         int64 // cycle of the last read
+	readSleeps        int64 // the waker's Sleeps at the last read
+	slept             bool  // the last wait blocked in the kernel
+	latency           int64 // the last wait's wake-up latency, when slept
+	gcAtStart         bool  // GC was marking when the body started
+	gcAtEnd           bool  // GC was marking when the previous body ended
+	lateThreshold     int64
+	virtualLate       bool // sim: count late wake-ups without the thread counters
 }
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
@@ -106,6 +111,7 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		next += missed * tc.period
 		late = false
 	}
+	tc.followShield()
 	for {
 		var releases uint64
 		var err error
@@ -215,8 +221,13 @@ func (tc *TaskContext) control() bool {
 
 // sampleUsage reads the thread's getrusage counters into the statistics.
 // It runs every sampleEvery cycles (about every 100 ms) and when the task
-// ends.
+// ends; with the interference counters on, only when the task ends, to
+// account the cycles since their last read.
 func (tc *TaskContext) sampleUsage() {
+	if tc.interference {
+		tc.readInterference(false, false)
+		return
+	}
 	tc.nextSample = tc.cycle + tc.sampleEvery
 	if sys.ReadThreadUsage(&tc.usage) != nil {
 		return

@@ -1,10 +1,18 @@
 package rtapi
 
 import (
+	"cmp"
+	"fmt"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 	_ "unsafe" // go:linkname
+
+	"go.uber.org/zap"
 )
 
 // The garbage collector's state, as a task can read it in one load.
@@ -41,8 +49,9 @@ func GCMarking() bool { return gcMarking() }
 // The GC shield: what a real-time task needs so that the rest of the
 // process allocating does not make it late. Each candidate was measured on
 // and off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
-// turns it on or off per task; Auto (the default) shields every task on a
-// real-time flavor. For measurements, GORTAPI_GC_SHIELD=off overrides Auto.
+// turns it on or off per task; Auto (the default) offers it to every task
+// on a real-time flavor, as far as the Ps allow (below). For measurements,
+// GORTAPI_GC_SHIELD=off overrides Auto.
 //
 // The shield is a raw sleep: the nanosleep wait keeps the task's P
 // (RawSyscall), so a wake-up never waits for a P in exitsyscall, which
@@ -60,6 +69,27 @@ func GCMarking() bool { return gcMarking() }
 // every 10 ms, a round trip through a helper thread (49 µs median,
 // milliseconds at worst under load).
 //
+// How many tasks may hold a P: one P of an RT is always left for
+// everything else (the other tasks, whose wake-ups then go through
+// exitsyscall as without the shield, and every other goroutine), and each
+// periodic task faster than GCShieldMinPeriod keeps one busy whether it is
+// shielded or not; the Ps left go to the tasks that lose most by waiting
+// for one. Shielding every task was measured to collapse as soon as there
+// were as many tasks as Ps: a task or goroutine without a P ran only when
+// sysmon forcibly preempted a sleeper, about every 10 ms (a 50 µs base
+// task overran 19 % of its cycles, a 1 ms servo 41 %; twenty 100 µs
+// time.Sleeps on main took 330 ms). Fast tasks are not shielded: a raw
+// sleeper pays sysmon's forced preemption, a round trip through another
+// thread, every 10-20 ms, which costs a 50 µs task releases, while its
+// ordinary sleeps are too short for the runtime to take its P; and
+// shielding a slower task next to it took the last P from the rest of
+// the program (docs/GC.md). Order: forced tasks (GCShield On, RawSleep)
+// first, then Auto ones by shortest period, then highest priority, then
+// start order. The choice is made again whenever a task starts or ends,
+// and each task follows it at its next sleep. A task that wanted the
+// shield and did not get it says so in Stats.GCShield and in a log
+// warning; so does a set of forced tasks that leaves no P.
+//
 // Measured and left out: one more P per shielded task (GOMAXPROCS above
 // the CPU count) gave the P back to the rest of the process, but with
 // several SCHED_FIFO tasks on all CPUs it produced livelocks of up to the
@@ -73,7 +103,7 @@ func GCMarking() bool { return gcMarking() }
 var shieldEnv = sync.OnceValue(func() string { return os.Getenv("GORTAPI_GC_SHIELD") })
 
 // shieldRaw resolves TaskSpec.GCShield on a flavor, given
-// GORTAPI_GC_SHIELD's value: whether the task sleeps raw.
+// GORTAPI_GC_SHIELD's value: whether the task wants to sleep raw.
 func shieldRaw(spec TaskSpec, realTime bool, env string) bool {
 	switch spec.GCShield {
 	case On:
@@ -82,4 +112,172 @@ func shieldRaw(spec TaskSpec, realTime bool, env string) bool {
 		return false
 	}
 	return realTime && strings.TrimSpace(env) != "off"
+}
+
+// GCShieldMinPeriod is the shortest period GCShield Auto shields. A raw
+// sleeper is forcibly preempted by the Go runtime every 10-20 ms, and each
+// preemption is a round trip through another thread (25-80 µs median on
+// a 2-CPU VM, milliseconds at worst under load) that a shorter period
+// cannot hide; an ordinary sleep that short, on the other hand, seldom
+// loses its P, since the runtime takes a P from a thread in a system call
+// only when it finds the same call twice. A task with a shorter period
+// keeps a P busy either way, so it counts against the Ps the shield may
+// hand out. docs/GC.md has the measurements.
+const GCShieldMinPeriod = 500 * time.Microsecond
+
+// taskShield is one task's part of its RT's shield board.
+type taskShield struct {
+	want   bool        // resolved at start: shieldRaw, nanosleep wake
+	forced bool        // GCShield On or RawSleep: never given up
+	short  bool        // period below GCShieldMinPeriod: keeps a P busy anyway
+	raw    atomic.Bool // the board's decision, read by the task once per cycle
+	note   string      // Stats.GCShield; guarded by shieldBoard.mu
+}
+
+// shieldBoard hands out the Ps an RT's tasks may keep while they sleep.
+type shieldBoard struct {
+	mu      sync.Mutex
+	members []*Task // running periodic tasks, in start order
+}
+
+// join resolves t's wish for the shield, adds a periodic task to the board
+// and hands out the Ps again. Called on the task's thread before its first
+// cycle; it returns whether t sleeps raw to begin with.
+func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
+	sh := &t.shield
+	sh.forced = t.spec.RawSleep || t.spec.GCShield == On
+	sh.want = wake == WakeNanosleep && (t.spec.RawSleep || shieldRaw(t.spec, t.rt.info.RealTime, shieldEnv()))
+	sh.short = t.spec.Period < GCShieldMinPeriod
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sh.note = shieldOffNote(t.spec, wake)
+	if t.spec.Period == 0 {
+		return false
+	}
+	b.members = append(b.members, t)
+	b.assign(runtime.GOMAXPROCS(0), logger)
+	return sh.raw.Load()
+}
+
+// leave takes t off the board when its task ends and gives its P to the
+// next task in line.
+func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.members, t)
+	if i < 0 {
+		return
+	}
+	b.members = slices.Delete(b.members, i, i+1)
+	t.shield.raw.Store(false)
+	b.assign(runtime.GOMAXPROCS(0), logger)
+}
+
+// assign decides which members sleep raw with procs Ps. One P is kept for
+// the rest of the program; each task with a period under
+// GCShieldMinPeriod keeps one busy anyway; forced tasks take theirs
+// regardless; the Ps left go to the Auto tasks by shortest period, highest
+// priority, start order. Called with b.mu held.
+func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
+	order := slices.Clone(b.members)
+	slices.SortStableFunc(order, func(x, y *Task) int {
+		switch {
+		case x.shield.forced != y.shield.forced:
+			if x.shield.forced {
+				return -1
+			}
+			return 1
+		case x.spec.Period != y.spec.Period:
+			return cmp.Compare(x.spec.Period, y.spec.Period)
+		}
+		return cmp.Compare(y.spec.Priority, x.spec.Priority)
+	})
+	free := procs - 1 // Ps that may be held, leaving one for the rest
+	forced, busy := 0, 0
+	for _, t := range order {
+		sh := &t.shield
+		switch {
+		case t.stopping():
+			if sh.raw.Load() {
+				free-- // keeps what it has until it ends
+			}
+		case sh.forced:
+			forced++
+		case sh.short:
+			busy++ // a fast task keeps its P busy, raw or not
+		}
+	}
+	free -= busy
+	for _, t := range order {
+		if t.stopping() {
+			continue // about to end: not worth a P, and its Stats keep what it had
+		}
+		sh := &t.shield
+		was, note := sh.raw.Load(), sh.note
+		switch {
+		case sh.forced:
+			free-- // may go below zero: forced tasks are served regardless
+			sh.raw.Store(true)
+			sh.note = "on"
+			if forced+busy > procs-1 {
+				sh.note = fmt.Sprintf("on, forced; but %d forced tasks keep their P while they sleep and %d with periods under %v "+
+					"keep one busy, with GOMAXPROCS %d: the rest of the program runs only when the Go runtime preempts one of them "+
+					"(raise GOMAXPROCS or use GCShield Auto)", forced, busy, GCShieldMinPeriod, procs)
+			}
+		case !sh.want:
+			sh.raw.Store(false)
+		case sh.short:
+			sh.raw.Store(false)
+			sh.note = fmt.Sprintf("off: period under %v (the Go runtime's forced preemption of a task that keeps its P, "+
+				"every 10-20 ms, costs more than such a short sleep risks; GCShield On forces it)", GCShieldMinPeriod)
+		case free > 0:
+			free--
+			sh.raw.Store(true)
+			sh.note = "on"
+		default:
+			sh.raw.Store(false)
+			sh.note = fmt.Sprintf("off: GOMAXPROCS %d, one P kept for the rest of the program, %d kept busy by tasks with "+
+				"periods under %v, %d by forced ones; the rest went to shorter periods or higher priorities "+
+				"(raise GOMAXPROCS to shield more)", procs, busy, GCShieldMinPeriod, forced)
+		}
+		if sh.raw.Load() != was || sh.note != note {
+			if sh.want && sh.note != "on" {
+				logger.Warn("GC shield", zap.String("task", t.spec.Name), zap.String("shield", sh.note))
+			}
+		}
+	}
+}
+
+// stopping reports whether Stop was called on t.
+func (t *Task) stopping() bool { return t.ctl.Load()&ctlStop != 0 }
+
+// shieldOffNote says why a task does not ask for the shield.
+func shieldOffNote(spec TaskSpec, wake WakeMode) string {
+	switch {
+	case spec.Period == 0:
+		return "off: not periodic"
+	case wake != WakeNanosleep:
+		return "off: only the nanosleep wake mode can keep its P, not " + wake.String()
+	case spec.GCShield == Off:
+		return "off: GCShield Off"
+	}
+	return "off: not a real-time flavor, or GORTAPI_GC_SHIELD=off"
+}
+
+// followShield makes the task's next sleep raw or not, as the board last
+// decided. Called once per cycle before the sleep.
+//
+// RT-safe: one atomic load.
+func (tc *TaskContext) followShield() {
+	if raw := tc.task.shield.raw.Load(); raw != tc.raw {
+		tc.raw = raw
+		tc.waker.SetRawSleep(raw)
+	}
+}
+
+// shieldNote is what Stats.GCShield shows.
+func (t *Task) shieldNote() string {
+	t.rt.shields.mu.Lock()
+	defer t.rt.shields.mu.Unlock()
+	return t.shield.note
 }

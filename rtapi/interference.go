@@ -11,9 +11,16 @@ import (
 // cycle by cycle: the Go analog of Xenomai's mode-switch counter. A cycle
 // here is one body run plus the sleep and wake-up that follow it.
 //
-// The counters come from one getrusage(RUSAGE_THREAD) per cycle (about a
-// microsecond) and a load of the runtime's GC flag; TaskSpec.Interference
-// turns them off.
+// The counters come from the thread's getrusage(RUSAGE_THREAD) switch and
+// fault counts and a load of the runtime's GC flag. The getrusage call
+// costs about a microsecond, so by default (TaskSpec.Interference Auto)
+// it is made only after a late wake-up, to attribute it, about every
+// 100 ms, and when the task ends: late wake-ups are attributed exactly as
+// with a read every cycle whenever the cycles since the previous read were
+// clean, and PreemptedCycles, BlockedCycles and FaultCycles count the
+// events of each window, at most one per cycle (so a snapshot taken while
+// the task runs may be up to 100 ms behind). Interference On reads every cycle and
+// counts exactly; Off turns the counters off.
 //
 // There is no per-goroutine allocation counter in the Go runtime, so no
 // cheap exact "the body allocated" count exists. What allocation costs a
@@ -91,51 +98,77 @@ func (tc *TaskContext) startInterference() {
 	_ = sys.ReadThreadUsage(&tc.usage)
 	tc.gcAtStart = gcMarking()
 	tc.gcAtEnd = tc.gcAtStart
-	tc.nextSample = 1<<63 - 1 // the per-cycle reads keep the totals current
+	tc.nextRead = tc.sampleEvery
+	tc.nextSample = 1<<63 - 1 // the reads here keep the totals current
 }
 
 // observe runs as a body ends, before the sleep, so that its cost falls
 // in the cycle's slack rather than between a wake-up and the body. It
-// accounts the window since the previous call: the previous sleep and
-// wake-up (tc.slept, tc.latency), then the body that just ran; a late
-// wake-up is thus attributed one body later.
+// accounts the cycle that just ended: the previous sleep and wake-up
+// (tc.slept, tc.latency), then the body; a late wake-up is thus
+// attributed one body later.
 //
-// RT-safe: no allocation, no lock; one getrusage system call, made raw
-// (x/sys issues it without entering the Go scheduler's syscall state).
+// The GC flag is read every cycle. The thread's getrusage counters cost a
+// system call (1.5 µs on a VM), so by default they are read only when the
+// wake-up was late, to attribute it, and every sampleEvery cycles (about
+// 100 ms); with TaskSpec.Interference On, every cycle.
+//
+// RT-safe: no allocation, no lock; at most one getrusage system call, made
+// raw (x/sys issues it without entering the Go scheduler's syscall state).
 func (tc *TaskContext) observe() {
-	prev := tc.usage
+	in := &tc.task.stats.intf
 	gcEnd := gcMarking()
-	if sys.ReadThreadUsage(&tc.usage) != nil {
-		return
-	}
-	s := &tc.task.stats
-	in := &s.intf
-	u := &tc.usage
-	expect := int64(0)
-	if tc.slept {
-		expect = 1
-	}
-	preempted := u.InvoluntarySwitches > prev.InvoluntarySwitches
-	blocked := u.VoluntarySwitches-prev.VoluntarySwitches > expect
-	gcWake := tc.gcAtEnd || tc.gcAtStart // marking as the sleep began or at the wake-up
-	if preempted {
-		in.preempted.Store(in.preempted.Load() + 1)
-	}
-	if blocked {
-		in.blocked.Store(in.blocked.Load() + 1)
-	}
 	if tc.gcAtStart || gcEnd {
 		in.gc.Store(in.gc.Load() + 1)
 	}
-	if u.MinorFaults+u.MajorFaults > prev.MinorFaults+prev.MajorFaults {
-		in.faults.Store(in.faults.Load() + 1)
+	late := tc.slept && tc.latency > tc.lateThreshold
+	gcWake := tc.gcAtEnd || tc.gcAtStart // marking as the sleep began or at the wake-up
+	tc.gcAtEnd = gcEnd
+	tc.slept = false
+	if late || tc.exactInterference || tc.cycle >= tc.nextRead {
+		tc.readInterference(late, gcWake)
 	}
-	if tc.slept && tc.latency > tc.lateThreshold {
+}
+
+// readInterference reads the thread's counters and accounts the window
+// since the previous read: cycles (readCycle, cycle], and the kernel
+// sleeps the waker made in it, each of which is one voluntary switch.
+// Whatever the thread did beyond them in the window counts as one
+// interfered cycle per event, at most one per cycle of the window: exact
+// when the window is one cycle, which it is for a late wake-up that
+// follows a clean stretch, and for every cycle with Interference On.
+func (tc *TaskContext) readInterference(late, gcWake bool) {
+	prev := tc.usage
+	if sys.ReadThreadUsage(&tc.usage) != nil {
+		return
+	}
+	sleeps := tc.waker.Sleeps()
+	cycles := max(tc.cycle-tc.readCycle, 1)
+	expect := sleeps - tc.readSleeps
+	tc.readCycle, tc.readSleeps = tc.cycle, sleeps
+	tc.nextRead = tc.cycle + tc.sampleEvery
+
+	s := &tc.task.stats
+	in := &s.intf
+	u := &tc.usage
+	preempted := u.InvoluntarySwitches - prev.InvoluntarySwitches
+	blocked := u.VoluntarySwitches - prev.VoluntarySwitches - expect
+	faults := u.MinorFaults + u.MajorFaults - prev.MinorFaults - prev.MajorFaults
+	if preempted > 0 {
+		in.preempted.Store(in.preempted.Load() + min(preempted, cycles))
+	}
+	if blocked > 0 {
+		in.blocked.Store(in.blocked.Load() + min(blocked, cycles))
+	}
+	if faults > 0 {
+		in.faults.Store(in.faults.Load() + min(faults, cycles))
+	}
+	if late {
 		in.late.Store(in.late.Load() + 1)
 		switch {
-		case blocked:
+		case blocked > 0:
 			in.lateBlocked.Store(in.lateBlocked.Load() + 1)
-		case preempted:
+		case preempted > 0:
 			in.latePreempted.Store(in.latePreempted.Load() + 1)
 		case gcWake:
 			in.lateGC.Store(in.lateGC.Load() + 1)
@@ -147,6 +180,4 @@ func (tc *TaskContext) observe() {
 	s.majorFaults.Store(u.MajorFaults)
 	s.voluntary.Store(u.VoluntarySwitches)
 	s.involuntary.Store(u.InvoluntarySwitches)
-	tc.gcAtEnd = gcEnd
-	tc.slept = false
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
@@ -131,12 +132,12 @@ func TestDefaultLateThreshold(t *testing.T) {
 }
 
 // BenchmarkCycleOverhead is the bookkeeping of one cycle (clock reads,
-// histograms, overrun accounting), with the interference counters on and
-// off: the body first falls b.N periods behind, so that every WaitPeriod
+// histograms, overrun accounting), with the interference counters read
+// every cycle (on), sampled (auto, the default) and off: the body first falls b.N periods behind, so that every WaitPeriod
 // takes the catch-up path and none sleeps. The stall costs b.N × 10 µs:
 // run it with a fixed count, e.g. -benchtime=100000x.
 func BenchmarkCycleOverhead(b *testing.B) {
-	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Off} {
+	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Auto, rtapi.Off} {
 		b.Run("interference="+mode.String(), func(b *testing.B) {
 			rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
 			require.NoError(b, err)
@@ -159,4 +160,98 @@ func BenchmarkCycleOverhead(b *testing.B) {
 			require.NoError(b, task.Wait())
 		})
 	}
+}
+
+// A raw sleep longer than flavors.RawSleepChunk is several kernel sleeps;
+// they are one cycle's sleep, not blocks. (Counted per chunk, every such
+// cycle read as blocked.) What remains blocked is the Go runtime's forced
+// preemption of a task that keeps its P, at most one every 10 ms: at most
+// a third of 3 ms cycles.
+func TestInterferenceCountsSleepChunksAsOneSleep(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "chunked", Period: 3 * time.Millisecond,
+		GCShield: rtapi.On, Interference: rtapi.On}, loop)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	waitCycles(t, task, 41)
+	task.Stop()
+	require.NoError(t, task.Wait())
+	s := task.Stats()
+	require.Equal(t, "on", s.GCShield)
+	require.LessOrEqual(t, s.Interference.BlockedCycles, s.Cycles/2, "%d cycles: %+v", s.Cycles, s.Interference)
+}
+
+// Late wake-ups are attributed the same way whether the thread's counters
+// are read every cycle (On) or only after a late wake-up and at the
+// sampling interval (Auto): two tasks side by side, their wake-ups made
+// late by the Go scheduler (one P, held by a spinning goroutine, so each
+// wake-up waits for a P), both see blocked late wake-ups and nothing else
+// from the scheduler.
+func TestInterferenceSampledAttributesAsExact(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	var tasks []*rtapi.Task
+	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Auto} {
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: "interference=" + mode.String(), Period: time.Millisecond,
+			GCShield: rtapi.Off, Interference: mode}, loop)
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		tasks = append(tasks, task)
+	}
+	waitCycles(t, tasks[0], 20)
+	waitCycles(t, tasks[1], 20)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() { // holds the only P until sysmon preempts it
+		defer close(done)
+		for !stop.Load() {
+		}
+	}()
+	for _, task := range tasks {
+		for deadline := time.Now().Add(liveness); task.Stats().Interference.LateBlocked < 3; {
+			require.False(t, time.Now().After(deadline), "%s: no blocked late wake-up: %+v", task.Name(), task.Stats().Interference)
+			time.Sleep(time.Millisecond)
+		}
+	}
+	stop.Store(true)
+	<-done
+	for _, task := range tasks {
+		task.Stop()
+		require.NoError(t, task.Wait())
+		in := task.Stats().Interference
+		t.Logf("%s: %+v", task.Name(), in)
+		require.Equal(t, in.Late, in.LateBlocked+in.LatePreempted+in.LateGC+in.LateUnexplained, "%+v", in)
+	}
+}
+
+// With the default sampled counters, what happened since the last read is
+// accounted when the task ends: faults taken in a short task that never
+// woke late and never reached a sampling point still count.
+func TestInterferenceSampledAccountsTheLastWindow(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "short", Period: time.Millisecond, LateThreshold: time.Hour},
+		func(tc *rtapi.TaskContext) error {
+			for tc.WaitPeriod() && tc.Cycle() < 10 {
+				if tc.Cycle() == 5 {
+					// fresh pages from the kernel, never the heap's: faults
+					mem, err := unix.Mmap(-1, 0, 4<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+					if err != nil {
+						return err
+					}
+					for i := 0; i < len(mem); i += 4096 {
+						mem[i] = 1
+					}
+					if err := unix.Munmap(mem); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, task.Wait())
+	in := task.Stats().Interference
+	require.Positive(t, in.FaultCycles, "%+v", in)
+	require.Zero(t, in.Late)
 }

@@ -37,6 +37,8 @@ type RT struct {
 	msgMu sync.Mutex
 	msg   *msgState // the message drainer, started by the first MsgLogger
 	wd    *watchdog // guarded by mu; started by the first watched Start
+
+	shields shieldBoard // which tasks keep their P while they sleep (gc.go)
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.

@@ -62,6 +62,11 @@ type Stats struct {
 	CPUs     []int
 	Wake     string
 	Degraded string
+	// GCShield says whether the task's sleeps keep their P ("on"), and
+	// if not, why ("off: ..."): the shield is off for this task, its
+	// period is under GCShieldMinPeriod, or no P is left for it (see
+	// TaskSpec.GCShield). Empty before the task starts.
+	GCShield string
 }
 
 // Stats returns a snapshot of the task's statistics. It may be called from
@@ -87,6 +92,7 @@ func (t *Task) Stats() Stats {
 		CPUs:                b.CPUs,
 		Wake:                b.Wake.String(),
 		Degraded:            b.Degraded,
+		GCShield:            t.shieldNote(),
 	}
 }
 

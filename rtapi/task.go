@@ -121,7 +121,7 @@ type TaskSpec struct {
 	HistogramBound time.Duration
 	// RawSleep makes a nanosleep wait keep the Go scheduler's P
 	// (RawSyscall): wake-ups never wait for a P, but a stop-the-world of
-	// the process waits for the sleep to end.
+	// the process waits for the sleep to end. It counts as GCShield On.
 	RawSleep bool
 	// Watchdog is how long the task may go without completing a cycle,
 	// its thread busy on the CPU for at least half of that time, before
@@ -132,8 +132,10 @@ type TaskSpec struct {
 	// real-time flavors run a watchdog.
 	Watchdog time.Duration
 	// Interference turns the per-cycle interference counters
-	// (Stats.Interference) on or off; Auto (the zero value) is on. They
-	// cost one getrusage system call per cycle, about a microsecond.
+	// (Stats.Interference) on or off. Auto (the zero value) is on, reading
+	// the thread's counters (a getrusage system call, about a
+	// microsecond) only after a late wake-up and about every 100 ms; On
+	// reads them every cycle, for exact per-cycle counts.
 	Interference Toggle
 	// LateThreshold is the wake-up latency above which a wake-up counts
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period);
@@ -142,8 +144,15 @@ type TaskSpec struct {
 	// GCShield keeps the task on time while the rest of the process
 	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
 	// has the measurements and the costs: the rest of the process has
-	// one P fewer while the task runs). Auto (the zero value): on for
-	// real-time flavors.
+	// one P fewer per shielded task). Auto (the zero value): on for
+	// periodic nanosleep tasks with a period of at least
+	// GCShieldMinPeriod on real-time flavors, as far as the Ps allow: one
+	// P is always left for the rest of the program, each faster periodic
+	// task keeps one busy anyway, and the Ps left go to the shortest
+	// periods (then highest priorities) first; the others sleep as with
+	// Off. On: always (it takes a P before any Auto task; more On tasks
+	// than Ps to spare starve the rest of the program, and Stats says
+	// so). Stats.GCShield says what the task got and why.
 	GCShield Toggle
 }
 
@@ -204,6 +213,7 @@ type Task struct {
 	stats   taskStats
 	tc      TaskContext
 	wd      taskWatch
+	shield  taskShield // gc.go
 }
 
 // NewTask creates a task, paused, on rt (rtapi_task_new). body runs on the
@@ -353,14 +363,13 @@ func (t *Task) Start() error {
 // the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
-	shield := shieldRaw(t.spec, t.rt.info.RealTime, shieldEnv())
 	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
 		Name:     t.spec.Name,
 		Priority: t.spec.Priority,
 		CPUs:     t.cpus,
 		Period:   int64(t.spec.Period),
 		Wake:     t.spec.Wake,
-		RawSleep: t.spec.RawSleep || shield,
+		RawSleep: t.spec.RawSleep,
 		Control:  &t.ctl,
 	})
 	if err != nil {
@@ -383,12 +392,16 @@ func (t *Task) run(ready chan<- error) {
 	tc.nextSample = tc.sampleEvery
 	tc.interference = interferenceOn(t.spec) && t.rt.clock == nil // thread counters mean nothing in virtual time
 	tc.virtualLate = interferenceOn(t.spec) && t.rt.clock != nil  // but late wake-ups do
+	tc.exactInterference = t.spec.Interference == On
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.startInterference()
+	tc.raw = t.rt.shields.join(t, b.Wake, t.rt.logger)
+	w.SetRawSleep(tc.raw)
 	now := w.Now()
 	tc.deadline, tc.wake = now, now
 	if tc.period > 0 {
 		if err := w.Arm(now+tc.period, tc.period); err != nil {
+			t.rt.shields.leave(t, t.rt.logger)
 			w.Close()
 			ready <- err
 			return
@@ -411,6 +424,7 @@ func (t *Task) finish(err error, returned bool) {
 	if !returned {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
+	t.rt.shields.leave(t, t.rt.logger)
 	t.tc.sampleUsage()
 	if cerr := t.tc.waker.Close(); err == nil && cerr != nil {
 		err = cerr

@@ -33,6 +33,25 @@ type childSpec struct {
 	RawSleep bool          `json:"raw_sleep"`
 	// Interference: "" (rtapi's default, on) or "off".
 	Interference string `json:"interference"`
+	// Threads runs several tasks (latency.ParseThreads: "base=50us,servo=1ms"),
+	// unpinned unless CPU is set, each reported in childResult.Tasks.
+	Threads string `json:"threads,omitempty"`
+	// ShieldOff runs the child with GORTAPI_GC_SHIELD=off.
+	ShieldOff bool `json:"shield_off,omitempty"`
+	// Sleeper runs an ordinary goroutine next to the tasks that sleeps
+	// 100 µs in a loop; childResult.Sleep is how late each sleep ends.
+	Sleeper bool `json:"sleeper,omitempty"`
+}
+
+// taskResult is one task of a multi-task child.
+type taskResult struct {
+	Name         string             `json:"name"`
+	Period       time.Duration      `json:"period_ns"`
+	Latency      hist.Snapshot      `json:"latency"`
+	Cycles       int64              `json:"cycles"`
+	Overruns     int64              `json:"overruns"`
+	GCShield     string             `json:"gc_shield"`
+	Interference rtapi.Interference `json:"interference"`
 }
 
 // childResult is what a child prints on stdout.
@@ -47,6 +66,13 @@ type childResult struct {
 	// Interference is rtapi's per-cycle account of what disturbed the
 	// task (gortapi runs only).
 	Interference *rtapi.Interference `json:"interference,omitempty"`
+	// Overruns: releases the task skipped (gortapi) or, for a C tool, the
+	// releases its histogram says it missed (missedReleases).
+	Overruns int64 `json:"overruns"`
+	// Tasks: every task of a Threads run.
+	Tasks []taskResult `json:"tasks,omitempty"`
+	// Sleep: the Sleeper goroutine's overshoot (Threads runs).
+	Sleep *hist.Snapshot `json:"sleep,omitempty"`
 }
 
 // runChild runs one measurement described by spec and writes its result.
@@ -89,15 +115,25 @@ func runChild(specJSON string, stdout io.Writer) error {
 	return json.NewEncoder(stdout).Encode(res)
 }
 
-// childGortapi is one servo task on rtapi, as latency-test runs it.
+// childGortapi is one servo task on rtapi, as latency-test runs it, or
+// the task set of spec.Threads.
 func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	wake, err := rtapi.ParseWakeMode(spec.Wake)
 	if err != nil {
 		return childResult{}, err
 	}
+	if spec.ShieldOff {
+		os.Setenv("GORTAPI_GC_SHIELD", "off") // read once, when the first task starts
+	}
+	defs := []latency.TaskDef{{Name: "servo", Period: spec.Interval}}
+	if spec.Threads != "" {
+		if defs, err = latency.ParseThreads(spec.Threads); err != nil {
+			return childResult{}, err
+		}
+	}
 	cfg := latency.Config{
 		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: spec.Vanilla},
-		Tasks:    []latency.TaskDef{{Name: "servo", Period: spec.Interval}},
+		Tasks:    defs,
 		Priority: spec.Priority,
 		Wake:     wake,
 		Overrun:  rtapi.Skip, // cyclictest's rule, so the samples compare
@@ -114,18 +150,62 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		cfg.CPUs = []int{spec.CPU}
 	}
 	l := latency.StartLoads(loads)
+	var sleep hist.Snapshot
+	stopSleeper := func() {}
+	if spec.Sleeper {
+		stopSleeper = startSleeper(&sleep)
+	}
 	res, err := latency.Run(context.Background(), cfg, spec.Duration, 0, nil)
+	stopSleeper()
 	l.Stop()
 	if err != nil {
 		return childResult{}, err
 	}
 	t := res.Tasks[0]
 	r := childResult{Latency: t.Latency, Exec: t.Exec, Policy: t.Policy, Wake: t.Wake,
-		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded}
+		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded, Overruns: t.Overruns}
 	if cfg.Interference != rtapi.Off {
 		r.Interference = &t.Interference
 	}
+	if spec.Threads != "" {
+		for _, t := range res.Tasks {
+			r.Tasks = append(r.Tasks, taskResult{Name: t.Name, Period: t.Period, Latency: t.Latency, Cycles: t.Cycles,
+				Overruns: t.Overruns, GCShield: t.GCShield, Interference: t.Interference})
+		}
+	}
+	if spec.Sleeper {
+		r.Sleep = &sleep
+	}
 	return r, nil
+}
+
+// startSleeper runs what the rest of a program does while real-time tasks
+// run: an ordinary goroutine sleeping 100 µs in a loop. Each sleep's
+// overshoot goes into the histogram snapshot *h when the returned stop is
+// called.
+func startSleeper(h *hist.Snapshot) (stop func()) {
+	const nap = 100 * time.Microsecond
+	over := hist.New(time.Microsecond, 100*time.Millisecond)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(nap) // the ordinary goroutine under test, by design
+			over.Record(int64(time.Since(t0) - nap))
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		*h = over.Snapshot()
+	}
 }
 
 // childTicker is what a Go programmer writes first: a time.Ticker loop on

@@ -23,6 +23,10 @@ type variant struct {
 	// external: the row measures a C tool (cyclictest, ptsematest), whose
 	// failures are reported but do not fail the benchmark.
 	external bool
+	// tasks: a multi-task variant reports one row per task, named
+	// "variant · task"; sleeper adds the row of its ordinary goroutine.
+	tasks   []string
+	sleeper bool
 }
 
 type ratioSpec struct{ label, num, den string }
@@ -40,7 +44,7 @@ const (
 )
 
 func groupIDs() []string {
-	return []string{"quiet", "stress", "alloc", "vanilla", "seed001", "switch"}
+	return []string{"quiet", "stress", "alloc", "vanilla", "seed001", "switch", "multi", "base20k", "worst"}
 }
 
 func groups(b *bench) []group {
@@ -81,7 +85,7 @@ func groups(b *bench) []group {
 		ptsema.skip = "ptsematest not installed"
 	}
 
-	return []group{
+	return append([]group{
 		{
 			id: "quiet", title: "Quiet machine: gortapi vs cyclictest, wake modes, time.Ticker", metric: "latency", needFIFO: true,
 			desc: "One periodic thread, nothing else running. gortapi is the rt-preempt flavor (SCHED_FIFO, memory locked, " +
@@ -173,7 +177,7 @@ func groups(b *bench) []group {
 			},
 			ratios: []ratioSpec{{"gortapi / ptsematest", "gortapi semaphore", "ptsematest"}},
 		},
-	}
+	}, perfGroups(b, gortapi, cyclic)...)
 }
 
 func withSkip(v variant, skip string) variant {

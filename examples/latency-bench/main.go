@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
@@ -45,6 +47,8 @@ type settings struct {
 	docFile  string
 	only     []string
 	install  bool
+	worst    time.Duration // length of each run of the worst group
+	force    bool          // write -doc even on a busy machine
 }
 
 func parse(args []string, stderr io.Writer) (*settings, string, error) {
@@ -63,6 +67,8 @@ func parse(args []string, stderr io.Writer) (*settings, string, error) {
 	fs.StringVar(&s.docFile, "doc", "", "regenerate this Markdown file (docs/BENCHMARKS.md) from the results")
 	only := fs.String("only", "", "comma-separated groups to run (default all): "+strings.Join(groupIDs(), ","))
 	fs.BoolVar(&s.install, "install", true, "install rt-tests and stress-ng with apt-get when missing (root only)")
+	worst := fs.String("worst-d", "10m", "duration of each run of the worst group")
+	fs.BoolVar(&s.force, "force", false, "write -doc even when the load average is above 1")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -100,8 +106,17 @@ func parse(args []string, stderr io.Writer) (*settings, string, error) {
 			s.only = append(s.only, id)
 		}
 	}
+	if s.worst, err = latency.ParseRunDuration(*worst); err != nil || s.worst < time.Second {
+		return nil, "", fmt.Errorf("-worst-d: want at least 1s, got %q", *worst)
+	}
+	jsonSet := false
+	fs.Visit(func(f *flag.Flag) { jsonSet = jsonSet || f.Name == "json" })
+	if s.docFile != "" && !jsonSet {
+		// the raw results live next to the document they produced
+		s.jsonFile = strings.TrimSuffix(s.docFile, filepath.Ext(s.docFile)) + ".json"
+	}
 	if s.smoke {
-		s.rounds, s.duration = 1, time.Second
+		s.rounds, s.duration, s.worst = 1, time.Second, time.Second
 	}
 	return s, "", nil
 }
@@ -121,11 +136,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	load := readLoadAverage()
+	fmt.Fprintf(stderr, "latency-bench: load average %s; CPU %s\n", load, cpuModel())
+	if s.docFile != "" && !s.force && !s.smoke && load.busy() {
+		// a build just before (go run) raises the 1-minute figure: let it settle
+		fmt.Fprintf(stderr, "latency-bench: waiting up to %v for the load average to fall below 1\n", loadSettle)
+		for deadline := time.Now().Add(loadSettle); load.busy() && time.Now().Before(deadline); load = readLoadAverage() {
+			time.Sleep(loadPoll)
+		}
+	}
+	if s.docFile != "" && !s.force && !s.smoke && load.busy() {
+		fmt.Fprintf(stderr, "latency-bench: the load average is %s, above 1: figures taken now are noise; "+
+			"refusing to write %s (stop what runs, or pass -force)\n", load, s.docFile)
+		return exitUsage
+	}
 	b, err := newBench(s, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "latency-bench: %v\n", err)
 		return exitFailure
 	}
+	b.loadBefore = load
 	defer os.RemoveAll(b.dir)
 	res := b.runAll()
 	code := exitOK
@@ -169,6 +199,8 @@ type bench struct {
 	fifo   bool // SCHED_FIFO can be set
 	kernel *kerneldetect.Report
 	log    io.Writer
+
+	loadBefore loadAvg
 }
 
 func newBench(s *settings, log io.Writer) (*bench, error) {
@@ -215,7 +247,7 @@ func (b *bench) child(spec childSpec) (childResult, error) {
 // childRaw runs spec as given.
 func (b *bench) childRaw(spec childSpec) (childResult, error) {
 	data, _ := json.Marshal(spec)
-	out, err := runTool(b.s.duration, b.self, "-child", string(data))
+	out, err := runTool(max(b.s.duration, spec.Duration), b.self, "-child", string(data))
 	if err != nil {
 		return childResult{}, fmt.Errorf("%s child: %w: %s", spec.Kind, err, lastLine(out))
 	}
@@ -246,6 +278,9 @@ type results struct {
 	Interval   time.Duration `json:"interval_ns"`
 	Priority   int           `json:"priority"`
 	CPU        int           `json:"cpu"`
+	WorstRun   time.Duration `json:"worst_run_ns"`
+	LoadBefore string        `json:"load_average_before"`
+	LoadAfter  string        `json:"load_average_after"`
 	Notes      []string      `json:"notes"`
 	Groups     []groupResult `json:"groups"`
 	Goals      []goalResult  `json:"goals"`
@@ -274,6 +309,14 @@ type rowResult struct {
 	// Late sums rtapi's late wake-ups over the rounds, by first cause
 	// (gortapi rows only).
 	Late *lateCauses `json:"late,omitempty"`
+	// Overruns and Cycles are summed over the rounds: releases skipped
+	// (multi, base20k: from the histogram) and releases run.
+	Overruns int64 `json:"overruns"`
+	Cycles   int64 `json:"cycles"`
+	// P9999 is the median over the rounds of p99.99 (worst group).
+	P9999 time.Duration `json:"p99_99_ns,omitempty"`
+	// Shield is the task's Stats.GCShield in the last round (multi).
+	Shield string `json:"gc_shield,omitempty"`
 }
 
 type lateCauses struct {
@@ -287,9 +330,11 @@ type lateCauses struct {
 }
 
 type runResult struct {
-	Round   int             `json:"round"`
-	Summary latency.Summary `json:"summary"`
-	Err     string          `json:"error,omitempty"`
+	Round    int             `json:"round"`
+	Summary  latency.Summary `json:"summary"`
+	Overruns int64           `json:"overruns"`
+	P9999    time.Duration   `json:"p99_99_ns,omitempty"`
+	Err      string          `json:"error,omitempty"`
 }
 
 type ratioResult struct {
@@ -305,11 +350,16 @@ type ratioResult struct {
 	// Jitter is the ratio of (max − p50), the spike above the typical
 	// value, for execution-time rows (seed 001's "spike from the average").
 	Jitter float64 `json:"jitter"`
+	// P9999 and Missed: ratios of p99.99 and of missed releases.
+	P9999  float64 `json:"p99_99"`
+	Missed float64 `json:"missed"`
 }
 
 type goalResult struct {
 	Goal     string  `json:"goal"`
 	Measured float64 `json:"measured"`
+	Unit     string  `json:"unit,omitempty"`   // "" for a ratio
+	Detail   string  `json:"detail,omitempty"` // the figures the ratio came from
 	Limit    float64 `json:"limit"`
 	Met      bool    `json:"met"`
 	Note     string  `json:"note,omitempty"`
@@ -322,6 +372,7 @@ func (b *bench) runAll() results {
 		KernelKind: b.kernel.Kind.String(), Preempt: b.kernel.Preempt.Effective(),
 		CPUs: len(b.kernel.OnlineCPUs), CPUModel: cpuModel(), RTTests: b.tools.version,
 		Rounds: b.s.rounds, Duration: b.s.duration, Interval: b.s.interval, Priority: b.s.priority, CPU: b.s.cpu,
+		WorstRun: b.s.worst, LoadBefore: b.loadBefore.String(),
 		Notes: append([]string(nil), b.tools.notes...),
 	}
 	if !b.fifo {
@@ -335,6 +386,7 @@ func (b *bench) runAll() results {
 	}
 	res.Goals = goals(res)
 	res.Finished = time.Now().UTC()
+	res.LoadAfter = loadAverage().String()
 	return res
 }
 
@@ -356,13 +408,31 @@ func (b *bench) runGroup(g group) groupResult {
 		gr.Load = bg.desc
 		defer bg.stop()
 	}
-	rows := make([]rowResult, len(g.variants))
+	// rows[at[i]:at[i+1]] belong to variant i: one row, or one per task
+	// of a multi-task variant plus its sleeper's.
+	var rows []rowResult
+	at := make([]int, len(g.variants)+1)
 	for i, v := range g.variants {
-		rows[i].Name, rows[i].External = v.name, v.external
-		if v.skip != "" {
-			rows[i].Err = "skipped: " + v.skip
+		at[i] = len(rows)
+		names := []string{v.name}
+		if len(v.tasks) > 0 {
+			names = names[:0]
+			for _, t := range v.tasks {
+				names = append(names, v.name+" · "+t)
+			}
+			if v.sleeper {
+				names = append(names, v.name+" · "+sleeperRow)
+			}
+		}
+		for _, n := range names {
+			r := rowResult{Name: n, External: v.external}
+			if v.skip != "" {
+				r.Err = "skipped: " + v.skip
+			}
+			rows = append(rows, r)
 		}
 	}
+	at[len(g.variants)] = len(rows)
 	for round := 1; round <= b.s.rounds; round++ {
 		for i, v := range g.variants {
 			if v.skip != "" {
@@ -370,31 +440,31 @@ func (b *bench) runGroup(g group) groupResult {
 			}
 			b.logf("%s: %s, round %d/%d", g.id, v.name, round, b.s.rounds)
 			r, err := v.run()
-			rr := runResult{Round: round}
 			if err != nil {
-				rr.Err = err.Error()
 				b.logf("  %v", err)
-			} else {
+				for j := at[i]; j < at[i+1]; j++ {
+					rows[j].Runs = append(rows[j].Runs, runResult{Round: round, Err: err.Error()})
+				}
+				continue
+			}
+			if len(v.tasks) == 0 {
 				h := r.Latency
 				if g.metric == "exec" {
 					h = r.Exec
 				}
-				rr.Summary = latency.Summarize(h)
-				rows[i].Policy, rows[i].Wake, rows[i].Note = r.Policy, r.Wake, r.Note
-				if in := r.Interference; in != nil && in.LateThreshold > 0 {
-					if rows[i].Late == nil {
-						rows[i].Late = &lateCauses{Threshold: in.LateThreshold}
-					}
-					l := rows[i].Late
-					l.Samples += r.Latency.Count
-					l.Late += in.Late
-					l.Blocked += in.LateBlocked
-					l.Preempted += in.LatePreempted
-					l.GC += in.LateGC
-					l.Unexplained += in.LateUnexplained
+				rows[at[i]].record(round, h, r, r.Overruns)
+				continue
+			}
+			for k, t := range r.Tasks {
+				if j := at[i] + k; k < len(v.tasks) {
+					rows[j].record(round, t.Latency, childResult{Policy: r.Policy, Wake: r.Wake, Interference: &t.Interference}, t.Overruns)
+					rows[j].Cycles += t.Cycles
+					rows[j].Shield = t.GCShield
 				}
 			}
-			rows[i].Runs = append(rows[i].Runs, rr)
+			if v.sleeper && r.Sleep != nil {
+				rows[at[i+1]-1].record(round, *r.Sleep, childResult{Policy: "SCHED_OTHER", Wake: "time.Sleep"}, 0)
+			}
 		}
 	}
 	for i := range rows {
@@ -407,6 +477,13 @@ func (b *bench) runGroup(g group) groupResult {
 			}
 		}
 		rows[i].Median = medianSummary(ok)
+		var p9999 []time.Duration
+		for _, r := range rows[i].Runs {
+			if r.Err == "" {
+				p9999 = append(p9999, r.P9999)
+			}
+		}
+		rows[i].P9999 = median(p9999)
 	}
 	gr.Rows = rows
 	for _, rs := range g.ratios {
@@ -418,9 +495,45 @@ func (b *bench) runGroup(g group) groupResult {
 		gr.Ratios = append(gr.Ratios, ratioResult{Label: rs.label, Num: rs.num, Den: rs.den,
 			Min: ratio(n.Min, d.Min), Avg: ratio(n.Avg, d.Avg),
 			P50: ratio(n.P50, d.P50), P99: ratio(n.P99, d.P99), P999: ratio(n.P999, d.P999), Max: ratio(n.Max, d.Max),
-			Jitter: ratio(n.Max-n.P50, d.Max-d.P50)})
+			Jitter: ratio(n.Max-n.P50, d.Max-d.P50), P9999: ratio(num.P9999, den.P9999),
+			Missed: ratio(time.Duration(num.Overruns), time.Duration(den.Overruns))})
 	}
 	return gr
+}
+
+// record adds one round's histogram h (and what the child said about it)
+// to the row.
+func (row *rowResult) record(round int, h hist.Snapshot, r childResult, overruns int64) {
+	row.Runs = append(row.Runs, runResult{Round: round, Summary: latency.Summarize(h), Overruns: overruns,
+		P9999: h.Percentile(0.9999)})
+	row.Overruns += overruns
+	row.Cycles += r.Cycles
+	row.Policy, row.Wake, row.Note = r.Policy, r.Wake, r.Note
+	if in := r.Interference; in != nil && in.LateThreshold > 0 {
+		if row.Late == nil {
+			row.Late = &lateCauses{Threshold: in.LateThreshold}
+		}
+		l := row.Late
+		l.Samples += h.Count
+		l.Late += in.Late
+		l.Blocked += in.LateBlocked
+		l.Preempted += in.LatePreempted
+		l.GC += in.LateGC
+		l.Unexplained += in.LateUnexplained
+	}
+}
+
+// median of a list of durations (0 for none).
+func median(v []time.Duration) time.Duration {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 func findRow(rows []rowResult, name string) *rowResult {
@@ -484,4 +597,41 @@ func cpuModel() string {
 		}
 	}
 	return ""
+}
+
+// loadAvg is /proc/loadavg's 1, 5 and 15 minute figures.
+type loadAvg struct {
+	one, five, fifteen float64
+	ok                 bool
+}
+
+// readLoadAverage is loadAverage; tests replace it, and the time -doc
+// waits for a busy machine to settle.
+var (
+	readLoadAverage = loadAverage
+	loadSettle      = 3 * time.Minute
+	loadPoll        = 10 * time.Second
+)
+
+// loadAverage reads /proc/loadavg; ok is false where it cannot.
+func loadAverage() loadAvg {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return loadAvg{}
+	}
+	var l loadAvg
+	if n, _ := fmt.Sscanf(string(data), "%f %f %f", &l.one, &l.five, &l.fifteen); n == 3 {
+		l.ok = true
+	}
+	return l
+}
+
+// busy: the machine is doing something else (1-minute load above 1).
+func (l loadAvg) busy() bool { return l.ok && l.one > 1 }
+
+func (l loadAvg) String() string {
+	if !l.ok {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f %.2f %.2f", l.one, l.five, l.fifteen)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 )
@@ -18,7 +19,7 @@ import (
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-d", "0"}, {"-d", "soon"}, {"-i", "5"}, {"-rounds", "0"}, {"-p", "99"}, {"-alloc", "lots"},
-		{"-only", "quiet,nonsense"}, {"-nosuch"}, {"stray"},
+		{"-only", "quiet,nonsense"}, {"-nosuch"}, {"stray"}, {"-worst-d", "0"}, {"-worst-d", "later"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(args, io.Discard, &stderr); code != exitUsage {
@@ -37,6 +38,62 @@ func TestParseSmoke(t *testing.T) {
 	}
 	if s.rounds != 1 || s.duration != time.Second || len(s.only) != 2 {
 		t.Fatalf("smoke settings %+v", s)
+	}
+}
+
+// The raw JSON goes next to the document unless -json says otherwise.
+func TestParseDocPutsJSONNextToIt(t *testing.T) {
+	s, _, err := parse([]string{"-doc", "docs/BENCHMARKS.md"}, io.Discard)
+	if err != nil || s.jsonFile != "docs/BENCHMARKS.json" || s.worst != 10*time.Minute {
+		t.Fatalf("%v %+v", err, s)
+	}
+	s, _, err = parse([]string{"-doc", "docs/BENCHMARKS.md", "-json", "/tmp/x.json", "-worst-d", "2m"}, io.Discard)
+	if err != nil || s.jsonFile != "/tmp/x.json" || s.worst != 2*time.Minute {
+		t.Fatalf("%v %+v", err, s)
+	}
+}
+
+// On a busy machine the document is not written without -force.
+func TestRefusesDocOnBusyMachine(t *testing.T) {
+	defer func(f func() loadAvg, settle, poll time.Duration) {
+		readLoadAverage, loadSettle, loadPoll = f, settle, poll
+	}(readLoadAverage, loadSettle, loadPoll)
+	polls := 0
+	readLoadAverage = func() loadAvg { polls++; return loadAvg{one: 3.5, five: 2, fifteen: 1, ok: true} }
+	loadSettle, loadPoll = 30*time.Millisecond, 10*time.Millisecond
+	doc := filepath.Join(t.TempDir(), "B.md")
+	var stderr bytes.Buffer
+	if code := run([]string{"-doc", doc, "-only", "vanilla"}, io.Discard, &stderr); code != exitUsage {
+		t.Fatalf("exit %d, want %d: %s", code, exitUsage, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "3.50 2.00 1.00") || !strings.Contains(stderr.String(), "-force") {
+		t.Errorf("stderr does not say why: %s", stderr.String())
+	}
+	if _, err := os.Stat(doc); !os.IsNotExist(err) {
+		t.Errorf("the document was written: %v", err)
+	}
+	if polls < 2 {
+		t.Errorf("did not wait for the load to settle (%d reads)", polls)
+	}
+	if (loadAvg{one: 0.9, ok: true}).busy() || (loadAvg{one: 9}).busy() || !(loadAvg{one: 1.1, ok: true}).busy() {
+		t.Error("busy() is not load > 1")
+	}
+}
+
+// A wake-up L late skips ⌊L / period⌋ releases; overflow counts as the
+// bound.
+func TestMissedReleases(t *testing.T) {
+	h := hist.New(time.Microsecond, time.Millisecond)
+	for _, l := range []time.Duration{10 * time.Microsecond, 49 * time.Microsecond, 50 * time.Microsecond,
+		149 * time.Microsecond, 5 * time.Millisecond} {
+		h.Record(int64(l))
+	}
+	// 0 + 0 + 1 + 2 + 1000/50 (overflow at the 1 ms bound)
+	if got := missedReleases(h.Snapshot(), 50*time.Microsecond); got != 23 {
+		t.Fatalf("missed %d, want 23", got)
+	}
+	if missedReleases(h.Snapshot(), 0) != 0 {
+		t.Fatal("no period, no estimate")
 	}
 }
 
@@ -76,7 +133,8 @@ func TestRenderMarkdownAndGoals(t *testing.T) {
 		}, {ID: "switch", Title: "Switch", Metric: "switch", Skipped: "needs SCHED_FIFO"}},
 	}
 	res.Goals = goals(res)
-	if len(res.Goals) != 3 || !res.Goals[0].Met || res.Goals[1].Met || !res.Goals[2].Met {
+	if len(res.Goals) != 5 || !res.Goals[0].Met || res.Goals[1].Met || !res.Goals[2].Met ||
+		res.Goals[3].Note != "not measured" || res.Goals[4].Note != "not measured" {
 		t.Fatalf("goals %+v", res.Goals)
 	}
 	md := renderMarkdown(res)
@@ -147,7 +205,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	jsonFile, doc := filepath.Join(dir, "r.json"), filepath.Join(dir, "B.md")
-	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch", "-json", jsonFile, "-doc", doc)
+	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi", "-json", jsonFile, "-doc", doc)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -158,18 +216,79 @@ func TestSmoke(t *testing.T) {
 	if err != nil || !bytes.Equal(md, out) {
 		t.Fatalf("-doc file differs from stdout (%v)", err)
 	}
-	for _, want := range []string{"Smoke run", "Seed 000", "Task switching"} {
+	for _, want := range []string{"Smoke run", "Seed 000", "Task switching", "Several tasks", "Load average at the start"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
 	var res results
 	data, _ := os.ReadFile(jsonFile)
-	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 2 || !res.Smoke {
+	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 3 || !res.Smoke || res.LoadBefore == "" {
 		t.Fatalf("JSON results: %v %+v", err, res)
 	}
 	vanilla := res.Groups[0]
 	if vanilla.ID != "vanilla" || len(vanilla.Rows) != 2 || vanilla.Rows[0].Median.Count == 0 {
 		t.Fatalf("vanilla group %+v", vanilla)
+	}
+	multi := res.Groups[2]
+	if multi.Skipped != "" {
+		return // no SCHED_FIFO here; RequireRT-style tests cover that case
+	}
+	// each multi variant reports its tasks and its ordinary goroutine
+	want := []string{"3 tasks, default · base", "3 tasks, default · servo", "3 tasks, default · user",
+		"3 tasks, default · " + sleeperRow}
+	for _, name := range want {
+		r := findRow(multi.Rows, name)
+		if r == nil || r.Median.Count == 0 {
+			t.Errorf("multi row %q missing or empty: %+v", name, multi.Rows)
+		}
+	}
+	if r := findRow(multi.Rows, "3 tasks, default · base"); r != nil && !strings.HasPrefix(r.Shield, "off: period under") {
+		t.Errorf("a 50 µs task is not shielded, and the report says why: %+v", r)
+	}
+}
+
+// Issue 13's goals read the multi, base20k, switch and worst groups.
+func TestPerfGoals(t *testing.T) {
+	us := time.Microsecond
+	row := func(name string, p999 time.Duration, overruns, cycles int64) rowResult {
+		return rowResult{Name: name, Median: latency.Summary{Count: 10, P99: p999 / 2, P999: p999}, Overruns: overruns, Cycles: cycles}
+	}
+	multi := groupResult{ID: "multi", Metric: "multi"}
+	for _, task := range []string{"base", "servo", "user"} {
+		multi.Rows = append(multi.Rows, row("alone: "+task+" · "+task, 100*us, 0, 10))
+		for _, set := range []string{"3 tasks", "3 tasks +alloc"} {
+			multi.Rows = append(multi.Rows, row(set+", default · "+task, 150*us, 4, 10), row(set+", shield off · "+task, 300*us, 9, 10))
+		}
+	}
+	multi.Rows = append(multi.Rows, rowResult{Name: "3 tasks, default · " + sleeperRow, Median: latency.Summary{Count: 5, P99: 3 * time.Millisecond}})
+	res := results{Groups: []groupResult{multi,
+		{ID: "base20k", Rows: []rowResult{{Name: "gortapi 50µs", Overruns: 30}, {Name: "cyclictest -i 50", Overruns: 20}},
+			Ratios: []ratioResult{{Label: "gortapi / cyclictest at 50 µs", P999: 1.2, Missed: 1.5}}},
+		{ID: "worst", Ratios: []ratioResult{{Label: "gortapi +alloc / cyclictest quiet", Max: 2}}},
+	}}
+	goals := perfGoals(res)
+	if len(goals) != 3*2*2+1+2+1 {
+		t.Fatalf("%d goals: %+v", len(goals), goals)
+	}
+	byName := map[string]goalResult{}
+	for _, g := range goals {
+		byName[g.Goal] = g
+	}
+	check := func(goal string, measured float64, met bool) {
+		t.Helper()
+		g, ok := byName[goal]
+		if !ok || g.Met != met || (measured != 0 && g.Measured != measured) {
+			t.Errorf("%s: %+v, want %v met=%v", goal, g, measured, met)
+		}
+	}
+	check("3 tasks, base: overruns with the defaults ≤ shield off ((d+1)/(o+1))", 0.5, true)
+	check("3 tasks +alloc, user: p99.9 with the defaults ≤ 2 × alone and quiet", 1.5, true)
+	check("rest of the program: time.Sleep(100µs) overshoot p99 ≤ 2 ms next to the 3 tasks", 3, false)
+	check("20 kHz: missed releases ≤ 1.5 × cyclictest -i 50", 1.5, true)
+	check("20 kHz: p99.9 ≤ 1.25 × cyclictest -i 50", 1.2, true)
+	check("worst case: max with 200 MB/s in-process ≤ 1.5 × quiet cyclictest", 2, false)
+	if md := renderMarkdown(results{Goals: goals}); !strings.Contains(md, "| 3 tasks, base: overruns with the defaults ≤ shield off ((d+1)/(o+1)) | 0.50× (4 vs 9) | yes |") {
+		t.Errorf("goal rendering:\n%s", md)
 	}
 }

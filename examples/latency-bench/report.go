@@ -8,12 +8,12 @@ import (
 	"github.com/gortapi/gortapi/internal/latency"
 )
 
-// goals are the targets issue 7 set, checked against the medians.
+// goals are the targets issues 7 and 13 set, checked against the medians.
 func goals(res results) []goalResult {
 	var out []goalResult
 	quiet := findGroup(res, "quiet")
 	if quiet == nil {
-		return nil
+		return perfGoals(res)
 	}
 	r := findRatio(quiet, "gortapi / cyclictest")
 	t := findRatio(quiet, "time.Ticker / gortapi")
@@ -30,7 +30,7 @@ func goals(res results) []goalResult {
 	add("quiet p99: gortapi ≤ 1.1 × cyclictest", r, func(r *ratioResult) float64 { return r.P99 }, 1.1, true)
 	add("quiet p99.9: gortapi ≤ 1.25 × cyclictest", r, func(r *ratioResult) float64 { return r.P999 }, 1.25, true)
 	add("p50: time.Ticker ≥ 10 × gortapi", t, func(r *ratioResult) float64 { return r.P50 }, 10, false)
-	return out
+	return append(out, perfGoals(res)...)
 }
 
 func findGroup(res results, id string) *groupResult {
@@ -74,9 +74,11 @@ func renderMarkdown(res results) string {
 	p("Absolute numbers are unstable on shared machines; read the **ratios**. ")
 	p("Latency is wake-up lateness (woken − scheduled release, cyclictest's sample) in µs at 1 µs resolution; ")
 	p("missed releases are skipped as cyclictest skips them.\n\n")
-	p("Regenerate with `sudo go run ./examples/latency-bench -doc docs/BENCHMARKS.md` (about 10 minutes; ")
-	p("`-smoke` runs each mode once for a second, `-only quiet,switch` picks groups). Raw results go to `-json FILE`.\n\n")
+	p("Regenerate with `sudo go run ./examples/latency-bench -doc docs/BENCHMARKS.md` on an idle machine (about 80 minutes, ")
+	p("of which the worst group's long runs take 60: `-worst-d 2m` shortens them; `-smoke` runs each mode once for a second, ")
+	p("`-only quiet,switch` picks groups). The raw results go next to the document (docs/BENCHMARKS.json).\n\n")
 
+	p("Load average at the start: **%s**; CPU: **%s**.\n\n", res.LoadBefore, res.CPUModel)
 	p("## Machine\n\n")
 	p("| | |\n|---|---|\n")
 	p("| date | %s |\n", res.Started.Format("2006-01-02 15:04 MST"))
@@ -92,7 +94,8 @@ func renderMarkdown(res results) string {
 	if res.CPU >= 0 {
 		cpu = fmt.Sprint(res.CPU)
 	}
-	p("| settings | %v per run, interval %v, SCHED_FIFO priority %d, CPU %s |\n\n", res.Duration, res.Interval, res.Priority, cpu)
+	p("| settings | %v per run (worst group: %v), interval %v, SCHED_FIFO priority %d, CPU %s |\n", res.Duration, res.WorstRun, res.Interval, res.Priority, cpu)
+	p("| load average (1, 5, 15 min) | %s at the start, %s at the end |\n\n", res.LoadBefore, res.LoadAfter)
 	for _, n := range res.Notes {
 		p("- %s\n", n)
 	}
@@ -108,6 +111,12 @@ func renderMarkdown(res results) string {
 				met = "yes"
 			}
 			m := x(g.Measured)
+			if g.Unit != "" {
+				m = fmt.Sprintf("%.2f %s", g.Measured, g.Unit)
+			}
+			if g.Detail != "" {
+				m += " (" + g.Detail + ")"
+			}
 			if g.Note != "" {
 				m, met = g.Note, "–"
 			}
@@ -126,6 +135,32 @@ func renderMarkdown(res results) string {
 			p("Load: `%s`.\n\n", g.Load)
 		}
 		switch g.Metric {
+		case "multi":
+			p("Wake-up latency, µs (medians), and overruns summed over the rounds:\n\n")
+			p("| variant · task | samples | p50 | p99 | p99.9 | max | overruns / cycles | GC shield |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
+			for _, r := range g.Rows {
+				if r.Err != "" && r.Median.Count == 0 {
+					p("| %s | %s |||||||\n", r.Name, r.Err)
+					continue
+				}
+				m := r.Median
+				runs := "–"
+				if !strings.HasSuffix(r.Name, sleeperRow) {
+					runs = fmt.Sprintf("%d / %d", r.Overruns, r.Cycles)
+				}
+				p("| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Name, m.Count, us(m.P50), us(m.P99), us(m.P999), us(m.Max), runs, shieldWord(r.Shield))
+			}
+		case "missed", "worst":
+			p("Wake-up latency, µs (medians); missed releases summed over the rounds:\n\n")
+			p("| variant | samples | p50 | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, r := range g.Rows {
+				if r.Err != "" && r.Median.Count == 0 {
+					p("| %s | %s |||||||\n", r.Name, r.Err)
+					continue
+				}
+				m := r.Median
+				p("| %s | %d | %s | %s | %s | %s | %s | %d |\n", r.Name, m.Count, us(m.P50), us(m.P99), us(m.P999), us(r.P9999), us(m.Max), r.Overruns)
+			}
 		case "exec":
 			p("Execution time of the body, µs (medians):\n\n")
 			p("| variant | samples | min | p50 | p99 | p99.9 | max | spike (max − p50) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -179,6 +214,11 @@ func renderMarkdown(res results) string {
 				for _, r := range g.Ratios {
 					p("| %s | %s | %s | %s |\n", r.Label, x(r.Min), x(r.Avg), x(r.Max))
 				}
+			} else if g.Metric == "missed" || g.Metric == "worst" {
+				p("| ratio | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|\n")
+				for _, r := range g.Ratios {
+					p("| %s | %s | %s | %s | %s | %s |\n", r.Label, x(r.P99), x(r.P999), x(r.P9999), x(r.Max), x(r.Missed))
+				}
 			} else {
 				p("| ratio | p50 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|\n")
 				for _, r := range g.Ratios {
@@ -188,7 +228,7 @@ func renderMarkdown(res results) string {
 		}
 		var late []rowResult
 		for _, r := range g.Rows {
-			if r.Late != nil && g.Metric == "latency" {
+			if r.Late != nil && (g.Metric == "latency" || g.Metric == "multi" || g.Metric == "missed" || g.Metric == "worst") {
 				late = append(late, r)
 			}
 		}
@@ -211,4 +251,21 @@ func renderMarkdown(res results) string {
 		p("\n")
 	}
 	return b.String()
+}
+
+// shieldWord shortens Stats.GCShield for a table cell.
+func shieldWord(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case s == "on":
+		return "on"
+	case strings.HasPrefix(s, "on"):
+		return "on (forced, no P left)"
+	case strings.HasPrefix(s, "off: period under"):
+		return "off (period under 500 µs)"
+	case strings.Contains(s, "GOMAXPROCS"):
+		return "off (no P left)"
+	}
+	return "off"
 }

@@ -84,3 +84,30 @@ func errPrctl(err error) error { return os.NewSyscallError("prctl PR_SET_TIMERSL
 //
 //go:noinline
 func errFutexSleep(errno unix.Errno) error { return os.NewSyscallError("futex_wait", errno) }
+
+// SleepRawOnceOr is one raw sleep until the absolute deadline, as
+// SleepRawOnce makes, that also ends when *word is non-zero and woken
+// (WakeSleeper): woken reports that, signalled that a signal ended it
+// first. Neither, without an error, means the deadline passed or a
+// spurious wake-up: the caller looks at the clock. word may be nil: then
+// it is SleepRawOnce.
+//
+// RT-safe: no allocation.
+func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
+	if word == nil {
+		signalled, err = SleepRawOnce(deadline)
+		return false, signalled, err
+	}
+	ts := Timespec(deadline)
+	_, _, errno := unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitBitsetPriv,
+		0, uintptr(unsafe.Pointer(&ts)), 0, futexBitsetAll)
+	switch errno {
+	case unix.ETIMEDOUT:
+		return false, false, nil
+	case 0, unix.EAGAIN:
+		return word.Load() != 0, false, nil
+	case unix.EINTR:
+		return word.Load() != 0, true, nil
+	}
+	return false, false, errFutexSleep(errno)
+}

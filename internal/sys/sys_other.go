@@ -56,6 +56,9 @@ func SleepUntil(deadline int64) error { return errUnsupported }
 // SleepUntilRaw fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
 func SleepUntilRaw(deadline int64) error { return errUnsupported }
 
+// SleepRawOnce fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
+func SleepRawOnce(deadline int64) (bool, error) { return false, errUnsupported }
+
 // LockMemory fails: mlockall needs Linux.
 func LockMemory() error { return errUnsupported }
 
@@ -136,3 +139,8 @@ func WakeSleeper(word *atomic.Uint32) {}
 
 // SetMinimalTimerSlack fails: timer slack is a Linux setting.
 func SetMinimalTimerSlack() error { return errUnsupported }
+
+// SleepRawOnceOr fails: futex sleeps need Linux.
+func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
+	return false, false, errUnsupported
+}

@@ -245,3 +245,54 @@ func TestTimerFireAndSignalRange(t *testing.T) {
 	require.EqualValues(t, 1, n)
 	require.NoError(t, tf.Close())
 }
+
+// SleepRawOnce sleeps to the deadline and says it was not interrupted;
+// a past deadline returns at once; a bad one is the syscall's error.
+func TestSleepRawOnce(t *testing.T) {
+	deadline := sys.Nanotime() + 200_000
+	interrupted, err := sys.SleepRawOnce(deadline)
+	require.NoError(t, err)
+	if !interrupted { // a signal to this thread may cut it short
+		require.GreaterOrEqual(t, sys.Nanotime(), deadline)
+	}
+	interrupted, err = sys.SleepRawOnce(sys.Nanotime() - 1e9)
+	require.NoError(t, err)
+	require.False(t, interrupted)
+	_, err = sys.SleepRawOnce(-5)
+	require.ErrorIs(t, err, unix.EINVAL)
+}
+
+// SleepRawOnceOr sleeps to its deadline, ends woken when its word is set
+// and woken, and with no word is SleepRawOnce.
+func TestSleepRawOnceOr(t *testing.T) {
+	var word atomic.Uint32
+	deadline := sys.Nanotime() + 1_000_000
+	for {
+		woken, signalled, err := sys.SleepRawOnceOr(deadline, &word)
+		require.NoError(t, err)
+		require.False(t, woken)
+		if !signalled && sys.Nanotime() >= deadline {
+			break
+		}
+	}
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		word.Store(1)
+		sys.WakeSleeper(&word)
+	}()
+	for {
+		woken, _, err := sys.SleepRawOnceOr(sys.Nanotime()+int64(time.Hour), &word)
+		require.NoError(t, err)
+		if woken {
+			break
+		}
+	}
+	woken, _, err := sys.SleepRawOnceOr(sys.Nanotime()+int64(time.Hour), &word)
+	require.NoError(t, err)
+	require.True(t, woken, "a non-zero word returns at once")
+	woken, _, err = sys.SleepRawOnceOr(sys.Nanotime()-1, nil)
+	require.NoError(t, err)
+	require.False(t, woken)
+	_, _, err = sys.SleepRawOnceOr(-5, &word)
+	require.ErrorIs(t, err, unix.EINVAL)
+}

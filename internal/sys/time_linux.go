@@ -43,6 +43,27 @@ func SleepUntil(deadline int64) error { return sleepUntil(deadline, false) }
 // RT-safe: no allocation.
 func SleepUntilRaw(deadline int64) error { return sleepUntil(deadline, true) }
 
+// SleepRawOnce is one raw absolute sleep, as SleepUntilRaw makes, that
+// does not restart after a signal: interrupted reports that a signal
+// ended it before the deadline. The Go runtime asks a goroutine that has
+// kept its P for 10 ms to yield with a signal (SIGURG) to its thread; a
+// raw sleeper that learns of it here can yield at once, while it has time
+// to spare, rather than at its next function call after the wake-up.
+//
+// RT-safe: no allocation.
+func SleepRawOnce(deadline int64) (interrupted bool, err error) {
+	ts := Timespec(deadline)
+	_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+		unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+	switch errno {
+	case 0:
+		return false, nil
+	case unix.EINTR:
+		return true, nil
+	}
+	return false, errSleep(errno)
+}
+
 func sleepUntil(deadline int64, raw bool) error {
 	ts := Timespec(deadline)
 	for {
