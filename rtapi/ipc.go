@@ -27,10 +27,12 @@ type (
 	Semaphore = ipc.Semaphore
 	// RecordRing is an SPSC ring of variable-length records; the writer
 	// side is wait-free and RT-safe, the reader may poll (Peek, Get) or
-	// block (Wait).
+	// block (Wait). Shared state another process corrupts gives
+	// ErrRingCorrupt, never an access outside the ring.
 	RecordRing = ipc.RecordRing
 	// StreamRing is an SPSC byte stream; Write and Read are wait-free and
-	// RT-safe.
+	// RT-safe, and return ErrRingFull (short write), ErrRingEmpty or
+	// ErrRingCorrupt.
 	StreamRing = ipc.StreamRing
 )
 
@@ -51,6 +53,11 @@ var (
 	ErrRingEmpty   = ipc.ErrEmpty       // nothing to read
 	ErrShortBuffer = ipc.ErrShortBuffer // Get: the record does not fit; it stays in the ring
 	ErrRingInit    = ipc.ErrNotInitialised
+	// ErrRingCorrupt: another process wrote a ring index or record header
+	// that the other side cannot have written. Nothing was read or written
+	// outside the ring; the ring's CorruptEvents counts it, and a reader
+	// goes on with Discard.
+	ErrRingCorrupt = ipc.ErrCorrupt
 )
 
 // RingSize returns the bytes a ring of capacity data bytes occupies in a
