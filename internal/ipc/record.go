@@ -226,22 +226,18 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 
 // Discard drops every record the ring holds now, moving the consumer to the
 // producer's published position: the way to go on after Peek or Get
-// returned ErrCorrupt. It returns the bytes skipped, or ErrCorrupt (counted)
-// when that position is itself inconsistent; the consumer then stays where
-// it was, and the producer's next record puts a good position back.
+// returned ErrCorrupt. It returns the bytes skipped (a large count when
+// that position came from another process), or ErrCorrupt (counted) when
+// the position is not a multiple of 8; the consumer then stays where it
+// was. If the published position was not the producer's, the producer
+// finds the consumer's new position inconsistent, puts its own back, and
+// the consumer's next ErrCorrupt and Discard land on it: both sides find
+// each other again once the writing stops.
 //
 // RT-safe: consumer side.
 func (q *RecordRing) Discard() (int, error) {
-	r := &q.r
-	r.peekNext = 0
-	head := atomic.LoadUint64(&r.h.head)
-	skipped := head - r.tail
-	if skipped > uint64(len(r.data)) || head%r.align != 0 {
-		return 0, r.corrupted(errCorruptIndex)
-	}
-	r.cachedHead = head
-	r.advance(head)
-	return int(skipped), nil
+	q.r.peekNext = 0
+	return q.r.discard()
 }
 
 // Wait blocks until a record is available (or Peek has an error to report)

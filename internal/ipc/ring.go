@@ -196,11 +196,10 @@ func (r *ring) publish(head uint64) {
 // free returns the bytes the producer may write at r.head, refreshing its
 // cached tail only when the cached value says there are fewer than need.
 //
-// A tail that is not a position the consumer can have reached (more than a
-// capacity behind head, or unaligned) is ErrCorrupt. A tail ahead of head
-// (a consumer that skipped to a head another process wrote, Discard) is
-// also counted, and the producer continues from there: the next call sees
-// an empty ring.
+// A tail that is not a position the consumer can have reached (ahead of
+// head, more than a capacity behind it, or unaligned) is ErrCorrupt; the
+// producer then puts its own head back, so that a consumer that skipped to
+// a head another process wrote (Discard) finds the real one again.
 func (r *ring) free(need uint64) (uint64, error) {
 	f := uint64(len(r.data)) - (r.head - r.cachedTail)
 	if f >= need {
@@ -208,13 +207,10 @@ func (r *ring) free(need uint64) (uint64, error) {
 	}
 	tail := atomic.LoadUint64(&r.h.tail)
 	if tail%r.align != 0 {
-		return 0, r.corrupted(errCorruptIndex)
+		return 0, r.producerCorrupt()
 	}
 	if used := r.head - tail; used > uint64(len(r.data)) {
-		if tail-r.head <= uint64(len(r.data)) {
-			r.head, r.cachedTail = tail, tail
-		}
-		return 0, r.corrupted(errCorruptIndex)
+		return 0, r.producerCorrupt()
 	}
 	r.cachedTail = tail
 	return uint64(len(r.data)) - (r.head - tail), nil
@@ -223,8 +219,8 @@ func (r *ring) free(need uint64) (uint64, error) {
 // available returns the bytes the consumer may read from r.tail,
 // refreshing its cached head only when the cached value says none. A head
 // behind tail, more than a capacity ahead or unaligned is ErrCorrupt. On an
-// empty ring it also puts back the consumer's tail if another process
-// overwrote it, so that a producer refused by a bad tail recovers.
+// empty or corrupt ring it also puts back the consumer's tail if another
+// process overwrote it, so that a producer refused by a bad tail recovers.
 func (r *ring) available() (uint64, error) {
 	if a := r.cachedHead - r.tail; a != 0 {
 		return a, nil
@@ -232,19 +228,57 @@ func (r *ring) available() (uint64, error) {
 	head := atomic.LoadUint64(&r.h.head)
 	a := head - r.tail
 	if a > uint64(len(r.data)) || head%r.align != 0 {
-		return 0, r.corrupted(errCorruptIndex)
+		return 0, r.consumerCorrupt()
 	}
 	r.cachedHead = head
-	if a == 0 && atomic.LoadUint64(&r.h.tail) != r.tail {
-		atomic.StoreUint64(&r.h.tail, r.tail)
+	if a == 0 {
+		r.restoreTail()
 	}
 	return a, nil
+}
+
+// producerCorrupt counts a bad tail and puts back the producer's own head
+// in case it was overwritten too: the consumer, stuck on a bad head, cannot
+// put back its tail until it sees a good head.
+func (r *ring) producerCorrupt() error {
+	if atomic.LoadUint64(&r.h.head) != r.head {
+		atomic.StoreUint64(&r.h.head, r.head)
+	}
+	return r.corrupted(errCorruptIndex)
+}
+
+// consumerCorrupt counts a bad head and puts back the consumer's own tail
+// in case it was overwritten too (see producerCorrupt).
+func (r *ring) consumerCorrupt() error {
+	r.restoreTail()
+	return r.corrupted(errCorruptIndex)
+}
+
+// restoreTail puts the consumer's position back where another process
+// overwrote it, so that a producer refused by a bad tail recovers.
+func (r *ring) restoreTail() {
+	if atomic.LoadUint64(&r.h.tail) != r.tail {
+		atomic.StoreUint64(&r.h.tail, r.tail)
+	}
 }
 
 // advance moves the consumer to tail and publishes it.
 func (r *ring) advance(tail uint64) {
 	r.tail = tail
 	atomic.StoreUint64(&r.h.tail, tail)
+}
+
+// discard moves the consumer to the published head (see
+// RecordRing.Discard).
+func (r *ring) discard() (int, error) {
+	head := atomic.LoadUint64(&r.h.head)
+	if head%r.align != 0 {
+		return 0, r.consumerCorrupt()
+	}
+	skipped := head - r.tail
+	r.cachedHead = head
+	r.advance(head)
+	return int(min(skipped, uint64(len(r.data)))), nil
 }
 
 // readable reports whether the consumer has something to read, or shared

@@ -439,15 +439,16 @@ func BenchmarkRecordRingPutGet(b *testing.B) {
 }
 
 // FuzzRecordRingGarbage feeds arbitrary bytes as ring memory (as another
-// process scribbling on a segment would): Open and Peek return errors,
-// never panic, never return a slice outside the ring.
+// process scribbling on a segment would) before it is opened: Open and Peek
+// return errors, never panic, never touch the guard page after the ring.
+// FuzzRecordRingHostile corrupts it after open.
 func FuzzRecordRingGarbage(f *testing.F) {
 	f.Add([]byte{}, uint64(0), uint64(0))
 	f.Add([]byte{5, 0, 0, 0, 0, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'}, uint64(16), uint64(0))
 	f.Add([]byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, uint64(8), uint64(0))
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 0}, uint64(64), uint64(56))
+	mem := guardedMem(f, RingSize(64))
 	f.Fuzz(func(t *testing.T, data []byte, head, tail uint64) {
-		mem := ringMem(64)
 		if _, err := InitRecordRing(mem); err != nil {
 			t.Fatal(err)
 		}

@@ -85,6 +85,13 @@ func (s *StreamRing) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
+// Discard drops every byte the ring holds now, moving the consumer to the
+// producer's published position: the way to go on after Read returned
+// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped.
+//
+// RT-safe: consumer side.
+func (s *StreamRing) Discard() (int, error) { return s.r.discard() }
+
 // Wait blocks until bytes are available (or Read has an error to report)
 // or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
 // ErrTimeout, or ErrClosed after Close. Only the consumer may call it; it
