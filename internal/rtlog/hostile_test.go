@@ -4,14 +4,24 @@ package rtlog
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/gortapi/gortapi/internal/ipc"
+	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sys/unix"
 )
 
 // corruptNextLength overwrites the length field of the next record in the
@@ -151,4 +161,102 @@ func TestSafeFormat(t *testing.T) {
 	}
 	m := Message{Format: "%99d!", Args: []any{int64(7)}}
 	assert.Equal(t, `[unsafe format] "%99d!" [7]`, m.Text())
+}
+
+// childHostile scribbles over the ring at [RTLOG_OFF, +RTLOG_SIZE) of
+// segment 2 until killed: header indices, record headers and message bytes
+// (format lengths, argument counts, '%' and digits), as a hostile process
+// that can write the segment would.
+func childHostile() int {
+	seg, err := shm.Attach(shm.Options{Instance: testInstance}, 2)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	off, _ := strconv.Atoi(os.Getenv("RTLOG_OFF"))
+	size, _ := strconv.Atoi(os.Getenv("RTLOG_SIZE"))
+	mem := seg.Bytes()[off : off+size]
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 2))
+	fmt.Println("ready")
+	junk := []byte("%999999[1]d%*d%.99f%v%%9")
+	for i := 0; ; i++ {
+		switch rng.IntN(5) {
+		case 0: // head or tail
+			at := []int{64, 128}[rng.IntN(2)]
+			v := atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[at])))
+			atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[at])), v+uint64(rng.IntN(64))-32)
+		case 1: // a record length
+			at := ipc.RingHeaderSize + rng.IntN((size-ipc.RingHeaderSize)/8)*8
+			atomic.StoreUint32((*uint32)(unsafe.Pointer(&mem[at])), []uint32{0, 8, 200, 0xFFFFFFFF, rng.Uint32()}[rng.IntN(5)])
+		default: // message bytes
+			mem[ipc.RingHeaderSize+rng.IntN(size-ipc.RingHeaderSize)] = junk[rng.IntN(len(junk))]
+		}
+		if i%8 == 0 {
+			for range rng.IntN(200_000) {
+				spin++
+			}
+		}
+	}
+}
+
+var spin int
+
+// A Logger writing into a segment ring and a Sink draining it while another
+// process scribbles over the ring: only messages and bounded damage
+// reports come out, each text bounded, and the drain finishes.
+func TestHostileWriterMessageRing(t *testing.T) {
+	page := os.Getpagesize()
+	size := ipc.RingSize(16 << 10)
+	segSize := (shm.HeaderSize+size+page-1)/page*page + page - shm.HeaderSize
+	seg, err := shm.Create(shm.Options{Instance: testInstance}, 2, segSize)
+	require.NoError(t, err)
+	defer seg.Delete()
+	data := seg.Bytes()
+	guard := len(data) - page
+	require.NoError(t, unix.Mprotect(data[guard:], unix.PROT_NONE))
+	off := guard - size
+	ring, err := ipc.InitRecordRing(data[off:guard:guard])
+	require.NoError(t, err)
+	log, err := NewLogger(ring, "victim")
+	require.NoError(t, err)
+	sink := NewSink(LevelAll)
+	clock := useFakeClock(sink)
+	require.NoError(t, sink.AddRing(ring, "victim"))
+
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "RTLOG_CHILD=hostile", "RTLOG_INSTANCE="+strconv.Itoa(testInstance),
+		"RTLOG_OFF="+strconv.Itoa(off), "RTLOG_SIZE="+strconv.Itoa(size))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line := make([]byte, 6)
+	_, err = io.ReadFull(out, line)
+	require.NoError(t, err)
+
+	zl, logs := observed(zapcore.DebugLevel)
+	const rounds = 20000
+	for i := range rounds {
+		log.Info("cycle %d took %.3f us, ok %v", Int(i), Float(1.5), Bool(true))
+		if i%16 == 0 {
+			sink.DrainOnce(zl)
+			clock.add(10 * time.Millisecond)
+		}
+	}
+	sink.DrainOnce(zl)
+	messages, reports := 0, 0
+	for _, e := range logs.All() {
+		require.LessOrEqual(t, len(e.Message), MaxText+64)
+		switch e.Message {
+		case "rtlog: ring damaged by a writer, skipped":
+			reports++
+		case "rtlog: messages dropped":
+		default:
+			messages++
+		}
+	}
+	t.Logf("%d messages, %d damage reports, Damaged %d, ring CorruptEvents %d", messages, reports, sink.Damaged(), ring.CorruptEvents())
+	require.LessOrEqual(t, messages, rounds+1)
+	require.LessOrEqual(t, reports, rounds/16/100+2, "at most one report a (fake) second")
 }
