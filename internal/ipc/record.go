@@ -85,13 +85,15 @@ func (q *RecordRing) Reserve(n int) ([]byte, error) {
 	if toEnd := uint64(len(r.data)) - pos; toEnd < need {
 		skip = toEnd
 	}
-	free, err := r.free(skip + need)
-	if err != nil {
-		return nil, err
-	}
-	if free < skip+need {
-		atomic.AddUint64(&r.h.dropped, 1)
-		return nil, ErrFull
+	if free := uint64(len(r.data)) - (r.head - r.cachedTail); free < skip+need {
+		free, err := r.refreshTail() // the cached tail says full: look again
+		if err != nil {
+			return nil, err
+		}
+		if free < skip+need {
+			atomic.AddUint64(&r.h.dropped, 1)
+			return nil, ErrFull
+		}
 	}
 	if skip != 0 {
 		q.setHdr(pos, 0, recordWrap)
@@ -162,12 +164,16 @@ func (q *RecordRing) hdr(pos uint64) (n uint64, kind uint32) {
 // RT-safe: consumer side, bounded (it steps over at most one wrap marker).
 func (q *RecordRing) Peek() ([]byte, error) {
 	r := &q.r
-	avail, err := r.available()
-	if err != nil {
-		return nil, err
-	}
+	avail := r.cachedHead - r.tail
 	if avail == 0 {
-		return nil, ErrEmpty
+		// The cached head says empty: load the published one, here rather
+		// than in a call, as a polling consumer does this most of the time.
+		head := atomic.LoadUint64(&r.h.head)
+		avail = head - r.tail
+		if avail-1 >= uint64(len(r.data)) || head%recordHdr != 0 {
+			return nil, r.emptyOrCorrupt(head)
+		}
+		r.cachedHead = head
 	}
 	pos := r.tail & r.mask
 	n, kind := q.hdr(pos)

@@ -201,10 +201,14 @@ func (r *ring) publish(head uint64) {
 // producer then puts its own head back, so that a consumer that skipped to
 // a head another process wrote (Discard) finds the real one again.
 func (r *ring) free(need uint64) (uint64, error) {
-	f := uint64(len(r.data)) - (r.head - r.cachedTail)
-	if f >= need {
-		return f, nil
+	if f := uint64(len(r.data)) - (r.head - r.cachedTail); f >= need {
+		return f, nil // small enough to inline: the common path
 	}
+	return r.refreshTail()
+}
+
+// refreshTail loads and checks the consumer's published tail (see free).
+func (r *ring) refreshTail() (uint64, error) {
 	tail := atomic.LoadUint64(&r.h.tail)
 	if tail%r.align != 0 {
 		return 0, r.producerCorrupt()
@@ -216,25 +220,39 @@ func (r *ring) free(need uint64) (uint64, error) {
 	return uint64(len(r.data)) - (r.head - tail), nil
 }
 
-// available returns the bytes the consumer may read from r.tail,
-// refreshing its cached head only when the cached value says none. A head
-// behind tail, more than a capacity ahead or unaligned is ErrCorrupt. On an
-// empty or corrupt ring it also puts back the consumer's tail if another
-// process overwrote it, so that a producer refused by a bad tail recovers.
+// available returns the bytes the consumer may read from r.tail (ErrEmpty
+// when none), refreshing its cached head only when the cached value says
+// none. A head behind tail, more than a capacity ahead or unaligned is
+// ErrCorrupt (see emptyOrCorrupt).
 func (r *ring) available() (uint64, error) {
 	if a := r.cachedHead - r.tail; a != 0 {
-		return a, nil
+		return a, nil // small enough to inline: the common path
 	}
+	return r.refreshHead()
+}
+
+// refreshHead loads and checks the producer's published head (see
+// available).
+func (r *ring) refreshHead() (uint64, error) {
 	head := atomic.LoadUint64(&r.h.head)
 	a := head - r.tail
-	if a > uint64(len(r.data)) || head%r.align != 0 {
-		return 0, r.consumerCorrupt()
+	if a-1 >= uint64(len(r.data)) || head%r.align != 0 {
+		return 0, r.emptyOrCorrupt(head)
 	}
 	r.cachedHead = head
-	if a == 0 {
-		r.restoreTail()
-	}
 	return a, nil
+}
+
+// emptyOrCorrupt finishes a head load that found no bytes to read: head
+// equal to tail is ErrEmpty, anything else that failed the check is
+// ErrCorrupt. Either way it puts back the consumer's own tail if another
+// process overwrote it, so that a producer refused by a bad tail recovers.
+func (r *ring) emptyOrCorrupt(head uint64) error {
+	if head == r.tail {
+		r.restoreTail()
+		return ErrEmpty
+	}
+	return r.consumerCorrupt()
 }
 
 // producerCorrupt counts a bad tail and puts back the producer's own head
@@ -285,7 +303,7 @@ func (r *ring) discard() (int, error) {
 // state to report as corrupt: what Wait waits for.
 func (r *ring) readable() bool {
 	a, err := r.available()
-	return a != 0 || err != nil
+	return a != 0 || (err != nil && err != ErrEmpty)
 }
 
 func (r *ring) waitUntil(deadline int64, ready func() bool) error {

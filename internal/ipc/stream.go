@@ -67,17 +67,14 @@ func (s *StreamRing) Write(p []byte) (int, error) {
 // RT-safe: consumer side, wait-free.
 func (s *StreamRing) Read(p []byte) (int, error) {
 	r := &s.r
+	if len(p) == 0 {
+		return 0, nil
+	}
 	avail, err := r.available()
 	if err != nil {
 		return 0, err
 	}
 	n := min(uint64(len(p)), avail)
-	if n == 0 {
-		if len(p) == 0 {
-			return 0, nil
-		}
-		return 0, ErrEmpty
-	}
 	pos := r.tail & r.mask
 	c := copy(p[:n], r.data[pos:])
 	copy(p[c:n], r.data)
