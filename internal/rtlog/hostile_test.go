@@ -260,3 +260,25 @@ func TestHostileWriterMessageRing(t *testing.T) {
 	require.LessOrEqual(t, messages, rounds+1)
 	require.LessOrEqual(t, reports, rounds/16/100+2, "at most one report a (fake) second")
 }
+
+// The drop counter of a ring of another process lives in shared memory:
+// a writer changing it on every pass gets one WARN entry a second, not one
+// a pass.
+func TestForeignDropsReportedOncePerSecond(t *testing.T) {
+	sink := NewSink(LevelAll)
+	clock := useFakeClock(sink)
+	mem := make([]uint64, ipc.RingSize(4096)/8)
+	ring, err := ipc.InitRecordRing(unsafe.Slice((*byte)(unsafe.Pointer(&mem[0])), len(mem)*8))
+	require.NoError(t, err)
+	require.NoError(t, sink.AddRing(ring, "remote"))
+	dropped := (*uint64)(unsafe.Pointer(&mem[9])) // the header's dropped counter
+	zl, logs := observed(zapcore.DebugLevel)
+	for i := range 100 {
+		atomic.StoreUint64(dropped, uint64(i*1000+7))
+		sink.DrainOnce(zl)
+		clock.add(100 * time.Millisecond)
+	}
+	drops := logs.FilterMessage("rtlog: messages dropped")
+	assert.Equal(t, 10, drops.Len())
+	assert.Equal(t, uint64(7), drops.All()[0].ContextMap()["dropped"])
+}

@@ -66,6 +66,8 @@ type source struct {
 	backoff    time.Duration // current back-off, 0 while the ring is healthy
 	retryAt    time.Time     // leave the ring alone until then
 	reportedAt time.Time     // last damage report
+
+	dropsReportedAt time.Time // last drop report of a ring of another process
 }
 
 func newSource(ring *ipc.RecordRing, task string) *source {
@@ -292,19 +294,33 @@ func (s *Sink) DrainOnce(zl *zap.Logger) int {
 			continue
 		}
 		total += s.drainSource(src, zl, now)
-		lost := src.ring.Dropped() - src.dropped
-		src.dropped += lost
-		if src.logger != nil {
-			d := src.logger.Dropped()
-			// The Logger counts ring-full drops too; report its total.
-			lost = d - src.lost
-			src.lost = d
-		}
-		if lost > 0 {
-			zl.Warn("rtlog: messages dropped", zap.String("task", src.task), zap.Uint64("dropped", lost))
-		}
+		s.reportDrops(src, zl, now)
 	}
 	return total
+}
+
+// reportDrops writes one WARN entry with the drops of src since the last
+// one. A ring of another process counts its drops in shared memory, which
+// that process (or any writer of the segment) may change at will, so those
+// are reported at most once per reportEvery.
+func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
+	var lost uint64
+	if src.logger != nil {
+		d := src.logger.Dropped() // counts ring-full drops too: report its total
+		lost = d - src.lost
+		src.lost = d
+	} else {
+		if !src.dropsReportedAt.IsZero() && now.Sub(src.dropsReportedAt) < reportEvery {
+			return
+		}
+		d := src.ring.Dropped()
+		lost = d - src.dropped
+		src.dropped = d
+	}
+	if lost > 0 {
+		src.dropsReportedAt = now
+		zl.Warn("rtlog: messages dropped", zap.String("task", src.task), zap.Uint64("dropped", lost))
+	}
 }
 
 // drainSource writes the messages of one ring into zl, skips the ring on
@@ -366,7 +382,9 @@ func (s *Sink) pollInterval() time.Duration {
 	return DefaultPollInterval
 }
 
-// pending reports whether a ring that is not backing off holds something.
+// pending reports whether a ring that is not backing off holds something
+// (or has damage to report). Only the drainer calls it: it reads the rings
+// as their consumer.
 func (s *Sink) pending() bool {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
@@ -374,7 +392,13 @@ func (s *Sink) pending() bool {
 	defer s.mu.Unlock()
 	now := s.now()
 	for _, src := range s.sources {
-		if src.ring.Used() != 0 && !now.Before(src.retryAt) {
+		if now.Before(src.retryAt) {
+			continue
+		}
+		// Peek, not Used: Used reads both shared indices, which another
+		// process may keep changing; Peek looks from the drainer's own
+		// position and never consumes.
+		if _, err := src.ring.Peek(); !errors.Is(err, ipc.ErrEmpty) {
 			return true
 		}
 	}
