@@ -202,7 +202,7 @@ func (r *ring) publish(head uint64) {
 // a head another process wrote (Discard) finds the real one again.
 func (r *ring) free(need uint64) (uint64, error) {
 	if f := uint64(len(r.data)) - (r.head - r.cachedTail); f >= need {
-		return f, nil // small enough to inline: the common path
+		return f, nil
 	}
 	return r.refreshTail()
 }
@@ -226,7 +226,7 @@ func (r *ring) refreshTail() (uint64, error) {
 // ErrCorrupt (see emptyOrCorrupt).
 func (r *ring) available() (uint64, error) {
 	if a := r.cachedHead - r.tail; a != 0 {
-		return a, nil // small enough to inline: the common path
+		return a, nil
 	}
 	return r.refreshHead()
 }
