@@ -39,7 +39,10 @@ type (
 // Seqlock publishes snapshots of T from one writer to any number of
 // readers: Write is wait-free, readers retry only while Writes complete
 // and never see a torn value, and a writer killed mid-Write leaves the
-// last snapshot readable. Write, Read and TryRead are RT-safe.
+// last snapshot readable. Write, Read, ReadBounded and TryRead are RT-safe.
+// Where the writer is another process that may not be trusted, read with
+// ReadBounded: it gives up with ErrBusy after a set number of tries instead
+// of retrying for as long as the writer keeps writing.
 type Seqlock[T any] = ipc.Seqlock[T]
 
 // IPC errors, all pre-built (returning them does not allocate).

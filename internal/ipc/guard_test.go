@@ -284,4 +284,15 @@ func TestRingAllocsOnCorrupt(t *testing.T) {
 		atomic.StoreUint64(&h.tail, 1<<40)
 		_ = q.Put(buf[:8])
 	}))
+	smem := ringMem(64)
+	s, _ := InitStreamRing(smem)
+	sh := hdrOf(smem)
+	assert.Zero(t, testing.AllocsPerRun(100, func() {
+		atomic.StoreUint64(&sh.head, 1<<40)
+		_, _ = s.Read(buf)
+		_, _ = s.Discard()
+		atomic.StoreUint64(&sh.tail, 1<<40)
+		_, _ = s.Write(buf)
+		_, _ = s.Write(buf) // short: ErrFull
+	}))
 }
