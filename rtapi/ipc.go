@@ -27,17 +27,22 @@ type (
 	Semaphore = ipc.Semaphore
 	// RecordRing is an SPSC ring of variable-length records; the writer
 	// side is wait-free and RT-safe, the reader may poll (Peek, Get) or
-	// block (Wait).
+	// block (Wait). Shared state another process corrupts gives
+	// ErrRingCorrupt, never an access outside the ring.
 	RecordRing = ipc.RecordRing
 	// StreamRing is an SPSC byte stream; Write and Read are wait-free and
-	// RT-safe.
+	// RT-safe, and return ErrRingFull (short write), ErrRingEmpty or
+	// ErrRingCorrupt.
 	StreamRing = ipc.StreamRing
 )
 
 // Seqlock publishes snapshots of T from one writer to any number of
 // readers: Write is wait-free, readers retry only while Writes complete
 // and never see a torn value, and a writer killed mid-Write leaves the
-// last snapshot readable. Write, Read and TryRead are RT-safe.
+// last snapshot readable. Write, Read, ReadBounded and TryRead are RT-safe.
+// Where the writer is another process that may not be trusted, read with
+// ReadBounded: it gives up with ErrBusy after a set number of tries instead
+// of retrying for as long as the writer keeps writing.
 type Seqlock[T any] = ipc.Seqlock[T]
 
 // IPC errors, all pre-built (returning them does not allocate).
@@ -51,6 +56,11 @@ var (
 	ErrRingEmpty   = ipc.ErrEmpty       // nothing to read
 	ErrShortBuffer = ipc.ErrShortBuffer // Get: the record does not fit; it stays in the ring
 	ErrRingInit    = ipc.ErrNotInitialised
+	// ErrRingCorrupt: another process wrote a ring index or record header
+	// that the other side cannot have written. Nothing was read or written
+	// outside the ring; the ring's CorruptEvents counts it, and a reader
+	// goes on with Discard.
+	ErrRingCorrupt = ipc.ErrCorrupt
 )
 
 // RingSize returns the bytes a ring of capacity data bytes occupies in a

@@ -140,6 +140,11 @@ func (rt *RT) ShmMsgLogger(seg *Segment, off, size int, task string) (*MsgLogger
 // (the rtapi_msgd role). task names the ring in drop reports. The drainer
 // polls such rings every 20 ms. Call stop before closing seg: once it
 // returns, the drainer no longer touches the segment.
+//
+// The ring is untrusted: if the other process (or anyone who can write the
+// segment) damages it, the drainer drops what it holds, leaves it alone for
+// a back-off of up to a second and logs one ERROR entry a second at most;
+// message text taken from it is bounded (see the rtlog package).
 func (rt *RT) DrainShmMessages(seg *Segment, off, size int, task string) (stop func(), err error) {
 	ring, err := seg.RecordRing(off, size)
 	if err != nil {

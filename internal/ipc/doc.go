@@ -13,6 +13,15 @@
 // ring out in memory once, OpenRecordRing/OpenStreamRing validate and attach
 // to it, and each returns a small process-local handle.
 //
+// Shared memory is untrusted: any process that maps it may write any value
+// at any time. A ring handle keeps its geometry (capacity, mask) and its own
+// side's position in process-private memory, loads each shared index and
+// record header once, checks it against that geometry, and reports a bad
+// value as ErrCorrupt (counted in CorruptEvents), never reading or writing
+// outside the ring and never looping without bound. Seqlock.ReadBounded
+// bounds a read against a writer that never stops; a Mutex word naming no
+// process counts as a dead owner.
+//
 // Futex words use the shared (not PRIVATE) futex operations, so waiters in
 // other processes are woken.
 //

@@ -25,7 +25,9 @@ const (
 // can be embedded in a struct mapped onto a segment.
 //
 // The lock word holds the owner's pid. A locker that finds the owner
-// process gone takes the lock over and gets ErrOwnerDead. Goroutines of one
+// process gone takes the lock over and gets ErrOwnerDead; a word that names
+// no process (pid 0 with the waiters bit, as another process may write)
+// counts as a dead owner, not as one alive forever. Goroutines of one
 // process share a pid, so within a process the mutex cannot tell which
 // goroutine holds it (like sync.Mutex, it is not reentrant and any goroutine
 // of the owning process may unlock it).

@@ -18,7 +18,17 @@ import (
 // RT-safe; Wait blocks.
 //
 // A handle is process-local; the producer and the consumer may share one
-// handle or each open their own on the same memory.
+// handle or each open their own on the same memory. Each side keeps its own
+// position in the handle (taken from the header at Open) and only publishes
+// it, so use one handle per side: a second producer handle on the same ring
+// would not see the first one's records.
+//
+// The header and the records are shared with whoever else maps the memory,
+// and so untrusted: no value another process writes there can make a handle
+// read or write outside the ring, panic or loop without bound. Inconsistent
+// shared state is ErrCorrupt (errors.Is), counted in CorruptEvents; a
+// consumer goes on after it with Discard. A hostile writer can still feed
+// wrong records and refuse or drop good ones.
 type RecordRing struct{ r ring }
 
 // InitRecordRing lays out an empty record ring in mem (at least
@@ -26,22 +36,22 @@ type RecordRing struct{ r ring }
 // of two that fits) and returns a handle. Call it once, in the process that
 // created the memory, before anyone opens it; it discards any content.
 func InitRecordRing(mem []byte) (*RecordRing, error) {
-	r, err := initRing(mem, ringModeRecord)
-	if err != nil {
+	q := new(RecordRing)
+	if err := q.r.init(mem, ringModeRecord); err != nil {
 		return nil, err
 	}
-	return &RecordRing{*r}, nil
+	return q, nil
 }
 
 // OpenRecordRing attaches to a record ring that InitRecordRing laid out in
 // mem, keeping its content. ErrNotInitialised, ErrCorrupt or ErrWrongMode
 // when mem does not hold one.
 func OpenRecordRing(mem []byte) (*RecordRing, error) {
-	r, err := openRing(mem, ringModeRecord)
-	if err != nil {
+	q := new(RecordRing)
+	if err := q.r.open(mem, ringModeRecord); err != nil {
 		return nil, err
 	}
-	return &RecordRing{*r}, nil
+	return q, nil
 }
 
 // MaxRecord returns the largest payload a Put accepts.
@@ -55,33 +65,42 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
 // Reserve returns n bytes of ring memory for the next record, to be filled
 // and then published with Commit. ErrFull (counted in Dropped) when there is
-// no room, ErrInvalid when n is negative or above MaxRecord. A second
-// Reserve before Commit replaces the first.
+// no room, ErrInvalid when n is negative or above MaxRecord, ErrCorrupt
+// (counted in CorruptEvents) when another process wrote a tail the consumer
+// cannot have reached. A second Reserve before Commit replaces the first.
+//
+// The producer writes only at its own position, kept in the handle: no
+// value in the shared header can make it write outside the ring.
 //
 // RT-safe: producer side.
 func (q *RecordRing) Reserve(n int) ([]byte, error) {
 	r := &q.r
+	r.resPos = 0
 	if n < 0 || n > q.MaxRecord() {
 		return nil, ErrInvalid
 	}
 	need := align8(recordHdr + uint64(n))
-	head := atomic.LoadUint64(&r.h.head)
-	pos := head & r.mask
-	toEnd := uint64(len(r.data)) - pos
+	pos := r.head & r.mask // r.head is a multiple of 8, so pos+8 <= capacity
 	skip := uint64(0)
-	if toEnd < need {
+	if toEnd := uint64(len(r.data)) - pos; toEnd < need {
 		skip = toEnd
 	}
-	if r.free(head, skip+need) < skip+need {
-		atomic.AddUint64(&r.h.dropped, 1)
-		return nil, ErrFull
+	if free := uint64(len(r.data)) - (r.head - r.cachedTail); free < skip+need {
+		free, err := r.refreshTail() // the cached tail says full: look again
+		if err != nil {
+			return nil, err
+		}
+		if free < skip+need {
+			atomic.AddUint64(&r.h.dropped, 1)
+			return nil, ErrFull
+		}
 	}
 	if skip != 0 {
 		q.setHdr(pos, 0, recordWrap)
 		pos = 0
 	}
 	q.setHdr(pos, uint32(n), 0)
-	r.resPos = head + skip + 1
+	r.resPos = r.head + skip + 1
 	r.resNeed = need
 	return r.data[pos+recordHdr : pos+recordHdr+uint64(n) : pos+recordHdr+uint64(n)], nil
 }
@@ -102,7 +121,8 @@ func (q *RecordRing) Commit() error {
 }
 
 // Put copies p into the ring as one record. ErrFull (counted in Dropped)
-// when there is no room, ErrInvalid when p is larger than MaxRecord.
+// when there is no room, ErrInvalid when p is larger than MaxRecord,
+// ErrCorrupt as for Reserve.
 //
 // RT-safe: producer side, wait-free.
 func (q *RecordRing) Put(p []byte) error {
@@ -114,43 +134,67 @@ func (q *RecordRing) Put(p []byte) error {
 	return q.Commit()
 }
 
+// setHdr writes a record header at pos, a multiple of 8 below the
+// capacity, so all 8 bytes lie inside the ring.
 func (q *RecordRing) setHdr(pos uint64, n, kind uint32) {
 	w := (*[2]uint32)(unsafe.Pointer(&q.r.data[pos]))
 	w[0], w[1] = n, kind
 }
 
-// Peek returns the next record's payload without consuming it, ErrEmpty if
-// there is none. The slice points into the ring and is valid until Consume.
+// hdr loads the record header at pos (a multiple of 8 below the capacity)
+// once.
+func (q *RecordRing) hdr(pos uint64) (n uint64, kind uint32) {
+	w := (*[2]uint32)(unsafe.Pointer(&q.r.data[pos]))
+	return uint64(atomic.LoadUint32(&w[0])), atomic.LoadUint32(&w[1])
+}
+
+// Peek returns the next record's payload without consuming it; ErrEmpty if
+// there is none; ErrCorrupt (counted in CorruptEvents) if another process
+// wrote a head or a record header that the producer cannot have written.
+// The slice points into the ring and is valid until Consume; another
+// process that can write the ring can also change its bytes meanwhile.
 //
-// RT-safe: consumer side.
+// After ErrCorrupt the consumer stays where it was: Peek again reports the
+// same damage, so a consumer that wants to go on calls Discard.
+//
+// The consumer reads only at its own position, kept in the handle, and
+// checks every header against the ring's private geometry before using it:
+// no value in shared memory makes Peek read outside the ring or loop.
+//
+// RT-safe: consumer side, bounded (it steps over at most one wrap marker).
 func (q *RecordRing) Peek() ([]byte, error) {
 	r := &q.r
-	for {
-		tail := r.tail()
-		if r.available(tail) == 0 {
-			return nil, ErrEmpty
+	avail := r.cachedHead - r.tail
+	if avail == 0 {
+		// The cached head says empty: load the published one, here rather
+		// than in a call, as a polling consumer does this most of the time.
+		head := atomic.LoadUint64(&r.h.head)
+		avail = head - r.tail
+		if avail-1 >= uint64(len(r.data)) || head%recordHdr != 0 {
+			return nil, r.emptyOrCorrupt(head)
 		}
-		pos := tail & r.mask
-		w := (*[2]uint32)(unsafe.Pointer(&r.data[pos]))
-		n, kind := uint64(w[0]), w[1]
-		avail := r.available(tail)
-		if kind == recordWrap {
-			skip := uint64(len(r.data)) - pos
-			if skip > avail {
-				return nil, errCorruptRecord
-			}
-			r.advance(tail + skip) // skip the padding
-			continue
-		}
-		// Another process may have scribbled on the ring: never slice
-		// past what the header and the producer vouch for.
-		if kind != 0 || n > uint64(q.MaxRecord()) || pos+align8(recordHdr+n) > uint64(len(r.data)) ||
-			align8(recordHdr+n) > avail {
-			return nil, errCorruptRecord
-		}
-		r.peekNext = tail + align8(recordHdr+n) + 1
-		return r.data[pos+recordHdr : pos+recordHdr+n : pos+recordHdr+n], nil
+		r.cachedHead = head
 	}
+	pos := r.tail & r.mask
+	n, kind := q.hdr(pos)
+	if kind == recordWrap {
+		// The producer writes a wrap marker only where a record did not
+		// fit before the end, never at 0, and the record follows it.
+		skip := uint64(len(r.data)) - pos
+		if pos == 0 || skip >= avail {
+			return nil, r.corrupted(errCorruptRecord)
+		}
+		r.advance(r.tail + skip)
+		avail -= skip
+		pos = 0
+		n, kind = q.hdr(0)
+	}
+	need := align8(recordHdr + n)
+	if kind != 0 || n > uint64(q.MaxRecord()) || need > avail || pos+need > uint64(len(r.data)) {
+		return nil, r.corrupted(errCorruptRecord)
+	}
+	r.peekNext = r.tail + need + 1
+	return r.data[pos+recordHdr : pos+recordHdr+n : pos+recordHdr+n], nil
 }
 
 // Consume drops the record returned by the last Peek; ErrEmpty if Peek did
@@ -169,7 +213,8 @@ func (q *RecordRing) Consume() error {
 
 // Get copies the next record into dst and consumes it, returning its
 // length. ErrEmpty when there is none; ErrShortBuffer when dst is too
-// small, with the record's length as n and the record left in place.
+// small, with the record's length as n and the record left in place;
+// ErrCorrupt as for Peek.
 //
 // RT-safe: consumer side.
 func (q *RecordRing) Get(dst []byte) (int, error) {
@@ -185,15 +230,31 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 	return n, q.Consume()
 }
 
-// Wait blocks until a record is available or the absolute CLOCK_MONOTONIC
-// deadline (ns; 0 = none) passes: nil, ErrTimeout, or ErrClosed after
-// Close. Only the consumer may call it.
+// Discard drops every record the ring holds now, moving the consumer to the
+// producer's published position: the way to go on after Peek or Get
+// returned ErrCorrupt. It returns the bytes skipped (a large count when
+// that position came from another process), or ErrCorrupt (counted) when
+// the position is not a multiple of 8; the consumer then stays where it
+// was. If the published position was not the producer's, the producer
+// finds the consumer's new position inconsistent, puts its own back, and
+// the consumer's next ErrCorrupt and Discard land on it: both sides find
+// each other again once the writing stops.
+//
+// RT-safe: consumer side.
+func (q *RecordRing) Discard() (int, error) {
+	q.r.peekNext = 0
+	return q.r.discard()
+}
+
+// Wait blocks until a record is available (or Peek has an error to report)
+// or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
+// ErrTimeout, or ErrClosed after Close. Only the consumer may call it.
 //
 // Wait blocks: for the non-RT consumer. A polling consumer calls Peek
 // instead.
 func (q *RecordRing) Wait(deadlineNs int64) error {
 	r := &q.r
-	return r.waitUntil(deadlineNs, func() bool { return r.available(r.tail()) != 0 })
+	return r.waitUntil(deadlineNs, r.readable)
 }
 
 // Close marks the ring closed and wakes a consumer blocked in Wait, which
@@ -212,5 +273,14 @@ func (q *RecordRing) Dropped() uint64 { return q.r.Dropped() }
 // Capacity returns the data capacity in bytes.
 func (q *RecordRing) Capacity() int { return q.r.Capacity() }
 
-// Used returns the bytes of unread records, headers and padding included.
+// Used returns the bytes of unread records, headers and padding included,
+// from the shared indices (at most the capacity).
 func (q *RecordRing) Used() int { return q.r.Used() }
+
+// CorruptEvents returns how many times this handle found the ring's shared
+// state inconsistent and returned ErrCorrupt: an index or a record header
+// that the other side cannot have written. The count lives in the handle,
+// so no other process can reset it.
+//
+// RT-safe.
+func (q *RecordRing) CorruptEvents() uint64 { return q.r.CorruptEvents() }

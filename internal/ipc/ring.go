@@ -51,64 +51,95 @@ func RingSize(capacity int) int {
 }
 
 // ring is what both modes share: the header, the data and the index math.
+//
+// The header is shared with other processes and so untrusted: any of them
+// may write any value into any field at any time. Everything the index math
+// relies on is therefore private to this handle: the capacity (read once at
+// open), the mask, and each side's own position (the producer's head, the
+// consumer's tail), which the side keeps here and only publishes. The other
+// side's position is loaded once, checked against the private geometry
+// (aligned, at most a capacity apart) and only then used; a value that
+// fails the check is ErrCorrupt, counted in CorruptEvents.
 type ring struct {
-	h    *ringHeader
-	data []byte
-	mask uint64
-	// Each side keeps a cached copy of the other side's index on its own
-	// cache line and refreshes it only when the cached value says full
-	// (producer) or empty (consumer), so the common path reads no line the
-	// other side writes.
+	h     *ringHeader
+	data  []byte // exactly the capacity: the private geometry
+	mask  uint64
+	align uint64 // positions are multiples of this: 8 (records) or 1 (bytes)
+	// Each side keeps its own position and a cached copy of the other
+	// side's on its own cache line, and refreshes the copy only when it says
+	// full (producer) or empty (consumer), so the common path reads no line
+	// the other side writes.
 	_          [64]byte
-	cachedTail uint64 // producer's view of tail
+	head       uint64 // producer: bytes ever written, published to h.head
+	cachedTail uint64 // producer's view of tail, validated
 	resPos     uint64 // producer: reserved record position (+1), 0 = none
 	resNeed    uint64
 	_          [64]byte
-	cachedHead uint64 // consumer's view of head
+	tail       uint64 // consumer: bytes ever consumed, published to h.tail
+	cachedHead uint64 // consumer's view of head, validated
 	peekNext   uint64 // consumer: tail after the peeked record, 0 = none
 	_          [64]byte
+	corrupt    atomic.Uint64 // inconsistent shared state seen by this handle
 }
 
-func initRing(mem []byte, mode uint32) (*ring, error) {
+func alignOf(mode uint32) uint64 {
+	if mode == ringModeRecord {
+		return recordHdr
+	}
+	return 1
+}
+
+// init lays out an empty ring in mem and attaches r to it.
+func (r *ring) init(mem []byte, mode uint32) error {
 	if err := checkRingMem(mem); err != nil {
-		return nil, err
+		return err
 	}
 	capacity := uint64(1) << (bits.Len(uint(len(mem)-RingHeaderSize)) - 1)
 	h := (*ringHeader)(unsafe.Pointer(&mem[0]))
 	atomic.StoreUint32(&h.magic, 0)
-	h.mode = mode
-	h.capacity = capacity
+	atomic.StoreUint32(&h.mode, mode)
+	atomic.StoreUint64(&h.capacity, capacity)
 	atomic.StoreUint64(&h.head, 0)
 	atomic.StoreUint64(&h.tail, 0)
 	atomic.StoreUint64(&h.dropped, 0)
 	atomic.StoreUint32(&h.sleeping, 0)
 	atomic.StoreUint32(&h.closed, 0)
 	atomic.StoreUint32(&h.magic, ringMagic)
-	return newRing(mem, h), nil
+	r.attach(mem, h, mode, capacity, 0, 0)
+	return nil
 }
 
-func openRing(mem []byte, mode uint32) (*ring, error) {
+// open attaches r to the ring in mem. It reads each header field once,
+// checks it, and builds the handle from those private copies only: another
+// process changing the header meanwhile gives a ring or ErrCorrupt, never a
+// slice past mem.
+func (r *ring) open(mem []byte, mode uint32) error {
 	if err := checkRingMem(mem); err != nil {
-		return nil, err
+		return err
 	}
 	h := (*ringHeader)(unsafe.Pointer(&mem[0]))
 	switch m := atomic.LoadUint32(&h.magic); {
 	case m == 0:
-		return nil, ErrNotInitialised
+		return ErrNotInitialised
 	case m != ringMagic:
-		return nil, fmt.Errorf("%w: bad magic %#x", ErrCorrupt, m)
+		return fmt.Errorf("%w: bad magic %#x", ErrCorrupt, m)
 	}
-	if h.mode != mode {
-		return nil, fmt.Errorf("%w: memory holds a %s ring", ErrWrongMode, modeName(h.mode))
+	if m := atomic.LoadUint32(&h.mode); m != mode {
+		return fmt.Errorf("%w: memory holds a %s ring", ErrWrongMode, modeName(m))
 	}
-	c := h.capacity
+	c := atomic.LoadUint64(&h.capacity)
 	if c < minCapacity || c&(c-1) != 0 || c > uint64(len(mem)-RingHeaderSize) {
-		return nil, fmt.Errorf("%w: capacity %d in %d bytes", ErrCorrupt, c, len(mem))
+		return fmt.Errorf("%w: capacity %d in %d bytes", ErrCorrupt, c, len(mem))
 	}
-	if used := atomic.LoadUint64(&h.head) - atomic.LoadUint64(&h.tail); used > c {
-		return nil, fmt.Errorf("%w: %d bytes used of %d", ErrCorrupt, used, c)
+	head, tail := atomic.LoadUint64(&h.head), atomic.LoadUint64(&h.tail)
+	if used := head - tail; used > c {
+		return fmt.Errorf("%w: %d bytes used of %d", ErrCorrupt, used, c)
 	}
-	return newRing(mem, h), nil
+	if a := alignOf(mode); head%a != 0 || tail%a != 0 {
+		return fmt.Errorf("%w: head %d or tail %d not a multiple of %d", ErrCorrupt, head, tail, a)
+	}
+	r.attach(mem, h, mode, c, head, tail)
+	return nil
 }
 
 func modeName(m uint32) string {
@@ -131,49 +162,149 @@ func checkRingMem(mem []byte) error {
 	return nil
 }
 
-func newRing(mem []byte, h *ringHeader) *ring {
-	c := h.capacity
-	r := &ring{h: h, data: mem[RingHeaderSize : RingHeaderSize+c : RingHeaderSize+c], mask: c - 1}
-	r.cachedTail = atomic.LoadUint64(&h.tail)
-	r.cachedHead = atomic.LoadUint64(&h.head)
-	return r
+// attach sets the handle's private geometry and positions, which the
+// caller checked.
+func (r *ring) attach(mem []byte, h *ringHeader, mode uint32, capacity, head, tail uint64) {
+	r.h = h
+	r.data = mem[RingHeaderSize : RingHeaderSize+capacity : RingHeaderSize+capacity]
+	r.mask = capacity - 1
+	r.align = alignOf(mode)
+	r.head, r.cachedTail = head, tail
+	r.tail, r.cachedHead = tail, head
+}
+
+// errCorruptIndex is pre-built: ring calls stay allocation-free even on a
+// damaged ring.
+var errCorruptIndex = fmt.Errorf("%w: head or tail inconsistent with the ring", ErrCorrupt)
+
+// corrupted counts one sighting of inconsistent shared state and returns
+// the error to report it with.
+func (r *ring) corrupted(err error) error {
+	r.corrupt.Add(1)
+	return err
 }
 
 // publish makes head visible and wakes a sleeping consumer.
 func (r *ring) publish(head uint64) {
+	r.head = head
 	atomic.StoreUint64(&r.h.head, head)
 	if atomic.LoadUint32(&r.h.sleeping) != 0 && atomic.CompareAndSwapUint32(&r.h.sleeping, 1, 0) {
 		_, _ = sys.FutexWake(&r.h.sleeping, 1)
 	}
 }
 
-// free returns the bytes the producer may write, refreshing its cached tail
-// only when the cached value says there is not enough.
-func (r *ring) free(head, need uint64) uint64 {
-	f := uint64(len(r.data)) - (head - r.cachedTail)
-	if f < need {
-		r.cachedTail = atomic.LoadUint64(&r.h.tail)
-		f = uint64(len(r.data)) - (head - r.cachedTail)
+// free returns the bytes the producer may write at r.head, refreshing its
+// cached tail only when the cached value says there are fewer than need.
+//
+// A tail that is not a position the consumer can have reached (ahead of
+// head, more than a capacity behind it, or unaligned) is ErrCorrupt; the
+// producer then puts its own head back, so that a consumer that skipped to
+// a head another process wrote (Discard) finds the real one again.
+func (r *ring) free(need uint64) (uint64, error) {
+	if f := uint64(len(r.data)) - (r.head - r.cachedTail); f >= need {
+		return f, nil
 	}
-	return f
+	return r.refreshTail()
 }
 
-// tail returns the consumer's position. The consumer is the only writer
-// of h.tail, so this load hits its own cache line.
-func (r *ring) tail() uint64 { return atomic.LoadUint64(&r.h.tail) }
-
-// available returns the bytes the consumer may read from tail.
-func (r *ring) available(tail uint64) uint64 {
-	a := r.cachedHead - tail
-	if a == 0 {
-		r.cachedHead = atomic.LoadUint64(&r.h.head)
-		a = r.cachedHead - tail
+// refreshTail loads and checks the consumer's published tail (see free).
+func (r *ring) refreshTail() (uint64, error) {
+	tail := atomic.LoadUint64(&r.h.tail)
+	if tail%r.align != 0 {
+		return 0, r.producerCorrupt()
 	}
-	return a
+	if used := r.head - tail; used > uint64(len(r.data)) {
+		return 0, r.producerCorrupt()
+	}
+	r.cachedTail = tail
+	return uint64(len(r.data)) - (r.head - tail), nil
 }
 
-// advance publishes the consumer's new position.
-func (r *ring) advance(tail uint64) { atomic.StoreUint64(&r.h.tail, tail) }
+// available returns the bytes the consumer may read from r.tail (ErrEmpty
+// when none), refreshing its cached head only when the cached value says
+// none. A head behind tail, more than a capacity ahead or unaligned is
+// ErrCorrupt (see emptyOrCorrupt).
+func (r *ring) available() (uint64, error) {
+	if a := r.cachedHead - r.tail; a != 0 {
+		return a, nil
+	}
+	return r.refreshHead()
+}
+
+// refreshHead loads and checks the producer's published head (see
+// available).
+func (r *ring) refreshHead() (uint64, error) {
+	head := atomic.LoadUint64(&r.h.head)
+	a := head - r.tail
+	if a-1 >= uint64(len(r.data)) || head%r.align != 0 {
+		return 0, r.emptyOrCorrupt(head)
+	}
+	r.cachedHead = head
+	return a, nil
+}
+
+// emptyOrCorrupt finishes a head load that found no bytes to read: head
+// equal to tail is ErrEmpty, anything else that failed the check is
+// ErrCorrupt. Either way it puts back the consumer's own tail if another
+// process overwrote it, so that a producer refused by a bad tail recovers.
+func (r *ring) emptyOrCorrupt(head uint64) error {
+	if head == r.tail {
+		r.restoreTail()
+		return ErrEmpty
+	}
+	return r.consumerCorrupt()
+}
+
+// producerCorrupt counts a bad tail and puts back the producer's own head
+// in case it was overwritten too: the consumer, stuck on a bad head, cannot
+// put back its tail until it sees a good head.
+func (r *ring) producerCorrupt() error {
+	if atomic.LoadUint64(&r.h.head) != r.head {
+		atomic.StoreUint64(&r.h.head, r.head)
+	}
+	return r.corrupted(errCorruptIndex)
+}
+
+// consumerCorrupt counts a bad head and puts back the consumer's own tail
+// in case it was overwritten too (see producerCorrupt).
+func (r *ring) consumerCorrupt() error {
+	r.restoreTail()
+	return r.corrupted(errCorruptIndex)
+}
+
+// restoreTail puts the consumer's position back where another process
+// overwrote it, so that a producer refused by a bad tail recovers.
+func (r *ring) restoreTail() {
+	if atomic.LoadUint64(&r.h.tail) != r.tail {
+		atomic.StoreUint64(&r.h.tail, r.tail)
+	}
+}
+
+// advance moves the consumer to tail and publishes it.
+func (r *ring) advance(tail uint64) {
+	r.tail = tail
+	atomic.StoreUint64(&r.h.tail, tail)
+}
+
+// discard moves the consumer to the published head (see
+// RecordRing.Discard).
+func (r *ring) discard() (int, error) {
+	head := atomic.LoadUint64(&r.h.head)
+	if head%r.align != 0 {
+		return 0, r.consumerCorrupt()
+	}
+	skipped := head - r.tail
+	r.cachedHead = head
+	r.advance(head)
+	return int(min(skipped, uint64(len(r.data)))), nil
+}
+
+// readable reports whether the consumer has something to read, or shared
+// state to report as corrupt: what Wait waits for.
+func (r *ring) readable() bool {
+	a, err := r.available()
+	return a != 0 || (err != nil && err != ErrEmpty)
+}
 
 func (r *ring) waitUntil(deadline int64, ready func() bool) error {
 	for {
@@ -220,9 +351,19 @@ func (r *ring) Dropped() uint64 { return atomic.LoadUint64(&r.h.dropped) }
 func (r *ring) Capacity() int { return len(r.data) }
 
 // Used returns the bytes written and not yet consumed (record headers and
-// padding included).
+// padding included), from the shared indices; a value another process made
+// inconsistent reads as the capacity.
 //
 // RT-safe.
 func (r *ring) Used() int {
-	return int(atomic.LoadUint64(&r.h.head) - atomic.LoadUint64(&r.h.tail))
+	u := atomic.LoadUint64(&r.h.head) - atomic.LoadUint64(&r.h.tail)
+	return int(min(u, uint64(len(r.data))))
 }
+
+// CorruptEvents returns how many times this handle found the ring's shared
+// state inconsistent (an index or a record header another process wrote,
+// each reported as ErrCorrupt). The count is private to the handle: no other
+// process can reset it.
+//
+// RT-safe.
+func (r *ring) CorruptEvents() uint64 { return r.corrupt.Load() }

@@ -202,20 +202,32 @@ func TestStreamRing(t *testing.T) {
 	s, err := InitStreamRing(mem)
 	require.NoError(t, err)
 	buf := make([]byte, 100)
-	assert.Zero(t, s.Read(buf))
+	n, err := s.Read(buf)
+	assert.Zero(t, n)
+	assert.ErrorIs(t, err, ErrEmpty)
+	n, err = s.Read(nil)
+	assert.Zero(t, n)
+	assert.NoError(t, err, "an empty read of an empty ring")
 	data := []byte("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!?")
 	// Push bytes through in odd-sized chunks so every wrap offset occurs.
 	var out []byte
 	in := 0
 	for round := range 200 {
-		n := s.Write(data[in%len(data) : min(in%len(data)+round%23+1, len(data))])
+		n, err := s.Write(data[in%len(data) : min(in%len(data)+round%23+1, len(data))])
+		if err != nil {
+			require.ErrorIs(t, err, ErrFull)
+		}
 		in += n
-		m := s.Read(buf[:round%17+1])
+		m, err := s.Read(buf[:round%17+1])
+		if err != nil {
+			require.ErrorIs(t, err, ErrEmpty)
+		}
 		out = append(out, buf[:m]...)
 	}
 	for {
-		m := s.Read(buf)
+		m, err := s.Read(buf)
 		if m == 0 {
+			require.ErrorIs(t, err, ErrEmpty)
 			break
 		}
 		out = append(out, buf[:m]...)
@@ -225,17 +237,22 @@ func TestStreamRing(t *testing.T) {
 		require.Equal(t, data[i%len(data)], c, "byte %d", i)
 	}
 	dropped := s.Dropped()
-	assert.Equal(t, 64, s.Write(make([]byte, 100)), "a short write")
+	n, err = s.Write(make([]byte, 100))
+	assert.Equal(t, 64, n, "a short write")
+	assert.ErrorIs(t, err, ErrFull)
 	assert.Equal(t, dropped+1, s.Dropped())
 	assert.Equal(t, 64, s.Used())
 	assert.ErrorIs(t, s.Wait(sys.Nanotime()+1), nil)
 	s2, err := OpenStreamRing(mem)
 	require.NoError(t, err)
-	assert.Equal(t, 64, s2.Read(buf))
-	assert.ErrorIs(t, s.Wait(sys.Nanotime()+int64(time.Millisecond)), ErrTimeout)
+	n, err = s2.Read(buf)
+	assert.Equal(t, 64, n)
+	assert.NoError(t, err)
+	assert.ErrorIs(t, s2.Wait(sys.Nanotime()+int64(time.Millisecond)), ErrTimeout)
 	s.Close()
-	assert.ErrorIs(t, s.Wait(0), ErrClosed)
+	assert.ErrorIs(t, s2.Wait(0), ErrClosed)
 	assert.Equal(t, 64, s.Capacity())
+	assert.Zero(t, s.CorruptEvents()+s2.CorruptEvents())
 }
 
 func TestRingAllocs(t *testing.T) {
@@ -252,8 +269,8 @@ func TestRingAllocs(t *testing.T) {
 		_, _ = q.Peek()
 		_ = q.Consume()
 		_, _ = q.Get(buf) // empty
-		s.Write(rec)
-		s.Read(buf)
+		_, _ = s.Write(rec)
+		_, _ = s.Read(buf)
 	}))
 }
 
@@ -422,15 +439,16 @@ func BenchmarkRecordRingPutGet(b *testing.B) {
 }
 
 // FuzzRecordRingGarbage feeds arbitrary bytes as ring memory (as another
-// process scribbling on a segment would): Open and Peek return errors,
-// never panic, never return a slice outside the ring.
+// process scribbling on a segment would) before it is opened: Open and Peek
+// return errors, never panic, never touch the guard page after the ring.
+// FuzzRecordRingHostile corrupts it after open.
 func FuzzRecordRingGarbage(f *testing.F) {
 	f.Add([]byte{}, uint64(0), uint64(0))
 	f.Add([]byte{5, 0, 0, 0, 0, 0, 0, 0, 'h', 'e', 'l', 'l', 'o'}, uint64(16), uint64(0))
 	f.Add([]byte{0xff, 0xff, 0, 0, 0, 0, 0, 0}, uint64(8), uint64(0))
 	f.Add([]byte{0, 0, 0, 0, 1, 0, 0, 0}, uint64(64), uint64(56))
+	mem := guardedMem(f, RingSize(64))
 	f.Fuzz(func(t *testing.T, data []byte, head, tail uint64) {
-		mem := ringMem(64)
 		if _, err := InitRecordRing(mem); err != nil {
 			t.Fatal(err)
 		}

@@ -48,7 +48,9 @@ func (s *Seqlock[T]) Write(v *T) {
 // complete during the copy.
 //
 // RT-safe: no allocation, no system call; it loops only while the writer
-// keeps completing Writes faster than one copy.
+// keeps completing Writes faster than one copy. A writer in another process
+// can do that on purpose and keep Read looping: where the writer is not
+// trusted, use ReadBounded.
 func (s *Seqlock[T]) Read(v *T) uint64 {
 	for {
 		if seq, ok := s.TryRead(v); ok {
@@ -57,11 +59,30 @@ func (s *Seqlock[T]) Read(v *T) uint64 {
 	}
 }
 
+// ReadBounded is Read with at most maxTries attempts (at least one): after
+// maxTries copies that each raced a completed Write it returns ErrBusy, and
+// *v holds a torn value to discard. It is the read for a seqlock in a
+// segment that another, untrusted process writes: that process can make
+// every attempt fail, but not keep the reader looping.
+//
+// RT-safe: bounded, no allocation, no system call.
+func (s *Seqlock[T]) ReadBounded(v *T, maxTries int) (uint64, error) {
+	for range max(maxTries, 1) {
+		if seq, ok := s.TryRead(v); ok {
+			return seq, nil
+		}
+	}
+	return 0, ErrBusy
+}
+
 // TryRead makes one attempt: ok is false when a Write completed during the
 // copy (*v may then hold a torn value and must be discarded).
 //
 // RT-safe: bounded, no allocation, no system call.
 func (s *Seqlock[T]) TryRead(v *T) (seq uint64, ok bool) {
+	// The sequence is loaded once; its low bit picks one of the two slots,
+	// so whatever another process wrote into it, the copy stays inside the
+	// seqlock.
 	s1 := atomic.LoadUint64(&s.seq)
 	loadWords(v, &s.slots[s1&1])
 	return s1, atomic.LoadUint64(&s.seq) == s1

@@ -179,3 +179,54 @@ func BenchmarkSeqlockReadWhileWriting(b *testing.B) {
 	}
 	stop.Store(true)
 }
+
+func init() {
+	// The seqlock-spammer child bumps the sequence of the seqlock at offset
+	// 0 of the segment as fast as it can, as a hostile writer would, until
+	// killed.
+	children["seqlock-spammer"] = func(seg *shm.Segment) {
+		s, _ := shm.View[Seqlock[snapshot]](seg, 0)
+		say("ready")
+		for {
+			atomic.AddUint64(&s.seq, 1)
+		}
+	}
+}
+
+// A process that bumps the sequence without end cannot keep ReadBounded
+// looping: it returns, with a snapshot or ErrBusy.
+func TestSeqlockReadBoundedAgainstSpammer(t *testing.T) {
+	seg := newSeg(t, 4096)
+	s, err := shm.View[Seqlock[snapshot]](seg, 0)
+	require.NoError(t, err)
+	p := startChild(t, "seqlock-spammer", seg)
+	p.expect(t, "ready")
+	var got snapshot
+	busy := 0
+	for range 1000 {
+		_, err := s.ReadBounded(&got, 4)
+		if err != nil {
+			require.ErrorIs(t, err, ErrBusy)
+			busy++
+		}
+	}
+	t.Logf("%d of 1000 bounded reads found the writer busy", busy)
+	p.kill(t)
+	_, err = s.ReadBounded(&got, 0)
+	require.NoError(t, err, "a quiet seqlock reads at the first try")
+}
+
+func TestSeqlockReadBoundedAllocs(t *testing.T) {
+	var s Seqlock[snapshot]
+	var got snapshot
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = s.ReadBounded(&got, 8) }))
+}
+
+func BenchmarkSeqlockReadBounded(b *testing.B) {
+	var s Seqlock[snapshot]
+	s.Write(&snapshot{Seq: 1})
+	var got snapshot
+	for b.Loop() {
+		_, _ = s.ReadBounded(&got, 16)
+	}
+}

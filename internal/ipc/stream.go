@@ -8,70 +8,93 @@ import "sync/atomic"
 //
 // Write and Read are wait-free and RT-safe: no allocation, no lock, never
 // block; Write issues one FUTEX_WAKE only if the consumer sleeps in Wait.
+// Their errors are pre-built sentinels. Each side keeps its own position in
+// the handle and checks the other side's against the private capacity, as
+// RecordRing does.
 type StreamRing struct{ r ring }
 
 // InitStreamRing lays out an empty stream ring in mem (see InitRecordRing).
 func InitStreamRing(mem []byte) (*StreamRing, error) {
-	r, err := initRing(mem, ringModeStream)
-	if err != nil {
+	q := new(StreamRing)
+	if err := q.r.init(mem, ringModeStream); err != nil {
 		return nil, err
 	}
-	return &StreamRing{*r}, nil
+	return q, nil
 }
 
 // OpenStreamRing attaches to a stream ring laid out by InitStreamRing.
 func OpenStreamRing(mem []byte) (*StreamRing, error) {
-	r, err := openRing(mem, ringModeStream)
-	if err != nil {
+	q := new(StreamRing)
+	if err := q.r.open(mem, ringModeStream); err != nil {
 		return nil, err
 	}
-	return &StreamRing{*r}, nil
+	return q, nil
 }
 
-// Write copies as much of p as fits and returns how many bytes it wrote; a
-// short write counts one drop in Dropped.
+// Write copies as much of p as fits and returns how many bytes it wrote.
+// A short write returns ErrFull and counts one drop in Dropped; ErrCorrupt
+// (counted in CorruptEvents, nothing written) when another process wrote a
+// tail the consumer cannot have reached. The producer writes only at its
+// own position, kept in the handle.
 //
 // RT-safe: producer side, wait-free.
-func (s *StreamRing) Write(p []byte) int {
+func (s *StreamRing) Write(p []byte) (int, error) {
 	r := &s.r
-	head := atomic.LoadUint64(&r.h.head)
-	n := min(uint64(len(p)), r.free(head, uint64(len(p))))
+	free, err := r.free(uint64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	n := min(uint64(len(p)), free)
+	if n != 0 {
+		pos := r.head & r.mask
+		c := copy(r.data[pos:], p[:n])
+		copy(r.data, p[c:n])
+		r.publish(r.head + n)
+	}
 	if n < uint64(len(p)) {
 		atomic.AddUint64(&r.h.dropped, 1)
+		return int(n), ErrFull
 	}
-	if n == 0 {
-		return 0
-	}
-	pos := head & r.mask
-	c := copy(r.data[pos:], p[:n])
-	copy(r.data, p[c:n])
-	r.publish(head + n)
-	return int(n)
+	return int(n), nil
 }
 
-// Read copies up to len(p) available bytes into p and returns how many.
+// Read copies up to len(p) available bytes into p and returns how many:
+// ErrEmpty when there are none (and p is not empty), ErrCorrupt (counted in
+// CorruptEvents) when another process wrote a head the producer cannot have
+// published. The consumer reads only at its own position, kept in the
+// handle.
 //
 // RT-safe: consumer side, wait-free.
-func (s *StreamRing) Read(p []byte) int {
+func (s *StreamRing) Read(p []byte) (int, error) {
 	r := &s.r
-	tail := r.tail()
-	n := min(uint64(len(p)), r.available(tail))
-	if n == 0 {
-		return 0
+	if len(p) == 0 {
+		return 0, nil
 	}
-	pos := tail & r.mask
+	avail, err := r.available()
+	if err != nil {
+		return 0, err
+	}
+	n := min(uint64(len(p)), avail)
+	pos := r.tail & r.mask
 	c := copy(p[:n], r.data[pos:])
 	copy(p[c:n], r.data)
-	r.advance(tail + n)
-	return int(n)
+	r.advance(r.tail + n)
+	return int(n), nil
 }
 
-// Wait blocks until bytes are available or the absolute CLOCK_MONOTONIC
-// deadline (ns; 0 = none) passes: nil, ErrTimeout, or ErrClosed after Close.
-// Only the consumer may call it; it blocks.
+// Discard drops every byte the ring holds now, moving the consumer to the
+// producer's published position: the way to go on after Read returned
+// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped.
+//
+// RT-safe: consumer side.
+func (s *StreamRing) Discard() (int, error) { return s.r.discard() }
+
+// Wait blocks until bytes are available (or Read has an error to report)
+// or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
+// ErrTimeout, or ErrClosed after Close. Only the consumer may call it; it
+// blocks.
 func (s *StreamRing) Wait(deadlineNs int64) error {
-	r := &s.r
-	return r.waitUntil(deadlineNs, func() bool { return r.available(r.tail()) != 0 })
+	return s.r.waitUntil(deadlineNs, s.r.readable)
 }
 
 // Close marks the ring closed and wakes a consumer blocked in Wait.
@@ -86,5 +109,13 @@ func (s *StreamRing) Dropped() uint64 { return s.r.Dropped() }
 // Capacity returns the data capacity in bytes.
 func (s *StreamRing) Capacity() int { return s.r.Capacity() }
 
-// Used returns the bytes written and not yet read.
+// Used returns the bytes written and not yet read, from the shared indices
+// (at most the capacity).
 func (s *StreamRing) Used() int { return s.r.Used() }
+
+// CorruptEvents returns how many times this handle found the ring's shared
+// indices inconsistent and returned ErrCorrupt. The count lives in the
+// handle, so no other process can reset it.
+//
+// RT-safe.
+func (s *StreamRing) CorruptEvents() uint64 { return s.r.CorruptEvents() }

@@ -21,6 +21,14 @@
 // segment (NewLogger over an ipc.RecordRing in the segment): another process
 // then drains it with its own Sink (AddRing).
 //
+// A ring in a segment is written by another process and so untrusted. The
+// Sink copies each record before decoding it and bounds what it renders (no
+// width or precision above 64, no '*', at most MaxText bytes); a damaged ring
+// is skipped (its content dropped) and left alone for a back-off of up to a
+// second, counted in Sink.Damaged and reported at most once a second. A
+// hostile writer can feed wrong messages, not flood the log or keep the
+// drainer busy.
+//
 // Limits: at most MaxArgs arguments (extra ones are dropped and the message
 // is marked), format strings longer than MaxFormat bytes and task names
 // longer than MaxTask bytes are cut.

@@ -33,7 +33,11 @@ var testInstance = func() int {
 }()
 
 func TestMain(m *testing.M) {
-	if os.Getenv("RTLOG_CHILD") != "" {
+	switch os.Getenv("RTLOG_CHILD") {
+	case "":
+	case "hostile":
+		os.Exit(childHostile())
+	default:
 		os.Exit(childWriter())
 	}
 	code := m.Run()

@@ -21,6 +21,17 @@ import (
 // wake it (rings in a segment written by another process).
 const DefaultPollInterval = 20 * time.Millisecond
 
+// A ring found damaged (an index or record another process wrote that no
+// Logger can have written) is skipped: the drainer drops what it holds
+// (ipc.RecordRing.Discard) and leaves the ring alone for a back-off that
+// starts at the poll interval and doubles up to maxBackoff while the damage
+// goes on. It reports damage at most once per reportEvery per ring, as one
+// ERROR entry with counts and no stack trace.
+const (
+	maxBackoff  = time.Second
+	reportEvery = time.Second
+)
+
 // Sink owns the rings of its Loggers and drains them into zap. It is safe
 // for concurrent use; its methods are not RT-safe (they allocate and lock),
 // except that the Loggers it hands out are.
@@ -34,6 +45,9 @@ type Sink struct {
 	running bool
 	// PollInterval overrides DefaultPollInterval when set before Drain.
 	PollInterval time.Duration
+
+	damaged atomic.Uint64 // rings found corrupt plus records refused
+	now     func() time.Time
 }
 
 type source struct {
@@ -42,11 +56,27 @@ type source struct {
 	dropped uint64 // ring drops already reported
 	logger  *Logger
 	lost    uint64 // logger drops already reported
+
+	// A record is copied here before it is decoded, so that another
+	// process writing the ring cannot change it under the decoder.
+	buf []byte
+	// Damage handling (see maxBackoff); touched only under drainMu.
+	corrupt    uint64        // times the ring was found corrupt, not yet reported
+	malformed  uint64        // records refused, not yet reported
+	backoff    time.Duration // current back-off, 0 while the ring is healthy
+	retryAt    time.Time     // leave the ring alone until then
+	reportedAt time.Time     // last damage report
+
+	dropsReportedAt time.Time // last drop report of a ring of another process
+}
+
+func newSource(ring *ipc.RecordRing, task string) *source {
+	return &source{ring: ring, task: task, buf: make([]byte, maxRecordPayload)}
 }
 
 // NewSink returns a Sink whose Loggers pass messages at or below level.
 func NewSink(level Level) *Sink {
-	s := &Sink{}
+	s := &Sink{now: time.Now}
 	s.level.Store(int32(level))
 	return s
 }
@@ -78,7 +108,9 @@ func (s *Sink) Logger(task string, capacity int) (*Logger, error) {
 	l.level = &s.level
 	l.bell = &s.bell
 	s.mu.Lock()
-	s.sources = append(s.sources, &source{ring: ring, task: l.task, logger: l})
+	src := newSource(ring, l.task)
+	src.logger = l
+	s.sources = append(s.sources, src)
 	s.mu.Unlock()
 	return l, nil
 }
@@ -90,7 +122,9 @@ func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
 		return fmt.Errorf("%w: Sink.AddRing(%q): nil ring", ErrInvalid, task)
 	}
 	s.mu.Lock()
-	s.sources = append(s.sources, &source{ring: ring, task: task, dropped: ring.Dropped()})
+	src := newSource(ring, task)
+	src.dropped = ring.Dropped()
+	s.sources = append(s.sources, src)
 	s.mu.Unlock()
 	return nil
 }
@@ -120,10 +154,27 @@ type Message struct {
 	Flags  uint8
 }
 
+// MaxText is the longest text Message.Text returns; longer text is cut.
+const MaxText = 1024
+
+// maxWidth is the largest width or precision Text lets fmt render.
+const maxWidth = 64
+
 // Text renders the message with fmt.Sprintf, marking cut formats and
-// dropped arguments.
+// dropped arguments. The format may come from another process's ring, so
+// the result is bounded: a format whose width or precision is above 64 or
+// taken from an argument ('*') is not rendered but shown quoted, followed
+// by the arguments, and text longer than MaxText bytes is cut.
 func (m *Message) Text() string {
-	s := fmt.Sprintf(m.Format, m.Args...)
+	var s string
+	if safeFormat(m.Format) {
+		s = fmt.Sprintf(m.Format, m.Args...)
+	} else {
+		s = fmt.Sprintf("[unsafe format] %q %v", m.Format, m.Args)
+	}
+	if len(s) > MaxText {
+		s = s[:MaxText] + " [text cut]"
+	}
 	if m.Flags&flagFormatCut != 0 {
 		s += " [format cut]"
 	}
@@ -131,6 +182,44 @@ func (m *Message) Text() string {
 		s += " [arguments dropped]"
 	}
 	return s
+}
+
+// safeFormat reports whether every verb of format has a width and a
+// precision of at most maxWidth written in the format itself (no '*'), so
+// that fmt's output stays within a small multiple of its input.
+func safeFormat(format string) bool {
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		// Scan one directive up to its verb: flags, [n] indexes, width,
+		// '.', precision.
+		num := 0
+		for i++; i < len(format); i++ {
+			c := format[i]
+			switch {
+			case c == '*':
+				return false
+			case c == '[':
+				for i < len(format) && format[i] != ']' {
+					i++
+				}
+				num = 0
+				continue
+			case c >= '0' && c <= '9':
+				num = num*10 + int(c-'0')
+				if num > maxWidth {
+					return false
+				}
+				continue
+			case c == '.' || c == '+' || c == '-' || c == '#' || c == ' ':
+				num = 0
+				continue
+			}
+			break // the verb (or '%')
+		}
+	}
+	return true
 }
 
 var errBadRecord = errors.New("rtlog: malformed record")
@@ -186,54 +275,130 @@ func zapLevel(l Level) zapcore.Level {
 // DrainOnce moves every message now in the rings into zl and reports drops
 // seen since the last call as one WARN entry per source. It returns the
 // number of messages written.
+//
+// Each ring is read at most up to what it can hold, so a writer that keeps
+// filling it cannot keep DrainOnce busy. A damaged ring (ipc.ErrCorrupt, or
+// a record no Logger can have written) is skipped and left alone for a
+// back-off; Damaged counts it, and an ERROR entry reports it at most once a
+// second per ring.
 func (s *Sink) DrainOnce(zl *zap.Logger) int {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
 	s.mu.Lock()
 	sources := append([]*source(nil), s.sources...)
 	s.mu.Unlock()
+	now := s.now()
 	total := 0
 	for _, src := range sources {
-		for {
-			p, err := src.ring.Peek()
-			if err != nil {
-				if !errors.Is(err, ipc.ErrEmpty) {
-					zl.Error("rtlog: ring unreadable", zap.String("task", src.task), zap.Error(err))
-				}
-				break
-			}
-			m, err := Decode(p)
-			_ = src.ring.Consume()
-			if err != nil {
-				zl.Error("rtlog: malformed record skipped", zap.String("task", src.task), zap.Int("bytes", len(p)))
-				continue
-			}
-			total++
-			if ce := zl.Check(zapLevel(m.Level), m.Text()); ce != nil {
-				ce.Time = m.Time
-				ce.Write(zap.String("task", m.Task))
-			}
+		if now.Before(src.retryAt) {
+			continue
 		}
-		lost := src.ring.Dropped() - src.dropped
-		src.dropped += lost
-		if src.logger != nil {
-			d := src.logger.Dropped()
-			// The Logger counts ring-full drops too; report its total.
-			lost = d - src.lost
-			src.lost = d
-		}
-		if lost > 0 {
-			zl.Warn("rtlog: messages dropped", zap.String("task", src.task), zap.Uint64("dropped", lost))
-		}
+		total += s.drainSource(src, zl, now)
+		s.reportDrops(src, zl, now)
 	}
 	return total
 }
 
+// reportDrops writes one WARN entry with the drops of src since the last
+// one. A ring of another process counts its drops in shared memory, which
+// that process (or any writer of the segment) may change at will, so those
+// are reported at most once per reportEvery.
+func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
+	var lost uint64
+	if src.logger != nil {
+		d := src.logger.Dropped() // counts ring-full drops too: report its total
+		lost = d - src.lost
+		src.lost = d
+	} else {
+		if !src.dropsReportedAt.IsZero() && now.Sub(src.dropsReportedAt) < reportEvery {
+			return
+		}
+		d := src.ring.Dropped()
+		lost = d - src.dropped
+		src.dropped = d
+	}
+	if lost > 0 {
+		src.dropsReportedAt = now
+		zl.Warn("rtlog: messages dropped", zap.String("task", src.task), zap.Uint64("dropped", lost))
+	}
+}
+
+// drainSource writes the messages of one ring into zl, skips the ring on
+// damage and returns how many messages it wrote.
+func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
+	total := 0
+	damaged := false
+	for range src.ring.Capacity()/8 + 1 { // the most records a ring holds
+		p, err := src.ring.Peek()
+		if errors.Is(err, ipc.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			src.corrupt++
+			damaged = true
+			_, _ = src.ring.Discard()
+			break
+		}
+		n := copy(src.buf, p)
+		fits := n == len(p)
+		_ = src.ring.Consume()
+		m, err := Decode(src.buf[:n])
+		if !fits || err != nil {
+			src.malformed++
+			damaged = true
+			continue
+		}
+		total++
+		if ce := zl.Check(zapLevel(m.Level), m.Text()); ce != nil {
+			ce.Time = m.Time
+			ce.Write(zap.String("task", m.Task))
+		}
+	}
+	if !damaged {
+		src.backoff = 0
+		return total
+	}
+	s.damaged.Add(1)
+	src.backoff = min(max(2*src.backoff, s.pollInterval()), maxBackoff)
+	src.retryAt = now.Add(src.backoff)
+	if src.reportedAt.IsZero() || now.Sub(src.reportedAt) >= reportEvery {
+		zl.WithOptions(zap.AddStacktrace(zapcore.InvalidLevel)).Error("rtlog: ring damaged by a writer, skipped",
+			zap.String("task", src.task), zap.Uint64("corrupt", src.corrupt), zap.Uint64("malformedRecords", src.malformed),
+			zap.Duration("backoff", src.backoff))
+		src.corrupt, src.malformed = 0, 0
+		src.reportedAt = now
+	}
+	return total
+}
+
+// Damaged returns how many times the Sink found one of its rings damaged
+// (shared state or records that no Logger can have written) and skipped it.
+func (s *Sink) Damaged() uint64 { return s.damaged.Load() }
+
+func (s *Sink) pollInterval() time.Duration {
+	if s.PollInterval > 0 {
+		return s.PollInterval
+	}
+	return DefaultPollInterval
+}
+
+// pending reports whether a ring that is not backing off holds something
+// (or has damage to report). Only the drainer calls it: it reads the rings
+// as their consumer.
 func (s *Sink) pending() bool {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := s.now()
 	for _, src := range s.sources {
-		if src.ring.Used() != 0 {
+		if now.Before(src.retryAt) {
+			continue
+		}
+		// Peek, not Used: Used reads both shared indices, which another
+		// process may keep changing; Peek looks from the drainer's own
+		// position and never consumes.
+		if _, err := src.ring.Peek(); !errors.Is(err, ipc.ErrEmpty) {
 			return true
 		}
 	}
@@ -260,10 +425,7 @@ func (s *Sink) Drain(ctx context.Context, zl *zap.Logger) error {
 		s.running = false
 		s.mu.Unlock()
 	}()
-	poll := s.PollInterval
-	if poll <= 0 {
-		poll = DefaultPollInterval
-	}
+	poll := s.pollInterval()
 	stop := context.AfterFunc(ctx, func() {
 		atomic.StoreUint32(&s.bell, bellAwake)
 		_, _ = sys.FutexWake(&s.bell, 1)
