@@ -1,10 +1,9 @@
 package rtapi
 
 import (
-	"os"
-	"strings"
-	"sync"
 	_ "unsafe" // go:linkname
+
+	"github.com/gortapi/gortapi/flavors"
 )
 
 // The garbage collector's state, as a task can read it in one load.
@@ -42,7 +41,8 @@ func GCMarking() bool { return gcMarking() }
 // process allocating does not make it late. Each candidate was measured on
 // and off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
 // turns it on or off per task; Auto (the default) shields every task on a
-// real-time flavor. For measurements, GORTAPI_GC_SHIELD=off overrides Auto.
+// real-time flavor. Options.GCShield (RTAPI_GC_SHIELD, -rtapi.gc-shield)
+// changes that default, e.g. to measure without the shield.
 //
 // The shield is a raw sleep: the nanosleep wait keeps the task's P
 // (RawSyscall), so a wake-up never waits for a P in exitsyscall, which
@@ -69,17 +69,18 @@ func GCMarking() bool { return gcMarking() }
 // sysmon's forced preemption made p99 4-9x worse; pinning the goroutine
 // to its P around the sleep (procPin) multiplied scheduler parks by 8.
 
-// shieldEnv reads GORTAPI_GC_SHIELD once.
-var shieldEnv = sync.OnceValue(func() string { return os.Getenv("GORTAPI_GC_SHIELD") })
-
-// shieldRaw resolves TaskSpec.GCShield on a flavor, given
-// GORTAPI_GC_SHIELD's value: whether the task sleeps raw.
-func shieldRaw(spec TaskSpec, realTime bool, env string) bool {
-	switch spec.GCShield {
+// shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
+// default (Options.GCShield): whether the task sleeps raw.
+func shieldRaw(spec TaskSpec, realTime bool, instance flavors.Toggle) bool {
+	choice := spec.GCShield
+	if choice == Auto {
+		choice = instance
+	}
+	switch choice {
 	case On:
 		return true
 	case Off:
 		return false
 	}
-	return realTime && strings.TrimSpace(env) != "off"
+	return realTime
 }

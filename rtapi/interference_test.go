@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -136,7 +137,7 @@ func TestDefaultLateThreshold(t *testing.T) {
 // takes the catch-up path and none sleeps. The stall costs b.N × 10 µs:
 // run it with a fixed count, e.g. -benchtime=100000x.
 func BenchmarkCycleOverhead(b *testing.B) {
-	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Off} {
+	for _, mode := range []flavors.Toggle{rtapi.On, rtapi.Off} {
 		b.Run("interference="+mode.String(), func(b *testing.B) {
 			rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
 			require.NoError(b, err)

@@ -134,7 +134,7 @@ type TaskSpec struct {
 	// Interference turns the per-cycle interference counters
 	// (Stats.Interference) on or off; Auto (the zero value) is on. They
 	// cost one getrusage system call per cycle, about a microsecond.
-	Interference Toggle
+	Interference flavors.Toggle
 	// LateThreshold is the wake-up latency above which a wake-up counts
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period);
 	// at most MaxPeriod.
@@ -142,9 +142,10 @@ type TaskSpec struct {
 	// GCShield keeps the task on time while the rest of the process
 	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
 	// has the measurements and the costs: the rest of the process has
-	// one P fewer while the task runs). Auto (the zero value): on for
+	// one P fewer while the task runs). Auto (the zero value):
+	// Options.GCShield decides, and when that is Auto too, on for
 	// real-time flavors.
-	GCShield Toggle
+	GCShield flavors.Toggle
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
@@ -353,7 +354,7 @@ func (t *Task) Start() error {
 // the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
-	shield := shieldRaw(t.spec, t.rt.info.RealTime, shieldEnv())
+	shield := shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield)
 	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
 		Name:     t.spec.Name,
 		Priority: t.spec.Priority,

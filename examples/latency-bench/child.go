@@ -95,8 +95,12 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if err != nil {
 		return childResult{}, err
 	}
+	vanilla := rtapi.Off
+	if spec.Vanilla {
+		vanilla = rtapi.On
+	}
 	cfg := latency.Config{
-		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: spec.Vanilla},
+		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla},
 		Tasks:    []latency.TaskDef{{Name: "servo", Period: spec.Interval}},
 		Priority: spec.Priority,
 		Wake:     wake,
