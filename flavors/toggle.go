@@ -5,13 +5,12 @@ import (
 	"strings"
 )
 
-// Toggle is a setting that is on, off, or not given: Auto, the zero value,
-// leaves the choice to whatever comes next (the environment, a flag, a
-// default or detection; each field that has one says which). rtapi's
-// Options and TaskSpec use it, and so does Config, for every yes/no
-// setting that must be able to say "not set": a plain bool cannot tell
-// "off" from "unset", so an explicit -rtapi.strict=false could not beat
-// RTAPI_STRICT=1.
+// Toggle is a yes/no setting that can also say "not given": Auto, the
+// zero value, leaves the choice to what comes next (for rtapi.Options: a
+// flag, then the environment, then a default or detection; each field
+// says what its Auto means). rtapi's Options and TaskSpec use it, and so
+// does Config: a plain bool cannot tell "off" from "unset", so an
+// explicit -rtapi.strict=false could not beat RTAPI_STRICT=1.
 type Toggle int8
 
 // Toggle values.
