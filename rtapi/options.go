@@ -157,8 +157,12 @@ const DefaultTimerSignal = flavors.DefaultTimerSignal
 // Options' doc gives one (-rtapi.flavor, -rtapi.strict, ...), and returns
 // the Options they fill in when fs is parsed. A flag's value is checked
 // when it is parsed: a bad one makes fs.Parse fail, naming the flag.
-// Fields set on the result after parsing win over the flags.
+// Fields set on the result after parsing win over the flags. A nil fs, or
+// one that already has these flags, panics: a programming error.
 func RegisterFlags(fs *flag.FlagSet) *Options {
+	if fs == nil {
+		panic("rtapi.RegisterFlags: nil FlagSet (use flag.CommandLine for the program's flags)")
+	}
 	o := &Options{}
 	for i, s := range settings {
 		if s.flag != "" {

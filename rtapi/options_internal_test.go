@@ -297,3 +297,12 @@ func TestOpenReadsTheEnvironment(t *testing.T) {
 	require.Equal(t, 2*time.Millisecond, task.spec.HistogramBound, "the instance's bound is each task's default")
 	require.True(t, shieldRaw(task.spec, rt.info.RealTime, rt.opts.GCShield), "GCShield on: shielded even on posix")
 }
+
+func TestRegisterFlagsMisuse(t *testing.T) {
+	require.PanicsWithValue(t, "rtapi.RegisterFlags: nil FlagSet (use flag.CommandLine for the program's flags)",
+		func() { RegisterFlags(nil) })
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	RegisterFlags(fs)
+	require.Panics(t, func() { RegisterFlags(fs) }, "the flags twice on one FlagSet")
+}
