@@ -67,18 +67,21 @@ type Binding struct {
 	Degraded string
 }
 
-// Config is what Open gets from rtapi.Options.
+// Config is what Open gets from rtapi.Options, field for field, with the
+// same types.
 type Config struct {
 	// Kernel is the detection report the choice is based on.
 	Kernel *kerneldetect.Report
-	// VanillaFIFO switches the posix flavor to SCHED_FIFO + POSIX timers.
-	VanillaFIFO bool
-	// Strict refuses to run degraded (no SCHED_FIFO, no native backend).
-	Strict bool
-	// LockMemory: 0 auto (lock on real-time flavors when the limit allows
-	// it), >0 always, <0 never. Memory stays locked while any open flavor
+	// VanillaFIFO On switches the posix flavor to SCHED_FIFO + POSIX
+	// timers; Auto and Off leave it SCHED_OTHER.
+	VanillaFIFO Toggle
+	// Strict On refuses to run degraded (no SCHED_FIFO, no native
+	// backend); Auto and Off run degraded with a warning.
+	Strict Toggle
+	// LockMemory: Auto locks on real-time flavors when the limit allows
+	// it, On always, Off never. Memory stays locked while any open flavor
 	// asked for it (see harden).
-	LockMemory int
+	LockMemory Toggle
 	// Logger gets set-up messages; never nil here.
 	Logger *zap.Logger
 	// TimerSignal is the signal the posix-timer wake mode uses; 0 means
@@ -217,7 +220,7 @@ func selectAuto(cfg Config) (Choice, error) {
 	if native != "" {
 		msg := native + " detected, but gortapi has no native " + native +
 			" backend (that needs cgo); tasks would run as Linux-domain SCHED_FIFO threads"
-		if cfg.Strict {
+		if cfg.Strict == On {
 			return Choice{}, fmt.Errorf("%s; Strict refuses that: %w", msg, ErrNotSupported)
 		}
 		cfg.Logger.Warn(msg)
@@ -234,7 +237,7 @@ func selectAuto(cfg Config) (Choice, error) {
 		if err == nil {
 			return Choice{Flavor: f, Why: "PREEMPT_RT kernel " + k.Uname.Release + "; " + why}, nil
 		}
-		if cfg.Strict {
+		if cfg.Strict == On {
 			return Choice{}, fmt.Errorf("PREEMPT_RT kernel, but flavor %s cannot run: %w", RTPreemptName, err)
 		}
 		msg := "PREEMPT_RT kernel, but " + err.Error() + "; running the non-real-time posix flavor"

@@ -51,9 +51,9 @@ func observed() (*zap.Logger, *observer.ObservedLogs) {
 func TestSelectAuto(t *testing.T) {
 	tests := []struct {
 		kind     kerneldetect.Kind
-		fifo     bool
+		fifo     Toggle
 		probe    func(int) error
-		strict   bool
+		strict   Toggle
 		want     string
 		wantRT   bool
 		whyHas   string
@@ -62,14 +62,14 @@ func TestSelectAuto(t *testing.T) {
 	}{
 		{kind: kerneldetect.Vanilla, probe: probeOK, want: PosixName, whyHas: "preemption none, PREEMPT_DYNAMIC"},
 		{kind: kerneldetect.Preempt, probe: probeOK, want: PosixName, whyHas: "VanillaFIFO"},
-		{kind: kerneldetect.Vanilla, fifo: true, probe: probeOK, want: PosixName, wantRT: true, whyHas: "POSIX timers"},
-		{kind: kerneldetect.Vanilla, fifo: true, probe: probeEPERM, want: PosixName, whyHas: "setcap cap_sys_nice", wantWarn: true},
-		{kind: kerneldetect.Vanilla, fifo: true, probe: probeEPERM, strict: true, wantErr: ErrPermission},
+		{kind: kerneldetect.Vanilla, fifo: On, probe: probeOK, want: PosixName, wantRT: true, whyHas: "POSIX timers"},
+		{kind: kerneldetect.Vanilla, fifo: On, probe: probeEPERM, want: PosixName, whyHas: "setcap cap_sys_nice", wantWarn: true},
+		{kind: kerneldetect.Vanilla, fifo: On, probe: probeEPERM, strict: On, wantErr: ErrPermission},
 		{kind: kerneldetect.PreemptRT, probe: probeOK, want: RTPreemptName, wantRT: true, whyHas: "PREEMPT_RT kernel 6.1.0-test"},
 		{kind: kerneldetect.PreemptRT, probe: probeEPERM, want: PosixName, whyHas: "non-real-time posix", wantWarn: true},
-		{kind: kerneldetect.PreemptRT, probe: probeEPERM, strict: true, wantErr: ErrPermission},
+		{kind: kerneldetect.PreemptRT, probe: probeEPERM, strict: On, wantErr: ErrPermission},
 		{kind: kerneldetect.Xenomai, probe: probeOK, want: RTPreemptName, wantRT: true, whyHas: "no native Xenomai (cobalt) backend", wantWarn: true},
-		{kind: kerneldetect.Xenomai, probe: probeOK, strict: true, wantErr: ErrNotSupported},
+		{kind: kerneldetect.Xenomai, probe: probeOK, strict: On, wantErr: ErrNotSupported},
 		{kind: kerneldetect.RTAI, probe: probeEPERM, want: PosixName, whyHas: "RTAI", wantWarn: true},
 	}
 	for _, tt := range tests {
@@ -77,7 +77,7 @@ func TestSelectAuto(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			log, logs := observed()
 			c, err := Select("auto", Config{Kernel: report(tt.kind), VanillaFIFO: tt.fifo, Strict: tt.strict,
-				Logger: log, Probe: tt.probe, LockMemory: -1})
+				Logger: log, Probe: tt.probe, LockMemory: Off})
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				return
@@ -167,7 +167,7 @@ func bindOnThread(t *testing.T, f Flavor, spec ThreadSpec) (Binding, sys.Policy,
 
 func TestBindRTPreempt(t *testing.T) {
 	rttest.RequireRT(t)
-	c, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.Vanilla), LockMemory: -1})
+	c, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.Vanilla), LockMemory: Off})
 	require.NoError(t, err)
 	defer c.Flavor.Close()
 	cpus, err := sys.Affinity(0)
@@ -196,7 +196,7 @@ func TestBindRTPreempt(t *testing.T) {
 
 func TestBindVanillaFIFODefaultsToPosixTimer(t *testing.T) {
 	rttest.RequireRT(t)
-	c, err := Select("auto", Config{Kernel: report(kerneldetect.Vanilla), VanillaFIFO: true, LockMemory: -1})
+	c, err := Select("auto", Config{Kernel: report(kerneldetect.Vanilla), VanillaFIFO: On, LockMemory: Off})
 	require.NoError(t, err)
 	defer c.Flavor.Close()
 	b, policy, _, err := bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 10, Period: int64(time.Millisecond)})
@@ -221,9 +221,9 @@ func TestPosixStaysSchedOther(t *testing.T) {
 
 func TestHardeningRefcount(t *testing.T) {
 	rttest.RequireRT(t)
-	a, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: 1})
+	a, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: On})
 	require.NoError(t, err)
-	b, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: 1})
+	b, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: On})
 	require.NoError(t, err)
 	require.Contains(t, a.Why, "memory locked")
 	require.NoError(t, a.Flavor.Close())

@@ -109,10 +109,10 @@ func lockMemory(cfg Config) {
 // Locking with MCL_FUTURE under a finite limit makes the Go heap die with
 // "out of memory" once it grows past it.
 func shouldLock(cfg Config) bool {
-	switch {
-	case cfg.LockMemory > 0:
+	switch cfg.LockMemory {
+	case On:
 		return true
-	case cfg.LockMemory < 0:
+	case Off:
 		return false
 	}
 	if lim, err := sys.MemlockLimit(); err == nil && lim == unix.RLIM_INFINITY {

@@ -42,7 +42,7 @@ type linuxFlavor struct {
 func openPosix(cfg Config) (Flavor, string, error) {
 	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, highest: PrioHighest, log: cfg.Logger,
 		timerSignal: cfg.timerSignal()}
-	if !cfg.VanillaFIFO {
+	if cfg.VanillaFIFO != On {
 		return f, "posix flavor: SCHED_OTHER threads and absolute clock_nanosleep, no real-time guarantee " +
 			"(set VanillaFIFO, RTAPI_VANILLA_FIFO=1 or -rtapi.vanilla-fifo for SCHED_FIFO + POSIX timers; " +
 			"boot a PREEMPT_RT kernel for real-time)", nil
@@ -51,13 +51,13 @@ func openPosix(cfg Config) (Flavor, string, error) {
 	highest, limited, err := cfg.fifoHighest()
 	if err != nil {
 		msg := "VanillaFIFO: SCHED_FIFO cannot be set (" + err.Error() + "); " + fifoRemedy(err)
-		if cfg.Strict {
+		if cfg.Strict == On {
 			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w: %w", msg, ErrPermission, err)
 		}
 		cfg.Logger.Warn(msg + "; running SCHED_OTHER with POSIX timers")
 		return f, msg + "; running SCHED_OTHER threads woken by POSIX timers", nil
 	}
-	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict, highest
+	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict == On, highest
 	f.hardening = harden(cfg)
 	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers (seed 000)" + limited + f.hardening.summary(), nil
 }

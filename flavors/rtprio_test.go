@@ -37,14 +37,14 @@ func TestSelectUnderRTPrioLimit(t *testing.T) {
 		{2, 1, "task priorities 1 to 1, the watchdog at 2"},
 		{1, 1, "the watchdog cannot run above them"},
 	} {
-		for _, fifo := range []bool{false, true} {
+		for _, fifo := range []Toggle{Off, On} {
 			var probed []int
 			kind := kerneldetect.PreemptRT
-			if fifo {
+			if fifo == On {
 				kind = kerneldetect.Vanilla
 			}
-			c, err := Select("auto", Config{Kernel: report(kind), VanillaFIFO: fifo, Strict: true,
-				Probe: probeUpTo(tc.limit, &probed), LockMemory: -1})
+			c, err := Select("auto", Config{Kernel: report(kind), VanillaFIFO: fifo, Strict: On,
+				Probe: probeUpTo(tc.limit, &probed), LockMemory: Off})
 			require.NoError(t, err, "limit %d", tc.limit)
 			require.True(t, c.Flavor.RealTime())
 			lo, hi := c.Flavor.Priorities()

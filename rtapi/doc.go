@@ -26,6 +26,14 @@
 // Kernel().Kind = rtapi_get_realtime_type; Flavor().RealTime =
 // rtapi_is_realtime.
 //
+// Settings: Options, whose zero value works. Most of its fields can also
+// be given as a -rtapi.* flag (RegisterFlags) or an RTAPI_* environment
+// variable, read by one parser for both; a field set in code beats its
+// flag, a flag given explicitly (even -rtapi.strict=false) beats the
+// environment, and the environment beats the default. Options' doc has
+// the table. Yes/no settings are a flavors.Toggle, whose zero value Auto
+// means "not set"; rtapi's Auto, On and Off are its values.
+//
 // Flavor choice: Options.Flavor, the -rtapi.flavor flag or RTAPI_FLAVOR
 // names one; otherwise rt-preempt on a PREEMPT_RT kernel where SCHED_FIFO
 // can be set, posix elsewhere. On a vanilla or PREEMPT kernel, VanillaFIFO

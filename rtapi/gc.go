@@ -3,16 +3,16 @@ package rtapi
 import (
 	"cmp"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	_ "unsafe" // go:linkname
 
 	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/flavors"
 )
 
 // The garbage collector's state, as a task can read it in one load.
@@ -50,8 +50,9 @@ func GCMarking() bool { return gcMarking() }
 // process allocating does not make it late. Each candidate was measured on
 // and off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
 // turns it on or off per task; Auto (the default) offers it to every task
-// on a real-time flavor, as far as the Ps allow (below). For measurements,
-// GORTAPI_GC_SHIELD=off overrides Auto.
+// on a real-time flavor, as far as the Ps allow (below). Options.GCShield
+// (RTAPI_GC_SHIELD, -rtapi.gc-shield) changes that default, e.g. to
+// measure without the shield.
 //
 // The shield is a raw sleep: the nanosleep wait keeps the task's P
 // (RawSyscall), so a wake-up never waits for a P in exitsyscall, which
@@ -99,19 +100,20 @@ func GCMarking() bool { return gcMarking() }
 // sysmon's forced preemption made p99 4-9x worse; pinning the goroutine
 // to its P around the sleep (procPin) multiplied scheduler parks by 8.
 
-// shieldEnv reads GORTAPI_GC_SHIELD once.
-var shieldEnv = sync.OnceValue(func() string { return os.Getenv("GORTAPI_GC_SHIELD") })
-
-// shieldRaw resolves TaskSpec.GCShield on a flavor, given
-// GORTAPI_GC_SHIELD's value: whether the task wants to sleep raw.
-func shieldRaw(spec TaskSpec, realTime bool, env string) bool {
-	switch spec.GCShield {
+// shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
+// default (Options.GCShield): whether the task sleeps raw.
+func shieldRaw(spec TaskSpec, realTime bool, instance flavors.Toggle) bool {
+	choice := spec.GCShield
+	if choice == Auto {
+		choice = instance
+	}
+	switch choice {
 	case On:
 		return true
 	case Off:
 		return false
 	}
-	return realTime && strings.TrimSpace(env) != "off"
+	return realTime
 }
 
 // GCShieldMinPeriod is the shortest period GCShield Auto shields. A raw
@@ -146,7 +148,7 @@ type shieldBoard struct {
 func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh := &t.shield
 	sh.forced = t.spec.RawSleep || t.spec.GCShield == On
-	sh.want = wake == WakeNanosleep && (t.spec.RawSleep || shieldRaw(t.spec, t.rt.info.RealTime, shieldEnv()))
+	sh.want = wake == WakeNanosleep && (t.spec.RawSleep || shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield))
 	sh.short = t.spec.Period < GCShieldMinPeriod
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -261,7 +263,7 @@ func shieldOffNote(spec TaskSpec, wake WakeMode) string {
 	case spec.GCShield == Off:
 		return "off: GCShield Off"
 	}
-	return "off: not a real-time flavor, or GORTAPI_GC_SHIELD=off"
+	return "off: not a real-time flavor, or Options.GCShield Off (RTAPI_GC_SHIELD=off)"
 }
 
 // followShield makes the task's next sleep raw or not, as the board last

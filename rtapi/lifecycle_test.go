@@ -51,7 +51,7 @@ func vanillaFIFO(t *testing.T, o rtapi.Options) *rtapi.RT {
 	rttest.RequireRT(t)
 	k, err := kerneldetect.Detect()
 	require.NoError(t, err)
-	o.Kernel, o.Flavor, o.VanillaFIFO, o.LockMemory = k, "posix", true, rtapi.Off
+	o.Kernel, o.Flavor, o.VanillaFIFO, o.LockMemory = k, "posix", rtapi.On, rtapi.Off
 	return open(t, o)
 }
 
@@ -90,7 +90,7 @@ func childMainThread() int {
 	if err != nil {
 		return fail(err)
 	}
-	rt, err := rtapi.Open(rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off,
+	rt, err := rtapi.Open(rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: rtapi.On, LockMemory: rtapi.Off,
 		CPUs: before[len(before)-1:]})
 	if err != nil {
 		return fail(err)
@@ -199,7 +199,7 @@ func TestStopWakesASleepingTask(t *testing.T) {
 	if sys.ProbeSchedFIFO() == nil {
 		k, err := kerneldetect.Detect()
 		require.NoError(t, err)
-		setups["vanilla-fifo"] = rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off,
+		setups["vanilla-fifo"] = rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: rtapi.On, LockMemory: rtapi.Off,
 			StopTimeout: 5 * time.Second}
 	} else {
 		rttest.RequireRT(t)
@@ -464,7 +464,7 @@ func TestCloseKeepsTheFlavorWhileATaskRuns(t *testing.T) {
 	rttest.RequireRT(t)
 	k, err := kerneldetect.Detect()
 	require.NoError(t, err)
-	rt, err := rtapi.Open(rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off,
+	rt, err := rtapi.Open(rtapi.Options{Kernel: k, Flavor: "posix", VanillaFIFO: rtapi.On, LockMemory: rtapi.Off,
 		StopTimeout: 100 * time.Millisecond})
 	require.NoError(t, err)
 	if !dmaLatencyHeld(t) {

@@ -57,7 +57,7 @@ type FlavorInfo struct {
 // by name that cannot run here gives ErrPermission or ErrNotSupported,
 // never a silent fallback.
 func Open(opts Options) (*RT, error) {
-	opts, err := opts.withEnv(osGetenv)
+	opts, err := opts.resolve(osGetenv)
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
@@ -71,18 +71,11 @@ func Open(opts Options) (*RT, error) {
 	if err := cpus.checkAll(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	lock := 0
-	switch opts.LockMemory {
-	case On:
-		lock = 1
-	case Off:
-		lock = -1
-	}
 	choice, err := flavors.Select(opts.Flavor, flavors.Config{
 		Kernel:      kernel,
 		VanillaFIFO: opts.VanillaFIFO,
 		Strict:      opts.Strict,
-		LockMemory:  lock,
+		LockMemory:  opts.LockMemory,
 		Logger:      opts.Logger,
 		TimerSignal: opts.TimerSignal,
 	})

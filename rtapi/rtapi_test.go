@@ -125,7 +125,9 @@ func TestEnvironmentAndFlags(t *testing.T) {
 	t.Setenv("RTAPI_FLAVOR", "")
 	for name, val := range map[string]string{
 		"RTAPI_VANILLA_FIFO": "perhaps", "RTAPI_STRICT": "2x", "RTAPI_CPU": "one",
-		"RTAPI_LOCK_MEMORY": "sometimes", "RTAPI_INSTANCE": "-4",
+		"RTAPI_LOCK_MEMORY": "sometimes", "RTAPI_INSTANCE": "-4", "RTAPI_TIMER_SIGNAL": "99",
+		"RTAPI_HISTOGRAM_BOUND": "1ns", "RTAPI_STOP_TIMEOUT": "-1s", "RTAPI_GC_SHIELD": "sometimes",
+		"GORTAPI_GC_SHIELD": "sometimes",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, val)
@@ -134,6 +136,24 @@ func TestEnvironmentAndFlags(t *testing.T) {
 			require.Contains(t, err.Error(), name)
 		})
 	}
+}
+
+// A flag given explicitly false beats the environment's true: the
+// documented precedence (code, flag, environment, detection) holds for
+// yes/no settings too.
+func TestFlagFalseBeatsEnvironment(t *testing.T) {
+	t.Setenv("RTAPI_VANILLA_FIFO", "1")
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := rtapi.RegisterFlags(fs)
+	require.NoError(t, fs.Parse([]string{"-rtapi.flavor=posix", "-rtapi.vanilla-fifo=false"}))
+	rt := open(t, *o)
+	require.False(t, rt.Flavor().RealTime, "posix without VanillaFIFO: %s", rt.Flavor().Why)
+
+	// And code beats both: VanillaFIFO Off set in code.
+	o = rtapi.RegisterFlags(flag.NewFlagSet("test", flag.ContinueOnError))
+	o.Flavor, o.VanillaFIFO = "posix", rtapi.Off
+	require.False(t, open(t, *o).Flavor().RealTime)
 }
 
 func TestPriorities(t *testing.T) {
@@ -242,7 +262,7 @@ func TestPeriodicTasksOnEveryFlavor(t *testing.T) {
 	}
 	setups := map[string]setup{"posix": {opts: rtapi.Options{Flavor: "posix"}}}
 	if sys.ProbeSchedFIFO() == nil {
-		setups["posix+vanilla-fifo"] = setup{opts: rtapi.Options{Flavor: "posix", VanillaFIFO: true}, fifo: true}
+		setups["posix+vanilla-fifo"] = setup{opts: rtapi.Options{Flavor: "posix", VanillaFIFO: rtapi.On}, fifo: true}
 		setups["rt-preempt"] = setup{opts: rtapi.Options{Flavor: "rt-preempt"}, fifo: true}
 	} else {
 		rttest.RequireRT(t) // reports loudly which setups were not run
@@ -289,7 +309,7 @@ func TestVanillaFIFOUsesPosixTimer(t *testing.T) {
 	k, err := kerneldetect.Detect()
 	require.NoError(t, err)
 	k.Kind = kerneldetect.Vanilla
-	rt := open(t, rtapi.Options{Kernel: k, VanillaFIFO: true})
+	rt := open(t, rtapi.Options{Kernel: k, VanillaFIFO: rtapi.On})
 	require.Equal(t, "posix", rt.Flavor().Name)
 	require.True(t, rt.Flavor().RealTime)
 	require.Contains(t, rt.Flavor().Why, "POSIX timers")
@@ -590,9 +610,6 @@ func TestParsers(t *testing.T) {
 	w, err := rtapi.ParseWakeMode("timerfd")
 	require.NoError(t, err)
 	require.Equal(t, rtapi.WakeTimerfd, w)
-	var tg rtapi.Toggle
-	require.NoError(t, tg.Set("on"))
-	require.Equal(t, "on", tg.String())
 }
 
 // childResult is what an unprivileged child reports back.
@@ -614,7 +631,7 @@ func child(mode string) int {
 		return childMainThread()
 	}
 	var r childResult
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", VanillaFIFO: true})
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", VanillaFIFO: rtapi.On})
 	if err != nil {
 		r.OpenErr = err.Error()
 	} else {
@@ -638,7 +655,7 @@ func child(mode string) int {
 		}
 		rt.Close()
 	}
-	_, err = rtapi.Open(rtapi.Options{Flavor: "posix", VanillaFIFO: true, Strict: true})
+	_, err = rtapi.Open(rtapi.Options{Flavor: "posix", VanillaFIFO: rtapi.On, Strict: rtapi.On})
 	if err != nil {
 		r.StrictErr = err.Error()
 		r.IsPerm = errors.Is(err, rtapi.ErrPermission) && errors.Is(err, unix.EPERM)

@@ -76,7 +76,7 @@ func rtprioChild(t *testing.T) {
 	k.Kind = kerneldetect.PreemptRT // auto detection on an RT kernel
 	for _, o := range []rtapi.Options{
 		{Kernel: k, LockMemory: rtapi.Off},
-		{Flavor: "posix", VanillaFIFO: true, LockMemory: rtapi.Off},
+		{Flavor: "posix", VanillaFIFO: rtapi.On, LockMemory: rtapi.Off},
 	} {
 		rt, err := rtapi.Open(o)
 		require.NoError(t, err)

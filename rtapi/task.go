@@ -136,7 +136,7 @@ type TaskSpec struct {
 	// the thread's counters (a getrusage system call, about a
 	// microsecond) only after a late wake-up and about every 100 ms; On
 	// reads them every cycle, for exact per-cycle counts.
-	Interference Toggle
+	Interference flavors.Toggle
 	// LateThreshold is the wake-up latency above which a wake-up counts
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period);
 	// at most MaxPeriod.
@@ -144,16 +144,17 @@ type TaskSpec struct {
 	// GCShield keeps the task on time while the rest of the process
 	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
 	// has the measurements and the costs: the rest of the process has
-	// one P fewer per shielded task). Auto (the zero value): on for
-	// periodic nanosleep tasks with a period of at least
-	// GCShieldMinPeriod on real-time flavors, as far as the Ps allow: one
-	// P is always left for the rest of the program, each faster periodic
-	// task keeps one busy anyway, and the Ps left go to the shortest
-	// periods (then highest priorities) first; the others sleep as with
-	// Off. On: always (it takes a P before any Auto task; more On tasks
-	// than Ps to spare starve the rest of the program, and Stats says
-	// so). Stats.GCShield says what the task got and why.
-	GCShield Toggle
+	// one P fewer per shielded task). Auto (the zero value) takes
+	// Options.GCShield, and when that is Auto too: on for periodic
+	// nanosleep tasks with a period of at least GCShieldMinPeriod on
+	// real-time flavors, as far as the Ps allow: one P is always left for
+	// the rest of the program, each faster periodic task keeps one busy
+	// anyway, and the Ps left go to the shortest periods (then highest
+	// priorities) first; the others sleep as with Off. On: always (it
+	// takes a P before any Auto task; more On tasks than Ps to spare
+	// starve the rest of the program, and Stats says so).
+	// Stats.GCShield says what the task got and why.
+	GCShield flavors.Toggle
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.

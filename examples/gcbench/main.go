@@ -32,7 +32,7 @@ type row struct {
 	MemLimit  bool   `json:",omitempty"` // GOGC off, soft limit at 8x the live heap
 	GODEBUG   string `json:",omitempty"`
 	PinRest   bool   `json:",omitempty"` // every other thread off the task's CPU
-	// Shield is GORTAPI_GC_SHIELD for the row: "off" measures without
+	// Shield is RTAPI_GC_SHIELD for the row: "off" measures without
 	// the GC shield the real-time flavors apply by default.
 	Shield string `json:",omitempty"`
 }
@@ -189,7 +189,7 @@ func childCmd(r row, s settings) (*exec.Cmd, *bytes.Buffer) {
 		env = append(env, "GODEBUG="+r.GODEBUG)
 	}
 	if r.Shield != "" {
-		env = append(env, "GORTAPI_GC_SHIELD="+r.Shield)
+		env = append(env, "RTAPI_GC_SHIELD="+r.Shield)
 	}
 	cmd.Env = env
 	out := new(bytes.Buffer)

@@ -13,4 +13,9 @@
 // It exits 0 on Ctrl-C, after -count refreshes, or when halhost stops
 // (it notices the host closing its segments or dying), and detaches so
 // the segments are freed.
+//
+// Of the -rtapi.* flags (and RTAPI_* variables) it uses those that name
+// halhost's segments: -rtapi.instance and -rtapi.shm-group. It runs no
+// real-time task, so it always opens the posix flavor without locking
+// memory, whatever -rtapi.flavor or -rtapi.lock-memory say.
 package main

@@ -36,7 +36,7 @@ type childSpec struct {
 	// Threads runs several tasks (latency.ParseThreads: "base=50us,servo=1ms"),
 	// unpinned unless CPU is set, each reported in childResult.Tasks.
 	Threads string `json:"threads,omitempty"`
-	// ShieldOff runs the child with GORTAPI_GC_SHIELD=off.
+	// ShieldOff runs the child with Options.GCShield Off (RTAPI_GC_SHIELD=off).
 	ShieldOff bool `json:"shield_off,omitempty"`
 	// Sleeper runs an ordinary goroutine next to the tasks that sleeps
 	// 100 µs in a loop; childResult.Sleep is how late each sleep ends.
@@ -122,8 +122,12 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if err != nil {
 		return childResult{}, err
 	}
+	vanilla, shield := rtapi.Off, rtapi.Auto
+	if spec.Vanilla {
+		vanilla = rtapi.On
+	}
 	if spec.ShieldOff {
-		os.Setenv("GORTAPI_GC_SHIELD", "off") // read once, when the first task starts
+		shield = rtapi.Off
 	}
 	defs := []latency.TaskDef{{Name: "servo", Period: spec.Interval}}
 	if spec.Threads != "" {
@@ -132,7 +136,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		}
 	}
 	cfg := latency.Config{
-		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: spec.Vanilla},
+		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, GCShield: shield},
 		Tasks:    defs,
 		Priority: spec.Priority,
 		Wake:     wake,

@@ -103,7 +103,7 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 				allocLoad + " allocating in the same process; halhost's two HAL threads (base 100 µs, servo 1 ms); 4 and 8 " +
 				"tasks. Each with the defaults (the GC shield: one P left for the rest, tasks under 500 µs not shielded and counted as " +
 				"keeping a P busy, the Ps left to the shortest periods from 500 µs) and with " +
-				"GORTAPI_GC_SHIELD=off. An ordinary goroutine in the same process sleeps 100 µs in a loop: its overshoot " +
+				"RTAPI_GC_SHIELD=off. An ordinary goroutine in the same process sleeps 100 µs in a loop: its overshoot " +
 				"is what the rest of the program gets. Overruns are releases skipped (Skip policy), summed over the rounds.",
 			variants: multiVariants,
 		},

@@ -17,7 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi"
 )
 
 // Tests of latency-test against cyclictest: its command lines, its output
@@ -67,11 +69,11 @@ func TestExplicitPriorityMeansFIFO(t *testing.T) {
 	}
 	// without -p the default stays what the flavor gives
 	c, _ := parse([]string{"-D", "1"}, io.Discard)
-	if c.lat.Options.VanillaFIFO {
+	if c.lat.Options.VanillaFIFO != rtapi.Auto {
 		t.Fatal("no -p: VanillaFIFO forced")
 	}
 	c, _ = parse([]string{"-p", "80", "-vanilla-fifo=false"}, io.Discard)
-	if c.lat.Options.VanillaFIFO {
+	if c.lat.Options.VanillaFIFO != rtapi.Off {
 		t.Fatal("-vanilla-fifo=false is a choice: kept")
 	}
 }
@@ -277,5 +279,34 @@ func TestUnwritableOutputsFailAtStart(t *testing.T) {
 	}
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
 		t.Fatalf("left %s behind: %v", file, err)
+	}
+}
+
+// latency-test's own spellings win over their -rtapi.* twins whatever
+// their value, as its doc says, and the twin that latency-test cannot
+// honour is refused: no two flags disagree silently.
+func TestTwinFlags(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		vanilla, mem flavors.Toggle
+	}{
+		{[]string{"-vanilla-fifo=false", "-rtapi.vanilla-fifo"}, rtapi.Off, rtapi.Auto},
+		{[]string{"-vanilla-fifo", "-rtapi.vanilla-fifo=false"}, rtapi.On, rtapi.Auto},
+		{[]string{"-m=false", "-rtapi.lock-memory=on"}, rtapi.Auto, rtapi.Off},
+		{[]string{"-mlockall", "-rtapi.lock-memory=off"}, rtapi.Auto, rtapi.On},
+		{[]string{"-rtapi.lock-memory=off"}, rtapi.Auto, rtapi.Off},
+	} {
+		c2, err := parse(c.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if c2.lat.Options.VanillaFIFO != c.vanilla || c2.lat.Options.LockMemory != c.mem {
+			t.Errorf("%v: VanillaFIFO %v, LockMemory %v; want %v, %v", c.args,
+				c2.lat.Options.VanillaFIFO, c2.lat.Options.LockMemory, c.vanilla, c.mem)
+		}
+	}
+	_, err := parse([]string{"-rtapi.histogram-bound=1ms"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-h") {
+		t.Errorf("-rtapi.histogram-bound: %v, want a usage error pointing to -h", err)
 	}
 }

@@ -77,8 +77,11 @@
 // be written is a usage error at once.
 //
 // The -rtapi.* flags of package rtapi (-rtapi.lock-memory, -rtapi.strict,
-// -rtapi.cpu, ...) are accepted too; -flavor and -vanilla-fifo win over
-// their -rtapi.* twins.
+// -rtapi.cpu, ...) are accepted too; -flavor, -vanilla-fifo and -m, when
+// given, win over their -rtapi.* twins whatever their value
+// (-vanilla-fifo=false -rtapi.vanilla-fifo runs SCHED_OTHER), -a places
+// tasks before -rtapi.cpu does, and -rtapi.histogram-bound is refused:
+// -h bounds the histograms.
 //
 // With -flavor sim the run takes virtual time (-D is required and passes
 // as fast as the bodies run): latencies are those injected, none by

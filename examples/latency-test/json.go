@@ -85,7 +85,7 @@ func newJSONDoc(c *config, res latency.Result, started time.Time, interrupted bo
 			HistogramBoundNS: int64(c.lat.HistogramBound),
 			RawSleep:         c.lat.RawSleep,
 			WatchdogNS:       int64(c.lat.Watchdog),
-			VanillaFIFO:      c.lat.Options.VanillaFIFO,
+			VanillaFIFO:      c.lat.Options.VanillaFIFO == rtapi.On,
 			BodyBusyNS:       int64(c.lat.Body.Busy),
 			Loads:            []string{},
 		},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -65,16 +66,20 @@ type config struct {
 // (cyclictest keeps as many as -h has buckets).
 const maxOverflowCycles = 10_000
 
-// vanillaSet reports whether the user chose -vanilla-fifo or
-// -rtapi.vanilla-fifo either way.
-func vanillaSet(fs *flag.FlagSet) bool {
+// given reports whether one of the named flags was on the command line,
+// whatever its value.
+func given(fs *flag.FlagSet, names ...string) bool {
 	set := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "vanilla-fifo" || f.Name == "rtapi.vanilla-fifo" {
-			set = true
-		}
-	})
+	fs.Visit(func(f *flag.Flag) { set = set || slices.Contains(names, f.Name) })
 	return set
+}
+
+// toggle is On for true, Off for false: a flag given explicitly.
+func toggle(on bool) flavors.Toggle {
+	if on {
+		return rtapi.On
+	}
+	return rtapi.Off
 }
 
 // usageError is bad input: one line, exit status 2.
@@ -140,8 +145,8 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			}
 			c.lat.Options.Flavor = *flavor
 		}
-		if *vanilla {
-			c.lat.Options.VanillaFIFO = true
+		if given(fs, "vanilla-fifo") { // wins over -rtapi.vanilla-fifo, even when false
+			c.lat.Options.VanillaFIFO = toggle(*vanilla)
 		}
 		period, err := latency.ParseMicros(*interval)
 		if err != nil {
@@ -179,12 +184,15 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 				c.explicitPrio = true
 			}
 		})
-		if *mlock {
-			c.lat.Options.LockMemory = rtapi.On
+		if given(fs, "m", "mlockall") { // wins over -rtapi.lock-memory, even when false
+			c.lat.Options.LockMemory = toggle(*mlock)
 		}
-		if c.explicitPrio && !vanillaSet(fs) && c.lat.Options.Flavor != "sim" {
+		if given(fs, "rtapi.histogram-bound") {
+			return usagef("-rtapi.histogram-bound: latency-test bounds its histograms with -h US")
+		}
+		if c.explicitPrio && !given(fs, "vanilla-fifo", "rtapi.vanilla-fifo") && c.lat.Options.Flavor != "sim" {
 			// cyclictest -p runs SCHED_FIFO on any kernel: so do we
-			c.lat.Options.VanillaFIFO = true
+			c.lat.Options.VanillaFIFO = rtapi.On
 		}
 		if *prio < 0 || *prio > flavors.PrioHighest {
 			return usagef("-p: priority %d out of range [%d, %d] (0: highest)", *prio, flavors.PrioLowest, flavors.PrioHighest)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -35,7 +36,7 @@ type Config struct {
 	Watchdog time.Duration
 	// Interference toggles rtapi's per-cycle interference counters
 	// (Stats.Interference); Auto leaves them on.
-	Interference rtapi.Toggle
+	Interference flavors.Toggle
 	// Body is what each cycle does (nothing by default).
 	Body Body
 	// SimJitter is the wake-up lateness the sim flavor injects into every

@@ -553,8 +553,8 @@ func TestRealTimePrioritiesApplied(t *testing.T) {
 		name string
 		opts rtapi.Options
 	}{
-		{"posix vanilla-fifo", rtapi.Options{VanillaFIFO: true, Strict: true}},
-		{"rt-preempt", rtapi.Options{Flavor: "rt-preempt", Kernel: withKind(k, kerneldetect.PreemptRT), Strict: true}},
+		{"posix vanilla-fifo", rtapi.Options{VanillaFIFO: rtapi.On, Strict: rtapi.On}},
+		{"rt-preempt", rtapi.Options{Flavor: "rt-preempt", Kernel: withKind(k, kerneldetect.PreemptRT), Strict: rtapi.On}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { realTimePriorities(t, openRT(t, tc.opts)) })
 	}
