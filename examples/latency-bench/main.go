@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 )
 

@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/internal/latency"
 )
 
 // tools are the external programs the benchmark compares against or

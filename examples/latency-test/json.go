@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 )

@@ -17,8 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/flavors"
-	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 )

@@ -5,8 +5,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/internal/latency"
 )
 
 // A task's statistics as cyclictest prints them, so scripts written for
