@@ -1,0 +1,213 @@
+package latencyfile
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// WriteHistfile writes histograms in cyclictest's -h / --histfile layout
+// (rt-tests 2.x), one column per histogram: "# Histogram", a row per 1 µs
+// bucket ("%06d " then one "%06d" per column, tab-separated), then the
+// footer. Every histogram must have 1 µs buckets.
+//
+// overflowCycles[i] lists the cycle numbers at which hs[i] overflowed;
+// cyclictest prints as many as the histogram has buckets and counts the
+// rest as "others". With nil (or a short list) every unlisted overflow is
+// counted as "others".
+func WriteHistfile(w io.Writer, hs []rtapi.Histogram, overflowCycles [][]int64) error {
+	at := overflowCycles
+	rows := 0
+	for _, h := range hs {
+		if h.Width != time.Microsecond {
+			return fmt.Errorf("cyclictest histograms have 1 µs buckets, not %v", h.Width)
+		}
+		rows = max(rows, len(h.Counts))
+	}
+	bw := bufio.NewWriter(w)
+	bw.WriteString("# Histogram\n")
+	for i := range rows {
+		fmt.Fprintf(bw, "%06d ", i)
+		for j, h := range hs {
+			if j > 0 {
+				bw.WriteByte('\t')
+			}
+			var c uint64
+			if i < len(h.Counts) {
+				c = h.Counts[i]
+			}
+			fmt.Fprintf(bw, "%06d", c)
+		}
+		bw.WriteByte('\n')
+	}
+	footer := func(label, format string, f func(h rtapi.Histogram) uint64) {
+		bw.WriteString(label)
+		for _, h := range hs {
+			fmt.Fprintf(bw, format, f(h))
+		}
+		bw.WriteByte('\n')
+	}
+	footer("# Total:", " %09d", func(h rtapi.Histogram) uint64 { return uint64(h.Count) - h.Overflow })
+	footer("# Min Latencies:", " %05d", func(h rtapi.Histogram) uint64 { return uint64(micros(h.Min)) })
+	footer("# Avg Latencies:", " %05d", func(h rtapi.Histogram) uint64 {
+		if h.Count == 0 {
+			return 0
+		}
+		return uint64(micros(h.Sum / h.Count))
+	})
+	footer("# Max Latencies:", " %05d", func(h rtapi.Histogram) uint64 { return uint64(micros(h.Max)) })
+	footer("# Histogram Overflows:", " %05d", func(h rtapi.Histogram) uint64 { return h.Overflow })
+	bw.WriteString("# Histogram Overflow at cycle number:\n")
+	for i, h := range hs {
+		fmt.Fprintf(bw, "# Thread %d:", i)
+		var listed []int64
+		if i < len(at) {
+			listed = at[i]
+		}
+		listed = listed[:min(len(listed), len(h.Counts), int(h.Overflow))]
+		for _, c := range listed {
+			fmt.Fprintf(bw, " %05d", c)
+		}
+		if others := h.Overflow - uint64(len(listed)); others > 0 {
+			fmt.Fprintf(bw, " # %05d others", others)
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// ReadHistfile reads cyclictest's histogram layout (from cyclictest
+// itself, its stdout with -h, or WriteHistfile) back into one histogram
+// per column; lines before "# Histogram" are skipped. Count includes
+// overflows; Sum is rebuilt from the average, so it is exact only to 1 µs
+// per sample; Min and Max have 1 µs resolution. An -H "histofall" summary
+// column is read as one more column. A bucket beyond 2^20, an
+// uneven row or an implausible footer value is an error.
+func ReadHistfile(r io.Reader) ([]rtapi.Histogram, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	var hs []rtapi.Histogram
+	var mins, avgs, maxs, ovfs []uint64
+	seenHeader := false
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		if strings.HasPrefix(text, "#") {
+			label, rest, _ := strings.Cut(strings.TrimSpace(text[1:]), ":")
+			var dst *[]uint64
+			switch label {
+			case "Histogram":
+				seenHeader = true
+			case "Min Latencies":
+				dst = &mins
+			case "Avg Latencies":
+				dst = &avgs
+			case "Max Latencies":
+				dst = &maxs
+			case "Histogram Overflows":
+				dst = &ovfs
+			}
+			if dst != nil {
+				vals, err := parseFields(rest)
+				if err != nil {
+					return nil, fmt.Errorf("histogram line %d: %w", line, err)
+				}
+				*dst = vals
+			}
+			continue
+		}
+		if !seenHeader {
+			continue // cyclictest's status lines before the histogram
+		}
+		vals, err := parseFields(text)
+		if err != nil || len(vals) < 2 {
+			return nil, fmt.Errorf("histogram line %d: want a bucket and counts, got %q", line, text)
+		}
+		bucket := int(vals[0])
+		if bucket > hist.MaxBuckets {
+			return nil, fmt.Errorf("histogram line %d: bucket %d too large", line, bucket)
+		}
+		if hs == nil {
+			hs = make([]rtapi.Histogram, len(vals)-1)
+			for i := range hs {
+				hs[i].Width = time.Microsecond
+			}
+		}
+		if len(vals)-1 != len(hs) {
+			return nil, fmt.Errorf("histogram line %d: %d columns, earlier rows had %d", line, len(vals)-1, len(hs))
+		}
+		for i := range hs {
+			for len(hs[i].Counts) <= bucket {
+				hs[i].Counts = append(hs[i].Counts, 0)
+			}
+			hs[i].Counts[bucket] = vals[i+1]
+			hs[i].Count += int64(vals[i+1])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if hs == nil {
+		return nil, fmt.Errorf("no histogram rows found")
+	}
+	at := func(v []uint64, i int) int64 {
+		if i < len(v) {
+			return int64(v[i])
+		}
+		return 0
+	}
+	for _, v := range [][]uint64{mins, avgs, maxs, ovfs} {
+		for _, x := range v {
+			if x > implausible {
+				return nil, fmt.Errorf("implausible footer value %d: a negative latency printed unsigned", x)
+			}
+		}
+	}
+	for i := range hs {
+		h := &hs[i]
+		h.Overflow = uint64(at(ovfs, i))
+		h.Count += int64(h.Overflow)
+		h.Min, h.Max = at(mins, i)*1000, at(maxs, i)*1000
+		h.Sum = at(avgs, i) * 1000 * h.Count
+		if h.Count == 0 {
+			h.Min, h.Max = 0, 0
+		}
+	}
+	return hs, nil
+}
+
+// implausible bounds footer values: no latency is ten years long, but
+// cyclictest prints a negative one as a huge unsigned number (its -x mode
+// does that when its timer drifts from its own schedule).
+const implausible = uint64(1) << 48
+
+func parseFields(s string) ([]uint64, error) {
+	f := strings.Fields(s)
+	out := make([]uint64, 0, len(f))
+	for _, x := range f {
+		if x == "#" {
+			break // "# 00012 others"
+		}
+		v, err := strconv.ParseUint(x, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("not a number: %q", x)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// micros converts ns to whole µs, clamping below 0 as cyclictest's
+// unsigned fields would never show a negative.
+func micros(ns int64) int64 { return max(0, ns/1000) }
