@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -208,5 +210,41 @@ func TestLayerViolations(t *testing.T) {
 		if v := layerViolations(mod, []listedPackage{bad}); len(v) != 1 {
 			t.Errorf("%s %v %v: %d violations %v, want 1", bad.ImportPath, bad.Imports, bad.XTestImports, len(v), v)
 		}
+	}
+}
+
+// TestOneChildProtocol fails when a test starts a copy of its binary
+// without Child, with an environment variable of its own again.
+func TestOneChildProtocol(t *testing.T) {
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	self := filepath.Join(root, "internal", "rttest")
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || path == self) {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, reexec := range []string{"exec.Command(os.Args[0]", "os.Executable()"} {
+			if bytes.Contains(src, []byte(reexec)) {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s: %s: re-run the test binary with rttest.Child or rttest.ChildAs", rel, reexec)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
