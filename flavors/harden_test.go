@@ -3,8 +3,6 @@
 package flavors
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -60,7 +58,7 @@ func TestLockMemoryAcrossInstances(t *testing.T) {
 			require.GreaterOrEqual(t, lockedMemory(t), int64(len(buf)), "the program's locked buffer survives Close")
 		},
 	}
-	if name := os.Getenv("GORTAPI_HARDEN_CHILD"); name != "" {
+	if name := rttest.ChildRole(); name != "" {
 		cases[name](t)
 		return
 	}
@@ -68,8 +66,7 @@ func TestLockMemoryAcrossInstances(t *testing.T) {
 	rttest.RequireRoot(t, "locks memory without limit (CAP_IPC_LOCK)")
 	for name := range cases {
 		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestLockMemoryAcrossInstances$", "-test.v")
-			cmd.Env = append(os.Environ(), "GORTAPI_HARDEN_CHILD="+name)
+			cmd := rttest.Child(name, "-test.run=^TestLockMemoryAcrossInstances$", "-test.v")
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "child %s:\n%s", name, out)
 			require.True(t, strings.Contains(string(out), "--- PASS: TestLockMemoryAcrossInstances"), "child:\n%s", out)

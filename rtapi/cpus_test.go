@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
@@ -132,7 +132,7 @@ func TestPinOutsideAffinityInsideCpuset(t *testing.T) {
 	allowed, err := sys.AllowedCPUs()
 	require.NoError(t, err)
 	last := allowed[len(allowed)-1]
-	if os.Getenv("GORTAPI_CPU_CHILD") == "narrowed" {
+	if rttest.ChildRole() == "narrowed" {
 		narrowAllThreads(t, allowed[:1])
 		mine, err := sys.Affinity(os.Getpid())
 		require.NoError(t, err)
@@ -149,8 +149,8 @@ func TestPinOutsideAffinityInsideCpuset(t *testing.T) {
 	if len(allowed) < 2 {
 		t.Skipf("needs two CPUs in the cpuset, has %v", allowed)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestPinOutsideAffinityInsideCpuset$", "-test.v")
-	cmd.Env = append(os.Environ(), "GORTAPI_CPU_CHILD=narrowed", "RTAPI_CPU=")
+	cmd := rttest.Child("narrowed", "-test.run=^TestPinOutsideAffinityInsideCpuset$", "-test.v")
+	cmd.Env = append(cmd.Env, "RTAPI_CPU=")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child:\n%s", out)
 	require.True(t, strings.Contains(string(out), "--- PASS: TestPinOutsideAffinityInsideCpuset"), "child:\n%s", out)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"strconv"
@@ -135,8 +134,8 @@ func childMainThread() int {
 func TestTaskNeverOnMainThread(t *testing.T) {
 	rttest.RequireRT(t)
 	for i := 0; i < 3; i++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "GORTAPI_TEST_CHILD=mainthread", "RTAPI_FLAVOR=", "RTAPI_CPU=")
+		cmd := rttest.Child("mainthread", "-test.run=^$")
+		cmd.Env = append(cmd.Env, "RTAPI_FLAVOR=", "RTAPI_CPU=")
 		out, err := cmd.Output()
 		require.NoError(t, err, "child: %s", out)
 		var r mainThreadResult

@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +25,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if mode := os.Getenv("GORTAPI_TEST_CHILD"); mode != "" {
-		os.Exit(child(mode))
+	// The roles no test plays: TestTaskNeverOnMainThread's and
+	// TestVanillaFIFOWithoutPermission's children.
+	switch role := rttest.ChildRole(); role {
+	case "mainthread", "unprivileged":
+		os.Exit(child(role))
 	}
 	os.Exit(rttest.Main(m)) // m.Run, then a line counting the skipped privileged tests
 }
@@ -667,18 +667,8 @@ func child(mode string) int {
 // Seed 000, for real: without the permission to set SCHED_FIFO the vanilla
 // scheme keeps running SCHED_OTHER and says so; Strict refuses.
 func TestVanillaFIFOWithoutPermission(t *testing.T) {
-	rttest.RequireRoot(t, "starts a child as an unprivileged user")
-	dir, err := os.MkdirTemp("", "gortapi-child-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "rtapi.test")
-	self, err := os.ReadFile(os.Args[0])
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bin, self, 0o755))
-	cmd := exec.Command(bin, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "GORTAPI_TEST_CHILD=unprivileged", "RTAPI_FLAVOR=", "RTAPI_STRICT=")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd := rttest.ChildAs(t, rttest.Nobody, "unprivileged", "-test.run=^$")
+	cmd.Env = append(cmd.Env, "RTAPI_FLAVOR=", "RTAPI_STRICT=")
 	// No RLIMIT_RTPRIO either: a plain user.
 	var lim unix.Rlimit
 	require.NoError(t, unix.Getrlimit(unix.RLIMIT_RTPRIO, &lim))

@@ -2,11 +2,8 @@ package rtapi_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,23 +26,14 @@ const childRTPrio = 50
 // clamped below the limit, the watchdog sits at the limit, and the flavor
 // says so. The child is this test binary, run as nobody under the limit.
 func TestRTPrioLimit(t *testing.T) {
-	if os.Getenv("GORTAPI_RTPRIO_CHILD") != "" {
+	if rttest.ChildRole() == "rtprio" {
 		rtprioChild(t)
 		return
 	}
 	rttest.RequireRoot(t, "starts a child as an unprivileged user with RLIMIT_RTPRIO 50")
-	dir, err := os.MkdirTemp("", "gortapi-child-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "rtapi.test")
-	self, err := os.ReadFile(os.Args[0])
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(bin, self, 0o755))
-	cmd := exec.Command(bin, "-test.run=^TestRTPrioLimit$", "-test.v")
-	cmd.Env = append(os.Environ(), "GORTAPI_RTPRIO_CHILD=1", "RTAPI_FLAVOR=", "RTAPI_STRICT=", "RTAPI_CPU=",
+	cmd := rttest.ChildAs(t, rttest.Nobody, "rtprio", "-test.run=^TestRTPrioLimit$", "-test.v")
+	cmd.Env = append(cmd.Env, "RTAPI_FLAVOR=", "RTAPI_STRICT=", "RTAPI_CPU=",
 		"RTAPI_VANILLA_FIFO=", "RTAPI_LOCK_MEMORY=")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	// Limits are inherited at fork: set this process's for the child's
 	// start only (root's own SCHED_FIFO does not depend on it).
 	var lim unix.Rlimit

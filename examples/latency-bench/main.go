@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 )
 

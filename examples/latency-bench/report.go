@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/latency"
 )
 
 // goals are the targets issues 7 and 13 set, checked against the medians.

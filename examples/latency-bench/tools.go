@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
 // tools are the external programs the benchmark compares against or
@@ -106,7 +106,7 @@ func runCyclictest(t *tools, dir string, prio, cpu int, interval, d time.Duratio
 		return childResult{}, fmt.Errorf("cyclictest wrote no histogram: %w", err)
 	}
 	defer f.Close()
-	hs, err := latency.ParseHistogram(f)
+	hs, err := latencyfile.ReadHistfile(f)
 	if err != nil {
 		if posixTimers && strings.Contains(err.Error(), "implausible") {
 			return childResult{}, fmt.Errorf("cyclictest -x lost its own schedule after a missed period and " +

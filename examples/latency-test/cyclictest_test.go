@@ -23,10 +23,10 @@ import (
 )
 
 // Tests of latency-test against cyclictest: its command lines, its output
-// (compared with real rt-tests output in internal/latency/testdata) and
+// (compared with real rt-tests output in examples/internal/latency/testdata) and
 // its meaning of -p.
 
-const captures = "../../internal/latency/testdata/"
+const captures = "../internal/latency/testdata/"
 
 // TestCyclictestSpellings: the usual cyclictest command lines parse and
 // mean the same here.

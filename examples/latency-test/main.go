@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,10 +16,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/flavors"
-	"github.com/gortapi/gortapi/internal/latency"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
 // Exit statuses.
@@ -225,11 +224,9 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			if c.lat.Options.Flavor != "sim" {
 				return usagef("-sim-replay needs -flavor sim")
 			}
-			h, err := readReplay(*replay)
-			if err != nil {
+			if c.lat.SimJitter, err = readReplay(*replay); err != nil {
 				return usagef("-sim-replay: %v", err)
 			}
-			c.lat.SimJitter = rtapi.HistogramJitter(h)
 		}
 		switch *watchdog {
 		case "off":
@@ -352,9 +349,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if f := outputs.json; f != nil {
 		write := func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(newJSONDoc(c, res, started, interrupted))
+			return newJSONDoc(c, res, started, interrupted).Write(w)
 		}
 		if c.format == "cyclictest" {
 			write = func(w io.Writer) error {
@@ -413,7 +408,7 @@ func writeHistogram(w io.Writer, res latency.Result) error {
 	for i, t := range res.Tasks {
 		at[i] = t.OverflowCycles
 	}
-	return latency.WriteHistogramAt(w, latencyHists(res), at)
+	return latencyfile.WriteHistfile(w, latencyHists(res), at)
 }
 
 // outputFiles are the -histfile, -json and -svg files, created before the
@@ -708,27 +703,18 @@ func writeInterference(w io.Writer, res latency.Result) {
 	tw.Flush()
 }
 
-// readReplay reads the latency histogram to replay on sim: the first
-// task's of a latency-test -json file, or the first column of a
-// cyclictest histogram (-h / --histfile output).
-func readReplay(name string) (rtapi.Histogram, error) {
-	data, err := os.ReadFile(name)
+// readReplay reads the latency to replay on sim: the first task's of a
+// latency-test -json file, or the first column of a cyclictest histogram
+// (-h / --histfile output).
+func readReplay(name string) (rtapi.Jitter, error) {
+	f, err := os.Open(name)
 	if err != nil {
-		return rtapi.Histogram{}, err
+		return rtapi.Jitter{}, err
 	}
-	var doc jsonDoc
-	if json.Unmarshal(data, &doc) == nil {
-		if len(doc.Tasks) == 0 || doc.Tasks[0].Latency.Histogram.Count == 0 {
-			return rtapi.Histogram{}, fmt.Errorf("%s: no task with latency samples", name)
-		}
-		return doc.Tasks[0].Latency.Histogram, nil
-	}
-	hs, err := latency.ParseHistogram(bytes.NewReader(data))
+	defer f.Close()
+	j, err := latencyfile.ReadJitter(f, 0)
 	if err != nil {
-		return rtapi.Histogram{}, fmt.Errorf("%s is neither a latency-test -json file nor a cyclictest histogram: %v", name, err)
+		return rtapi.Jitter{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if hs[0].Count == 0 {
-		return rtapi.Histogram{}, fmt.Errorf("%s: no samples", name)
-	}
-	return hs[0], nil
+	return j, nil
 }

@@ -18,8 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
 func TestParseDefaults(t *testing.T) {
@@ -141,7 +142,7 @@ func TestRunWritesEveryFormat(t *testing.T) {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
-	var typed jsonDoc
+	var typed latencyfile.Recording
 	if err := json.Unmarshal(data, &typed); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestRunWritesEveryFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	hs, err := latency.ParseHistogram(f)
+	hs, err := latencyfile.ReadHistfile(f)
 	if err != nil || len(hs) != 2 || len(hs[0].Counts) != 2000 {
 		t.Fatalf("histfile: %d columns, %v", len(hs), err)
 	}
@@ -208,7 +209,7 @@ func TestCyclictestFormat(t *testing.T) {
 	if lines[0] != "# Histogram" || !strings.HasPrefix(lines[1], "000000 ") || !strings.Contains(lines[1], "\t") {
 		t.Fatalf("-q -h: the histogram alone, as cyclictest -q -h:\n%s", strings.Join(lines[:3], "\n"))
 	}
-	hs, err := latency.ParseHistogram(strings.NewReader(stdout.String()))
+	hs, err := latencyfile.ReadHistfile(strings.NewReader(stdout.String()))
 	if err != nil || len(hs) != 2 || len(hs[0].Counts) != 100 {
 		t.Fatalf("parse own output: %v", err)
 	}
@@ -289,7 +290,7 @@ func TestSimReplay(t *testing.T) {
 	if code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-json", rec}, io.Discard, io.Discard); code != exitOK {
 		t.Fatalf("record: exit %d", code)
 	}
-	var recorded jsonDoc
+	var recorded latencyfile.Recording
 	data, _ := os.ReadFile(rec)
 	if err := json.Unmarshal(data, &recorded); err != nil {
 		t.Fatal(err)
@@ -299,7 +300,7 @@ func TestSimReplay(t *testing.T) {
 	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "3", "-q", "-sim-replay", rec, "-json", replay}, io.Discard, &stderr); code != exitOK {
 		t.Fatalf("replay: exit %d: %s", code, stderr.String())
 	}
-	var replayed jsonDoc
+	var replayed latencyfile.Recording
 	data, _ = os.ReadFile(replay)
 	if err := json.Unmarshal(data, &replayed); err != nil {
 		t.Fatal(err)

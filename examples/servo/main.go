@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
 func main() {
@@ -23,7 +23,7 @@ func main() {
 	flag.Float64Var(&cfg.Vel, "vel", cfg.Vel, "velocity limit, rad/s")
 	flag.Float64Var(&cfg.Accel, "accel", cfg.Accel, "acceleration limit, rad/s²")
 	period := flag.Duration("period", time.Millisecond, "servo thread period")
-	jitter := flag.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document or an rtapi.Histogram as JSON)")
+	jitter := flag.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document, an rtapi.Histogram as JSON or a cyclictest histogram file)")
 	flag.Parse()
 	var err error
 	if cfg.Moves, err = parseMoves(*moves); err == nil {
@@ -154,37 +154,19 @@ func report(w io.Writer, flavor string, s *Servo, th *hal.Thread) {
 		ks.Latency.Mean(), ks.Latency.Percentile(0.99), time.Duration(ks.Latency.Max))
 }
 
-// loadHistogram reads a wake-up latency histogram: an rtapi.Histogram as
-// JSON, or a latency-test -json document, whose task with the servo's
-// period (else its first task) gives its latency histogram.
+// loadHistogram reads a wake-up latency histogram with
+// latencyfile.ReadLatency: from a latency-test -json document (its task
+// with the servo's period, else its first task), an rtapi.Histogram as
+// JSON or a cyclictest histogram file.
 func loadHistogram(path string, period time.Duration) (rtapi.Histogram, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return rtapi.Histogram{}, fmt.Errorf("-jitter: %w", err)
 	}
-	var doc struct {
-		Tasks []struct {
-			Name     string `json:"name"`
-			PeriodNS int64  `json:"period_ns"`
-			Latency  struct {
-				Histogram rtapi.Histogram `json:"histogram"`
-			} `json:"latency"`
-		} `json:"tasks"`
-	}
-	var h rtapi.Histogram
-	if err := json.Unmarshal(data, &doc); err == nil && len(doc.Tasks) > 0 {
-		h = doc.Tasks[0].Latency.Histogram
-		for _, t := range doc.Tasks {
-			if t.PeriodNS == int64(period) {
-				h = t.Latency.Histogram
-				break
-			}
-		}
-	} else if err := json.Unmarshal(data, &h); err != nil {
-		return h, fmt.Errorf("-jitter %s: neither a latency-test -json document nor a histogram: %w", path, err)
-	}
-	if h.Count <= 0 || h.Width <= 0 {
-		return h, fmt.Errorf("-jitter %s: the histogram holds no samples", path)
+	defer f.Close()
+	h, err := latencyfile.ReadLatency(f, period)
+	if err != nil {
+		return h, fmt.Errorf("-jitter %s: %w", path, err)
 	}
 	return h, nil
 }

@@ -52,7 +52,7 @@ func TestProgramRuns(t *testing.T) {
 	require.Contains(t, string(out), "add -rtapi.flavor=sim")
 	out, err = exec.Command(bin, "-rtapi.flavor=sim", "-jitter", "main.go").CombinedOutput()
 	require.Error(t, err)
-	require.Contains(t, string(out), "neither a latency-test -json document nor a histogram")
+	require.Contains(t, string(out), "neither a latency recording, a histogram as JSON nor a cyclictest histogram file")
 	out, err = exec.Command(bin, "-rtapi.flavor=sim", "-jitter", "nonexistent.json").CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "no such file")

@@ -17,7 +17,7 @@ import (
 )
 
 // Cross-process tests re-execute this test binary. TestMain runs the role
-// named in IPC_CHILD instead of the tests, on the segment named by
+// rttest.Child named (rttest.ChildRole) instead of the tests, on the segment named by
 // IPC_KEY/IPC_INSTANCE.
 var children = map[string]func(seg *shm.Segment){}
 
@@ -32,7 +32,7 @@ var testInstance = func() int {
 func shmOpts() shm.Options { return shm.Options{Instance: testInstance} }
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv("IPC_CHILD"); role != "" {
+	if role := rttest.ChildRole(); role != "" {
 		key, _ := strconv.ParseUint(os.Getenv("IPC_KEY"), 10, 32)
 		seg, err := shm.Attach(shmOpts(), uint32(key))
 		if err != nil {
@@ -71,8 +71,8 @@ type proc struct {
 
 func startChild(tb testing.TB, role string, seg *shm.Segment, env ...string) *proc {
 	tb.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "IPC_CHILD="+role, "IPC_INSTANCE="+strconv.Itoa(testInstance),
+	cmd := rttest.Child(role)
+	cmd.Env = append(cmd.Env, "IPC_INSTANCE="+strconv.Itoa(testInstance),
 		"IPC_KEY="+strconv.FormatUint(uint64(seg.Key()), 10))
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/gortapi/gortapi/internal/ipc"
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -223,8 +223,8 @@ func TestHostileWriterMessageRing(t *testing.T) {
 	clock := useFakeClock(sink)
 	require.NoError(t, sink.AddRing(ring, "victim"))
 
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "RTLOG_CHILD=hostile", "RTLOG_INSTANCE="+strconv.Itoa(testInstance),
+	cmd := rttest.Child("hostile", "-test.run=^$")
+	cmd.Env = append(cmd.Env, "RTLOG_INSTANCE="+strconv.Itoa(testInstance),
 		"RTLOG_OFF="+strconv.Itoa(off), "RTLOG_SIZE="+strconv.Itoa(size))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()

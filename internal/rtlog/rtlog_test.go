@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +32,7 @@ var testInstance = func() int {
 }()
 
 func TestMain(m *testing.M) {
-	switch os.Getenv("RTLOG_CHILD") {
+	switch rttest.ChildRole() {
 	case "":
 	case "hostile":
 		os.Exit(childHostile())
@@ -277,8 +276,8 @@ func TestCrossProcessDrain(t *testing.T) {
 	defer seg.Delete()
 	ring, err := ipc.InitRecordRing(seg.Bytes())
 	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "RTLOG_CHILD=1", "RTLOG_INSTANCE="+strconv.Itoa(testInstance))
+	cmd := rttest.Child("writer")
+	cmd.Env = append(cmd.Env, "RTLOG_INSTANCE="+strconv.Itoa(testInstance))
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Run())
 	sink := NewSink(LevelAll)

@@ -1,6 +1,8 @@
 package rttest
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -24,4 +26,53 @@ func TestSkipSummary(t *testing.T) {
 	if p := RequireTool(t, "sh", "a shell"); p == "" {
 		t.Fatal("sh not found")
 	}
+}
+
+// Child re-runs this binary with the role in the environment; ChildRole
+// reads it there.
+func TestChild(t *testing.T) {
+	if ChildRole() == "echo" {
+		fmt.Println("child of", os.Getenv("RTTEST_PARENT"), "in", mustGetwd(t))
+		return
+	}
+	cmd := Child("echo", "-test.run=^TestChild$", "-test.v")
+	cmd.Env = append(cmd.Env, "RTTEST_PARENT=parent", ChildEnv+"=echo") // a duplicate is harmless
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "child of parent in") || !strings.Contains(string(out), "--- PASS: TestChild") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if ChildRole() != "" {
+		t.Fatalf("the parent plays role %q", ChildRole())
+	}
+}
+
+// ChildAs runs the child as another user, from a copy of the binary that
+// user may run, removed afterwards.
+func TestChildAs(t *testing.T) {
+	if ChildRole() == "whoami" {
+		fmt.Printf("uid %d gid %d\n", os.Getuid(), os.Getgid())
+		return
+	}
+	var dir string
+	t.Run("as nobody", func(t *testing.T) {
+		cmd := ChildAs(t, Nobody, "whoami", "-test.run=^TestChildAs$")
+		dir = cmd.Dir
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "uid 65534 gid 65534") {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+	})
+	if dir != "" {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("the binary's copy in %s outlived the test: %v", dir, err)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }

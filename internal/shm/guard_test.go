@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // truncateChild is the second process of the truncation tests: it opens the
@@ -27,7 +29,7 @@ func truncateChild() {
 }
 
 func TestTruncateChild(t *testing.T) {
-	if os.Getenv("SHM_TEST_CHILD") == "truncate" {
+	if rttest.ChildRole() == "truncate" {
 		truncateChild()
 	}
 	t.Skip("helper process for the truncation tests")

@@ -34,7 +34,7 @@ var testInstance = func() int {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if os.Getenv("SHM_TEST_CHILD") == "" {
+	if rttest.ChildRole() == "" {
 		if rttest.CleanShm(DefaultDir, testInstance) != 0 {
 			code = 1
 		}
@@ -390,16 +390,20 @@ func TestViewNoAllocAfterCreate(t *testing.T) {
 // child re-executes this test binary to run one helper test in another
 // process.
 func child(t *testing.T, test, role string, extra ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "SHM_TEST_CHILD="+role,
-		"SHM_TEST_INSTANCE="+strconv.Itoa(testInstance))
+	return withTestEnv(rttest.Child(role, "-test.run=^"+test+"$", "-test.count=1"), extra)
+}
+
+// withTestEnv gives a child this process's segment instance and the
+// parent's extra variables, and shows its stderr.
+func withTestEnv(cmd *exec.Cmd, extra []string) *exec.Cmd {
+	cmd.Env = append(cmd.Env, "SHM_TEST_INSTANCE="+strconv.Itoa(testInstance))
 	cmd.Env = append(cmd.Env, extra...)
 	cmd.Stderr = os.Stderr
 	return cmd
 }
 
 func TestCrossProcessShare(t *testing.T) {
-	if os.Getenv("SHM_TEST_CHILD") == "share" {
+	if rttest.ChildRole() == "share" {
 		s, err := Attach(devShm(), 30)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -427,7 +431,7 @@ func TestCrossProcessShare(t *testing.T) {
 // A user killed without detaching does not keep a deleted segment alive:
 // the kernel drops its flock, so Delete sees it is the last user.
 func TestDeleteAfterUserKilled(t *testing.T) {
-	if os.Getenv("SHM_TEST_CHILD") == "hang" {
+	if rttest.ChildRole() == "hang" {
 		s, err := Attach(devShm(), 31)
 		if err != nil {
 			os.Exit(2)
@@ -461,7 +465,7 @@ func TestDeleteAfterUserKilled(t *testing.T) {
 // unlink the name, and a killed user never closes: the file stayed (and
 // Exists said true) until some later attach tidied up.
 func TestDeleteWhileAttachedThenUserKilled(t *testing.T) {
-	if os.Getenv("SHM_TEST_CHILD") == "hang" {
+	if rttest.ChildRole() == "hang" {
 		s, err := Attach(devShm(), 33)
 		if err != nil {
 			os.Exit(2)

@@ -5,10 +5,8 @@ package shm
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
@@ -23,27 +21,11 @@ import (
 const nobody = 65534
 
 // childAs re-executes this test binary as uid/gid to run one helper test:
-// a real second user. The binary is copied where that user may run it.
+// a real second user (rttest.ChildAs).
 func childAs(t *testing.T, uid, gid int, test, role string, extra ...string) *exec.Cmd {
 	t.Helper()
-	rttest.RequireRoot(t, "runs a child process as another user")
-	dir, err := os.MkdirTemp("", "shm-child")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "shm.test")
-	src, err := os.Open(os.Args[0])
-	require.NoError(t, err)
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
-	require.NoError(t, err)
-	_, err = io.Copy(dst, src)
-	require.NoError(t, err)
-	require.NoError(t, dst.Close())
-	cmd := child(t, test, role, extra...)
-	cmd.Path, cmd.Args[0], cmd.Dir = bin, bin, dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	return cmd
+	cred := syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	return withTestEnv(rttest.ChildAs(t, cred, role, "-test.run=^"+test+"$", "-test.count=1"), extra)
 }
 
 // runChild runs cmd and fails the test with its output when it fails.
@@ -66,7 +48,7 @@ func childMain() {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		os.Exit(2)
 	}
-	switch os.Getenv("SHM_TEST_CHILD") {
+	switch rttest.ChildRole() {
 	case "plant": // what an attacker would do: a valid segment, mode 0666
 		mode, _ := strconv.ParseUint(os.Getenv("SHM_TEST_MODE"), 8, 32)
 		if err := os.WriteFile(o.Path(key), validHeader(key, 4096), 0o600); err != nil {
@@ -100,7 +82,7 @@ func childMain() {
 }
 
 func TestOwnershipChild(t *testing.T) {
-	if os.Getenv("SHM_TEST_CHILD") != "" {
+	if rttest.ChildRole() != "" {
 		childMain()
 	}
 	t.Skip("helper process for the ownership tests")

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -80,7 +79,7 @@ func TestSetSchedulerKeepsNice(t *testing.T) {
 // it renices every one of its threads to 5, as nice -n 5 would have, then
 // probes, then checks the nice value of every thread it has.
 func TestProbeSchedFIFOKeepsNice(t *testing.T) {
-	if os.Getenv("GORTAPI_SYS_CHILD") == "niced-probe" {
+	if rttest.ChildRole() == "niced-probe" {
 		reniceAllThreads(t, 5)
 		for range 20 {
 			require.NoError(t, sys.ProbeSchedFIFO())
@@ -95,8 +94,7 @@ func TestProbeSchedFIFOKeepsNice(t *testing.T) {
 		return
 	}
 	rttest.RequireRT(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestProbeSchedFIFOKeepsNice$", "-test.v")
-	cmd.Env = append(os.Environ(), "GORTAPI_SYS_CHILD=niced-probe")
+	cmd := rttest.Child("niced-probe", "-test.run=^TestProbeSchedFIFOKeepsNice$", "-test.v")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child:\n%s", out)
 	require.True(t, strings.Contains(string(out), "--- PASS: TestProbeSchedFIFOKeepsNice"), "child:\n%s", out)

@@ -19,11 +19,14 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
 
-// TestMain doubles as a child process that leaves a stats segment behind,
-// as a host killed without closing would.
+// TestMain doubles as the second process of the monitor tests, in the role
+// rttest.Child gave it, with its one argument.
 func TestMain(m *testing.M) {
-	if spec := os.Getenv("GORTAPI_HAL_LEAVE_SEGMENT"); spec != "" {
-		dir, key, _ := strings.Cut(spec, ":")
+	switch rttest.ChildRole() {
+	case "leave-segment":
+		// Leave a stats segment behind (DIR:KEY), as a host killed
+		// without closing would.
+		dir, key, _ := strings.Cut(os.Args[1], ":")
 		k, _ := strconv.ParseUint(key, 0, 32)
 		rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 		if err != nil {
@@ -33,21 +36,19 @@ func TestMain(m *testing.M) {
 			os.Exit(3)
 		}
 		os.Exit(0) // no Close: the segment stays
-	}
-	if spec := os.Getenv("GORTAPI_HAL_SCRIBBLE"); spec != "" {
-		// The hostile writer of TestMonitorUnderHostileWriter.
-		path, count, _ := strings.Cut(spec, ":")
+	case "scribble":
+		// The hostile writer of TestMonitorUnderHostileWriter (PATH:COUNT).
+		path, count, _ := strings.Cut(os.Args[1], ":")
 		n, _ := strconv.Atoi(count)
 		if err := hal.ScribbleStats(path, n, uint64(os.Getpid())); err != nil {
 			os.Stderr.WriteString(err.Error())
 			os.Exit(2)
 		}
 		os.Exit(0)
-	}
-	if spec := os.Getenv("GORTAPI_HAL_TRUNCATE"); spec != "" {
+	case "truncate":
 		// The second process of the truncation test: shrink a segment
-		// file that another process has mapped.
-		path, size, _ := strings.Cut(spec, ":")
+		// file that another process has mapped (PATH:SIZE).
+		path, size, _ := strings.Cut(os.Args[1], ":")
 		n, _ := strconv.ParseInt(size, 0, 64)
 		if err := os.Truncate(path, n); err != nil {
 			os.Exit(2)

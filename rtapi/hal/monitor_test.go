@@ -4,7 +4,6 @@ package hal_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -151,10 +150,7 @@ func TestStatsSegmentOfLiveHostIsRefused(t *testing.T) {
 
 func TestStaleStatsSegmentIsReplaced(t *testing.T) {
 	dir := t.TempDir()
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "GORTAPI_HAL_LEAVE_SEGMENT="+dir+":0x77")
+	cmd := rttest.Child("leave-segment", dir+":0x77")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child: %s", out)
 	_, err = os.Stat(filepath.Join(dir, "gortapi-0-00000077"))
@@ -188,10 +184,7 @@ func TestMonitorSurvivesTruncation(t *testing.T) {
 	_, err = m.Read()
 	require.NoError(t, err)
 
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "GORTAPI_HAL_TRUNCATE="+filepath.Join(dir, "gortapi-0-0000007c")+":4096")
+	cmd := rttest.Child("truncate", filepath.Join(dir, "gortapi-0-0000007c")+":4096")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child: %s", out)
 
@@ -259,10 +252,7 @@ func TestMonitorUnderHostileWriter(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "GORTAPI_HAL_SCRIBBLE="+filepath.Join(dir, "gortapi-0-0000007f")+":3000000")
+	cmd := rttest.Child("scribble", filepath.Join(dir, "gortapi-0-0000007f")+":3000000")
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)

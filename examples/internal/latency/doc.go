@@ -1,8 +1,10 @@
 // Package latency is what examples/latency-test and examples/latency-bench
 // share: parsing their task, load and body specifications, running a set of
 // periodic measurement tasks on rtapi, generating the loads the seeds
-// describe, and writing results as cyclictest lines, cyclictest histogram
-// files, percentile tables and SVG plots.
+// describe, and writing results as cyclictest lines, cyclictest --json
+// documents, percentile tables and SVG plots. The recording formats users
+// read back (latency-test's -json document and cyclictest's histogram
+// file) live in the public package rtapi/latencyfile.
 //
 // Nothing here is RT-safe except the task bodies Run installs (a busy wait
 // on the task's clock and one atomic store per cycle); everything else is
@@ -12,8 +14,4 @@
 // scripts written for it keep working:
 //
 //	T: 0 (12345) P:98 I:1000 C:  10000 Min:      3 Act:    5 Avg:    6 Max:      41
-//
-// and the -h/--histfile layout ("# Histogram", one "%06d %06d" row per 1 µs
-// bucket with tab-separated columns per thread, then the Total, Min, Avg,
-// Max, Overflows and overflow-cycle footer lines).
 package latency

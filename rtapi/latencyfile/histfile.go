@@ -1,4 +1,4 @@
-package latency
+package latencyfile
 
 import (
 	"bufio"
@@ -9,64 +9,20 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi"
 )
 
-// ThreadLine is one cyclictest status line's values; latencies in µs.
-type ThreadLine struct {
-	Index      int
-	Tid        int
-	Priority   int
-	IntervalUS int64
-	Cycles     int64
-	Min        int64
-	Act        int64
-	Avg        int64
-	Max        int64
-}
-
-// FormatThreadLine formats l exactly as cyclictest (rt-tests 2.x) prints a
-// thread's line without -N:
+// WriteHistfile writes histograms in cyclictest's -h / --histfile layout
+// (rt-tests 2.x), one column per histogram: "# Histogram", a row per 1 µs
+// bucket ("%06d " then one "%06d" per column, tab-separated), then the
+// footer. Every histogram must have 1 µs buckets.
 //
-//	T:%2d (%5d) P:%2d I:%ld C:%7lu Min:%7ld Act:%5ld Avg:%5ld Max:%8ld
-func FormatThreadLine(l ThreadLine) string {
-	return fmt.Sprintf("T:%2d (%5d) P:%2d I:%d C:%7d Min:%7d Act:%5d Avg:%5d Max:%8d",
-		l.Index, l.Tid, l.Priority, l.IntervalUS, l.Cycles, l.Min, l.Act, l.Avg, l.Max)
-}
-
-// LineOf builds a task's cyclictest line from its statistics.
-func LineOf(index int, ts TaskStats) ThreadLine {
-	lat := ts.Latency
-	l := ThreadLine{
-		Index:      index,
-		Tid:        ts.Tid,
-		Priority:   ts.Priority,
-		IntervalUS: int64(ts.Period / time.Microsecond),
-		Cycles:     lat.Count,
-		Act:        micros(int64(ts.Act)),
-	}
-	if lat.Count > 0 {
-		l.Min, l.Avg, l.Max = micros(lat.Min), micros(lat.Sum/lat.Count), micros(lat.Max)
-	}
-	return l
-}
-
-// micros converts ns to whole µs, clamping below 0 as cyclictest's
-// unsigned fields would never show a negative.
-func micros(ns int64) int64 { return max(0, ns/1000) }
-
-// WriteHistogram writes histograms in cyclictest's -h / --histfile layout
-// (rt-tests 2.x): "# Histogram", a row per 1 µs bucket ("%06d " then one
-// "%06d" per thread, tab-separated), then the footer. Every histogram must
-// have 1 µs buckets. Without the cycle numbers of the overflows (see
-// WriteHistogramAt), each thread's overflow line counts them all as
-// "others".
-func WriteHistogram(w io.Writer, hs []hist.Snapshot) error { return WriteHistogramAt(w, hs, nil) }
-
-// WriteHistogramAt is WriteHistogram with the cycle numbers at which each
-// histogram overflowed (at[i] for hs[i]; TaskStats.OverflowCycles):
-// cyclictest lists as many as the histogram has buckets, then counts the
-// rest as "others".
-func WriteHistogramAt(w io.Writer, hs []hist.Snapshot, at [][]int64) error {
+// overflowCycles[i] lists the cycle numbers at which hs[i] overflowed;
+// cyclictest prints as many as the histogram has buckets and counts the
+// rest as "others". With nil (or a short list) every unlisted overflow is
+// counted as "others".
+func WriteHistfile(w io.Writer, hs []rtapi.Histogram, overflowCycles [][]int64) error {
+	at := overflowCycles
 	rows := 0
 	for _, h := range hs {
 		if h.Width != time.Microsecond {
@@ -90,23 +46,23 @@ func WriteHistogramAt(w io.Writer, hs []hist.Snapshot, at [][]int64) error {
 		}
 		bw.WriteByte('\n')
 	}
-	footer := func(label, format string, f func(h hist.Snapshot) uint64) {
+	footer := func(label, format string, f func(h rtapi.Histogram) uint64) {
 		bw.WriteString(label)
 		for _, h := range hs {
 			fmt.Fprintf(bw, format, f(h))
 		}
 		bw.WriteByte('\n')
 	}
-	footer("# Total:", " %09d", func(h hist.Snapshot) uint64 { return uint64(h.Count) - h.Overflow })
-	footer("# Min Latencies:", " %05d", func(h hist.Snapshot) uint64 { return uint64(micros(h.Min)) })
-	footer("# Avg Latencies:", " %05d", func(h hist.Snapshot) uint64 {
+	footer("# Total:", " %09d", func(h rtapi.Histogram) uint64 { return uint64(h.Count) - h.Overflow })
+	footer("# Min Latencies:", " %05d", func(h rtapi.Histogram) uint64 { return uint64(micros(h.Min)) })
+	footer("# Avg Latencies:", " %05d", func(h rtapi.Histogram) uint64 {
 		if h.Count == 0 {
 			return 0
 		}
 		return uint64(micros(h.Sum / h.Count))
 	})
-	footer("# Max Latencies:", " %05d", func(h hist.Snapshot) uint64 { return uint64(micros(h.Max)) })
-	footer("# Histogram Overflows:", " %05d", func(h hist.Snapshot) uint64 { return h.Overflow })
+	footer("# Max Latencies:", " %05d", func(h rtapi.Histogram) uint64 { return uint64(micros(h.Max)) })
+	footer("# Histogram Overflows:", " %05d", func(h rtapi.Histogram) uint64 { return h.Overflow })
 	bw.WriteString("# Histogram Overflow at cycle number:\n")
 	for i, h := range hs {
 		fmt.Fprintf(bw, "# Thread %d:", i)
@@ -127,15 +83,17 @@ func WriteHistogramAt(w io.Writer, hs []hist.Snapshot, at [][]int64) error {
 	return bw.Flush()
 }
 
-// ParseHistogram reads cyclictest's histogram layout (from cyclictest
-// itself or WriteHistogram) back into one snapshot per column. Count
-// includes overflows; Sum is rebuilt from the average, so it is exact
-// only to 1 µs per sample. An -H "histofall" summary column is read as one
-// more column.
-func ParseHistogram(r io.Reader) ([]hist.Snapshot, error) {
+// ReadHistfile reads cyclictest's histogram layout (from cyclictest
+// itself, its stdout with -h, or WriteHistfile) back into one histogram
+// per column; lines before "# Histogram" are skipped. Count includes
+// overflows; Sum is rebuilt from the average, so it is exact only to 1 µs
+// per sample; Min and Max have 1 µs resolution. An -H "histofall" summary
+// column is read as one more column. A bucket beyond 2^20, an
+// uneven row or an implausible footer value is an error.
+func ReadHistfile(r io.Reader) ([]rtapi.Histogram, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	var hs []hist.Snapshot
+	var hs []rtapi.Histogram
 	var mins, avgs, maxs, ovfs []uint64
 	seenHeader := false
 	line := 0
@@ -181,7 +139,7 @@ func ParseHistogram(r io.Reader) ([]hist.Snapshot, error) {
 			return nil, fmt.Errorf("histogram line %d: bucket %d too large", line, bucket)
 		}
 		if hs == nil {
-			hs = make([]hist.Snapshot, len(vals)-1)
+			hs = make([]rtapi.Histogram, len(vals)-1)
 			for i := range hs {
 				hs[i].Width = time.Microsecond
 			}
@@ -249,3 +207,7 @@ func parseFields(s string) ([]uint64, error) {
 	}
 	return out, nil
 }
+
+// micros converts ns to whole µs, clamping below 0 as cyclictest's
+// unsigned fields would never show a negative.
+func micros(ns int64) int64 { return max(0, ns/1000) }

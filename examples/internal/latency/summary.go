@@ -9,37 +9,15 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
-// Summary condenses a histogram into the figures every report shows.
-// Percentiles have the histogram's 1 µs resolution (the upper edge of the
-// bucket, capped at Max), as cyclictest's histogram has.
-type Summary struct {
-	Count    int64         `json:"count"`
-	Overflow uint64        `json:"overflow"`
-	Min      time.Duration `json:"min_ns"`
-	Avg      time.Duration `json:"avg_ns"`
-	P50      time.Duration `json:"p50_ns"`
-	P90      time.Duration `json:"p90_ns"`
-	P99      time.Duration `json:"p99_ns"`
-	P999     time.Duration `json:"p99_9_ns"`
-	Max      time.Duration `json:"max_ns"`
-}
+// Summary is the recording format's summary of a histogram; the tools'
+// tables print it.
+type Summary = latencyfile.Summary
 
 // Summarize computes a Summary from a histogram snapshot.
-func Summarize(h hist.Snapshot) Summary {
-	return Summary{
-		Count:    h.Count,
-		Overflow: h.Overflow,
-		Min:      time.Duration(h.Min),
-		Avg:      h.Mean(),
-		P50:      h.Percentile(0.50),
-		P90:      h.Percentile(0.90),
-		P99:      h.Percentile(0.99),
-		P999:     h.Percentile(0.999),
-		Max:      time.Duration(h.Max),
-	}
-}
+func Summarize(h hist.Snapshot) Summary { return latencyfile.Summarize(h) }
 
 // Micros formats a duration in microseconds with one decimal.
 func Micros(d time.Duration) string {

@@ -1,0 +1,184 @@
+package latencyfile
+
+import (
+	"bytes"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// readCyclictest parses a file cyclictest itself wrote.
+func readCyclictest(t *testing.T, name string) ([]rtapi.Histogram, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := ReadHistfile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs, data
+}
+
+func TestParseRealCyclictestHistfile(t *testing.T) {
+	hs, _ := readCyclictest(t, "testdata/cyclictest-2.40-1thread.hist")
+	if len(hs) != 1 {
+		t.Fatalf("%d columns, want 1", len(hs))
+	}
+	h := hs[0]
+	// footer: Total 94, Min 16, Avg 86, Max 2685, Overflows 1897
+	if h.Count != 94+1897 || h.Overflow != 1897 || h.Min != 16_000 || h.Max != 2_685_000 || len(h.Counts) != 50 {
+		t.Fatalf("parsed %+v", h)
+	}
+	if h.Mean() != 86*time.Microsecond {
+		t.Fatalf("mean %v, want 86µs", h.Mean())
+	}
+}
+
+// TestWriteHistfileReproducesCyclictest: parse what cyclictest printed,
+// write it back, and get cyclictest's bytes, except for the per-cycle
+// overflow list gortapi does not record.
+func TestWriteHistfileReproducesCyclictest(t *testing.T) {
+	for _, name := range []string{"testdata/cyclictest-2.40-1thread.hist", "testdata/cyclictest-2.40-2threads.out"} {
+		hs, data := readCyclictest(t, name)
+		var out bytes.Buffer
+		if err := WriteHistfile(&out, hs, nil); err != nil {
+			t.Fatal(err)
+		}
+		keep := func(b []byte) []string {
+			var lines []string
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "# Thread") || strings.HasPrefix(l, "# /dev/cpu_dma_latency") {
+					continue
+				}
+				lines = append(lines, l)
+			}
+			return lines
+		}
+		got, want := keep(out.Bytes()), keep(data)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: layout differs\ngot:\n%s\nwant:\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if !strings.Contains(out.String(), "# Thread 0: # 01897 others\n") && strings.Contains(name, "1thread") {
+			t.Errorf("%s: overflow line missing:\n%s", name, out.String())
+		}
+	}
+}
+
+func TestHistfileRoundTrip(t *testing.T) {
+	a := hist.New(time.Microsecond, 20*time.Microsecond)
+	b := hist.New(time.Microsecond, 20*time.Microsecond)
+	for i := int64(0); i < 200; i++ {
+		a.Record(2_000 + i*37%9_000)
+		b.Record(1_000 + i*53%30_000) // some overflow
+	}
+	in := []rtapi.Histogram{a.Snapshot(), b.Snapshot()}
+	var buf bytes.Buffer
+	if err := WriteHistfile(&buf, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(buf.String(), "# Histogram\n000000 000000\t000000\n") {
+		t.Fatalf("layout starts %q", buf.String()[:40])
+	}
+	out, err := ReadHistfile(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if !reflect.DeepEqual(out[i].Counts, in[i].Counts) || out[i].Count != in[i].Count || out[i].Overflow != in[i].Overflow {
+			t.Errorf("column %d: got %+v, want %+v", i, out[i], in[i])
+		}
+		if out[i].Max/1000 != in[i].Max/1000 || out[i].Min/1000 != in[i].Min/1000 {
+			t.Errorf("column %d: min/max %d/%d, want %d/%d µs", i, out[i].Min, out[i].Max, in[i].Min, in[i].Max)
+		}
+	}
+}
+
+func TestWriteHistfileRefusesOtherWidths(t *testing.T) {
+	h := hist.New(100*time.Nanosecond, time.Microsecond)
+	if err := WriteHistfile(&bytes.Buffer{}, []rtapi.Histogram{h.Snapshot()}, nil); err == nil {
+		t.Fatal("accepted 100 ns buckets")
+	}
+}
+
+func TestReadHistfileErrors(t *testing.T) {
+	for _, bad := range []string{
+		"",
+		"# Histogram\n",
+		"# Histogram\n000000 x\n",
+		"# Histogram\n000000 000001\t000002\n000001 000001\n",
+		"# Histogram\n000000 000001\n# Max Latencies: abc\n",
+	} {
+		if _, err := ReadHistfile(strings.NewReader(bad)); err == nil {
+			t.Errorf("ReadHistfile(%q) succeeded", bad)
+		}
+	}
+}
+
+func FuzzReadHistfile(f *testing.F) {
+	f.Add("# Histogram\n000000 000001\n000001 000002\n# Max Latencies: 00001\n# Histogram Overflows: 00000\n")
+	f.Add("T: 0 ( 1) P:80\n# Histogram\n000003 000001\t000004\n# Thread 0: 00001 # 00002 others\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		hs, err := ReadHistfile(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		for _, h := range hs {
+			if h.Width != time.Microsecond || len(h.Counts) > hist.MaxBuckets+1 {
+				t.Fatalf("bad snapshot %+v", h)
+			}
+		}
+	})
+}
+
+// overflowLists reads cyclictest's "# Thread N: 00809 ..." lines.
+func overflowLists(data []byte) [][]int64 {
+	var at [][]int64
+	for _, l := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(l, "# Thread ")
+		if !ok {
+			continue
+		}
+		_, rest, _ = strings.Cut(rest, ":")
+		rest, _, _ = strings.Cut(rest, "#")
+		var cycles []int64
+		for _, f := range strings.Fields(rest) {
+			n, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				panic(err)
+			}
+			cycles = append(cycles, n)
+		}
+		at = append(at, cycles)
+	}
+	return at
+}
+
+// TestWriteHistfileWithOverflowCyclesReproducesCyclictest: with the cycle numbers of the
+// overflows, the output is cyclictest's, byte for byte, overflow list
+// included (cyclictest's own header line aside).
+func TestWriteHistfileWithOverflowCyclesReproducesCyclictest(t *testing.T) {
+	for _, name := range []string{"testdata/cyclictest-2.40-2threads-h400.out", "testdata/cyclictest-2.40-2threads.out"} {
+		hs, data := readCyclictest(t, name)
+		var out bytes.Buffer
+		if err := WriteHistfile(&out, hs, overflowLists(data)); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimPrefix(string(data), "# /dev/cpu_dma_latency set to 0us\n")
+		if out.String() != want {
+			t.Errorf("%s: differs\ngot:\n%s\nwant:\n%s", name, tail(out.String()), tail(want))
+		}
+	}
+}
+
+func tail(s string) string {
+	lines := strings.Split(s, "\n")
+	return strings.Join(lines[max(0, len(lines)-10):], "\n")
+}

@@ -1,0 +1,205 @@
+package latencyfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Recording is the JSON document examples/latency-test writes with -json:
+// one run of periodic measurement tasks and what the machine was.
+type Recording struct {
+	Tool        string               `json:"tool"`        // the writer, "gortapi latency-test"
+	Started     time.Time            `json:"started"`     // when the run started, UTC
+	Elapsed     time.Duration        `json:"elapsed_ns"`  // how long it ran
+	Interrupted bool                 `json:"interrupted"` // stopped early (SIGINT) rather than at its duration
+	Kernel      *kerneldetect.Report `json:"kernel"`      // the kernel detection at start; nil if not recorded
+	Flavor      Flavor               `json:"flavor"`
+	Settings    Settings             `json:"settings"`
+	Tasks       []Task               `json:"tasks"`
+}
+
+// Flavor is the flavor the run used (rtapi.FlavorInfo).
+type Flavor struct {
+	Name     string `json:"name"`     // "rt-preempt", "posix", "sim", ...
+	RealTime bool   `json:"realtime"` // whether it gives real-time guarantees
+	Why      string `json:"why"`      // why it was chosen, and how to do better
+}
+
+// Settings are the run's settings, as latency-test's flags gave them.
+type Settings struct {
+	Duration       time.Duration `json:"duration_ns"`        // the run's requested length (0: until interrupted)
+	Priority       int           `json:"priority"`           // the highest task priority
+	CPUs           []int         `json:"cpus"`               // the CPUs tasks were pinned to, in turn; empty: not pinned
+	Wake           string        `json:"wake"`               // the requested wake-up mode (rtapi.WakeMode)
+	Overrun        string        `json:"overrun"`            // the overrun policy (rtapi.OverrunPolicy)
+	HistogramBound time.Duration `json:"histogram_bound_ns"` // latencies above it count as overflow
+	RawSleep       bool          `json:"raw_sleep"`          // tasks slept with clock_nanosleep directly
+	Watchdog       time.Duration `json:"watchdog_ns"`        // the hang watchdog's timeout; 0: none
+	VanillaFIFO    bool          `json:"vanilla_fifo"`       // SCHED_FIFO plus POSIX timers on a non-real-time kernel
+	BodyBusy       time.Duration `json:"body_busy_ns"`       // how long each cycle's body busy-waited
+	Loads          []string      `json:"loads"`              // the background loads, as given
+}
+
+// Task is one measurement task's statistics.
+type Task struct {
+	Name                string             `json:"name"`
+	Tid                 int                `json:"tid"`
+	Period              time.Duration      `json:"period_ns"`
+	Policy              string             `json:"policy"` // "SCHED_FIFO", "SCHED_OTHER", ...
+	Priority            int                `json:"priority"`
+	CPUs                []int              `json:"cpus"`     // where the thread was allowed to run
+	Wake                string             `json:"wake"`     // the wake-up mechanism it got
+	Degraded            string             `json:"degraded"` // why it got less than asked for; "" when it did not
+	Cycles              int64              `json:"cycles"`
+	Overruns            int64              `json:"overruns"`
+	WaitErrors          int64              `json:"wait_errors"`
+	MaxJitter           time.Duration      `json:"max_jitter_ns"`
+	MinorFaults         int64              `json:"minor_faults"`
+	MajorFaults         int64              `json:"major_faults"`
+	VoluntarySwitches   int64              `json:"voluntary_switches"`
+	InvoluntarySwitches int64              `json:"involuntary_switches"`
+	Interference        rtapi.Interference `json:"interference"`
+	Latency             Series             `json:"latency"` // wake-up latency: how late each cycle started
+	Exec                Series             `json:"exec"`    // execution time of each cycle's body
+}
+
+// Series is one measured quantity: its histogram, and the figures drawn
+// from it (Summarize) for readers that want only those.
+type Series struct {
+	Summary   Summary         `json:"summary"`
+	Histogram rtapi.Histogram `json:"histogram"`
+}
+
+// Summary condenses a histogram into the figures every report shows.
+// Percentiles have the histogram's 1 µs resolution (the upper edge of the
+// bucket, capped at Max), as cyclictest's histogram has.
+type Summary struct {
+	Count    int64         `json:"count"`    // samples, overflow included
+	Overflow uint64        `json:"overflow"` // samples above the histogram's bound
+	Min      time.Duration `json:"min_ns"`
+	Avg      time.Duration `json:"avg_ns"`
+	P50      time.Duration `json:"p50_ns"`
+	P90      time.Duration `json:"p90_ns"`
+	P99      time.Duration `json:"p99_ns"`
+	P999     time.Duration `json:"p99_9_ns"`
+	Max      time.Duration `json:"max_ns"`
+}
+
+// Summarize computes a Summary from a histogram.
+func Summarize(h rtapi.Histogram) Summary {
+	return Summary{
+		Count:    h.Count,
+		Overflow: h.Overflow,
+		Min:      time.Duration(h.Min),
+		Avg:      h.Mean(),
+		P50:      h.Percentile(0.50),
+		P90:      h.Percentile(0.90),
+		P99:      h.Percentile(0.99),
+		P999:     h.Percentile(0.999),
+		Max:      time.Duration(h.Max),
+	}
+}
+
+// Read decodes a Recording. A JSON document without tasks is not a
+// recording: Read returns an error.
+func Read(r io.Reader) (*Recording, error) {
+	var rec Recording
+	if err := json.NewDecoder(r).Decode(&rec); err != nil {
+		return nil, fmt.Errorf("latency recording: %w", err)
+	}
+	if len(rec.Tasks) == 0 {
+		return nil, errors.New("latency recording: no tasks")
+	}
+	return &rec, nil
+}
+
+// Write encodes the recording as indented JSON, as latency-test -json does.
+func (rec *Recording) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rec)
+}
+
+// Task returns the recorded task whose period is period, else the first
+// task (with period 0, always the first); false when there is none.
+func (rec *Recording) Task(period time.Duration) (Task, bool) {
+	if len(rec.Tasks) == 0 {
+		return Task{}, false
+	}
+	for _, t := range rec.Tasks {
+		if period != 0 && t.Period == period {
+			return t, true
+		}
+	}
+	return rec.Tasks[0], true
+}
+
+// ReadLatency reads one wake-up latency histogram from whichever of these
+// r holds:
+//
+//   - a Recording: the latency of its task with period (Recording.Task);
+//   - an rtapi.Histogram as JSON;
+//   - a cyclictest histogram file: its first column (ReadHistfile).
+//
+// The histogram must hold samples, have a bucket width and at most 2^20
+// buckets whose counts do not overflow; else ReadLatency returns an error
+// matching rtapi.ErrInvalid.
+func ReadLatency(r io.Reader, period time.Duration) (rtapi.Histogram, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return rtapi.Histogram{}, err
+	}
+	var h rtapi.Histogram
+	if rec, recErr := Read(bytes.NewReader(data)); recErr == nil {
+		t, _ := rec.Task(period)
+		h = t.Latency.Histogram
+	} else if jsonErr := json.Unmarshal(data, &h); jsonErr != nil || h.Width == 0 && len(h.Counts) == 0 {
+		hs, histErr := ReadHistfile(bytes.NewReader(data))
+		if histErr != nil {
+			return rtapi.Histogram{}, fmt.Errorf("neither a latency recording, a histogram as JSON nor a cyclictest histogram file: %w", histErr)
+		}
+		h = hs[0]
+	}
+	return h, checkReplayable(h)
+}
+
+// ReadJitter is ReadLatency's histogram as sim jitter
+// (rtapi.HistogramJitter): each cycle of a task given it is woken as late
+// as a sample drawn from the recording.
+func ReadJitter(r io.Reader, period time.Duration) (rtapi.Jitter, error) {
+	h, err := ReadLatency(r, period)
+	if err != nil {
+		return rtapi.Jitter{}, err
+	}
+	return rtapi.HistogramJitter(h), nil
+}
+
+// checkReplayable refuses what a file can hold but a replay cannot use.
+func checkReplayable(h rtapi.Histogram) error {
+	switch {
+	case h.Width <= 0:
+		return fmt.Errorf("latency histogram: bucket width %v: %w", h.Width, rtapi.ErrInvalid)
+	case len(h.Counts) > hist.MaxBuckets:
+		return fmt.Errorf("latency histogram: %d buckets, more than %d: %w", len(h.Counts), hist.MaxBuckets, rtapi.ErrInvalid)
+	}
+	total := h.Overflow
+	for _, c := range h.Counts {
+		var carry uint64
+		if total, carry = bits.Add64(total, c, 0); carry != 0 {
+			return fmt.Errorf("latency histogram: counts overflow: %w", rtapi.ErrInvalid)
+		}
+	}
+	if total == 0 {
+		return fmt.Errorf("latency histogram: no samples: %w", rtapi.ErrInvalid)
+	}
+	return nil
+}
