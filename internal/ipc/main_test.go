@@ -71,6 +71,7 @@ type proc struct {
 
 func startChild(tb testing.TB, role string, seg *shm.Segment, env ...string) *proc {
 	tb.Helper()
+	rttest.RequireSelfExec(tb)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "IPC_CHILD="+role, "IPC_INSTANCE="+strconv.Itoa(testInstance),
 		"IPC_KEY="+strconv.FormatUint(uint64(seg.Key()), 10))
