@@ -68,11 +68,11 @@ func (m *Monitor) Read() (Snapshot, error) {
 		HostClosed: atomic.LoadInt64(&h.Closed) != 0,
 		BasePeriod: time.Duration(atomic.LoadInt64(&h.BasePeriod)),
 	}
-	n := int(atomic.LoadInt64(&h.NThreads))
+	n := atomic.LoadInt64(&h.NThreads) // checked as stored: int may have 32 bits
 	if n < 0 || n > MaxThreads {
 		return s, errf("monitor read", "", "", rtapi.ErrInvalid, "corrupt thread count %d", n)
 	}
-	for i := range n {
+	for i := range int(n) {
 		r := &m.rec
 		m.layout.Threads[i].Read(r)
 		exported := atomic.LoadInt64(&h.NExported) // after the record: covers its chain
