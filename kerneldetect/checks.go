@@ -177,7 +177,7 @@ func (d *detector) checkNohzFull() Check {
 		ev += "; CONFIG_NO_HZ_FULL=" + orAbsent(d.cfg["CONFIG_NO_HZ_FULL"])
 		if asked := d.nohzFullParam(d.iso, d.hasIso); len(asked) > 0 && d.cfg["CONFIG_NO_HZ_FULL"] != "y" {
 			return warn(CheckNohzFull, ev+"; nohz_full="+formatCPUList(asked)+" on the command line is ignored: CONFIG_NO_HZ_FULL is not set",
-				"use a kernel built with CONFIG_NO_HZ_FULL=y (most distributions' -rt and server kernels are)")
+				"use a kernel built with CONFIG_NO_HZ_FULL=y (Debian's standard and -rt kernels are)")
 		}
 	}
 	return warn(CheckNohzFull, ev+": the scheduler tick still interrupts real-time CPUs",
