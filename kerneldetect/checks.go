@@ -3,6 +3,7 @@ package kerneldetect
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -153,10 +154,15 @@ func (d *detector) checkIsolated() Check {
 	if len(d.r.IsolatedCPUs) > 0 {
 		return ok(CheckIsolatedCPUs, f+"="+formatCPUList(d.r.IsolatedCPUs))
 	}
-	iso, has := cmdlineValue(d.cmdline, "isolcpus")
 	ev := f + " empty or unreadable"
-	if has {
-		ev += "; isolcpus=" + truncate(iso, 60) + " on the command line (managed_irq/domain only?)"
+	if raw, _ := cmdlineValue(d.cmdline, "isolcpus"); d.hasIso && !d.iso.domain && len(d.iso.cpus) > 0 {
+		// Flags given without domain: the CPUs stay in the scheduler's
+		// load balancing, which is what sysfs reports.
+		return warn(CheckIsolatedCPUs, ev+"; isolcpus="+truncate(raw, 60)+" isolates CPUs "+formatCPUList(d.iso.cpus)+
+			" from "+d.iso.flags()+" only, not from the scheduler: real-time threads share those CPUs with everything else",
+			"add the domain flag: isolcpus=domain,"+truncate(raw, 60))
+	} else if d.hasIso {
+		ev += "; isolcpus=" + truncate(raw, 60) + " on the command line not applied (CONFIG_CPU_ISOLATION off?)"
 	}
 	return warn(CheckIsolatedCPUs, ev+": real-time threads share CPUs with everything else", remedyIsol)
 }
@@ -169,6 +175,10 @@ func (d *detector) checkNohzFull() Check {
 	ev := f + " empty or missing"
 	if d.cfg != nil {
 		ev += "; CONFIG_NO_HZ_FULL=" + orAbsent(d.cfg["CONFIG_NO_HZ_FULL"])
+		if asked := d.nohzFullParam(d.iso, d.hasIso); len(asked) > 0 && d.cfg["CONFIG_NO_HZ_FULL"] != "y" {
+			return warn(CheckNohzFull, ev+"; nohz_full="+formatCPUList(asked)+" on the command line is ignored: CONFIG_NO_HZ_FULL is not set",
+				"use a kernel built with CONFIG_NO_HZ_FULL=y (Debian's standard and -rt kernels are)")
+		}
 	}
 	return warn(CheckNohzFull, ev+": the scheduler tick still interrupts real-time CPUs",
 		"boot with nohz_full=N rcu_nocbs=N for the isolated CPUs (needs CONFIG_NO_HZ_FULL=y)")
@@ -206,6 +216,10 @@ func (d *detector) checkSMT() Check {
 	const f = "sys/devices/system/cpu/smt/active"
 	b, err := d.readQuiet(f)
 	if err != nil {
+		mit, _ := cmdlineValue(d.cmdline, "mitigations")
+		if cmdlineHas(d.cmdline, "nosmt") || slices.Contains(strings.Split(mit, ","), "nosmt") {
+			return ok(CheckSMT, f+": "+describeErr(err)+"; SMT disabled at boot (nosmt on proc/cmdline)")
+		}
 		return warn(CheckSMT, f+": "+describeErr(err), "")
 	}
 	v := firstLine(b)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -29,6 +30,7 @@ func DetectFS(fsys fs.FS) (*Report, error) {
 	d.dualKernel()
 	d.kind()
 	d.cpus()
+	d.bootParams()
 	d.process()
 	d.checks()
 	return d.r, nil
@@ -42,6 +44,8 @@ type detector struct {
 	cmdline string
 	cmdOK   bool
 	vflags  versionFlags
+	iso     isolcpus // isolcpus= as the kernel reads it
+	hasIso  bool
 }
 
 func (d *detector) note(file, value, meaning string) {
@@ -158,24 +162,28 @@ func (d *detector) preempt() {
 	// string only tells PREEMPT / PREEMPT_RT / PREEMPT_DYNAMIC.
 	if d.cfg != nil {
 		p.Model, p.Dynamic = configModel(d.cfg)
+		if p.Model != "" {
+			p.Source = d.r.ConfigSource
+		}
 		d.cfgNote("CONFIG_PREEMPT_RT", "PREEMPT_RT build")
 		d.cfgNote("CONFIG_PREEMPT_DYNAMIC", "preemption mode selectable at boot/run time")
 	}
+	const versionFile = "proc/sys/kernel/version"
 	switch {
-	case vf.rt:
-		p.Model = ModelRT
+	case vf.rt && p.Model != ModelRT:
+		p.Model, p.Source = ModelRT, versionFile
 	case p.Model == "" && vf.lazy:
-		p.Model = ModelLazy
+		p.Model, p.Source = ModelLazy, versionFile
 	case p.Model == "" && vf.preempt:
-		p.Model = ModelFull
+		p.Model, p.Source = ModelFull, versionFile
 	}
 	p.Dynamic = p.Dynamic || vf.dynamic
 	if b, err := d.readQuiet("sys/kernel/realtime"); err == nil {
 		v := firstLine(b)
 		d.r.Realtime = v == "1"
 		d.note("sys/kernel/realtime", v, "RT patch marker (kernels before mainline 6.12)")
-		if d.r.Realtime {
-			p.Model = ModelRT
+		if d.r.Realtime && p.Model != ModelRT {
+			p.Model, p.Source = ModelRT, "sys/kernel/realtime"
 		}
 	} else {
 		d.note("sys/kernel/realtime", describeErr(err), "no RT patch marker (normal for mainline >= 6.12 PREEMPT_RT)")
@@ -186,13 +194,24 @@ func (d *detector) preempt() {
 		d.note("proc/sys/kernel/version", d.r.Uname.Version, "no PREEMPT flag: model none or voluntary (config unreadable)")
 	}
 	if !p.Dynamic {
+		if v, ok := cmdlineValue(d.cmdline, "preempt"); ok {
+			d.note("proc/cmdline", "preempt="+truncate(v, 40), "ignored: the kernel is not PREEMPT_DYNAMIC")
+		}
 		return
 	}
-	// Current mode of a PREEMPT_DYNAMIC kernel.
+	// Current mode of a PREEMPT_DYNAMIC kernel: the mode now (debugfs),
+	// else the mode chosen at boot, else the config's default. Under
+	// PREEMPT_RT the mode is recorded, but the model stays rt.
+	setMode := func(m, source string) {
+		p.Mode = m
+		if p.Model != ModelRT {
+			p.Source = source
+		}
+	}
 	if b, err := d.readQuiet("sys/kernel/debug/sched/preempt"); err == nil {
 		if m, err := parsePreemptDebugfs(b); err == nil {
-			p.Mode = m
-			d.note("sys/kernel/debug/sched/preempt", firstLine(b), "current preemption mode "+m)
+			setMode(m, "sys/kernel/debug/sched/preempt")
+			d.note("sys/kernel/debug/sched/preempt", firstLine(b), "current preemption mode "+m+" (decides over preempt= and the config)")
 			return
 		} else {
 			d.note("sys/kernel/debug/sched/preempt", firstLine(b), describeErr(err))
@@ -203,19 +222,31 @@ func (d *detector) preempt() {
 	if !d.cmdOK {
 		return
 	}
-	if v, ok := cmdlineValue(d.cmdline, "preempt"); ok {
+	v, given := cmdlineValue(d.cmdline, "preempt")
+	if given {
 		if validMode(v) {
-			p.Mode = v
-			d.note("proc/cmdline", "preempt="+v, "boot-time preemption mode")
-		} else {
-			d.note("proc/cmdline", "preempt="+truncate(v, 40), "unknown preemption mode on the command line")
+			setMode(v, "proc/cmdline")
+			d.note("proc/cmdline", "preempt="+v, "boot-time preemption mode (overrides the config default "+orDash(p.Model)+
+				"; debugfs, unreadable here, would show a later run-time change)")
+			return
 		}
-		return
+		d.note("proc/cmdline", "preempt="+truncate(v, 40), "unknown preemption mode: the kernel rejects it and keeps its default")
 	}
 	if validMode(p.Model) {
 		p.Mode = p.Model
-		d.note("proc/cmdline", "no preempt=", "mode is the config default "+p.Model+" unless changed at run time through debugfs")
+		seen := "no preempt="
+		if given {
+			seen = "no valid preempt="
+		}
+		d.note("proc/cmdline", seen, "mode is the config default "+p.Model+" unless changed at run time through debugfs")
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func (d *detector) dualKernel() {
@@ -351,6 +382,143 @@ func (d *detector) cpus() {
 	d.r.OnlineCPUs = d.cpuList("sys/devices/system/cpu/online", "online CPUs")
 	d.r.IsolatedCPUs = d.cpuList("sys/devices/system/cpu/isolated", "isolated CPUs")
 	d.r.NohzFull = d.cpuList("sys/devices/system/cpu/nohz_full", "nohz_full CPUs")
+	// sysfs shows what the kernel applied; only where it cannot be read
+	// does the command line stand in, as the kernel would apply it.
+	d.iso, d.hasIso = d.isolcpus()
+	iso, hasIso := d.iso, d.hasIso
+	if d.r.IsolatedCPUs == nil && !d.fileExists("sys/devices/system/cpu/isolated") && hasIso && iso.domain && len(iso.cpus) > 0 {
+		d.r.IsolatedCPUs = iso.cpus
+		d.note("proc/cmdline", "isolcpus="+iso.flags()+","+formatCPUList(iso.cpus), "isolated CPUs (sysfs unreadable: the command line's domain isolation)")
+	}
+	if d.r.NohzFull == nil && !d.fileExists("sys/devices/system/cpu/nohz_full") && d.cfg["CONFIG_NO_HZ_FULL"] == "y" {
+		if cpus := d.nohzFullParam(iso, hasIso); len(cpus) > 0 {
+			d.r.NohzFull = cpus
+			d.note("proc/cmdline", formatCPUList(cpus), "nohz_full CPUs (sysfs unreadable: nohz_full= and isolcpus=nohz on the command line)")
+		}
+	}
+}
+
+// nrCPUs is the number of CPUs "all" and "N" in a boot CPU list stand
+// for: one past the highest online CPU (0 when unknown).
+func (d *detector) nrCPUs() int {
+	if n := len(d.r.OnlineCPUs); n > 0 {
+		return d.r.OnlineCPUs[n-1] + 1
+	}
+	return 0
+}
+
+// isolcpus parses isolcpus= from the command line, noting what it means.
+func (d *detector) isolcpus() (isolcpus, bool) {
+	v, has := cmdlineValue(d.cmdline, "isolcpus")
+	if !has {
+		return isolcpus{}, false
+	}
+	iso, err := parseIsolcpus(v, d.nrCPUs())
+	if err != nil {
+		d.note("proc/cmdline", "isolcpus="+truncate(v, 60), "garbled: "+err.Error())
+		return isolcpus{}, false
+	}
+	meaning := "isolates CPUs " + orDash(formatCPUList(iso.cpus)) + " from: " + iso.flags()
+	if len(iso.unknown) > 0 {
+		meaning += " (unknown flags, skipped by the kernel: " + strings.Join(iso.unknown, ",") + ")"
+	}
+	d.note("proc/cmdline", "isolcpus="+truncate(v, 60), meaning)
+	return iso, true
+}
+
+// nohzFullParam returns the CPUs the command line asks to run tickless:
+// nohz_full= and isolcpus= with the nohz flag.
+func (d *detector) nohzFullParam(iso isolcpus, hasIso bool) []int {
+	var cpus []int
+	if v, has := cmdlineValue(d.cmdline, "nohz_full"); has {
+		if c, err := parseCmdlineCPUList(v, d.nrCPUs()); err == nil {
+			cpus = c
+		} else {
+			d.note("proc/cmdline", "nohz_full="+truncate(v, 60), "garbled: "+err.Error())
+		}
+	}
+	if hasIso && iso.nohz {
+		cpus = append(cpus, iso.cpus...)
+		slices.Sort(cpus)
+		cpus = slices.Compact(cpus)
+	}
+	return cpus
+}
+
+// bootParams works out the settings whose config default a boot parameter
+// overrides, the way the kernel applies them.
+func (d *detector) bootParams() {
+	r := d.r
+	// RCU callback offloading: rcu_nocbs=, implied by nohz_full.
+	switch v, has := cmdlineValue(d.cmdline, "rcu_nocbs"); {
+	case d.cfg == nil:
+		d.note("proc/cmdline", "rcu_nocbs", "RCU offloading unknown: kernel config unreadable")
+	case d.cfg["CONFIG_RCU_NOCB_CPU"] != "y":
+		if has {
+			d.note("proc/cmdline", "rcu_nocbs="+truncate(v, 60), "ignored: CONFIG_RCU_NOCB_CPU is not set")
+		}
+	default:
+		var cpus []int
+		switch {
+		case has && v != "":
+			c, err := parseCmdlineCPUList(v, d.nrCPUs())
+			if err != nil {
+				d.note("proc/cmdline", "rcu_nocbs="+truncate(v, 60), "garbled: "+err.Error())
+			}
+			cpus = c
+		case has:
+			d.note("proc/cmdline", "rcu_nocbs", "RCU offloading possible on every CPU, none offloaded at boot")
+		case d.cfg["CONFIG_RCU_NOCB_CPU_DEFAULT_ALL"] == "y":
+			cpus = r.OnlineCPUs
+			d.cfgNote("CONFIG_RCU_NOCB_CPU_DEFAULT_ALL", "RCU callbacks of every CPU offloaded by default")
+		}
+		if len(r.NohzFull) > 0 {
+			cpus = append(slices.Clone(cpus), r.NohzFull...)
+			slices.Sort(cpus)
+			cpus = slices.Compact(cpus)
+		}
+		if len(cpus) > 0 {
+			r.RCUNoCBs = cpus
+			d.note("proc/cmdline", "rcu_nocbs "+formatCPUList(cpus), "CPUs whose RCU callbacks run in kthreads (rcu_nocbs= and nohz_full, which implies it)")
+		}
+	}
+
+	// Threaded interrupt handlers.
+	switch {
+	case r.Preempt.Model == ModelRT:
+		r.ThreadedIRQs = Setting{Value: "yes", Source: "preempt"}
+		d.note(r.Preempt.Source, "PREEMPT_RT", "interrupt handlers always run in threads")
+	case cmdlineHas(d.cmdline, "threadirqs") && d.cfg == nil:
+		d.note("proc/cmdline", "threadirqs", "threaded interrupts unknown: CONFIG_IRQ_FORCED_THREADING unreadable")
+	case cmdlineHas(d.cmdline, "threadirqs") && d.cfg["CONFIG_IRQ_FORCED_THREADING"] == "y":
+		r.ThreadedIRQs = Setting{Value: "yes", Source: "proc/cmdline"}
+		d.note("proc/cmdline", "threadirqs", "interrupt handlers forced into threads (CONFIG_IRQ_FORCED_THREADING=y)")
+	case cmdlineHas(d.cmdline, "threadirqs"):
+		r.ThreadedIRQs = Setting{Value: "no", Source: r.ConfigSource}
+		d.note("proc/cmdline", "threadirqs", "ignored: CONFIG_IRQ_FORCED_THREADING is not set")
+	case d.cmdOK:
+		r.ThreadedIRQs = Setting{Value: "no", Source: "proc/cmdline"}
+	}
+
+	// CPU vulnerability mitigations.
+	v, has := cmdlineValue(d.cmdline, "mitigations")
+	mode, _, _ := strings.Cut(v, ",")
+	switch {
+	case has && (mode == "off" || mode == "auto"):
+		r.Mitigations = Setting{Value: truncate(v, 60), Source: "proc/cmdline"}
+		d.note("proc/cmdline", "mitigations="+truncate(v, 60), "CPU vulnerability mitigations set at boot")
+	case d.cfg != nil:
+		if has {
+			d.note("proc/cmdline", "mitigations="+truncate(v, 60), "unsupported: the kernel keeps its default")
+		}
+		r.Mitigations = Setting{Value: "auto", Source: r.ConfigSource}
+		for _, opt := range []string{"CONFIG_CPU_MITIGATIONS", "CONFIG_SPECULATION_MITIGATIONS"} {
+			if d.cfg[opt] == "n" {
+				r.Mitigations.Value = "off"
+				d.cfgNote(opt, "CPU vulnerability mitigations off by default")
+			}
+		}
+	}
 }
 
 func (d *detector) process() {

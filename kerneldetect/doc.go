@@ -23,6 +23,15 @@
 //     version string ("PREEMPT_RT" or "PREEMPT RT"), /sys/kernel/realtime
 //     or CONFIG_PREEMPT_RT; /sys/kernel/realtime alone is never required
 //     (mainline 6.12+ PREEMPT_RT kernels do not have it).
+//   - Boot parameters override config defaults as the kernel applies them,
+//     and the report says which evidence decided: a PREEMPT_DYNAMIC
+//     kernel's mode comes from debugfs (the mode now), else preempt= on
+//     the command line, else the config's default ([PreemptInfo].Source);
+//     threadirqs needs CONFIG_IRQ_FORCED_THREADING, nohz_full= needs
+//     CONFIG_NO_HZ_FULL and implies rcu_nocbs=, isolcpus= isolates from
+//     the scheduler only with the domain flag (the default without
+//     flags), mitigations= overrides CONFIG_CPU_MITIGATIONS. sysfs, which
+//     shows what the kernel applied, wins over the command line.
 //   - Checks ([Check]) have stable ids (the Check* constants) and carry the
 //     evidence they saw and a concrete remedy.
 //   - Detect and DetectFS are safe for concurrent use; a Report is plain

@@ -34,15 +34,23 @@ type fixture struct {
 var fixtures = []fixture{
 	{
 		tree: "container-rt-no-budget", kind: Vanilla, release: "6.18.44-fc-v782",
-		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "none"}, realtime: false,
+		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "none", Source: "proc/config.gz"}, realtime: false,
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
 		checks: map[string]Status{"rt_group_sched": StatusFail, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
 	},
 	{
+		tree: "debian-6.1-isolcpus-nohz", kind: Vanilla, release: "6.1.0-47-amd64",
+		preempt: PreemptInfo{Model: "voluntary", Dynamic: true, Mode: "voluntary", Source: "sys/kernel/debug/sched/preempt"}, realtime: false,
+		xenomai: nil, rtai: nil, config: "boot/config-6.1.0-47-amd64",
+		online: []int{0, 1, 2, 3}, isolated: nil, nohz: []int{2, 3},
+		capKnown: true, uid: 0, rtprio: 0,
+		checks: map[string]Status{"isolated_cpus": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn},
+	},
+	{
 		tree: "debian-6.1-rt", kind: PreemptRT, release: "6.1.0-47-rt-amd64",
-		preempt: PreemptInfo{Model: "rt", Dynamic: false, Mode: ""}, realtime: true,
+		preempt: PreemptInfo{Model: "rt", Dynamic: false, Mode: "", Source: "boot/config-6.1.0-47-rt-amd64"}, realtime: true,
 		xenomai: nil, rtai: nil, config: "boot/config-6.1.0-47-rt-amd64",
 		online: []int{0, 1, 2, 3}, isolated: []int{2, 3}, nohz: []int{2, 3},
 		capKnown: true, uid: 0, rtprio: 0,
@@ -50,7 +58,7 @@ var fixtures = []fixture{
 	},
 	{
 		tree: "debian-6.1-voluntary", kind: Vanilla, release: "6.1.0-47-amd64",
-		preempt: PreemptInfo{Model: "voluntary", Dynamic: true, Mode: "voluntary"}, realtime: false,
+		preempt: PreemptInfo{Model: "voluntary", Dynamic: true, Mode: "voluntary", Source: "sys/kernel/debug/sched/preempt"}, realtime: false,
 		xenomai: nil, rtai: nil, config: "boot/config-6.1.0-47-amd64",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
@@ -66,7 +74,7 @@ var fixtures = []fixture{
 	},
 	{
 		tree: "mainline-6.12-rt", kind: PreemptRT, release: "6.12.117+deb12-rt-amd64",
-		preempt: PreemptInfo{Model: "rt", Dynamic: true, Mode: ""}, realtime: false,
+		preempt: PreemptInfo{Model: "rt", Dynamic: true, Mode: "", Source: "boot/config-6.12.117+deb12-rt-amd64"}, realtime: false,
 		xenomai: nil, rtai: nil, config: "boot/config-6.12.117+deb12-rt-amd64",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
@@ -74,7 +82,7 @@ var fixtures = []fixture{
 	},
 	{
 		tree: "rpi-6.1-preempt-full", kind: Preempt, release: "6.1.21-v8+",
-		preempt: PreemptInfo{Model: "full", Dynamic: false, Mode: ""}, realtime: false,
+		preempt: PreemptInfo{Model: "full", Dynamic: false, Mode: "", Source: "proc/sys/kernel/version"}, realtime: false,
 		xenomai: nil, rtai: nil, config: "",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
@@ -90,7 +98,7 @@ var fixtures = []fixture{
 	},
 	{
 		tree: "unprivileged-user", kind: Vanilla, release: "6.18.44-fc-v782",
-		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "none"}, realtime: false,
+		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "none", Source: "proc/config.gz"}, realtime: false,
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 65534, rtprio: 0,
@@ -98,15 +106,23 @@ var fixtures = []fixture{
 	},
 	{
 		tree: "vm-firecracker-6.18", kind: Vanilla, release: "6.18.44-fc-v782",
-		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "none"}, realtime: false,
+		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "none", Source: "proc/config.gz"}, realtime: false,
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
 		checks: map[string]Status{"isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
 	},
 	{
+		tree: "vm-firecracker-6.18-preempt-full", kind: Preempt, release: "6.18.44-fc-v782",
+		preempt: PreemptInfo{Model: "none", Dynamic: true, Mode: "full", Source: "proc/cmdline"}, realtime: false,
+		xenomai: nil, rtai: nil, config: "proc/config.gz",
+		online: []int{0, 1}, isolated: []int{1}, nohz: nil,
+		capKnown: true, uid: 0, rtprio: 0,
+		checks: map[string]Status{"nohz_full": StatusWarn, "hypervisor": StatusWarn},
+	},
+	{
 		tree: "xenomai3-dovetail", kind: Xenomai, release: "5.10.209-xenomai",
-		preempt: PreemptInfo{Model: "voluntary", Dynamic: false, Mode: ""}, realtime: false,
+		preempt: PreemptInfo{Model: "voluntary", Dynamic: false, Mode: "", Source: "boot/config-5.10.209-xenomai"}, realtime: false,
 		xenomai: &XenomaiInfo{Version: "3.2.4", Core: "cobalt", Pipeline: "dovetail", ABI: "", AllowedGroup: "1001"}, rtai: nil, config: "boot/config-5.10.209-xenomai",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
@@ -124,17 +140,32 @@ var fixtures = []fixture{
 
 // fixtureEvidence holds the observations each tree must report.
 var fixtureEvidence = map[string][]string{
-	"container-rt-no-budget": {"sys/fs/cgroup/cpu/docker/gortapi-fixture/cpu.rt_runtime_us=0", "SCHED_FIFO fails with EPERM even as root", "--cpu-rt-runtime"},
-	"debian-6.1-rt":          {"sys/kernel/realtime: 1", "proc/sys/kernel/version: PREEMPT_RT"},
-	"debian-6.1-voluntary":   {"sys/kernel/debug/sched/preempt: none (voluntary) full", "CONFIG_PREEMPT_DYNAMIC=y"},
-	"evl":                    {"dev/evl/control: present", "sys/devices/virtual/evl/control/abi: 32"},
-	"mainline-6.12-rt":       {"sys/kernel/realtime: missing", "CONFIG_PREEMPT_RT=y"},
-	"rpi-6.1-preempt-full":   {"proc/sys/kernel/version: PREEMPT", "kernel config unknown"},
-	"rtai":                   {"proc/rtai/hal: present", "proc/modules: rtai_hal", "proc/sys/kernel/osrelease: 4.19.177-rtai"},
-	"unprivileged-user":      {"CAP_SYS_NICE no", "setcap cap_sys_nice,cap_ipc_lock+ep", "uid 65534"},
-	"vm-firecracker-6.18":    {"proc/cmdline: no preempt=", "proc/cpuinfo flags: hypervisor", "CONFIG_PREEMPT_DYNAMIC=y"},
-	"xenomai3-dovetail":      {"CONFIG_DOVETAIL=y", "proc/xenomai/version: 3.2.4"},
-	"xenomai3-ipipe":         {"proc/ipipe/version: 17", "sys/module/xenomai/parameters/allowed_group: -1"},
+	"container-rt-no-budget":   {"sys/fs/cgroup/cpu/docker/gortapi-fixture/cpu.rt_runtime_us=0", "SCHED_FIFO fails with EPERM even as root", "--cpu-rt-runtime"},
+	"debian-6.1-isolcpus-nohz": {"isolates CPUs 2-3 from nohz,managed_irq only, not from the scheduler", "decides over preempt= and the config"},
+	"vm-firecracker-6.18-preempt-full": {"proc/cmdline: preempt=full (boot-time preemption mode", "nohz_full=1 on the command line is ignored: CONFIG_NO_HZ_FULL is not set",
+		"interrupt handlers forced into threads"},
+	"debian-6.1-rt":        {"sys/kernel/realtime: 1", "proc/sys/kernel/version: PREEMPT_RT"},
+	"debian-6.1-voluntary": {"sys/kernel/debug/sched/preempt: none (voluntary) full", "CONFIG_PREEMPT_DYNAMIC=y"},
+	"evl":                  {"dev/evl/control: present", "sys/devices/virtual/evl/control/abi: 32"},
+	"mainline-6.12-rt":     {"sys/kernel/realtime: missing", "CONFIG_PREEMPT_RT=y"},
+	"rpi-6.1-preempt-full": {"proc/sys/kernel/version: PREEMPT", "kernel config unknown"},
+	"rtai":                 {"proc/rtai/hal: present", "proc/modules: rtai_hal", "proc/sys/kernel/osrelease: 4.19.177-rtai"},
+	"unprivileged-user":    {"CAP_SYS_NICE no", "setcap cap_sys_nice,cap_ipc_lock+ep", "uid 65534"},
+	"vm-firecracker-6.18":  {"proc/cmdline: no preempt=", "proc/cpuinfo flags: hypervisor", "CONFIG_PREEMPT_DYNAMIC=y"},
+	"xenomai3-dovetail":    {"CONFIG_DOVETAIL=y", "proc/xenomai/version: 3.2.4"},
+	"xenomai3-ipipe":       {"proc/ipipe/version: 17", "sys/module/xenomai/parameters/allowed_group: -1"},
+}
+
+// fixtureBoot holds the boot-overridable settings some trees must report.
+var fixtureBoot = map[string]struct {
+	rcuNoCBs                  []int
+	threadedIRQs, mitigations Setting
+}{
+	"debian-6.1-rt":            {[]int{2, 3}, Setting{"yes", "preempt"}, Setting{"auto", "boot/config-6.1.0-47-rt-amd64"}},
+	"debian-6.1-isolcpus-nohz": {[]int{2, 3}, Setting{"no", "proc/cmdline"}, Setting{"auto", "boot/config-6.1.0-47-amd64"}},
+	"vm-firecracker-6.18-preempt-full": {[]int{1}, Setting{"yes", "proc/cmdline"},
+		Setting{"auto,no_guest_host,no_guest_guest", "proc/cmdline"}},
+	"vm-firecracker-6.18": {nil, Setting{"no", "proc/cmdline"}, Setting{"auto,no_guest_host,no_guest_guest", "proc/cmdline"}},
 }
 
 func TestFixtureTrees(t *testing.T) {
@@ -201,6 +232,11 @@ func TestFixtureTrees(t *testing.T) {
 				assert.Contains(t, all, want)
 			}
 			assert.Equal(t, f.kind.IsRealtime() && !hasFail(r), r.RTCapable())
+			if b, ok := fixtureBoot[f.tree]; ok {
+				assert.Equal(t, b.rcuNoCBs, r.RCUNoCBs, "rcu_nocbs")
+				assert.Equal(t, b.threadedIRQs, r.ThreadedIRQs, "threaded irqs")
+				assert.Equal(t, b.mitigations, r.Mitigations, "mitigations")
+			}
 
 			// The report is plain data: it survives JSON.
 			b, err := json.Marshal(r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -96,9 +97,13 @@ func FuzzParsePreempt(f *testing.F) {
 // checks that detection never fails, never panics and always reports
 // every check.
 func FuzzDetectFS(f *testing.F) {
-	f.Add([]byte("6.1.0-47-rt-amd64"), []byte("#1 SMP PREEMPT_RT Debian"), []byte("CapEff:\t0\n"), []byte("0-3"), []byte("CONFIG_PREEMPT_RT=y\n"), []byte("0"))
-	f.Add([]byte("../../etc"), []byte(""), []byte(""), []byte("x"), []byte("\x1f\x8b garbage"), []byte("-"))
-	f.Fuzz(func(t *testing.T, release, version, status, cpus, config, rt []byte) {
+	f.Add([]byte("6.1.0-47-rt-amd64"), []byte("#1 SMP PREEMPT_RT Debian"), []byte("CapEff:\t0\n"), []byte("0-3"), []byte("CONFIG_PREEMPT_RT=y\n"), []byte("0"),
+		[]byte("preempt=full isolcpus=managed_irq,domain,N nohz_full=1-3:1/2 rcu_nocbs threadirqs mitigations=auto,nosmt"))
+	f.Add([]byte("../../etc"), []byte(""), []byte(""), []byte("x"), []byte("\x1f\x8b garbage"), []byte("-"), []byte(`"preempt=lazy isolcpus=nohz,all -- nosmt`))
+	f.Add([]byte("6.18.0"), []byte("#1 SMP PREEMPT_DYNAMIC"), []byte(""), []byte("0-1"),
+		[]byte("CONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPT_NONE=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_RCU_NOCB_CPU=y\n"), []byte("1"),
+		[]byte("preempt=voluntary isolcpus=nohz,0-1 rcu-nocbs=all"))
+	f.Fuzz(func(t *testing.T, release, version, status, cpus, config, rt, cmdline []byte) {
 		var gz bytes.Buffer
 		zw := gzip.NewWriter(&gz)
 		zw.Write(config)
@@ -108,6 +113,7 @@ func FuzzDetectFS(f *testing.F) {
 			"proc/sys/kernel/version":                              {Data: version},
 			"proc/version":                                         {Data: append([]byte("Linux version "), release...)},
 			"proc/self/status":                                     {Data: status},
+			"proc/cmdline":                                         {Data: cmdline},
 			"proc/self/limits":                                     {Data: status},
 			"proc/self/cgroup":                                     {Data: cpus},
 			"proc/config.gz":                                       {Data: gz.Bytes()},
@@ -135,5 +141,51 @@ func FuzzDetectFS(f *testing.F) {
 		if _, err := r.Kind.MarshalText(); err != nil {
 			t.Fatal(err)
 		}
+		if e := r.Preempt.Effective(); e != "" && (r.Preempt.Source == "" || !validMode(e) && e != ModelRT) {
+			t.Fatalf("effective model %q from %q", e, r.Preempt.Source)
+		}
+		for _, list := range [][]int{r.IsolatedCPUs, r.NohzFull, r.RCUNoCBs} {
+			checkCPUList(t, list)
+		}
 	})
+}
+
+// FuzzParseBootParams checks the command-line parsers: bounded output,
+// sorted CPU lists within range, parameter names spelled with '_'.
+func FuzzParseBootParams(f *testing.F) {
+	f.Add(`ro "quoted x" nohz-full=2 "preempt=full" -- init`, "managed_irq,domain,2-3", "0-9:2/5,N", 8)
+	f.Add("isolcpus", "nohz,future,all", "all", 0)
+	f.Add(`a="b`, "domain,", "1-2:3/2", 65536)
+	f.Fuzz(func(t *testing.T, cmdline, isol, list string, nr int) {
+		params := cmdlineParams(cmdline)
+		if len(params) > maxCmdParams {
+			t.Fatalf("%d parameters", len(params))
+		}
+		for _, p := range params {
+			if strings.Contains(p.name, "-") {
+				t.Fatalf("name %q keeps a dash", p.name)
+			}
+		}
+		if cpus, err := parseCmdlineCPUList(list, nr); err == nil {
+			checkCPUList(t, cpus)
+		}
+		if iso, err := parseIsolcpus(isol, nr); err == nil {
+			checkCPUList(t, iso.cpus)
+			if !iso.domain && !iso.nohz && !iso.managedIRQ {
+				t.Fatal("no isolation flag: domain is the default")
+			}
+		}
+	})
+}
+
+func checkCPUList(t *testing.T, cpus []int) {
+	t.Helper()
+	if len(cpus) > maxCPU {
+		t.Fatalf("%d CPUs", len(cpus))
+	}
+	for i, c := range cpus {
+		if c < 0 || c >= maxCPU || i > 0 && cpus[i-1] >= c {
+			t.Fatalf("cpu list %v not sorted, unique and in range", cpus)
+		}
+	}
 }

@@ -283,24 +283,6 @@ func validMode(m string) bool {
 	return false
 }
 
-// parseCmdline splits /proc/cmdline into parameters and returns the value
-// of the last occurrence of key ("preempt" for "preempt=full") and
-// whether it was present.
-func cmdlineValue(cmdline, key string) (string, bool) {
-	val, found := "", false
-	for w := range strings.FieldsSeq(cmdline) {
-		if w == "--" {
-			break // the rest belongs to init
-		}
-		if k, v, ok := strings.Cut(w, "="); ok && k == key {
-			val, found = v, true
-		} else if !ok && w == key {
-			val, found = "", true
-		}
-	}
-	return val, found
-}
-
 // parseSingleInt parses a one-number pseudo-file such as
 // sched_rt_runtime_us ("950000\n", "-1\n").
 func parseSingleInt(b []byte) (int64, error) {

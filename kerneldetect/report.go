@@ -25,6 +25,22 @@ type Report struct {
 	OnlineCPUs   []int `json:"online_cpus"`
 	IsolatedCPUs []int `json:"isolated_cpus"`
 	NohzFull     []int `json:"nohz_full"`
+	// RCUNoCBs are the CPUs whose RCU callbacks run in kthreads rather
+	// than on the CPU itself: rcu_nocbs= and the nohz_full CPUs (which
+	// imply it) on a kernel with CONFIG_RCU_NOCB_CPU=y, or every CPU with
+	// CONFIG_RCU_NOCB_CPU_DEFAULT_ALL=y and no rcu_nocbs=. nil when none
+	// or unknown (the evidence says which).
+	RCUNoCBs []int `json:"rcu_nocbs"`
+	// ThreadedIRQs is "yes" when interrupt handlers run in threads that a
+	// real-time task can outrank: always under PREEMPT_RT, else with
+	// threadirqs on the command line of a kernel built with
+	// CONFIG_IRQ_FORCED_THREADING=y.
+	ThreadedIRQs Setting `json:"threaded_irqs"`
+	// Mitigations is the CPU vulnerability mitigation setting, "auto",
+	// "auto,nosmt" or "off": mitigations= on the command line, else the
+	// config's default (CONFIG_CPU_MITIGATIONS). Mitigations add
+	// system-call and context-switch cost.
+	Mitigations Setting `json:"mitigations"`
 	// Process describes the reading process: capabilities and limits.
 	Process Process `json:"process"`
 	// Checks are the readiness checks, in CheckIDs order.
@@ -55,17 +71,37 @@ type PreemptInfo struct {
 	Dynamic bool `json:"dynamic"`
 	// Mode is the current mode of a dynamic kernel when it can be read
 	// (/sys/kernel/debug/sched/preempt, else preempt= on the command line,
-	// else the config's default when the command line has no preempt=);
-	// "" otherwise.
+	// else the config's default when the command line has no preempt= or
+	// one the kernel rejects); "" otherwise.
 	Mode string `json:"mode"`
+	// Source names the evidence that decided Effective(), best first:
+	// "sys/kernel/debug/sched/preempt" (the mode now), "proc/cmdline"
+	// (preempt= at boot), the config file (Report.ConfigSource: its
+	// default), "proc/sys/kernel/version" (the version string's flags) or
+	// "sys/kernel/realtime"; "" when the model is unknown.
+	Source string `json:"source"`
 }
 
-// Effective returns Mode when known, else Model.
+// Effective returns the model the kernel runs with: rt for PREEMPT_RT
+// (whatever its dynamic mode), else Mode when known, else Model.
 func (p PreemptInfo) Effective() string {
+	if p.Model == ModelRT {
+		return ModelRT
+	}
 	if p.Mode != "" {
 		return p.Mode
 	}
 	return p.Model
+}
+
+// Setting is a kernel setting whose build-time default a boot parameter
+// can override: the value in effect and the evidence that decided it.
+type Setting struct {
+	// Value is the setting in effect ("" when unknown).
+	Value string `json:"value"`
+	// Source is what decided it: "proc/cmdline", the config file, or
+	// "preempt" for what PREEMPT_RT forces.
+	Source string `json:"source"`
 }
 
 // XenomaiInfo describes a Xenomai core.

@@ -378,7 +378,7 @@ func TestTaskSpecBounds(t *testing.T) {
 		{Name: "p", Period: rtapi.MaxPeriod + 1},
 		{Name: "p", Period: time.Millisecond, Watchdog: 1<<63 - 1},
 		{Name: "p", Period: time.Millisecond, LateThreshold: 1<<63 - 1},
-		{Name: "p", StackPrefault: 1 << 40},
+		{Name: "p", StackPrefault: rtapi.MaxStackPrefault + 1},
 	} {
 		_, err := rt.NewTask(spec, loop)
 		require.ErrorIs(t, err, rtapi.ErrInvalid, "%+v", spec)

@@ -12,6 +12,9 @@ import (
 // The live behaviour (attach, refresh, Ctrl-C, host stopping) is tested
 // with real processes in examples/halhost; these are halmon's own misuse
 // cases, in process.
+// wideKey does not fit a 32-bit key.
+var wideKey uint64 = 1 << 33
+
 func TestRunMisuse(t *testing.T) {
 	good := config{statsKey: 0x7e571, pinsKey: 0x7e572, interval: time.Millisecond}
 	for _, tc := range []struct {
@@ -24,7 +27,7 @@ func TestRunMisuse(t *testing.T) {
 		{"zero interval", func(c *config) { c.interval = 0 }, "-interval must be positive"},
 		{"negative count", func(c *config) { c.count = -1 }, "-count and -wait not negative"},
 		{"zero key", func(c *config) { c.statsKey = 0 }, "non-zero 32-bit keys"},
-		{"wide key", func(c *config) { c.pinsKey = 1 << 33 }, "non-zero 32-bit keys"},
+		{"wide key", func(c *config) { c.pinsKey = uint(wideKey) }, "non-zero 32-bit keys"}, // truncated to 0 where uint is 32 bits: refused too
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good

@@ -234,7 +234,10 @@ func writeTable(w io.Writer, out output, root string) {
 	if r.Preempt.Dynamic {
 		dyn = "yes"
 	}
-	fmt.Fprintf(tw, "preempt\tmodel %s, dynamic %s, mode %s\n", orDash(r.Preempt.Model), dyn, orDash(r.Preempt.Mode))
+	fmt.Fprintf(tw, "preempt\tmodel %s, dynamic %s, mode %s: effective %s (from %s)\n", orDash(r.Preempt.Model), dyn,
+		orDash(r.Preempt.Mode), orDash(r.Preempt.Effective()), orDash(r.Preempt.Source))
+	fmt.Fprintf(tw, "boot\tthreaded irqs %s (from %s), mitigations %s (from %s), rcu_nocbs %s\n",
+		orDash(r.ThreadedIRQs.Value), orDash(r.ThreadedIRQs.Source), orDash(r.Mitigations.Value), orDash(r.Mitigations.Source), cpuList(r.RCUNoCBs))
 	if x := r.Xenomai; x != nil {
 		fmt.Fprintf(tw, "xenomai\t%s core, version %s, pipeline %s\n", x.Core, orDash(x.Version), orDash(x.Pipeline))
 	}

@@ -79,17 +79,19 @@ func TestFixturesJSON(t *testing.T) {
 		kind string
 		code int
 	}{
-		"debian-6.1-rt":          {"preempt-rt", exitRTCapable},
-		"mainline-6.12-rt":       {"preempt-rt", exitRTCapable},
-		"debian-6.1-voluntary":   {"vanilla", exitNotRT},
-		"rpi-6.1-preempt-full":   {"preempt", exitNotRT},
-		"vm-firecracker-6.18":    {"vanilla", exitNotRT},
-		"unprivileged-user":      {"vanilla", exitNotRT},
-		"container-rt-no-budget": {"vanilla", exitNotRT},
-		"xenomai3-ipipe":         {"xenomai", exitRTCapable},
-		"xenomai3-dovetail":      {"xenomai", exitRTCapable},
-		"evl":                    {"xenomai", exitRTCapable},
-		"rtai":                   {"rtai", exitRTCapable},
+		"debian-6.1-rt":                    {"preempt-rt", exitRTCapable},
+		"mainline-6.12-rt":                 {"preempt-rt", exitRTCapable},
+		"debian-6.1-voluntary":             {"vanilla", exitNotRT},
+		"rpi-6.1-preempt-full":             {"preempt", exitNotRT},
+		"vm-firecracker-6.18":              {"vanilla", exitNotRT},
+		"unprivileged-user":                {"vanilla", exitNotRT},
+		"container-rt-no-budget":           {"vanilla", exitNotRT},
+		"xenomai3-ipipe":                   {"xenomai", exitRTCapable},
+		"xenomai3-dovetail":                {"xenomai", exitRTCapable},
+		"evl":                              {"xenomai", exitRTCapable},
+		"rtai":                             {"rtai", exitRTCapable},
+		"vm-firecracker-6.18-preempt-full": {"preempt", exitNotRT},
+		"debian-6.1-isolcpus-nohz":         {"vanilla", exitNotRT},
 	} {
 		t.Run(tree, func(t *testing.T) {
 			code, out, errOut := runRTCheck(t, "-json", "-root", filepath.Join(fixtures, tree))
@@ -119,6 +121,12 @@ func TestHumanTable(t *testing.T) {
 	assert.Equal(t, exitRTCapable, code)
 	assert.Contains(t, out, "cobalt core, version 3.1.2, pipeline ipipe")
 	assert.Regexp(t, `(?m)^verdict +RT-capable$`, out)
+
+	// The evidence that decided the preemption model, and the boot overrides.
+	code, out, _ = runRTCheck(t, "-root", filepath.Join(fixtures, "vm-firecracker-6.18-preempt-full"))
+	assert.Equal(t, exitNotRT, code)
+	assert.Contains(t, out, "model none, dynamic yes, mode full: effective full (from proc/cmdline)")
+	assert.Contains(t, out, "threaded irqs yes (from proc/cmdline)")
 }
 
 func TestLive(t *testing.T) {

@@ -71,6 +71,7 @@ type proc struct {
 
 func startChild(tb testing.TB, role string, seg *shm.Segment, env ...string) *proc {
 	tb.Helper()
+	rttest.RequireSelfExec(tb)
 	cmd := rttest.Child(role)
 	cmd.Env = append(cmd.Env, "IPC_INSTANCE="+strconv.Itoa(testInstance),
 		"IPC_KEY="+strconv.FormatUint(uint64(seg.Key()), 10))

@@ -24,6 +24,7 @@ const (
 // ringHeader sits at the start of ring memory. Writer-owned and
 // reader-owned words live on separate cache lines.
 type ringHeader struct {
+	_        align64
 	magic    uint32 // ringMagic, stored last by Init
 	mode     uint32
 	capacity uint64

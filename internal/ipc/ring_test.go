@@ -5,6 +5,7 @@ package ipc
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"testing"
@@ -322,7 +323,7 @@ func startRingWriter(tb testing.TB, capacity, n, size int) (*RecordRing, *ringSe
 // A writer process SIGKILLed mid-stream: every record it committed is
 // there, intact and in order; nothing half-written is visible.
 func TestRecordRingWriterKilled(t *testing.T) {
-	q, v, p := startRingWriter(t, 1<<16, 1<<62, 40)
+	q, v, p := startRingWriter(t, 1<<16, math.MaxInt, 40)
 	require.NoError(t, v.Ready.Give())
 	buf := make([]byte, 64)
 	next := uint64(0)

@@ -23,6 +23,7 @@ import (
 // Copies go through 64-bit atomic loads and stores so that the race
 // detector sees a correct program.
 type Seqlock[T any] struct {
+	_     align64
 	seq   uint64
 	_     [56]byte
 	slots [2]seqSlot[T]
@@ -30,9 +31,17 @@ type Seqlock[T any] struct {
 
 // seqSlot pads T to a multiple of 8 bytes at 8-byte alignment.
 type seqSlot[T any] struct {
-	_ [0]uint64
+	_ align64
 	v T
 }
+
+// align64 gives a struct 8-byte alignment on every architecture. Go aligns
+// uint64 to only 4 bytes on 386 and arm, where a 64-bit atomic on such a
+// word panics; an atomic.Uint64 is 8-byte aligned everywhere, and an array
+// of none of them takes no space. Shared layouts whose 64-bit words are
+// accessed atomically start with it, so that a View at a misaligned
+// offset is refused instead of panicking.
+type align64 [0]atomic.Uint64
 
 // Write publishes *v as the new snapshot.
 //

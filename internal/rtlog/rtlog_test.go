@@ -271,6 +271,7 @@ func childWriter() int {
 }
 
 func TestCrossProcessDrain(t *testing.T) {
+	rttest.RequireSelfExec(t)
 	seg, err := shm.Create(shm.Options{Instance: testInstance}, 1, ipc.RingSize(64<<10))
 	require.NoError(t, err)
 	defer seg.Delete()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -25,6 +27,8 @@ const RequireEnv = "GORTAPI_REQUIRE_RT"
 // GORTAPI_REQUIRE_RT=1 it fails instead of skipping.
 func RequireRT(t testing.TB) {
 	t.Helper()
+	SkipIfEmulated(t, "the emulator, not the kernel's scheduler, decides when a real-time thread runs "+
+		"(its own threads and locks stand between the task and SCHED_FIFO)")
 	err := sys.ProbeSchedFIFO()
 	if err == nil {
 		return
@@ -145,4 +149,76 @@ func Main(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// RequireLayout64 fails t unless every 64-bit field of typ (at any depth)
+// lies at an 8-byte-aligned offset and typ itself is 8-byte aligned when it
+// has such a field. Shared-memory layouts must pass it on every
+// architecture: on 386 and arm Go aligns int64, uint64 and float64 to 4
+// bytes, where 64-bit atomics panic ("unaligned 64-bit atomic operation")
+// and where a 32-bit process would disagree with a 64-bit one about the
+// layout. An atomic.Int64/Uint64 field, or a [0]atomic.Uint64 marker,
+// carries the 8-byte alignment on 32-bit architectures too.
+func RequireLayout64(t testing.TB, typ reflect.Type) {
+	t.Helper()
+	has64 := false
+	var walk func(reflect.Type, uintptr, string)
+	walk = func(ft reflect.Type, off uintptr, path string) {
+		switch ft.Kind() {
+		case reflect.Int64, reflect.Uint64, reflect.Float64:
+			has64 = true
+			if off%8 != 0 {
+				t.Errorf("%s: %s %s at offset %d is not 8-byte aligned", typ, path, ft, off)
+			}
+		case reflect.Array:
+			for i := range min(ft.Len(), 2) { // the first two show the stride
+				walk(ft.Elem(), off+uintptr(i)*ft.Elem().Size(), fmt.Sprintf("%s[%d]", path, i))
+			}
+		case reflect.Struct:
+			for i := range ft.NumField() {
+				f := ft.Field(i)
+				walk(f.Type, off+f.Offset, path+"."+f.Name)
+			}
+		}
+	}
+	walk(typ, 0, "")
+	if has64 && typ.Align() < 8 {
+		t.Errorf("%s has 64-bit fields but is only %d-byte aligned on %s", typ, typ.Align(), runtime.GOARCH)
+	}
+}
+
+// Emulator says which user-mode emulator runs this process ("" when the
+// kernel runs it natively); see emulator_linux.go for the evidence.
+var Emulator = sync.OnceValue(emulator)
+
+// SkipIfEmulated skips t, with why and the evidence, when this process
+// runs under a user-mode emulator (see Emulator). It is for tests that
+// cannot work there for a stated reason, never for tests that fail there.
+func SkipIfEmulated(t testing.TB, why string) {
+	t.Helper()
+	if e := Emulator(); e != "" {
+		t.Skip("cannot run under " + e + ": " + why)
+	}
+}
+
+// selfExec reports the error of executing this test binary again (with no
+// test to run), nil when the kernel can run it.
+var selfExec = sync.OnceValue(func() error {
+	return exec.Command(os.Args[0], "-test.run=^$", "-test.count=1").Run()
+})
+
+// RequireSelfExec skips t, loudly, when the kernel cannot execute this
+// test binary (ENOEXEC: an arm binary run by qemu-user on another machine
+// with no binfmt_misc entry), so that a test cannot start a child process
+// of itself. Any other failure to start the child fails t.
+func RequireSelfExec(t testing.TB) {
+	t.Helper()
+	err := selfExec()
+	if errors.Is(err, syscall.ENOEXEC) {
+		t.Skip("cannot start a child process: the kernel cannot execute this test binary (" + err.Error() +
+			"); it runs under a user-mode emulator without binfmt_misc")
+	}
+	if err != nil {
+		t.Fatalf("re-execute the test binary: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,8 +22,9 @@ const HeaderSize = 64
 // LayoutVersion is the header layout this build writes and reads.
 const LayoutVersion = 1
 
-// MaxSize is the largest data size accepted (1 TiB).
-const MaxSize = 1 << 40
+// MaxSize is the largest data size accepted: 1 TiB on 64-bit systems,
+// 1 GiB on 32-bit ones (whose whole address space is 4 GiB).
+const MaxSize = min(1<<40, 1<<(strconv.IntSize-2))
 
 const (
 	magic                = 0x3153_4950_4154_5247 // "GRTAPIS1" little endian
@@ -34,6 +36,7 @@ const (
 // header is the segment's first HeaderSize bytes. Fields other than ready,
 // attached and flags are written once by the creator before ready.
 type header struct {
+	_          [0]atomic.Uint64 // 8-byte aligned on 32-bit architectures too
 	magic      uint64
 	version    uint32
 	ready      uint32 // readyMagic once initialised; atomic

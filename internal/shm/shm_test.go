@@ -5,8 +5,10 @@ package shm
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -319,9 +321,10 @@ func TestViews(t *testing.T) {
 	assert.Equal(t, uint32(9), w.Count)
 	assert.Equal(t, 1.5, w.Pos[1])
 
-	_, err = View[goodView](s, 4)
+	align := int(unsafe.Alignof(goodView{})) // 8, or 4 where Go aligns 64-bit words to 4 (386, arm)
+	_, err = View[goodView](s, align/2)
 	assert.ErrorIs(t, err, ErrInvalid)
-	assert.Contains(t, err.Error(), "8-byte alignment")
+	assert.Contains(t, err.Error(), fmt.Sprintf("%d-byte alignment", align))
 	_, err = View[goodView](s, 208)
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "does not fit")
@@ -362,7 +365,7 @@ func TestViews(t *testing.T) {
 	assert.ErrorIs(t, err, ErrInvalid)
 	_, err = ViewSlice[uint32](s, 0, -1)
 	assert.ErrorIs(t, err, ErrInvalid)
-	_, err = ViewSlice[uint64](s, 0, 1<<61)
+	_, err = ViewSlice[uint64](s, 0, math.MaxInt/4)
 	assert.ErrorIs(t, err, ErrInvalid)
 	empty, err := ViewSlice[uint32](s, 256, 0)
 	require.NoError(t, err)
@@ -390,6 +393,7 @@ func TestViewNoAllocAfterCreate(t *testing.T) {
 // child re-executes this test binary to run one helper test in another
 // process.
 func child(t *testing.T, test, role string, extra ...string) *exec.Cmd {
+	rttest.RequireSelfExec(t)
 	return withTestEnv(rttest.Child(role, "-test.run=^"+test+"$", "-test.count=1"), extra)
 }
 
@@ -440,6 +444,7 @@ func TestDeleteAfterUserKilled(t *testing.T) {
 		os.Stdout.WriteString("attached\n")
 		select {} // wait to be killed
 	}
+	rttest.RequireSelfExec(t) // before the segment exists: a skip must not leak it
 	s, err := New(devShm(), 31, 64)
 	require.NoError(t, err)
 	cmd := child(t, "TestDeleteAfterUserKilled", "hang")
@@ -540,4 +545,12 @@ func TestConcurrentNewAndDelete(t *testing.T) {
 	}
 	ok, _ := Exists(o, 40)
 	assert.False(t, ok)
+}
+
+// The segment header is the same on 32-bit and 64-bit architectures.
+func TestHeaderLayout(t *testing.T) {
+	rttest.RequireLayout64(t, reflect.TypeFor[header]())
+	assert.EqualValues(t, HeaderSize, unsafe.Sizeof(header{}))
+	assert.EqualValues(t, 16, unsafe.Offsetof(header{}.size))
+	assert.EqualValues(t, 36, unsafe.Offsetof(header{}.flags))
 }

@@ -2,6 +2,7 @@ package shm
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 )
@@ -79,7 +80,7 @@ func ViewSliceBytes[T any](mem []byte, off, n int) ([]T, error) {
 		return nil, fmt.Errorf("%w: negative count %d", ErrInvalid, n)
 	}
 	size, align := int(t.Size()), t.Align()
-	if size > 0 && n > (1<<62)/size {
+	if size > 0 && n > math.MaxInt/size {
 		return nil, fmt.Errorf("%w: %d values of %s overflow", ErrInvalid, n, t)
 	}
 	if err := checkRange(mem, off, size*n, align, fmt.Sprintf("[%d]%s", n, t)); err != nil {

@@ -55,10 +55,10 @@ func ReadThreadUsage(u *ThreadUsage) error {
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
 		return errRusage(err)
 	}
-	u.MinorFaults = ru.Minflt
-	u.MajorFaults = ru.Majflt
-	u.VoluntarySwitches = ru.Nvcsw
-	u.InvoluntarySwitches = ru.Nivcsw
+	u.MinorFaults = int64(ru.Minflt) // a 32-bit long on 32-bit Linux
+	u.MajorFaults = int64(ru.Majflt)
+	u.VoluntarySwitches = int64(ru.Nvcsw)
+	u.InvoluntarySwitches = int64(ru.Nivcsw)
 	return nil
 }
 

@@ -98,7 +98,7 @@ func RTPrioLimit() (uint64, error) {
 func SetAffinity(tid int, cpus []int) error {
 	var set unix.CPUSet
 	for _, c := range cpus {
-		if c < 0 || c >= len(set)*64 {
+		if c < 0 || c >= cpuSetSize {
 			return fmt.Errorf("sched_setaffinity: cpu %d out of range: %w", c, unix.EINVAL)
 		}
 		set.Set(c)
@@ -117,7 +117,7 @@ func Affinity(tid int) ([]int, error) {
 		return nil, os.NewSyscallError("sched_getaffinity", err)
 	}
 	var cpus []int
-	for c := 0; c < len(set)*64; c++ {
+	for c := 0; c < cpuSetSize; c++ {
 		if set.IsSet(c) {
 			cpus = append(cpus, c)
 		}

@@ -18,11 +18,17 @@ func Nanotime() int64 { return nanotime() }
 //go:noescape
 func nanotime() int64
 
-// Timespec converts nanoseconds to a unix.Timespec.
+// Timespec converts nanoseconds to a unix.Timespec. On 32-bit Linux,
+// whose timespec holds 32-bit seconds, a time more than 68 years ahead
+// saturates to the largest one the kernel accepts.
 //
 // RT-safe.
 func Timespec(ns int64) unix.Timespec {
-	return unix.Timespec{Sec: ns / 1e9, Nsec: ns % 1e9}
+	sec, nsec := ns/1e9, ns%1e9
+	if sec > maxTimespecSec {
+		sec, nsec = maxTimespecSec, 1e9-1
+	}
+	return unix.Timespec{Sec: timespecField(sec), Nsec: timespecField(nsec)}
 }
 
 // SleepUntil sleeps on CLOCK_MONOTONIC until the absolute deadline (in

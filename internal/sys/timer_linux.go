@@ -32,32 +32,6 @@ const (
 	siTkill = -6 // SI_TKILL: tgkill(2)
 )
 
-// sigevent is the kernel's struct sigevent for SIGEV_THREAD_ID.
-type sigevent struct {
-	value  uintptr
-	signo  int32
-	notify int32
-	tid    int32
-	_      [44]byte
-}
-
-const sigevThreadID = 4 // SIGEV_THREAD_ID
-
-// siginfo is the kernel's siginfo_t, with the fields of a POSIX timer
-// signal spelled out.
-type siginfo struct {
-	signo   int32
-	errno   int32
-	code    int32
-	_       int32
-	timerID int32
-	overrun int32
-	_       [104]byte
-}
-
-// sigset is the kernel's sigset_t (64 signals).
-type sigset uint64
-
 func sigsetOf(sig unix.Signal) sigset { return 1 << (uint(sig) - 1) }
 
 // PosixTimer is a periodic POSIX timer (timer_create on CLOCK_MONOTONIC)

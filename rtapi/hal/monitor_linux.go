@@ -126,7 +126,7 @@ func (m *Monitor) read() (Snapshot, error) {
 		HostClosed: atomic.LoadInt64(&h.Closed) != 0,
 		BasePeriod: time.Duration(atomic.LoadInt64(&h.BasePeriod)),
 	}
-	n := atomic.LoadInt64(&h.NThreads)
+	n := atomic.LoadInt64(&h.NThreads) // checked as stored: int may have 32 bits
 	if n < 0 || n > MaxThreads {
 		return Snapshot{}, corrupt("thread count %d outside 0..%d", n, MaxThreads)
 	}

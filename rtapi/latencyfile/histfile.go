@@ -134,10 +134,10 @@ func ReadHistfile(r io.Reader) ([]rtapi.Histogram, error) {
 		if err != nil || len(vals) < 2 {
 			return nil, fmt.Errorf("histogram line %d: want a bucket and counts, got %q", line, text)
 		}
-		bucket := int(vals[0])
-		if bucket > hist.MaxBuckets {
-			return nil, fmt.Errorf("histogram line %d: bucket %d too large", line, bucket)
+		if vals[0] > hist.MaxBuckets { // before converting: int may have 32 bits
+			return nil, fmt.Errorf("histogram line %d: bucket %d too large", line, vals[0])
 		}
+		bucket := int(vals[0])
 		if hs == nil {
 			hs = make([]rtapi.Histogram, len(vals)-1)
 			for i := range hs {

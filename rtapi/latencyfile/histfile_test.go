@@ -115,6 +115,8 @@ func TestReadHistfileErrors(t *testing.T) {
 		"# Histogram\n000000 x\n",
 		"# Histogram\n000000 000001\t000002\n000001 000001\n",
 		"# Histogram\n000000 000001\n# Max Latencies: abc\n",
+		"# Histogram\n18446744073709551615 000001\n", // a negative int on 64-bit
+		"# Histogram\n4294967296 000001\n",           // bucket 0 where int has 32 bits
 	} {
 		if _, err := ReadHistfile(strings.NewReader(bad)); err == nil {
 			t.Errorf("ReadHistfile(%q) succeeded", bad)
