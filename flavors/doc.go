@@ -6,7 +6,7 @@
 //
 //   - posix: runs anywhere without privileges. Task threads stay
 //     SCHED_OTHER and sleep with absolute clock_nanosleep. With the
-//     VanillaFIFO runtime flag (seed 000, Arvid Brodin's scheme) it runs
+//     VanillaFIFO runtime flag (Arvid Brodin's scheme for a non-real-time kernel) it runs
 //     them SCHED_FIFO and wakes them with a periodic POSIX timer aimed at
 //     the task's own thread; when the kernel refuses SCHED_FIFO it keeps
 //     running SCHED_OTHER and says so (Strict refuses instead).

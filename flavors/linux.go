@@ -59,7 +59,7 @@ func openPosix(cfg Config) (Flavor, string, error) {
 	}
 	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict == On, highest
 	f.hardening = harden(cfg)
-	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers (seed 000)" + limited + f.hardening.summary(), nil
+	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers aimed at each thread (real-time scheduling on a non-RT kernel)" + limited + f.hardening.summary(), nil
 }
 
 func openRTPreempt(cfg Config) (Flavor, string, error) {

@@ -30,7 +30,7 @@ const (
 	// latency tool works this way.
 	WakeTimerfd
 	// WakePosixTimer: a periodic POSIX timer signalling the task's own
-	// thread, collected with rt_sigtimedwait (seed 000, cyclictest -x).
+	// thread, collected with rt_sigtimedwait (cyclictest -x does the same).
 	WakePosixTimer
 )
 

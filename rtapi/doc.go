@@ -37,7 +37,7 @@
 // Flavor choice: Options.Flavor, the -rtapi.flavor flag or RTAPI_FLAVOR
 // names one; otherwise rt-preempt on a PREEMPT_RT kernel where SCHED_FIFO
 // can be set, posix elsewhere. On a vanilla or PREEMPT kernel, VanillaFIFO
-// switches posix to SCHED_FIFO + POSIX timers (seed 000); without the
+// switches posix to SCHED_FIFO threads woken by POSIX timers aimed at them; without the
 // permission it keeps running SCHED_OTHER and warns, unless Strict.
 // Flavor().Why says what was detected and why the choice was made.
 // Flavor "sim" runs tasks on virtual time for tests: see RT.Sim and

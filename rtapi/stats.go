@@ -35,8 +35,8 @@ func (s *taskStats) init(bound time.Duration) {
 
 // Stats is a snapshot of a task's statistics. Latency is the wake-up
 // lateness of each release (woken − scheduled release, cyclictest's
-// sample); Exec is the time the body took each cycle (seed 001 is about
-// its jitter).
+// sample); Exec is the time the body took each cycle (its jitter shows
+// interference such as an hrtimer storm).
 type Stats struct {
 	Name     string
 	Period   time.Duration

@@ -20,9 +20,9 @@
 //	alloc    gortapi with a 200 MB/s allocating goroutine in its own process,
 //	         with RawSleep, and with the load in another process; cyclictest
 //	         next to the same load
-//	vanilla  seed 000: posix flavor SCHED_OTHER vs -vanilla-fifo (SCHED_FIFO +
-//	         POSIX timers) under load
-//	seed001  execution-time jitter of a busy SCHED_FIFO body with and without
+//	vanilla  posix flavor SCHED_OTHER vs -vanilla-fifo (SCHED_FIFO threads
+//	         woken by POSIX timers on a non-RT kernel) under load
+//	hrtimers execution-time jitter of a busy SCHED_FIFO body with and without
 //	         100 threads sleeping 4 ms on a common grid
 //	switch   two gortapi tasks ping-ponging through a futex semaphore vs
 //	         ptsematest
@@ -45,7 +45,7 @@
 //	-cpu N        CPU the measuring threads are pinned to (default: the
 //	              highest online CPU; -1 unpinned)
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
-//	-only LIST    run only these groups (quiet,stress,alloc,vanilla,seed001,
+//	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
 //	              switch,multi,base20k,worst)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the

@@ -44,7 +44,7 @@ const (
 )
 
 func groupIDs() []string {
-	return []string{"quiet", "stress", "alloc", "vanilla", "seed001", "switch", "multi", "base20k", "worst"}
+	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst"}
 }
 
 func groups(b *bench) []group {
@@ -141,9 +141,9 @@ func groups(b *bench) []group {
 			},
 		},
 		{
-			id: "vanilla", title: "Seed 000: the vanilla flag, SCHED_OTHER vs SCHED_FIFO + POSIX timers", metric: "latency", load: stress,
+			id: "vanilla", title: "The vanilla flag: SCHED_OTHER vs SCHED_FIFO + POSIX timers on a non-RT kernel", metric: "latency", load: stress,
 			desc: "The posix flavor on this (non-RT) kernel, without and with VanillaFIFO (-vanilla-fifo: SCHED_FIFO woken " +
-				"by a periodic POSIX timer, Arvid Brodin's scheme), under the external load as seed 000 was under video load. " +
+				"by a periodic POSIX timer, Arvid Brodin's scheme), under an external load. " +
 				"Without SCHED_FIFO permission the second row runs SCHED_OTHER too and says so.",
 			variants: []variant{
 				{name: "posix SCHED_OTHER", run: gortapi(childSpec{Flavor: "posix", Wake: "auto"})},
@@ -152,11 +152,11 @@ func groups(b *bench) []group {
 			ratios: []ratioSpec{{"SCHED_OTHER / SCHED_FIFO", "posix SCHED_OTHER", "posix -vanilla-fifo"}},
 		},
 		{
-			id: "seed001", title: "Seed 001: execution-time jitter of a busy task, with and without 100 hrtimer threads", metric: "exec", needFIFO: true,
-			desc: fmt.Sprintf("A SCHED_FIFO task (%v period) whose body busy-waits %v each cycle, seed 001's calibrated "+
+			id: "hrtimers", title: "Execution-time jitter of a busy task, with and without 100 hrtimer threads", metric: "exec", needFIFO: true,
+			desc: fmt.Sprintf("A SCHED_FIFO task (%v period) whose body busy-waits %v each cycle, a calibrated "+
 				"loop; the figure is the body's execution time as rtapi measures it (Stats.Exec). Loaded: 100 SCHED_OTHER "+
 				"threads in another process sleeping 4 ms in clock_nanosleep on a common grid, so their timers expire "+
-				"together (seed 001's test100). The spike is max − p50, the seed's \"spike from the average\".", seed001Period(busy), busy),
+				"together (an hrtimer storm). The spike is max − p50, the spike above the typical execution time.", execJitterPeriod(busy), busy),
 			variants: []variant{
 				{name: "busy body, quiet", run: gortapi10ms(b, busy, nil)},
 				{name: "busy body, 100 hrtimers", run: b.withLoadChild([]string{"hrtimers=100"}, gortapi10ms(b, busy, nil))},
@@ -185,18 +185,18 @@ func withSkip(v variant, skip string) variant {
 	return v
 }
 
-// gortapi10ms is seed 001's measuring task: a 10 ms period and a busy body.
+// gortapi10ms is the execution-time group's measuring task: a 10 ms period and a busy body.
 func gortapi10ms(b *bench, busy time.Duration, loads []string) func() (childResult, error) {
 	return func() (childResult, error) {
 		spec := childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", Busy: busy, Loads: loads}
 		spec.Duration, spec.Priority, spec.CPU = b.s.duration, b.s.priority, b.s.cpu
-		spec.Interval = seed001Period(busy)
+		spec.Interval = execJitterPeriod(busy)
 		return b.childRaw(spec)
 	}
 }
 
-// seed001Period leaves the busy body 40 % of each period or less.
-func seed001Period(busy time.Duration) time.Duration {
+// execJitterPeriod leaves the busy body 40 % of each period or less.
+func execJitterPeriod(busy time.Duration) time.Duration {
 	if busy < time.Millisecond {
 		return time.Millisecond
 	}

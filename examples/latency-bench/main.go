@@ -348,7 +348,7 @@ type ratioResult struct {
 	P999  float64 `json:"p99_9"`
 	Max   float64 `json:"max"`
 	// Jitter is the ratio of (max − p50), the spike above the typical
-	// value, for execution-time rows (seed 001's "spike from the average").
+	// value, for execution-time rows (the spike above the average).
 	Jitter float64 `json:"jitter"`
 	// P9999 and Missed: ratios of p99.99 and of missed releases.
 	P9999  float64 `json:"p99_99"`

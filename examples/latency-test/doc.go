@@ -41,12 +41,12 @@
 //
 //	-threads servo=1ms,base=25us   LinuxCNC-style named tasks (rate-monotonic priorities)
 //	-flavor auto|posix|rt-preempt|sim
-//	-vanilla-fifo                 SCHED_FIFO + POSIX timers on a non-RT kernel (seed 000)
+//	-vanilla-fifo                 SCHED_FIFO + POSIX timers on a non-RT kernel
 //	-wake nanosleep|timerfd|posix-timer
 //	-overrun catchup|skip
 //	-raw-sleep                    nanosleep keeps the Go scheduler's P (RawSyscall)
 //	-load alloc=200MB/s           allocating goroutines in this process (repeatable;
-//	-load hrtimers=100              100 threads sleeping 4 ms, seed 001;
+//	-load hrtimers=100              100 threads sleeping 4 ms (hrtimer storm);
 //	-load cpu=N                     N spinning goroutines)
 //	-body busy=50us               each cycle busy-waits this long (execution-time jitter)
 //	-sim-replay FILE              with -flavor sim: replay a recorded latency histogram

@@ -115,7 +115,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	fs.StringVar(&c.histFile, "histfile", "", "write the cyclictest-layout histogram to `FILE` instead of stdout")
 	fs.StringVar(&c.svgFile, "svg", "", "plot the latency histogram as SVG to `FILE`")
 	flavor := fs.String("flavor", "", "flavor: auto, "+strings.Join(flavors.Names(), ", "))
-	vanilla := fs.Bool("vanilla-fifo", false, "SCHED_FIFO + POSIX timers on a non-RT kernel (seed 000)")
+	vanilla := fs.Bool("vanilla-fifo", false, "SCHED_FIFO + POSIX timers on a non-RT kernel")
 	wake := fs.String("wake", "auto", "wake mode: auto, nanosleep, timerfd, posix-timer")
 	overrun := fs.String("overrun", "catchup", "overrun policy: catchup or skip")
 	raw := fs.Bool("raw-sleep", false, "nanosleep keeps the Go scheduler's P (RawSyscall)")
@@ -664,7 +664,7 @@ func betterHint(res latency.Result) string {
 		return ""
 	}
 	if c, ok := res.Kernel.Check(kerneldetect.CheckSchedFIFO); ok && c.Status == kerneldetect.StatusOK {
-		return "this run was SCHED_OTHER: -vanilla-fifo (SCHED_FIFO + POSIX timers, seed 000) or -flavor rt-preempt give real-time priority here"
+		return "this run was SCHED_OTHER: -vanilla-fifo (SCHED_FIFO + POSIX timers on a non-RT kernel) or -flavor rt-preempt give real-time priority here"
 	}
 	return "this run was SCHED_OTHER: run as root or grant CAP_SYS_NICE, then use -vanilla-fifo or -flavor rt-preempt; boot a PREEMPT_RT kernel for hard real-time"
 }

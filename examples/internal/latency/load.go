@@ -9,8 +9,9 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// HRTimerPeriod is the sleep of each hrtimers load thread (seed 001: 100
-// threads in clock_nanosleep with a 4 ms timeout).
+// HRTimerPeriod is the sleep of each hrtimers load thread (a storm of
+// hrtimers: 100 threads in clock_nanosleep with a 4 ms timeout, which
+// makes a busy real-time body's execution time jitter).
 const HRTimerPeriod = 4 * time.Millisecond
 
 // allocChunk is the size of each allocation of the alloc load; allocTick is

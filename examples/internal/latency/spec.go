@@ -115,7 +115,7 @@ const (
 	// Go-specific danger to a real-time task.
 	LoadAlloc LoadKind = "alloc"
 	// LoadHRTimers: N threads sleeping 4 ms in clock_nanosleep, their
-	// expiries aligned (seed 001).
+	// expiries aligned: a storm of hrtimer interrupts.
 	LoadHRTimers LoadKind = "hrtimers"
 	// LoadCPU: N goroutines spinning.
 	LoadCPU LoadKind = "cpu"
@@ -211,7 +211,7 @@ func FormatBytes(n int64) string {
 }
 
 // Body is a task body of known cost: each cycle busy-waits Busy on the
-// task's clock (seed 001's calibrated loop), so execution-time jitter shows.
+// task's clock (a calibrated loop), so execution-time jitter shows.
 type Body struct {
 	Busy time.Duration
 }
