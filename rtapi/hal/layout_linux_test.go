@@ -2,6 +2,7 @@ package hal
 
 import (
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gortapi/gortapi/internal/rttest"
@@ -19,8 +20,9 @@ func TestStatsLayout(t *testing.T) {
 // A thread count another process wrote is checked as the int64 it is
 // stored as: where int has 32 bits, 1<<32+1 used to pass as 1.
 func TestMonitorRefusesWideThreadCount(t *testing.T) {
-	m := &Monitor{layout: &statsLayout{}}
-	m.layout.Header.NThreads = 1<<32 + 1
+	_, m, _ := statsFixture(t)
+	atomic.StoreInt64(&m.layout.Header.NThreads, 1<<32+1)
 	_, err := m.Read()
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	require.ErrorIs(t, err, ErrCorrupt)
 }
