@@ -216,7 +216,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil || !bytes.Equal(md, out) {
 		t.Fatalf("-doc file differs from stdout (%v)", err)
 	}
-	for _, want := range []string{"Smoke run", "Seed 000", "Task switching", "Several tasks", "Load average at the start"} {
+	for _, want := range []string{"Smoke run", "The vanilla flag", "Task switching", "Several tasks", "Load average at the start"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
