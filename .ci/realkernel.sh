@@ -6,6 +6,14 @@
 #   rt   linux-image-rt-amd64 (PREEMPT_RT)  kind == "preempt-rt", SCHED_FIFO settable
 #   std  linux-image-amd64 (standard)       kind != "preempt-rt", SCHED_FIFO settable
 #
+# On both, init (root, every capability) then runs rtapi's own test binary,
+# `rtapi.test -test.run '^TestRTPrioLimit$'`: it gives a child RLIMIT_RTPRIO 50
+# (hard and soft: the kernel's default hard limit is 0, and raising it needs
+# CAP_SYS_RESOURCE, which CI's root lacks), runs it as uid 65534, and the child
+# opens rtapi (auto-detection, then posix+VanillaFIFO) and starts a task. The
+# test must PASS, not skip: default task at SCHED_FIFO 49 per sched_getattr,
+# watchdog at 50, the flavor's why naming the limit.
+#
 # Exit 0 = every kernel passed. Installs qemu-system-x86 and cpio with apt when
 # they are missing (needs root then); fetches kernels (and busybox-static when
 # it is not installed) with `apt-get download` + `dpkg -x` into a cache, so a
@@ -18,6 +26,8 @@
 #   GORTAPI_QEMU_SMP       guest CPUs (default 1; both kernels boot in parallel)
 #   GORTAPI_KEEP_WORK=1    keep the scratch dir (serial logs, initramfs) even on success
 #   RTCHECK_BIN            use this static rtcheck instead of building ./examples/rtcheck
+#   RTAPI_TEST_BIN         use this static rtapi test binary instead of building it
+#                          (CGO_ENABLED=0 go test -c ./rtapi)
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -69,7 +79,8 @@ ensure_tools() {
 	local need=()
 	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 	command -v cpio >/dev/null || need+=(cpio)
-	command -v go >/dev/null || [ -n "${RTCHECK_BIN:-}" ] || die "go is not on PATH (needed to build rtcheck)"
+	command -v go >/dev/null || { [ -n "${RTCHECK_BIN:-}" ] && [ -n "${RTAPI_TEST_BIN:-}" ]; } ||
+		die "go is not on PATH (needed to build rtcheck and the rtapi test binary)"
 	if [ ${#need[@]} -gt 0 ]; then
 		[ "$(id -u)" = 0 ] || die "missing ${need[*]}; run as root or install them: sudo apt-get install -y ${need[*]}"
 		apt_update
@@ -182,6 +193,15 @@ build_rtcheck() {
 		die "CGO_ENABLED=0 go build ./examples/rtcheck failed"
 }
 
+build_rtapi_test() {
+	if [ -n "${RTAPI_TEST_BIN:-}" ]; then
+		cp "$RTAPI_TEST_BIN" "$WORK/rtapi.test"
+		return
+	fi
+	(cd "$ROOT" && CGO_ENABLED=0 go test -c -trimpath -o "$WORK/rtapi.test" ./rtapi) ||
+		die "CGO_ENABLED=0 go test -c ./rtapi failed"
+}
+
 # The report goes to the second serial port (ttyS1) so that kernel messages on
 # the console (ttyS0) can never interleave with the JSON.
 make_initramfs() {
@@ -189,6 +209,7 @@ make_initramfs() {
 	mkdir -p "$r"/bin "$r"/dev "$r"/proc "$r"/sys "$r"/tmp
 	cp "$busybox" "$r/bin/busybox"
 	cp "$WORK/rtcheck" "$r/rtcheck"
+	cp "$WORK/rtapi.test" "$r/rtapi.test"
 	cat >"$r/init" <<EOF
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -196,6 +217,8 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/shm && mount -t tmpfs -o mode=1777 shm /dev/shm
+chmod 1777 /tmp
 exec </dev/console >/dev/console 2>&1
 [ -d /sys/kernel/debug ] && mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 out=/dev/ttyS1
@@ -211,12 +234,17 @@ out=/dev/ttyS1
 	echo "$MARK-STDERR-BEGIN"
 	cat /tmp/rtcheck.err
 	echo "$MARK-STDERR-END"
+	echo "$MARK-RTPRIO-BEGIN"
+	GORTAPI_REQUIRE_RT=1 /rtapi.test -test.run '^TestRTPrioLimit\$' -test.v -test.count=1 2>&1
+	rtprio_rc=\$?
+	echo "$MARK-RTPRIO-END"
+	echo "$MARK-RTPRIO-EXIT \$rtprio_rc"
 	echo "$MARK-EXIT \$rc"
 } >\$out
 echo "$MARK-DONE"
 poweroff -f
 EOF
-	chmod 755 "$r/init" "$r/rtcheck" "$r/bin/busybox"
+	chmod 755 "$r/init" "$r/rtcheck" "$r/rtapi.test" "$r/bin/busybox"
 	(cd "$r" && find . -print0 | LC_ALL=C sort -z | cpio --quiet --null -o -H newc -R 0:0) >"$WORK/initramfs.cpio" ||
 		die "cpio failed"
 }
@@ -262,6 +290,10 @@ section() { # file begin end -> the lines between the markers, without CRs
 	tr -d '\r' <"$1" | awk -v b="$2" -v e="$3" '$0 == e { exit } f { print } $0 == b { f = 1 }'
 }
 
+exit_status() { # file marker -> N from the line "marker N", or nothing
+	tr -d '\r' <"$1" | awk -v m="$2" '$1 == m { print $2 }'
+}
+
 check_kernel() { # flavor vmlinuz -> 0 when the kernel passed
 	local flavor=$1 vmlinuz=$2 d=$WORK/$1 src rc
 	rc=$(cat "$d/boot.rc")
@@ -284,11 +316,14 @@ check_kernel() { # flavor vmlinuz -> 0 when the kernel passed
 	section "$src" "$MARK-VERSION-BEGIN" "$MARK-VERSION-END" >"$d/version.txt"
 	section "$src" "$MARK-JSON-BEGIN" "$MARK-JSON-END" >"$d/report.json"
 	section "$src" "$MARK-STDERR-BEGIN" "$MARK-STDERR-END" >"$d/stderr.txt"
-	echo "  rtcheck exit status: $(tr -d '\r' <"$src" | awk -v m="$MARK-EXIT" '$1 == m { print $2 }')"
+	section "$src" "$MARK-RTPRIO-BEGIN" "$MARK-RTPRIO-END" >"$d/rtprio.txt"
+	echo "  rtcheck exit status: $(exit_status "$src" "$MARK-EXIT")"
 	[ -s "$d/stderr.txt" ] && { echo "  rtcheck stderr:"; sed 's/^/  | /' "$d/stderr.txt"; }
-	"$WORK/assert" -want "$flavor" -version "$d/version.txt" "$d/report.json" || {
+	"$WORK/assert" -want "$flavor" -version "$d/version.txt" -rtprio "$d/rtprio.txt" -rtprio-exit "$(exit_status "$src" "$MARK-RTPRIO-EXIT")" "$d/report.json" || {
 		echo "  --- report JSON:"
 		sed 's/^/  | /' "$d/report.json"
+		echo "  --- rtapi.test -test.run '^TestRTPrioLimit\$' inside the guest:"
+		sed 's/^/  | /' "$d/rtprio.txt"
 		return 1
 	}
 	echo "  PASS"
@@ -327,12 +362,13 @@ log "fetch done in $(elapsed "$t") s"
 
 t=$(date +%s.%N)
 build_rtcheck
+build_rtapi_test
 (cd "$ROOT/.ci/realkernel" && go build -o "$WORK/assert" assert.go) || die "building .ci/realkernel/assert.go failed"
 make_initramfs "$BUSYBOX"
 for k in $KERNELS; do
 	kernel_initramfs "$k" "${VMLINUZ[$k]}"
 done
-log "rtcheck + initramfs built in $(elapsed "$t") s ($(du -k "$WORK/initramfs.cpio" | cut -f1) KiB)"
+log "rtcheck, rtapi.test + initramfs built in $(elapsed "$t") s ($(du -k "$WORK/initramfs.cpio" | cut -f1) KiB)"
 
 t=$(date +%s.%N)
 log "booting $KERNELS in parallel (qemu TCG, -smp $SMP, timeout ${BOOT_TIMEOUT}s each)"

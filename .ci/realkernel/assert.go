@@ -4,7 +4,7 @@
 // booted by .ci/realkernel.sh. It is run with `go run`, so it stays out of
 // `go build ./...`.
 //
-// Usage: go run assert.go -want rt|std -version FILE REPORT.json
+// Usage: go run assert.go -want rt|std -version FILE [-rtprio FILE -rtprio-exit N] REPORT.json
 //
 // -want rt:  "kind" must be "preempt-rt", preempt.model "rt" and
 // probes.sched_fifo.ok true.
@@ -12,6 +12,11 @@
 // voluntary, full, lazy, and probes.sched_fifo.ok true.
 // With either, when the guest's /proc/version says PREEMPT_DYNAMIC,
 // preempt.dynamic must be true and preempt.mode known (debugfs is mounted).
+// With -rtprio, the file holds what `rtapi.test -test.run '^TestRTPrioLimit$'
+// -test.v` printed inside the guest and -rtprio-exit its exit status: it
+// must exit 0 with the test's own "--- PASS" line, neither skipped nor
+// failed (the guest's root can give the test's unprivileged child the
+// RLIMIT_RTPRIO it needs, so there the test has no excuse to skip).
 //
 // It prints one summary block (kernel version as seen inside, kind, preempt
 // model, the probe, and every check that is not ok) and exits 1 on a failed
@@ -52,9 +57,11 @@ var nonRTModels = map[string]bool{"none": true, "voluntary": true, "full": true,
 func main() {
 	want := flag.String("want", "", "rt or std")
 	versionFile := flag.String("version", "", "file holding /proc/version as read inside the guest")
+	rtprioFile := flag.String("rtprio", "", "file holding the output of rtapi.test -test.run '^TestRTPrioLimit$' -test.v run inside the guest")
+	rtprioExit := flag.String("rtprio-exit", "", "that run's exit status")
 	flag.Parse()
 	if flag.NArg() != 1 || (*want != "rt" && *want != "std") {
-		fmt.Fprintln(os.Stderr, "usage: assert -want rt|std [-version FILE] REPORT.json")
+		fmt.Fprintln(os.Stderr, "usage: assert -want rt|std [-version FILE] [-rtprio FILE -rtprio-exit N] REPORT.json")
 		os.Exit(2)
 	}
 	raw, err := os.ReadFile(flag.Arg(0))
@@ -126,10 +133,45 @@ func main() {
 	} else if !p.OK {
 		failures = append(failures, fmt.Sprintf("SCHED_FIFO could not be set as root inside the guest: %s", p.Detail))
 	}
+	if *rtprioFile != "" {
+		failures = append(failures, checkRTPrio(*rtprioFile, *rtprioExit)...)
+	}
 	for _, f := range failures {
 		fmt.Printf("  FAIL: %s\n", f)
 	}
 	if len(failures) > 0 {
 		os.Exit(1)
 	}
+}
+
+// checkRTPrio checks the run of rtapi's TestRTPrioLimit inside the guest
+// and prints what its unprivileged child saw (the test logs it).
+func checkRTPrio(file, exit string) []string {
+	const test = "TestRTPrioLimit"
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return []string{fmt.Sprintf("%s: %v", test, err)}
+	}
+	var passed, skipped, failed bool
+	for _, line := range strings.Split(string(raw), "\n") {
+		// go test -v puts the test's own result at the start of a line;
+		// the child's result, which the test logs, is indented.
+		passed = passed || strings.HasPrefix(line, "--- PASS: "+test+" ")
+		skipped = skipped || strings.HasPrefix(line, "--- SKIP: "+test+" ")
+		failed = failed || strings.HasPrefix(line, "--- FAIL: "+test+" ")
+		// What the test logged (t.Logf), not the traces of a failure.
+		if logged := strings.TrimSpace(line); strings.HasPrefix(logged, "rtprio_test.go:") && !strings.HasSuffix(logged, ":") {
+			fmt.Printf("  rtprio:        %s\n", logged)
+		}
+	}
+	var failures []string
+	switch {
+	case exit == "":
+		failures = append(failures, fmt.Sprintf("%s: no exit status: rtapi.test did not finish inside the guest", test))
+	case skipped:
+		failures = append(failures, fmt.Sprintf("%s SKIPPED inside the guest, where root can set RLIMIT_RTPRIO", test))
+	case failed || exit != "0" || !passed:
+		failures = append(failures, fmt.Sprintf("%s did not pass inside the guest (exit status %s)", test, exit))
+	}
+	return failures
 }

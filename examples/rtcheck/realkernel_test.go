@@ -15,9 +15,11 @@ import (
 // TestRealKernel runs the real-kernel lane, .ci/realkernel.sh: it boots
 // Debian's PREEMPT_RT and standard kernels under qemu with a static rtcheck as
 // init and checks that rtcheck reports preempt-rt (resp. not) and can set
-// SCHED_FIFO inside. The script fetches what it needs (apt, kernel packages)
-// into a cache outside the repository, so the first run needs root and
-// Debian's mirrors; see the script's header for its environment knobs.
+// SCHED_FIFO inside, and that rtapi's TestRTPrioLimit, run there by init as
+// root (who may raise RLIMIT_RTPRIO), passes rather than skips. The script
+// fetches what it needs (apt, kernel packages) into a cache outside the
+// repository, so the first run needs root and Debian's mirrors; see the
+// script's header for its environment knobs.
 //
 //	go test -tags realkernel -run TestRealKernel -v ./examples/rtcheck/
 func TestRealKernel(t *testing.T) {
