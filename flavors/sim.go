@@ -6,7 +6,6 @@ import (
 	"hash/fnv"
 	"math/bits"
 	"os"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -45,7 +44,7 @@ var (
 )
 
 func openSim(cfg Config) (Flavor, string, error) {
-	return NewSim(SimConfig{}), "sim flavor: tasks run one at a time on a virtual clock driven by the " +
+	return NewSim(cfg.Sim), "sim flavor: tasks run one at a time on a virtual clock driven by the " +
 		"simulation controller; deterministic, needs no privileges and no real-time kernel", nil
 }
 
@@ -68,6 +67,11 @@ type SimConfig struct {
 	// preempts (lengthens) the cycles of lower-priority tasks by its
 	// cost. Off: each task behaves as if it had a CPU of its own.
 	SharedCPU bool
+	// Order returns the names of the live tasks in the order they were
+	// created, so that ties at one instant and one priority go by
+	// creation rather than by start order. It is called (outside any
+	// task lock) whenever a task starts. nil: ties go by start order.
+	Order func() []string
 }
 
 // SimEventKind is what a trace record says happened.
@@ -183,7 +187,7 @@ const (
 // are executing; a higher priority lengthens the cycles it preempts). What running one at a time fixes is the order in
 // which bodies run, and so see each other's writes: by start instant,
 // then priority (highest first), then the order the tasks were created
-// (SetOrder; without it, the order they were started).
+// (SimConfig.Order; without it, the order they were started).
 // Virtual time (Now, rtapi.Now) is the start of the cycle being run. A
 // task that is not periodic costs at least 1 µs a cycle, so that it
 // cannot stop the clock. The nanosleep wake mode is modelled by default;
@@ -194,9 +198,8 @@ const (
 // point (the end of a cycle, a wait, a pause, an exit), or the controller
 // — picks the next runnable thread and wakes it through its channel; a
 // thread that is still first carries on without a goroutine switch, so a
-// lone task costs no switch at all. Bind unlocks the task's goroutine
-// from its OS thread: a virtual thread has no policy to keep, and a
-// switch between locked goroutines costs a futex round trip.
+// lone task costs no switch at all. Its threads are virtual (Traits):
+// rtapi runs them on ordinary goroutines.
 //
 // Its controller methods (Run, Configure, SetTask, Inject*, Trace) are
 // for one goroutine at a time — the test — and refuse calls from task
@@ -263,6 +266,11 @@ func (s *Sim) Configure(cfg SimConfig) {
 	defer s.ctl.Unlock()
 	s.seed = cfg.Seed
 	s.shared = cfg.SharedCPU
+	if cfg.Order != nil {
+		s.kickMu.Lock()
+		s.order = cfg.Order
+		s.kickMu.Unlock()
+	}
 	s.hang = cfg.HangTimeout
 	if s.hang <= 0 {
 		s.hang = SimDefaultHangTimeout
@@ -278,9 +286,11 @@ func (s *Sim) Configure(cfg SimConfig) {
 	}
 }
 
-// VirtualTime reports that this flavor keeps its own clock; rtapi routes
-// rtapi.Now to it while the instance is open.
-func (s *Sim) VirtualTime() bool { return true }
+// Traits: a virtual clock, and virtual threads that need no OS thread of
+// their own: a switch between goroutines locked to OS threads costs a
+// futex round trip of the threads (measured ~140 µs on a 2-vCPU VM,
+// against under 1 µs unlocked).
+func (s *Sim) Traits() Traits { return Traits{VirtualClock: true} }
 
 // Name is "sim".
 func (s *Sim) Name() string { return SimName }
@@ -331,11 +341,6 @@ func (s *Sim) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 	s.threads = append(s.threads, th)
 	s.joins = append(s.joins, th)
 	s.flag.Store(true)
-	// rtapi locked the goroutine to its thread for a real policy; a
-	// virtual thread has none, and a switch between locked goroutines
-	// costs a futex round trip of the OS threads (measured ~140 µs on a
-	// 2-vCPU VM, against under 1 µs unlocked).
-	runtime.UnlockOSThread()
 	return NewVirtualWaker(th), Binding{Priority: spec.Priority, Wake: wake}, nil
 }
 
@@ -856,7 +861,7 @@ func (s *Sim) Trace() (SimTrace, error) {
 type simThread struct {
 	s      *Sim
 	seq    int32 // start order
-	rank   int   // creation order (SetOrder), by the holder
+	rank   int   // creation order (SimConfig.Order), by the holder
 	name   string
 	prio   int
 	period int64
@@ -919,17 +924,6 @@ func (th *simThread) before(o *simThread) bool {
 		return th.rank < o.rank
 	}
 	return th.seq < o.seq
-}
-
-// SetOrder tells the simulation in which order the tasks were created, so
-// that ties at one instant and one priority go by creation rather than by
-// start order: order returns the names of the live tasks, oldest first.
-// It is called (outside any task lock) whenever a task starts. rtapi sets
-// it from RT.Tasks.
-func (s *Sim) SetOrder(order func() []string) {
-	s.kickMu.Lock()
-	defer s.kickMu.Unlock()
-	s.order = order
 }
 
 // rerank gives every live thread its place in creation order. Called by

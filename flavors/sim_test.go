@@ -24,7 +24,7 @@ func TestSimRegisteredAndSelectable(t *testing.T) {
 	require.True(t, ok)
 	defer s.Close()
 	require.Contains(t, ch.Why, "virtual clock")
-	require.True(t, s.VirtualTime())
+	require.Equal(t, Traits{VirtualClock: true}, s.Traits(), "a virtual clock and virtual threads")
 	require.Equal(t, SimName, s.Name())
 	require.False(t, s.RealTime())
 	lo, hi := s.Priorities()

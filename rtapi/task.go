@@ -327,7 +327,11 @@ func (t *Task) Start() error {
 		return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
 	}
 	ready := make(chan error, 1)
-	goLocked(func() { t.run(ready) })
+	if t.rt.traits.OSThreads {
+		goLocked(func() { t.run(ready) })
+	} else {
+		go t.run(ready) // a virtual thread: no policy to keep on an OS thread
+	}
 	if err := <-ready; err != nil {
 		t.state.Store(stateDone)
 		t.err = err
@@ -375,14 +379,14 @@ func (t *Task) run(ready chan<- error) {
 	tc.oneshot = b.Wake == WakeNanosleep
 	tc.skip = t.spec.Overrun == Skip
 	tc.sampleEvery = usageSampleEvery(t.spec.Period)
-	if t.rt.clock != nil {
+	if t.rt.traits.VirtualClock {
 		// Thread counters mean nothing in virtual time, and a getrusage
 		// every 100 simulated cycles was a quarter of the sim's cost.
 		tc.sampleEvery = 1<<63 - 1
 	}
 	tc.nextSample = tc.sampleEvery
-	tc.interference = interferenceOn(t.spec) && t.rt.clock == nil // thread counters mean nothing in virtual time
-	tc.virtualLate = interferenceOn(t.spec) && t.rt.clock != nil  // but late wake-ups do
+	tc.interference = interferenceOn(t.spec) && !t.rt.traits.VirtualClock // thread counters mean nothing in virtual time
+	tc.virtualLate = interferenceOn(t.spec) && t.rt.traits.VirtualClock   // but late wake-ups do
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.startInterference()
 	now := w.Now()
