@@ -195,7 +195,9 @@ type clockStep struct{ at, by int64 }
 // still first keeps the turn without a goroutine switch, so a lone task
 // costs no switch at all. What other goroutines do — a task starting, a
 // paused task resuming, a Stop — goes into an inbox under mu, which the
-// turn's owner takes in at its next pick, in a fixed order.
+// turn's owner takes in at its next pick, in a fixed order. A Stop made
+// while no controller call runs starts a stop drive, a controller call
+// nobody waits for (sim_control.go).
 //
 // Its controller methods (Run, Configure, SetTask, Inject*, Trace) are
 // for one goroutine at a time — the test — and refuse calls from task
@@ -212,7 +214,7 @@ type Sim struct {
 	// the simulation dying.
 	mu       sync.Mutex
 	cond     sync.Cond
-	ctlHeld  bool // a controller call, an idle call or a stop drive holds the simulation
+	ctlHeld  bool // a controller call or a stop drive holds the simulation
 	running  bool // a controller call (Run) is running it: other calls are refused
 	joins    []*simThread
 	kicks    []*simThread
@@ -230,8 +232,7 @@ type Sim struct {
 	// Owned by whoever has the turn (sim_sched.go).
 	now      atomic.Int64 // also read by Now from any goroutine
 	target   int64
-	detached bool // a stop drive holds the simulation: nobody waits on back
-	exclude  bool // stop drive: only threads being stopped run
+	exclude  bool // a stop drive: only threads being stopped run
 	runq     []*simThread
 	steps    []clockStep
 	stopNow  bool
@@ -257,10 +258,14 @@ func NewSim(cfg SimConfig) *Sim {
 }
 
 // Configure replaces the simulation's settings. Call it before starting
-// tasks: the seed is taken by each task as it starts.
+// tasks: the seed is taken by each task as it starts. It waits for a
+// controller call in progress.
 func (s *Sim) Configure(cfg SimConfig) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for s.ctlHeld {
+		s.cond.Wait()
+	}
 	s.seed = cfg.Seed
 	s.shared = cfg.SharedCPU
 	if cfg.Order != nil {

@@ -211,7 +211,7 @@ func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64)
 	if !s.merge() {
 		return false, s.usable()
 	}
-	s.detached, s.target, s.exclude = false, target, false
+	s.target, s.exclude = target, false
 	s.stopNow, s.pred, s.goal, s.lost = false, pred, nil, ""
 	if goal != "" {
 		s.mu.Lock()
@@ -319,4 +319,74 @@ func (s *Sim) Trace() (SimTrace, error) {
 		return nil
 	})
 	return tr, err
+}
+
+// A stop drive runs the stop requests made while no controller call runs
+// (a Stop from the test between calls), so that the stopped task runs to
+// its exit at once, in virtual time, alone. It is a controller call that
+// nobody waits for: the caller of Stop takes the simulation and hands the
+// turn to the stopped thread before Stop returns, so that nothing it does
+// next can overtake the stop; a goroutine of its own then waits for the
+// turn to come back (with the hang check), runs any stop queued
+// meanwhile, and lets the simulation go. When the simulation is held,
+// whoever holds it takes the stop in at its next pick.
+
+// stopDrive starts a stop drive unless the simulation is held.
+func (s *Sim) stopDrive() {
+	s.mu.Lock()
+	if s.ctlHeld {
+		s.mu.Unlock()
+		return
+	}
+	s.ctlHeld = true
+	s.mu.Unlock()
+	if s.handStops() {
+		go s.awaitStops()
+	}
+}
+
+// handStops takes in the inbox and gives the turn to the first thread
+// being stopped. When there is none it lets the simulation go and
+// returns false.
+func (s *Sim) handStops() bool {
+	for s.merge() {
+		s.exclude = true
+		if next := s.pick(); next != nil {
+			s.handoff(next)
+			return true
+		}
+		s.exclude = false
+		if s.releaseIfSettled() {
+			return false
+		}
+	}
+	s.release()
+	return false
+}
+
+// awaitStops waits for the stopped threads, one hand-off at a time.
+func (s *Sim) awaitStops() {
+	for {
+		if s.await() != nil {
+			s.release()
+			return
+		}
+		s.exclude = false
+		if s.releaseIfSettled() || !s.handStops() {
+			return
+		}
+	}
+}
+
+// releaseIfSettled lets the simulation go, unless the inbox received
+// something meanwhile, and reports whether it did.
+func (s *Sim) releaseIfSettled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending.Load() && !s.dead.Load() {
+		return false
+	}
+	s.ctlHeld, s.running = false, false
+	s.cond.Broadcast()
+	return true
 }

@@ -165,9 +165,8 @@ func (s *Sim) check(th *simThread) {
 	}
 }
 
-// handoff gives the turn to next, or back to whoever drives the
-// simulation: the controller call waiting on back, or nobody after a stop
-// drive, which then lets the simulation go.
+// handoff gives the turn to next, or back to the controller waiting on
+// back (a controller call or a stop drive).
 func (s *Sim) handoff(next *simThread) {
 	s.progress.Store(s.progress.Load() + 1) // the hang check watches hand-offs and the clock
 	s.holder.Store(next)
@@ -175,45 +174,9 @@ func (s *Sim) handoff(next *simThread) {
 		next.turn <- struct{}{}
 		return
 	}
-	if !s.detached {
-		select {
-		case s.back <- struct{}{}:
-		default: // a controller that gave up on a hung task left a token
-		}
-		return
-	}
-	s.exclude = false
-	s.release()
-	if !s.dead.Load() {
-		s.drive()
-	}
-}
-
-// drive runs queued stop requests when no controller call runs: a Stop
-// from the test between calls. The stopped thread runs to its exit in
-// virtual time, alone, and lets the simulation go when it hands back
-// (handoff). It returns at once when the simulation is held.
-func (s *Sim) drive() {
-	for s.pending.Load() {
-		s.mu.Lock()
-		if s.ctlHeld {
-			s.mu.Unlock()
-			return
-		}
-		s.ctlHeld = true
-		s.mu.Unlock()
-		if !s.merge() {
-			s.release()
-			return
-		}
-		s.detached, s.exclude = true, true
-		if next := s.pick(); next != nil {
-			s.holder.Store(next)
-			next.turn <- struct{}{}
-			return
-		}
-		s.exclude = false
-		s.release()
+	select {
+	case s.back <- struct{}{}:
+	default: // a controller that gave up on a hung task left a token
 	}
 }
 

@@ -314,8 +314,8 @@ func (th *simThread) Close() error {
 		return nil
 	}
 	if s.dead.Load() {
-		// Only the thread with the turn gives it back (a stop drive
-		// must let the simulation go exactly once).
+		// Only the thread with the turn gives it back, so that no
+		// stale token is left on back.
 		if s.holder.CompareAndSwap(th, nil) {
 			s.holder.Store(th)
 			s.handoff(nil)
@@ -371,5 +371,5 @@ func (th *simThread) Kick(stop bool) {
 		}
 		return
 	}
-	s.drive()
+	s.stopDrive()
 }

@@ -438,6 +438,39 @@ func TestSimHungBodyIsReported(t *testing.T) {
 	require.NoError(t, task.Wait())
 }
 
+// A body that hangs on its way out after a Stop made between controller
+// calls is reported by the next controller call, like any hung body. (The
+// stop used to run unwatched, and every later controller call blocked
+// forever behind it.)
+func TestSimHangAfterStopIsReported(t *testing.T) {
+	rt, c := openSim(t, &rtapi.SimOptions{HangTimeout: 100 * time.Millisecond})
+	release := make(chan struct{})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "stuck", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		<-release
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	task.Stop()
+	done := make(chan error, 1)
+	go func() { done <- c.Advance(time.Millisecond) }()
+	select {
+	case err := <-done:
+		close(release)
+		require.ErrorIs(t, err, rtapi.ErrTimeout)
+		var te *rtapi.TaskError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, "stuck", te.Task)
+	case <-time.After(30 * time.Second): // liveness only: the hang timeout is 100 ms
+		close(release)
+		t.Fatal("the controller call after the Stop never returned")
+	}
+	require.NoError(t, task.Wait())
+}
+
 func TestSimMisuse(t *testing.T) {
 	rt, c := openSim(t, nil)
 	require.ErrorIs(t, c.Advance(-time.Nanosecond), rtapi.ErrInvalid)
