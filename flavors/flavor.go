@@ -29,9 +29,9 @@ type Flavor interface {
 	Priorities() (lowest, highest int)
 	// MinPeriod is the shortest task period the backend accepts.
 	MinPeriod() time.Duration
-	// Bind is called on a task's goroutine, locked to its OS thread,
-	// before the first cycle: it applies the policy, priority and affinity
-	// and returns the Waker the task sleeps with.
+	// Bind is called on a task's goroutine (locked to its OS thread when
+	// Traits().OSThreads), before the first cycle: it applies the policy,
+	// priority and affinity and returns the Waker the task sleeps with.
 	Bind(spec ThreadSpec) (*Waker, Binding, error)
 	// Close releases what Open took (memory locks, latency requests).
 	Close() error

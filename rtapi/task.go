@@ -350,10 +350,11 @@ func (t *Task) Start() error {
 	return nil
 }
 
-// run is the task's goroutine, locked to a thread of its own that is not
-// the main thread (goLocked): the thread may carry SCHED_FIFO, an affinity
-// and a blocked timer signal, so the runtime destroys it when the
-// goroutine exits rather than reuse it. The task ends the same way whether
+// run is the task's goroutine. On a flavor with OS threads (Traits) it is
+// locked to a thread of its own that is not the main thread (goLocked):
+// the thread may carry SCHED_FIFO, an affinity and a blocked timer signal,
+// so the runtime destroys it when the goroutine exits rather than reuse
+// it. A virtual thread (sim) runs on an ordinary goroutine. The task ends the same way whether
 // the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
