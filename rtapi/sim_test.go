@@ -729,7 +729,7 @@ func randomScenario(t *testing.T, seed uint64) (uint64, string) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var log strings.Builder
 	note := func(what string, err error) {
-		fmt.Fprintf(&log, "%d %s: %v\n", c.Now(), what, err)
+		fmt.Fprintf(&log, "%d %s: %s\n", c.Now(), what, errClass(err))
 	}
 	var tasks []*rtapi.Task
 	newTask := func() {
@@ -802,6 +802,23 @@ func randomScenario(t *testing.T, seed uint64) (uint64, string) {
 			st.Overruns, st.Latency.Min, st.Latency.Max, st.Exec.Min, st.Exec.Max)
 	}
 	return tr.Digest, log.String()
+}
+
+// errClass names the sentinel err matches: what a call's outcome means,
+// without its wording (which may change without the simulation changing).
+func errClass(err error) string {
+	for _, c := range []struct {
+		name string
+		err  error
+	}{{"invalid", rtapi.ErrInvalid}, {"state", rtapi.ErrState}, {"timeout", rtapi.ErrTimeout}, {"closed", rtapi.ErrClosed}} {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
+	}
+	if err != nil {
+		return "other: " + err.Error()
+	}
+	return "ok"
 }
 
 // Random programs — tasks pausing and resuming each other, stops, starts,

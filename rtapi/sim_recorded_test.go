@@ -11,8 +11,9 @@ import (
 )
 
 // simDigestsFile holds, for each seed of randomScenario, the trace digest
-// and a hash of the call log that the simulation gave when the file was
-// written. A change to the scheduler that keeps its semantics keeps them
+// and a hash of the call log (outcomes by sentinel, clocks, statistics)
+// that the simulation gave when the file was written: by the scheduler as
+// it was before its rewrite into sim_*.go files. A change to the scheduler that keeps its semantics keeps them
 // all; one that changes them on purpose must say why and rewrite the
 // file (GORTAPI_SIM_DIGESTS=write).
 const simDigestsFile = "testdata/sim-random-digests.txt"
