@@ -29,12 +29,29 @@ type Flavor interface {
 	Priorities() (lowest, highest int)
 	// MinPeriod is the shortest task period the backend accepts.
 	MinPeriod() time.Duration
-	// Bind is called on a task's goroutine, locked to its OS thread,
-	// before the first cycle: it applies the policy, priority and affinity
-	// and returns the Waker the task sleeps with.
+	// Bind is called on a task's goroutine (locked to its OS thread when
+	// Traits().OSThreads), before the first cycle: it applies the policy,
+	// priority and affinity and returns the Waker the task sleeps with.
 	Bind(spec ThreadSpec) (*Waker, Binding, error)
 	// Close releases what Open took (memory locks, latency requests).
 	Close() error
+	// Traits says how the flavor runs tasks, so that rtapi acts on what
+	// a flavor needs instead of asking which flavor it is.
+	Traits() Traits
+}
+
+// Traits is what a flavor declares about its clock and its threads.
+type Traits struct {
+	// VirtualClock: Now is a clock the flavor moves itself (sim), not
+	// CLOCK_MONOTONIC. A task's thread counters (getrusage: faults,
+	// context switches) then say nothing about its timing.
+	VirtualClock bool
+	// OSThreads: each task runs on an OS thread of its own whose policy,
+	// priority and affinity Bind sets, so Bind must be called on a
+	// goroutine locked to a fresh OS thread that is never reused. False:
+	// the flavor's threads are virtual; Bind and the task body run on an
+	// ordinary goroutine.
+	OSThreads bool
 }
 
 // ThreadSpec is what Bind needs to know about a task.
@@ -90,6 +107,8 @@ type Config struct {
 	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
 	// means sys.ProbeSchedFIFOAt. Tests replace it to exercise selection.
 	Probe func(prio int) error
+	// Sim configures the sim flavor; other flavors ignore it.
+	Sim SimConfig
 }
 
 // Timer signals: the real-time signals a POSIX timer may use (glibc keeps

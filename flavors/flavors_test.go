@@ -108,6 +108,7 @@ func TestSelectByName(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, PosixName, c.Flavor.Name())
 	require.Contains(t, c.Why, "asked for by name")
+	require.Equal(t, Traits{OSThreads: true}, c.Flavor.Traits(), "CLOCK_MONOTONIC and a real OS thread per task")
 	require.NoError(t, c.Flavor.Close())
 
 	_, err = Select("", Config{})

@@ -132,6 +132,9 @@ func (f *linuxFlavor) Now() int64                        { return sys.Nanotime()
 func (f *linuxFlavor) Priorities() (lowest, highest int) { return PrioLowest, f.highest }
 func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 
+// Traits: CLOCK_MONOTONIC, and a real OS thread per task.
+func (f *linuxFlavor) Traits() Traits { return Traits{OSThreads: true} }
+
 func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 	b := Binding{Tid: sys.Gettid(), Policy: sys.SchedOther}
 	if spec.CPUs != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 
@@ -24,7 +23,7 @@ func TestSimRegisteredAndSelectable(t *testing.T) {
 	require.True(t, ok)
 	defer s.Close()
 	require.Contains(t, ch.Why, "virtual clock")
-	require.True(t, s.VirtualTime())
+	require.Equal(t, Traits{VirtualClock: true}, s.Traits(), "a virtual clock and virtual threads")
 	require.Equal(t, SimName, s.Name())
 	require.False(t, s.RealTime())
 	lo, hi := s.Priorities()
@@ -43,7 +42,6 @@ func TestSimThreadByHand(t *testing.T) {
 	got := make(chan []step, 1)
 	ready := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // as rtapi does; Bind undoes it
 		w, b, err := s.Bind(ThreadSpec{Name: "hand", Priority: 50, Period: int64(time.Millisecond)})
 		if err == nil && b.Wake != WakeNanosleep {
 			err = errors.New("wake mode " + b.Wake.String())

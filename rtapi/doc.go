@@ -41,7 +41,9 @@
 // permission it keeps running SCHED_OTHER and warns, unless Strict.
 // Flavor().Why says what was detected and why the choice was made.
 // Flavor "sim" runs tasks on virtual time for tests: see RT.Sim and
-// SimController.
+// SimController. Code under test reads time through RT.Now or its
+// TaskContext (or Cycle), which are virtual on sim; the package-level Now
+// is always CLOCK_MONOTONIC.
 //
 // Real-time safety: the methods of TaskContext and Cycle, Now and Delay
 // are RT-safe — they neither allocate nor lock nor log and may be called
@@ -51,9 +53,10 @@
 // runtime.Goexit (testing's FailNow, testify's require) ends its task too:
 // Wait returns ErrGoexit.
 //
-// Each task runs on an OS thread of its own, never the process's main
-// thread (where the kernel sends process-directed signals), and the thread
-// is destroyed when the task ends, so no thread stays real-time. Stop and
+// On the Linux flavors each task runs on an OS thread of its own, never
+// the process's main thread (where the kernel sends process-directed
+// signals), and the thread is destroyed when the task ends, so no thread
+// stays real-time (sim's virtual threads are ordinary goroutines). Stop and
 // Pause reach a sleeping task at once in every wake mode. The posix-timer
 // wake mode blocks one real-time signal on its task threads
 // (Options.TimerSignal, DefaultTimerSignal = 40); instances of that signal

@@ -32,7 +32,7 @@ type RT struct {
 	// closing is closed when the first Close has finished; later Close
 	// calls wait for it.
 	closing chan struct{}
-	clock   *clockRef
+	traits  flavors.Traits // what the flavor needs: its clock, its threads
 
 	msgMu sync.Mutex
 	msg   *msgState // the message drainer, started by the first MsgLogger
@@ -71,6 +71,11 @@ func Open(opts Options) (*RT, error) {
 	if err := cpus.checkAll(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
+	rt := &RT{opts: opts, kernel: kernel, cpus: cpus, logger: opts.Logger}
+	sim, err := rt.simConfig()
+	if err != nil {
+		return nil, fmt.Errorf("rtapi.Open: %w", err)
+	}
 	choice, err := flavors.Select(opts.Flavor, flavors.Config{
 		Kernel:      kernel,
 		VanillaFIFO: opts.VanillaFIFO,
@@ -78,28 +83,17 @@ func Open(opts Options) (*RT, error) {
 		LockMemory:  opts.LockMemory,
 		Logger:      opts.Logger,
 		TimerSignal: opts.TimerSignal,
+		Sim:         sim,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	rt := &RT{
-		opts:   opts,
-		kernel: kernel,
-		cpus:   cpus,
-		flavor: choice.Flavor,
-		logger: opts.Logger,
-		info: FlavorInfo{
-			Name:     choice.Flavor.Name(),
-			RealTime: choice.Flavor.RealTime(),
-			Why:      choice.Why,
-		},
-	}
-	if err := rt.initSim(); err != nil {
-		_ = choice.Flavor.Close()
-		return nil, fmt.Errorf("rtapi.Open: %w", err)
-	}
-	if v, ok := choice.Flavor.(interface{ VirtualTime() bool }); ok && v.VirtualTime() {
-		rt.clock = pushClock(choice.Flavor)
+	rt.flavor = choice.Flavor
+	rt.traits = choice.Flavor.Traits()
+	rt.info = FlavorInfo{
+		Name:     choice.Flavor.Name(),
+		RealTime: choice.Flavor.RealTime(),
+		Why:      choice.Why,
 	}
 	rt.logger.Info("rtapi open", zap.String("flavor", rt.info.Name), zap.Bool("realtime", rt.info.RealTime),
 		zap.String("kernel", kernel.Kind.String()), zap.String("why", rt.info.Why))
@@ -150,7 +144,6 @@ func (rt *RT) Close() error {
 		if err := rt.flavor.Close(); err != nil {
 			errs = append(errs, err)
 		}
-		popClock(rt.clock)
 	} else {
 		go rt.releaseAfter(running)
 	}
@@ -167,7 +160,6 @@ func (rt *RT) releaseAfter(running []*Task) {
 	if err := rt.flavor.Close(); err != nil {
 		rt.logger.Error("rtapi: releasing the flavor after the last task ended", zap.Error(err))
 	}
-	popClock(rt.clock)
 }
 
 // Flavor says which flavor runs the tasks and why.
@@ -185,7 +177,9 @@ func (rt *RT) Logger() *zap.Logger { return rt.logger }
 func (rt *RT) Instance() int { return rt.opts.Instance }
 
 // Now reads this instance's clock in nanoseconds: CLOCK_MONOTONIC, or
-// virtual time on the sim flavor (rtapi_get_time). RT-safe.
+// virtual time on the sim flavor (rtapi_get_time). Code that must run on
+// sim reads time here or through its TaskContext, never through the
+// package-level Now, which is always CLOCK_MONOTONIC. RT-safe.
 func (rt *RT) Now() int64 { return rt.flavor.Now() }
 
 // PrioHighest is the highest task priority (rtapi_prio_highest): 98 on

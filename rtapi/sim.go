@@ -33,30 +33,29 @@ type SimOptions struct {
 	SharedCPU bool
 }
 
-// initSim applies Options.Sim when the flavor is sim. Called by Open.
-func (rt *RT) initSim() error {
-	s, ok := rt.flavor.(*flavors.Sim)
-	if !ok {
-		return nil
-	}
+// simConfig is Options.Sim as the sim flavor takes it (other flavors
+// ignore it). Ties between tasks go by creation order, from rt.Tasks.
+// Called by Open before it selects the flavor.
+func (rt *RT) simConfig() (flavors.SimConfig, error) {
 	o := SimOptions{}
 	if rt.opts.Sim != nil {
 		o = *rt.opts.Sim
 	}
 	if o.HangTimeout < 0 {
-		return fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
+		return flavors.SimConfig{}, fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
 	}
-	s.Configure(flavors.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
-		SharedCPU: o.SharedCPU})
-	s.SetOrder(func() []string {
-		tasks := rt.Tasks()
-		names := make([]string, len(tasks))
-		for i, t := range tasks {
-			names[i] = t.spec.Name
-		}
-		return names
-	})
-	return nil
+	return flavors.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
+		SharedCPU: o.SharedCPU, Order: rt.taskNames}, nil
+}
+
+// taskNames lists the names of rt's tasks in creation order.
+func (rt *RT) taskNames() []string {
+	tasks := rt.Tasks()
+	names := make([]string, len(tasks))
+	for i, t := range tasks {
+		names[i] = t.spec.Name
+	}
+	return names
 }
 
 // Jitter is a distribution of wake-up lateness the sim flavor injects
@@ -183,7 +182,8 @@ func (rt *RT) Sim() (*SimController, error) {
 	return &SimController{rt: rt, sim: s}, nil
 }
 
-// Now is the virtual time in nanoseconds (the same as rt.Now()).
+// Now is the virtual time in nanoseconds (the same as rt.Now(); the
+// package-level rtapi.Now is CLOCK_MONOTONIC, also on sim).
 func (c *SimController) Now() int64 { return c.sim.Now() }
 
 // Advance runs the simulation for d of virtual time: every release due up

@@ -72,13 +72,13 @@ func TestSimOrderAtOneInstant(t *testing.T) {
 	require.Equal(t, ms, rt.Now())
 }
 
-// Task bodies see virtual time through tc.Now, rtapi.Now and rt.Now.
+// Task bodies see virtual time through tc.Now and rt.Now.
 func TestSimBodiesSeeVirtualTime(t *testing.T) {
 	rt, c := openSim(t, nil)
-	var seen [][3]int64
+	var seen [][2]int64
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "clock", Period: 500 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
 		for {
-			seen = append(seen, [3]int64{tc.Now(), rtapi.Now(), rt.Now()})
+			seen = append(seen, [2]int64{tc.Now(), rt.Now()})
 			if !tc.WaitPeriod() {
 				return nil
 			}
@@ -90,10 +90,26 @@ func TestSimBodiesSeeVirtualTime(t *testing.T) {
 	require.Len(t, seen, 5)
 	for i, s := range seen {
 		want := int64(i) * 500 * int64(time.Microsecond)
-		require.Equal(t, [3]int64{want, want, want}, s, "cycle %d", i)
+		require.Equal(t, [2]int64{want, want}, s, "cycle %d", i)
 	}
 	require.Equal(t, "sim", rt.Flavor().Name)
 	require.False(t, rt.Flavor().RealTime)
+}
+
+// The package-level rtapi.Now is the monotonic clock whatever simulations
+// are open: two tests running side by side, each with its own simulation,
+// must not read each other's virtual time through it. (It used to read
+// the virtual clock of the latest simulation opened.)
+func TestNowIgnoresOpenSimulations(t *testing.T) {
+	before := rtapi.Now()
+	rtA, a := openSim(t, nil)
+	require.NoError(t, a.Advance(5*time.Millisecond))
+	rtB, _ := openSim(t, nil)
+	require.GreaterOrEqual(t, rtapi.Now(), before, "monotonic, not simulation B's virtual 0")
+	require.EqualValues(t, 5*ms, rtA.Now())
+	require.Zero(t, rtB.Now())
+	require.NoError(t, rtB.Close())
+	require.GreaterOrEqual(t, rtapi.Now(), before, "monotonic, not simulation A's virtual 5 ms")
 }
 
 // Stats show exactly what was injected: constant jitter as latency, the
@@ -422,6 +438,39 @@ func TestSimHungBodyIsReported(t *testing.T) {
 	require.NoError(t, task.Wait())
 }
 
+// A body that hangs on its way out after a Stop made between controller
+// calls is reported by the next controller call, like any hung body. (The
+// stop used to run unwatched, and every later controller call blocked
+// forever behind it.)
+func TestSimHangAfterStopIsReported(t *testing.T) {
+	rt, c := openSim(t, &rtapi.SimOptions{HangTimeout: 100 * time.Millisecond})
+	release := make(chan struct{})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "stuck", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		<-release
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	task.Stop()
+	done := make(chan error, 1)
+	go func() { done <- c.Advance(time.Millisecond) }()
+	select {
+	case err := <-done:
+		close(release)
+		require.ErrorIs(t, err, rtapi.ErrTimeout)
+		var te *rtapi.TaskError
+		require.ErrorAs(t, err, &te)
+		require.Equal(t, "stuck", te.Task)
+	case <-time.After(30 * time.Second): // liveness only: the hang timeout is 100 ms
+		close(release)
+		t.Fatal("the controller call after the Stop never returned")
+	}
+	require.NoError(t, task.Wait())
+}
+
 func TestSimMisuse(t *testing.T) {
 	rt, c := openSim(t, nil)
 	require.ErrorIs(t, c.Advance(-time.Nanosecond), rtapi.ErrInvalid)
@@ -574,7 +623,7 @@ func scenario(t *testing.T, seed uint64) (uint64, string) {
 	shared := int64(0)
 	body := func(cy *rtapi.Cycle) {
 		shared = shared*31 + cy.Now() + cy.Number()
-		fmt.Fprintf(&log, "%d,", rtapi.Now())
+		fmt.Fprintf(&log, "%d,", rt.Now())
 	}
 	base := startTask(t, rt, c, "base", 50*time.Microsecond, rtapi.SimTaskConfig{
 		Jitter: rtapi.UniformJitter(0, 30*time.Microsecond), Cost: 5 * time.Microsecond})
@@ -680,7 +729,7 @@ func randomScenario(t *testing.T, seed uint64) (uint64, string) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	var log strings.Builder
 	note := func(what string, err error) {
-		fmt.Fprintf(&log, "%d %s: %v\n", c.Now(), what, err)
+		fmt.Fprintf(&log, "%d %s: %s\n", c.Now(), what, errClass(err))
 	}
 	var tasks []*rtapi.Task
 	newTask := func() {
@@ -699,7 +748,7 @@ func randomScenario(t *testing.T, seed uint64) (uint64, string) {
 				} else if n%11 == 9 && i > 0 {
 					_ = tasks[i-1].Resume()
 				}
-				fmt.Fprintf(&log, "%s@%d,", task.Name(), rtapi.Now())
+				fmt.Fprintf(&log, "%s@%d,", task.Name(), rt.Now())
 			})
 		require.NoError(t, err)
 		cfg := rtapi.SimTaskConfig{Cost: time.Duration(rng.IntN(int(period * 3 / 2)))}
@@ -753,6 +802,23 @@ func randomScenario(t *testing.T, seed uint64) (uint64, string) {
 			st.Overruns, st.Latency.Min, st.Latency.Max, st.Exec.Min, st.Exec.Max)
 	}
 	return tr.Digest, log.String()
+}
+
+// errClass names the sentinel err matches: what a call's outcome means,
+// without its wording (which may change without the simulation changing).
+func errClass(err error) string {
+	for _, c := range []struct {
+		name string
+		err  error
+	}{{"invalid", rtapi.ErrInvalid}, {"state", rtapi.ErrState}, {"timeout", rtapi.ErrTimeout}, {"closed", rtapi.ErrClosed}} {
+		if errors.Is(err, c.err) {
+			return c.name
+		}
+	}
+	if err != nil {
+		return "other: " + err.Error()
+	}
+	return "ok"
 }
 
 // Random programs — tasks pausing and resuming each other, stops, starts,

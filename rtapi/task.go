@@ -338,7 +338,11 @@ func (t *Task) Start() error {
 		return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
 	}
 	ready := make(chan error, 1)
-	goLocked(func() { t.run(ready) })
+	if t.rt.traits.OSThreads {
+		goLocked(func() { t.run(ready) })
+	} else {
+		go t.run(ready) // a virtual thread: no policy to keep on an OS thread
+	}
 	if err := <-ready; err != nil {
 		t.state.Store(stateDone)
 		t.err = err
@@ -357,10 +361,11 @@ func (t *Task) Start() error {
 	return nil
 }
 
-// run is the task's goroutine, locked to a thread of its own that is not
-// the main thread (goLocked): the thread may carry SCHED_FIFO, an affinity
-// and a blocked timer signal, so the runtime destroys it when the
-// goroutine exits rather than reuse it. The task ends the same way whether
+// run is the task's goroutine. On a flavor with OS threads (Traits) it is
+// locked to a thread of its own that is not the main thread (goLocked):
+// the thread may carry SCHED_FIFO, an affinity and a blocked timer signal,
+// so the runtime destroys it when the goroutine exits rather than reuse
+// it. A virtual thread (sim) runs on an ordinary goroutine. The task ends the same way whether
 // the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
@@ -385,14 +390,14 @@ func (t *Task) run(ready chan<- error) {
 	tc.oneshot = b.Wake == WakeNanosleep
 	tc.skip = t.spec.Overrun == Skip
 	tc.sampleEvery = usageSampleEvery(t.spec.Period)
-	if t.rt.clock != nil {
+	if t.rt.traits.VirtualClock {
 		// Thread counters mean nothing in virtual time, and a getrusage
 		// every 100 simulated cycles was a quarter of the sim's cost.
 		tc.sampleEvery = 1<<63 - 1
 	}
 	tc.nextSample = tc.sampleEvery
-	tc.interference = interferenceOn(t.spec) && t.rt.clock == nil // thread counters mean nothing in virtual time
-	tc.virtualLate = interferenceOn(t.spec) && t.rt.clock != nil  // but late wake-ups do
+	tc.interference = interferenceOn(t.spec) && !t.rt.traits.VirtualClock // thread counters mean nothing in virtual time
+	tc.virtualLate = interferenceOn(t.spec) && t.rt.traits.VirtualClock   // but late wake-ups do
 	tc.exactInterference = t.spec.Interference == On
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.startInterference()

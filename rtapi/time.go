@@ -1,27 +1,19 @@
 package rtapi
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Now returns the monotonic time in nanoseconds (rtapi_get_time): the
-// clock task deadlines are expressed in. While an RT instance with a
-// virtual clock (the sim flavor) is open, Now returns that instance's
-// virtual time, so that code written against the package-level clock is
-// testable on sim; with several such instances, the latest opened wins.
+// Now returns CLOCK_MONOTONIC in nanoseconds (rtapi_get_time). It is the
+// clock task deadlines are expressed in on the Linux flavors. On the sim
+// flavor it is still the real monotonic clock: read virtual time through
+// the instance (RT.Now) or the task (TaskContext.Now, Cycle.Now), so that
+// code under test does not depend on which simulation is open.
 //
 // RT-safe: no allocation, no system call (vDSO).
-func Now() int64 {
-	if c := virtualClock.Load(); c != nil {
-		return c.flavor.Now()
-	}
-	return sys.Nanotime()
-}
+func Now() int64 { return sys.Nanotime() }
 
 // DelayMax is the longest busy wait Delay performs (rtapi_delay_max):
 // longer waits belong in a sleep, not a spin.
@@ -36,43 +28,5 @@ func Delay(d time.Duration) {
 	}
 	end := sys.Nanotime() + int64(d)
 	for sys.Nanotime() < end {
-	}
-}
-
-type clockRef struct {
-	flavor flavors.Flavor
-	prev   *clockRef
-}
-
-var (
-	clockMu      sync.Mutex
-	virtualClock atomic.Pointer[clockRef]
-)
-
-func pushClock(f flavors.Flavor) *clockRef {
-	clockMu.Lock()
-	defer clockMu.Unlock()
-	c := &clockRef{flavor: f, prev: virtualClock.Load()}
-	virtualClock.Store(c)
-	return c
-}
-
-// popClock removes c from the stack of virtual clocks, wherever it is.
-func popClock(c *clockRef) {
-	if c == nil {
-		return
-	}
-	clockMu.Lock()
-	defer clockMu.Unlock()
-	top := virtualClock.Load()
-	if top == c {
-		virtualClock.Store(c.prev)
-		return
-	}
-	for r := top; r != nil; r = r.prev {
-		if r.prev == c {
-			r.prev = c.prev
-			return
-		}
 	}
 }

@@ -44,10 +44,12 @@ func Child(role string, args ...string) *exec.Cmd {
 // read the test binary where go test built it, so it is copied into a
 // directory of its own, which becomes the child's working directory and
 // is removed when t ends. Starting a process as another user needs root:
-// without it ChildAs skips t, loudly (RequireRoot).
+// without it ChildAs skips t, loudly (RequireRoot); so does a kernel that
+// cannot execute the binary (RequireSelfExec).
 func ChildAs(t testing.TB, cred syscall.Credential, role string, args ...string) *exec.Cmd {
 	t.Helper()
 	RequireRoot(t, "runs a child process as another user")
+	RequireSelfExec(t)
 	dir, err := os.MkdirTemp("", "gortapi-child-")
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ func TestChild(t *testing.T) {
 		fmt.Println("child of", os.Getenv("RTTEST_PARENT"), "in", mustGetwd(t))
 		return
 	}
+	RequireSelfExec(t)
 	cmd := Child("echo", "-test.run=^TestChild$", "-test.v")
 	cmd.Env = append(cmd.Env, "RTTEST_PARENT=parent", ChildEnv+"=echo") // a duplicate is harmless
 	out, err := cmd.CombinedOutput()

@@ -479,6 +479,7 @@ func TestDeleteWhileAttachedThenUserKilled(t *testing.T) {
 		os.Stdout.WriteString("attached\n")
 		select {} // wait to be killed
 	}
+	rttest.RequireSelfExec(t) // before the segment exists: a skip must not leak it
 	s, err := New(devShm(), 33, 64)
 	require.NoError(t, err)
 	cmd := child(t, "TestDeleteWhileAttachedThenUserKilled", "hang")

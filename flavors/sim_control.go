@@ -1,0 +1,392 @@
+package flavors
+
+import (
+	"fmt"
+	"time"
+)
+
+// The controller: the calls a test makes between runs (SetTask, Inject*,
+// Trace) and Run, which lends the turn to the task threads until the
+// target, a condition or a hang. One controller call holds the
+// simulation at a time (ctlHeld); a call made while Run runs — from a
+// task body or a predicate — could only deadlock, and is refused.
+
+// acquire takes the simulation for a controller call: it waits for an
+// idle call or a stop drive to finish, but refuses a call made while Run
+// runs. Then it waits for resumed threads to be back in the schedule, so
+// that the call sees a settled simulation. Returns with mu held.
+func (s *Sim) acquire(run bool) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return errSimBusy
+	}
+	for s.ctlHeld {
+		s.cond.Wait()
+	}
+	if s.closed {
+		s.mu.Unlock()
+		return errSimClosed
+	}
+	if s.broken != nil {
+		err := s.broken
+		s.mu.Unlock()
+		return err
+	}
+	s.ctlHeld, s.running = true, run
+	return nil
+}
+
+// release gives the simulation back after a controller call. Takes mu.
+func (s *Sim) release() {
+	s.mu.Lock()
+	s.ctlHeld, s.running = false, false
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}
+
+// usable is nil, or why the simulation cannot run any more.
+func (s *Sim) usable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errSimClosed
+	}
+	return s.broken
+}
+
+// idle runs fn with the simulation idle and settled, under mu.
+func (s *Sim) idle(fn func() error) error {
+	if err := s.acquire(false); err != nil {
+		return err
+	}
+	defer func() {
+		s.ctlHeld = false
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}()
+	for s.resuming > 0 && !s.closed {
+		s.cond.Wait()
+	}
+	return fn()
+}
+
+// plan returns the injection plan for name, creating it. Under mu.
+func (s *Sim) plan(name string) *simTaskState {
+	p := s.plans[name]
+	if p == nil {
+		p = &simTaskState{}
+		s.plans[name] = p
+	}
+	return p
+}
+
+// live returns the bound, not yet exited thread of name. Under mu.
+func (s *Sim) live(name string) *simThread {
+	for i := len(s.threads) - 1; i >= 0; i-- {
+		if th := s.threads[i]; th.name == name && !th.exited {
+			return th
+		}
+	}
+	return nil
+}
+
+// SetTask sets what is injected into the task named name, now if it
+// runs and whenever it (re)starts.
+func (s *Sim) SetTask(name string, cfg SimTaskConfig) error {
+	if cfg.Cost < 0 {
+		return fmt.Errorf("sim: task %q: negative cost %v: %w", name, cfg.Cost, ErrInvalid)
+	}
+	if err := cfg.Jitter.validate(); err != nil {
+		return fmt.Errorf("sim: task %q: %w", name, err)
+	}
+	return s.idle(func() error {
+		p := s.plan(name)
+		p.cfg = cfg
+		if th := s.live(name); th != nil {
+			th.cost = int64(cfg.Cost)
+			th.realExec = cfg.RealExec
+			th.jitter.set(cfg.Jitter)
+		}
+		return nil
+	})
+}
+
+// InjectStall delays the release of cycle cycle (1 or later) of the task
+// named name by periods periods: the thread is not woken in that time, as
+// if the machine had stalled it.
+func (s *Sim) InjectStall(name string, cycle, periods int64) error {
+	if cycle < 1 || periods < 1 {
+		return fmt.Errorf("sim: task %q: stall of %d periods at cycle %d: cycle and periods must be at least 1: %w",
+			name, periods, cycle, ErrInvalid)
+	}
+	return s.inject(name, cycle, periods, false)
+}
+
+// InjectOverrun makes cycle cycle (0 or later) of the task named name take
+// extra more execution time than declared; extra 0 means one period, which
+// makes it miss exactly its next release.
+func (s *Sim) InjectOverrun(name string, cycle int64, extra time.Duration) error {
+	if cycle < 0 || extra < 0 {
+		return fmt.Errorf("sim: task %q: overrun %v at cycle %d: %w", name, extra, cycle, ErrInvalid)
+	}
+	return s.inject(name, cycle, int64(extra), true)
+}
+
+func (s *Sim) inject(name string, cycle, value int64, overrun bool) error {
+	return s.idle(func() error {
+		th := s.live(name)
+		if th != nil && cycle < th.cycles+1 && !(overrun && cycle == th.cycles) {
+			return fmt.Errorf("sim: task %q: cycle %d has already run (now at cycle %d): %w",
+				name, cycle, th.cycles, ErrInvalid)
+		}
+		p := s.plan(name)
+		f := simFault{cycle: cycle, value: value}
+		if overrun {
+			p.overruns = insertFault(p.overruns, f)
+		} else {
+			p.stalls = insertFault(p.stalls, f)
+		}
+		if th != nil {
+			if overrun {
+				th.overruns = insertFault(th.overruns[th.oi:], f)
+				th.oi = 0
+			} else {
+				th.stalls = insertFault(th.stalls[th.si:], f)
+				th.si = 0
+			}
+		}
+		return nil
+	})
+}
+
+func insertFault(fs []simFault, f simFault) []simFault {
+	out := make([]simFault, 0, len(fs)+1)
+	i := 0
+	for i < len(fs) && fs[i].cycle <= f.cycle {
+		i++
+	}
+	out = append(out, fs[:i]...)
+	out = append(out, f)
+	return append(out, fs[i:]...)
+}
+
+// InjectClockStep makes virtual time jump forward by by at instant at:
+// nothing runs in between, and every thread asleep across the jump wakes
+// at its end, late — an SMI or a paused VM, as the tasks see it.
+func (s *Sim) InjectClockStep(at int64, by time.Duration) error {
+	if by <= 0 {
+		return fmt.Errorf("sim: clock step by %v: only forward steps exist on a monotonic clock: %w", by, ErrInvalid)
+	}
+	return s.idle(func() error {
+		if at < s.now.Load() {
+			return fmt.Errorf("sim: clock step at %v is before the virtual time %v: %w",
+				time.Duration(at), time.Duration(s.now.Load()), ErrInvalid)
+		}
+		i := 0
+		for i < len(s.steps) && s.steps[i].at <= at {
+			i++
+		}
+		s.steps = append(s.steps[:i], append([]clockStep{{at, int64(by)}}, s.steps[i:]...)...)
+		return nil
+	})
+}
+
+// Run lets virtual time advance to target, running every release due up
+// to and including it. With pred set it stops as soon as pred returns true
+// after a cycle ends; with goal set it stops when that task (by name) has
+// completed goalCycles more cycles. It returns whether it stopped on pred
+// or goal, and an error when the simulation is closed, a task hung, or the
+// goal task left the schedule. Only one Run runs at a time.
+func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64) (bool, error) {
+	if err := s.acquire(true); err != nil {
+		return false, err
+	}
+	s.mu.Unlock()
+	defer s.release()
+	if target < s.now.Load() {
+		return false, fmt.Errorf("sim: cannot go back from %v to %v: %w",
+			time.Duration(s.now.Load()), time.Duration(target), ErrInvalid)
+	}
+	if !s.merge() {
+		return false, s.usable()
+	}
+	s.target, s.exclude = target, false
+	s.stopNow, s.pred, s.goal, s.lost = false, pred, nil, ""
+	if goal != "" {
+		s.mu.Lock()
+		th := s.live(goal)
+		suspended := th != nil && th.suspended
+		s.mu.Unlock()
+		if th == nil {
+			return false, fmt.Errorf("sim: task %q is not running: %w", goal, ErrInvalid)
+		}
+		if suspended {
+			return false, fmt.Errorf("sim: task %q is paused: %w", goal, ErrSimTaskLeft)
+		}
+		s.goal, s.goalN = th, th.cycles+goalCycles
+	}
+	s.checking = s.pred != nil || s.goal != nil
+	defer func() { s.pred, s.goal, s.checking = nil, nil, false }()
+	if pred != nil && pred() {
+		return true, nil
+	}
+	if s.goal != nil && s.goal.cycles >= s.goalN {
+		return true, nil
+	}
+	if next := s.pick(); next != nil {
+		s.handoff(next)
+		if err := s.await(); err != nil {
+			return false, err
+		}
+	}
+	if s.dead.Load() {
+		return false, s.usable()
+	}
+	if s.stopNow {
+		s.stopNow = false
+		if s.lost != "" {
+			return false, fmt.Errorf("sim: task %q %s before completing its cycles: %w", goal, s.lost, ErrSimTaskLeft)
+		}
+		return true, nil
+	}
+	// Nothing more is due up to target: steps before it still happen.
+	for len(s.steps) > 0 && s.steps[0].at <= target {
+		s.applyStep()
+	}
+	if target > s.now.Load() {
+		s.now.Store(target)
+	}
+	return false, nil
+}
+
+// await waits for the turn to come back to the controller, and declares
+// the thread that has it hung when nothing progressed (no hand-off, no
+// move of the clock) for a hang timeout.
+func (s *Sim) await() error {
+	last, lastNow := s.progress.Load(), s.now.Load()
+	timer := time.NewTimer(s.hang)
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.back:
+			return nil
+		case <-timer.C:
+		}
+		if p, n := s.progress.Load(), s.now.Load(); p != last || n != lastNow {
+			last, lastNow = p, n
+			timer.Reset(s.hang)
+			continue
+		}
+		err := &HangError{Timeout: s.hang, Now: s.now.Load()}
+		if th := s.holder.Load(); th != nil {
+			err.Task = th.name // set before the thread was given the turn
+		}
+		s.mu.Lock()
+		s.broken = err
+		s.die()
+		s.mu.Unlock()
+		return err
+	}
+}
+
+// SimTrace is a copy of a simulation's trace.
+type SimTrace struct {
+	// Names are the tasks' names, indexed by SimRecord.Thread.
+	Names []string
+	// Records are the most recent records, oldest first.
+	Records []SimRecord
+	// Count is how many records were made in all; Digest is a hash of
+	// all of them, equal between two runs exactly when their traces are.
+	Count  uint64
+	Digest uint64
+}
+
+// Trace copies the trace. Call it between controller calls.
+func (s *Sim) Trace() (SimTrace, error) {
+	var tr SimTrace
+	err := s.idle(func() error {
+		tr.Names = make([]string, len(s.threads))
+		for i, th := range s.threads {
+			tr.Names[i] = th.name
+		}
+		tr.Count, tr.Digest = s.count, s.digest
+		n := min(s.count, uint64(max(s.limit, 0)))
+		tr.Records = make([]SimRecord, 0, n)
+		for i := s.count - n; i < s.count; i++ {
+			tr.Records = append(tr.Records, s.ring[i&uint64(len(s.ring)-1)])
+		}
+		return nil
+	})
+	return tr, err
+}
+
+// A stop drive runs the stop requests made while no controller call runs
+// (a Stop from the test between calls), so that the stopped task runs to
+// its exit at once, in virtual time, alone. It is a controller call that
+// nobody waits for: the caller of Stop takes the simulation and hands the
+// turn to the stopped thread before Stop returns, so that nothing it does
+// next can overtake the stop; a goroutine of its own then waits for the
+// turn to come back (with the hang check), runs any stop queued
+// meanwhile, and lets the simulation go. When the simulation is held,
+// whoever holds it takes the stop in at its next pick.
+
+// stopDrive starts a stop drive unless the simulation is held.
+func (s *Sim) stopDrive() {
+	s.mu.Lock()
+	if s.ctlHeld {
+		s.mu.Unlock()
+		return
+	}
+	s.ctlHeld = true
+	s.mu.Unlock()
+	if s.handStops() {
+		go s.awaitStops()
+	}
+}
+
+// handStops takes in the inbox and gives the turn to the first thread
+// being stopped. When there is none it lets the simulation go and
+// returns false.
+func (s *Sim) handStops() bool {
+	for s.merge() {
+		s.exclude = true
+		if next := s.pick(); next != nil {
+			s.handoff(next)
+			return true
+		}
+		s.exclude = false
+		if s.releaseIfSettled() {
+			return false
+		}
+	}
+	s.release()
+	return false
+}
+
+// awaitStops waits for the stopped threads, one hand-off at a time.
+func (s *Sim) awaitStops() {
+	for {
+		if s.await() != nil {
+			s.release()
+			return
+		}
+		s.exclude = false
+		if s.releaseIfSettled() || !s.handStops() {
+			return
+		}
+	}
+}
+
+// releaseIfSettled lets the simulation go, unless the inbox received
+// something meanwhile, and reports whether it did.
+func (s *Sim) releaseIfSettled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending.Load() && !s.dead.Load() {
+		return false
+	}
+	s.ctlHeld, s.running = false, false
+	s.cond.Broadcast()
+	return true
+}

@@ -1,0 +1,198 @@
+package flavors
+
+import "slices"
+
+// The scheduler: what the goroutine with the turn does at a scheduling
+// point. It takes in the inbox (merge), picks the next thread by release
+// instant, priority and creation order (pick), and gives it the turn
+// (handoff). Everything here runs on the goroutine that has the turn,
+// which owns the run queue, the clock and the trace; the inbox is read
+// under mu.
+
+// pick chooses the thread to run next and takes it off the run queue, or
+// returns nil when the simulation must stop (target reached, a stop
+// condition met, nothing runnable, or dead).
+func (s *Sim) pick() *simThread {
+	if s.pending.Load() && !s.merge() {
+		return nil
+	}
+	if s.stopNow {
+		return nil
+	}
+	for {
+		bi := -1
+		for i, th := range s.runq {
+			if s.exclude && !th.stopReq {
+				continue
+			}
+			if bi < 0 || th.before(s.runq[bi]) {
+				bi = i
+			}
+		}
+		if bi < 0 {
+			return nil
+		}
+		best := s.runq[bi]
+		if !s.exclude {
+			if len(s.steps) > 0 && s.steps[0].at <= best.at && s.steps[0].at <= s.target {
+				s.applyStep()
+				continue
+			}
+			if s.shared && !best.executing && s.cpuBusy(best) {
+				continue // best.at moved to when the CPU is free for it
+			}
+			if best.at > s.target {
+				return nil
+			}
+		}
+		last := len(s.runq) - 1
+		s.runq[bi] = s.runq[last]
+		s.runq[last] = nil
+		s.runq = s.runq[:last]
+		best.queued = false
+		if best.at > s.now.Load() {
+			s.now.Store(best.at)
+		}
+		return best
+	}
+}
+
+// before orders runnable threads: earlier first, then higher priority,
+// then the one created first, then the one started first.
+func (th *simThread) before(o *simThread) bool {
+	if th.at != o.at {
+		return th.at < o.at
+	}
+	if th.prio != o.prio {
+		return th.prio > o.prio
+	}
+	if th.rank != o.rank {
+		return th.rank < o.rank
+	}
+	return th.seq < o.seq
+}
+
+// merge takes in the inbox: started threads, resumed threads, stop
+// requests. It first waits for resumed threads to be back (so that they
+// rejoin at a deterministic virtual time), and takes them in by start
+// order, whatever order their goroutines ran in. It returns false when
+// the simulation is dead.
+func (s *Sim) merge() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.resuming > 0 && !s.closed {
+		s.cond.Wait()
+	}
+	if s.dead.Load() {
+		return false
+	}
+	s.pending.Store(false)
+	now := s.now.Load()
+	if len(s.joins) > 0 {
+		s.rerank()
+		slices.SortFunc(s.joins, func(a, b *simThread) int { return int(a.seq - b.seq) })
+	}
+	for _, th := range s.joins {
+		if th.rejoined {
+			th.rejoined = false
+			s.record(th, SimResume, th.cycles, now, 0)
+			if th.stallBy != 0 {
+				s.record(th, SimStall, th.cycles, th.stallAt, th.stallBy)
+				th.stallBy = 0
+			}
+		}
+		th.queued = true
+		s.runq = append(s.runq, th)
+	}
+	s.joins = s.joins[:0]
+	for _, th := range s.kicks {
+		if th.exited {
+			continue
+		}
+		th.stopReq = true
+		if th.queued && th.at > now {
+			th.at = now
+		}
+	}
+	s.kicks = s.kicks[:0]
+	return true
+}
+
+// rerank gives every live thread its place in creation order. Under mu,
+// when threads joined.
+func (s *Sim) rerank() {
+	if s.order == nil {
+		return
+	}
+	names := s.order()
+	for _, th := range s.threads {
+		if th.exited {
+			continue
+		}
+		th.rank = len(names) + int(th.seq) // not a task any more: last
+		for i, n := range names {
+			if n == th.name {
+				th.rank = i
+				break
+			}
+		}
+	}
+}
+
+// applyStep makes the first pending clock step happen.
+func (s *Sim) applyStep() {
+	st := s.steps[0]
+	s.steps = s.steps[1:]
+	end := st.at + st.by
+	for _, th := range s.runq {
+		if th.at >= st.at && th.at < end {
+			th.at = end
+		}
+	}
+	if end > s.now.Load() {
+		s.now.Store(end)
+	}
+	s.record(nil, SimClockStep, 0, st.at, st.by)
+}
+
+// check stops the run when its condition holds.
+func (s *Sim) check(th *simThread) {
+	if s.goal != nil && s.goal == th && th.cycles >= s.goalN {
+		s.stopNow = true
+	}
+	if s.pred != nil && s.pred() {
+		s.stopNow = true
+	}
+}
+
+// handoff gives the turn to next, or back to the controller waiting on
+// back (a controller call or a stop drive).
+func (s *Sim) handoff(next *simThread) {
+	s.progress.Store(s.progress.Load() + 1) // the hang check watches hand-offs and the clock
+	s.holder.Store(next)
+	if next != nil {
+		next.turn <- struct{}{}
+		return
+	}
+	select {
+	case s.back <- struct{}{}:
+	default: // a controller that gave up on a hung task left a token
+	}
+}
+
+// record appends a trace record and folds it into the digest. RT-safe.
+func (s *Sim) record(th *simThread, kind SimEventKind, cycle, t, v int64) {
+	r := SimRecord{Thread: -1, Kind: kind, Cycle: cycle, Time: t, Value: v}
+	if th != nil {
+		r.Thread = th.seq
+	}
+	h := s.digest ^ uint64(uint32(r.Thread))<<8 ^ uint64(kind)
+	h = (h ^ uint64(cycle)) * 0x100000001b3
+	h = (h ^ uint64(t)) * 0x100000001b3
+	h = (h ^ uint64(v)) * 0x100000001b3
+	s.digest = h*0x9e3779b97f4a7c15 + 1
+	if s.ring != nil {
+		s.ring[s.count&uint64(len(s.ring)-1)] = r
+	}
+	s.count++
+}
