@@ -252,6 +252,11 @@ func TestWakerAllocs(t *testing.T) {
 // timers back on their schedule.
 func TestWakerInterrupt(t *testing.T) {
 	for _, mode := range []WakeMode{WakeNanosleep, WakeTimerfd, WakePosixTimer} {
+		if e := rttest.Emulator(); e != "" && mode == WakePosixTimer {
+			t.Log("posix-timer not run under " + e + ": it passes the kernel's timer id in the signal, " +
+				"not the one it gave timer_create's caller, so Wait never matches the two")
+			continue
+		}
 		for _, raw := range []bool{false, true} {
 			done := make(chan struct{})
 			go func() {

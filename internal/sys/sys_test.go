@@ -225,6 +225,11 @@ func TestTimerFireAndSignalRange(t *testing.T) {
 			_, err := sys.NewPosixTimer(bad)
 			require.ErrorIs(t, err, unix.EINVAL, "signal %d", bad)
 		}
+		if e := rttest.Emulator(); e != "" {
+			t.Log("Fire and Wait of a POSIX timer not run under " + e + ": it passes the kernel's timer id " +
+				"in the signal, not the one it gave timer_create's caller, so Wait never matches the two")
+			return
+		}
 		tm, err := sys.NewPosixTimer(45)
 		require.NoError(t, err)
 		blocked, err := sys.SignalBlocked(45)
