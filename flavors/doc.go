@@ -5,11 +5,13 @@
 // Backends, one file each, registered by name:
 //
 //   - posix: runs anywhere without privileges. Task threads stay
-//     SCHED_OTHER and sleep with absolute clock_nanosleep. With the
-//     VanillaFIFO runtime flag (Arvid Brodin's scheme for a non-real-time kernel) it runs
-//     them SCHED_FIFO and wakes them with a periodic POSIX timer aimed at
-//     the task's own thread; when the kernel refuses SCHED_FIFO it keeps
-//     running SCHED_OTHER and says so (Strict refuses instead).
+//     SCHED_OTHER and sleep to each absolute release (a futex wait on
+//     the CLOCK_MONOTONIC hrtimer, as clock_nanosleep, which Stop can
+//     end). With the VanillaFIFO runtime flag (Arvid Brodin's scheme for
+//     a non-real-time kernel) it runs them SCHED_FIFO and wakes them with
+//     a periodic POSIX timer aimed at the task's own thread; when the
+//     kernel refuses SCHED_FIFO it keeps running SCHED_OTHER and says so
+//     (Strict refuses instead).
 //   - rt-preempt: the real-time backend for PREEMPT_RT kernels (and the
 //     Linux-domain fallback on Xenomai and RTAI, which have no native
 //     backend here): SCHED_FIFO per task thread, CPU affinity, memory

@@ -43,7 +43,7 @@ func openPosix(cfg Config) (Flavor, string, error) {
 	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, highest: PrioHighest, log: cfg.Logger,
 		timerSignal: cfg.timerSignal()}
 	if cfg.VanillaFIFO != On {
-		return f, "posix flavor: SCHED_OTHER threads and absolute clock_nanosleep, no real-time guarantee " +
+		return f, "posix flavor: SCHED_OTHER threads and absolute sleeps to each release, no real-time guarantee " +
 			"(set VanillaFIFO, RTAPI_VANILLA_FIFO=1 or -rtapi.vanilla-fifo for SCHED_FIFO + POSIX timers; " +
 			"boot a PREEMPT_RT kernel for real-time)", nil
 	}
@@ -70,7 +70,7 @@ func openRTPreempt(cfg Config) (Flavor, string, error) {
 	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, highest: highest,
 		defaultWake: WakeNanosleep, log: cfg.Logger, timerSignal: cfg.timerSignal()}
 	f.hardening = harden(cfg)
-	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute clock_nanosleep" + limited + f.hardening.summary(), nil
+	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute sleeps to each release" + limited + f.hardening.summary(), nil
 }
 
 // fifoHighest finds the highest priority tasks may run SCHED_FIFO at, and

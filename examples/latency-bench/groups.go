@@ -90,7 +90,7 @@ func groups(b *bench) []group {
 			id: "quiet", title: "Quiet machine: gortapi vs cyclictest, wake modes, time.Ticker", metric: "latency", needFIFO: true,
 			desc: "One periodic thread, nothing else running. gortapi is the rt-preempt flavor (SCHED_FIFO, memory locked, " +
 				"cpu_dma_latency 0) in a process of its own, as cyclictest is. cyclictest runs -m -p P -i I -a CPU -h 10000. " +
-				"Wake modes: nanosleep is absolute clock_nanosleep (cyclictest's default), timerfd a periodic timerfd read, " +
+				"Wake modes: nanosleep is an absolute sleep to each release (cyclictest's default; gortapi waits on a futex with the same CLOCK_MONOTONIC hrtimer deadline, so Stop can end it), timerfd a periodic timerfd read, " +
 				"posix-timer a periodic POSIX timer signalling the thread (cyclictest -x). RawSleep makes the nanosleep keep the " +
 				"Go scheduler's P (RawSyscall), so the wake-up never waits for one; interference off drops rtapi's per-cycle " +
 				"getrusage (Stats.Interference). The Ticker row is a plain " +
