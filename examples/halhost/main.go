@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/halhost/pins"
+	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
@@ -44,13 +45,13 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Stdout, c); err != nil {
 		log.Print("halhost: ", err)
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err))
 	}
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff || c.statsKey == c.pinsKey {
-		return usagef("-stats-key and -pins-key must be two different non-zero 32-bit keys")
+		return cli.Usagef("-stats-key and -pins-key must be two different non-zero 32-bit keys")
 	}
 	rt, err := rtapi.Open(c.rtapi)
 	if err != nil {
@@ -71,11 +72,11 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	defer func() { err = errors.Join(err, h.Close()) }()
 	base, err := h.NewThread("base", c.base)
 	if err != nil {
-		return usageError{err} // the periods come from -base and -servo
+		return cli.UsageError{Err: err} // the periods come from -base and -servo
 	}
 	servo, err := h.NewThread("servo", c.servo)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	if servo.Period() != servo.Requested() {
 		fmt.Fprintf(w, "halhost: servo period %v rounded to %v, a multiple of the base period\n", servo.Requested(), servo.Period())

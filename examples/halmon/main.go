@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/examples/halhost/pins"
+	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
@@ -45,7 +46,7 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Stdout, c); err != nil {
 		log.Print("halmon: ", err)
-		os.Exit(exitCode(err))
+		os.Exit(cli.ExitCode(err))
 	}
 }
 
@@ -56,10 +57,10 @@ func isTerminal(f *os.File) bool {
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.interval <= 0 || c.count < 0 || c.wait < 0 {
-		return usagef("-interval must be positive, -count and -wait not negative")
+		return cli.Usagef("-interval must be positive, -count and -wait not negative")
 	}
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff {
-		return usagef("-stats-key and -pins-key must be non-zero 32-bit keys")
+		return cli.Usagef("-stats-key and -pins-key must be non-zero 32-bit keys")
 	}
 	// The monitor is not real-time: it only needs rtapi for the segments.
 	c.rtapi.Flavor = "posix"
