@@ -179,7 +179,10 @@ func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 // the rest of the program; each task with a period under
 // GCShieldMinPeriod keeps one busy anyway; forced tasks take theirs
 // regardless; the Ps left go to the Auto tasks by shortest period, highest
-// priority, start order. Called with b.mu held.
+// priority, start order. A task told to stop keeps its decision and what
+// it holds (a P it sleeps on, or the one a fast task keeps busy) until it
+// has ended, so a set that stops one task after another hands out
+// nothing it did not have while it ran. Called with b.mu held.
 func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
 	order := slices.Clone(b.members)
 	slices.SortStableFunc(order, func(x, y *Task) int {
@@ -199,10 +202,10 @@ func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
 	for _, t := range order {
 		sh := &t.shield
 		switch {
-		case t.stopping():
-			if sh.raw.Load() {
-				free-- // keeps what it has until it ends
-			}
+		case t.stopping() && sh.raw.Load():
+			free-- // keeps what it has until it ends
+		case t.stopping() && !sh.short:
+			// holds nothing, and gets nothing now
 		case sh.forced:
 			forced++
 		case sh.short:

@@ -154,3 +154,54 @@ func TestShieldChoosesShortestPeriods(t *testing.T) {
 	require.Equal(t, "on", forced.Stats().GCShield)
 	require.Contains(t, shield("servo-high"), "off: GOMAXPROCS 4, one P kept for the rest of the program, 0 kept busy")
 }
+
+// A set that is stopping keeps the shield's decisions: a fast task that
+// was told to stop but has not ended yet still keeps its P busy, so
+// another task ending meanwhile must not hand a slower one a P it never
+// had while the set ran (that made Stats.GCShield read "on" for a task
+// that ran unshielded, as the benchmarks' shield column showed).
+func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
+	rttest.RequireRT(t)
+	if os.Getenv("GORTAPI_GC_SHIELD") != "" {
+		t.Skip("GORTAPI_GC_SHIELD is set: the test needs the default shield")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+	hold, held, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	base, err := rt.NewTask(rtapi.TaskSpec{Name: "base", Period: 100 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+			select {
+			case <-hold: // stays in its body, told to stop or not
+				close(held)
+				<-release
+			default:
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, base.Start())
+	var slow []*rtapi.Task
+	for _, spec := range []rtapi.TaskSpec{{Name: "servo", Period: time.Millisecond}, {Name: "user", Period: 2 * time.Millisecond}} {
+		task, err := rt.NewTask(spec, loop)
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		slow = append(slow, task)
+	}
+	waitCycles(t, slow[0], 10)
+	// 2 Ps: one for the rest of the program, one kept busy by base.
+	require.Contains(t, slow[0].Stats().GCShield, "off: GOMAXPROCS 2")
+
+	close(hold)
+	<-held
+	base.Stop() // base is stopping, and still running
+	slow[1].Stop()
+	require.NoError(t, slow[1].Wait())
+	require.Contains(t, slow[0].Stats().GCShield, "off: GOMAXPROCS 2",
+		"a task ending while base stops must not hand servo the P base keeps busy")
+
+	close(release)
+	require.NoError(t, base.Wait())
+	// Base has ended for good while servo runs on: now servo gets the P.
+	require.Equal(t, "on", slow[0].Stats().GCShield)
+}
