@@ -1,15 +1,16 @@
 package flavors
 
-import "errors"
+import "github.com/gortapi/gortapi/internal/errs"
 
-// Sentinel errors, shared with package rtapi (which re-exports them). Test
-// with errors.Is.
+// Sentinel errors: the values package rtapi exports under the same names
+// (rtapi.ErrInvalid, ...), so errors.Is matches either. ErrPermission is
+// os.ErrPermission.
 var (
 	// ErrInvalid: an argument is out of range or malformed.
-	ErrInvalid = errors.New("invalid argument")
+	ErrInvalid = errs.Invalid
 	// ErrPermission: the kernel refused what real-time operation needs
 	// (SCHED_FIFO, memory locking).
-	ErrPermission = errors.New("permission denied")
+	ErrPermission = errs.Permission
 	// ErrNotSupported: the backend or operation does not exist here.
-	ErrNotSupported = errors.New("not supported")
+	ErrNotSupported = errs.NotSupported
 )

@@ -1,13 +1,14 @@
 package flavors
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gortapi/gortapi/internal/errs"
 )
 
 // SimName is the registry name of the simulated flavor.
@@ -126,11 +127,11 @@ func (e *HangError) Unwrap() error { return os.ErrDeadlineExceeded }
 
 // ErrSimTaskLeft is what Run returns when the task it was to run cycles
 // of was paused or ended first.
-var ErrSimTaskLeft = errors.New("task left the schedule")
+var ErrSimTaskLeft = fmt.Errorf("task left the schedule: %w", errs.State)
 
 // ErrSimBusy is what a controller call made while another runs returns
 // (from a task body, a predicate, or a second goroutine).
-var ErrSimBusy = errors.New("sim: controller called while the simulation runs (from a task body or a RunUntil predicate?)")
+var ErrSimBusy = fmt.Errorf("sim: controller called while the simulation runs (from a task body or a RunUntil predicate?): %w", errs.State)
 
 var errSimBusy = ErrSimBusy
 

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 type jitterKind uint8
@@ -79,8 +79,8 @@ func ExponentialJitter(mean time.Duration) Jitter {
 // and a value uniformly inside the bucket, kept within the recorded
 // minimum and maximum; the overflow count draws the maximum.
 func HistogramJitter(h hist.Snapshot) Jitter {
-	j := Jitter{kind: jitterHistogram, width: int64(h.Width), lo: max(h.Min, 0), hi: max(h.Max, 0),
-		descriptor: fmt.Sprintf("histogram of %d samples, max %v", h.Count, time.Duration(h.Max))}
+	j := Jitter{kind: jitterHistogram, width: int64(h.Width), lo: int64(max(h.Min, 0)), hi: int64(max(h.Max, 0)),
+		descriptor: fmt.Sprintf("histogram of %d samples, max %v", h.Count, h.Max)}
 	var total uint64
 	j.cum = make([]uint64, 0, len(h.Counts)+1)
 	for _, c := range h.Counts {

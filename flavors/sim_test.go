@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 func TestSimRegisteredAndSelectable(t *testing.T) {
@@ -150,7 +150,7 @@ func TestHistogramJitterReplaysBuckets(t *testing.T) {
 		h.Record(3500) // bucket 3
 	}
 	for range 100 {
-		h.Record(int64(time.Millisecond)) // overflow
+		h.Record(time.Duration(time.Millisecond)) // overflow
 	}
 	snap := h.Snapshot()
 	xs := draw(HistogramJitter(snap), 1, 10000)

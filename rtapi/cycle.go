@@ -60,7 +60,7 @@ func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
 	end := tc.waker.EndCycle()
 	requests := t.ctl.And(^ctlBody) & ctlRequests
-	t.stats.exec.Record(end - tc.wake)
+	t.stats.exec.Record(time.Duration(end - tc.wake))
 	if tc.interference {
 		tc.observe()
 	}
@@ -151,7 +151,7 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 			latest += int64(tc.pending) * tc.period
 		}
 		tc.latency = now - latest
-		t.stats.latency.Record(tc.latency)
+		t.stats.latency.Record(time.Duration(tc.latency))
 		if tc.virtualLate && tc.latency > tc.lateThreshold {
 			// virtual time: the injected jitter is the only cause
 			t.stats.intf.late.Store(t.stats.intf.late.Load() + 1)
@@ -287,17 +287,17 @@ func (tc *TaskContext) PLLReference() int64 { return tc.deadline }
 const PLLMaxCorrection = 0.01
 
 // SetPLLCorrection lengthens (positive) or shortens (negative) every
-// following period by ns nanoseconds, clamped to ±1 % of the period
+// following period by d, clamped to ±1 % of the period
 // (rtapi_task_pll_set_correction). It returns the correction applied. Only
 // the nanosleep wake mode can move single releases; the periodic timers
 // return ErrNotSupported. RT-safe.
-func (tc *TaskContext) SetPLLCorrection(ns int64) (int64, error) {
+func (tc *TaskContext) SetPLLCorrection(d time.Duration) (time.Duration, error) {
 	if !tc.oneshot {
 		return 0, errPLLNotOneshot
 	}
 	limit := int64(float64(tc.period) * PLLMaxCorrection)
-	tc.correction = min(max(ns, -limit), limit)
-	return tc.correction, nil
+	tc.correction = min(max(int64(d), -limit), limit)
+	return time.Duration(tc.correction), nil
 }
 
 // errPLLNotOneshot is built once: SetPLLCorrection runs in task bodies.

@@ -40,10 +40,16 @@
 // switches posix to SCHED_FIFO threads woken by POSIX timers aimed at them; without the
 // permission it keeps running SCHED_OTHER and warns, unless Strict.
 // Flavor().Why says what was detected and why the choice was made.
-// Flavor "sim" runs tasks on virtual time for tests: see RT.Sim and
-// SimController. Code under test reads time through RT.Now or its
+// Flavor "sim" runs tasks on virtual time for tests: package rtapi/sim
+// drives its clock. Code under test reads time through RT.Now or its
 // TaskContext (or Cycle), which are virtual on sim; the package-level Now
 // is always CLOCK_MONOTONIC.
+//
+// Time: an instant is int64 nanoseconds of the RT's clock —
+// CLOCK_MONOTONIC, or the virtual clock on sim — as Now, RT.Now,
+// TaskContext.Now and Deadline, PLLReference, the ipc deadlines and
+// sim.Controller.AdvanceTo read and take it; a span (period, latency,
+// histogram value, correction, timeout) is a time.Duration.
 //
 // Real-time safety: the methods of TaskContext and Cycle, Now and Delay
 // are RT-safe — they neither allocate nor lock nor log and may be called
@@ -62,8 +68,10 @@
 // (Options.TimerSignal, DefaultTimerSignal = 40); instances of that signal
 // sent to the process still reach the program.
 //
-// Errors match the sentinels ErrInvalid, ErrPermission, ErrNotSupported,
-// ErrState, ErrClosed, ErrTimeout, ErrFaulted and ErrGoexit with errors.Is.
+// Errors: one set of sentinels for rtapi and every package under it
+// (ErrInvalid, ErrPermission, ErrNotSupported, ErrState, ErrClosed,
+// ErrTimeout, ErrBusy, ErrCorrupt, ErrExist, ErrNotExist; ErrFaulted and
+// ErrGoexit for how a task ended); each error matches one with errors.Is.
 //
 // On the real-time flavors a watchdog thread at priority 99 watches every
 // task: one that completes no cycle within TaskSpec.Watchdog while busy on
@@ -73,6 +81,13 @@
 // disturbed (preempted, parked by the Go scheduler, during GC, page
 // faults) and attributes late wake-ups to them; docs/GC.md tells what
 // keeps a task's latency while the rest of the process allocates.
+//
+// The building blocks live in packages of their own, usable without an RT:
+// rtapi/shm maps named shared-memory segments (RT.ShmNew and ShmAttach open
+// them with this RT's instance and trust settings); rtapi/ipc has what lives
+// in them — record and stream rings, a mutex that detects a dead owner, a
+// semaphore, a seqlock; rtapi/msg is the RT-safe message logger
+// (RT.MsgLogger); rtapi/hist is the latency histogram of Stats.
 //
 // Statistics (Task.Stats) are lock-free and may be read from any goroutine
 // while the task runs: cycles, overruns, wake-up latency and execution

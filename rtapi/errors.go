@@ -3,28 +3,48 @@ package rtapi
 import (
 	"errors"
 	"fmt"
-	"os"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/errs"
 )
 
-// Sentinel errors. Every error rtapi returns matches one of them with
-// errors.Is, and says in its text what was wrong and, where there is one,
-// what to do.
+// Sentinel errors: one set for gortapi. Every error of rtapi and of the
+// packages under it (shm, ipc, msg, hist, sim, hal, ...) matches at least
+// one of them with errors.Is, and says in its text what was wrong and,
+// where there is one, what to do. The packages' own sentinels (shm.ErrTruncated,
+// ipc.ErrFull, ...) wrap these, so a caller may test the precise one or
+// the class. ErrClosed, ErrTimeout, ErrPermission, ErrExist and
+// ErrNotExist are the os package's errors.
 var (
 	// ErrInvalid: an argument is out of range, malformed or a duplicate.
-	ErrInvalid = flavors.ErrInvalid
-	// ErrPermission: the kernel refused SCHED_FIFO or memory locking.
-	ErrPermission = flavors.ErrPermission
-	// ErrNotSupported: the flavor or operation does not exist here.
-	ErrNotSupported = flavors.ErrNotSupported
-	// ErrState: the call does not fit the task's state (Start twice,
-	// Resume without Pause, Wait on a task never started).
-	ErrState = errors.New("wrong state")
-	// ErrClosed: the RT instance was closed.
-	ErrClosed = os.ErrClosed
-	// ErrTimeout: a bounded wait ran out (a task that would not stop).
-	ErrTimeout = os.ErrDeadlineExceeded
+	ErrInvalid = errs.Invalid
+	// ErrPermission: the kernel refused SCHED_FIFO or memory locking, or
+	// a shared-memory segment is writable by a user this process does not
+	// trust (os.ErrPermission).
+	ErrPermission = errs.Permission
+	// ErrNotSupported: the flavor, operation or layout does not exist here.
+	ErrNotSupported = errs.NotSupported
+	// ErrState: the call does not fit the state of its object (Start
+	// twice, Resume without Pause, Wait on a task never started, Unlock of
+	// a mutex not held, a sim controller call from a task body).
+	ErrState = errs.State
+	// ErrClosed: the RT instance, segment or ring handle was closed
+	// (os.ErrClosed).
+	ErrClosed = errs.Closed
+	// ErrTimeout: a deadline or a bounded wait ran out: a task that would
+	// not stop, a semaphore or mutex deadline, a sim condition
+	// (os.ErrDeadlineExceeded).
+	ErrTimeout = errs.Timeout
+	// ErrBusy: the call could not proceed now and may later: a held
+	// mutex, a zero semaphore, a full or empty ring, a segment or ring its
+	// creator has not finished.
+	ErrBusy = errs.Busy
+	// ErrCorrupt: shared memory holds what its writer cannot have
+	// written: a damaged ring, a truncated or overwritten segment.
+	ErrCorrupt = errs.Corrupt
+	// ErrExist: a segment to create exists already (os.ErrExist).
+	ErrExist = errs.Exist
+	// ErrNotExist: a segment to attach does not exist (os.ErrNotExist).
+	ErrNotExist = errs.NotExist
 	// ErrFaulted matches a *FaultError: the watchdog stopped a runaway
 	// task.
 	ErrFaulted = errors.New("task faulted")

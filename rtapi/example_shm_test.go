@@ -6,14 +6,16 @@ import (
 	"os"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // Shared state that a servo task publishes and a GUI process reads: only
 // numbers, arrays and the rtapi primitives may live in shared memory.
 type axisState struct {
-	Lock     rtapi.Mutex               // guards Homed
-	Homed    [3]bool                   //
-	Position rtapi.Seqlock[[3]float64] // written every cycle, read anywhere
+	Lock     ipc.Mutex               // guards Homed
+	Homed    [3]bool                 //
+	Position ipc.Seqlock[[3]float64] // written every cycle, read anywhere
 }
 
 func ExampleRT_ShmNew() {
@@ -31,7 +33,7 @@ func ExampleRT_ShmNew() {
 	}
 	defer seg.Delete() // removed once the last user detaches
 
-	state, err := rtapi.View[axisState](seg, 0)
+	state, err := shm.View[axisState](seg, 0)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -47,10 +49,10 @@ func ExampleRT_ShmNew() {
 	// A key collision with another size, and a type the GC could not
 	// follow, are refused with errors that say why.
 	_, err = rt.ShmNew(0x5e870, 8192)
-	var mismatch *rtapi.ShmSizeMismatchError
+	var mismatch *shm.SizeMismatchError
 	fmt.Println(errors.As(err, &mismatch), mismatch.Existing, mismatch.Requested)
-	_, err = rtapi.View[struct{ Name string }](seg, 0)
-	var field *rtapi.ShmFieldError
+	_, err = shm.View[struct{ Name string }](seg, 0)
+	var field *shm.FieldError
 	fmt.Println(errors.As(err, &field), field.Field)
 	// Output:
 	// 1 [10 20.5 -3]

@@ -65,6 +65,20 @@ type interferenceStats struct {
 	late, lateBlocked, latePreempted, lateGC, unexplained atomic.Int64
 }
 
+// since is i less the counts of mark.
+func (i Interference) since(mark Interference) Interference {
+	i.PreemptedCycles -= mark.PreemptedCycles
+	i.BlockedCycles -= mark.BlockedCycles
+	i.GCCycles -= mark.GCCycles
+	i.FaultCycles -= mark.FaultCycles
+	i.Late -= mark.Late
+	i.LateBlocked -= mark.LateBlocked
+	i.LatePreempted -= mark.LatePreempted
+	i.LateGC -= mark.LateGC
+	i.LateUnexplained -= mark.LateUnexplained
+	return i
+}
+
 func (s *interferenceStats) snapshot(threshold time.Duration) Interference {
 	return Interference{
 		PreemptedCycles: s.preempted.Load(),

@@ -4,57 +4,25 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gortapi/gortapi/internal/rtlog"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/msg"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // RT-safe messages (rtapi_print_msg and rtapi_msgd). A task body logs
-// through its *MsgLogger; a non-RT goroutine of this RT drains the rings
-// into Options.Logger (zap) with matching levels, the task name as the
-// "task" field and the time of the call as the entry time.
+// through a *msg.Logger (package rtapi/msg); a non-RT goroutine of this RT
+// drains the rings into Options.Logger (zap) with matching levels, the
+// task name as the "task" field, the time of the call as the entry time and
+// the body's call site as the caller.
 //
 //	log, err := rt.MsgLogger("servo")            // set-up
 //	...
-//	log.Warn("following error %.3f mm at cycle %d", rtapi.Float(fe), rtapi.Int(n)) // in the body
-type (
-	// MsgLogger is one task's message writer. Err, Warn, Info, Dbg and
-	// Print are RT-safe: no allocation, no lock, never block; a full ring
-	// drops the message and counts it (Dropped), and the drainer reports
-	// drops as a WARN entry. A nil *MsgLogger drops everything silently.
-	MsgLogger = rtlog.Logger
-	// MsgLevel is a message level (msg_level_t).
-	MsgLevel = rtlog.Level
-	// MsgArg is one numeric message argument; build it with Int, Uint,
-	// Float or Bool.
-	MsgArg = rtlog.Arg
-)
-
-// Message levels, as RTAPI numbers them. The threshold passes messages at
-// or below it; the default is MsgInfo.
-const (
-	MsgNone = rtlog.LevelNone // RTAPI_MSG_NONE
-	MsgErr  = rtlog.LevelErr  // RTAPI_MSG_ERR
-	MsgWarn = rtlog.LevelWarn // RTAPI_MSG_WARN
-	MsgInfo = rtlog.LevelInfo // RTAPI_MSG_INFO
-	MsgDbg  = rtlog.LevelDbg  // RTAPI_MSG_DBG
-	MsgAll  = rtlog.LevelAll  // RTAPI_MSG_ALL
-)
-
-// Int makes a signed integer message argument (time.Duration too). RT-safe.
-func Int[T rtlog.Integer](v T) MsgArg { return rtlog.Int(v) }
-
-// Uint makes an unsigned integer message argument. RT-safe.
-func Uint[T rtlog.Unsigned](v T) MsgArg { return rtlog.Uint(v) }
-
-// Float makes a floating-point message argument. RT-safe.
-func Float[T ~float32 | ~float64](v T) MsgArg { return rtlog.Float(v) }
-
-// Bool makes a boolean message argument. RT-safe.
-func Bool(v bool) MsgArg { return rtlog.Bool(v) }
+//	log.Warn("following error %.3f mm at cycle %d", msg.Float(fe), msg.Int(n)) // in the body
 
 // msgState is one RT's sink and drainer. It lives in a registry keyed by
 // the RT so that this file needs no field in RT.
 type msgState struct {
-	sink   *rtlog.Sink
+	sink   *msg.Sink
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error
@@ -71,7 +39,7 @@ func (rt *RT) messages() (*msgState, error) {
 		return nil, ErrClosed
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st := &msgState{sink: rtlog.NewSink(MsgInfo), cancel: cancel, done: make(chan struct{})}
+	st := &msgState{sink: msg.NewSink(msg.LevelInfo), cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(st.done)
 		st.err = st.sink.Drain(ctx, rt.logger)
@@ -83,7 +51,7 @@ func (rt *RT) messages() (*msgState, error) {
 // MsgLogger returns a new message writer for task, with its own ring of
 // 64 KiB. Give each task its own. The first call starts this RT's drainer
 // goroutine.
-func (rt *RT) MsgLogger(task string) (*MsgLogger, error) {
+func (rt *RT) MsgLogger(task string) (*msg.Logger, error) {
 	st, err := rt.messages()
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.MsgLogger(%q): %w", task, err)
@@ -96,9 +64,10 @@ func (rt *RT) MsgLogger(task string) (*MsgLogger, error) {
 }
 
 // SetMsgLevel sets the threshold of every MsgLogger of this RT
-// (rtapi_set_msg_level).
-func (rt *RT) SetMsgLevel(lv MsgLevel) error {
-	if lv < MsgNone || lv > MsgAll {
+// (rtapi_set_msg_level). The threshold passes messages at or below it; the
+// default is msg.LevelInfo.
+func (rt *RT) SetMsgLevel(lv msg.Level) error {
+	if lv < msg.LevelNone || lv > msg.LevelAll {
 		return fmt.Errorf("rtapi.SetMsgLevel(%d): level outside NONE..ALL: %w", lv, ErrInvalid)
 	}
 	st, err := rt.messages()
@@ -110,27 +79,27 @@ func (rt *RT) SetMsgLevel(lv MsgLevel) error {
 }
 
 // MsgLevel returns the threshold (rtapi_get_msg_level).
-func (rt *RT) MsgLevel() MsgLevel {
+func (rt *RT) MsgLevel() msg.Level {
 	rt.msgMu.Lock()
 	defer rt.msgMu.Unlock()
 	if rt.msg != nil {
 		return rt.msg.sink.Level()
 	}
-	return MsgInfo
+	return msg.LevelInfo
 }
 
 // ShmMsgLogger returns a message writer over a record ring at [off,
 // off+size) of seg, for a process that another process drains (with
-// DrainShmMessages). Its threshold is its own (SetLevel), MsgInfo at
+// DrainShmMessages). Its threshold is its own (SetLevel), msg.LevelInfo at
 // first.
-func (rt *RT) ShmMsgLogger(seg *Segment, off, size int, task string) (*MsgLogger, error) {
-	ring, err := seg.RecordRing(off, size)
+func (rt *RT) ShmMsgLogger(seg *shm.Segment, off, size int, task string) (*msg.Logger, error) {
+	ring, err := ipc.RecordRingAt(seg, off, size)
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.ShmMsgLogger(%q): %w", task, err)
 	}
-	l, err := rtlog.NewLogger(ring, task)
+	l, err := msg.NewLogger(ring, task)
 	if err != nil {
-		return nil, fmt.Errorf("rtapi.ShmMsgLogger(%q): %w (%w)", task, err, ErrInvalid)
+		return nil, fmt.Errorf("rtapi.ShmMsgLogger(%q): %w", task, err)
 	}
 	return l, nil
 }
@@ -144,9 +113,9 @@ func (rt *RT) ShmMsgLogger(seg *Segment, off, size int, task string) (*MsgLogger
 // The ring is untrusted: if the other process (or anyone who can write the
 // segment) damages it, the drainer drops what it holds, leaves it alone for
 // a back-off of up to a second and logs one ERROR entry a second at most;
-// message text taken from it is bounded (see the rtlog package).
-func (rt *RT) DrainShmMessages(seg *Segment, off, size int, task string) (stop func(), err error) {
-	ring, err := seg.RecordRing(off, size)
+// message text taken from it is bounded (see package rtapi/msg).
+func (rt *RT) DrainShmMessages(seg *shm.Segment, off, size int, task string) (stop func(), err error) {
+	ring, err := ipc.RecordRingAt(seg, off, size)
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.DrainShmMessages(%q): %w", task, err)
 	}

@@ -10,6 +10,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/msg"
 )
 
 func openObserved(t *testing.T) (*RT, *observer.ObservedLogs) {
@@ -27,11 +30,11 @@ func TestMsgLoggerDrainsIntoZap(t *testing.T) {
 	rt, logs := openObserved(t)
 	log, err := rt.MsgLogger("servo")
 	require.NoError(t, err)
-	assert.Equal(t, MsgInfo, rt.MsgLevel())
-	log.Err("following error %.2f at cycle %d", Float(0.25), Int(17))
+	assert.Equal(t, msg.LevelInfo, rt.MsgLevel())
+	log.Err("following error %.2f at cycle %d", msg.Float(0.25), msg.Int(17))
 	log.Dbg("hidden at INFO")
-	require.NoError(t, rt.SetMsgLevel(MsgDbg))
-	log.Dbg("shown at DBG %v", Bool(true))
+	require.NoError(t, rt.SetMsgLevel(msg.LevelDbg))
+	log.Dbg("shown at DBG %v", msg.Bool(true))
 	require.Eventually(t, func() bool {
 		return logs.FilterField(zap.String("task", "servo")).Len() == 2
 	}, 5*time.Second, time.Millisecond)
@@ -40,9 +43,9 @@ func TestMsgLoggerDrainsIntoZap(t *testing.T) {
 	assert.Equal(t, "following error 0.25 at cycle 17", got[0].Message)
 	assert.Equal(t, zapcore.DebugLevel, got[1].Level)
 	assert.Equal(t, "shown at DBG true", got[1].Message)
-	assert.ErrorIs(t, rt.SetMsgLevel(MsgLevel(9)), ErrInvalid)
+	assert.ErrorIs(t, rt.SetMsgLevel(msg.Level(9)), ErrInvalid)
 
-	log.Warn("flushed at close %d", Uint(uint(3)))
+	log.Warn("flushed at close %d", msg.Uint(uint(3)))
 	require.NoError(t, rt.closeMessages())
 	assert.Equal(t, 1, logs.FilterMessage("flushed at close 3").Len())
 }
@@ -57,13 +60,13 @@ func TestMsgLoggerAllocs(t *testing.T) {
 	n := 0
 	assert.Zero(t, testing.AllocsPerRun(100, func() {
 		n++
-		log.Info("cycle %d", Int(n))
+		log.Info("cycle %d", msg.Int(n))
 	}))
 }
 
 func TestShmMsgAcrossSegments(t *testing.T) {
 	rt, logs := openObserved(t)
-	size := RingSize(64 << 10)
+	size := ipc.RingSize(64 << 10)
 	seg, err := rt.ShmNew(0x77, size)
 	require.NoError(t, err)
 	defer seg.Delete()
@@ -75,10 +78,10 @@ func TestShmMsgAcrossSegments(t *testing.T) {
 	stop, err := rt.DrainShmMessages(other, 0, size, "remote")
 	require.NoError(t, err)
 	defer stop()
-	writer.Warn("from the segment %d", Int(1))
+	writer.Warn("from the segment %d", msg.Int(1))
 	require.Eventually(t, func() bool {
 		return logs.FilterMessage("from the segment 1").Len() == 1
 	}, 5*time.Second, time.Millisecond)
-	_, err = rt.ShmMsgLogger(seg, 0, RingSize(64), "tiny")
+	_, err = rt.ShmMsgLogger(seg, 0, ipc.RingSize(64), "tiny")
 	assert.ErrorIs(t, err, ErrInvalid)
 }

@@ -12,8 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/flavors"
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // Options configure Open. The zero value works: the flavor is chosen from

@@ -38,7 +38,8 @@ type RT struct {
 	msg   *msgState // the message drainer, started by the first MsgLogger
 	wd    *watchdog // guarded by mu; started by the first watched Start
 
-	shields shieldBoard // which tasks keep their P while they sleep (gc.go)
+	shields shieldBoard   // which tasks keep their P while they sleep (gc.go)
+	ended   chan struct{} // a task ended or was faulted: wakes Run (context.go)
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.
@@ -71,7 +72,7 @@ func Open(opts Options) (*RT, error) {
 	if err := cpus.checkAll(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	rt := &RT{opts: opts, kernel: kernel, cpus: cpus, logger: opts.Logger}
+	rt := &RT{opts: opts, kernel: kernel, cpus: cpus, logger: opts.Logger, ended: make(chan struct{}, 1)}
 	sim, err := rt.simConfig()
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
@@ -121,6 +122,7 @@ func (rt *RT) Close() error {
 	tasks := slices.Clone(rt.tasks)
 	rt.mu.Unlock()
 
+	rt.warnIdleSim(tasks)
 	var errs []error
 	for _, t := range tasks {
 		t.Stop()
@@ -164,6 +166,17 @@ func (rt *RT) releaseAfter(running []*Task) {
 
 // Flavor says which flavor runs the tasks and why.
 func (rt *RT) Flavor() FlavorInfo { return rt.info }
+
+// Backend returns the flavor instance that runs this RT's tasks, for a
+// package that drives a flavor of its own kind (rtapi/sim asserts
+// *flavors.Sim); ErrClosed once the RT is closed. Tasks are created,
+// started and stopped through the RT, never through the backend.
+func (rt *RT) Backend() (flavors.Flavor, error) {
+	if rt.isClosed() {
+		return nil, fmt.Errorf("rtapi: Backend: %w", ErrClosed)
+	}
+	return rt.flavor, nil
+}
 
 // Kernel is the detection report the flavor was chosen from. rt keeps its
 // own copies of the CPU lists it checks task placement against, so a
@@ -222,4 +235,25 @@ func (rt *RT) Task(name string) (*Task, bool) {
 		}
 	}
 	return nil, false
+}
+
+// warnIdleSim says so when tasks were started on a virtual clock that
+// never moved: on the sim flavor a task runs only while package rtapi/sim
+// advances the clock, so a program that never does so (a real program
+// run with RTAPI_FLAVOR=sim) ran no cycle at all.
+func (rt *RT) warnIdleSim(tasks []*Task) {
+	if !rt.traits.VirtualClock || rt.flavor.Now() != 0 {
+		return
+	}
+	started := 0
+	for _, t := range tasks {
+		if t.state.Load() != stateCreated {
+			started++
+		}
+	}
+	if started > 0 {
+		rt.logger.Warn("sim flavor: the virtual clock never advanced, so no task ran a cycle; "+
+			"drive it with package rtapi/sim (sim.New(rt), then Advance), or choose a real flavor (RTAPI_FLAVOR, -rtapi.flavor)",
+			zap.Int("tasks", started))
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/msg"
 )
 
 func TestMain(m *testing.M) {
@@ -523,7 +524,7 @@ func TestAperiodicTask(t *testing.T) {
 func TestResyncAndPLL(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	type result struct {
-		applied, clamped int64
+		applied, clamped time.Duration
 		tfdErr           error
 		gap              int64
 	}
@@ -696,12 +697,12 @@ func TestCloseFlushesMessages(t *testing.T) {
 	core, logs := observer.New(zap.DebugLevel)
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", Logger: zap.New(core)})
 	require.NoError(t, err)
-	msg, err := rt.MsgLogger("servo")
+	log, err := rt.MsgLogger("servo")
 	require.NoError(t, err)
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 			if tc.Cycle() == 3 {
-				msg.Warn("following error %d µm at cycle %d", rtapi.Int(42), rtapi.Int(tc.Cycle()))
+				log.Warn("following error %d µm at cycle %d", msg.Int(42), msg.Int(tc.Cycle()))
 				return nil
 			}
 		}

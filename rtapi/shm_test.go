@@ -14,6 +14,8 @@ import (
 
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // openShm opens a posix RT with an instance of its own and checks at the
@@ -51,9 +53,9 @@ func TestShmNewAttach(t *testing.T) {
 	assert.Equal(t, byte(7), att.Bytes()[7])
 
 	_, err = rt.ShmNew(0x1234, 8192)
-	require.ErrorIs(t, err, rtapi.ErrShmSizeMismatch)
+	require.ErrorIs(t, err, shm.ErrSizeMismatch)
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
-	var sm *rtapi.ShmSizeMismatchError
+	var sm *shm.SizeMismatchError
 	require.ErrorAs(t, err, &sm)
 	assert.Equal(t, 4096, sm.Existing)
 	assert.Equal(t, 8192, sm.Requested)
@@ -66,14 +68,15 @@ func TestShmNewAttach(t *testing.T) {
 	require.NoError(t, seg.Delete())
 	ok, _ = rt.ShmExists(0x1234)
 	assert.False(t, ok)
-	assert.ErrorIs(t, seg.Close(), rtapi.ErrClosed)
+	assert.NoError(t, seg.Close(), "Close after Delete does nothing")
+	assert.NoError(t, seg.Delete(), "Delete twice does nothing")
 	assert.Nil(t, seg.Bytes())
 }
 
 func TestShmMisuse(t *testing.T) {
 	rt := openShm(t)
 	_, err := rt.ShmAttach(0x99)
-	require.ErrorIs(t, err, rtapi.ErrShmNotExist)
+	require.ErrorIs(t, err, shm.ErrNotExist)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	for _, size := range []int{0, -5} {
 		_, err = rt.ShmNew(1, size)
@@ -84,20 +87,20 @@ func TestShmMisuse(t *testing.T) {
 	seg, err := rt.ShmNew(2, 128)
 	require.NoError(t, err)
 	defer seg.Delete()
-	_, err = rtapi.View[struct{ Name string }](seg, 0)
+	_, err = shm.View[struct{ Name string }](seg, 0)
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
-	var fe *rtapi.ShmFieldError
+	var fe *shm.FieldError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "Name", fe.Field)
-	_, err = rtapi.View[uint64](seg, 3)
+	_, err = shm.View[uint64](seg, 3)
 	assert.ErrorIs(t, err, rtapi.ErrInvalid)
-	_, err = rtapi.View[[32]uint64](seg, 0)
+	_, err = shm.View[[32]uint64](seg, 0)
 	assert.ErrorIs(t, err, rtapi.ErrInvalid)
-	_, err = seg.RecordRing(8, 64)
+	_, err = ipc.RecordRingAt(seg, 8, 64)
 	assert.ErrorIs(t, err, rtapi.ErrInvalid, "misaligned ring")
-	_, err = seg.RecordRing(0, 1<<20)
+	_, err = ipc.RecordRingAt(seg, 0, 1<<20)
 	assert.ErrorIs(t, err, rtapi.ErrInvalid, "ring larger than the segment")
-	_, err = seg.StreamRing(0, 100)
+	_, err = ipc.StreamRingAt(seg, 0, 100)
 	assert.ErrorIs(t, err, rtapi.ErrInvalid, "ring too small")
 }
 
@@ -112,69 +115,69 @@ func TestShmAfterClose(t *testing.T) {
 }
 
 type servoShared struct {
-	Lock     rtapi.Mutex
-	Ready    rtapi.Semaphore
-	Position rtapi.Seqlock[[4]float64]
+	Lock     ipc.Mutex
+	Ready    ipc.Semaphore
+	Position ipc.Seqlock[[4]float64]
 	Cycles   uint64
 }
 
 func TestShmPrimitives(t *testing.T) {
 	rt := openShm(t)
-	size := 1024 + rtapi.RingSize(4096)
+	size := 1024 + ipc.RingSize(4096)
 	seg, err := rt.ShmNew(3, size)
 	require.NoError(t, err)
 	defer seg.Delete()
-	v, err := rtapi.View[servoShared](seg, 0)
+	v, err := shm.View[servoShared](seg, 0)
 	require.NoError(t, err)
 
 	require.NoError(t, v.Lock.Lock())
 	v.Cycles++
 	require.NoError(t, v.Lock.Unlock())
-	assert.ErrorIs(t, v.Lock.Unlock(), rtapi.ErrNotLocked)
+	assert.ErrorIs(t, v.Lock.Unlock(), ipc.ErrNotLocked)
 
 	require.NoError(t, v.Ready.Give())
 	require.NoError(t, v.Ready.TryTake())
-	assert.ErrorIs(t, v.Ready.TryTake(), rtapi.ErrBusy)
-	assert.ErrorIs(t, v.Ready.TakeDeadline(rt.Now()+int64(time.Millisecond)), rtapi.ErrDeadline)
+	assert.ErrorIs(t, v.Ready.TryTake(), ipc.ErrBusy)
+	assert.ErrorIs(t, v.Ready.TakeDeadline(rt.Now()+int64(time.Millisecond)), ipc.ErrTimeout)
 
 	v.Position.Write(&[4]float64{1, 2, 3, 4})
 	var pos [4]float64
 	v.Position.Read(&pos)
 	assert.Equal(t, [4]float64{1, 2, 3, 4}, pos)
 
-	m, err := seg.Mutex(512)
+	m, err := ipc.MutexAt(seg, 512)
 	require.NoError(t, err)
 	require.NoError(t, m.TryLock())
-	sem, err := seg.Semaphore(520)
+	sem, err := ipc.SemaphoreAt(seg, 520)
 	require.NoError(t, err)
 	require.NoError(t, sem.Give())
-	sl, err := rtapi.SeqlockAt[uint64](seg, 576)
+	sl, err := ipc.SeqlockAt[uint64](seg, 576)
 	require.NoError(t, err)
 	x := uint64(5)
 	sl.Write(&x)
 
-	ring, err := seg.RecordRing(1024, rtapi.RingSize(4096))
+	ring, err := ipc.RecordRingAt(seg, 1024, ipc.RingSize(4096))
 	require.NoError(t, err)
 	require.NoError(t, ring.Put([]byte("hello")))
 	other, err := rt.ShmAttach(3)
 	require.NoError(t, err)
 	defer other.Close()
-	reader, err := other.RecordRing(1024, rtapi.RingSize(4096))
+	reader, err := ipc.RecordRingAt(other, 1024, ipc.RingSize(4096))
 	require.NoError(t, err, "a non-creator opens the ring the creator laid out")
 	buf := make([]byte, 16)
 	n, err := reader.Get(buf)
 	require.NoError(t, err)
 	assert.Equal(t, "hello", string(buf[:n]))
 	_, err = reader.Get(buf)
-	assert.ErrorIs(t, err, rtapi.ErrRingEmpty)
-	_, err = other.StreamRing(1024, rtapi.RingSize(4096))
-	assert.True(t, errors.Is(err, rtapi.ErrRingInit) || err != nil)
+	assert.ErrorIs(t, err, ipc.ErrEmpty)
+	_, err = ipc.StreamRingAt(other, 1024, ipc.RingSize(4096))
+	assert.True(t, errors.Is(err, ipc.ErrNotInitialised) || err != nil)
 }
 
 // Two tasks of one process hand a token back and forth through two
 // Semaphores that are ordinary Go values.
 func TestSemaphoreBetweenTasks(t *testing.T) {
-	var ping, pong rtapi.Semaphore
+	var ping, pong ipc.Semaphore
 	rounds := 0
 	for range 100 {
 		go func() {
@@ -201,14 +204,14 @@ func TestShmForeignOwnerRefused(t *testing.T) {
 	require.NoError(t, os.Chown(path, 65534, 65534))
 	require.NoError(t, os.Chmod(path, 0o666))
 	_, err = rt.ShmNew(0x77, 4096)
-	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	require.ErrorIs(t, err, shm.ErrUntrusted)
 	require.ErrorIs(t, err, os.ErrPermission)
-	var oe *rtapi.ShmOwnerError
+	var oe *shm.OwnerError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, 65534, oe.UID)
 	assert.Contains(t, err.Error(), "mode 0666")
 	_, err = rt.ShmAttach(0x77)
-	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	require.ErrorIs(t, err, shm.ErrUntrusted)
 
 	require.NoError(t, os.Chmod(path, 0o600))
 	trusting := open(t, rtapi.Options{Flavor: "posix", Instance: rt.Instance(), ShmAllowUIDs: []int{65534}})
@@ -237,8 +240,8 @@ func TestShmGroupOption(t *testing.T) {
 	assert.ErrorIs(t, err, rtapi.ErrInvalid)
 }
 
-// Guard turns a fault in a truncated segment into ErrShmTruncated; Check
-// sees the truncation first. (internal/shm tests it with a second process.)
+// Guard turns a fault in a truncated segment into shm.ErrTruncated; Check
+// sees the truncation first. (rtapi/shm tests it with a second process.)
 func TestShmGuardTruncated(t *testing.T) {
 	rt := openShm(t)
 	seg, err := rt.ShmNew(0x7a, 2*4096)
@@ -246,11 +249,11 @@ func TestShmGuardTruncated(t *testing.T) {
 	mem := seg.Bytes()
 	require.NoError(t, seg.Check())
 	require.NoError(t, os.Truncate("/dev/shm/"+seg.Name()[1:], 64))
-	require.ErrorIs(t, seg.Check(), rtapi.ErrShmTruncated)
+	require.ErrorIs(t, seg.Check(), shm.ErrTruncated)
 	var got byte
 	err = seg.Guard(func() { got = mem[len(mem)-1] })
-	require.ErrorIs(t, err, rtapi.ErrShmTruncated)
-	var te *rtapi.ShmTruncatedError
+	require.ErrorIs(t, err, shm.ErrTruncated)
+	var te *shm.TruncatedError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, int64(64), te.FileSize)
 	assert.Zero(t, got)

@@ -1,16 +1,12 @@
 package rtapi
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
-
-// Histogram is a snapshot of a latency or execution-time histogram: 1 µs
-// buckets up to the task's HistogramBound, an overflow count, and exact
-// count, sum, minimum and maximum. Percentile and Mean summarise it.
-type Histogram = hist.Snapshot
 
 // taskStats is written by the task's goroutine only (plain atomic stores)
 // and read by Stats from anywhere.
@@ -44,8 +40,12 @@ type Stats struct {
 	Overruns int64
 	// WaitErrors counts sleeps the kernel failed (should stay 0).
 	WaitErrors int64
-	Latency    Histogram
-	Exec       Histogram
+	// Latency is the wake-up lateness of each cycle, Exec its execution
+	// time: 1 µs buckets up to the task's HistogramBound, an overflow
+	// count, and exact count, sum, minimum and maximum
+	// (go doc rtapi/hist.Snapshot).
+	Latency hist.Snapshot
+	Exec    hist.Snapshot
 	// Counters of the task's thread from getrusage(RUSAGE_THREAD),
 	// sampled about every 100 ms and when the task ends.
 	MinorFaults         int64
@@ -103,5 +103,43 @@ func (s Stats) MaxJitter() time.Duration {
 	if s.Latency.Count == 0 {
 		return 0
 	}
-	return time.Duration(s.Latency.Max - s.Latency.Min)
+	return s.Latency.Max - s.Latency.Min
+}
+
+// Since returns the statistics of the cycles after mark, an earlier
+// Stats of the same task: what happened since the task settled, or in one
+// window of a long run.
+//
+//	mark := servo.Stats() // after warming up
+//	...
+//	window, err := servo.Stats().Since(mark)
+//
+// Counters are differences; Latency and Exec are hist.Snapshot.Sub (exact
+// counts, extremes to bucket resolution unless a new one was set); what the
+// thread runs with (Policy, CPUs, GCShield, ...) is the later value. It
+// fails with ErrInvalid when mark is of another task or is not earlier.
+func (s Stats) Since(mark Stats) (Stats, error) {
+	if mark.Name != s.Name || mark.Cycles > s.Cycles {
+		return Stats{}, fmt.Errorf("rtapi: Stats.Since: mark of task %q at cycle %d is not an earlier Stats of task %q (cycle %d): %w",
+			mark.Name, mark.Cycles, s.Name, s.Cycles, ErrInvalid)
+	}
+	lat, err := s.Latency.Sub(mark.Latency)
+	if err != nil {
+		return Stats{}, fmt.Errorf("rtapi: Stats.Since: latency: %v: %w", err, ErrInvalid)
+	}
+	exec, err := s.Exec.Sub(mark.Exec)
+	if err != nil {
+		return Stats{}, fmt.Errorf("rtapi: Stats.Since: exec: %v: %w", err, ErrInvalid)
+	}
+	d := s
+	d.Cycles -= mark.Cycles
+	d.Overruns -= mark.Overruns
+	d.WaitErrors -= mark.WaitErrors
+	d.Latency, d.Exec = lat, exec
+	d.MinorFaults -= mark.MinorFaults
+	d.MajorFaults -= mark.MajorFaults
+	d.VoluntarySwitches -= mark.VoluntarySwitches
+	d.InvoluntarySwitches -= mark.InvoluntarySwitches
+	d.Interference = s.Interference.since(mark.Interference)
+	return d, nil
 }

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/flavors"
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // WakeMode is how a periodic task is woken each period; see the constants.
@@ -441,6 +441,7 @@ func (t *Task) finish(err error, returned bool) {
 	t.mu.Unlock()
 	t.unwatch()
 	close(t.done)
+	t.rt.taskEnded()
 	if err != nil {
 		t.rt.logger.Error("task ended with an error", zap.String("task", t.spec.Name), zap.Error(err))
 	}

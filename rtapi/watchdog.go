@@ -303,6 +303,7 @@ func (wd *watchdog) fault(t *Task, now int64) {
 	t.ctl.Or(ctlFault)
 	t.wd.faulted.Store(true)
 	close(t.wd.faultc)
+	t.rt.taskEnded()
 	select {
 	case wd.reports <- e:
 	default: // the reporter is behind; Wait still returns the error

@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/latency"
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
+	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
 // childSpec is what the parent hands a child process (as JSON in -child):
@@ -202,7 +203,7 @@ func startSleeper(h *hist.Snapshot) (stop func()) {
 			}
 			t0 := time.Now()
 			time.Sleep(nap) // the ordinary goroutine under test, by design
-			over.Record(int64(time.Since(t0) - nap))
+			over.Record(time.Since(t0) - nap)
 		}
 	}()
 	return func() {
@@ -228,7 +229,7 @@ func childTicker(spec childSpec) (childResult, error) {
 		if now.After(end) {
 			break
 		}
-		h.Record(int64(now.Sub(due)))
+		h.Record(now.Sub(due))
 		cycles++
 	}
 	return childResult{Latency: h.Snapshot(), Policy: "SCHED_OTHER", Wake: "time.Ticker", Flavor: "none", Cycles: cycles}, nil
@@ -245,7 +246,7 @@ func childSwitch(spec childSpec) (childResult, error) {
 		return childResult{}, err
 	}
 	defer rt.Close()
-	var toReceiver, toSender rtapi.Semaphore
+	var toReceiver, toSender ipc.Semaphore
 	var stamp atomic.Int64
 	h := hist.New(100*time.Nanosecond, 10*time.Millisecond)
 	cpu := rtapi.Unpinned
@@ -259,7 +260,7 @@ func childSwitch(spec childSpec) (childResult, error) {
 				if toReceiver.TakeDeadline(tc.Now()+patience) != nil {
 					continue
 				}
-				h.Record(tc.Now() - stamp.Load())
+				h.Record(time.Duration(tc.Now() - stamp.Load()))
 				toSender.Give()
 			}
 			return nil

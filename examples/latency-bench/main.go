@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/latency"
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // Exit statuses.

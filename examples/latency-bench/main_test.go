@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/latency"
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 func TestBadFlags(t *testing.T) {
@@ -86,7 +86,7 @@ func TestMissedReleases(t *testing.T) {
 	h := hist.New(time.Microsecond, time.Millisecond)
 	for _, l := range []time.Duration{10 * time.Microsecond, 49 * time.Microsecond, 50 * time.Microsecond,
 		149 * time.Microsecond, 5 * time.Millisecond} {
-		h.Record(int64(l))
+		h.Record(time.Duration(l))
 	}
 	// 0 + 0 + 1 + 2 + 1000/50 (overflow at the 1 ms bound)
 	if got := missedReleases(h.Snapshot(), 50*time.Microsecond); got != 23 {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // The groups of issue 13: several tasks under the default GC shield, a

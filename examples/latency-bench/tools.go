@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
@@ -163,7 +163,7 @@ func runPtsematest(t *tools, dir string, prio, cpu int, interval, d time.Duratio
 	}
 	n := th.Sender.Samples
 	h := hist.Snapshot{Width: time.Microsecond, Count: n,
-		Min: int64(th.Receiver.Min * 1000), Max: int64(th.Receiver.Max * 1000), Sum: int64(th.Receiver.Avg*1000) * n}
+		Min: time.Duration(th.Receiver.Min * 1000), Max: time.Duration(th.Receiver.Max * 1000), Sum: time.Duration(th.Receiver.Avg*1000) * time.Duration(n)}
 	return childResult{Latency: h, Policy: "SCHED_FIFO", Flavor: "ptsematest", Cycles: n, Note: "min/avg/max only"}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"syscall"
@@ -20,7 +21,9 @@ import (
 	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // Exit statuses.
@@ -53,6 +56,7 @@ type config struct {
 	jsonFile string
 	svgFile  string
 	histFile string
+	trace    string // -trace: a Go execution trace of the run
 	loads    []latency.Load
 	// histogram is -h: the histogram's bound in µs, printed at the end
 	// in -format cyclictest; 0 when not asked for.
@@ -114,6 +118,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	fs.StringVar(&c.format, "format", "text", "output format: text or cyclictest")
 	fs.StringVar(&c.histFile, "histfile", "", "write the cyclictest-layout histogram to `FILE` instead of stdout")
 	fs.StringVar(&c.svgFile, "svg", "", "plot the latency histogram as SVG to `FILE`")
+	fs.StringVar(&c.trace, "trace", "", "write a Go execution trace of the run to `FILE` (runtime/trace; read it with go tool trace), to see what the Go scheduler did to late wake-ups")
 	flavor := fs.String("flavor", "", "flavor: auto, "+strings.Join(flavors.Names(), ", "))
 	vanilla := fs.Bool("vanilla-fifo", false, "SCHED_FIFO + POSIX timers on a non-RT kernel")
 	wake := fs.String("wake", "auto", "wake mode: auto, nanosleep, timerfd, posix-timer")
@@ -307,6 +312,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "latency-test: %s\n", w)
 		}
 	}
+	if c.trace != "" {
+		f, err := os.Create(c.trace)
+		if err != nil {
+			fmt.Fprintf(stderr, "latency-test: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintf(stderr, "latency-test: execution trace: %v\n", err)
+			return 1
+		}
+		defer trace.Stop()
+	}
 	started := time.Now()
 	res, err := latency.Run(ctx, c.lat, c.duration, every, tick)
 	ended := time.Now()
@@ -459,8 +477,8 @@ func (o *outputFiles) discard() {
 	}
 }
 
-func latencyHists(res latency.Result) []rtapi.Histogram {
-	hs := make([]rtapi.Histogram, len(res.Tasks))
+func latencyHists(res latency.Result) []hist.Snapshot {
+	hs := make([]hist.Snapshot, len(res.Tasks))
 	for i, t := range res.Tasks {
 		hs[i] = t.Latency
 	}
@@ -706,15 +724,15 @@ func writeInterference(w io.Writer, res latency.Result) {
 // readReplay reads the latency to replay on sim: the first task's of a
 // latency-test -json file, or the first column of a cyclictest histogram
 // (-h / --histfile output).
-func readReplay(name string) (rtapi.Jitter, error) {
+func readReplay(name string) (sim.Jitter, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return rtapi.Jitter{}, err
+		return sim.Jitter{}, err
 	}
 	defer f.Close()
 	j, err := latencyfile.ReadJitter(f, 0)
 	if err != nil {
-		return rtapi.Jitter{}, fmt.Errorf("%s: %w", name, err)
+		return sim.Jitter{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return j, nil
 }

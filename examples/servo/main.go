@@ -13,7 +13,9 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 func main() {
@@ -23,7 +25,7 @@ func main() {
 	flag.Float64Var(&cfg.Vel, "vel", cfg.Vel, "velocity limit, rad/s")
 	flag.Float64Var(&cfg.Accel, "accel", cfg.Accel, "acceleration limit, rad/s²")
 	period := flag.Duration("period", time.Millisecond, "servo thread period")
-	jitter := flag.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document, an rtapi.Histogram as JSON or a cyclictest histogram file)")
+	jitter := flag.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document, an hist.Snapshot as JSON or a cyclictest histogram file)")
 	flag.Parse()
 	var err error
 	if cfg.Moves, err = parseMoves(*moves); err == nil {
@@ -54,7 +56,7 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitt
 	if cfg.Vel <= 0 || cfg.Accel <= 0 {
 		return fmt.Errorf("%w: -vel and -accel must be positive", rtapi.ErrInvalid)
 	}
-	var jitter *rtapi.Histogram
+	var jitter *hist.Snapshot
 	if jitterFile != "" {
 		h, err := loadHistogram(jitterFile, period)
 		if err != nil {
@@ -68,7 +70,7 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitt
 	}
 	defer rt.Close()
 	fmt.Fprintf(w, "flavor %s (real-time: %v)\n", rt.Flavor().Name, rt.Flavor().RealTime)
-	sim, simErr := rt.Sim()
+	clock, simErr := sim.New(rt)
 	if jitter != nil && simErr != nil {
 		return fmt.Errorf("-jitter replays latency in simulation: add -rtapi.flavor=sim")
 	}
@@ -93,13 +95,13 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitt
 		// Virtual time: the simulation runs the servo thread as fast as
 		// the host allows, deterministically.
 		if jitter != nil {
-			j := rtapi.HistogramJitter(*jitter)
+			j := sim.HistogramJitter(*jitter)
 			fmt.Fprintf(w, "jitter: %v, p99 %v\n", j, jitter.Percentile(0.99))
-			if err := sim.SetTask(th.Task(), rtapi.SimTaskConfig{Jitter: j}); err != nil {
+			if err := clock.SetTask(th.Task(), sim.TaskConfig{Jitter: j}); err != nil {
 				return err
 			}
 		}
-		if err := sim.RunUntil(s.Done, 2*cfg.Duration()+time.Second); err != nil {
+		if err := clock.RunUntil(s.Done, 2*cfg.Duration()+time.Second); err != nil {
 			return errors.Join(err, th.Err(), h.Stop())
 		}
 		if err := h.Stop(); err != nil {
@@ -156,12 +158,12 @@ func report(w io.Writer, flavor string, s *Servo, th *hal.Thread) {
 
 // loadHistogram reads a wake-up latency histogram with
 // latencyfile.ReadLatency: from a latency-test -json document (its task
-// with the servo's period, else its first task), an rtapi.Histogram as
+// with the servo's period, else its first task), an hist.Snapshot as
 // JSON or a cyclictest histogram file.
-func loadHistogram(path string, period time.Duration) (rtapi.Histogram, error) {
+func loadHistogram(path string, period time.Duration) (hist.Snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return rtapi.Histogram{}, fmt.Errorf("-jitter: %w", err)
+		return hist.Snapshot{}, fmt.Errorf("-jitter: %w", err)
 	}
 	defer f.Close()
 	h, err := latencyfile.ReadLatency(f, period)

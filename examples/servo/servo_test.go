@@ -11,12 +11,14 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hist"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // simRun runs the default moves in a 1 ms HAL servo thread on the sim
 // flavor, with the given wake-up jitter, and returns the servo once every
 // move is made.
-func simRun(t *testing.T, jitter rtapi.Jitter) (*Servo, hal.ThreadStats, rtapi.Stats) {
+func simRun(t *testing.T, jitter sim.Jitter) (*Servo, hal.ThreadStats, rtapi.Stats) {
 	t.Helper()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 6}})
 	require.NoError(t, err)
@@ -29,16 +31,16 @@ func simRun(t *testing.T, jitter rtapi.Jitter) (*Servo, hal.ThreadStats, rtapi.S
 	s := NewServo(DefaultConfig())
 	require.NoError(t, s.Install(h, "servo"))
 	require.NoError(t, h.Start())
-	sim, err := rt.Sim()
+	clock, err := sim.New(rt)
 	require.NoError(t, err)
-	require.NoError(t, sim.SetTask(th.Task(), rtapi.SimTaskConfig{Jitter: jitter}))
-	require.NoError(t, sim.RunUntil(s.Done, 2*s.cfg.Duration()))
+	require.NoError(t, clock.SetTask(th.Task(), sim.TaskConfig{Jitter: jitter}))
+	require.NoError(t, clock.RunUntil(s.Done, 2*s.cfg.Duration()))
 	require.NoError(t, h.Stop())
 	return s, th.Stats(), th.Task().Stats()
 }
 
 func TestFollowingErrorOnSim(t *testing.T) {
-	s, ts, ks := simRun(t, rtapi.Jitter{})
+	s, ts, ks := simRun(t, sim.Jitter{})
 	f := s.Following
 	t.Logf("max %.3f mrad at %.3f s, rms %.3f mrad, final %.4f mrad, %d cycles", f.Max*1e3, f.AtMax, f.RMS()*1e3, f.Final*1e3, f.N)
 	// The plan is 1.46 s of moves and dwells at 1 kHz.
@@ -53,36 +55,36 @@ func TestFollowingErrorOnSim(t *testing.T) {
 }
 
 func TestFollowingErrorIsDeterministicOnSim(t *testing.T) {
-	a, _, _ := simRun(t, rtapi.UniformJitter(0, 200*time.Microsecond))
-	b, _, _ := simRun(t, rtapi.UniformJitter(0, 200*time.Microsecond))
+	a, _, _ := simRun(t, sim.UniformJitter(0, 200*time.Microsecond))
+	b, _, _ := simRun(t, sim.UniformJitter(0, 200*time.Microsecond))
 	assert.Equal(t, a.Following, b.Following, "same seed, same jitter: the same run")
 }
 
 func TestFollowingErrorWithRecordedJitter(t *testing.T) {
 	data, err := os.ReadFile("testdata/latency-vm-fifo-1ms.json")
 	require.NoError(t, err)
-	var h rtapi.Histogram
+	var h hist.Snapshot
 	require.NoError(t, json.Unmarshal(data, &h))
 	require.Positive(t, h.Count)
 
-	s, _, ks := simRun(t, rtapi.HistogramJitter(h))
+	s, _, ks := simRun(t, sim.HistogramJitter(h))
 	f := s.Following
 	t.Logf("recorded jitter (p99 %v, max %v): max %.3f mrad, rms %.3f mrad, final %.4f mrad; replayed p99 %v max %v",
 		h.Percentile(0.99), time.Duration(h.Max), f.Max*1e3, f.RMS()*1e3, f.Final*1e3,
 		ks.Latency.Percentile(0.99), time.Duration(ks.Latency.Max))
 	assert.Positive(t, ks.Latency.Max, "the jitter was injected")
-	assert.LessOrEqual(t, ks.Latency.Max, h.Max+int64(time.Microsecond), "replayed within the recorded range")
+	assert.LessOrEqual(t, ks.Latency.Max, h.Max+time.Microsecond, "replayed within the recorded range")
 	assert.Less(t, f.Max, 50e-3, "this VM's jitter keeps the following error within 50 mrad")
 	assert.Less(t, abs(f.Final), 5e-3, "and the axis still ends near its target")
 
-	clean, _, _ := simRun(t, rtapi.Jitter{})
+	clean, _, _ := simRun(t, sim.Jitter{})
 	assert.Greater(t, f.Max, clean.Following.Max, "jitter costs following error")
 }
 
 func TestHeavyJitterExceedsTheBound(t *testing.T) {
 	// The bound means something: a machine waking up to 0.9 ms late
 	// breaks it.
-	s, _, _ := simRun(t, rtapi.UniformJitter(0, 900*time.Microsecond))
+	s, _, _ := simRun(t, sim.UniformJitter(0, 900*time.Microsecond))
 	assert.Greater(t, s.Following.Max, 50e-3)
 }
 

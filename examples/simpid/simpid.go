@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // ErrUnstable is what Run returns when the following error outgrows the
@@ -16,9 +17,9 @@ var ErrUnstable = errors.New("loop unstable")
 
 // Config is one run of the loop.
 type Config struct {
-	Seconds float64       // how long to run (virtual seconds on sim)
+	Seconds float64       // how long to run (virtual seconds on clock)
 	Seed    uint64        // the sim's fault-injection seed
-	Jitter  time.Duration // mean wake-up lateness injected on sim
+	Jitter  time.Duration // mean wake-up lateness injected on clock
 	StdDev  time.Duration // its standard deviation
 	Options rtapi.Options // flavor and the rest
 }
@@ -131,22 +132,22 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	run := time.Duration(cfg.Seconds * float64(time.Second))
-	if sim, err := rt.Sim(); err == nil {
-		j := rtapi.NormalJitter(cfg.Jitter, cfg.StdDev)
-		if err := sim.SetTask(servo, rtapi.SimTaskConfig{Jitter: j, Cost: 50 * time.Microsecond}); err != nil {
+	if clock, err := sim.New(rt); err == nil {
+		j := sim.NormalJitter(cfg.Jitter, cfg.StdDev)
+		if err := clock.SetTask(servo, sim.TaskConfig{Jitter: j, Cost: 50 * time.Microsecond}); err != nil {
 			return Result{}, err
 		}
 		if err := servo.Start(); err != nil {
 			return Result{}, err
 		}
-		if err := sim.Advance(run); err != nil {
+		if err := clock.Advance(run); err != nil {
 			return Result{}, err
 		}
 		servo.Stop()
 		if err := servo.Wait(); err != nil && fault.Load() == nil {
 			return Result{}, err
 		}
-		tr, err := sim.Trace()
+		tr, err := clock.Trace()
 		if err != nil {
 			return Result{}, err
 		}

@@ -7,9 +7,12 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log"
+	"os"
+	"os/signal"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
@@ -46,12 +49,18 @@ func run(opts rtapi.Options, d time.Duration) error {
 		}
 		tasks = append(tasks, t)
 	}
-	time.Sleep(d) // main goroutine, not a real-time path
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt) // Ctrl-C ends it early
+	defer stop()
+	if err := rt.Run(ctx); err != nil { // until ctx ends or a task fails; then stops the tasks
+		return err
+	}
 	for _, t := range tasks {
 		s := t.Stats()
 		fmt.Printf("%-14s %s prio %d wake %-11s cycles %6d overruns %4d latency min %v avg %v p99 %v max %v\n",
-			s.Name, s.Policy, s.Priority, s.Wake, s.Cycles, s.Overruns, time.Duration(s.Latency.Min),
-			s.Latency.Mean(), s.Latency.Percentile(0.99), time.Duration(s.Latency.Max))
+			s.Name, s.Policy, s.Priority, s.Wake, s.Cycles, s.Overruns, s.Latency.Min,
+			s.Latency.Mean(), s.Latency.Percentile(0.99), s.Latency.Max)
 	}
 	return nil
 }

@@ -17,12 +17,16 @@ import (
 
 // The module's layers, bottom up. A package may import its own layer and
 // the layers below it, never one above (STYLE.md, "Layers that only point
-// down"): kerneldetect reads files and knows nothing else, flavors say how
-// a thread sleeps, rtapi is the API users import, rtapi/* build on it, and
-// examples use them all. internal/ is what several of them share
-// (syscalls, histograms, rings, test helpers): the bottom.
+// down"): internal/ is what several of them share (syscalls, test
+// helpers): the bottom. The building blocks (rtapi/hist, rtapi/shm,
+// rtapi/ipc, rtapi/msg: histograms, segments, the primitives in them, the
+// message logger) need nothing of an RT, and rtapi itself is made of them.
+// kerneldetect reads files and knows nothing else, flavors say how a
+// thread sleeps, rtapi is the API users import, the other rtapi/* build on
+// it, and examples use them all.
 const (
 	layerInternal = iota
+	layerBlocks
 	layerKerneldetect
 	layerFlavors
 	layerRTAPI
@@ -30,7 +34,7 @@ const (
 	layerExamples
 )
 
-var layerNames = []string{"internal/*", "kerneldetect", "flavors", "rtapi", "rtapi/*", "examples/*"}
+var layerNames = []string{"internal/*", "rtapi/{hist,shm,ipc,msg}", "kerneldetect", "flavors", "rtapi", "rtapi/*", "examples/*"}
 
 // allowedUpward lists the imports that cross the layers upward on
 // purpose, each with its reason. Keep it empty: an entry here is a design
@@ -57,6 +61,8 @@ func layerOf(rel string) (int, bool) {
 		return layerFlavors, true
 	case rel == "rtapi":
 		return layerRTAPI, true
+	case blocks[rel]:
+		return layerBlocks, true
 	case first == "rtapi":
 		return layerRTAPISub, true
 	case first == "examples":
@@ -64,6 +70,9 @@ func layerOf(rel string) (int, bool) {
 	}
 	return 0, false
 }
+
+// blocks are the rtapi/* packages below rtapi (layerBlocks).
+var blocks = map[string]bool{"rtapi/hist": true, "rtapi/shm": true, "rtapi/ipc": true, "rtapi/msg": true}
 
 // listedPackage is what go list -json says of one package.
 type listedPackage struct {
@@ -182,12 +191,12 @@ func TestLayerViolations(t *testing.T) {
 	}
 	for _, ok := range []listedPackage{
 		pkg("internal/sys", "golang.org/x/sys/unix"),
-		pkg("internal/rtlog", "internal/ipc", "go.uber.org/zap"),
-		pkg("flavors", "kerneldetect", "internal/hist"),
-		pkg("rtapi", "flavors", "kerneldetect", "internal/shm"),
+		pkg("rtapi/msg", "rtapi/ipc", "internal/sys", "go.uber.org/zap"),
+		pkg("flavors", "kerneldetect", "rtapi/hist"),
+		pkg("rtapi", "flavors", "kerneldetect", "rtapi/shm"),
 		pkg("rtapi/promrt", "rtapi", "rtapi/hal", "github.com/prometheus/client_golang/prometheus"),
 		pkg("examples/halhost", "examples/halhost/pins", "rtapi/promrt", "examples/internal/latency"),
-		{ImportPath: mod + "/internal/shm", TestImports: []string{"github.com/stretchr/testify/require", mod + "/internal/rttest"}},
+		{ImportPath: mod + "/rtapi/shm", TestImports: []string{"github.com/stretchr/testify/require", mod + "/internal/rttest"}},
 	} {
 		if v := layerViolations(mod, []listedPackage{ok}); len(v) > 0 {
 			t.Errorf("%s: %v", ok.ImportPath, v)
@@ -196,6 +205,9 @@ func TestLayerViolations(t *testing.T) {
 	for _, bad := range []listedPackage{
 		pkg("internal/latency", "rtapi"),
 		pkg("internal/sys", "kerneldetect"),
+		pkg("internal/sys", "rtapi/shm"),
+		pkg("rtapi/ipc", "flavors"),
+		pkg("rtapi/shm", "rtapi"),
 		pkg("kerneldetect", "flavors"),
 		pkg("flavors", "rtapi"),
 		pkg("rtapi", "rtapi/hal"),
@@ -204,7 +216,7 @@ func TestLayerViolations(t *testing.T) {
 		pkg("tools/x"),
 		pkg("flavors", "github.com/prometheus/client_golang/prometheus"),
 		pkg("rtapi/hal", "github.com/stretchr/testify/require"),
-		{ImportPath: mod + "/internal/shm", XTestImports: []string{mod + "/rtapi"}},
+		{ImportPath: mod + "/rtapi/shm", XTestImports: []string{mod + "/rtapi"}},
 		{ImportPath: "other.org/x"},
 	} {
 		if v := layerViolations(mod, []listedPackage{bad}); len(v) != 1 {

@@ -4,14 +4,15 @@ import (
 	"fmt"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // ErrCorrupt reports a stats segment whose contents break its own layout:
 // a count out of range, an index past the table, a header of another
-// layout, a record that never holds still. It matches rtapi.ErrShmCorrupt
+// layout, a record that never holds still. It matches shm.ErrCorrupt
 // and rtapi.ErrInvalid too. The segment is another process's output: a
 // Monitor reports it and carries on being usable.
-var ErrCorrupt = fmt.Errorf("hal: stats segment corrupt: %w (%w)", rtapi.ErrShmCorrupt, rtapi.ErrInvalid)
+var ErrCorrupt = fmt.Errorf("hal: stats segment corrupt: %w (%w)", shm.ErrCorrupt, rtapi.ErrInvalid)
 
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, ErrCorrupt)...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // A base thread and a servo thread, each calling the functions components
@@ -37,8 +38,8 @@ func Example() {
 	if err := h.Start(); err != nil {
 		panic(err)
 	}
-	sim, _ := rt.Sim()
-	sim.AdvanceTo(int64(2 * time.Millisecond))
+	clock, _ := sim.New(rt)
+	clock.AdvanceTo(int64(2 * time.Millisecond))
 	if err := h.Stop(); err != nil {
 		panic(err)
 	}

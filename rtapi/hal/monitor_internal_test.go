@@ -11,13 +11,12 @@ import (
 	"testing"
 	"unsafe"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
-	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // statsFixture publishes a valid stats segment (two threads, three
@@ -89,7 +88,7 @@ func TestMonitorRefusesCorruptValues(t *testing.T) {
 			corrupt()
 			s, err := m.Read()
 			require.ErrorIs(t, err, ErrCorrupt)
-			assert.ErrorIs(t, err, rtapi.ErrShmCorrupt)
+			assert.ErrorIs(t, err, shm.ErrCorrupt)
 			assert.ErrorIs(t, err, rtapi.ErrInvalid)
 			assert.Empty(t, s.Threads)
 			reset()

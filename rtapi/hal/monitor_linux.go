@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // Monitor reads a HAL's thread records from its stats segment, from
@@ -21,7 +21,7 @@ import (
 // build's own limits (MaxThreads, MaxFuncts, MaxExported) before it is
 // used, so a corrupt or hostile segment gives ErrCorrupt, never a panic, an
 // access outside the segment or an endless loop; a segment truncated under
-// the monitor gives rtapi.ErrShmTruncated instead of SIGBUS.
+// the monitor gives shm.ErrTruncated instead of SIGBUS.
 type Monitor struct {
 	seg    *shm.Segment
 	layout *statsLayout
@@ -36,7 +36,7 @@ const maxReadTries = 1000
 
 // OpenMonitor attaches to the stats segment of a running host. A missing
 // segment matches os.ErrNotExist; one owned or writable by a user not
-// trusted (see MonitorOptions.Group) rtapi.ErrShmUntrusted; one that is not
+// trusted (see MonitorOptions.Group) shm.ErrUntrusted; one that is not
 // a HAL stats segment of this layout rtapi.ErrInvalid (and ErrCorrupt when
 // its size is right but its header is not).
 func OpenMonitor(o MonitorOptions) (*Monitor, error) {
@@ -92,7 +92,7 @@ func checkHeader(h *statsHeader) error {
 // itself: one seqlock read) and the current counters of the functions in
 // its chain (live: they may be a few calls newer than the record). It
 // allocates. A corrupt segment gives ErrCorrupt (and rtapi.ErrInvalid),
-// one truncated under the monitor rtapi.ErrShmTruncated; Read then returns
+// one truncated under the monitor shm.ErrTruncated; Read then returns
 // an empty Snapshot.
 func (m *Monitor) Read() (Snapshot, error) {
 	if m.closed {

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/internal/rttest"
-	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 func TestMonitorReadsPublishedRecords(t *testing.T) {
@@ -170,7 +170,7 @@ func TestStaleStatsSegmentIsReplaced(t *testing.T) {
 }
 
 // Another process truncates the stats segment under a Monitor: Read
-// reports rtapi.ErrShmTruncated and the monitoring process lives. Before,
+// reports shm.ErrTruncated and the monitoring process lives. Before,
 // the first Read after the truncation ended it with "fatal error: fault"
 // (SIGBUS).
 func TestMonitorSurvivesTruncation(t *testing.T) {
@@ -189,14 +189,14 @@ func TestMonitorSurvivesTruncation(t *testing.T) {
 	require.NoError(t, err, "child: %s", out)
 
 	s, err := m.Read()
-	require.ErrorIs(t, err, rtapi.ErrShmTruncated)
+	require.ErrorIs(t, err, shm.ErrTruncated)
 	assert.Empty(t, s.Threads)
-	var te *rtapi.ShmTruncatedError
+	var te *shm.TruncatedError
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, int64(4096), te.FileSize)
 	assert.NotZero(t, te.Fault, "the header page survived: the thread records faulted")
 	_, err = m.Read()
-	require.ErrorIs(t, err, rtapi.ErrShmTruncated, "and again, without dying")
+	require.ErrorIs(t, err, shm.ErrTruncated, "and again, without dying")
 	require.NoError(t, h.Close())
 }
 
@@ -209,7 +209,7 @@ func TestForeignStatsSegmentRefused(t *testing.T) {
 	path := filepath.Join(dir, "gortapi-0-0000007d")
 	require.NoError(t, os.Chown(path, 65534, 65534))
 	_, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir})
-	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	require.ErrorIs(t, err, shm.ErrUntrusted)
 	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir, AllowUIDs: []int{65534}})
 	require.NoError(t, err, "an allowed owner")
 	require.NoError(t, m.Close())
@@ -219,7 +219,7 @@ func TestForeignStatsSegmentRefused(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
 	require.NoError(t, os.Chown(path, 65534, 65534))
 	_, err = hal.New(openRT(t, rtapi.Options{}), hal.Options{StatsKey: 0x7d, ShmDir: dir})
-	require.ErrorIs(t, err, rtapi.ErrShmUntrusted)
+	require.ErrorIs(t, err, shm.ErrUntrusted)
 	_, err = os.Stat(path)
 	require.NoError(t, err, "left for its owner or an administrator to remove")
 }

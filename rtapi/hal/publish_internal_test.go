@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gortapi/gortapi/internal/ipc"
+	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
 // threadWith builds a thread of n functions publishing into a seqlock on

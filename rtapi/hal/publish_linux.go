@@ -10,9 +10,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/gortapi/gortapi/internal/ipc"
-	"github.com/gortapi/gortapi/internal/shm"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // statsSeqlock is a thread's slot in the stats segment.

@@ -10,9 +10,10 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
-func openSim(t *testing.T) (*hal.HAL, *rtapi.SimController) {
+func openSim(t *testing.T) (*hal.HAL, *sim.Controller) {
 	t.Helper()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 	require.NoError(t, err)
@@ -20,13 +21,13 @@ func openSim(t *testing.T) (*hal.HAL, *rtapi.SimController) {
 	h, err := hal.New(rt, hal.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })
-	sim, err := rt.Sim()
+	clock, err := sim.New(rt)
 	require.NoError(t, err)
-	return h, sim
+	return h, clock
 }
 
 func TestSimScheduleIsDeterministic(t *testing.T) {
-	h, sim := openSim(t)
+	h, clock := openSim(t)
 	_, err := h.NewThread("base", 250*time.Microsecond)
 	require.NoError(t, err)
 	_, err = h.NewThread("servo", time.Millisecond)
@@ -44,7 +45,7 @@ func TestSimScheduleIsDeterministic(t *testing.T) {
 	}
 	require.NoError(t, h.Start())
 	assert.Equal(t, "running", h.Threads()[1].State(), "running before the simulation first runs it")
-	require.NoError(t, sim.Advance(time.Millisecond))
+	require.NoError(t, clock.Advance(time.Millisecond))
 	assert.Equal(t, []string{
 		"0s stepgen.0.make-pulses", "0s encoder.0.update-counters", // base first: higher priority
 		"0s motion.0.controller", "0s pid.0.do-pid-calcs",
@@ -58,7 +59,7 @@ func TestSimScheduleIsDeterministic(t *testing.T) {
 }
 
 func TestSimOverrunShowsInTaskStats(t *testing.T) {
-	h, sim := openSim(t)
+	h, clock := openSim(t)
 	th, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
 	var seen []time.Duration
@@ -66,9 +67,9 @@ func TestSimOverrunShowsInTaskStats(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h.AddFunct("f", "servo", hal.Last))
 	require.NoError(t, h.Start())
-	require.NoError(t, sim.SetTask(th.Task(), rtapi.SimTaskConfig{Cost: 300 * time.Microsecond}))
-	require.NoError(t, sim.InjectOverrun(th.Task(), 3, 0))
-	require.NoError(t, sim.RunCycles(th.Task(), 6))
+	require.NoError(t, clock.SetTask(th.Task(), sim.TaskConfig{Cost: 300 * time.Microsecond}))
+	require.NoError(t, clock.InjectOverrun(th.Task(), 3, 0))
+	require.NoError(t, clock.RunCycles(th.Task(), 6))
 	require.NoError(t, h.Stop())
 
 	ms := time.Millisecond

@@ -9,15 +9,15 @@
 //   - cyclictest's histogram file, as rt-tests 2.x cyclictest writes it with
 //     -h / --histfile (ReadHistfile, WriteHistfile), byte for byte.
 //
-// ReadLatency takes either, or a bare rtapi.Histogram as JSON, and returns
-// one latency histogram; ReadJitter returns it as rtapi.Jitter for
-// SimController.SetTask:
+// ReadLatency takes either, or a bare hist.Snapshot as JSON, and returns
+// one latency histogram; ReadJitter returns it as sim.Jitter for
+// sim.Controller.SetTask:
 //
 //	f, err := os.Open("testdata/latency-1ms.json") // latency-test -json on the target
 //	...
 //	j, err := latencyfile.ReadJitter(f, time.Millisecond)
 //	...
-//	err = sim.SetTask(task, rtapi.SimTaskConfig{Jitter: j})
+//	err = clock.SetTask(task, sim.TaskConfig{Jitter: j})
 //
 // Durations are written as integer nanoseconds (JSON keys ending in _ns);
 // histograms have 1 µs buckets from 0.

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // A sim test replays the wake-up latency a machine recorded: here a
@@ -16,7 +18,7 @@ import (
 func ExampleReadJitter() {
 	counts := make([]uint64, 1000) // 1 µs buckets up to 1 ms
 	counts[40] = 1000
-	recorded := rtapi.Histogram{Width: time.Microsecond, Counts: counts,
+	recorded := hist.Snapshot{Width: time.Microsecond, Counts: counts,
 		Count: 1000, Sum: 1000 * 40_000, Min: 40_000, Max: 40_000}
 	var file bytes.Buffer
 	rec := latencyfile.Recording{Tool: "gortapi latency-test", Tasks: []latencyfile.Task{{
@@ -39,7 +41,7 @@ func ExampleReadJitter() {
 		return
 	}
 	defer rt.Close()
-	sim, err := rt.Sim()
+	clock, err := sim.New(rt)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -49,12 +51,12 @@ func ExampleReadJitter() {
 		fmt.Println(err)
 		return
 	}
-	if err := sim.SetTask(servo, rtapi.SimTaskConfig{Jitter: jitter}); err != nil {
+	if err := clock.SetTask(servo, sim.TaskConfig{Jitter: jitter}); err != nil {
 		fmt.Println(err)
 		return
 	}
 	_ = servo.Start()
-	if err := sim.Advance(100 * time.Millisecond); err != nil {
+	if err := clock.Advance(100 * time.Millisecond); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -70,9 +72,9 @@ func ExampleReadJitter() {
 // histogram; ReadHistfile reads it back, as it reads cyclictest's own.
 func ExampleWriteHistfile() {
 	// Latencies 1.2, 1.9, 2.5 and 9 µs in 1 µs buckets up to 4 µs.
-	h := rtapi.Histogram{Width: time.Microsecond, Counts: []uint64{0, 2, 1, 0}, Overflow: 1,
+	h := hist.Snapshot{Width: time.Microsecond, Counts: []uint64{0, 2, 1, 0}, Overflow: 1,
 		Count: 4, Sum: 1_200 + 1_900 + 2_500 + 9_000, Min: 1_200, Max: 9_000}
-	_ = latencyfile.WriteHistfile(os.Stdout, []rtapi.Histogram{h}, nil)
+	_ = latencyfile.WriteHistfile(os.Stdout, []hist.Snapshot{h}, nil)
 	// Output:
 	// # Histogram
 	// 000000 000000

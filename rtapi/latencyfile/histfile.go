@@ -8,8 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // WriteHistfile writes histograms in cyclictest's -h / --histfile layout
@@ -21,7 +20,7 @@ import (
 // cyclictest prints as many as the histogram has buckets and counts the
 // rest as "others". With nil (or a short list) every unlisted overflow is
 // counted as "others".
-func WriteHistfile(w io.Writer, hs []rtapi.Histogram, overflowCycles [][]int64) error {
+func WriteHistfile(w io.Writer, hs []hist.Snapshot, overflowCycles [][]int64) error {
 	at := overflowCycles
 	rows := 0
 	for _, h := range hs {
@@ -46,23 +45,23 @@ func WriteHistfile(w io.Writer, hs []rtapi.Histogram, overflowCycles [][]int64) 
 		}
 		bw.WriteByte('\n')
 	}
-	footer := func(label, format string, f func(h rtapi.Histogram) uint64) {
+	footer := func(label, format string, f func(h hist.Snapshot) uint64) {
 		bw.WriteString(label)
 		for _, h := range hs {
 			fmt.Fprintf(bw, format, f(h))
 		}
 		bw.WriteByte('\n')
 	}
-	footer("# Total:", " %09d", func(h rtapi.Histogram) uint64 { return uint64(h.Count) - h.Overflow })
-	footer("# Min Latencies:", " %05d", func(h rtapi.Histogram) uint64 { return uint64(micros(h.Min)) })
-	footer("# Avg Latencies:", " %05d", func(h rtapi.Histogram) uint64 {
+	footer("# Total:", " %09d", func(h hist.Snapshot) uint64 { return uint64(h.Count) - h.Overflow })
+	footer("# Min Latencies:", " %05d", func(h hist.Snapshot) uint64 { return uint64(micros(int64(h.Min))) })
+	footer("# Avg Latencies:", " %05d", func(h hist.Snapshot) uint64 {
 		if h.Count == 0 {
 			return 0
 		}
-		return uint64(micros(h.Sum / h.Count))
+		return uint64(micros(int64(h.Sum) / h.Count))
 	})
-	footer("# Max Latencies:", " %05d", func(h rtapi.Histogram) uint64 { return uint64(micros(h.Max)) })
-	footer("# Histogram Overflows:", " %05d", func(h rtapi.Histogram) uint64 { return h.Overflow })
+	footer("# Max Latencies:", " %05d", func(h hist.Snapshot) uint64 { return uint64(micros(int64(h.Max))) })
+	footer("# Histogram Overflows:", " %05d", func(h hist.Snapshot) uint64 { return h.Overflow })
 	bw.WriteString("# Histogram Overflow at cycle number:\n")
 	for i, h := range hs {
 		fmt.Fprintf(bw, "# Thread %d:", i)
@@ -90,10 +89,10 @@ func WriteHistfile(w io.Writer, hs []rtapi.Histogram, overflowCycles [][]int64) 
 // per sample; Min and Max have 1 µs resolution. An -H "histofall" summary
 // column is read as one more column. A bucket beyond 2^20, an
 // uneven row or an implausible footer value is an error.
-func ReadHistfile(r io.Reader) ([]rtapi.Histogram, error) {
+func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	var hs []rtapi.Histogram
+	var hs []hist.Snapshot
 	var mins, avgs, maxs, ovfs []uint64
 	seenHeader := false
 	line := 0
@@ -139,7 +138,7 @@ func ReadHistfile(r io.Reader) ([]rtapi.Histogram, error) {
 		}
 		bucket := int(vals[0])
 		if hs == nil {
-			hs = make([]rtapi.Histogram, len(vals)-1)
+			hs = make([]hist.Snapshot, len(vals)-1)
 			for i := range hs {
 				hs[i].Width = time.Microsecond
 			}
@@ -178,8 +177,8 @@ func ReadHistfile(r io.Reader) ([]rtapi.Histogram, error) {
 		h := &hs[i]
 		h.Overflow = uint64(at(ovfs, i))
 		h.Count += int64(h.Overflow)
-		h.Min, h.Max = at(mins, i)*1000, at(maxs, i)*1000
-		h.Sum = at(avgs, i) * 1000 * h.Count
+		h.Min, h.Max = time.Duration(at(mins, i))*time.Microsecond, time.Duration(at(maxs, i))*time.Microsecond
+		h.Sum = time.Duration(at(avgs, i)*h.Count) * time.Microsecond
 		if h.Count == 0 {
 			h.Min, h.Max = 0, 0
 		}

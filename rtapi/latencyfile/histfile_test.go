@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
-	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // readCyclictest parses a file cyclictest itself wrote.
-func readCyclictest(t *testing.T, name string) ([]rtapi.Histogram, []byte) {
+func readCyclictest(t *testing.T, name string) ([]hist.Snapshot, []byte) {
 	t.Helper()
 	data, err := os.ReadFile(name)
 	if err != nil {
@@ -76,10 +75,10 @@ func TestHistfileRoundTrip(t *testing.T) {
 	a := hist.New(time.Microsecond, 20*time.Microsecond)
 	b := hist.New(time.Microsecond, 20*time.Microsecond)
 	for i := int64(0); i < 200; i++ {
-		a.Record(2_000 + i*37%9_000)
-		b.Record(1_000 + i*53%30_000) // some overflow
+		a.Record(time.Duration(2_000 + i*37%9_000))
+		b.Record(time.Duration(1_000 + i*53%30_000)) // some overflow
 	}
-	in := []rtapi.Histogram{a.Snapshot(), b.Snapshot()}
+	in := []hist.Snapshot{a.Snapshot(), b.Snapshot()}
 	var buf bytes.Buffer
 	if err := WriteHistfile(&buf, in, nil); err != nil {
 		t.Fatal(err)
@@ -103,7 +102,7 @@ func TestHistfileRoundTrip(t *testing.T) {
 
 func TestWriteHistfileRefusesOtherWidths(t *testing.T) {
 	h := hist.New(100*time.Nanosecond, time.Microsecond)
-	if err := WriteHistfile(&bytes.Buffer{}, []rtapi.Histogram{h.Snapshot()}, nil); err == nil {
+	if err := WriteHistfile(&bytes.Buffer{}, []hist.Snapshot{h.Snapshot()}, nil); err == nil {
 		t.Fatal("accepted 100 ns buckets")
 	}
 }

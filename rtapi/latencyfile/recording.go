@@ -9,9 +9,10 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // Recording is the JSON document examples/latency-test writes with -json:
@@ -75,8 +76,8 @@ type Task struct {
 // Series is one measured quantity: its histogram, and the figures drawn
 // from it (Summarize) for readers that want only those.
 type Series struct {
-	Summary   Summary         `json:"summary"`
-	Histogram rtapi.Histogram `json:"histogram"`
+	Summary   Summary       `json:"summary"`
+	Histogram hist.Snapshot `json:"histogram"`
 }
 
 // Summary condenses a histogram into the figures every report shows.
@@ -95,7 +96,7 @@ type Summary struct {
 }
 
 // Summarize computes a Summary from a histogram.
-func Summarize(h rtapi.Histogram) Summary {
+func Summarize(h hist.Snapshot) Summary {
 	return Summary{
 		Count:    h.Count,
 		Overflow: h.Overflow,
@@ -147,25 +148,25 @@ func (rec *Recording) Task(period time.Duration) (Task, bool) {
 // r holds:
 //
 //   - a Recording: the latency of its task with period (Recording.Task);
-//   - an rtapi.Histogram as JSON;
+//   - an hist.Snapshot as JSON;
 //   - a cyclictest histogram file: its first column (ReadHistfile).
 //
 // The histogram must hold samples, have a bucket width and at most 2^20
 // buckets whose counts do not overflow; else ReadLatency returns an error
 // matching rtapi.ErrInvalid.
-func ReadLatency(r io.Reader, period time.Duration) (rtapi.Histogram, error) {
+func ReadLatency(r io.Reader, period time.Duration) (hist.Snapshot, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return rtapi.Histogram{}, err
+		return hist.Snapshot{}, err
 	}
-	var h rtapi.Histogram
+	var h hist.Snapshot
 	if rec, recErr := Read(bytes.NewReader(data)); recErr == nil {
 		t, _ := rec.Task(period)
 		h = t.Latency.Histogram
 	} else if jsonErr := json.Unmarshal(data, &h); jsonErr != nil || h.Width == 0 && len(h.Counts) == 0 {
 		hs, histErr := ReadHistfile(bytes.NewReader(data))
 		if histErr != nil {
-			return rtapi.Histogram{}, fmt.Errorf("neither a latency recording, a histogram as JSON nor a cyclictest histogram file: %w", histErr)
+			return hist.Snapshot{}, fmt.Errorf("neither a latency recording, a histogram as JSON nor a cyclictest histogram file: %w", histErr)
 		}
 		h = hs[0]
 	}
@@ -173,18 +174,18 @@ func ReadLatency(r io.Reader, period time.Duration) (rtapi.Histogram, error) {
 }
 
 // ReadJitter is ReadLatency's histogram as sim jitter
-// (rtapi.HistogramJitter): each cycle of a task given it is woken as late
+// (sim.HistogramJitter): each cycle of a task given it is woken as late
 // as a sample drawn from the recording.
-func ReadJitter(r io.Reader, period time.Duration) (rtapi.Jitter, error) {
+func ReadJitter(r io.Reader, period time.Duration) (sim.Jitter, error) {
 	h, err := ReadLatency(r, period)
 	if err != nil {
-		return rtapi.Jitter{}, err
+		return sim.Jitter{}, err
 	}
-	return rtapi.HistogramJitter(h), nil
+	return sim.HistogramJitter(h), nil
 }
 
 // checkReplayable refuses what a file can hold but a replay cannot use.
-func checkReplayable(h rtapi.Histogram) error {
+func checkReplayable(h hist.Snapshot) error {
 	switch {
 	case h.Width <= 0:
 		return fmt.Errorf("latency histogram: bucket width %v: %w", h.Width, rtapi.ErrInvalid)

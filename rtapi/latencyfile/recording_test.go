@@ -12,16 +12,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // histogramOf records latencies (ns) into a 1 µs histogram bounded at 100 µs.
-func histogramOf(ns ...int64) rtapi.Histogram {
+func histogramOf(ns ...int64) hist.Snapshot {
 	h := hist.New(time.Microsecond, 100*time.Microsecond)
 	for _, v := range ns {
-		h.Record(v)
+		h.Record(time.Duration(v))
 	}
 	return h.Snapshot()
 }
@@ -80,20 +81,20 @@ func TestReadLatencyFormats(t *testing.T) {
 	require.NoError(t, recording().Write(&doc))
 	h, err := latencyfile.ReadLatency(bytes.NewReader(doc.Bytes()), time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, int64(250_000), h.Max, "the servo task's latency")
+	require.Equal(t, 250*time.Microsecond, h.Max, "the servo task's latency")
 
 	bare, err := json.Marshal(histogramOf(7_000, 8_000))
 	require.NoError(t, err)
 	h, err = latencyfile.ReadLatency(bytes.NewReader(bare), time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, int64(8_000), h.Max, "a bare histogram")
+	require.Equal(t, 8*time.Microsecond, h.Max, "a bare histogram")
 
 	f, err := os.Open("testdata/cyclictest-2.40-1thread.hist")
 	require.NoError(t, err)
 	defer f.Close()
 	h, err = latencyfile.ReadLatency(f, time.Millisecond)
 	require.NoError(t, err)
-	require.Equal(t, int64(2_685_000), h.Max, "cyclictest's histogram file")
+	require.Equal(t, 2685*time.Microsecond, h.Max, "cyclictest's histogram file")
 
 	j, err := latencyfile.ReadJitter(bytes.NewReader(doc.Bytes()), time.Millisecond)
 	require.NoError(t, err)
@@ -178,6 +179,6 @@ func FuzzReadLatency(f *testing.F) {
 		if h.Width <= 0 || len(h.Counts) > hist.MaxBuckets {
 			t.Fatalf("accepted %+v", h)
 		}
-		_ = fmt.Sprint(rtapi.HistogramJitter(h))
+		_ = fmt.Sprint(sim.HistogramJitter(h))
 	})
 }

@@ -8,9 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // Buckets are the upper bounds, in seconds, of the exported latency and

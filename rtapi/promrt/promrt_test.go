@@ -13,6 +13,7 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/promrt"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // simTask runs a 1 ms task for 100 ms of virtual time, every wake-up
@@ -33,17 +34,17 @@ func simTask(t testing.TB) *rtapi.Task {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := rt.Sim()
+	clock, err := sim.New(rt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.SetTask(task, rtapi.SimTaskConfig{Jitter: rtapi.ConstantJitter(20 * time.Microsecond), Cost: 50 * time.Microsecond}); err != nil {
+	if err := clock.SetTask(task, sim.TaskConfig{Jitter: sim.ConstantJitter(20 * time.Microsecond), Cost: 50 * time.Microsecond}); err != nil {
 		t.Fatal(err)
 	}
 	if err := task.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Advance(100*time.Millisecond + 500*time.Microsecond); err != nil {
+	if err := clock.Advance(100*time.Millisecond + 500*time.Microsecond); err != nil {
 		t.Fatal(err)
 	}
 	return task

@@ -10,6 +10,8 @@ import (
 	"unsafe"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // Segment keys halhost uses unless told otherwise: "HALP" for the pins,
@@ -49,12 +51,12 @@ type block struct {
 	N      int64
 	Names  [MaxPins][NameLen]byte
 	Pins   [MaxPins]Pin
-	Frames rtapi.Seqlock[Frame]
+	Frames ipc.Seqlock[Frame]
 }
 
 // Table is a process's attachment of the pin segment.
 type Table struct {
-	seg   *rtapi.Segment
+	seg   *shm.Segment
 	b     *block
 	names []string
 	frame Frame // the publisher's scratch
@@ -94,7 +96,7 @@ func Create(rt *rtapi.RT, key uint32, names []string) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pins: %w", err)
 	}
-	b, err := rtapi.View[block](seg, 0)
+	b, err := shm.View[block](seg, 0)
 	if err != nil {
 		seg.Delete()
 		return nil, err
@@ -119,8 +121,8 @@ func Create(rt *rtapi.RT, key uint32, names []string) (*Table, error) {
 
 // stale reports an error of a segment that cannot be a running host's.
 func stale(err error) bool {
-	for _, e := range []error{rtapi.ErrShmSizeMismatch, rtapi.ErrShmCorrupt, rtapi.ErrShmNotInitialised,
-		rtapi.ErrShmTruncated, rtapi.ErrShmVersion} {
+	for _, e := range []error{shm.ErrSizeMismatch, shm.ErrCorrupt, shm.ErrNotInitialised,
+		shm.ErrTruncated, shm.ErrVersion} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -139,7 +141,7 @@ func Attach(rt *rtapi.RT, key uint32) (*Table, error) {
 		return nil, fmt.Errorf("pins: segment %s holds %d bytes, not a pin table of this build: %w",
 			seg.Name(), seg.Size(), rtapi.ErrInvalid)
 	}
-	b, err := rtapi.View[block](seg, 0)
+	b, err := shm.View[block](seg, 0)
 	if err != nil {
 		seg.Close()
 		return nil, err
@@ -210,7 +212,7 @@ const maxReadTries = 1000
 
 // Read copies the latest frame into f and returns its sequence number
 // (0 before the first Publish). It gives up with rtapi.ErrTimeout when a Write completes during each of its copies (no
-// scope publishes that fast), and returns rtapi.ErrShmTruncated when the
+// scope publishes that fast), and returns shm.ErrTruncated when the
 // segment was truncated under it; f is then unchanged or torn and must not
 // be used. Not for real-time tasks (it runs under Segment.Guard).
 func (t *Table) Read(f *Frame) (uint64, error) {

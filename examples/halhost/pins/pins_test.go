@@ -14,6 +14,7 @@ import (
 
 	"github.com/gortapi/gortapi/examples/halhost/pins"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 func openRT(t *testing.T) *rtapi.RT {
@@ -130,7 +131,7 @@ func TestCorruptPinCount(t *testing.T) {
 	raw, err := rt.ShmAttach(k)
 	require.NoError(t, err)
 	defer raw.Close()
-	n, err := rtapi.View[int64](raw, 8) // block.N, after the magic
+	n, err := shm.View[int64](raw, 8) // block.N, after the magic
 	require.NoError(t, err)
 	require.Equal(t, int64(2), *n)
 	for _, bad := range []int64{1000, pins.MaxPins + 1, -1} {
@@ -180,7 +181,7 @@ func TestReadBoundedUnderRacingWriter(t *testing.T) {
 	defer raw.Close()
 	// The frames' seqlock follows the magic, the count, the names and the
 	// pins; its sequence word comes first.
-	seq, err := rtapi.View[uint64](raw, 8+8+pins.MaxPins*pins.NameLen+pins.MaxPins*8)
+	seq, err := shm.View[uint64](raw, 8+8+pins.MaxPins*pins.NameLen+pins.MaxPins*8)
 	require.NoError(t, err)
 	mon, err := pins.Attach(rt, k)
 	require.NoError(t, err)

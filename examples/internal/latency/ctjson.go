@@ -92,7 +92,7 @@ func WriteCyclictestJSON(w io.Writer, r CyclictestRun) error {
 		h := t.Latency
 		th := ctThread{Histogram: map[string]uint64{}, Cycles: h.Count}
 		if h.Count > 0 {
-			th.Min, th.Max = micros(h.Min), micros(h.Max)
+			th.Min, th.Max = micros(int64(h.Min)), micros(int64(h.Max))
 			th.Avg = math.Round(float64(h.Sum)/float64(h.Count)/10) / 100 // µs, two decimals
 		}
 		if r.Histogram {

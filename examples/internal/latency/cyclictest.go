@@ -39,7 +39,7 @@ func LineOf(index int, ts TaskStats) ThreadLine {
 		Act:        micros(int64(ts.Act)),
 	}
 	if lat.Count > 0 {
-		l.Min, l.Avg, l.Max = micros(lat.Min), micros(lat.Sum/lat.Count), micros(lat.Max)
+		l.Min, l.Avg, l.Max = micros(int64(lat.Min)), micros(int64(lat.Sum)/lat.Count), micros(int64(lat.Max))
 	}
 	return l
 }

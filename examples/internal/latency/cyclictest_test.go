@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 func TestFormatThreadLineMatchesCyclictest(t *testing.T) {
@@ -37,7 +37,7 @@ func TestFormatThreadLineMatchesCyclictest(t *testing.T) {
 func TestLineOf(t *testing.T) {
 	h := hist.New(time.Microsecond, time.Millisecond)
 	for _, ns := range []int64{3_400, 5_900, 41_200} {
-		h.Record(ns)
+		h.Record(time.Duration(ns))
 	}
 	ts := TaskStats{Tid: 42, Act: 5_900}
 	ts.Latency, ts.Priority, ts.Period = h.Snapshot(), 98, time.Millisecond
@@ -111,7 +111,7 @@ func shapeOf(t *testing.T, data []byte) any {
 func TestCyclictestJSONLayout(t *testing.T) {
 	h := hist.New(time.Microsecond, 30*time.Microsecond)
 	for _, ns := range []int64{8_100, 15_000, 15_500, 331_000} {
-		h.Record(ns)
+		h.Record(time.Duration(ns))
 	}
 	ts := TaskStats{}
 	ts.Latency = h.Snapshot()

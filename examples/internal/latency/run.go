@@ -10,6 +10,7 @@ import (
 	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // Config is one measurement: tasks on an rtapi instance, how they wake and
@@ -40,10 +41,10 @@ type Config struct {
 	// Body is what each cycle does (nothing by default).
 	Body Body
 	// SimJitter is the wake-up lateness the sim flavor injects into every
-	// task (rtapi.HistogramJitter of a recorded run, for instance); other
+	// task (sim.HistogramJitter of a recorded run, for instance); other
 	// flavors ignore it. On sim a busy body costs its time on the virtual
 	// clock (SimTaskConfig.Cost) instead of spinning.
-	SimJitter rtapi.Jitter
+	SimJitter sim.Jitter
 	// OverflowCycles is how many cycle numbers of latency-histogram
 	// overflows each task keeps (TaskStats.OverflowCycles), as cyclictest
 	// keeps as many as its histogram has buckets; 0 keeps none.
@@ -74,9 +75,9 @@ type Session struct {
 	act     []atomic.Int64
 	over    []overflowLog
 	started time.Time
-	// sim drives the virtual clock on the sim flavor (nil elsewhere);
+	// clock drives the virtual clock on the sim flavor (nil elsewhere);
 	// simStart is the virtual time the tasks started at.
-	sim      *rtapi.SimController
+	clock    *sim.Controller
 	simStart int64
 }
 
@@ -100,8 +101,8 @@ func Start(cfg Config) (*Session, error) {
 		return nil, err
 	}
 	s.started = time.Now()
-	if s.sim != nil {
-		s.simStart = s.sim.Now()
+	if s.clock != nil {
+		s.simStart = s.clock.Now()
 	}
 	for _, t := range s.tasks {
 		if err := t.Start(); err != nil {
@@ -124,10 +125,10 @@ func (s *Session) create(cfg Config) error {
 	defs := append([]TaskDef(nil), cfg.Tasks...)
 	AssignPriorities(defs, top, lo)
 	spin := cfg.Body.Busy
-	if sim, err := s.rt.Sim(); err == nil {
+	if clock, err := sim.New(s.rt); err == nil {
 		// virtual time does not pass inside a body: the busy time is
 		// declared as the cycle's cost instead of spun
-		s.sim, spin = sim, 0
+		s.clock, spin = clock, 0
 	}
 	bound := cfg.HistogramBound
 	if cfg.Body.Busy > 0 && bound <= cfg.Body.Busy {
@@ -157,8 +158,8 @@ func (s *Session) create(cfg Config) error {
 			}
 			return err
 		}
-		if s.sim != nil {
-			if err := s.sim.SetTask(t, rtapi.SimTaskConfig{Jitter: cfg.SimJitter, Cost: cfg.Body.Busy}); err != nil {
+		if s.clock != nil {
+			if err := s.clock.SetTask(t, sim.TaskConfig{Jitter: cfg.SimJitter, Cost: cfg.Body.Busy}); err != nil {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
 			}
 		}
@@ -217,8 +218,8 @@ func (s *Session) RT() *rtapi.RT { return s.rt }
 // Elapsed is the time since the tasks started: virtual time on the sim
 // flavor.
 func (s *Session) Elapsed() time.Duration {
-	if s.sim != nil {
-		return time.Duration(s.sim.Now() - s.simStart)
+	if s.clock != nil {
+		return time.Duration(s.clock.Now() - s.simStart)
 	}
 	return time.Since(s.started)
 }
@@ -286,7 +287,7 @@ func Run(ctx context.Context, cfg Config, d time.Duration, every time.Duration, 
 	if cfg.OnStart != nil {
 		cfg.OnStart(s)
 	}
-	if s.sim != nil {
+	if s.clock != nil {
 		return s.runSim(ctx, d, every, tick)
 	}
 	var end <-chan time.Time
@@ -341,7 +342,7 @@ func (s *Session) runSim(ctx context.Context, d, every time.Duration, tick func(
 		if runErr = ctx.Err(); runErr != nil {
 			break
 		}
-		if runErr = s.sim.Advance(min(step, d-elapsed)); runErr != nil {
+		if runErr = s.clock.Advance(min(step, d-elapsed)); runErr != nil {
 			break
 		}
 		if runErr = s.Failed(); runErr != nil {

@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // The posix flavor runs unprivileged, so these tests run everywhere; they
@@ -105,7 +106,7 @@ func TestRunSim(t *testing.T) {
 		Options:   rtapi.Options{Flavor: "sim"},
 		Tasks:     []TaskDef{{Name: "servo", Period: time.Millisecond}, {Name: "slow", Period: 4 * time.Millisecond}},
 		Body:      Body{Busy: 100 * time.Microsecond},
-		SimJitter: rtapi.ConstantJitter(20 * time.Microsecond),
+		SimJitter: sim.ConstantJitter(20 * time.Microsecond),
 	}, 2*time.Second, 500*time.Millisecond, func(time.Duration, []TaskStats) { ticks++ })
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestRunSimCountsLate(t *testing.T) {
 	res, err := Run(context.Background(), Config{
 		Options:   rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}},
 		Tasks:     []TaskDef{{Name: "servo", Period: time.Millisecond}},
-		SimJitter: rtapi.HistogramJitter(h.Snapshot()),
+		SimJitter: sim.HistogramJitter(h.Snapshot()),
 	}, 2*time.Second, 0, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
@@ -60,8 +60,8 @@ func WriteTextHistogram(w io.Writer, h hist.Snapshot, rows int) error {
 		return err
 	}
 	rows = max(rows, 2)
-	lo := max(0, int(h.Min/int64(h.Width)))
-	hi := min(int(h.Max/int64(h.Width))+1, len(h.Counts))
+	lo := max(0, int(h.Min/h.Width))
+	hi := min(int(h.Max/h.Width)+1, len(h.Counts))
 	hi = max(hi, lo+1)
 	edges := []int{lo}
 	if hi-lo <= rows {

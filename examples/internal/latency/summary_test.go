@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 func sample(values ...int64) hist.Snapshot {
 	h := hist.New(time.Microsecond, 100*time.Microsecond)
 	for _, v := range values {
-		h.Record(v)
+		h.Record(time.Duration(v))
 	}
 	return h.Snapshot()
 }

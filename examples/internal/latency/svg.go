@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // Series is one histogram to plot.

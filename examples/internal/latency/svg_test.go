@@ -16,8 +16,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/rttest"
-
-	"github.com/gortapi/gortapi/internal/hist"
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // wellFormed decodes the whole document and returns its element names.
@@ -54,8 +53,8 @@ func TestWriteSVG(t *testing.T) {
 	a := hist.New(time.Microsecond, 10*time.Millisecond)
 	b := hist.New(time.Microsecond, 10*time.Millisecond)
 	for i := int64(0); i < 10000; i++ {
-		a.Record(2_000 + i%50*100)
-		b.Record(5_000 + i%700*1_000)
+		a.Record(time.Duration(2_000 + i%50*100))
+		b.Record(time.Duration(5_000 + i%700*1_000))
 	}
 	b.Record(20_000_000) // overflow
 	var buf bytes.Buffer
@@ -103,11 +102,11 @@ func tailSeries() []Series {
 	a := hist.New(time.Microsecond, 10*time.Millisecond)
 	b := hist.New(time.Microsecond, 10*time.Millisecond)
 	for i := int64(0); i < 100_000; i++ {
-		a.Record(12_000 + i%17*1_000)
-		b.Record(14_000 + i%23*1_000)
+		a.Record(time.Duration(12_000 + i%17*1_000))
+		b.Record(time.Duration(14_000 + i%23*1_000))
 		if i%1000 == 0 {
-			a.Record(200_000 + i%7*100_000)
-			b.Record(900_000 + i%7*1_000_000)
+			a.Record(time.Duration(200_000 + i%7*100_000))
+			b.Record(time.Duration(900_000 + i%7*1_000_000))
 		}
 	}
 	for range 3 {

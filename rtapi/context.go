@@ -1,0 +1,93 @@
+package rtapi
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Run ties the RT to ctx, as a host's main loop: it blocks until ctx is
+// done or a task fails — its body returned an error, panicked or called
+// runtime.Goexit, or the watchdog faulted it — and then stops every task
+// and closes the RT. It returns nil when ctx ended the run and no task
+// failed; otherwise the errors of the failed tasks (each a *TaskError,
+// *PanicError or *FaultError naming its task), joined with Close's.
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+//	defer stop()
+//	... create and start the tasks
+//	return rt.Run(ctx)
+//
+// Tasks may be created, started and stopped while Run waits; a task that
+// ends without error (its body returned nil, or Stop) does not end the
+// run. Call Run once, from an ordinary goroutine.
+func (rt *RT) Run(ctx context.Context) error {
+	for {
+		if err := rt.failures(); err != nil {
+			return errors.Join(err, rt.Close())
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(rt.failures(), rt.Close())
+		case <-rt.ended:
+		}
+	}
+}
+
+// failures joins the errors of the tasks that have failed so far.
+func (rt *RT) failures() error {
+	var errs []error
+	for _, t := range rt.Tasks() {
+		select {
+		case <-t.done:
+		case <-t.wd.faultc:
+		default:
+			continue
+		}
+		if err := t.result(); err != nil {
+			errs = append(errs, nameTask(t, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// nameTask makes sure err says which task it is about.
+func nameTask(t *Task, err error) error {
+	var te *TaskError
+	var pe *PanicError
+	var fe *FaultError
+	if errors.As(err, &te) || errors.As(err, &pe) || errors.As(err, &fe) {
+		return err
+	}
+	return &TaskError{Task: t.spec.Name, Op: "run", Err: err}
+}
+
+// taskEnded wakes Run after a task ended or was faulted.
+func (rt *RT) taskEnded() {
+	select {
+	case rt.ended <- struct{}{}:
+	default:
+	}
+}
+
+// WaitContext is Wait that gives up on the task when ctx ends first: it
+// stops the task and waits for it to end, for at most Options.StopTimeout
+// (then ErrTimeout, and the task is left running, as Close leaves it). It
+// returns what Wait returns: nil for a task that ended cleanly, including
+// one stopped because ctx ended.
+func (t *Task) WaitContext(ctx context.Context) error {
+	if t.state.Load() == stateCreated {
+		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
+	}
+	select {
+	case <-t.done:
+	case <-t.wd.faultc:
+	case <-ctx.Done():
+		t.Stop()
+		if !t.waitDone(t.rt.opts.StopTimeout) {
+			return taskErrf(t.spec.Name, "wait", ErrTimeout, "did not stop within %v after its context ended (%v)",
+				t.rt.opts.StopTimeout.Round(time.Millisecond), context.Cause(ctx))
+		}
+	}
+	return t.result()
+}

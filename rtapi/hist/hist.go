@@ -1,0 +1,314 @@
+// Package hist is a fixed-bucket latency histogram with one writer and any
+// number of concurrent readers, the shape cyclictest -h and LinuxCNC's
+// latency-histogram print.
+//
+// Record is RT-safe: it neither allocates nor locks; it loads and stores
+// atomics (four stores per sample, a fifth when a new minimum or maximum
+// is seen), which is enough because exactly one goroutine (the task that
+// owns the histogram) writes. Snapshot may run on any goroutine at any
+// time and never blocks the writer. A snapshot is self-consistent: the
+// writer brackets each sample with a sequence count (a seqlock with one
+// writer), and the reader copies again when a sample landed during its
+// copy, so Count, Sum, Min, Max and the buckets describe the same samples.
+package hist
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/errs"
+)
+
+// Histogram counts samples (nanoseconds) in buckets of equal width from 0
+// up to a bound, plus an overflow count, and tracks count, sum, minimum and
+// maximum exactly.
+type Histogram struct {
+	// seq is odd while Record updates the counters; a reader whose copy
+	// began and ended at the same even seq saw no update in between.
+	seq      atomic.Uint64
+	width    int64
+	buckets  []atomic.Uint64
+	overflow atomic.Uint64
+	sum      atomic.Int64
+	min      atomic.Int64
+	max      atomic.Int64
+}
+
+// New returns a histogram of buckets width wide covering [0, bound).
+// Samples at or past bound land in the overflow count; negative samples
+// land in bucket 0 (and still count in Min). New panics on a non-positive
+// width or a bound smaller than width: callers validate user input first
+// (see Validate).
+func New(width, bound time.Duration) *Histogram {
+	if err := Validate(width, bound); err != nil {
+		panic("hist.New: " + err.Error())
+	}
+	n := (int64(bound) + int64(width) - 1) / int64(width)
+	h := &Histogram{width: int64(width), buckets: make([]atomic.Uint64, n)}
+	h.Reset()
+	return h
+}
+
+// MaxBuckets bounds the memory one histogram takes (8 bytes a bucket).
+const MaxBuckets = 1 << 20
+
+// Validate reports whether New accepts width and bound.
+func Validate(width, bound time.Duration) error {
+	switch {
+	case width <= 0:
+		return fmt.Errorf("histogram bucket width %v must be positive: %w", width, errs.Invalid)
+	case bound < width:
+		return fmt.Errorf("histogram bound %v is below the bucket width %v: %w", bound, width, errs.Invalid)
+	case int64(bound)/int64(width) > MaxBuckets:
+		return fmt.Errorf("histogram bound %v over width %v needs more than %d buckets: %w", bound, width, MaxBuckets, errs.Invalid)
+	}
+	return nil
+}
+
+// Record adds one sample. Only one goroutine may call Record at a time.
+//
+// RT-safe: no allocation, no lock, no read-modify-write loop.
+func (h *Histogram) Record(d time.Duration) {
+	ns := int64(d)
+	seq := h.seq.Load()
+	h.seq.Store(seq + 1)
+	// Minimum and maximum before the count: a reader that falls back to
+	// an unsynchronised copy (see Snapshot), reading the counts first,
+	// never counts a sample its Min and Max do not cover.
+	if ns < h.min.Load() {
+		h.min.Store(ns)
+	}
+	if ns > h.max.Load() {
+		h.max.Store(ns)
+	}
+	h.sum.Store(h.sum.Load() + ns)
+	i := ns / h.width
+	if i < 0 {
+		i = 0
+	}
+	if i < int64(len(h.buckets)) {
+		b := &h.buckets[i]
+		b.Store(b.Load() + 1)
+	} else {
+		h.overflow.Store(h.overflow.Load() + 1)
+	}
+	h.seq.Store(seq + 2)
+}
+
+// Reset forgets every sample. It must not run concurrently with Record.
+func (h *Histogram) Reset() {
+	for i := range h.buckets {
+		h.buckets[i].Store(0)
+	}
+	h.overflow.Store(0)
+	h.sum.Store(0)
+	h.min.Store(math.MaxInt64)
+	h.max.Store(math.MinInt64)
+}
+
+// Width is the bucket width.
+func (h *Histogram) Width() time.Duration { return time.Duration(h.width) }
+
+// Bound is the upper end of the last bucket.
+func (h *Histogram) Bound() time.Duration { return time.Duration(h.width * int64(len(h.buckets))) }
+
+// snapshotTries bounds how often Snapshot copies again because a sample
+// landed during its copy.
+const snapshotTries = 64
+
+// Snapshot copies the histogram. It allocates and may run concurrently
+// with Record, which it never delays.
+//
+// The copy is consistent: it holds exactly the samples recorded before
+// some instant. Only when the writer records faster than the buckets can
+// be copied, snapshotTries times in a row (a bound of a million buckets
+// and a period of microseconds), does Snapshot settle for a copy that may
+// miss the samples in flight; even then every sample it counts lies in
+// [Min, Max] and Mean stays within them.
+func (h *Histogram) Snapshot() Snapshot {
+	s := Snapshot{Width: time.Duration(h.width), Counts: make([]uint64, len(h.buckets))}
+	for try := 0; try < snapshotTries; try++ {
+		seq := h.seq.Load()
+		if seq&1 == 0 {
+			h.copyTo(&s)
+			if h.seq.Load() == seq {
+				return s.settle()
+			}
+		}
+		runtime.Gosched()
+	}
+	// The fallback: counts first, then the extremes and the sum the
+	// writer updated before them.
+	h.copyTo(&s)
+	if n := time.Duration(s.Count); n > 0 && s.Sum/n < s.Min {
+		s.Sum = s.Min * n
+	}
+	if n := time.Duration(s.Count); n > 0 && s.Sum/n > s.Max {
+		s.Sum = s.Max * n
+	}
+	return s.settle()
+}
+
+// copyTo reads the counters into s: the counts first, then Min, Max and
+// Sum (Record writes them in the opposite order).
+func (h *Histogram) copyTo(s *Snapshot) {
+	s.Overflow = h.overflow.Load()
+	s.Count = int64(s.Overflow)
+	for i := range h.buckets {
+		s.Counts[i] = h.buckets[i].Load()
+		s.Count += int64(s.Counts[i])
+	}
+	s.Min = time.Duration(h.min.Load())
+	s.Max = time.Duration(h.max.Load())
+	s.Sum = time.Duration(h.sum.Load())
+}
+
+// settle replaces an empty histogram's sentinels by zeros.
+func (s Snapshot) settle() Snapshot {
+	if s.Count == 0 {
+		s.Min, s.Max, s.Sum = 0, 0, 0
+	}
+	return s
+}
+
+// Snapshot is a copy of a Histogram, safe to keep, merge and marshal.
+type Snapshot struct {
+	Width    time.Duration `json:"bucket_width_ns"`
+	Counts   []uint64      `json:"counts"`
+	Overflow uint64        `json:"overflow"`
+	Count    int64         `json:"count"`
+	Sum      time.Duration `json:"sum_ns"`
+	Min      time.Duration `json:"min_ns"`
+	Max      time.Duration `json:"max_ns"`
+}
+
+// Mean is the average sample, 0 without samples.
+func (s Snapshot) Mean() time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	return s.Sum / time.Duration(s.Count)
+}
+
+// Percentile returns the sample value below which a fraction p (0..1) of
+// the samples lie, to bucket resolution: the upper edge of the bucket that
+// holds it, capped at Max. Samples in the overflow count report Max.
+func (s Snapshot) Percentile(p float64) time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	p = min(max(p, 0), 1)
+	rank := uint64(math.Ceil(p * float64(s.Count)))
+	if rank == 0 {
+		rank = 1
+	}
+	var seen uint64
+	for i, c := range s.Counts {
+		seen += c
+		if seen >= rank {
+			return min(time.Duration(i+1)*s.Width, s.Max)
+		}
+	}
+	return s.Max
+}
+
+// Merge adds o's samples to s. Both must have the same bucket width; the
+// result has as many buckets as the longer of the two.
+func (s *Snapshot) Merge(o Snapshot) error {
+	if s.Width == 0 && len(s.Counts) == 0 {
+		s.Width = o.Width
+	}
+	if o.Width != s.Width {
+		return fmt.Errorf("merge histograms of bucket width %v and %v: %w", s.Width, o.Width, errs.Invalid)
+	}
+	if o.Count == 0 {
+		return nil
+	}
+	if len(o.Counts) > len(s.Counts) {
+		s.Counts = append(s.Counts, make([]uint64, len(o.Counts)-len(s.Counts))...)
+	}
+	for i, c := range o.Counts {
+		s.Counts[i] += c
+	}
+	if s.Count == 0 {
+		s.Min, s.Max = o.Min, o.Max
+	} else {
+		s.Min, s.Max = min(s.Min, o.Min), max(s.Max, o.Max)
+	}
+	s.Overflow += o.Overflow
+	s.Count += o.Count
+	s.Sum += o.Sum
+	return nil
+}
+
+// Sub returns the samples s holds beyond earlier, an earlier snapshot of
+// the same histogram: statistics since a mark. Counts, Overflow, Count and
+// Sum are exact. Min and Max are exact when a new extreme was recorded
+// after earlier; otherwise they are the edges of the lowest and highest
+// bucket that gained samples (1 bucket width of resolution), and Max is
+// the earlier maximum when only the overflow gained. A window without
+// samples has zeros. Sub fails when the two have different bucket widths
+// or earlier holds samples s does not (not an earlier snapshot of the
+// same histogram, or one taken across a Reset), with an error matching
+// rtapi.ErrInvalid.
+func (s Snapshot) Sub(earlier Snapshot) (Snapshot, error) {
+	if earlier.Count == 0 {
+		return s.clone(), nil
+	}
+	if earlier.Width != s.Width || len(earlier.Counts) > len(s.Counts) ||
+		earlier.Count > s.Count || earlier.Overflow > s.Overflow {
+		return Snapshot{}, fmt.Errorf("hist: Sub of a snapshot that is not an earlier one of the same histogram "+
+			"(width %v and %v, count %d and %d): %w", s.Width, earlier.Width, s.Count, earlier.Count, errs.Invalid)
+	}
+	d := Snapshot{Width: s.Width, Counts: make([]uint64, len(s.Counts)), Overflow: s.Overflow - earlier.Overflow,
+		Count: s.Count - earlier.Count, Sum: s.Sum - earlier.Sum}
+	lo, hi := -1, -1
+	for i, c := range s.Counts {
+		if i < len(earlier.Counts) {
+			if earlier.Counts[i] > c {
+				return Snapshot{}, fmt.Errorf("hist: Sub of a snapshot that is not an earlier one of the same histogram "+
+					"(bucket %d: %d samples, earlier %d): %w", i, c, earlier.Counts[i], errs.Invalid)
+			}
+			c -= earlier.Counts[i]
+		}
+		d.Counts[i] = c
+		if c > 0 {
+			if lo < 0 {
+				lo = i
+			}
+			hi = i
+		}
+	}
+	switch {
+	case d.Count == 0:
+		d.Sum = 0
+	case s.Min < earlier.Min:
+		d.Min = s.Min
+	case lo >= 0:
+		d.Min = time.Duration(lo) * s.Width
+	default:
+		d.Min = s.Bound()
+	}
+	switch {
+	case d.Count == 0:
+	case s.Max > earlier.Max:
+		d.Max = s.Max
+	case d.Overflow > 0:
+		d.Max = earlier.Max
+	default:
+		d.Max = time.Duration(hi+1) * s.Width
+	}
+	return d, nil
+}
+
+// Bound is the upper end of the last bucket.
+func (s Snapshot) Bound() time.Duration { return time.Duration(len(s.Counts)) * s.Width }
+
+// clone copies s with its own Counts.
+func (s Snapshot) clone() Snapshot {
+	s.Counts = append([]uint64(nil), s.Counts...)
+	return s
+}

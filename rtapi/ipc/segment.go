@@ -1,0 +1,66 @@
+package ipc
+
+import (
+	"fmt"
+
+	"github.com/gortapi/gortapi/rtapi/shm"
+)
+
+// The primitives at an offset of a shared-memory segment. Each works
+// between processes that attach the same segment and between tasks or
+// goroutines of one process.
+
+// segmentMem checks and slices [off, off+size) of seg for a ring.
+func segmentMem(op string, seg *shm.Segment, off, size int) ([]byte, error) {
+	mem := seg.Bytes()
+	if mem == nil {
+		return nil, fmt.Errorf("ipc.%s: segment %s: %w", op, seg.Name(), ErrClosed)
+	}
+	if off < 0 || size < 0 || off > len(mem) || size > len(mem)-off || off%64 != 0 {
+		return nil, fmt.Errorf("ipc.%s: ring at [%d, %d+%d) must be 64-byte aligned inside the %d-byte segment %s: %w",
+			op, off, off, size, len(mem), seg.Name(), ErrInvalid)
+	}
+	return mem[off : off+size : off+size], nil
+}
+
+// RecordRingAt returns the record ring in [off, off+size) of seg (off
+// 64-byte aligned; size from RingSize). The attachment that created the
+// segment lays the ring out (InitRecordRing); others open it
+// (OpenRecordRing) and get ErrNotInitialised, to retry, while the creator
+// has not done so yet.
+func RecordRingAt(seg *shm.Segment, off, size int) (*RecordRing, error) {
+	mem, err := segmentMem("RecordRingAt", seg, off, size)
+	if err != nil {
+		return nil, err
+	}
+	if seg.Created() {
+		return InitRecordRing(mem)
+	}
+	return OpenRecordRing(mem)
+}
+
+// StreamRingAt is RecordRingAt for a byte-stream ring.
+func StreamRingAt(seg *shm.Segment, off, size int) (*StreamRing, error) {
+	mem, err := segmentMem("StreamRingAt", seg, off, size)
+	if err != nil {
+		return nil, err
+	}
+	if seg.Created() {
+		return InitStreamRing(mem)
+	}
+	return OpenStreamRing(mem)
+}
+
+// MutexAt returns the Mutex at offset off of seg (shm.View[Mutex]).
+func MutexAt(seg *shm.Segment, off int) (*Mutex, error) { return shm.View[Mutex](seg, off) }
+
+// SemaphoreAt returns the Semaphore at offset off of seg.
+func SemaphoreAt(seg *shm.Segment, off int) (*Semaphore, error) {
+	return shm.View[Semaphore](seg, off)
+}
+
+// SeqlockAt returns the Seqlock[T] at offset off of seg; T must be
+// pointer-free.
+func SeqlockAt[T any](seg *shm.Segment, off int) (*Seqlock[T], error) {
+	return shm.View[Seqlock[T]](seg, off)
+}

@@ -1,0 +1,482 @@
+package msg
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+)
+
+// DefaultPollInterval is how often Drain looks at rings whose writers cannot
+// wake it (rings in a segment written by another process).
+const DefaultPollInterval = 20 * time.Millisecond
+
+// A ring found damaged (an index or record another process wrote that no
+// Logger can have written) is skipped: the drainer drops what it holds
+// (ipc.RecordRing.Discard) and leaves the ring alone for a back-off that
+// starts at the poll interval and doubles up to maxBackoff while the damage
+// goes on. It reports damage at most once per reportEvery per ring, as one
+// ERROR entry with counts and no stack trace.
+const (
+	maxBackoff  = time.Second
+	reportEvery = time.Second
+)
+
+// Sink owns the rings of its Loggers and drains them into zap. It is safe
+// for concurrent use; its methods are not RT-safe (they allocate and lock),
+// except that the Loggers it hands out are.
+type Sink struct {
+	level atomic.Int32
+	bell  uint32 // futex word: bellSleeping while Drain waits
+
+	drainMu sync.Mutex // held while rings are read; RemoveRing waits on it
+	mu      sync.Mutex
+	sources []*source
+	running bool
+	// PollInterval overrides DefaultPollInterval when set before Drain.
+	PollInterval time.Duration
+
+	damaged atomic.Uint64 // rings found corrupt plus records refused
+	now     func() time.Time
+}
+
+type source struct {
+	ring    *ipc.RecordRing
+	task    string
+	dropped uint64 // ring drops already reported
+	logger  *Logger
+	lost    uint64 // logger drops already reported
+
+	// A record is copied here before it is decoded, so that another
+	// process writing the ring cannot change it under the decoder.
+	buf []byte
+	// Damage handling (see maxBackoff); touched only under drainMu.
+	corrupt    uint64        // times the ring was found corrupt, not yet reported
+	malformed  uint64        // records refused, not yet reported
+	backoff    time.Duration // current back-off, 0 while the ring is healthy
+	retryAt    time.Time     // leave the ring alone until then
+	reportedAt time.Time     // last damage report
+
+	dropsReportedAt time.Time // last drop report of a ring of another process
+}
+
+// caller is the zap caller of a message from this source: the call site
+// in the task body for a Logger of this Sink, none for a ring of another
+// process (whose program counters mean nothing here) rather than the
+// drainer's own line, which zap would otherwise report.
+func (src *source) caller(pc uintptr) zapcore.EntryCaller {
+	if src.logger == nil || pc == 0 {
+		return zapcore.EntryCaller{}
+	}
+	frame, _ := runtime.CallersFrames([]uintptr{pc}).Next()
+	if frame.PC == 0 {
+		return zapcore.EntryCaller{}
+	}
+	return zapcore.EntryCaller{Defined: true, PC: frame.PC, File: frame.File, Line: frame.Line, Function: frame.Function}
+}
+
+func newSource(ring *ipc.RecordRing, task string) *source {
+	return &source{ring: ring, task: task, buf: make([]byte, maxRecordPayload)}
+}
+
+// NewSink returns a Sink whose Loggers pass messages at or below level.
+func NewSink(level Level) *Sink {
+	s := &Sink{now: time.Now}
+	s.level.Store(int32(level))
+	return s
+}
+
+// SetLevel sets the threshold of every Logger of this Sink.
+func (s *Sink) SetLevel(lv Level) { s.level.Store(int32(lv)) }
+
+// Level returns the threshold.
+func (s *Sink) Level() Level { return Level(s.level.Load()) }
+
+// Logger returns a new Logger for task with its own in-process ring of
+// capacity bytes (0 means 64 KiB). Give each task its own Logger.
+func (s *Sink) Logger(task string, capacity int) (*Logger, error) {
+	if capacity == 0 {
+		capacity = defaultCapacity
+	}
+	if capacity < 0 {
+		return nil, fmt.Errorf("%w: Sink.Logger(%q): negative capacity %d", ErrInvalid, task, capacity)
+	}
+	words := make([]uint64, ipc.RingSize(max(capacity, 4*maxRecordPayload))/8)
+	ring, err := ipc.InitRecordRing(unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8))
+	if err != nil {
+		return nil, err
+	}
+	l, err := NewLogger(ring, task)
+	if err != nil {
+		return nil, err
+	}
+	l.level = &s.level
+	l.bell = &s.bell
+	l.callers = true
+	s.mu.Lock()
+	src := newSource(ring, l.task)
+	src.logger = l
+	s.sources = append(s.sources, src)
+	s.mu.Unlock()
+	return l, nil
+}
+
+// AddRing adds a ring written by someone else (typically a Logger in another
+// process, over a ring in a shared segment). task names it in drop reports.
+func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
+	if ring == nil {
+		return fmt.Errorf("%w: Sink.AddRing(%q): nil ring", ErrInvalid, task)
+	}
+	s.mu.Lock()
+	src := newSource(ring, task)
+	src.dropped = ring.Dropped()
+	s.sources = append(s.sources, src)
+	s.mu.Unlock()
+	return nil
+}
+
+// RemoveRing stops draining ring. When it returns, the Sink no longer
+// touches the ring's memory, so the segment holding it may be unmapped.
+func (s *Sink) RemoveRing(ring *ipc.RecordRing) {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, src := range s.sources {
+		if src.ring == ring {
+			s.sources = append(s.sources[:i], s.sources[i+1:]...)
+			return
+		}
+	}
+}
+
+// Message is one decoded record.
+type Message struct {
+	Time   time.Time
+	Level  Level
+	Task   string
+	Format string
+	Args   []any // int64, uint64, float64 or bool
+	Flags  uint8
+	// PC is the program counter of the call site, when the Logger
+	// recorded it (0 otherwise); it means something only in the process
+	// that wrote the message.
+	PC uintptr
+}
+
+// MaxText is the longest text Message.Text returns; longer text is cut.
+const MaxText = 1024
+
+// maxWidth is the largest width or precision Text lets fmt render.
+const maxWidth = 64
+
+// Text renders the message with fmt.Sprintf, marking cut formats and
+// dropped arguments. The format may come from another process's ring, so
+// the result is bounded: a format whose width or precision is above 64 or
+// taken from an argument ('*') is not rendered but shown quoted, followed
+// by the arguments, and text longer than MaxText bytes is cut.
+func (m *Message) Text() string {
+	var s string
+	if safeFormat(m.Format) {
+		s = fmt.Sprintf(m.Format, m.Args...)
+	} else {
+		s = fmt.Sprintf("[unsafe format] %q %v", m.Format, m.Args)
+	}
+	if len(s) > MaxText {
+		s = s[:MaxText] + " [text cut]"
+	}
+	if m.Flags&flagFormatCut != 0 {
+		s += " [format cut]"
+	}
+	if m.Flags&flagArgsDropped != 0 {
+		s += " [arguments dropped]"
+	}
+	return s
+}
+
+// safeFormat reports whether every verb of format has a width and a
+// precision of at most maxWidth written in the format itself (no '*'), so
+// that fmt's output stays within a small multiple of its input.
+func safeFormat(format string) bool {
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		// Scan one directive up to its verb: flags, [n] indexes, width,
+		// '.', precision.
+		num := 0
+		for i++; i < len(format); i++ {
+			c := format[i]
+			switch {
+			case c == '*':
+				return false
+			case c == '[':
+				for i < len(format) && format[i] != ']' {
+					i++
+				}
+				num = 0
+				continue
+			case c >= '0' && c <= '9':
+				num = num*10 + int(c-'0')
+				if num > maxWidth {
+					return false
+				}
+				continue
+			case c == '.' || c == '+' || c == '-' || c == '#' || c == ' ':
+				num = 0
+				continue
+			}
+			break // the verb (or '%')
+		}
+	}
+	return true
+}
+
+var errBadRecord = errors.New("msg: malformed record")
+
+// Decode parses one record payload written by a Logger.
+func Decode(b []byte) (Message, error) {
+	if len(b) < recFixed {
+		return Message{}, errBadRecord
+	}
+	n, t, f := int(b[9]), int(b[11]), int(binary.LittleEndian.Uint16(b[12:]))
+	pcLen := 0
+	if b[10]&flagCaller != 0 {
+		pcLen = 8
+	}
+	if n > MaxArgs || t > MaxTask || f > MaxFormat || len(b) != recFixed+9*n+t+f+pcLen {
+		return Message{}, errBadRecord
+	}
+	m := Message{
+		Time:  time.Unix(0, int64(binary.LittleEndian.Uint64(b))),
+		Level: Level(b[8]),
+		Flags: b[10],
+		Args:  make([]any, n),
+	}
+	kinds := b[recFixed+8*n:]
+	for i := range n {
+		bits := binary.LittleEndian.Uint64(b[recFixed+8*i:])
+		switch argKind(kinds[i]) {
+		case kindInt:
+			m.Args[i] = int64(bits)
+		case kindUint:
+			m.Args[i] = bits
+		case kindFloat:
+			m.Args[i] = math.Float64frombits(bits)
+		case kindBool:
+			m.Args[i] = bits != 0
+		default:
+			return Message{}, errBadRecord
+		}
+	}
+	m.Task = string(kinds[n : n+t])
+	m.Format = string(kinds[n+t : n+t+f])
+	if pcLen > 0 {
+		m.PC = uintptr(binary.LittleEndian.Uint64(kinds[n+t+f:]))
+	}
+	return m, nil
+}
+
+func zapLevel(l Level) zapcore.Level {
+	switch l {
+	case LevelErr:
+		return zapcore.ErrorLevel
+	case LevelWarn:
+		return zapcore.WarnLevel
+	case LevelInfo:
+		return zapcore.InfoLevel
+	}
+	return zapcore.DebugLevel
+}
+
+// DrainOnce moves every message now in the rings into zl and reports drops
+// seen since the last call as one WARN entry per source. It returns the
+// number of messages written.
+//
+// Each ring is read at most up to what it can hold, so a writer that keeps
+// filling it cannot keep DrainOnce busy. A damaged ring (ipc.ErrCorrupt, or
+// a record no Logger can have written) is skipped and left alone for a
+// back-off; Damaged counts it, and an ERROR entry reports it at most once a
+// second per ring.
+func (s *Sink) DrainOnce(zl *zap.Logger) int {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	s.mu.Lock()
+	sources := append([]*source(nil), s.sources...)
+	s.mu.Unlock()
+	now := s.now()
+	total := 0
+	for _, src := range sources {
+		if now.Before(src.retryAt) {
+			continue
+		}
+		total += s.drainSource(src, zl, now)
+		s.reportDrops(src, zl, now)
+	}
+	return total
+}
+
+// reportDrops writes one WARN entry with the drops of src since the last
+// one. A ring of another process counts its drops in shared memory, which
+// that process (or any writer of the segment) may change at will, so those
+// are reported at most once per reportEvery.
+func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
+	var lost uint64
+	if src.logger != nil {
+		d := src.logger.Dropped() // counts ring-full drops too: report its total
+		lost = d - src.lost
+		src.lost = d
+	} else {
+		if !src.dropsReportedAt.IsZero() && now.Sub(src.dropsReportedAt) < reportEvery {
+			return
+		}
+		d := src.ring.Dropped()
+		lost = d - src.dropped
+		src.dropped = d
+	}
+	if lost > 0 {
+		src.dropsReportedAt = now
+		zl.Warn("msg: messages dropped", zap.String("task", src.task), zap.Uint64("dropped", lost))
+	}
+}
+
+// drainSource writes the messages of one ring into zl, skips the ring on
+// damage and returns how many messages it wrote.
+func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
+	total := 0
+	damaged := false
+	for range src.ring.Capacity()/8 + 1 { // the most records a ring holds
+		p, err := src.ring.Peek()
+		if errors.Is(err, ipc.ErrEmpty) {
+			break
+		}
+		if err != nil {
+			src.corrupt++
+			damaged = true
+			_, _ = src.ring.Discard()
+			break
+		}
+		n := copy(src.buf, p)
+		fits := n == len(p)
+		_ = src.ring.Consume()
+		m, err := Decode(src.buf[:n])
+		if !fits || err != nil {
+			src.malformed++
+			damaged = true
+			continue
+		}
+		total++
+		if ce := zl.Check(zapLevel(m.Level), m.Text()); ce != nil {
+			ce.Time = m.Time
+			if ce.Caller.Defined {
+				ce.Caller = src.caller(m.PC)
+			}
+			ce.Write(zap.String("task", m.Task))
+		}
+	}
+	if !damaged {
+		src.backoff = 0
+		return total
+	}
+	s.damaged.Add(1)
+	src.backoff = min(max(2*src.backoff, s.pollInterval()), maxBackoff)
+	src.retryAt = now.Add(src.backoff)
+	if src.reportedAt.IsZero() || now.Sub(src.reportedAt) >= reportEvery {
+		zl.WithOptions(zap.AddStacktrace(zapcore.InvalidLevel)).Error("msg: ring damaged by a writer, skipped",
+			zap.String("task", src.task), zap.Uint64("corrupt", src.corrupt), zap.Uint64("malformedRecords", src.malformed),
+			zap.Duration("backoff", src.backoff))
+		src.corrupt, src.malformed = 0, 0
+		src.reportedAt = now
+	}
+	return total
+}
+
+// Damaged returns how many times the Sink found one of its rings damaged
+// (shared state or records that no Logger can have written) and skipped it.
+func (s *Sink) Damaged() uint64 { return s.damaged.Load() }
+
+func (s *Sink) pollInterval() time.Duration {
+	if s.PollInterval > 0 {
+		return s.PollInterval
+	}
+	return DefaultPollInterval
+}
+
+// pending reports whether a ring that is not backing off holds something
+// (or has damage to report). Only the drainer calls it: it reads the rings
+// as their consumer.
+func (s *Sink) pending() bool {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for _, src := range s.sources {
+		if now.Before(src.retryAt) {
+			continue
+		}
+		// Peek, not Used: Used reads both shared indices, which another
+		// process may keep changing; Peek looks from the drainer's own
+		// position and never consumes.
+		if _, err := src.ring.Peek(); !errors.Is(err, ipc.ErrEmpty) {
+			return true
+		}
+	}
+	return false
+}
+
+// Drain writes messages into zl until ctx is cancelled, then drains what is
+// left and returns nil. Loggers of this Sink wake it at once; other rings
+// are polled every PollInterval. Only one Drain may run at a time. It blocks:
+// run it in its own non-RT goroutine.
+func (s *Sink) Drain(ctx context.Context, zl *zap.Logger) error {
+	if zl == nil {
+		return fmt.Errorf("%w: Sink.Drain: nil zap logger", ErrInvalid)
+	}
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: Sink.Drain already running", ErrInvalid)
+	}
+	s.running = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.running = false
+		s.mu.Unlock()
+	}()
+	poll := s.pollInterval()
+	stop := context.AfterFunc(ctx, func() {
+		atomic.StoreUint32(&s.bell, bellAwake)
+		_, _ = sys.FutexWake(&s.bell, 1)
+	})
+	defer stop()
+	for {
+		s.DrainOnce(zl)
+		if ctx.Err() != nil {
+			s.DrainOnce(zl)
+			return nil
+		}
+		atomic.StoreUint32(&s.bell, bellSleeping)
+		if s.pending() || ctx.Err() != nil {
+			atomic.StoreUint32(&s.bell, bellAwake)
+			continue
+		}
+		if _, err := sys.FutexWait(&s.bell, bellSleeping, int64(poll)); err != nil {
+			return err
+		}
+		atomic.StoreUint32(&s.bell, bellAwake)
+	}
+}

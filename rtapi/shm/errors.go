@@ -1,0 +1,142 @@
+package shm
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/gortapi/gortapi/internal/errs"
+)
+
+// Sentinel errors. Typed errors below match them with errors.Is, and each
+// matches one of rtapi's sentinels too (named on each), so a caller may
+// test either.
+var (
+	// ErrInvalid reports a bad argument: a negative or too large size, a
+	// misaligned or out-of-range view, a type that cannot live in shared
+	// memory.
+	ErrInvalid = errs.Invalid
+	// ErrNotExist reports that no segment with that key exists. It matches
+	// os.ErrNotExist (rtapi.ErrNotExist) too.
+	ErrNotExist = fmt.Errorf("shm: segment does not exist: %w", errs.NotExist)
+	// ErrExist reports that Create found a segment already there. It
+	// matches os.ErrExist (rtapi.ErrExist) too.
+	ErrExist = fmt.Errorf("shm: segment already exists: %w", errs.Exist)
+	// ErrSizeMismatch is matched by *SizeMismatchError; it matches
+	// ErrInvalid too.
+	ErrSizeMismatch = fmt.Errorf("shm: segment exists with another size: %w", errs.Invalid)
+	// ErrNotInitialised reports a segment whose creator never finished
+	// initialising it within Options.AttachTimeout (still creating, or it
+	// died half-way). It matches rtapi.ErrBusy: try again later, or remove
+	// a segment whose creator died.
+	ErrNotInitialised = fmt.Errorf("shm: segment not initialised: %w", errs.Busy)
+	// ErrTruncated reports a segment file shorter than its header says,
+	// or truncated under a mapping. It matches rtapi.ErrCorrupt.
+	ErrTruncated = fmt.Errorf("shm: segment file truncated: %w", errs.Corrupt)
+	// ErrCorrupt reports a segment file whose header is not a gortapi
+	// header (bad magic, impossible size, wrong key). It matches
+	// rtapi.ErrCorrupt.
+	ErrCorrupt = fmt.Errorf("shm: segment header corrupt: %w", errs.Corrupt)
+	// ErrVersion is matched by *VersionError; it matches
+	// rtapi.ErrNotSupported.
+	ErrVersion = fmt.Errorf("shm: segment layout version: %w", errs.NotSupported)
+	// ErrClosed reports use of a segment after Close or Delete. It is
+	// os.ErrClosed.
+	ErrClosed = errs.Closed
+	// ErrUntrusted is matched by *OwnerError: a segment file that a user
+	// this process does not trust could have written. It matches
+	// os.ErrPermission (rtapi.ErrPermission) too.
+	ErrUntrusted = fmt.Errorf("shm: segment not trusted: %w", errs.Permission)
+)
+
+// OwnerError reports a segment file refused on attach because someone this
+// process does not trust owns it or may write it: it is owned by another
+// user (not this process's effective uid, not root, not in
+// Options.AllowUIDs, not of Options.Group), it lets others write, it lets an
+// untrusted group write, or it is not a regular file. Such a file may have
+// been planted to be read, or written under this process.
+type OwnerError struct {
+	Name   string      // segment name, e.g. "/gortapi-0-0000abcd"
+	Path   string      // the file
+	UID    int         // the file's owner
+	GID    int         // the file's group
+	Mode   os.FileMode // the file's type and permission bits
+	EUID   int         // this process's effective uid
+	Reason string      // what is wrong, e.g. "it is owned by uid 65534"
+}
+
+func (e *OwnerError) Error() string {
+	return fmt.Sprintf("shm: refusing segment %s: %s (file %s: owner uid %d, group %d, mode %04o; this process runs as uid %d); "+
+		"if it is stale or was not made by you, remove it (rm %s) and let the host create it again (mode 0600), "+
+		"or, to share it on purpose, create it with Options.Group and mode 0660 and give the same Group (or Options.AllowUIDs) to every user",
+		e.Name, e.Reason, e.Path, e.UID, e.GID, e.Mode.Perm(), e.EUID, e.Path)
+}
+
+// Unwrap gives ErrUntrusted, which matches os.ErrPermission.
+func (e *OwnerError) Unwrap() error { return ErrUntrusted }
+
+// TruncatedError reports that the file under a mapped segment became
+// shorter than the mapping (another process truncated it): an access past
+// the new end faulted (Guard) or would fault (Check).
+type TruncatedError struct {
+	Name     string
+	FileSize int64   // the file's size now; -1 when it could not be read
+	Mapped   int     // the bytes this attachment mapped (header included)
+	Fault    uintptr // the faulting address, 0 when nothing faulted
+}
+
+func (e *TruncatedError) Error() string {
+	s := fmt.Sprintf("shm: segment %s was truncated under its mapping: the file holds %d bytes, %d are mapped", e.Name, e.FileSize, e.Mapped)
+	if e.Fault != 0 {
+		s += fmt.Sprintf("; access at %#x faulted", e.Fault)
+	}
+	return s
+}
+
+// Unwrap gives ErrTruncated (and so rtapi.ErrCorrupt).
+func (e *TruncatedError) Unwrap() error { return ErrTruncated }
+
+// SizeMismatchError reports a create-or-attach of an existing key with a
+// different size.
+type SizeMismatchError struct {
+	Name      string // segment name, e.g. "/gortapi-0-0000abcd"
+	Existing  int    // data size of the segment that exists
+	Requested int    // data size the caller asked for
+}
+
+func (e *SizeMismatchError) Error() string {
+	return fmt.Sprintf("shm: segment %s exists with size %d, requested size %d", e.Name, e.Existing, e.Requested)
+}
+
+// Unwrap gives ErrSizeMismatch (and so ErrInvalid).
+func (e *SizeMismatchError) Unwrap() error { return ErrSizeMismatch }
+
+// VersionError reports a segment written with another header layout version.
+type VersionError struct {
+	Name  string
+	Found uint32
+	Want  uint32
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("shm: segment %s has layout version %d, this build reads version %d", e.Name, e.Found, e.Want)
+}
+
+// Unwrap gives ErrVersion (and so rtapi.ErrNotSupported).
+func (e *VersionError) Unwrap() error { return ErrVersion }
+
+// FieldError names a field that cannot live in shared memory.
+type FieldError struct {
+	Type  string // the type a view was asked for
+	Field string // path of the offending field, e.g. "Servo.Name"
+	Kind  string // its kind: "string", "pointer", "slice", ...
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("shm: type %s is a %s and cannot live in shared memory", e.Type, e.Kind)
+	}
+	return fmt.Sprintf("shm: type %s cannot live in shared memory: field %s is a %s", e.Type, e.Field, e.Kind)
+}
+
+// Unwrap gives ErrInvalid.
+func (e *FieldError) Unwrap() error { return ErrInvalid }

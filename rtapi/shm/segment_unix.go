@@ -1,0 +1,380 @@
+//go:build unix
+
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Create creates a segment of size data bytes and fails with ErrExist when
+// the key is already in use.
+func Create(o Options, key uint32, size int) (*Segment, error) {
+	if err := checkNew(&o, size); err != nil {
+		return nil, err
+	}
+	return create(&o, key, size)
+}
+
+// New creates a segment of size data bytes, or attaches to it when the key
+// exists with the same size (rtapi_shmem_new). A segment that exists with
+// another size gives a *SizeMismatchError naming both sizes; one that is
+// damaged gives ErrTruncated, ErrCorrupt or *VersionError. Created tells
+// which of the two happened.
+func New(o Options, key uint32, size int) (*Segment, error) {
+	if err := checkNew(&o, size); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(o.attachTimeout())
+	for {
+		s, err := create(&o, key, size)
+		if !errors.Is(err, ErrExist) {
+			return s, err
+		}
+		s, err = attach(&o, key, size, deadline)
+		if errors.Is(err, ErrNotExist) && time.Now().Before(deadline) {
+			continue // deleted between our create and attach: create again
+		}
+		return s, err
+	}
+}
+
+// Attach attaches to an existing segment of any size; ErrNotExist when there
+// is none.
+func Attach(o Options, key uint32) (*Segment, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	return attach(&o, key, -1, time.Now().Add(o.attachTimeout()))
+}
+
+// Exists reports whether a segment file for key exists. It does not validate
+// the file.
+func Exists(o Options, key uint32) (bool, error) {
+	if err := o.check(); err != nil {
+		return false, err
+	}
+	var st unix.Stat_t
+	err := unix.Stat(o.Path(key), &st)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	}
+	return false, &os.PathError{Op: "stat", Path: o.Path(key), Err: err}
+}
+
+// Remove unlinks the segment's name at once, whoever is attached; existing
+// mappings stay valid. It is the tool for clearing a stale segment left by a
+// crashed process. ErrNotExist when there is none.
+func Remove(o Options, key uint32) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if err := unix.Unlink(o.Path(key)); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("remove %s: %w", Name(o.Instance, key), ErrNotExist)
+		}
+		return &os.PathError{Op: "unlink", Path: o.Path(key), Err: err}
+	}
+	return nil
+}
+
+func create(o *Options, key uint32, size int) (*Segment, error) {
+	path := o.Path(key)
+	name := Name(o.Instance, key)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, o.mode())
+	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return nil, fmt.Errorf("create %s: %w", name, ErrExist)
+		}
+		return nil, fmt.Errorf("create %s: %w", name, &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	fail := func(op string, err error) (*Segment, error) {
+		_ = unix.Unlink(path)
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("create %s: %w", name, os.NewSyscallError(op, err))
+	}
+	// Exclusive while initialising: attachers wait for their shared lock.
+	if err := flockRetry(fd, unix.LOCK_EX); err != nil {
+		return fail("flock", err)
+	}
+	// The permission is set explicitly: the umask must not change who may
+	// write (nor may a group mode lose its group write bit).
+	if o.gid >= 0 {
+		if err := unix.Fchown(fd, -1, o.gid); err != nil {
+			return fail("fchown", err)
+		}
+	}
+	if err := unix.Fchmod(fd, o.mode()); err != nil {
+		return fail("fchmod", err)
+	}
+	if err := unix.Ftruncate(fd, int64(HeaderSize+size)); err != nil {
+		return fail("ftruncate", err)
+	}
+	s, err := mapSegment(o, fd, HeaderSize+size)
+	if err != nil {
+		_ = unix.Unlink(path)
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("create %s: %w", name, err)
+	}
+	s.name, s.path, s.key, s.created = name, path, key, true
+	h := s.hdr
+	h.magic = magic
+	h.version = LayoutVersion
+	h.size = uint64(size)
+	h.key = key
+	h.creatorPID = uint32(os.Getpid())
+	atomic.StoreInt32(&h.attached, 1)
+	s.creatorPID = os.Getpid()
+	atomic.StoreUint32(&h.ready, readyMagic) // last: the segment is now valid
+	if err := flockRetry(fd, unix.LOCK_SH); err != nil {
+		_ = unix.Munmap(s.mapping)
+		return fail("flock", err)
+	}
+	return s, nil
+}
+
+// attach opens an existing segment. want < 0 accepts any size.
+func attach(o *Options, key uint32, want int, deadline time.Time) (*Segment, error) {
+	path := o.Path(key)
+	name := Name(o.Instance, key)
+	wrap := func(err error) error { return fmt.Errorf("attach %s: %w", name, err) }
+	for {
+		s, retry, err := attachOnce(o, path, key, want)
+		if err == nil {
+			s.name, s.path, s.key = name, path, key
+			return s, nil
+		}
+		if !retry {
+			return nil, wrap(err)
+		}
+		if !time.Now().Before(deadline) {
+			return nil, wrap(err)
+		}
+		time.Sleep(time.Millisecond) // set-up path only: waiting for the creator
+	}
+}
+
+// attachOnce makes one attempt; retry says the failure may go away (the
+// creator is still initialising, or the file was unlinked under us).
+func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retry bool, _ error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, false, ErrNotExist
+		}
+		return nil, false, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = unix.Close(fd)
+		}
+	}()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, os.NewSyscallError("fstat", err)
+	}
+	// Trust is decided on the open file, before reading a byte of it or
+	// waiting on its lock: the name cannot be swapped in between.
+	if why := o.distrust(int(st.Uid), int(st.Gid), fileMode(uint32(st.Mode)), os.Geteuid()); why != "" {
+		return nil, false, &OwnerError{Name: Name(o.Instance, key), Path: path, UID: int(st.Uid), GID: int(st.Gid),
+			Mode: fileMode(uint32(st.Mode)), EUID: os.Geteuid(), Reason: why}
+	}
+	// The creator holds the lock exclusively while it initialises; never
+	// block on it (a stuck holder must not hang this process): retry until
+	// the deadline instead.
+	if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
+		if err == unix.EWOULDBLOCK || err == unix.EINTR {
+			return nil, true, ErrNotInitialised
+		}
+		return nil, false, os.NewSyscallError("flock", err)
+	}
+	// Size and links as the lock holder left them.
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, os.NewSyscallError("fstat", err)
+	}
+	if st.Nlink == 0 {
+		return nil, true, ErrNotExist // deleted while we opened it
+	}
+	if st.Size == 0 {
+		return nil, true, ErrNotInitialised // creator between open and ftruncate
+	}
+	if st.Size < HeaderSize {
+		return nil, false, fmt.Errorf("%w: file is %d bytes, smaller than the %d-byte header", ErrTruncated, st.Size, HeaderSize)
+	}
+	hb := make([]byte, HeaderSize)
+	if n, err := unix.Pread(fd, hb, 0); err != nil || n != HeaderSize {
+		return nil, false, fmt.Errorf("%w: cannot read header (%d bytes, %v)", ErrTruncated, n, err)
+	}
+	h := (*header)(unsafe.Pointer(&hb[0]))
+	switch {
+	case h.magic == 0 && h.ready == 0:
+		return nil, true, ErrNotInitialised
+	case h.magic != magic:
+		return nil, false, fmt.Errorf("%w: bad magic %#x", ErrCorrupt, h.magic)
+	case h.version != LayoutVersion:
+		return nil, false, &VersionError{Name: Name(o.Instance, key), Found: h.version, Want: LayoutVersion}
+	case h.ready != readyMagic:
+		return nil, true, ErrNotInitialised
+	case h.key != key:
+		return nil, false, fmt.Errorf("%w: header key %08x in the file for key %08x", ErrCorrupt, h.key, key)
+	case h.size == 0 || h.size > MaxSize:
+		return nil, false, fmt.Errorf("%w: impossible size %d", ErrCorrupt, h.size)
+	case int64(h.size)+HeaderSize > st.Size:
+		return nil, false, fmt.Errorf("%w: header says %d data bytes, file holds %d", ErrTruncated, h.size, st.Size-HeaderSize)
+	case int64(h.size)+HeaderSize < st.Size:
+		return nil, false, fmt.Errorf("%w: file is %d bytes, header says %d", ErrCorrupt, st.Size, int64(h.size)+HeaderSize)
+	}
+	if h.flags&flagDeletePending != 0 {
+		// Deleted: its deleter is unlinking the name (or died before it
+		// could). It is never attached. If nobody holds it, finish the job.
+		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+			_ = unlinkIfSame(path, fd)
+			return nil, false, ErrNotExist
+		}
+		return nil, true, ErrNotExist
+	}
+	if want >= 0 && uint64(want) != h.size {
+		return nil, false, &SizeMismatchError{Name: Name(o.Instance, key), Existing: int(h.size), Requested: want}
+	}
+	s, err := mapSegment(o, fd, int(st.Size))
+	if err != nil {
+		return nil, false, err
+	}
+	s.creatorPID = int(h.creatorPID)
+	atomic.AddInt32(&s.hdr.attached, 1)
+	ok = true
+	return s, false, nil
+}
+
+func mapSegment(o *Options, fd, length int) (*Segment, error) {
+	flags := unix.MAP_SHARED
+	if o.Prefault {
+		flags |= mapPopulate
+	}
+	m, err := unix.Mmap(fd, 0, length, unix.PROT_READ|unix.PROT_WRITE, flags)
+	if err != nil {
+		return nil, os.NewSyscallError("mmap", err)
+	}
+	if o.Lock {
+		if err := unix.Mlock(m); err != nil {
+			_ = unix.Munmap(m)
+			return nil, os.NewSyscallError("mlock", err)
+		}
+	}
+	return &Segment{
+		fd:      fd,
+		mapping: m,
+		hdr:     (*header)(unsafe.Pointer(&m[0])),
+		data:    m[HeaderSize:length:length],
+	}, nil
+}
+
+// Close detaches: it unmaps the memory and closes the file. If Delete was
+// called by any user and this was the last attachment, the name is
+// unlinked. Close after Close or Delete does nothing and returns nil.
+func (s *Segment) Close() error { return s.detach(false) }
+
+// Delete detaches and removes the segment (rtapi_shmem_delete): its name
+// is unlinked at once, so Exists reports false and a later New creates a new
+// segment, while users still attached keep their memory until they close
+// or die; the kernel frees it after the last of them. Delete after Delete
+// does nothing and returns nil; Delete after Close returns ErrClosed, since
+// this attachment no longer knows which file it had (Remove unlinks by
+// key).
+func (s *Segment) Delete() error { return s.detach(true) }
+
+func (s *Segment) detach(del bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		if del && !s.deleted {
+			return fmt.Errorf("delete %s: the attachment was closed: %w", s.name, ErrClosed)
+		}
+		return nil
+	}
+	s.closed.Store(true)
+	s.deleted = del
+	if del {
+		atomic.OrUint32(&s.hdr.flags, flagDeletePending)
+	}
+	atomic.AddInt32(&s.hdr.attached, -1)
+	var errs []error
+	// Delete unlinks the name at once, as shm_unlink does: the users still
+	// attached keep their memory, and the kernel frees it when the last of
+	// them unmaps it, by Close or by dying (a SIGKILLed user leaves nothing
+	// behind). Waiting for the last user's Close to unlink instead would
+	// leave the file for ever when that user is killed.
+	// A Close that finds the segment marked deleted and is the last user
+	// (converting our shared lock to an exclusive one succeeds only when no
+	// other open file description holds it) unlinks too, in case the
+	// deleter died between marking and unlinking.
+	if del || atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0 &&
+		unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
+		if err := unlinkIfSame(s.path, s.fd); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := unix.Munmap(s.mapping); err != nil {
+		errs = append(errs, os.NewSyscallError("munmap", err))
+	}
+	if err := unix.Close(s.fd); err != nil {
+		errs = append(errs, os.NewSyscallError("close", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// unlinkIfSame unlinks path only if it still names the file open as fd (a
+// Remove and a new Create may have replaced it).
+func unlinkIfSame(path string, fd int) error {
+	var a, b unix.Stat_t
+	if unix.Fstat(fd, &a) != nil || unix.Stat(path, &b) != nil || a.Ino != b.Ino || a.Dev != b.Dev {
+		return nil
+	}
+	if err := unix.Unlink(path); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "unlink", Path: path, Err: err}
+	}
+	return nil
+}
+
+// fileMode converts st_mode to an os.FileMode (type and permission).
+func fileMode(m uint32) os.FileMode {
+	mode := os.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFREG:
+	case unix.S_IFDIR:
+		mode |= os.ModeDir
+	case unix.S_IFLNK:
+		mode |= os.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= os.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= os.ModeSocket
+	case unix.S_IFCHR:
+		mode |= os.ModeDevice | os.ModeCharDevice
+	default:
+		mode |= os.ModeDevice
+	}
+	return mode
+}
+
+func flockRetry(fd, how int) error {
+	for {
+		err := unix.Flock(fd, how)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package shm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// DefaultDir is where POSIX shared memory lives on Linux.
+const DefaultDir = "/dev/shm"
+
+// HeaderSize is the size of the header in front of the data. Data starts at
+// this offset in the file and in the mapping, so it is 64-byte (cache line)
+// aligned.
+const HeaderSize = 64
+
+// LayoutVersion is the header layout this build writes and reads.
+const LayoutVersion = 1
+
+// MaxSize is the largest data size accepted: 1 TiB on 64-bit systems,
+// 1 GiB on 32-bit ones (whose whole address space is 4 GiB).
+const MaxSize = min(1<<40, 1<<(strconv.IntSize-2))
+
+const (
+	magic                = 0x3153_4950_4154_5247 // "GRTAPIS1" little endian
+	readyMagic           = 0x5245_4459           // "YDER": stored last by the creator
+	defaultAttachTimeout = time.Second
+	flagDeletePending    = 1
+)
+
+// header is the segment's first HeaderSize bytes. Fields other than ready,
+// attached and flags are written once by the creator before ready.
+type header struct {
+	_          [0]atomic.Uint64 // 8-byte aligned on 32-bit architectures too
+	magic      uint64
+	version    uint32
+	ready      uint32 // readyMagic once initialised; atomic
+	size       uint64 // data bytes after the header
+	key        uint32
+	creatorPID uint32
+	attached   int32  // informational attach count; atomic
+	flags      uint32 // flagDeletePending; atomic
+	_          [24]byte
+}
+
+var _ [HeaderSize - unsafe.Sizeof(header{})]struct{} // header must be HeaderSize bytes
+var _ [unsafe.Sizeof(header{}) - HeaderSize]struct{}
+
+// Options says where segments live and how they are mapped. The zero value
+// uses /dev/shm, instance 0, no locking, no prefault and a one-second wait
+// for a creator that is still initialising.
+type Options struct {
+	// Dir is the directory that holds segment files; "" means /dev/shm.
+	// Tests may point it at a temporary directory.
+	Dir string
+	// Instance separates two gortapi hosts on one machine; it is part of
+	// the segment name. Must be >= 0.
+	Instance int
+	// Lock locks the mapping in RAM (mlock). Failing to lock is an error.
+	Lock bool
+	// Prefault populates every page at map time (MAP_POPULATE) so that the
+	// first access from a real-time task does not fault.
+	Prefault bool
+	// AttachTimeout bounds how long an attach waits for a creator that has
+	// not finished initialising (it holds the file's lock, or has not yet
+	// stored the header); 0 means one second, negative means do not wait.
+	// The wait is bounded even when the lock's holder never lets go.
+	AttachTimeout time.Duration
+	// Mode is the permission of a created file; 0 means 0600, or 0660
+	// when Group is set. It is applied with fchmod, so the umask does not
+	// change it. A mode that lets others write is refused (ErrInvalid), and
+	// so is one that lets the group write without Group.
+	Mode os.FileMode
+	// Group shares segments with the members of one group: a group name or
+	// a numeric gid; "" shares with nobody. A created segment is given
+	// this group (the process must be root or a member) and, unless Mode
+	// says otherwise, mode 0660. On attach, a segment owned by another user
+	// is accepted when its group is this group, and only this group may
+	// have write permission. Every member of the group is trusted as a
+	// writer.
+	Group string
+	// AllowUIDs lists users, besides this process's effective uid and
+	// root, whose segments are attached. Their segments may still not let
+	// others write.
+	AllowUIDs []int
+
+	gid int // Group resolved by check; -1 for none
+}
+
+func (o *Options) dir() string {
+	if o.Dir == "" {
+		return DefaultDir
+	}
+	return o.Dir
+}
+
+func (o *Options) attachTimeout() time.Duration {
+	switch {
+	case o.AttachTimeout == 0:
+		return defaultAttachTimeout
+	case o.AttachTimeout < 0:
+		return 0
+	}
+	return o.AttachTimeout
+}
+
+func (o *Options) check() error {
+	if o.Instance < 0 {
+		return fmt.Errorf("%w: instance %d is negative", ErrInvalid, o.Instance)
+	}
+	gid, err := lookupGroup(o.Group)
+	if err != nil {
+		return err
+	}
+	o.gid = gid
+	for _, uid := range o.AllowUIDs {
+		if uid < 0 {
+			return fmt.Errorf("%w: AllowUIDs holds negative uid %d", ErrInvalid, uid)
+		}
+	}
+	if m := o.Mode.Perm(); m&0o002 != 0 || (m&0o020 != 0 && gid < 0) || o.Mode&^os.ModePerm != 0 {
+		return fmt.Errorf("%w: mode %v: a segment may be writable by its owner and Options.Group only", ErrInvalid, o.Mode)
+	}
+	return nil
+}
+
+// Name returns the POSIX shared-memory name of a segment,
+// "/gortapi-<instance>-<key as 8 hex digits>".
+func Name(instance int, key uint32) string {
+	return fmt.Sprintf("/gortapi-%d-%08x", instance, key)
+}
+
+// Path returns the file that holds the segment under o.Dir.
+func (o Options) Path(key uint32) string {
+	return filepath.Join(o.dir(), Name(o.Instance, key)[1:])
+}
+
+// Segment is one attachment of a shared-memory segment. It is safe for
+// concurrent use. The memory returned by Bytes and the views stay valid
+// until Close or Delete; touching them afterwards faults.
+type Segment struct {
+	name    string
+	path    string
+	key     uint32
+	created bool
+	fd      int
+	mapping []byte // whole file: header + data
+	hdr     *header
+	data    []byte
+
+	creatorPID int
+
+	mu      sync.Mutex // serialises detach and Attached
+	closed  atomic.Bool
+	deleted bool // detached by Delete; guarded by mu
+}
+
+// Name returns the segment's POSIX name, "/gortapi-<instance>-<key>".
+func (s *Segment) Name() string { return s.name }
+
+// Path returns the file that backs the segment.
+func (s *Segment) Path() string { return s.path }
+
+// Key returns the segment key.
+func (s *Segment) Key() uint32 { return s.key }
+
+// Size returns the data size in bytes (without the header).
+func (s *Segment) Size() int { return len(s.data) }
+
+// Created reports whether this attachment created the segment (as opposed
+// to attaching to one that existed).
+func (s *Segment) Created() bool { return s.created }
+
+// CreatorPID returns the pid of the process that created the segment.
+func (s *Segment) CreatorPID() int { return s.creatorPID }
+
+// Attached returns the attach count kept in the header. A process killed
+// without detaching leaves it too high; it is information, not the basis of
+// deletion.
+// It returns 0 after Close.
+func (s *Segment) Attached() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return 0
+	}
+	return int(atomic.LoadInt32(&s.hdr.attached))
+}
+
+// Bytes returns the segment's data: Size bytes, 64-byte aligned, shared with
+// every other attachment. It is valid until Close or Delete, after which
+// Bytes returns nil (a slice taken before Close must not be used after it).
+//
+// RT-safe: no allocation, no system call.
+func (s *Segment) Bytes() []byte {
+	if s.closed.Load() {
+		return nil
+	}
+	return s.data
+}
+
+func checkNew(o *Options, size int) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if size <= 0 || size > MaxSize {
+		return fmt.Errorf("%w: size %d out of range 1..%d", ErrInvalid, size, MaxSize)
+	}
+	return nil
+}
+
+func (o *Options) mode() uint32 {
+	switch {
+	case o.Mode != 0:
+		return uint32(o.Mode.Perm())
+	case o.gid >= 0:
+		return 0o660
+	}
+	return 0o600
+}

@@ -1,0 +1,361 @@
+// Package sim drives an RT opened on the sim flavor: virtual time for
+// unit tests of servo code, with no root, no real-time kernel and no
+// flakiness.
+//
+//	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
+//	...
+//	clock, err := sim.New(rt)
+//	err = clock.SetTask(servo, sim.TaskConfig{Jitter: sim.NormalJitter(20*time.Microsecond, 5*time.Microsecond)})
+//	err = clock.Advance(10 * time.Second) // ten simulated seconds, in milliseconds of real time
+//
+// Task bodies run only inside the Controller's Advance, AdvanceTo,
+// RunUntil and RunCycles calls, one at a time: at each virtual instant the
+// due tasks run highest priority first, ties in the order the tasks were
+// created, each until its next WaitPeriod. The same program with the same
+// rtapi.SimOptions.Seed gives the same Trace on every run and any
+// GOMAXPROCS. Wake-up jitter comes from a distribution (ConstantJitter,
+// UniformJitter, NormalJitter, ExponentialJitter) or replays a histogram
+// recorded on a real machine (HistogramJitter; package rtapi/latencyfile
+// reads latency-test's and cyclictest's files).
+//
+// Instants are int64 nanoseconds of the virtual clock (the same as
+// rt.Now() and TaskContext.Now on this RT); spans are time.Duration.
+// Errors match the rtapi sentinels with errors.Is.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
+)
+
+// Controller drives the virtual clock of an RT opened on the sim flavor.
+//
+// A cycle lasts its declared cost (TaskConfig.Cost, zero by default) on its
+// task's clock; tasks do not wait for one another's costs, as if each had
+// a CPU of its own, unless rtapi.SimOptions.SharedCPU puts them on one (see
+// flavors.Sim for the model). Starting a task does not run it: its first
+// cycle is due at the virtual time of Start, and runs at the next
+// controller call.
+//
+// Its methods are for the goroutine that drives the test — one call at a
+// time — and must not be called from task bodies (they return an error
+// matching rtapi.ErrState). Task lifecycle calls (Start, Pause, Resume,
+// Stop, Delete) are deterministic when made from that goroutine between
+// controller calls, or from task bodies.
+type Controller struct {
+	rt  *rtapi.RT
+	sim *flavors.Sim
+}
+
+// New returns a controller of rt's virtual clock: rtapi.ErrNotSupported
+// when rt runs on another flavor, rtapi.ErrClosed once rt is closed. All
+// controllers of one RT drive the same clock.
+func New(rt *rtapi.RT) (*Controller, error) {
+	if rt == nil {
+		return nil, fmt.Errorf("sim.New: nil RT: %w", rtapi.ErrInvalid)
+	}
+	backend, err := rt.Backend()
+	if err != nil {
+		return nil, fmt.Errorf("sim.New: %w", err)
+	}
+	s, ok := backend.(*flavors.Sim)
+	if !ok {
+		return nil, fmt.Errorf("sim.New: the %s flavor has no virtual clock (open with Flavor \"sim\"): %w",
+			rt.Flavor().Name, rtapi.ErrNotSupported)
+	}
+	return &Controller{rt: rt, sim: s}, nil
+}
+
+// Now is the virtual time in nanoseconds (the same as rt.Now()).
+func (c *Controller) Now() int64 { return c.sim.Now() }
+
+// Advance runs the simulation for d of virtual time: every release due up
+// to and including Now()+d runs, and Now() is then Now()+d (later when a
+// clock step jumped past it). A negative d is rtapi.ErrInvalid; a task body
+// that does not come back to WaitPeriod within rtapi.SimOptions.HangTimeout of
+// real time is an error naming the task (rtapi.ErrTimeout), after which the
+// simulation is unusable.
+func (c *Controller) Advance(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("sim: cannot advance by %v: virtual time only goes forward: %w", d, rtapi.ErrInvalid)
+	}
+	return c.AdvanceTo(c.sim.Now() + int64(d))
+}
+
+// AdvanceTo runs the simulation until virtual time t (nanoseconds, as
+// Now() reads it). A t before Now() is rtapi.ErrInvalid.
+func (c *Controller) AdvanceTo(t int64) error {
+	_, err := c.sim.Run(t, nil, "", 0)
+	return c.wrap(err)
+}
+
+// RunUntil runs the simulation until pred returns true, for at most
+// within of virtual time. pred is checked first and then after every
+// cycle of every task, on the goroutine of the task that just ran (one at
+// a time, so it may read what the bodies write); it must not call the
+// controller. When within passes first, RunUntil returns rtapi.ErrTimeout.
+func (c *Controller) RunUntil(pred func() bool, within time.Duration) error {
+	if pred == nil {
+		panic("sim: Controller.RunUntil called with a nil predicate")
+	}
+	if within < 0 {
+		return fmt.Errorf("sim: RunUntil within %v: %w", within, rtapi.ErrInvalid)
+	}
+	met, err := c.sim.Run(c.sim.Now()+int64(within), pred, "", 0)
+	if err != nil {
+		return c.wrap(err)
+	}
+	if !met {
+		return fmt.Errorf("sim: condition not met within %v of virtual time: %w", within, rtapi.ErrTimeout)
+	}
+	return nil
+}
+
+// RunCyclesBound is how many periods per requested cycle RunCycles lets
+// pass (at least one second of virtual time) before it gives up.
+const RunCyclesBound = 100
+
+// RunCycles runs the simulation until task t has completed n more cycles
+// (other tasks run as their releases come due). Virtual time then stands
+// at the release of t's last cycle; that cycle's execution time enters
+// Stats when its WaitPeriod completes, at the next controller call. A
+// task that is not running is rtapi.ErrState, as is one paused or ended before
+// its n cycles; one that does not complete them within RunCyclesBound
+// periods per cycle (at least 1 s) of virtual time is rtapi.ErrTimeout.
+func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
+	const op = "sim run cycles"
+	if err := c.own(t, op); err != nil {
+		return err
+	}
+	if n < 0 {
+		return taskErr(t, op, fmt.Errorf("negative cycle count %d: %w", n, rtapi.ErrInvalid))
+	}
+	if s := t.State(); s != "running" {
+		return taskErr(t, op, fmt.Errorf("task is %s: %w", s, rtapi.ErrState))
+	}
+	if n == 0 {
+		return nil
+	}
+	period := t.Spec().Period
+	within := max(RunCyclesBound*time.Duration(n)*period, time.Second)
+	met, err := c.sim.Run(c.sim.Now()+int64(within), nil, t.Name(), n)
+	if errors.Is(err, flavors.ErrSimTaskLeft) {
+		return taskErr(t, op, fmt.Errorf("%v: %w", err, rtapi.ErrState))
+	}
+	if err == nil && !met {
+		return taskErr(t, op, fmt.Errorf("%d cycles not completed within %v of virtual time "+
+			"(starved by higher priorities on a SharedCPU?): %w", n, within, rtapi.ErrTimeout))
+	}
+	return c.wrap(err)
+}
+
+// SetTask sets what the simulation injects into t — wake-up jitter,
+// declared execution cost per cycle, or the real execution time — from
+// its next release on (from its first when set before Start).
+func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
+	const op = "sim set task"
+	if err := c.own(t, op); err != nil {
+		return err
+	}
+	return c.wrapTask(t, op, c.sim.SetTask(t.Name(), flavors.SimTaskConfig{Jitter: cfg.Jitter.j, Cost: cfg.Cost, RealExec: cfg.RealExec}))
+}
+
+// InjectStall delays the release of t's cycle cycle (1 or later, not yet
+// released) by periods whole periods, as if the machine had not run the
+// thread: Stats then show that lateness and the overruns it causes.
+func (c *Controller) InjectStall(t *rtapi.Task, cycle, periods int64) error {
+	const op = "sim inject stall"
+	if err := c.own(t, op); err != nil {
+		return err
+	}
+	return c.wrapTask(t, op, c.sim.InjectStall(t.Name(), cycle, periods))
+}
+
+// InjectOverrun makes t's cycle cycle (not yet run) take extra more
+// execution time than declared; extra 0 means one period, so that the
+// cycle misses exactly its next release (one overrun in Stats).
+func (c *Controller) InjectOverrun(t *rtapi.Task, cycle int64, extra time.Duration) error {
+	const op = "sim inject overrun"
+	if err := c.own(t, op); err != nil {
+		return err
+	}
+	return c.wrapTask(t, op, c.sim.InjectOverrun(t.Name(), cycle, extra))
+}
+
+// InjectClockStep makes virtual time jump forward by by at instant at (not
+// before Now()): nothing runs in between and every task asleep across the
+// jump wakes late at its end, as after an SMI or a paused VM. A zero or
+// negative step is rtapi.ErrInvalid: a monotonic clock never goes back.
+func (c *Controller) InjectClockStep(at int64, by time.Duration) error {
+	return c.wrap(c.sim.InjectClockStep(at, by))
+}
+
+// Trace returns the recorded events. Call it between controller calls.
+func (c *Controller) Trace() (Trace, error) {
+	tr, err := c.sim.Trace()
+	if err != nil {
+		return Trace{}, c.wrap(err)
+	}
+	out := Trace{Count: tr.Count, Digest: tr.Digest, Events: make([]Event, len(tr.Records))}
+	for i, r := range tr.Records {
+		e := Event{Kind: EventKind(r.Kind), Cycle: r.Cycle, Time: r.Time, Value: time.Duration(r.Value)}
+		if r.Thread >= 0 {
+			e.Task = tr.Names[r.Thread]
+		}
+		out.Events[i] = e
+	}
+	return out, nil
+}
+
+// own checks that t is one of this controller's RT's tasks.
+func (c *Controller) own(t *rtapi.Task, op string) error {
+	if t == nil {
+		return fmt.Errorf("sim: %s: nil task: %w", op, rtapi.ErrInvalid)
+	}
+	if !slices.Contains(c.rt.Tasks(), t) {
+		return taskErr(t, op, fmt.Errorf("task belongs to another RT, or was deleted: %w", rtapi.ErrInvalid))
+	}
+	return nil
+}
+
+// wrap maps the flavor's errors onto the rtapi sentinels: a hang names
+// its task (ErrTimeout), a call during a run is ErrState.
+func (c *Controller) wrap(err error) error {
+	var h *flavors.HangError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &h):
+		return &rtapi.TaskError{Task: h.Task, Op: "sim", Err: err}
+	case errors.Is(err, flavors.ErrSimBusy):
+		return fmt.Errorf("%w: %w", err, rtapi.ErrState)
+	}
+	return err
+}
+
+// wrapTask is wrap for a call about task t.
+func (c *Controller) wrapTask(t *rtapi.Task, op string, err error) error {
+	var h *flavors.HangError
+	if err == nil || errors.As(err, &h) || errors.Is(err, flavors.ErrSimBusy) {
+		return c.wrap(err)
+	}
+	return taskErr(t, op, err)
+}
+
+func taskErr(t *rtapi.Task, op string, err error) error {
+	return &rtapi.TaskError{Task: t.Name(), Op: op, Err: err}
+}
+
+// TaskConfig is what the simulation injects into one task. The zero value
+// injects nothing and makes cycles free.
+type TaskConfig struct {
+	// Jitter is the wake-up lateness added to each release.
+	Jitter Jitter
+	// Cost is the declared execution time of each cycle: the task's
+	// virtual clock advances by Cost between the start and the end of a
+	// cycle, so a Cost above the period overruns deterministically.
+	Cost time.Duration
+	// RealExec charges the real time the body took instead of Cost. The
+	// simulation then depends on the host and is no longer reproducible.
+	RealExec bool
+}
+
+// Jitter is a distribution of wake-up lateness the simulation injects into
+// a task's releases (TaskConfig.Jitter). The zero value adds none. A
+// distribution with bad parameters is refused by SetTask
+// (rtapi.ErrInvalid).
+type Jitter struct{ j flavors.Jitter }
+
+// String describes the distribution, e.g. "normal mean 20µs stddev 5µs".
+func (j Jitter) String() string { return j.j.String() }
+
+// ConstantJitter wakes every release exactly d late.
+func ConstantJitter(d time.Duration) Jitter { return Jitter{flavors.ConstantJitter(d)} }
+
+// UniformJitter draws lateness uniformly from [lo, hi).
+func UniformJitter(lo, hi time.Duration) Jitter { return Jitter{flavors.UniformJitter(lo, hi)} }
+
+// NormalJitter draws lateness from a normal distribution cut off at 0.
+func NormalJitter(mean, stddev time.Duration) Jitter {
+	return Jitter{flavors.NormalJitter(mean, stddev)}
+}
+
+// ExponentialJitter draws lateness from an exponential distribution:
+// mostly small, with a long tail.
+func ExponentialJitter(mean time.Duration) Jitter { return Jitter{flavors.ExponentialJitter(mean)} }
+
+// HistogramJitter replays a latency histogram recorded on a real machine
+// (a task's Stats().Latency, or one read by package rtapi/latencyfile), so
+// that a test can ask whether a servo stays stable with that machine's
+// jitter.
+func HistogramJitter(h hist.Snapshot) Jitter { return Jitter{flavors.HistogramJitter(h)} }
+
+// EventKind says what an Event records.
+type EventKind uint8
+
+// Trace event kinds; Event.Value holds what each comment says.
+const (
+	Start     = EventKind(flavors.SimStart)     // first cycle released
+	Wake      = EventKind(flavors.SimWake)      // woken for a release; Value: latency
+	End       = EventKind(flavors.SimEnd)       // cycle ended; Value: execution time
+	Pause     = EventKind(flavors.SimPause)     // task suspended by Pause
+	Resume    = EventKind(flavors.SimResume)    // task back in the schedule after Resume
+	Exit      = EventKind(flavors.SimExit)      // task body returned
+	Stall     = EventKind(flavors.SimStall)     // injected stall; Value: delay
+	Overrun   = EventKind(flavors.SimOverrun)   // injected overrun; Value: extra execution time
+	ClockStep = EventKind(flavors.SimClockStep) // virtual clock jumped; Value: the jump
+)
+
+// String is the kind's name in a trace line: "start", "wake", ...
+func (k EventKind) String() string { return flavors.SimEventKind(k).String() }
+
+// Event is one entry of the simulation trace.
+type Event struct {
+	Task  string // "" for events about the whole simulation (clock steps)
+	Kind  EventKind
+	Cycle int64 // the task's cycle number (TaskContext.Cycle)
+	Time  int64 // virtual time in nanoseconds
+	Value time.Duration
+}
+
+// String formats the event as one trace line, e.g.
+// "1ms servo #1 wake 20µs".
+func (e Event) String() string {
+	task := e.Task
+	if task == "" {
+		task = "-"
+	}
+	s := fmt.Sprintf("%v %s #%d %s", time.Duration(e.Time), task, e.Cycle, e.Kind)
+	if e.Value != 0 || e.Kind == Wake || e.Kind == End {
+		s += " " + e.Value.String()
+	}
+	return s
+}
+
+// Trace is what the simulation recorded.
+type Trace struct {
+	// Events are the most recent events (rtapi.SimOptions.TraceLimit),
+	// oldest first.
+	Events []Event
+	// Count is the number of events since Open; Digest is a hash of all
+	// of them: two runs had identical traces exactly when both match.
+	Count  uint64
+	Digest uint64
+}
+
+// String formats the kept events, one per line.
+func (t Trace) String() string {
+	var b strings.Builder
+	for _, e := range t.Events {
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
