@@ -88,3 +88,27 @@ func TestShieldCloseHandsOutNoP(t *testing.T) {
 	require.Contains(t, note, "off: GOMAXPROCS 2", "base ended while Close stopped the set: servo must not be handed its P")
 	require.Contains(t, servo.Stats().GCShield, "off: GOMAXPROCS 2")
 }
+
+// A task whose thread joins the board after Close has frozen it (Start
+// returned before Close began, the thread came up after) gets no P and
+// says why.
+func TestShieldJoinWhileClosing(t *testing.T) {
+	rttest.RequireRT(t)
+	if os.Getenv("GORTAPI_GC_SHIELD") != "" || os.Getenv("RTAPI_GC_SHIELD") != "" {
+		t.Skip("the GC shield's default is changed in the environment: the test needs the default shield")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	rt.shields.freeze() // as Close does before its first Stop
+	task, err := rt.NewTask(TaskSpec{Name: "late", Period: time.Millisecond}, func(tc *TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.Equal(t, "off: the RT was closing when the task started", task.Stats().GCShield)
+	require.False(t, task.shield.raw.Load())
+}
