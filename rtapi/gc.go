@@ -87,7 +87,9 @@ func GCMarking() bool { return gcMarking() }
 // the program (docs/GC.md). Order: forced tasks (GCShield On, RawSleep)
 // first, then Auto ones by shortest period, then highest priority, then
 // start order. The choice is made again whenever a task starts or ends,
-// and each task follows it at its next sleep. A task that wanted the
+// and each task follows it at its next sleep; once RT.Close has begun it
+// is not made again (tasks ending there free no P for the others, so each
+// task's Stats.GCShield keeps what it had while the set ran). A task that wanted the
 // shield and did not get it says so in Stats.GCShield and in a log
 // warning; so does a set of forced tasks that leaves no P.
 //
@@ -140,6 +142,18 @@ type taskShield struct {
 type shieldBoard struct {
 	mu      sync.Mutex
 	members []*Task // running periodic tasks, in start order
+	frozen  bool    // RT.Close has begun: tasks still leave, nothing is handed out
+}
+
+// freeze stops the board handing out Ps: RT.Close calls it before it
+// stops the set one task after another, so that a task ending first does
+// not give its P to one that is about to stop (whose Stats.GCShield would
+// then read "on" for a run it spent unshielded). Members still leave;
+// each keeps the decision it had while the set ran.
+func (b *shieldBoard) freeze() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.frozen = true
 }
 
 // join resolves t's wish for the shield, adds a periodic task to the board
@@ -156,13 +170,19 @@ func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	if t.spec.Period == 0 {
 		return false
 	}
+	if b.frozen {
+		if sh.want {
+			sh.note = "off: the RT was closing when the task started"
+		}
+		return false // Close stops it at once: not worth a P
+	}
 	b.members = append(b.members, t)
 	b.assign(runtime.GOMAXPROCS(0), logger)
 	return sh.raw.Load()
 }
 
 // leave takes t off the board when its task ends and gives its P to the
-// next task in line.
+// next task in line, unless the board is frozen (RT.Close).
 func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -172,7 +192,9 @@ func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 	}
 	b.members = slices.Delete(b.members, i, i+1)
 	t.shield.raw.Store(false)
-	b.assign(runtime.GOMAXPROCS(0), logger)
+	if !b.frozen {
+		b.assign(runtime.GOMAXPROCS(0), logger)
+	}
 }
 
 // assign decides which members sleep raw with procs Ps. One P is kept for
@@ -182,7 +204,10 @@ func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 // priority, start order. A task told to stop keeps its decision and what
 // it holds (a P it sleeps on, or the one a fast task keeps busy) until it
 // has ended, so a set that stops one task after another hands out
-// nothing it did not have while it ran. Called with b.mu held.
+// nothing it did not have while it ran; RT.Close, which stops its set
+// that way, freezes the board first (freeze), so that a task ending
+// before Close has told the next one to stop hands out nothing either.
+// Called with b.mu held.
 func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
 	order := slices.Clone(b.members)
 	slices.SortStableFunc(order, func(x, y *Task) int {

@@ -106,7 +106,11 @@ func Open(opts Options) (*RT, error) {
 // once. A task that would not stop (its body never returns to WaitPeriod)
 // is reported (ErrTimeout) and abandoned; the flavor (memory lock, latency
 // request) is then released only when the last such task ends, never
-// under a running task. Close is idempotent and safe to call concurrently:
+// under a running task. From the moment Close begins, the GC shield hands
+// out no P: a task that ends frees none for the others, so each task's
+// Stats.GCShield keeps what it had while the set ran (a host that stops
+// one task while others run sees the next one take the P over; Close
+// does not). Close is idempotent and safe to call concurrently:
 // every call returns once the first has finished, later ones with nil.
 func (rt *RT) Close() error {
 	rt.mu.Lock()
@@ -124,6 +128,9 @@ func (rt *RT) Close() error {
 
 	rt.warnIdleSim(tasks)
 	var errs []error
+	// The set stops one task after another: a task ending before the
+	// next is told to stop must not hand it its P (gc.go).
+	rt.shields.freeze()
 	for _, t := range tasks {
 		t.Stop()
 	}

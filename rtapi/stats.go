@@ -65,7 +65,9 @@ type Stats struct {
 	// GCShield says whether the task's sleeps keep their P ("on"), and
 	// if not, why ("off: ..."): the shield is off for this task, its
 	// period is under GCShieldMinPeriod, or no P is left for it (see
-	// TaskSpec.GCShield). Empty before the task starts.
+	// TaskSpec.GCShield). It changes when another task starts or ends,
+	// but not once RT.Close has begun: after Close it is what the task
+	// had while the set ran. Empty before the task starts.
 	GCShield string
 }
 

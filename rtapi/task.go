@@ -152,7 +152,9 @@ type TaskSpec struct {
 	// anyway, and the Ps left go to the shortest periods (then highest
 	// priorities) first; the others sleep as with Off. On: always (it
 	// takes a P before any Auto task; more On tasks than Ps to spare
-	// starve the rest of the program, and Stats says so).
+	// starve the rest of the program, and Stats says so). The Ps are
+	// handed out again whenever a task starts or ends, except once
+	// RT.Close has begun: a task ending there frees no P for the others.
 	// Stats.GCShield says what the task got and why.
 	GCShield flavors.Toggle
 }

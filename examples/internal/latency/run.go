@@ -258,20 +258,30 @@ type Result struct {
 	Tasks   []TaskStats
 }
 
-// Close stops the tasks, takes the final statistics and closes rtapi.
+// Close stops the tasks, closes rtapi and takes the final statistics. The
+// tasks are stopped by rtapi's Close, which hands out no GC-shield P while
+// it stops them one after another: each task's GCShield in the result is
+// what it had while the set ran, not a P that a task ending first freed
+// for its last moments. The first error a task ended with comes first,
+// then Close's (which names a task that would not stop; its statistics
+// are those it had then).
 func (s *Session) Close() (Result, error) {
-	for _, t := range s.tasks {
-		t.Stop()
-	}
+	elapsed := s.Elapsed()
+	closeErr := s.rt.Close()
 	var firstErr error
 	for _, t := range s.tasks {
+		select {
+		case <-t.Done():
+		default:
+			continue // abandoned by rtapi's Close: closeErr says so
+		}
 		if err := t.Wait(); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
-	r := Result{Flavor: s.rt.Flavor(), Kernel: s.rt.Kernel(), Elapsed: s.Elapsed(), Tasks: s.Snapshot()}
-	if err := s.rt.Close(); err != nil && firstErr == nil {
-		firstErr = err
+	r := Result{Flavor: s.rt.Flavor(), Kernel: s.rt.Kernel(), Elapsed: elapsed, Tasks: s.Snapshot()}
+	if firstErr == nil {
+		firstErr = closeErr
 	}
 	return r, firstErr
 }
