@@ -18,10 +18,10 @@
 //	defer stop()
 //	err = rt.Run(ctx) // until Ctrl-C or a task fails; then stops the tasks and closes
 //
-// Runnable examples: Example (a servo task, on the sim flavor so that it
-// runs the same everywhere), ExampleRT_Run (a host's main loop ended by a
-// failing task) and ExampleRT_ShmNew (state shared with another process);
-// examples/twotasks is a complete program.
+// Runnable examples: Example (a servo task), ExampleRT_Run (a host's main
+// loop ended by a failing task) and ExampleRT_ShmNew (state shared with
+// another process); package rtapi/sim's examples run tasks on virtual
+// time; examples/twotasks is a complete program.
 //
 // Shutdown: RT.Run ties the RT to a context.Context: when the context
 // ends or a task fails, it stops every task and closes the RT.
