@@ -17,13 +17,16 @@
 //     backend here): SCHED_FIFO per task thread, CPU affinity, memory
 //     locked, /dev/cpu_dma_latency held at 0.
 //   - sim: virtual time for tests. Task bodies run one at a time on a
-//     clock driven by rtapi's SimController; deterministic, needs no
-//     privileges, builds on every GOOS (the Linux backends there return
-//     ErrNotSupported).
+//     clock driven by package rtapi/sim's Controller; deterministic, needs
+//     no privileges, builds on every GOOS (the Linux backends there
+//     return ErrNotSupported).
 //
 // Select picks a backend from a kerneldetect.Report and the user's
 // settings, and says why. A backend that was asked for by name but cannot
 // run is refused, never silently replaced (Machinekit-HAL issue 263).
+// ExampleSelect (example_test.go) shows a choice and its Why. Programs
+// rarely call this package: rtapi.Open selects the flavor, and
+// rtapi.RT.Flavor reports the choice.
 //
 // The per-cycle path is the Waker: a concrete type whose Wait neither
 // allocates nor locks and makes no interface call on the real backends.

@@ -39,5 +39,8 @@
 //     files: call it at start-up, never from a real-time task body.
 //
 // Detection reads only files: the live probe that really sets SCHED_FIFO
-// belongs to the layers above (internal/sys.ProbeSchedFIFO).
+// belongs to the layers above (flavors.Select makes it when rtapi.Open
+// chooses a flavor, and rtapi.RT.Flavor().Why reports it).
+//
+// ExampleDetectFS (example_test.go) diagnoses a captured tree.
 package kerneldetect

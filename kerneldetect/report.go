@@ -191,8 +191,9 @@ func (r *Report) Check(id string) (Check, bool) {
 
 // RTCapable reports whether the machine can run hard real-time threads as
 // read: the kernel is PREEMPT_RT, Xenomai or RTAI and no check failed.
-// A live probe (internal/sys.ProbeSchedFIFO) is the final word on
-// SCHED_FIFO; this is what the files say.
+// A live probe (the one flavors.Select makes, whose outcome
+// rtapi.RT.Flavor().Why reports) is the final word on SCHED_FIFO; this is
+// what the files say.
 func (r *Report) RTCapable() bool {
 	if r == nil || !r.Kind.IsRealtime() {
 		return false

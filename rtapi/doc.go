@@ -14,6 +14,19 @@
 //		return nil
 //	})
 //	err = servo.Start()                                // rtapi_task_start
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+//	defer stop()
+//	err = rt.Run(ctx) // until Ctrl-C or a task fails; then stops the tasks and closes
+//
+// Runnable examples: Example (a servo task), ExampleRT_Run (a host's main
+// loop ended by a failing task) and ExampleRT_ShmNew (state shared with
+// another process); package rtapi/sim's examples run tasks on virtual
+// time; examples/twotasks is a complete program.
+//
+// Shutdown: RT.Run ties the RT to a context.Context: when the context
+// ends or a task fails, it stops every task and closes the RT.
+// Task.WaitContext waits for one task and stops it if the context ends
+// first. Without a context: Task.Stop, then Task.Wait, then RT.Close.
 //
 // Mapping to LinuxCNC's rtapi.h: Open/Close = rtapi_init/rtapi_exit;
 // Now = rtapi_get_time; Delay/DelayMax = rtapi_delay/rtapi_delay_max;

@@ -13,7 +13,9 @@ import (
 // where there is one, what to do. The packages' own sentinels (shm.ErrTruncated,
 // ipc.ErrFull, ...) wrap these, so a caller may test the precise one or
 // the class. ErrClosed, ErrTimeout, ErrPermission, ErrExist and
-// ErrNotExist are the os package's errors.
+// ErrNotExist are the os package's errors. The one exception is
+// ipc.ErrOwnerDead, which is no failure: the lock call succeeded and took
+// over a lock whose owner died (EOWNERDEAD).
 var (
 	// ErrInvalid: an argument is out of range, malformed or a duplicate.
 	ErrInvalid = errs.Invalid

@@ -9,15 +9,8 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// RT-safe messages (rtapi_print_msg and rtapi_msgd). A task body logs
-// through a *msg.Logger (package rtapi/msg); a non-RT goroutine of this RT
-// drains the rings into Options.Logger (zap) with matching levels, the
-// task name as the "task" field, the time of the call as the entry time and
-// the body's call site as the caller.
-//
-//	log, err := rt.MsgLogger("servo")            // set-up
-//	...
-//	log.Warn("following error %.3f mm at cycle %d", msg.Float(fe), msg.Int(n)) // in the body
+// RT-safe messages (rtapi_print_msg and rtapi_msgd): the contract is in
+// MsgLogger's doc; the logger and its sink are package rtapi/msg.
 
 // msgState is one RT's sink and drainer. It lives in a registry keyed by
 // the RT so that this file needs no field in RT.
@@ -48,9 +41,23 @@ func (rt *RT) messages() (*msgState, error) {
 	return st, nil
 }
 
-// MsgLogger returns a new message writer for task, with its own ring of
-// 64 KiB. Give each task its own. The first call starts this RT's drainer
-// goroutine.
+// MsgLogger returns a new message writer for task (rtapi_print_msg), with
+// its own ring of 64 KiB, drained by this RT into Options.Logger: zap's
+// level matching the message's, the task name as the "task" field, the
+// time of the call as the entry time and the body's call site as the
+// caller.
+//
+//	log, err := rt.MsgLogger("servo") // set-up
+//	...
+//	log.Warn("following error %.3f mm at cycle %d", msg.Float(fe), msg.Int(n)) // in the body
+//
+// The Logger's methods (Err, Warn, Info, Dbg, Print) are RT-safe: no
+// allocation, no lock, no blocking (at most one FUTEX_WAKE of the
+// drainer). Give each task its own Logger: one used by two goroutines at
+// once drops messages (counted in Dropped), as does a full ring.
+// MsgLogger itself is set-up code: it allocates the ring, and its first
+// call starts this RT's drainer goroutine, which Close stops after
+// writing what the rings hold. After Close it returns ErrClosed.
 func (rt *RT) MsgLogger(task string) (*msg.Logger, error) {
 	st, err := rt.messages()
 	if err != nil {
@@ -64,8 +71,9 @@ func (rt *RT) MsgLogger(task string) (*msg.Logger, error) {
 }
 
 // SetMsgLevel sets the threshold of every MsgLogger of this RT
-// (rtapi_set_msg_level). The threshold passes messages at or below it; the
-// default is msg.LevelInfo.
+// (rtapi_set_msg_level), from the next message on. The threshold passes
+// messages at or below it; the default is msg.LevelInfo. A level outside
+// msg.LevelNone..msg.LevelAll is ErrInvalid; after Close, ErrClosed.
 func (rt *RT) SetMsgLevel(lv msg.Level) error {
 	if lv < msg.LevelNone || lv > msg.LevelAll {
 		return fmt.Errorf("rtapi.SetMsgLevel(%d): level outside NONE..ALL: %w", lv, ErrInvalid)

@@ -18,8 +18,10 @@ import (
 // WakeMode is how a periodic task is woken each period; see the constants.
 type WakeMode = flavors.WakeMode
 
-// Wake modes. Seeds 002 and 003 are about their differences; the
-// benchmark program measures them side by side.
+// Wake modes: how a task's thread sleeps to its next release (go doc
+// flavors.WakeMode has the details of each). They differ in what a
+// wake-up costs and in how late it comes on a kernel that is not
+// real-time; examples/latency-bench measures them side by side.
 const (
 	WakeAuto       = flavors.WakeAuto       // the flavor's default
 	WakeNanosleep  = flavors.WakeNanosleep  // oneshot absolute sleep (a futex wait Stop can end)

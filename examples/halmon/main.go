@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gortapi/gortapi/examples/halhost/pins"
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
@@ -41,18 +39,13 @@ func main() {
 	flag.DurationVar(&c.wait, "wait", 0, "how long to wait for halhost to appear")
 	flag.Parse()
 	c.rtapi = *opts
-	c.clear = isTerminal(os.Stdout)
+	c.clear = cli.IsTerminal(os.Stdout)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Stdout, c); err != nil {
 		log.Print("halmon: ", err)
 		os.Exit(cli.ExitCode(err))
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {

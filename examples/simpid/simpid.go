@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -156,12 +157,12 @@ func Run(cfg Config) (Result, error) {
 		if err := servo.Start(); err != nil {
 			return Result{}, err
 		}
-		select {
-		case <-servo.Done():
-		case <-time.After(run):
-		}
-		servo.Stop()
-		if err := servo.Wait(); err != nil && fault.Load() == nil {
+		// Real time: the task runs for run, unless it ends first; then
+		// WaitContext stops it and waits for it.
+		ctx, cancel := context.WithTimeout(context.Background(), run)
+		err := servo.WaitContext(ctx)
+		cancel()
+		if err != nil && fault.Load() == nil {
 			return Result{}, err
 		}
 	}

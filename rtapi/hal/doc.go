@@ -84,4 +84,7 @@
 // hal_stop_threads; FunctStats.Time/TMax are a function's .time/.tmax
 // and ThreadStats.Time/TMax a thread's; ThreadStats.Beat is the
 // thread-beat counter.
+//
+// Example (example_test.go) runs a base and a servo thread on the sim
+// flavor; examples/halhost and examples/halmon are complete programs.
 package hal

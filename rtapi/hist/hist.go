@@ -10,6 +10,9 @@
 // writer brackets each sample with a sequence count (a seqlock with one
 // writer), and the reader copies again when a sample landed during its
 // copy, so Count, Sum, Min, Max and the buckets describe the same samples.
+//
+// Example (example_test.go): a task's histogram, read as a snapshot, its
+// percentiles, and Sub for what happened since a mark.
 package hist
 
 import (
@@ -55,7 +58,8 @@ func New(width, bound time.Duration) *Histogram {
 // MaxBuckets bounds the memory one histogram takes (8 bytes a bucket).
 const MaxBuckets = 1 << 20
 
-// Validate reports whether New accepts width and bound.
+// Validate reports whether New accepts width and bound: nil, or an error
+// matching rtapi.ErrInvalid that says what is wrong.
 func Validate(width, bound time.Duration) error {
 	switch {
 	case width <= 0:
@@ -174,15 +178,22 @@ func (s Snapshot) settle() Snapshot {
 	return s
 }
 
-// Snapshot is a copy of a Histogram, safe to keep, merge and marshal.
+// Snapshot is a copy of a Histogram, safe to keep, merge and marshal. It
+// is a plain value: its methods read it (Merge writes it) and none is
+// safe concurrently with a Merge into the same Snapshot.
 type Snapshot struct {
+	// Width is the bucket width; Counts[i] counts the samples in
+	// [i*Width, (i+1)*Width), and Overflow those at or past the bound
+	// (len(Counts)*Width).
 	Width    time.Duration `json:"bucket_width_ns"`
 	Counts   []uint64      `json:"counts"`
 	Overflow uint64        `json:"overflow"`
-	Count    int64         `json:"count"`
-	Sum      time.Duration `json:"sum_ns"`
-	Min      time.Duration `json:"min_ns"`
-	Max      time.Duration `json:"max_ns"`
+	// Count, Sum, Min and Max are exact over every sample, the overflow
+	// included; all zero without samples.
+	Count int64         `json:"count"`
+	Sum   time.Duration `json:"sum_ns"`
+	Min   time.Duration `json:"min_ns"`
+	Max   time.Duration `json:"max_ns"`
 }
 
 // Mean is the average sample, 0 without samples.
@@ -195,7 +206,9 @@ func (s Snapshot) Mean() time.Duration {
 
 // Percentile returns the sample value below which a fraction p (0..1) of
 // the samples lie, to bucket resolution: the upper edge of the bucket that
-// holds it, capped at Max. Samples in the overflow count report Max.
+// holds it, capped at Max. Samples in the overflow count report Max. A p
+// outside 0..1 is clamped to it (so 99 is the maximum, not the 99th
+// percentile); a snapshot without samples gives 0.
 func (s Snapshot) Percentile(p float64) time.Duration {
 	if s.Count == 0 {
 		return 0
@@ -215,8 +228,9 @@ func (s Snapshot) Percentile(p float64) time.Duration {
 	return s.Max
 }
 
-// Merge adds o's samples to s. Both must have the same bucket width; the
-// result has as many buckets as the longer of the two.
+// Merge adds o's samples to s. Both must have the same bucket width (an
+// error matching rtapi.ErrInvalid otherwise); the result has as many
+// buckets as the longer of the two. A zero Snapshot takes o's width.
 func (s *Snapshot) Merge(o Snapshot) error {
 	if s.Width == 0 && len(s.Counts) == 0 {
 		s.Width = o.Width

@@ -35,4 +35,8 @@
 // Limits: a dead mutex owner is detected by its pid, so a pid reused by an
 // unrelated process, or an owner that died but was not yet reaped (a zombie),
 // reads as alive; processes must share a pid namespace.
+//
+// ExampleRecordRingAt (example_test.go) runs a record ring in a segment,
+// ExampleSemaphore a semaphore; rtapi's ExampleRT_ShmNew embeds a Mutex and a
+// Seqlock in a struct mapped with shm.View.
 package ipc

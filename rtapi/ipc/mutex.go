@@ -61,7 +61,9 @@ func (m *Mutex) TryLock() error {
 func (m *Mutex) Lock() error { return m.lock(0) }
 
 // LockDeadline is Lock with an absolute CLOCK_MONOTONIC deadline in
-// nanoseconds (sys.Nanotime / rtapi.GetTime); ErrTimeout when it passes.
+// nanoseconds, as rtapi.Now reads it (TaskContext.Now on the Linux
+// flavors; never the sim flavor's virtual clock); ErrTimeout when it
+// passes.
 func (m *Mutex) LockDeadline(deadlineNs int64) error {
 	if deadlineNs <= 0 {
 		deadlineNs = 1 // 0 means "no deadline" inside lock

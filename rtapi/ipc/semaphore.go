@@ -62,7 +62,9 @@ func (s *Semaphore) TryTake() error {
 func (s *Semaphore) Take() error { return s.take(0) }
 
 // TakeDeadline is Take with an absolute CLOCK_MONOTONIC deadline in
-// nanoseconds (sys.Nanotime / rtapi.GetTime); ErrTimeout when it passes.
+// nanoseconds, as rtapi.Now reads it (TaskContext.Now on the Linux
+// flavors; never the sim flavor's virtual clock); ErrTimeout when it
+// passes.
 func (s *Semaphore) TakeDeadline(deadlineNs int64) error {
 	if deadlineNs <= 0 {
 		deadlineNs = 1

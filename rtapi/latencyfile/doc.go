@@ -27,4 +27,7 @@
 // width, more than 2^20 buckets (a second at 1 µs), a count that overflows) is an
 // error, never a panic. Calls are safe for concurrent use; a Recording is a
 // plain value the caller owns.
+//
+// ExampleReadJitter and ExampleWriteHistfile (example_test.go) replay a
+// recording as jitter and write cyclictest's histogram file.
 package latencyfile

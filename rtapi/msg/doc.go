@@ -32,4 +32,7 @@
 // Limits: at most MaxArgs arguments (extra ones are dropped and the message
 // is marked), format strings longer than MaxFormat bytes and task names
 // longer than MaxTask bytes are cut.
+//
+// Example (example_test.go) logs from a loop without allocating and drains
+// into zap; rtapi.RT.MsgLogger does the draining for a host.
 package msg

@@ -26,4 +26,7 @@
 //	gortapi_task_context_switches_total{kind}, gortapi_task_page_faults_total{kind}
 //	gortapi_hal_thread_beat_total, _overruns_total, _time_seconds, _tmax_seconds
 //	gortapi_hal_funct_calls_total, _overruns_total, _tmax_seconds
+//
+// Example (example_test.go) gathers a task's metrics on the sim flavor;
+// examples/halhost -metrics-addr serves them over HTTP.
 package promrt

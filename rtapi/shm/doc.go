@@ -51,4 +51,7 @@
 // memory is ordinary memory access and is RT-safe; with Options.Lock and
 // Options.Prefault the pages are resident and locked so that access never
 // faults.
+//
+// Example (example_test.go) attaches one segment twice, as two processes
+// would; rtapi's ExampleRT_ShmNew maps a struct of ipc primitives onto one.
 package shm

@@ -21,6 +21,9 @@
 // Instants are int64 nanoseconds of the virtual clock (the same as
 // rt.Now() and TaskContext.Now on this RT); spans are time.Duration.
 // Errors match the rtapi sentinels with errors.Is.
+//
+// Example (example_test.go) runs a servo task with injected jitter and
+// prints its trace; ExampleController_RunUntil stops on a condition.
 package sim
 
 import (

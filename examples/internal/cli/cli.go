@@ -1,5 +1,6 @@
-// Package cli holds what the example programs share about exit status:
-// 0 for success and -help, 2 for bad usage, 1 for any other failure.
+// Package cli holds what the example programs share: their exit status
+// (0 for success and -help, 2 for bad usage, 1 for any other failure) and
+// whether their output is a terminal (IsTerminal, built per system).
 package cli
 
 import (
