@@ -37,10 +37,7 @@ func TestMain(m *testing.M) {
 
 func open(t *testing.T, o rtapi.Options) *rtapi.RT {
 	t.Helper()
-	rt, err := rtapi.Open(o)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, rt.Close()) })
-	return rt
+	return rttest.Open(t, func() (*rtapi.RT, error) { return rtapi.Open(o) })
 }
 
 // loop is the simplest periodic body.
@@ -50,16 +47,11 @@ func loop(tc *rtapi.TaskContext) error {
 	return nil
 }
 
-// waitCycles polls (off the real-time path) until the task has n cycles.
+// waitCycles waits until the task has n cycles.
 func waitCycles(t *testing.T, task *rtapi.Task, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for task.Stats().Cycles < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %d cycles after 20 s, want %d", task.Name(), task.Stats().Cycles, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	rttest.WaitFor(t, fmt.Sprintf("task %s: %d cycles", task.Name(), n),
+		func() bool { return task.Stats().Cycles >= n })
 }
 
 func TestOpenAutoSaysWhy(t *testing.T) {

@@ -13,16 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/examples/halhost/pins"
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 func openRT(t *testing.T) *rtapi.RT {
 	t.Helper()
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
-	require.NoError(t, err)
-	t.Cleanup(func() { rt.Close() })
-	return rt
+	return rttest.Open(t, func() (*rtapi.RT, error) {
+		return rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	})
 }
 
 func key() uint32 { return 0x20000000 + rand.Uint32N(0x0fffffff) }
