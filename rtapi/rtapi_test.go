@@ -394,16 +394,33 @@ func TestOverruns(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	for _, wake := range []rtapi.WakeMode{rtapi.WakeNanosleep, rtapi.WakeTimerfd, rtapi.WakePosixTimer} {
-		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake}, loop)
+		// The body holds its 10th cycle until the test has paused it,
+		// so the pause lands inside a cycle, deterministically: that
+		// cycle finishes, and no other starts until Resume.
+		const held = 10
+		reached, paused := make(chan struct{}), make(chan struct{})
+		var bodies atomic.Int64
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake},
+			func(tc *rtapi.TaskContext) error {
+				for tc.WaitPeriod() {
+					if bodies.Add(1) == held {
+						close(reached)
+						<-paused
+					}
+				}
+				return nil
+			})
 		require.NoError(t, err)
 		require.NoError(t, task.Start())
-		waitCycles(t, task, 10)
+		<-reached
 		require.NoError(t, task.Pause())
 		require.Equal(t, "paused", task.State())
-		time.Sleep(20 * time.Millisecond) // let it reach the pause
-		before := task.Stats().Cycles
-		time.Sleep(300 * time.Millisecond) // 300 periods
-		require.Equal(t, before, task.Stats().Cycles, "a paused task runs no cycles")
+		close(paused)
+		// This sleep is what is tested: 300 periods pass while paused.
+		time.Sleep(300 * time.Millisecond)
+		require.EqualValues(t, held, bodies.Load(), "a paused task runs no body")
+		require.EqualValues(t, held, task.Stats().Cycles, "a paused task runs no cycles")
+		before := int64(held)
 		overruns := task.Stats().Overruns
 		resumed := time.Now()
 		require.NoError(t, task.Resume())

@@ -12,7 +12,7 @@ import (
 // WaitTimeout bounds WaitFor. It is long on purpose: WaitFor awaits a state
 // that must come, so only a broken program reaches it, and a loaded CI
 // machine must never fail a test by being slow.
-const WaitTimeout = 20 * time.Second
+const WaitTimeout = 30 * time.Second
 
 // WaitFor polls cond, off any real-time path, until it returns true, and
 // fails t with what (the state awaited, e.g. "task loop: 100 cycles") if
@@ -21,11 +21,13 @@ const WaitTimeout = 20 * time.Second
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(WaitTimeout)
+	pause := time.Millisecond
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited %v for %s; it never came", WaitTimeout, what)
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(pause)
+		pause = min(2*pause, 20*time.Millisecond) // cond may be costly (a child process)
 	}
 }
 
@@ -91,4 +93,24 @@ func Asleep(tid int) bool {
 	// pid (comm) state ...: comm may hold spaces and parentheses.
 	i := bytes.LastIndexByte(stat, ')')
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'S'
+}
+
+// WhenAsleep runs wake on a new goroutine once thread tid is asleep
+// (Asleep), so that wake interrupts a sleep rather than landing before it.
+// tid is typically the test's own thread, locked, about to sleep. Should
+// tid not be seen asleep within WaitTimeout, WhenAsleep says so with
+// t.Errorf (safe off the test goroutine) and runs wake all the same, so the
+// sleeper is never left asleep.
+func WhenAsleep(t testing.TB, tid int, wake func()) {
+	go func() {
+		deadline := time.Now().Add(WaitTimeout)
+		for !Asleep(tid) {
+			if time.Now().After(deadline) {
+				t.Errorf("thread %d never slept in %v", tid, WaitTimeout)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		wake()
+	}()
 }

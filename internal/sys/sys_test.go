@@ -183,9 +183,20 @@ func TestPolicyString(t *testing.T) {
 	require.Equal(t, "policy(77)", sys.Policy(77).String())
 }
 
+// wakeWhenAsleep sets word and wakes its sleeper once thread tid sleeps,
+// so the wake interrupts a sleep rather than landing before it.
+func wakeWhenAsleep(t *testing.T, tid int, word *atomic.Uint32) {
+	rttest.WhenAsleep(t, tid, func() {
+		word.Store(1)
+		sys.WakeSleeper(word)
+	})
+}
+
 // SleepUntilOr ends at its deadline, or at once when its word is (or
 // becomes) non-zero and the sleeper is woken.
 func TestSleepUntilOr(t *testing.T) {
+	runtime.LockOSThread() // wakeWhenAsleep watches this thread
+	defer runtime.UnlockOSThread()
 	var word atomic.Uint32
 	for _, raw := range []bool{false, true} {
 		word.Store(0)
@@ -195,11 +206,7 @@ func TestSleepUntilOr(t *testing.T) {
 		require.False(t, interrupted)
 		require.GreaterOrEqual(t, sys.Nanotime(), deadline, "never early")
 
-		go func() {
-			time.Sleep(20 * time.Millisecond)
-			word.Store(1)
-			sys.WakeSleeper(&word)
-		}()
+		wakeWhenAsleep(t, unix.Gettid(), &word)
 		interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word, raw)
 		require.NoError(t, err)
 		require.True(t, interrupted)
@@ -272,6 +279,8 @@ func TestSleepRawOnce(t *testing.T) {
 // SleepRawOnceOr sleeps to its deadline, ends woken when its word is set
 // and woken, and with no word is SleepRawOnce.
 func TestSleepRawOnceOr(t *testing.T) {
+	runtime.LockOSThread() // wakeWhenAsleep watches this thread
+	defer runtime.UnlockOSThread()
 	var word atomic.Uint32
 	deadline := sys.Nanotime() + 1_000_000
 	for {
@@ -282,11 +291,7 @@ func TestSleepRawOnceOr(t *testing.T) {
 			break
 		}
 	}
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		word.Store(1)
-		sys.WakeSleeper(&word)
-	}()
+	wakeWhenAsleep(t, unix.Gettid(), &word)
 	for {
 		woken, _, err := sys.SleepRawOnceOr(sys.Nanotime()+int64(time.Hour), &word)
 		require.NoError(t, err)

@@ -369,6 +369,7 @@ func TestStartStopMisuseAndRestart(t *testing.T) {
 	waitBeat(t, th, 3)
 	require.NoError(t, h.Stop())
 	beat := th.Stats().Beat
+	// This sleep is what is tested: periods pass, and no function runs.
 	time.Sleep(5 * time.Millisecond)
 	assert.Equal(t, beat, th.Stats().Beat, "nothing runs after Stop returns")
 
