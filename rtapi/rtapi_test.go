@@ -523,9 +523,7 @@ func TestAperiodicTask(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
-	for n.Load() < 100 {
-		runtime.Gosched()
-	}
+	rttest.WaitFor(t, "the aperiodic task: 100 cycles", func() bool { return n.Load() >= 100 })
 	task.Stop()
 	require.NoError(t, task.Wait())
 }

@@ -4,7 +4,10 @@ package sys_test
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,9 +175,44 @@ func TestThreadUsage(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = sys.ReadThreadUsage(&u) }))
 }
 
+// MemlockLimit is the soft limit the kernel shows in /proc/self/limits,
+// and follows it when it changes.
 func TestMemlockLimit(t *testing.T) {
-	_, err := sys.MemlockLimit()
+	got, err := sys.MemlockLimit()
 	require.NoError(t, err)
+	require.Equal(t, procMemlockSoft(t), got)
+
+	// Lower the soft limit (always allowed), then put it back.
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim))
+	lowered := lim
+	lowered.Cur = min(lim.Cur, 64<<10) / 2
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_MEMLOCK, &lowered))
+	got, err = sys.MemlockLimit()
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_MEMLOCK, &lim))
+	require.NoError(t, err)
+	require.Equal(t, lowered.Cur, got)
+	require.Equal(t, procMemlockSoft(t), lim.Cur)
+}
+
+// procMemlockSoft reads the soft "Max locked memory" of /proc/self/limits.
+func procMemlockSoft(t *testing.T) uint64 {
+	t.Helper()
+	limits, err := os.ReadFile("/proc/self/limits")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(limits), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max locked memory"); ok {
+			soft := strings.Fields(rest)[0]
+			if soft == "unlimited" {
+				return unix.RLIM_INFINITY
+			}
+			n, err := strconv.ParseUint(soft, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no Max locked memory in /proc/self/limits")
+	return 0
 }
 
 func TestPolicyString(t *testing.T) {
