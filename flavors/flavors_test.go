@@ -268,11 +268,11 @@ func TestWakerInterrupt(t *testing.T) {
 				defer w.Close()
 				far := w.Now() + int64(time.Hour)
 				require.NoError(t, w.Arm(far, int64(time.Hour)))
-				go func() {
-					time.Sleep(20 * time.Millisecond)
+				// Interrupt the wait, once this thread sleeps in it.
+				rttest.WhenAsleep(t, unix.Gettid(), func() {
 					ctl.Store(1)
 					w.Interrupt()
-				}()
+				})
 				_, releases, err := w.Wait(far)
 				require.NoError(t, err)
 				require.Zero(t, releases, "%v: interrupted", mode)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,28 +155,15 @@ func TestPinOutsideAffinityInsideCpuset(t *testing.T) {
 	require.True(t, strings.Contains(string(out), "--- PASS: TestPinOutsideAffinityInsideCpuset"), "child:\n%s", out)
 }
 
-// narrowAllThreads sets the affinity of every thread of this process, until
-// none is left out (a thread may start from one not yet narrowed).
+// narrowAllThreads sets the affinity of every thread of this process.
 func narrowAllThreads(t *testing.T, cpus []int) {
 	t.Helper()
-	for {
-		tasks, err := os.ReadDir("/proc/self/task")
-		require.NoError(t, err)
-		changed := false
-		for _, e := range tasks {
-			tid, err := strconv.Atoi(e.Name())
-			require.NoError(t, err)
-			has, err := sys.Affinity(tid)
-			if err != nil {
-				continue // the thread has exited meanwhile
-			}
-			if !slices.Equal(has, cpus) {
-				changed = true
-				_ = sys.SetAffinity(tid, cpus) // checked on the next pass
-			}
+	rttest.SettleAllThreads(t, func(tid int) bool {
+		has, err := sys.Affinity(tid)
+		if err != nil || slices.Equal(has, cpus) {
+			return false // the thread has exited meanwhile, or is narrowed
 		}
-		if !changed {
-			return
-		}
-	}
+		_ = sys.SetAffinity(tid, cpus) // checked on the next pass
+		return true
+	})
 }

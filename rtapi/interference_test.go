@@ -61,8 +61,10 @@ func TestInterferenceCountersSeeCauses(t *testing.T) {
 		})
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
-	waitCycles(t, task, 10)
-	time.Sleep(20 * time.Millisecond)
+	// Cycle 10 has begun and the thread sleeps: it blocks in the body.
+	rttest.WaitFor(t, "the task blocked in its body", func() bool {
+		return task.Stats().Cycles >= 10 && rttest.Asleep(task.Tid())
+	})
 	close(unblock)
 	waitCycles(t, task, 30)
 	deadline := time.Now().Add(liveness)
@@ -102,11 +104,9 @@ func TestInterferenceCountsPreemption(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, high.Start())
 	require.NoError(t, low.Start())
-	deadline := time.Now().Add(liveness)
-	for low.Stats().Interference.PreemptedCycles == 0 {
-		require.False(t, time.Now().After(deadline), "low task never counted as preempted: %+v", low.Stats().Interference)
-		time.Sleep(10 * time.Millisecond)
-	}
+	rttest.WaitFor(t, "the low task counted as preempted", func() bool {
+		return low.Stats().Interference.PreemptedCycles > 0
+	})
 }
 
 // With the counters off nothing is counted, and the thread totals still

@@ -212,14 +212,29 @@ func TestStopWakesASleepingTask(t *testing.T) {
 				specs = append(specs, rtapi.TaskSpec{Name: wake.String(), Wake: wake, GCShield: rtapi.Off})
 			}
 			var tasks []*rtapi.Task
+			var entered atomic.Int32
 			for _, spec := range specs {
 				spec.Period = time.Minute
-				task, err := rt.NewTask(spec, loop)
+				task, err := rt.NewTask(spec, func(tc *rtapi.TaskContext) error {
+					entered.Add(1)
+					return loop(tc)
+				})
 				require.NoError(t, err)
 				require.NoError(t, task.Start())
 				tasks = append(tasks, task)
 			}
-			time.Sleep(50 * time.Millisecond) // let them fall asleep
+			// Wait until every task sleeps in its first WaitPeriod.
+			rttest.WaitFor(t, "every task asleep", func() bool {
+				if int(entered.Load()) < len(tasks) {
+					return false
+				}
+				for _, task := range tasks {
+					if !rttest.Asleep(task.Tid()) {
+						return false
+					}
+				}
+				return true
+			})
 			require.NoError(t, rt.Close(), "Close must find every task stopped, not wait a minute")
 			for _, task := range tasks {
 				require.Equal(t, "done", task.State(), task.Name())
@@ -249,30 +264,25 @@ func TestPauseWhileSleepingRunsNoMoreBody(t *testing.T) {
 		require.NoError(t, task.Start())
 	}
 	for _, r := range runs {
-		for r.count.Load() < 2 {
-			time.Sleep(time.Millisecond)
-		}
+		rttest.WaitFor(t, r.task.Name()+": 2 cycles, then asleep", func() bool {
+			return r.count.Load() >= 2 && rttest.Asleep(r.task.Tid())
+		})
 	}
-	time.Sleep(period / 4) // every task is asleep, its next release ahead
-	for _, r := range runs {
-		require.NoError(t, r.task.Pause())
-	}
-	// A cycle that was running when Pause came may finish; the next
-	// release is most of a period away.
-	time.Sleep(period / 10)
 	before := make([]int64, len(runs))
 	for i, r := range runs {
+		require.NoError(t, r.task.Pause())
 		before[i] = r.count.Load()
 	}
+	// This sleep is what is tested: three periods pass while paused.
 	time.Sleep(3 * period)
 	for i, r := range runs {
-		require.Equal(t, before[i], r.count.Load(), "%s: the body ran after Pause returned", r.task.Name())
+		// A release the task won just before Pause (its body not yet
+		// counted) may still run: at most one body, never another.
+		require.LessOrEqual(t, r.count.Load(), before[i]+1, "%s: the body ran after Pause returned", r.task.Name())
 		require.NoError(t, r.task.Resume())
 	}
-	for _, r := range runs {
-		for r.count.Load() < before[0]+2 {
-			time.Sleep(time.Millisecond)
-		}
+	for i, r := range runs {
+		rttest.WaitFor(t, r.task.Name()+": 2 cycles after Resume", func() bool { return r.count.Load() >= before[i]+3 })
 	}
 }
 
@@ -284,7 +294,7 @@ func TestConcurrentCloseWaitsForTasks(t *testing.T) {
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "slow", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 		}
-		time.Sleep(300 * time.Millisecond) // a slow shutdown
+		time.Sleep(300 * time.Millisecond) // a slow shutdown: what Close must wait for
 		ended.Store(true)
 		return nil
 	})

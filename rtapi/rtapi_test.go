@@ -37,10 +37,7 @@ func TestMain(m *testing.M) {
 
 func open(t *testing.T, o rtapi.Options) *rtapi.RT {
 	t.Helper()
-	rt, err := rtapi.Open(o)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, rt.Close()) })
-	return rt
+	return rttest.Open(t, func() (*rtapi.RT, error) { return rtapi.Open(o) })
 }
 
 // loop is the simplest periodic body.
@@ -50,16 +47,11 @@ func loop(tc *rtapi.TaskContext) error {
 	return nil
 }
 
-// waitCycles polls (off the real-time path) until the task has n cycles.
+// waitCycles waits until the task has n cycles.
 func waitCycles(t *testing.T, task *rtapi.Task, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for task.Stats().Cycles < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s: %d cycles after 20 s, want %d", task.Name(), task.Stats().Cycles, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	rttest.WaitFor(t, fmt.Sprintf("task %s: %d cycles", task.Name(), n),
+		func() bool { return task.Stats().Cycles >= n })
 }
 
 func TestOpenAutoSaysWhy(t *testing.T) {
@@ -402,16 +394,33 @@ func TestOverruns(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	for _, wake := range []rtapi.WakeMode{rtapi.WakeNanosleep, rtapi.WakeTimerfd, rtapi.WakePosixTimer} {
-		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake}, loop)
+		// The body holds its 10th cycle until the test has paused it,
+		// so the pause lands inside a cycle, deterministically: that
+		// cycle finishes, and no other starts until Resume.
+		const held = 10
+		reached, paused := make(chan struct{}), make(chan struct{})
+		var bodies atomic.Int64
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake},
+			func(tc *rtapi.TaskContext) error {
+				for tc.WaitPeriod() {
+					if bodies.Add(1) == held {
+						close(reached)
+						<-paused
+					}
+				}
+				return nil
+			})
 		require.NoError(t, err)
 		require.NoError(t, task.Start())
-		waitCycles(t, task, 10)
+		<-reached
 		require.NoError(t, task.Pause())
 		require.Equal(t, "paused", task.State())
-		time.Sleep(20 * time.Millisecond) // let it reach the pause
-		before := task.Stats().Cycles
-		time.Sleep(300 * time.Millisecond) // 300 periods
-		require.Equal(t, before, task.Stats().Cycles, "a paused task runs no cycles")
+		close(paused)
+		// This sleep is what is tested: 300 periods pass while paused.
+		time.Sleep(300 * time.Millisecond)
+		require.EqualValues(t, held, bodies.Load(), "a paused task runs no body")
+		require.EqualValues(t, held, task.Stats().Cycles, "a paused task runs no cycles")
+		before := int64(held)
 		overruns := task.Stats().Overruns
 		resumed := time.Now()
 		require.NoError(t, task.Resume())
@@ -514,9 +523,7 @@ func TestAperiodicTask(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
-	for n.Load() < 100 {
-		runtime.Gosched()
-	}
+	rttest.WaitFor(t, "the aperiodic task: 100 cycles", func() bool { return n.Load() >= 100 })
 	task.Stop()
 	require.NoError(t, task.Wait())
 }

@@ -99,11 +99,9 @@ func TestWatchdogDemotesRunawayTask(t *testing.T) {
 
 	// The ordinary goroutine on the same CPU runs again.
 	before := count.Load()
-	deadline := time.Now().Add(liveness)
-	for count.Load() < before+1_000_000 {
-		require.False(t, time.Now().After(deadline), "the goroutine sharing the CPU got no CPU time after demotion")
-		time.Sleep(10 * time.Millisecond)
-	}
+	rttest.WaitFor(t, "the goroutine sharing the CPU to run after demotion", func() bool {
+		return count.Load() >= before+1_000_000
+	})
 
 	// Once its loop ends, the faulted task's WaitPeriod returns false and
 	// the body returns; Wait still reports the fault.
@@ -150,7 +148,9 @@ func TestWatchdogKeepsOthersRunning(t *testing.T) {
 	case <-time.After(liveness):
 		t.Fatal("runaway task not faulted")
 	}
-	time.Sleep(2 * timeout) // the paused task stays paused past its timeout
+	// This sleep is what is tested: the paused task stays paused past
+	// its watchdog timeout, and must not be faulted for it.
+	time.Sleep(2 * timeout)
 	require.NoError(t, paused.Resume())
 	c := healthy.Stats().Cycles
 	waitCycles(t, healthy, c+10)
@@ -220,6 +220,8 @@ func TestWatchdogOnlyOnRealTimeFlavors(t *testing.T) {
 		})
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
+	// This sleep is what is tested: fifty watchdog timeouts pass while
+	// the body blocks, and a posix task must not be faulted for them.
 	time.Sleep(50 * time.Millisecond)
 	select {
 	case <-task.Faulted():

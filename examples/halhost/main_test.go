@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // These tests run halhost and halmon as real processes, as a user would in
@@ -188,11 +190,11 @@ func TestHostAndMonitor(t *testing.T) {
 	frames := regexp.MustCompile(`pins frame (\d+)`)
 	require.Len(t, frames.FindAllString(out, -1), 3, out)
 	first, _ := strconv.Atoi(frames.FindStringSubmatch(out)[1])
-	eventually(t, func() bool {
+	rttest.WaitFor(t, "the servo thread publishing new frames, the drive enabled", func() bool {
 		now := monOnce(t, monBin, k)
 		n, _ := strconv.Atoi(frames.FindStringSubmatch(now)[1])
 		return n > first && regexp.MustCompile(`motor\.0\.enabled +1\.000000 +1\.000000`).MatchString(now)
-	}, "the servo thread publishing new frames, the drive enabled")
+	})
 
 	// Live until Ctrl-C.
 	mon = start(t, monBin, append([]string{"-interval", "50ms"}, k...)...)
@@ -233,7 +235,7 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 	var out string
 	base := regexp.MustCompile(`thread base .* running +beat (\d+)`)
 	firstBeat := -1
-	eventually(t, func() bool {
+	rttest.WaitFor(t, "the base thread advancing and the drive's watchdog dropping the torque", func() bool {
 		out = monOnce(t, monBin, k)
 		m := base.FindStringSubmatch(out)
 		require.NotNil(t, m, "the base thread keeps running:\n%s", out)
@@ -242,7 +244,7 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 			firstBeat = b
 		}
 		return b > firstBeat && regexp.MustCompile(`motor\.0\.enabled +[01]\.000000 +0\.000000`).MatchString(out)
-	}, "the base thread advancing and the drive's watchdog dropping the torque")
+	})
 	assert.Regexp(t, `thread servo .* failed `, out)
 
 	require.Equal(t, 0, host.interrupt(), host.output())
@@ -254,18 +256,6 @@ func monOnce(t *testing.T, monBin string, keys []string) string {
 	out, err := exec.Command(monBin, append([]string{"-count", "1"}, keys...)...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	return string(out)
-}
-
-// eventually polls cond (off any real-time path) for up to 30 s.
-func eventually(t *testing.T, cond func() bool, what string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not seen in 30 s: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func TestSecondHostOnTheSameKeysIsRefused(t *testing.T) {
@@ -359,9 +349,9 @@ func TestCorruptPinCountDoesNotStopTheServoThread(t *testing.T) {
 	mark := len(host.output())
 
 	servo := regexp.MustCompile(`thread servo .* running +beat +(\d+)`)
-	eventually(t, func() bool {
+	rttest.WaitFor(t, "the servo thread running in three status tables after the corruption", func() bool {
 		return len(servo.FindAllString(host.output()[mark:], -1)) >= 3
-	}, "the servo thread running in three status tables after the corruption")
+	})
 	beats := servo.FindAllStringSubmatch(host.output()[mark:], -1)
 	first, _ := strconv.Atoi(beats[0][1])
 	last, _ := strconv.Atoi(beats[len(beats)-1][1])

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -267,13 +268,28 @@ func TestProgram(t *testing.T) {
 	}
 
 	cmd = exec.Command(bin, "-D", "0", "-flavor", "posix")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	// Its first line of output says the run is under way (the handler
+	// for Ctrl-C is set before): interrupt it then, not after a guess.
+	var stdout bytes.Buffer
+	lines := bufio.NewReader(pipe)
+	first, err := lines.ReadString('\n')
+	stdout.WriteString(first)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("no line of output: %v\n%s", err, stdout.String())
+	}
 	cmd.Process.Signal(syscall.SIGINT)
+	if _, err := io.Copy(&stdout, lines); err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("after Ctrl-C: %v\n%s", err, stdout.String())
 	}

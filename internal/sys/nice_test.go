@@ -100,30 +100,17 @@ func TestProbeSchedFIFOKeepsNice(t *testing.T) {
 	require.True(t, strings.Contains(string(out), "--- PASS: TestProbeSchedFIFOKeepsNice"), "child:\n%s", out)
 }
 
-// reniceAllThreads sets the nice value of every thread of this process,
-// until none is left out (a thread may start from one not yet reniced).
+// reniceAllThreads sets the nice value of every thread of this process.
 func reniceAllThreads(t *testing.T, nice int) {
 	t.Helper()
-	for {
-		tasks, err := os.ReadDir("/proc/self/task")
-		require.NoError(t, err)
-		changed := false
-		for _, e := range tasks {
-			tid, err := strconv.Atoi(e.Name())
-			require.NoError(t, err)
-			p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
-			if err != nil {
-				continue // the thread has exited meanwhile
-			}
-			if 20-p != nice {
-				changed = true
-				_ = unix.Setpriority(unix.PRIO_PROCESS, tid, nice) // checked on the next pass
-			}
+	rttest.SettleAllThreads(t, func(tid int) bool {
+		p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+		if err != nil || 20-p == nice {
+			return false // the thread has exited meanwhile, or is niced
 		}
-		if !changed {
-			return
-		}
-	}
+		_ = unix.Setpriority(unix.PRIO_PROCESS, tid, nice) // checked on the next pass
+		return true
+	})
 }
 
 // The watchdog demotes a runaway thread from its allocation-free loop.

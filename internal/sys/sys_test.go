@@ -4,7 +4,10 @@ package sys_test
 
 import (
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -172,9 +175,44 @@ func TestThreadUsage(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, func() { _ = sys.ReadThreadUsage(&u) }))
 }
 
+// MemlockLimit is the soft limit the kernel shows in /proc/self/limits,
+// and follows it when it changes.
 func TestMemlockLimit(t *testing.T) {
-	_, err := sys.MemlockLimit()
+	got, err := sys.MemlockLimit()
 	require.NoError(t, err)
+	require.Equal(t, procMemlockSoft(t), got)
+
+	// Lower the soft limit (always allowed), then put it back.
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_MEMLOCK, &lim))
+	lowered := lim
+	lowered.Cur = min(lim.Cur, 64<<10) / 2
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_MEMLOCK, &lowered))
+	got, err = sys.MemlockLimit()
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_MEMLOCK, &lim))
+	require.NoError(t, err)
+	require.Equal(t, lowered.Cur, got)
+	require.Equal(t, procMemlockSoft(t), lim.Cur)
+}
+
+// procMemlockSoft reads the soft "Max locked memory" of /proc/self/limits.
+func procMemlockSoft(t *testing.T) uint64 {
+	t.Helper()
+	limits, err := os.ReadFile("/proc/self/limits")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(limits), "\n") {
+		if rest, ok := strings.CutPrefix(line, "Max locked memory"); ok {
+			soft := strings.Fields(rest)[0]
+			if soft == "unlimited" {
+				return unix.RLIM_INFINITY
+			}
+			n, err := strconv.ParseUint(soft, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no Max locked memory in /proc/self/limits")
+	return 0
 }
 
 func TestPolicyString(t *testing.T) {
@@ -183,9 +221,20 @@ func TestPolicyString(t *testing.T) {
 	require.Equal(t, "policy(77)", sys.Policy(77).String())
 }
 
+// wakeWhenAsleep sets word and wakes its sleeper once thread tid sleeps,
+// so the wake interrupts a sleep rather than landing before it.
+func wakeWhenAsleep(t *testing.T, tid int, word *atomic.Uint32) {
+	rttest.WhenAsleep(t, tid, func() {
+		word.Store(1)
+		sys.WakeSleeper(word)
+	})
+}
+
 // SleepUntilOr ends at its deadline, or at once when its word is (or
 // becomes) non-zero and the sleeper is woken.
 func TestSleepUntilOr(t *testing.T) {
+	runtime.LockOSThread() // wakeWhenAsleep watches this thread
+	defer runtime.UnlockOSThread()
 	var word atomic.Uint32
 	for _, raw := range []bool{false, true} {
 		word.Store(0)
@@ -195,11 +244,7 @@ func TestSleepUntilOr(t *testing.T) {
 		require.False(t, interrupted)
 		require.GreaterOrEqual(t, sys.Nanotime(), deadline, "never early")
 
-		go func() {
-			time.Sleep(20 * time.Millisecond)
-			word.Store(1)
-			sys.WakeSleeper(&word)
-		}()
+		wakeWhenAsleep(t, unix.Gettid(), &word)
 		interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word, raw)
 		require.NoError(t, err)
 		require.True(t, interrupted)
@@ -272,6 +317,8 @@ func TestSleepRawOnce(t *testing.T) {
 // SleepRawOnceOr sleeps to its deadline, ends woken when its word is set
 // and woken, and with no word is SleepRawOnce.
 func TestSleepRawOnceOr(t *testing.T) {
+	runtime.LockOSThread() // wakeWhenAsleep watches this thread
+	defer runtime.UnlockOSThread()
 	var word atomic.Uint32
 	deadline := sys.Nanotime() + 1_000_000
 	for {
@@ -282,11 +329,7 @@ func TestSleepRawOnceOr(t *testing.T) {
 			break
 		}
 	}
-	go func() {
-		time.Sleep(20 * time.Millisecond)
-		word.Store(1)
-		sys.WakeSleeper(&word)
-	}()
+	wakeWhenAsleep(t, unix.Gettid(), &word)
 	for {
 		woken, _, err := sys.SleepRawOnceOr(sys.Nanotime()+int64(time.Hour), &word)
 		require.NoError(t, err)

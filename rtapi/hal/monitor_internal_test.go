@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/ipc"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
@@ -115,32 +116,21 @@ func TestMonitorRefusesCorruptValues(t *testing.T) {
 // spinning for as long as it wrote (the Monitor, and whoever waited on it,
 // hung); now Read gives up after a bounded number of copies.
 func TestMonitorReadBoundedUnderRacingWriter(t *testing.T) {
-	p, m, _ := statsFixture(t)
-	var stop atomic.Bool
-	done := make(chan struct{})
-	seq := (*uint64)(unsafe.Pointer(p.thread(0))) // the seqlock's sequence word
-	go func() {
-		defer close(done)
-		for i := 0; i < 200_000_000 && !stop.Load(); i++ {
-			atomic.AddUint64(seq, 2) // same slot, a new sequence each time
-		}
-	}()
-	var err error
-	for {
-		_, err = m.Read()
-		if err != nil {
-			break
-		}
-		select {
-		case <-done:
-			t.Fatal("Read never gave up on a slot that changed during every copy")
-		default:
-		}
+	_, m, _ := statsFixture(t)
+	// Every copy Read makes races a writer and loses: the copy is real,
+	// then a Write lands before the sequence is checked again.
+	copies := 0
+	t.Cleanup(func() { tryReadRecord = (*ipc.Seqlock[threadRecord]).TryRead })
+	tryReadRecord = func(s *ipc.Seqlock[threadRecord], r *threadRecord) (uint64, bool) {
+		copies++
+		seq, _ := s.TryRead(r)
+		s.Write(r) // the writer's Write, completed during the copy
+		return seq, seq == s.Seq()
 	}
-	stop.Store(true)
-	<-done
+	_, err := m.Read()
 	require.ErrorIs(t, err, ErrCorrupt)
 	assert.Contains(t, err.Error(), "changed during each of")
+	assert.Equal(t, maxReadTries, copies, "Read gives up after a bounded number of copies")
 }
 
 // FuzzMonitorRead applies arbitrary writes to a stats segment after the

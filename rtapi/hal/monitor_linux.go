@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/ipc"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
@@ -33,6 +34,11 @@ type Monitor struct {
 // a writer that completes a Write during each of them (a publisher runs
 // at most once per period, a copy takes a microsecond) is not a HAL thread.
 const maxReadTries = 1000
+
+// tryReadRecord is Seqlock.TryRead, called through a variable only so that
+// a test can make every copy lose its race with a writer, deterministically
+// (a racing goroutine does so only while it really runs in parallel).
+var tryReadRecord = (*ipc.Seqlock[threadRecord]).TryRead
 
 // OpenMonitor attaches to the stats segment of a running host. A missing
 // segment matches os.ErrNotExist; one owned or writable by a user not
@@ -174,7 +180,7 @@ func (m *Monitor) read() (Snapshot, error) {
 // seqlock attempts, never an unbounded spin on a writer that never stops.
 func (m *Monitor) readRecord(i int, r *threadRecord) bool {
 	for range maxReadTries {
-		if _, ok := m.layout.Threads[i].TryRead(r); ok {
+		if _, ok := tryReadRecord(&m.layout.Threads[i], r); ok {
 			return true
 		}
 	}

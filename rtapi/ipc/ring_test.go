@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -185,18 +187,29 @@ func TestRingWaitTimeoutAndClose(t *testing.T) {
 	q, err := InitRecordRing(ringMem(64))
 	require.NoError(t, err)
 	assert.ErrorIs(t, q.Wait(sys.Nanotime()+int64(time.Millisecond)), ErrTimeout)
+	// The reader says, in the ring's sleeping word, that it is about to
+	// sleep or sleeps; the writer writes only then, so the Put must wake
+	// it (a reader that never slept fails the wait, not the test's luck).
+	readerAsleep := func() bool { return atomic.LoadUint32(&q.r.h.sleeping) == 1 }
 	got := make(chan error, 1)
 	go func() { got <- q.Wait(0) }()
-	time.Sleep(10 * time.Millisecond)
+	rttest.WaitFor(t, "the reader asleep in Wait", readerAsleep)
 	require.NoError(t, q.Put([]byte("x")))
 	require.NoError(t, <-got, "a Put wakes the sleeping reader")
-	go func() { got <- q.Wait(0) }()
-	time.Sleep(10 * time.Millisecond)
+	// Close with a record left: Wait still returns it, then ErrClosed.
 	q.Close()
-	require.NoError(t, <-got, "a record is still there")
+	require.NoError(t, q.Wait(0), "a record is still there")
 	_, err = q.Get(make([]byte, 8))
 	require.NoError(t, err)
 	assert.ErrorIs(t, q.Wait(0), ErrClosed)
+
+	// Close wakes a reader asleep on an empty ring.
+	q, err = InitRecordRing(ringMem(64))
+	require.NoError(t, err)
+	go func() { got <- q.Wait(0) }()
+	rttest.WaitFor(t, "the reader asleep in Wait", readerAsleep)
+	q.Close()
+	require.ErrorIs(t, <-got, ErrClosed, "Close wakes the sleeping reader")
 }
 
 func TestStreamRing(t *testing.T) {

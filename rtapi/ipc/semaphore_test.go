@@ -5,12 +5,14 @@ package ipc
 import (
 	"math"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -34,10 +36,11 @@ func TestSemaphoreTakeBlocksUntilGive(t *testing.T) {
 	var s Semaphore
 	got := make(chan error, 1)
 	go func() { got <- s.Take() }()
+	rttest.WaitFor(t, "Take to wait", func() bool { return atomic.LoadUint32(&s.waiters) != 0 })
 	select {
 	case err := <-got:
 		t.Fatalf("Take returned at count 0: %v", err)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	require.NoError(t, s.Give())
 	require.NoError(t, <-got)
@@ -46,11 +49,13 @@ func TestSemaphoreTakeBlocksUntilGive(t *testing.T) {
 
 func TestSemaphoreDeadlineMet(t *testing.T) {
 	var s Semaphore
-	go func() {
-		time.Sleep(5 * time.Millisecond)
-		_ = s.Give()
-	}()
-	require.NoError(t, s.TakeDeadline(sys.Nanotime()+int64(10*time.Second)))
+	got := make(chan error, 1)
+	go func() { got <- s.TakeDeadline(sys.Nanotime() + int64(10*time.Second)) }()
+	// Give only once the taker waits, so TakeDeadline is woken, not
+	// served from the count.
+	rttest.WaitFor(t, "a waiter", func() bool { return atomic.LoadUint32(&s.waiters) != 0 })
+	require.NoError(t, s.Give())
+	require.NoError(t, <-got)
 }
 
 func TestSemaphoreAllocs(t *testing.T) {

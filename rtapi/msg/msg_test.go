@@ -250,7 +250,6 @@ func TestDrainLoop(t *testing.T) {
 	log.Info("first %d", Int(1))
 	require.Eventually(t, func() bool { return logs.Len() == 1 }, 5*time.Second, time.Millisecond,
 		"the drainer is woken by the Logger")
-	time.Sleep(5 * time.Millisecond)
 	assert.ErrorIs(t, sink.Drain(ctx, zl), ErrInvalid, "one Drain at a time")
 	log.Info("second")
 	cancel()

@@ -204,16 +204,75 @@ func TestCloseWithoutDeleteKeeps(t *testing.T) {
 	require.NoError(t, b.Delete())
 }
 
+// Prefault makes every page of the mapping resident before anything
+// touches it (mincore), and Lock locks all of it (smaps' Locked); a segment
+// with neither has its untouched pages not resident, so the checks can fail.
 func TestLockPrefault(t *testing.T) {
+	const size = 1 << 20
+	plain, err := New(devShm(), 7, size)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, plain.Delete()) }()
+	pages := (len(plain.mapping) + os.Getpagesize() - 1) / os.Getpagesize()
+	require.Less(t, residentPages(t, plain.mapping), pages, "a plain segment's untouched pages are not resident")
+
 	o := devShm()
-	o.Lock, o.Prefault = true, true
-	s, err := New(o, 6, 1<<20)
+	o.Prefault = true
+	prefaulted, err := New(o, 8, size)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, prefaulted.Delete()) }()
+	require.Equal(t, pages, residentPages(t, prefaulted.mapping), "prefaulted: every page resident")
+	require.Zero(t, lockedBytes(t, prefaulted.mapping), "not locked unless asked")
+
+	o.Lock = true
+	s, err := New(o, 6, size)
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOMEM) {
 		t.Skipf("mlock refused (%v): needs CAP_IPC_LOCK or a larger RLIMIT_MEMLOCK; run as root", err)
 	}
 	require.NoError(t, err)
-	s.Bytes()[1<<20-1] = 1
+	require.Equal(t, pages, residentPages(t, s.mapping), "locked and prefaulted: every page resident")
+	require.EqualValues(t, pages*os.Getpagesize(), lockedBytes(t, s.mapping), "the whole mapping is locked")
+	s.Bytes()[size-1] = 1
 	require.NoError(t, s.Delete())
+}
+
+// residentPages counts the pages of m in RAM (mincore).
+func residentPages(t *testing.T, m []byte) int {
+	t.Helper()
+	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
+	require.Zero(t, errno, "mincore: %v", errno)
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// lockedBytes is the "Locked:" of the mapping that starts at m in
+// /proc/self/smaps.
+func lockedBytes(t *testing.T, m []byte) int64 {
+	t.Helper()
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	require.NoError(t, err)
+	start := strconv.FormatUint(uint64(uintptr(unsafe.Pointer(&m[0]))), 16) + "-"
+	in := false
+	for _, line := range strings.Split(string(smaps), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			in = strings.HasPrefix(fields[0], start) // a mapping's first line: its range
+			continue
+		}
+		if in && fields[0] == "Locked:" {
+			kB, err := strconv.ParseInt(fields[1], 10, 64)
+			require.NoError(t, err)
+			return kB << 10
+		}
+	}
+	t.Fatalf("no mapping at %s in /proc/self/smaps", start)
+	return 0
 }
 
 // writeRaw writes a segment file by hand, for damaged-file tests.

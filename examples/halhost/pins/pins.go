@@ -210,6 +210,11 @@ func (t *Table) Publish(now, cycle int64) {
 // servo cycle, a copy takes well under a microsecond.
 const maxReadTries = 1000
 
+// tryReadFrame is Seqlock.TryRead, called through a variable only so that
+// a test can make every copy lose its race with a writer, deterministically
+// (a racing goroutine does so only while it really runs in parallel).
+var tryReadFrame = (*ipc.Seqlock[Frame]).TryRead
+
 // Read copies the latest frame into f and returns its sequence number
 // (0 before the first Publish). It gives up with rtapi.ErrTimeout when a Write completes during each of its copies (no
 // scope publishes that fast), and returns shm.ErrTruncated when the
@@ -220,7 +225,7 @@ func (t *Table) Read(f *Frame) (uint64, error) {
 	var ok bool
 	err := t.seg.Guard(func() {
 		for range maxReadTries {
-			if seq, ok = t.b.Frames.TryRead(f); ok {
+			if seq, ok = tryReadFrame(&t.b.Frames, f); ok {
 				return
 			}
 		}

@@ -6,23 +6,22 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/examples/halhost/pins"
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 func openRT(t *testing.T) *rtapi.RT {
 	t.Helper()
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
-	require.NoError(t, err)
-	t.Cleanup(func() { rt.Close() })
-	return rt
+	return rttest.Open(t, func() (*rtapi.RT, error) {
+		return rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	})
 }
 
 func key() uint32 { return 0x20000000 + rand.Uint32N(0x0fffffff) }
@@ -176,13 +175,6 @@ func TestReadBoundedUnderRacingWriter(t *testing.T) {
 	host, err := pins.Create(rt, k, []string{"a.out"})
 	require.NoError(t, err)
 	defer host.Delete()
-	raw, err := rt.ShmAttach(k)
-	require.NoError(t, err)
-	defer raw.Close()
-	// The frames' seqlock follows the magic, the count, the names and the
-	// pins; its sequence word comes first.
-	seq, err := shm.View[uint64](raw, 8+8+pins.MaxPins*pins.NameLen+pins.MaxPins*8)
-	require.NoError(t, err)
 	mon, err := pins.Attach(rt, k)
 	require.NoError(t, err)
 	defer mon.Close()
@@ -190,28 +182,10 @@ func TestReadBoundedUnderRacingWriter(t *testing.T) {
 	var f pins.Frame
 	got, err := mon.Read(&f)
 	require.NoError(t, err)
-	require.Equal(t, uint64(1), got, "the offset is the sequence word")
+	require.Equal(t, uint64(1), got, "no writer racing: the first copy is good")
 
-	var stop atomic.Bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 200_000_000 && !stop.Load(); i++ {
-			atomic.AddUint64(seq, 2)
-		}
-	}()
-	for {
-		_, err = mon.Read(&f)
-		if err != nil {
-			break
-		}
-		select {
-		case <-done:
-			t.Fatal("Read never gave up on a frame that changed during every copy")
-		default:
-		}
-	}
-	stop.Store(true)
-	<-done
+	copies := pins.RaceEveryRead(t)
+	_, err = mon.Read(&f)
 	require.ErrorIs(t, err, rtapi.ErrTimeout)
+	require.Equal(t, pins.MaxReadTries, *copies, "Read gives up after a bounded number of copies")
 }

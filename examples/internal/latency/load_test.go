@@ -1,22 +1,18 @@
 package latency
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
-	"time"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // waitGoroutines waits for the goroutine count to come back to n; the
 // runtime needs a moment to retire exited goroutines.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
-	for i := 0; i < 200; i++ {
-		if runtime.NumGoroutine() <= n {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("%d goroutines left running, had %d before", runtime.NumGoroutine(), n)
+	rttest.WaitFor(t, fmt.Sprintf("at most %d goroutines", n), func() bool { return runtime.NumGoroutine() <= n })
 }
 
 func TestLoadsStartAndStop(t *testing.T) {
@@ -31,14 +27,13 @@ func TestLoadsStartAndStop(t *testing.T) {
 	if n := runtime.NumGoroutine(); n < 13 {
 		t.Fatalf("%d goroutines, want at least 13", n)
 	}
-	time.Sleep(50 * time.Millisecond)
-	l.Stop()
-	var m1 runtime.MemStats
-	runtime.ReadMemStats(&m1)
 	// the alloc load tops up its first tick's share at once: 100 MB/s × 5 ms
-	if grew := m1.TotalAlloc - m0.TotalAlloc; grew < 500e3 {
-		t.Fatalf("alloc load allocated only %d bytes", grew)
-	}
+	rttest.WaitFor(t, "the alloc load to allocate 500 kB", func() bool {
+		var m1 runtime.MemStats
+		runtime.ReadMemStats(&m1)
+		return m1.TotalAlloc-m0.TotalAlloc >= 500e3
+	})
+	l.Stop()
 	waitGoroutines(t, before)
 	var nilLoads *Loads
 	nilLoads.Stop()

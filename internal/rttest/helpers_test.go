@@ -1,0 +1,78 @@
+//go:build linux
+
+package rttest
+
+import (
+	"errors"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestWaitForAwaitsAnotherGoroutine(t *testing.T) {
+	var ready atomic.Bool
+	go ready.Store(true)
+	WaitFor(t, "the goroutine", ready.Load)
+	if !ready.Load() {
+		t.Fatal("WaitFor returned before the state")
+	}
+}
+
+type closer struct{ closed, fail bool }
+
+func (c *closer) Close() error {
+	c.closed = true
+	if c.fail {
+		return errors.New("refused")
+	}
+	return nil
+}
+
+func TestOpenClosesWhenTheTestEnds(t *testing.T) {
+	c := &closer{}
+	t.Run("user", func(t *testing.T) {
+		if got := Open(t, func() (*closer, error) { return c, nil }); got != c || c.closed {
+			t.Fatalf("Open gave %p (closed %v), want %p open", got, c.closed, c)
+		}
+	})
+	if !c.closed {
+		t.Fatal("not closed when the test ended")
+	}
+}
+
+// A thread blocked (here on a channel, in a futex) is asleep; a running one,
+// or one that does not exist, is not.
+func TestAsleepAndWhenAsleep(t *testing.T) {
+	if Asleep(unix.Gettid()) {
+		t.Fatal("the running thread reads as asleep")
+	}
+	if Asleep(-1) {
+		t.Fatal("no thread -1, yet it reads as asleep")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	woken := make(chan struct{})
+	var wokeAsleep atomic.Bool
+	tid := unix.Gettid()
+	WhenAsleep(t, tid, func() {
+		wokeAsleep.Store(Asleep(tid))
+		close(woken)
+	})
+	<-woken // this locked thread sleeps until WhenAsleep sees it
+	if !wokeAsleep.Load() {
+		t.Fatal("wake ran while the thread was not asleep")
+	}
+}
+
+func TestSettleAllThreadsRepeatsUntilNothingChanges(t *testing.T) {
+	seen := map[int]int{}
+	SettleAllThreads(t, func(tid int) bool {
+		seen[tid]++
+		return seen[tid] == 1 // each thread needs one change
+	})
+	if len(seen) == 0 || seen[unix.Gettid()] < 2 {
+		t.Fatalf("passes per thread %v: want every thread changed, then one pass that changes none", seen)
+	}
+}
