@@ -208,6 +208,7 @@ func TestCloseWithoutDeleteKeeps(t *testing.T) {
 // touches it (mincore), and Lock locks all of it (smaps' Locked); a segment
 // with neither has its untouched pages not resident, so the checks can fail.
 func TestLockPrefault(t *testing.T) {
+	rttest.SkipIfEmulated(t, "qemu-user maps memory itself: mincore and smaps describe its pages, not what the kernel gave the guest program")
 	const size = 1 << 20
 	plain, err := New(devShm(), 7, size)
 	require.NoError(t, err)
