@@ -5,6 +5,7 @@ package msg
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -104,10 +105,20 @@ func TestCallerIsTheCallSite(t *testing.T) {
 		assert.True(t, strings.HasSuffix(e.Caller.Function, "TestCallerIsTheCallSite"), e.Caller.Function)
 	}
 
-	// A logger that asks for no caller gets none.
+	// A logger that asks for no caller gets none, and from then on the
+	// Loggers stop paying for the call site.
 	log.Info("no caller wanted")
 	require.Equal(t, 1, sink.DrainOnce(zap.New(core)))
 	assert.False(t, logs.TakeAll()[0].Caller.Defined)
+	assert.False(t, sink.callers.Load(), "the Loggers still record call sites nobody shows")
+	log.Info("recorded without its call site")
+	p, err := log.ring.Peek()
+	require.NoError(t, err)
+	m, err := Decode(p)
+	require.NoError(t, err)
+	assert.Zero(t, m.PC)
+	require.Equal(t, 1, sink.DrainOnce(zap.New(core)))
+	logs.TakeAll()
 
 	// A ring another process writes: its program counters mean nothing
 	// here, and the drainer's own line would mislead.
@@ -276,6 +287,25 @@ func BenchmarkPrint(b *testing.B) {
 	sink := NewSink(LevelAll)
 	log, _ := sink.Logger("bench", 1<<20)
 	zl := zap.NewNop()
+	i := 0
+	for b.Loop() {
+		log.Info("cycle %d took %f", Int(i), Float(1.5))
+		i++
+		if i%1000 == 0 {
+			b.StopTimer() // measure the RT side only
+			sink.DrainOnce(zl)
+			b.StartTimer()
+		}
+	}
+}
+
+// BenchmarkPrintWithCaller is Print for a Sink drained into a zap logger
+// that reports callers: each message records its call site.
+func BenchmarkPrintWithCaller(b *testing.B) {
+	sink := NewSink(LevelAll)
+	log, _ := sink.Logger("bench", 1<<20)
+	zl := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(io.Discard), zapcore.DebugLevel), zap.AddCaller())
+	sink.DrainOnce(zl)
 	i := 0
 	for b.Loop() {
 		log.Info("cycle %d took %f", Int(i), Float(1.5))

@@ -40,6 +40,11 @@ const (
 type Sink struct {
 	level atomic.Int32
 	bell  uint32 // futex word: bellSleeping while Drain waits
+	// callers: the zap logger last drained into reports callers, so the
+	// Sink's Loggers record their call sites (true until a drain says
+	// otherwise). probed is that logger.
+	callers atomic.Bool
+	probed  *zap.Logger
 
 	drainMu sync.Mutex // held while rings are read; RemoveRing waits on it
 	mu      sync.Mutex
@@ -87,6 +92,14 @@ func (src *source) caller(pc uintptr) zapcore.EntryCaller {
 	return zapcore.EntryCaller{Defined: true, PC: frame.PC, File: frame.File, Line: frame.Line, Function: frame.Function}
 }
 
+// wantsCallers reports whether zl puts a caller in its entries
+// (zap.AddCaller), by checking an entry it never writes. Only then do the
+// Loggers pay for recording their call sites.
+func wantsCallers(zl *zap.Logger) bool {
+	ce := zl.Check(zapcore.ErrorLevel, "")
+	return ce != nil && ce.Caller.Defined
+}
+
 func newSource(ring *ipc.RecordRing, task string) *source {
 	return &source{ring: ring, task: task, buf: make([]byte, maxRecordPayload)}
 }
@@ -95,6 +108,7 @@ func newSource(ring *ipc.RecordRing, task string) *source {
 func NewSink(level Level) *Sink {
 	s := &Sink{now: time.Now}
 	s.level.Store(int32(level))
+	s.callers.Store(true)
 	return s
 }
 
@@ -124,7 +138,7 @@ func (s *Sink) Logger(task string, capacity int) (*Logger, error) {
 	}
 	l.level = &s.level
 	l.bell = &s.bell
-	l.callers = true
+	l.callers = &s.callers
 	s.mu.Lock()
 	src := newSource(ring, l.task)
 	src.logger = l
@@ -313,6 +327,10 @@ func zapLevel(l Level) zapcore.Level {
 func (s *Sink) DrainOnce(zl *zap.Logger) int {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
+	if zl != s.probed {
+		s.probed = zl
+		s.callers.Store(wantsCallers(zl))
+	}
 	s.mu.Lock()
 	sources := append([]*source(nil), s.sources...)
 	s.mu.Unlock()
