@@ -168,7 +168,10 @@ func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
 	hold, held, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	base, err := rt.NewTask(rtapi.TaskSpec{Name: "base", Period: 100 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
+	// base is fast enough to keep a P busy (under GCShieldMinPeriod) and
+	// slow enough not to take a whole CPU under the race detector, where
+	// SCHED_FIFO throttling would then starve the other tasks.
+	base, err := rt.NewTask(rtapi.TaskSpec{Name: "base", Period: 300 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 			select {
 			case <-hold: // stays in its body, told to stop or not
@@ -188,7 +191,9 @@ func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
 		require.NoError(t, task.Start())
 		slow = append(slow, task)
 	}
-	waitCycles(t, slow[0], 10)
+	rttest.WaitFor(t, "every task on the shield board", func() bool {
+		return base.Stats().GCShield != "" && slow[0].Stats().GCShield != "" && slow[1].Stats().GCShield != ""
+	})
 	// 2 Ps: one for the rest of the program, one kept busy by base.
 	require.Contains(t, slow[0].Stats().GCShield, "off: GOMAXPROCS 2")
 
