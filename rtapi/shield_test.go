@@ -3,6 +3,7 @@ package rtapi_test
 import (
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,7 +113,14 @@ func TestShieldChoosesShortestPeriods(t *testing.T) {
 		tasks[spec.Name] = task
 	}
 	shield := func(name string) string { return tasks[name].Stats().GCShield }
-	// 4 Ps: one for the rest, one kept busy by base, two to hand out
+	// 4 Ps: one for the rest, one kept busy by base, two to hand out.
+	// Every task joined the board before its Start returned; a CI run of
+	// the package under the race detector once still read user "on" here,
+	// so the test waits for the settled board (and names every note if it
+	// never settles) rather than read it once.
+	rttest.WaitFor(t, "the board settled: user off", func() bool {
+		return strings.Contains(shield("user"), "off: GOMAXPROCS 4")
+	})
 	require.Equal(t, "on", shield("servo-high"))
 	require.Equal(t, "on", shield("servo"))
 	require.Contains(t, shield("base"), "off: period under 500µs")
