@@ -34,6 +34,7 @@ var (
 
 func binaries(t *testing.T) (host, mon string) {
 	t.Helper()
+	rttest.RequireGo(t)
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "halhost-test")
 		if buildErr != nil {

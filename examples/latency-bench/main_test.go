@@ -200,6 +200,7 @@ func TestSmoke(t *testing.T) {
 		t.Skip("builds and runs the benchmark; skipped with -short")
 	}
 	dir := t.TempDir()
+	rttest.RequireGo(t)
 	bin := filepath.Join(dir, "latency-bench")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

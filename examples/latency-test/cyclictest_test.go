@@ -128,6 +128,7 @@ func buildShared(t *testing.T) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	rttest.RequireGo(t)
 	bin := filepath.Join(dir, "latency-test")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/latency"
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
@@ -232,6 +233,7 @@ func buildTool(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds and runs the command; skipped with -short")
 	}
+	rttest.RequireGo(t)
 	bin := filepath.Join(t.TempDir(), "latency-test")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {

@@ -71,6 +71,7 @@ func TestREADMECommands(t *testing.T) {
 				}
 			})
 		case cmd == "go build -o latency-test ./examples/latency-test":
+			rttest.RequireGo(t)
 			bin = filepath.Join(t.TempDir(), "latency-test")
 			if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 				t.Fatalf("%s: %v\n%s", cmd, err, out)

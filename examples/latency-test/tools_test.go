@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // TestEveryToolExitCodes: across the example programs, -help exits 0 and
@@ -14,6 +16,7 @@ func TestEveryToolExitCodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example; skipped with -short")
 	}
+	rttest.RequireGo(t)
 	dir := t.TempDir()
 	if out, err := exec.Command("go", "build", "-o", dir, "../...").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

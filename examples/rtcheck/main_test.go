@@ -267,6 +267,7 @@ func TestCaptureUnwritableStillReports(t *testing.T) {
 // the result is static (no program interpreter).
 func buildStatic(t *testing.T) string {
 	t.Helper()
+	rttest.RequireGo(t)
 	bin := filepath.Join(t.TempDir(), "rtcheck")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

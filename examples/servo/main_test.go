@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,6 +15,7 @@ import (
 // report printed. No timing is asserted here (the machine is noisy); the
 // following-error bound is checked on sim.
 func TestProgramRuns(t *testing.T) {
+	rttest.RequireGo(t)
 	bin := filepath.Join(t.TempDir(), "servo")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Stderr = os.Stderr

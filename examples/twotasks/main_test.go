@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -14,6 +15,7 @@ import (
 // The README program really runs: build it and run it for a short while on
 // each flavor setting the README shows.
 func TestReadmeProgram(t *testing.T) {
+	rttest.RequireGo(t)
 	bin := filepath.Join(t.TempDir(), "twotasks")
 	build := exec.Command("go", "build", "-o", bin, ".")
 	build.Stderr = os.Stderr

@@ -134,6 +134,7 @@ func layerName(rel string) string {
 // in a layer above its own (its tests' imports included), or uses a
 // restricted module outside the layers allowed to.
 func TestImportsPointDown(t *testing.T) {
+	RequireGo(t)
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		t.Fatalf("go env GOMOD: %v", err)
@@ -228,6 +229,7 @@ func TestLayerViolations(t *testing.T) {
 // TestOneChildProtocol fails when a test starts a copy of its binary
 // without Child, with an environment variable of its own again.
 func TestOneChildProtocol(t *testing.T) {
+	RequireGo(t)
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		t.Fatalf("go env GOMOD: %v", err)

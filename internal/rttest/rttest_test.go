@@ -28,6 +28,27 @@ func TestSkipSummary(t *testing.T) {
 	}
 }
 
+// TestToolsAbsent: GORTAPI_TOOLS=absent (the 386 guest, which has no
+// toolchain and no Debian packages) makes RequireTool skip even where
+// GORTAPI_REQUIRE_RT=1 makes it fail; RequireRT and RequireRoot are not
+// affected (they are checked in the guest).
+func TestToolsAbsent(t *testing.T) {
+	t.Setenv(RequireEnv, "1")
+	t.Setenv(ToolsEnv, "absent")
+	t.Cleanup(func() { // the skip wanted here is no skip to report
+		skipped.Lock()
+		delete(skipped.by, "gortapi-no-such-tool (apt-get install nothing)")
+		skipped.Unlock()
+	})
+	ran := t.Run("lacks a tool", func(t *testing.T) {
+		RequireTool(t, "gortapi-no-such-tool", "apt-get install nothing")
+		t.Fatal("RequireTool did not skip")
+	})
+	if !ran {
+		t.Fatal("RequireTool failed the test instead of skipping it")
+	}
+}
+
 // Child re-runs this binary with the role in the environment; ChildRole
 // reads it there.
 func TestChild(t *testing.T) {
