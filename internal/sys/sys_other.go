@@ -144,3 +144,16 @@ func SetMinimalTimerSlack() error { return errUnsupported }
 func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
 	return false, false, errUnsupported
 }
+
+// PI futex word bits, as on Linux.
+const (
+	FutexWaiters   = 0x80000000
+	FutexOwnerDied = 0x40000000
+	FutexTIDMask   = 0x3fffffff
+)
+
+// FutexLockPI fails: priority-inheritance futexes need Linux.
+func FutexLockPI(addr *uint32, deadlineNs int64) error { return errUnsupported }
+
+// FutexUnlockPI fails: priority-inheritance futexes need Linux.
+func FutexUnlockPI(addr *uint32) error { return errUnsupported }

@@ -32,6 +32,11 @@
 // accept blocking. Errors returned from RT-safe calls are pre-built
 // sentinels, so returning them does not allocate either.
 //
+// PIMutex is the priority-inheritance variant (FUTEX_LOCK_PI): its holder
+// runs at the priority of its highest waiter, so a SCHED_FIFO task waiting
+// behind a lower-priority holder is not starved by the tasks in between. It
+// belongs to a thread, and keeps the holding goroutine locked to it.
+//
 // Limits: a dead mutex owner is detected by its pid, so a pid reused by an
 // unrelated process, or an owner that died but was not yet reaped (a zombie),
 // reads as alive; processes must share a pid namespace.
