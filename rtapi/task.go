@@ -152,8 +152,9 @@ type TaskSpec struct {
 	// real-time flavors, as far as the Ps allow: one P is always left for
 	// the rest of the program, each faster periodic task keeps one busy
 	// anyway, and the Ps left go to the shortest periods (then highest
-	// priorities) first; the others sleep as with Off. On: always (it
-	// takes a P before any Auto task; more On tasks than Ps to spare
+	// priorities) first; the others sleep as with Off. On: always, for
+	// a nanosleep wait (a timer wake mode cannot keep a P: Stats and a
+	// warning say so) (it takes a P before any Auto task; more On tasks than Ps to spare
 	// starve the rest of the program, and Stats says so). The Ps are
 	// handed out again whenever a task starts or ends, except once
 	// RT.Close has begun: a task ending there frees no P for the others.
