@@ -20,7 +20,8 @@ import (
 //
 // Tasks may be created, started and stopped while Run waits; a task that
 // ends without error (its body returned nil, or Stop) does not end the
-// run. Call Run once, from an ordinary goroutine.
+// run, and neither does a Start that failed (Start returned the error).
+// Call Run once, from an ordinary goroutine.
 func (rt *RT) Run(ctx context.Context) error {
 	for {
 		if err := rt.failures(); err != nil {
@@ -44,11 +45,25 @@ func (rt *RT) failures() error {
 		default:
 			continue
 		}
-		if err := t.result(); err != nil {
+		if err := t.failure(); err != nil {
 			errs = append(errs, nameTask(t, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// failure is the task's result as Run sees it: an error Start returned
+// was the caller's to handle, not a failure of the running task.
+func (t *Task) failure() error {
+	if t.wd.faulted.Load() {
+		return t.wd.fault
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.startFailed {
+		return nil
+	}
+	return t.err
 }
 
 // nameTask makes sure err says which task it is about.

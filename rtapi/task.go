@@ -214,6 +214,9 @@ type Task struct {
 	kick  chan struct{} // wakes a paused task
 	done  chan struct{} // closed when the body has returned
 	err   error         // the body's result, set before done closes
+	// startFailed: err is the error Start returned; the caller has it,
+	// so RT.Run does not count it as the task failing. Guarded by mu.
+	startFailed bool
 
 	binding flavors.Binding
 	stats   taskStats
@@ -351,6 +354,7 @@ func (t *Task) Start() error {
 	if err := <-ready; err != nil {
 		t.state.Store(stateDone)
 		t.err = err
+		t.startFailed = true // returned here: no failure for RT.Run
 		close(t.done)
 		return taskErr(t.spec.Name, "start", err)
 	}
