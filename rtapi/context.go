@@ -7,9 +7,10 @@ import (
 )
 
 // Run ties the RT to ctx, as a host's main loop: it blocks until ctx is
-// done or a task fails — its body returned an error, panicked or called
-// runtime.Goexit, or the watchdog faulted it — and then stops every task
-// and closes the RT. It returns nil when ctx ended the run and no task
+// done, RT.Close is called, or a task fails — its body returned an error,
+// panicked or called runtime.Goexit, or the watchdog faulted it — and
+// then stops every task and closes the RT (after RT.Close, it waits for
+// that Close to finish). It returns nil when ctx ended the run and no task
 // failed; otherwise the errors of the failed tasks (each a *TaskError,
 // *PanicError or *FaultError naming its task), joined with Close's.
 //
@@ -30,6 +31,10 @@ func (rt *RT) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(rt.failures(), rt.Close())
+		case <-rt.closeBegun:
+			// Closed elsewhere (a shutdown handler): that Close's caller
+			// gets its error; Run waits for it to finish.
+			return errors.Join(rt.Close(), rt.failures())
 		case <-rt.ended:
 		}
 	}

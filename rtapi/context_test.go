@@ -192,3 +192,25 @@ func TestRunIgnoresAFailedStart(t *testing.T) {
 	cancel()
 	require.NoError(t, <-ran)
 }
+
+// RT.Close, from anywhere (a host's shutdown handler), ends Run, which
+// then returns nil when no task failed (issue 21, defect 5: Run was still
+// blocked 2 s after Close, with every task done).
+func TestRunEndsWhenTheRTCloses(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
+	require.NoError(t, err)
+	servo := startLoop(t, rt, "servo")
+	waitCycles(t, servo, 3)
+	ran := make(chan error, 1)
+	go func() { ran <- rt.Run(context.Background()) }()
+	require.NoError(t, rt.Close())
+	select {
+	case err := <-ran:
+		require.NoError(t, err)
+	case <-time.After(rttest.WaitTimeout):
+		t.Fatalf("Run still blocked %v after Close returned", rttest.WaitTimeout)
+	}
+
+	// Run on an RT already closed returns at once.
+	require.NoError(t, rt.Run(context.Background()))
+}
