@@ -384,8 +384,9 @@ func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted boo
 			return sleeps, true, nil
 		case signalled:
 			runtime.Gosched()
-		case step == deadline:
-			return sleeps, false, nil
 		}
+		// The deadline passed, or a wake-up whose request was withdrawn
+		// before this thread looked (Pause then Resume): the clock at the
+		// top of the loop tells which, never the step alone.
 	}
 }

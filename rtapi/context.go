@@ -7,9 +7,10 @@ import (
 )
 
 // Run ties the RT to ctx, as a host's main loop: it blocks until ctx is
-// done or a task fails — its body returned an error, panicked or called
-// runtime.Goexit, or the watchdog faulted it — and then stops every task
-// and closes the RT. It returns nil when ctx ended the run and no task
+// done, RT.Close is called, or a task fails — its body returned an error,
+// panicked or called runtime.Goexit, or the watchdog faulted it — and
+// then stops every task and closes the RT (after RT.Close, it waits for
+// that Close to finish). It returns nil when ctx ended the run and no task
 // failed; otherwise the errors of the failed tasks (each a *TaskError,
 // *PanicError or *FaultError naming its task), joined with Close's.
 //
@@ -20,7 +21,8 @@ import (
 //
 // Tasks may be created, started and stopped while Run waits; a task that
 // ends without error (its body returned nil, or Stop) does not end the
-// run. Call Run once, from an ordinary goroutine.
+// run, and neither does a Start that failed (Start returned the error).
+// Call Run once, from an ordinary goroutine.
 func (rt *RT) Run(ctx context.Context) error {
 	for {
 		if err := rt.failures(); err != nil {
@@ -29,6 +31,10 @@ func (rt *RT) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(rt.failures(), rt.Close())
+		case <-rt.closeBegun:
+			// Closed elsewhere (a shutdown handler): that Close's caller
+			// gets its error; Run waits for it to finish.
+			return errors.Join(rt.Close(), rt.failures())
 		case <-rt.ended:
 		}
 	}
@@ -44,11 +50,25 @@ func (rt *RT) failures() error {
 		default:
 			continue
 		}
-		if err := t.result(); err != nil {
+		if err := t.failure(); err != nil {
 			errs = append(errs, nameTask(t, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// failure is the task's result as Run sees it: an error Start returned
+// was the caller's to handle, not a failure of the running task.
+func (t *Task) failure() error {
+	if t.wd.faulted.Load() {
+		return t.wd.fault
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.startFailed {
+		return nil
+	}
+	return t.err
 }
 
 // nameTask makes sure err says which task it is about.

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -143,4 +145,72 @@ func TestWaitContext(t *testing.T) {
 	require.ErrorIs(t, stuck.WaitContext(ctx), rtapi.ErrTimeout)
 	close(release)
 	require.NoError(t, stuck.Wait())
+}
+
+// A Start that failed was the caller's to handle, and was returned to it:
+// it is no task failure, so Run neither returns it nor ends the run over
+// it (issue 21, defect 4). timer_create fails here because the process
+// may queue no signal (RLIMIT_SIGPENDING 0, for the moment of the Start).
+func TestRunIgnoresAFailedStart(t *testing.T) {
+	if e := rttest.Emulator(); e != "" {
+		t.Skip("posix timers under " + e + ": see flavors' TestWakerInterrupt")
+	}
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- rt.Run(ctx) }()
+
+	bad, err := rt.NewTask(rtapi.TaskSpec{Name: "bad", Period: time.Millisecond, Wake: rtapi.WakePosixTimer}, loop)
+	require.NoError(t, err)
+	var lim unix.Rlimit
+	require.NoError(t, unix.Getrlimit(unix.RLIMIT_SIGPENDING, &lim))
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_SIGPENDING, &unix.Rlimit{Cur: 0, Max: lim.Max}))
+	err = bad.Start()
+	require.NoError(t, unix.Setrlimit(unix.RLIMIT_SIGPENDING, &lim))
+	require.Error(t, err, "timer_create with RLIMIT_SIGPENDING 0")
+
+	// A task ending cleanly wakes Run, which looks at every task again.
+	short, err := rt.NewTask(rtapi.TaskSpec{Name: "short", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		for tc.Cycle() < 3 && tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, short.Start())
+	servo := startLoop(t, rt, "servo")
+	require.NoError(t, short.Wait())
+	after := short.Stats().Cycles + 3
+	rttest.WaitFor(t, "servo runs on after short ended", func() bool {
+		select {
+		case err := <-ran:
+			t.Fatalf("Run ended over a Start the caller handled: %v", err)
+		default:
+		}
+		return servo.Stats().Cycles >= after
+	})
+	cancel()
+	require.NoError(t, <-ran)
+}
+
+// RT.Close, from anywhere (a host's shutdown handler), ends Run, which
+// then returns nil when no task failed (issue 21, defect 5: Run was still
+// blocked 2 s after Close, with every task done).
+func TestRunEndsWhenTheRTCloses(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
+	require.NoError(t, err)
+	servo := startLoop(t, rt, "servo")
+	waitCycles(t, servo, 3)
+	ran := make(chan error, 1)
+	go func() { ran <- rt.Run(context.Background()) }()
+	require.NoError(t, rt.Close())
+	select {
+	case err := <-ran:
+		require.NoError(t, err)
+	case <-time.After(rttest.WaitTimeout):
+		t.Fatalf("Run still blocked %v after Close returned", rttest.WaitTimeout)
+	}
+
+	// Run on an RT already closed returns at once.
+	require.NoError(t, rt.Run(context.Background()))
 }

@@ -39,7 +39,7 @@ type TaskContext struct {
 	nextRead          int64 // cycle of the next sampled read
 	readCycle         int64 // cycle of the last read
 	readSleeps        int64 // the waker's Sleeps at the last read
-	slept             bool  // the last wait blocked in the kernel
+	slept             bool  // the last wait measured a wake-up (latency); not after an overrun
 	latency           int64 // the last wait's wake-up latency, when slept
 	gcAtStart         bool  // GC was marking when the body started
 	gcAtEnd           bool  // GC was marking when the previous body ended
@@ -116,7 +116,6 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		var releases uint64
 		var err error
 		now, releases, err = tc.waker.Wait(next)
-		tc.slept = true
 		if err != nil {
 			t.stats.waitErrors.Store(t.stats.waitErrors.Load() + 1)
 		}
@@ -151,6 +150,7 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 			latest += int64(tc.pending) * tc.period
 		}
 		tc.latency = now - latest
+		tc.slept = true // a measured wake-up: observe may count it late
 		t.stats.latency.Record(time.Duration(tc.latency))
 		if tc.virtualLate && tc.latency > tc.lateThreshold {
 			// virtual time: the injected jitter is the only cause

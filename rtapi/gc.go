@@ -132,7 +132,7 @@ const GCShieldMinPeriod = 500 * time.Microsecond
 // taskShield is one task's part of its RT's shield board.
 type taskShield struct {
 	want   bool        // resolved at start: shieldRaw, nanosleep wake
-	forced bool        // GCShield On or RawSleep: never given up
+	forced bool        // GCShield On or RawSleep on a nanosleep wait: never given up
 	short  bool        // period below GCShieldMinPeriod: keeps a P busy anyway
 	raw    atomic.Bool // the board's decision, read by the task once per cycle
 	note   string      // Stats.GCShield; guarded by shieldBoard.mu
@@ -161,7 +161,10 @@ func (b *shieldBoard) freeze() {
 // cycle; it returns whether t sleeps raw to begin with.
 func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh := &t.shield
-	sh.forced = t.spec.RawSleep || t.spec.GCShield == On
+	asked := t.spec.RawSleep || t.spec.GCShield == On
+	// Only a nanosleep wait can keep its P: a timer wake asking for the
+	// shield is no claim on one.
+	sh.forced = asked && wake == WakeNanosleep
 	sh.want = wake == WakeNanosleep && (t.spec.RawSleep || shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield))
 	sh.short = t.spec.Period < GCShieldMinPeriod
 	b.mu.Lock()
@@ -169,6 +172,9 @@ func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh.note = shieldOffNote(t.spec, wake)
 	if t.spec.Period == 0 {
 		return false
+	}
+	if asked && !sh.forced {
+		logger.Warn("GC shield", zap.String("task", t.spec.Name), zap.String("shield", sh.note))
 	}
 	if b.frozen {
 		if sh.want {

@@ -496,3 +496,32 @@ func TestCloseKeepsTheFlavorWhileATaskRuns(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// A body that calls runtime.UnlockOSThread once (a stray unlock, or a
+// library's Lock/Unlock pair the wrong way round) still ends with its
+// thread destroyed, not handed back to Go's pool with the task's policy,
+// affinity and blocked timer signal (issue 21, defect 6). The thread's
+// going is the event awaited: Go never ends a pooled thread.
+func TestStrayUnlockStillDestroysTheThread(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	for _, wake := range wakeModes {
+		if e := rttest.Emulator(); e != "" && wake == rtapi.WakePosixTimer {
+			continue // see flavors' TestWakerInterrupt
+		}
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake},
+			func(tc *rtapi.TaskContext) error {
+				runtime.UnlockOSThread()
+				for tc.Cycle() < 3 && tc.WaitPeriod() {
+				}
+				return nil
+			})
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		tid := task.Tid()
+		require.NoError(t, task.Wait())
+		rttest.WaitFor(t, "task "+task.Name()+"'s thread "+strconv.Itoa(tid)+" gone", func() bool {
+			_, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid))
+			return os.IsNotExist(err)
+		})
+	}
+}

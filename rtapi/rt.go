@@ -32,7 +32,9 @@ type RT struct {
 	// closing is closed when the first Close has finished; later Close
 	// calls wait for it.
 	closing chan struct{}
-	traits  flavors.Traits // what the flavor needs: its clock, its threads
+	// closeBegun is closed when the first Close begins: it ends Run.
+	closeBegun chan struct{}
+	traits     flavors.Traits // what the flavor needs: its clock, its threads
 
 	msgMu sync.Mutex
 	msg   *msgState // the message drainer, started by the first MsgLogger
@@ -72,7 +74,8 @@ func Open(opts Options) (*RT, error) {
 	if err := cpus.checkAll(opts.CPUs); err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	rt := &RT{opts: opts, kernel: kernel, cpus: cpus, logger: opts.Logger, ended: make(chan struct{}, 1)}
+	rt := &RT{opts: opts, kernel: kernel, cpus: cpus, logger: opts.Logger, ended: make(chan struct{}, 1),
+		closeBegun: make(chan struct{})}
 	sim, err := rt.simConfig()
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
@@ -122,6 +125,7 @@ func (rt *RT) Close() error {
 	}
 	rt.closed = true
 	rt.closing = make(chan struct{})
+	close(rt.closeBegun)
 	defer close(rt.closing)
 	tasks := slices.Clone(rt.tasks)
 	rt.mu.Unlock()

@@ -218,3 +218,36 @@ func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
 	// Base has ended for good while servo runs on: now servo gets the P.
 	require.Equal(t, "on", slow[0].Stats().GCShield)
 }
+
+// GCShield On on a task whose wake mode cannot keep a P (timerfd, a POSIX
+// timer) is no claim on a P: its Stats say why it is off, with a warning,
+// and the P goes to a nanosleep task that can use it (issue 21, defect 2).
+// The board's decisions need no privilege: the posix flavor with
+// Options.GCShield On offers the shield to every task.
+func TestShieldOnIgnoredForTimerWakes(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	core, logs := observer.New(zap.WarnLevel)
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off, GCShield: rtapi.On, Logger: zap.New(core)})
+	var timers []*rtapi.Task
+	for _, wake := range []rtapi.WakeMode{rtapi.WakeTimerfd, rtapi.WakePosixTimer} {
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake,
+			GCShield: rtapi.On}, loop)
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		timers = append(timers, task)
+	}
+	servo, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, loop)
+	require.NoError(t, err)
+	require.NoError(t, servo.Start())
+	for _, task := range timers {
+		require.Contains(t, task.Stats().GCShield, "off: only the nanosleep wake mode", task.Name())
+	}
+	require.Equal(t, "on", servo.Stats().GCShield)
+	warned := map[string]bool{}
+	for _, e := range logs.FilterMessage("GC shield").All() {
+		warned[e.ContextMap()["task"].(string)] = true
+	}
+	require.True(t, warned["timerfd"], "%v", warned)
+	require.True(t, warned["posix-timer"], "%v", warned)
+	require.False(t, warned["servo"], "%v", warned)
+}

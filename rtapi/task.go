@@ -152,8 +152,9 @@ type TaskSpec struct {
 	// real-time flavors, as far as the Ps allow: one P is always left for
 	// the rest of the program, each faster periodic task keeps one busy
 	// anyway, and the Ps left go to the shortest periods (then highest
-	// priorities) first; the others sleep as with Off. On: always (it
-	// takes a P before any Auto task; more On tasks than Ps to spare
+	// priorities) first; the others sleep as with Off. On: always, for
+	// a nanosleep wait (a timer wake mode cannot keep a P: Stats and a
+	// warning say so) (it takes a P before any Auto task; more On tasks than Ps to spare
 	// starve the rest of the program, and Stats says so). The Ps are
 	// handed out again whenever a task starts or ends, except once
 	// RT.Close has begun: a task ending there frees no P for the others.
@@ -213,6 +214,9 @@ type Task struct {
 	kick  chan struct{} // wakes a paused task
 	done  chan struct{} // closed when the body has returned
 	err   error         // the body's result, set before done closes
+	// startFailed: err is the error Start returned; the caller has it,
+	// so RT.Run does not count it as the task failing. Guarded by mu.
+	startFailed bool
 
 	binding flavors.Binding
 	stats   taskStats
@@ -350,6 +354,7 @@ func (t *Task) Start() error {
 	if err := <-ready; err != nil {
 		t.state.Store(stateDone)
 		t.err = err
+		t.startFailed = true // returned here: no failure for RT.Run
 		close(t.done)
 		return taskErr(t.spec.Name, "start", err)
 	}

@@ -10,7 +10,9 @@ import (
 // goLocked runs fn on a new goroutine locked to an OS thread of its own,
 // never the process's main thread, and never unlocks it: when fn returns
 // (or calls runtime.Goexit) the runtime destroys the thread, whatever fn
-// left on it (SCHED_FIFO, an affinity, blocked signals).
+// left on it (SCHED_FIFO, an affinity, blocked signals). The thread is
+// locked twice (the locks nest), so that one stray runtime.UnlockOSThread
+// in a task body cannot hand it back to Go's pool.
 //
 // The main thread is avoided for two reasons. The kernel prefers it for
 // process-directed signals (SIGINT, SIGWINCH …), which would interrupt a
@@ -23,11 +25,13 @@ func goLocked(fn func()) {
 	go func() {
 		runtime.LockOSThread()
 		if sys.Gettid() != os.Getpid() {
+			runtime.LockOSThread()
 			fn()
 			return
 		}
 		moved := make(chan struct{})
 		go func() {
+			runtime.LockOSThread()
 			runtime.LockOSThread()
 			close(moved)
 			fn()
