@@ -314,10 +314,17 @@ func (s *Segment) detach(del bool) error {
 	}
 	s.closed.Store(true)
 	s.deleted = del
-	if del {
-		atomic.OrUint32(&s.hdr.flags, flagDeletePending)
-	}
-	atomic.AddInt32(&s.hdr.attached, -1)
+	// The header may lie past the end of a file another process
+	// truncated: its updates are guarded, and a fault skips them (the
+	// count is information only; Delete unlinks by name below anyway).
+	var pending bool
+	s.guard(func() {
+		if del {
+			atomic.OrUint32(&s.hdr.flags, flagDeletePending)
+		}
+		atomic.AddInt32(&s.hdr.attached, -1)
+		pending = atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0
+	})
 	var errs []error
 	// Delete unlinks the name at once, as shm_unlink does: the users still
 	// attached keep their memory, and the kernel frees it when the last of
@@ -328,7 +335,7 @@ func (s *Segment) detach(del bool) error {
 	// (converting our shared lock to an exclusive one succeeds only when no
 	// other open file description holds it) unlinks too, in case the
 	// deleter died between marking and unlinking.
-	if del || atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0 &&
+	if del || pending &&
 		unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 		if err := unlinkIfSame(s.path, s.fd); err != nil {
 			errs = append(errs, err)
