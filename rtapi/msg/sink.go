@@ -70,6 +70,7 @@ type source struct {
 	// Damage handling (see maxBackoff); touched only under drainMu.
 	corrupt    uint64        // times the ring was found corrupt, not yet reported
 	malformed  uint64        // records refused, not yet reported
+	truncated  uint64        // reads that faulted on a truncated segment, not yet reported
 	backoff    time.Duration // current back-off, 0 while the ring is healthy
 	retryAt    time.Time     // leave the ring alone until then
 	reportedAt time.Time     // last damage report
@@ -153,9 +154,11 @@ func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
 	if ring == nil {
 		return fmt.Errorf("%w: Sink.AddRing(%q): nil ring", ErrInvalid, task)
 	}
-	s.mu.Lock()
 	src := newSource(ring, task)
-	src.dropped = ring.Dropped()
+	if err := ring.Guard(func() { src.dropped = ring.Dropped() }); err != nil {
+		return fmt.Errorf("Sink.AddRing(%q): %w", task, err)
+	}
+	s.mu.Lock()
 	s.sources = append(s.sources, src)
 	s.mu.Unlock()
 	return nil
@@ -360,7 +363,10 @@ func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
 		if !src.dropsReportedAt.IsZero() && now.Sub(src.dropsReportedAt) < reportEvery {
 			return
 		}
-		d := src.ring.Dropped()
+		var d uint64
+		if src.ring.Guard(func() { d = src.ring.Dropped() }) != nil {
+			return // truncated: drainSource reports it
+		}
 		lost = d - src.dropped
 		src.dropped = d
 	}
@@ -371,10 +377,35 @@ func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
 }
 
 // drainSource writes the messages of one ring into zl, skips the ring on
-// damage and returns how many messages it wrote.
+// damage and returns how many messages it wrote. The ring is read under
+// its segment's fault guard: a segment truncated by another process is
+// damage, not a SIGBUS.
 func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
-	total := 0
-	damaged := false
+	var total int
+	var damaged bool
+	if err := src.ring.Guard(func() { total, damaged = s.readSource(src, zl) }); err != nil {
+		src.truncated++
+		damaged = true
+	}
+	if !damaged {
+		src.backoff = 0
+		return total
+	}
+	s.damaged.Add(1)
+	src.backoff = min(max(2*src.backoff, s.pollInterval()), maxBackoff)
+	src.retryAt = now.Add(src.backoff)
+	if src.reportedAt.IsZero() || now.Sub(src.reportedAt) >= reportEvery {
+		zl.WithOptions(zap.AddStacktrace(zapcore.InvalidLevel)).Error("msg: ring damaged by a writer, skipped",
+			zap.String("task", src.task), zap.Uint64("corrupt", src.corrupt), zap.Uint64("malformedRecords", src.malformed),
+			zap.Uint64("truncated", src.truncated), zap.Duration("backoff", src.backoff))
+		src.corrupt, src.malformed, src.truncated = 0, 0, 0
+		src.reportedAt = now
+	}
+	return total
+}
+
+// readSource is drainSource's reading loop.
+func (s *Sink) readSource(src *source, zl *zap.Logger) (total int, damaged bool) {
 	for range src.ring.Capacity()/8 + 1 { // the most records a ring holds
 		p, err := src.ring.Peek()
 		if errors.Is(err, ipc.ErrEmpty) {
@@ -404,25 +435,12 @@ func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
 			ce.Write(zap.String("task", m.Task))
 		}
 	}
-	if !damaged {
-		src.backoff = 0
-		return total
-	}
-	s.damaged.Add(1)
-	src.backoff = min(max(2*src.backoff, s.pollInterval()), maxBackoff)
-	src.retryAt = now.Add(src.backoff)
-	if src.reportedAt.IsZero() || now.Sub(src.reportedAt) >= reportEvery {
-		zl.WithOptions(zap.AddStacktrace(zapcore.InvalidLevel)).Error("msg: ring damaged by a writer, skipped",
-			zap.String("task", src.task), zap.Uint64("corrupt", src.corrupt), zap.Uint64("malformedRecords", src.malformed),
-			zap.Duration("backoff", src.backoff))
-		src.corrupt, src.malformed = 0, 0
-		src.reportedAt = now
-	}
-	return total
+	return total, damaged
 }
 
 // Damaged returns how many times the Sink found one of its rings damaged
-// (shared state or records that no Logger can have written) and skipped it.
+// (shared state or records that no Logger can have written, or its segment
+// truncated under it) and skipped it.
 func (s *Sink) Damaged() uint64 { return s.damaged.Load() }
 
 func (s *Sink) pollInterval() time.Duration {
@@ -448,7 +466,8 @@ func (s *Sink) pending() bool {
 		// Peek, not Used: Used reads both shared indices, which another
 		// process may keep changing; Peek looks from the drainer's own
 		// position and never consumes.
-		if _, err := src.ring.Peek(); !errors.Is(err, ipc.ErrEmpty) {
+		var err error
+		if gerr := src.ring.Guard(func() { _, err = src.ring.Peek() }); gerr != nil || !errors.Is(err, ipc.ErrEmpty) {
 			return true
 		}
 	}
