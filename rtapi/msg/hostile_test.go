@@ -156,7 +156,14 @@ func TestSafeFormat(t *testing.T) {
 		"%[1]*d":             false,
 		"%999999[1]d":        false,
 		"trailing %":         true,
-		"%[unclosed":         true,
+		"%[unclosed":         false,
+		"%5[1]d %[1]5.2[2]f": true,
+		"%[d%999999d":        false, // issue 20: the unclosed index hid the width
+		"%[1":                false,
+		"%[123]d":            false,
+		"%!d":                false,
+		"%-%":                true,
+		"%\xffd":             false,
 	} {
 		assert.Equal(t, safe, safeFormat(format), "%q", format)
 	}
