@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // RecordRing is a single-producer single-consumer ring of variable-length
@@ -29,7 +31,25 @@ import (
 // shared state is ErrCorrupt (errors.Is), counted in CorruptEvents; a
 // consumer goes on after it with Discard. A hostile writer can still feed
 // wrong records and refuse or drop good ones.
-type RecordRing struct{ r ring }
+type RecordRing struct {
+	r   ring
+	seg *shm.Segment // the segment holding the ring (RecordRingAt), for Guard
+}
+
+// Guard calls f, which uses the ring, and returns a *shm.TruncatedError
+// (shm.ErrTruncated) instead of crashing when the segment the ring lives
+// in (RecordRingAt) was truncated under it; shm.ErrClosed once that segment
+// is closed. A ring in process memory just runs f. See shm.Segment.Guard.
+//
+// Not for real-time tasks: it is how a non-RT consumer (a drainer) reads a
+// ring another process may damage.
+func (q *RecordRing) Guard(f func()) error {
+	if q.seg == nil {
+		f()
+		return nil
+	}
+	return q.seg.Guard(f)
+}
 
 // InitRecordRing lays out an empty record ring in mem (at least
 // RingHeaderSize+64 bytes, 8-byte aligned; the capacity is the largest power

@@ -27,16 +27,27 @@ func segmentMem(op string, seg *shm.Segment, off, size int) ([]byte, error) {
 // 64-byte aligned; size from RingSize). The attachment that created the
 // segment lays the ring out (InitRecordRing); others open it
 // (OpenRecordRing) and get ErrNotInitialised, to retry, while the creator
-// has not done so yet.
+// has not done so yet. The ring remembers seg for its Guard.
 func RecordRingAt(seg *shm.Segment, off, size int) (*RecordRing, error) {
 	mem, err := segmentMem("RecordRingAt", seg, off, size)
 	if err != nil {
 		return nil, err
 	}
-	if seg.Created() {
-		return InitRecordRing(mem)
+	var q *RecordRing
+	if gerr := seg.Guard(func() {
+		if seg.Created() {
+			q, err = InitRecordRing(mem)
+		} else {
+			q, err = OpenRecordRing(mem)
+		}
+	}); gerr != nil {
+		return nil, fmt.Errorf("ipc.RecordRingAt: %w", gerr)
 	}
-	return OpenRecordRing(mem)
+	if err != nil {
+		return nil, err
+	}
+	q.seg = seg
+	return q, nil
 }
 
 // StreamRingAt is RecordRingAt for a byte-stream ring.

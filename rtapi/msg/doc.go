@@ -22,12 +22,16 @@
 // then drains it with its own Sink (AddRing).
 //
 // A ring in a segment is written by another process and so untrusted. The
-// Sink copies each record before decoding it and bounds what it renders (no
-// width or precision above 64, no '*', at most MaxText bytes); a damaged ring
-// is skipped (its content dropped) and left alone for a back-off of up to a
-// second, counted in Sink.Damaged and reported at most once a second. A
-// hostile writer can feed wrong messages, not flood the log or keep the
-// drainer busy.
+// Sink copies each record before decoding it, decodes and formats it only
+// when the zap logger's level takes it, and bounds what it renders (plain
+// fmt syntax only, no width or precision above 64, no '*', at most MaxText
+// bytes, control characters escaped so one message is one line). It writes
+// at most DefaultRateLimit messages a second per ring (Sink.RateLimit) and
+// counts and reports the rest. A damaged ring, or one whose segment was
+// truncated, is skipped (its content dropped) and left alone for a
+// back-off of up to a second, counted in Sink.Damaged and reported at most
+// once a second. A hostile writer can feed wrong messages, not flood the
+// log, forge a log line or keep the drainer busy.
 //
 // Limits: at most MaxArgs arguments (extra ones are dropped and the message
 // is marked), format strings longer than MaxFormat bytes and task names

@@ -156,7 +156,14 @@ func TestSafeFormat(t *testing.T) {
 		"%[1]*d":             false,
 		"%999999[1]d":        false,
 		"trailing %":         true,
-		"%[unclosed":         true,
+		"%[unclosed":         false,
+		"%5[1]d %[1]5.2[2]f": true,
+		"%[d%999999d":        false, // issue 20: the unclosed index hid the width
+		"%[1":                false,
+		"%[123]d":            false,
+		"%!d":                false,
+		"%-%":                true,
+		"%\xffd":             false,
 	} {
 		assert.Equal(t, safe, safeFormat(format), "%q", format)
 	}
@@ -283,4 +290,52 @@ func TestForeignDropsReportedOncePerSecond(t *testing.T) {
 	drops := logs.FilterMessage("msg: messages dropped")
 	assert.Equal(t, 10, drops.Len())
 	assert.Equal(t, uint64(7), drops.All()[0].ContextMap()["dropped"])
+}
+
+// childTruncate shrinks segment RTLOG_KEY to nothing, as a process that
+// may write it can.
+func childTruncate() int {
+	key, _ := strconv.Atoi(os.Getenv("RTLOG_KEY"))
+	if err := os.Truncate(shm.Options{Instance: testInstance}.Path(uint32(key)), 0); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
+}
+
+// Another process truncates the segment that holds a drained ring: the
+// drainer reports the damage and backs off; the process lives. Before, the
+// drainer's Peek died of SIGBUS within one poll.
+func TestDrainSurvivesTruncatedSegment(t *testing.T) {
+	rttest.RequireSelfExec(t)
+	const key = 3
+	seg, err := shm.Create(shm.Options{Instance: testInstance}, key, ipc.RingSize(16<<10))
+	require.NoError(t, err)
+	defer seg.Delete()
+	ring, err := ipc.RecordRingAt(seg, 0, ipc.RingSize(16<<10))
+	require.NoError(t, err)
+	log, err := NewLogger(ring, "remote")
+	require.NoError(t, err)
+	log.Info("before %d", Int(1))
+	sink := NewSink(LevelAll)
+	clock := useFakeClock(sink)
+	require.NoError(t, sink.AddRing(ring, "remote"))
+
+	cmd := rttest.Child("truncate")
+	cmd.Env = append(cmd.Env, "RTLOG_INSTANCE="+strconv.Itoa(testInstance), "RTLOG_KEY="+strconv.Itoa(key))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+
+	zl, logs := observed(zapcore.DebugLevel)
+	assert.Zero(t, sink.DrainOnce(zl))
+	assert.Equal(t, uint64(1), sink.Damaged())
+	reports := logs.FilterMessage("msg: ring damaged by a writer, skipped")
+	require.Equal(t, 1, reports.Len())
+	assert.Equal(t, uint64(1), reports.All()[0].ContextMap()["truncated"])
+	clock.add(time.Second)
+	assert.True(t, sink.pending(), "damage to report, after the back-off")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, sink.Drain(ctx, zl), "the drain loop survives too")
+	sink.RemoveRing(ring)
 }

@@ -39,6 +39,8 @@ func TestMain(m *testing.M) {
 	case "":
 	case "hostile":
 		os.Exit(childHostile())
+	case "truncate":
+		os.Exit(childTruncate())
 	default:
 		os.Exit(childWriter())
 	}

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"go.uber.org/zap"
@@ -34,6 +37,13 @@ const (
 	reportEvery = time.Second
 )
 
+// DefaultRateLimit is how many messages a second one ring may put into the
+// log. The rest are consumed without being decoded or formatted, counted
+// (Sink.Suppressed) and reported as one WARN entry a second per ring, so
+// no writer, in this process or another, can flood the log: the volume is
+// at most about DefaultRateLimit × (MaxText + 100) bytes a second per ring.
+const DefaultRateLimit = 1000
+
 // Sink owns the rings of its Loggers and drains them into zap. It is safe
 // for concurrent use; its methods are not RT-safe (they allocate and lock),
 // except that the Loggers it hands out are.
@@ -52,9 +62,13 @@ type Sink struct {
 	running bool
 	// PollInterval overrides DefaultPollInterval when set before Drain.
 	PollInterval time.Duration
+	// RateLimit overrides DefaultRateLimit when positive and set before
+	// Drain.
+	RateLimit int
 
-	damaged atomic.Uint64 // rings found corrupt plus records refused
-	now     func() time.Time
+	suppressed atomic.Uint64 // messages over the rate limit
+	damaged    atomic.Uint64 // rings found corrupt plus records refused
+	now        func() time.Time
 }
 
 type source struct {
@@ -70,11 +84,18 @@ type source struct {
 	// Damage handling (see maxBackoff); touched only under drainMu.
 	corrupt    uint64        // times the ring was found corrupt, not yet reported
 	malformed  uint64        // records refused, not yet reported
+	truncated  uint64        // reads that faulted on a truncated segment, not yet reported
 	backoff    time.Duration // current back-off, 0 while the ring is healthy
 	retryAt    time.Time     // leave the ring alone until then
 	reportedAt time.Time     // last damage report
 
 	dropsReportedAt time.Time // last drop report of a ring of another process
+
+	// Rate limit (admit); touched only under drainMu.
+	windowStart          time.Time
+	windowLines          int
+	suppressed           uint64 // over the limit, not yet reported
+	suppressedReportedAt time.Time
 }
 
 // caller is the zap caller of a message from this source: the call site
@@ -153,9 +174,11 @@ func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
 	if ring == nil {
 		return fmt.Errorf("%w: Sink.AddRing(%q): nil ring", ErrInvalid, task)
 	}
-	s.mu.Lock()
 	src := newSource(ring, task)
-	src.dropped = ring.Dropped()
+	if err := ring.Guard(func() { src.dropped = ring.Dropped() }); err != nil {
+		return fmt.Errorf("Sink.AddRing(%q): %w", task, err)
+	}
+	s.mu.Lock()
 	s.sources = append(s.sources, src)
 	s.mu.Unlock()
 	return nil
@@ -198,9 +221,12 @@ const maxWidth = 64
 
 // Text renders the message with fmt.Sprintf, marking cut formats and
 // dropped arguments. The format may come from another process's ring, so
-// the result is bounded: a format whose width or precision is above 64 or
-// taken from an argument ('*') is not rendered but shown quoted, followed
-// by the arguments, and text longer than MaxText bytes is cut.
+// the result is bounded and inert: a format that is not plain fmt syntax
+// with widths and precisions of at most 64 written in it (no '*', every
+// '[' index closed) is not rendered but shown quoted, followed by the
+// arguments; text longer than MaxText bytes is cut; control characters
+// (newlines and escape sequences included) and invalid UTF-8 are escaped
+// as Go escapes them (\n, \x1b), so one message is one log line.
 func (m *Message) Text() string {
 	var s string
 	if safeFormat(m.Format) {
@@ -211,6 +237,7 @@ func (m *Message) Text() string {
 	if len(s) > MaxText {
 		s = s[:MaxText] + " [text cut]"
 	}
+	s = escapeControl(s)
 	if m.Flags&flagFormatCut != 0 {
 		s += " [format cut]"
 	}
@@ -220,58 +247,114 @@ func (m *Message) Text() string {
 	return s
 }
 
-// safeFormat reports whether every verb of format has a width and a
-// precision of at most maxWidth written in the format itself (no '*'), so
-// that fmt's output stays within a small multiple of its input.
+// escapeControl returns s with C0 and C1 control characters, DEL and
+// invalid UTF-8 escaped as strconv.Quote would; s itself when it has none.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError {
+			q := strconv.QuoteToASCII(s[i : i+n])
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// safeFormat reports whether format is plain fmt syntax whose output stays
+// within a small multiple of its input: every directive is '%', flags, an
+// optional closed [n] index, a width and a precision of at most maxWidth
+// written in digits (no '*'), and an ASCII letter or '%' as its verb.
+// Anything else, a '[' without its ']' included, is unsafe.
 func safeFormat(format string) bool {
 	for i := 0; i < len(format); i++ {
 		if format[i] != '%' {
 			continue
 		}
-		// Scan one directive up to its verb: flags, [n] indexes, width,
-		// '.', precision.
-		num := 0
-		for i++; i < len(format); i++ {
-			c := format[i]
-			switch {
-			case c == '*':
+		i++
+		for i < len(format) && strings.IndexByte("+-# 0", format[i]) >= 0 {
+			i++
+		}
+		var ok bool
+		if i, ok = scanIndex(format, i); !ok {
+			return false
+		}
+		if i, ok = scanWidth(format, i); !ok {
+			return false
+		}
+		if i < len(format) && format[i] == '.' {
+			if i, ok = scanIndex(format, i+1); !ok {
 				return false
-			case c == '[':
-				for i < len(format) && format[i] != ']' {
-					i++
-				}
-				num = 0
-				continue
-			case c >= '0' && c <= '9':
-				num = num*10 + int(c-'0')
-				if num > maxWidth {
-					return false
-				}
-				continue
-			case c == '.' || c == '+' || c == '-' || c == '#' || c == ' ':
-				num = 0
-				continue
 			}
-			break // the verb (or '%')
+			if i, ok = scanWidth(format, i); !ok {
+				return false
+			}
+		}
+		if i, ok = scanIndex(format, i); !ok {
+			return false
+		}
+		if i == len(format) {
+			return true // a trailing '%': fmt writes %!(NOVERB)
+		}
+		if c := format[i]; c != '%' && (c|0x20 < 'a' || c|0x20 > 'z') {
+			return false
 		}
 	}
 	return true
+}
+
+// scanIndex skips an argument index "[n]" (n of one or two digits) at i.
+func scanIndex(format string, i int) (int, bool) {
+	if i >= len(format) || format[i] != '[' {
+		return i, true
+	}
+	j := i + 1
+	for j < len(format) && j-i <= 2 && format[j] >= '0' && format[j] <= '9' {
+		j++
+	}
+	if j == i+1 || j >= len(format) || format[j] != ']' {
+		return i, false
+	}
+	return j + 1, true
+}
+
+// scanWidth skips a width or precision of at most maxWidth at i.
+func scanWidth(format string, i int) (int, bool) {
+	num := 0
+	for ; i < len(format) && format[i] >= '0' && format[i] <= '9'; i++ {
+		num = num*10 + int(format[i]-'0')
+		if num > maxWidth {
+			return i, false
+		}
+	}
+	return i, i >= len(format) || format[i] != '*'
 }
 
 var errBadRecord = errors.New("msg: malformed record")
 
 // Decode parses one record payload written by a Logger.
 func Decode(b []byte) (Message, error) {
-	if len(b) < recFixed {
+	if checkRecord(b) != nil {
 		return Message{}, errBadRecord
 	}
 	n, t, f := int(b[9]), int(b[11]), int(binary.LittleEndian.Uint16(b[12:]))
 	pcLen := 0
 	if b[10]&flagCaller != 0 {
 		pcLen = 8
-	}
-	if n > MaxArgs || t > MaxTask || f > MaxFormat || len(b) != recFixed+9*n+t+f+pcLen {
-		return Message{}, errBadRecord
 	}
 	m := Message{
 		Time:  time.Unix(0, int64(binary.LittleEndian.Uint64(b))),
@@ -303,6 +386,28 @@ func Decode(b []byte) (Message, error) {
 	return m, nil
 }
 
+// checkRecord does Decode's checks without allocating: lengths and
+// argument kinds.
+func checkRecord(b []byte) error {
+	if len(b) < recFixed {
+		return errBadRecord
+	}
+	n, t, f := int(b[9]), int(b[11]), int(binary.LittleEndian.Uint16(b[12:]))
+	pcLen := 0
+	if b[10]&flagCaller != 0 {
+		pcLen = 8
+	}
+	if n > MaxArgs || t > MaxTask || f > MaxFormat || len(b) != recFixed+9*n+t+f+pcLen {
+		return errBadRecord
+	}
+	for _, k := range b[recFixed+8*n : recFixed+9*n] {
+		if k < uint8(kindInt) || k > uint8(kindBool) {
+			return errBadRecord
+		}
+	}
+	return nil
+}
+
 func zapLevel(l Level) zapcore.Level {
 	switch l {
 	case LevelErr:
@@ -317,7 +422,8 @@ func zapLevel(l Level) zapcore.Level {
 
 // DrainOnce moves every message now in the rings into zl and reports drops
 // seen since the last call as one WARN entry per source. It returns the
-// number of messages written.
+// number of well-formed messages consumed: written, or left out by zl's
+// level or by the rate limit (DefaultRateLimit).
 //
 // Each ring is read at most up to what it can hold, so a writer that keeps
 // filling it cannot keep DrainOnce busy. A damaged ring (ipc.ErrCorrupt, or
@@ -351,6 +457,12 @@ func (s *Sink) DrainOnce(zl *zap.Logger) int {
 // that process (or any writer of the segment) may change at will, so those
 // are reported at most once per reportEvery.
 func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
+	if src.suppressed > 0 && (src.suppressedReportedAt.IsZero() || now.Sub(src.suppressedReportedAt) >= reportEvery) {
+		zl.Warn("msg: messages suppressed by the rate limit", zap.String("task", src.task),
+			zap.Uint64("suppressed", src.suppressed), zap.Int("perSecond", s.rateLimit()))
+		src.suppressed = 0
+		src.suppressedReportedAt = now
+	}
 	var lost uint64
 	if src.logger != nil {
 		d := src.logger.Dropped() // counts ring-full drops too: report its total
@@ -360,7 +472,10 @@ func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
 		if !src.dropsReportedAt.IsZero() && now.Sub(src.dropsReportedAt) < reportEvery {
 			return
 		}
-		d := src.ring.Dropped()
+		var d uint64
+		if src.ring.Guard(func() { d = src.ring.Dropped() }) != nil {
+			return // truncated: drainSource reports it
+		}
 		lost = d - src.dropped
 		src.dropped = d
 	}
@@ -371,10 +486,35 @@ func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
 }
 
 // drainSource writes the messages of one ring into zl, skips the ring on
-// damage and returns how many messages it wrote.
+// damage and returns how many messages it wrote. The ring is read under
+// its segment's fault guard: a segment truncated by another process is
+// damage, not a SIGBUS.
 func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
-	total := 0
-	damaged := false
+	var total int
+	var damaged bool
+	if err := src.ring.Guard(func() { total, damaged = s.readSource(src, zl, now) }); err != nil {
+		src.truncated++
+		damaged = true
+	}
+	if !damaged {
+		src.backoff = 0
+		return total
+	}
+	s.damaged.Add(1)
+	src.backoff = min(max(2*src.backoff, s.pollInterval()), maxBackoff)
+	src.retryAt = now.Add(src.backoff)
+	if src.reportedAt.IsZero() || now.Sub(src.reportedAt) >= reportEvery {
+		zl.WithOptions(zap.AddStacktrace(zapcore.InvalidLevel)).Error("msg: ring damaged by a writer, skipped",
+			zap.String("task", src.task), zap.Uint64("corrupt", src.corrupt), zap.Uint64("malformedRecords", src.malformed),
+			zap.Uint64("truncated", src.truncated), zap.Duration("backoff", src.backoff))
+		src.corrupt, src.malformed, src.truncated = 0, 0, 0
+		src.reportedAt = now
+	}
+	return total
+}
+
+// readSource is drainSource's reading loop.
+func (s *Sink) readSource(src *source, zl *zap.Logger, now time.Time) (total int, damaged bool) {
 	for range src.ring.Capacity()/8 + 1 { // the most records a ring holds
 		p, err := src.ring.Peek()
 		if errors.Is(err, ipc.ErrEmpty) {
@@ -389,14 +529,21 @@ func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
 		n := copy(src.buf, p)
 		fits := n == len(p)
 		_ = src.ring.Consume()
-		m, err := Decode(src.buf[:n])
-		if !fits || err != nil {
+		b := src.buf[:n]
+		if !fits || checkRecord(b) != nil {
 			src.malformed++
 			damaged = true
 			continue
 		}
 		total++
-		if ce := zl.Check(zapLevel(m.Level), m.Text()); ce != nil {
+		// Nothing is decoded or formatted for a message zap would drop,
+		// nor past the rate limit.
+		lv := zapLevel(Level(b[8]))
+		if !zl.Core().Enabled(lv) || !s.admit(src, now) {
+			continue
+		}
+		m, _ := Decode(b)
+		if ce := zl.Check(lv, m.Text()); ce != nil {
 			ce.Time = m.Time
 			if ce.Caller.Defined {
 				ce.Caller = src.caller(m.PC)
@@ -404,25 +551,39 @@ func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
 			ce.Write(zap.String("task", m.Task))
 		}
 	}
-	if !damaged {
-		src.backoff = 0
-		return total
-	}
-	s.damaged.Add(1)
-	src.backoff = min(max(2*src.backoff, s.pollInterval()), maxBackoff)
-	src.retryAt = now.Add(src.backoff)
-	if src.reportedAt.IsZero() || now.Sub(src.reportedAt) >= reportEvery {
-		zl.WithOptions(zap.AddStacktrace(zapcore.InvalidLevel)).Error("msg: ring damaged by a writer, skipped",
-			zap.String("task", src.task), zap.Uint64("corrupt", src.corrupt), zap.Uint64("malformedRecords", src.malformed),
-			zap.Duration("backoff", src.backoff))
-		src.corrupt, src.malformed = 0, 0
-		src.reportedAt = now
-	}
-	return total
+	return total, damaged
 }
 
+// admit reports whether one more message of src may be written now: at
+// most RateLimit a second per ring. A message refused is counted in
+// Suppressed and reported by reportDrops.
+func (s *Sink) admit(src *source, now time.Time) bool {
+	if now.Sub(src.windowStart) >= time.Second || now.Before(src.windowStart) {
+		src.windowStart, src.windowLines = now, 0
+	}
+	if src.windowLines >= s.rateLimit() {
+		src.suppressed++
+		s.suppressed.Add(1)
+		return false
+	}
+	src.windowLines++
+	return true
+}
+
+func (s *Sink) rateLimit() int {
+	if s.RateLimit > 0 {
+		return s.RateLimit
+	}
+	return DefaultRateLimit
+}
+
+// Suppressed returns how many well-formed messages the Sink consumed
+// without writing them because their ring was over RateLimit.
+func (s *Sink) Suppressed() uint64 { return s.suppressed.Load() }
+
 // Damaged returns how many times the Sink found one of its rings damaged
-// (shared state or records that no Logger can have written) and skipped it.
+// (shared state or records that no Logger can have written, or its segment
+// truncated under it) and skipped it.
 func (s *Sink) Damaged() uint64 { return s.damaged.Load() }
 
 func (s *Sink) pollInterval() time.Duration {
@@ -448,7 +609,8 @@ func (s *Sink) pending() bool {
 		// Peek, not Used: Used reads both shared indices, which another
 		// process may keep changing; Peek looks from the drainer's own
 		// position and never consumes.
-		if _, err := src.ring.Peek(); !errors.Is(err, ipc.ErrEmpty) {
+		var err error
+		if gerr := src.ring.Guard(func() { _, err = src.ring.Peek() }); gerr != nil || !errors.Is(err, ipc.ErrEmpty) {
 			return true
 		}
 	}

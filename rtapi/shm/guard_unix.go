@@ -72,6 +72,16 @@ func (s *Segment) Guard(f func()) (err error) {
 	if s.closed.Load() {
 		return fmt.Errorf("guard %s: %w", s.name, ErrClosed)
 	}
+	if addr := s.guard(f); addr != 0 {
+		return &TruncatedError{Name: s.name, FileSize: s.fileSize(), Mapped: len(s.mapping), Fault: addr}
+	}
+	return nil
+}
+
+// guard calls f and returns the address at which an access in f faulted
+// inside this attachment's mapping, 0 when none did. Other faults and
+// panics pass through. The mapping must still be mapped.
+func (s *Segment) guard(f func()) (fault uintptr) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)
@@ -79,14 +89,14 @@ func (s *Segment) Guard(f func()) (err error) {
 		if r == nil {
 			return
 		}
-		fault, ok := r.(interface{ Addr() uintptr })
-		if !ok || !s.contains(fault.Addr()) {
+		e, ok := r.(interface{ Addr() uintptr })
+		if !ok || !s.contains(e.Addr()) {
 			panic(r)
 		}
-		err = &TruncatedError{Name: s.name, FileSize: s.fileSize(), Mapped: len(s.mapping), Fault: fault.Addr()}
+		fault = e.Addr()
 	}()
 	f()
-	return nil
+	return 0
 }
 
 // contains reports whether addr lies in this attachment's mapping.

@@ -14,7 +14,8 @@ import (
 )
 
 // Create creates a segment of size data bytes and fails with ErrExist when
-// the key is already in use.
+// the key is already in use. The file's memory is allocated at once, so a
+// full filesystem is an error matching syscall.ENOSPC, never a fault later.
 func Create(o Options, key uint32, size int) (*Segment, error) {
 	if err := checkNew(&o, size); err != nil {
 		return nil, err
@@ -26,7 +27,7 @@ func Create(o Options, key uint32, size int) (*Segment, error) {
 // exists with the same size (rtapi_shmem_new). A segment that exists with
 // another size gives a *SizeMismatchError naming both sizes; one that is
 // damaged gives ErrTruncated, ErrCorrupt or *VersionError. Created tells
-// which of the two happened.
+// which of the two happened. A full filesystem is ENOSPC, as for Create.
 func New(o Options, key uint32, size int) (*Segment, error) {
 	if err := checkNew(&o, size); err != nil {
 		return nil, err
@@ -116,8 +117,8 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 	if err := unix.Fchmod(fd, o.mode()); err != nil {
 		return fail("fchmod", err)
 	}
-	if err := unix.Ftruncate(fd, int64(HeaderSize+size)); err != nil {
-		return fail("ftruncate", err)
+	if op, err := allocate(fd, int64(HeaderSize+size)); err != nil {
+		return fail(op, err)
 	}
 	s, err := mapSegment(o, fd, HeaderSize+size)
 	if err != nil {
@@ -126,15 +127,24 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
 	s.name, s.path, s.key, s.created = name, path, key, true
-	h := s.hdr
-	h.magic = magic
-	h.version = LayoutVersion
-	h.size = uint64(size)
-	h.key = key
-	h.creatorPID = uint32(os.Getpid())
-	atomic.StoreInt32(&h.attached, 1)
 	s.creatorPID = os.Getpid()
-	atomic.StoreUint32(&h.ready, readyMagic) // last: the segment is now valid
+	// Guarded: where the file could not be allocated up front, a full
+	// filesystem shows as a fault on the first store.
+	if err := s.Guard(func() {
+		h := s.hdr
+		h.magic = magic
+		h.version = LayoutVersion
+		h.size = uint64(size)
+		h.key = key
+		h.creatorPID = uint32(os.Getpid())
+		atomic.StoreInt32(&h.attached, 1)
+		atomic.StoreUint32(&h.ready, readyMagic) // last: the segment is now valid
+	}); err != nil {
+		_ = unix.Munmap(s.mapping)
+		_ = unix.Unlink(path)
+		_ = unix.Close(fd)
+		return nil, fmt.Errorf("create %s: writing the header faulted (is the filesystem full?): %w", name, err)
+	}
 	if err := flockRetry(fd, unix.LOCK_SH); err != nil {
 		_ = unix.Munmap(s.mapping)
 		return fail("flock", err)
@@ -304,10 +314,17 @@ func (s *Segment) detach(del bool) error {
 	}
 	s.closed.Store(true)
 	s.deleted = del
-	if del {
-		atomic.OrUint32(&s.hdr.flags, flagDeletePending)
-	}
-	atomic.AddInt32(&s.hdr.attached, -1)
+	// The header may lie past the end of a file another process
+	// truncated: its updates are guarded, and a fault skips them (the
+	// count is information only; Delete unlinks by name below anyway).
+	var pending bool
+	s.guard(func() {
+		if del {
+			atomic.OrUint32(&s.hdr.flags, flagDeletePending)
+		}
+		atomic.AddInt32(&s.hdr.attached, -1)
+		pending = atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0
+	})
 	var errs []error
 	// Delete unlinks the name at once, as shm_unlink does: the users still
 	// attached keep their memory, and the kernel frees it when the last of
@@ -318,7 +335,7 @@ func (s *Segment) detach(del bool) error {
 	// (converting our shared lock to an exclusive one succeeds only when no
 	// other open file description holds it) unlinks too, in case the
 	// deleter died between marking and unlinking.
-	if del || atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0 &&
+	if del || pending &&
 		unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 		if err := unlinkIfSame(s.path, s.fd); err != nil {
 			errs = append(errs, err)

@@ -182,14 +182,17 @@ func (s *Segment) CreatorPID() int { return s.creatorPID }
 // Attached returns the attach count kept in the header. A process killed
 // without detaching leaves it too high; it is information, not the basis of
 // deletion.
-// It returns 0 after Close.
+// It returns 0 after Close, and -1 when the header is gone because another
+// process truncated the file.
 func (s *Segment) Attached() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed.Load() {
 		return 0
 	}
-	return int(atomic.LoadInt32(&s.hdr.attached))
+	n := -1
+	s.guard(func() { n = int(atomic.LoadInt32(&s.hdr.attached)) })
+	return n
 }
 
 // Bytes returns the segment's data: Size bytes, 64-byte aligned, shared with
