@@ -96,6 +96,7 @@ type HAL struct {
 	parList []*param
 	sigs    map[string]*Signal
 	sigList []*Signal
+	loaded  [][]string // loadrt lines, for Save
 }
 
 // New makes a HAL on rt. With Options.StatsKey it creates the stats
