@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // Limits. They size the shared-memory record each thread publishes, so
@@ -53,6 +54,13 @@ type Options struct {
 	// that monitors run by other users can attach (naming the same group
 	// in MonitorOptions.Group). Empty: this user and root only.
 	ShmGroup string
+	// DataKey, when non-zero, is the key of the shared-memory segment
+	// that holds the HAL's components, pins, parameters and signals
+	// ("/gortapi-<instance>-<key>"), so that other processes can show,
+	// get and set them (examples/halcmd). Zero keeps them in private
+	// memory. The segment is removed by Close; the rules of StatsKey
+	// apply to one left behind. Linux only.
+	DataKey uint32
 	// PublishEvery spaces a thread's publications: a thread publishes
 	// every max(1, PublishEvery/period) cycles. Zero: 1 ms.
 	PublishEvery time.Duration
@@ -69,6 +77,7 @@ type HAL struct {
 	opts Options
 	log  *zap.Logger
 	pub  *publisher // nil unless Options.StatsKey
+	data *dataStore // the data tables: shared with DataKey, else private
 
 	mu      sync.Mutex
 	threads []*Thread         // creation order
@@ -78,6 +87,16 @@ type HAL struct {
 	gen     uint64            // last chain generation handed out
 	running bool
 	closed  bool
+
+	// The data model, guarded by mu (data.go).
+	comps   []*Component
+	pins    map[string]*pin
+	pinList []*pin
+	params  map[string]*param
+	parList []*param
+	sigs    map[string]*Signal
+	sigList []*Signal
+	loaded  [][]string // loadrt lines, for Save
 }
 
 // New makes a HAL on rt. With Options.StatsKey it creates the stats
@@ -98,10 +117,17 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	if opts.StopTimeout == 0 {
 		opts.StopTimeout = DefaultStopTimeout
 	}
-	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{}}
+	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{},
+		pins: map[string]*pin{}, params: map[string]*param{}, sigs: map[string]*Signal{}}
+	data, err := newDataStore(shm.Options{Dir: opts.ShmDir, Instance: rt.Instance(), Prefault: true, Group: opts.ShmGroup}, opts.DataKey)
+	if err != nil {
+		return nil, &Error{Op: "new", Err: err}
+	}
+	h.data = data
 	if opts.StatsKey != 0 {
 		p, err := newPublisher(opts.ShmDir, rt.Instance(), opts.StatsKey, opts.ShmGroup)
 		if err != nil {
+			_ = data.close()
 			return nil, &Error{Op: "new", Err: err}
 		}
 		h.pub = p
@@ -290,6 +316,7 @@ func (h *HAL) Close() error {
 	if h.pub != nil {
 		errs = append(errs, h.pub.close())
 	}
+	errs = append(errs, h.data.close())
 	return errors.Join(errs...)
 }
 

@@ -46,6 +46,15 @@ func TestMain(m *testing.M) {
 			os.Exit(2)
 		}
 		os.Exit(0)
+	case "scribble-data":
+		// The hostile writer of TestDataUnderHostileWriter (PATH:COUNT).
+		path, count, _ := strings.Cut(os.Args[1], ":")
+		n, _ := strconv.Atoi(count)
+		if err := hal.ScribbleData(path, n, uint64(os.Getpid())); err != nil {
+			os.Stderr.WriteString(err.Error())
+			os.Exit(2)
+		}
+		os.Exit(0)
 	case "truncate":
 		// The second process of the truncation test: shrink a segment
 		// file that another process has mapped (PATH:SIZE).

@@ -1,0 +1,359 @@
+package comps_test
+
+import (
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	_ "github.com/gortapi/gortapi/rtapi/hal/comps"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	"github.com/gortapi/gortapi/rtapi/sim"
+)
+
+// rig loads a .hal text on a fresh sim-flavor HAL; cycles runs the named
+// thread n times.
+type rig struct {
+	t     *testing.T
+	h     *hal.HAL
+	clock *sim.Controller
+}
+
+func load(t *testing.T, src string) *rig {
+	t.Helper()
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() })
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	cmds, err := halfile.Parse(t.Name()+".hal", strings.NewReader(src))
+	require.NoError(t, err)
+	require.NoError(t, h.Load(io.Discard, cmds))
+	clock, err := sim.New(rt)
+	require.NoError(t, err)
+	return &rig{t, h, clock}
+}
+
+func (r *rig) cycles(thread string, n int) {
+	r.t.Helper()
+	th, ok := r.h.Thread(thread)
+	require.True(r.t, ok)
+	if !r.h.Running() {
+		require.NoError(r.t, r.h.Start())
+	}
+	require.NoError(r.t, r.clock.RunCycles(th.Task(), int64(n)))
+}
+
+func (r *rig) setp(name string, v any) {
+	r.t.Helper()
+	require.NoError(r.t, r.h.SetP(name, toString(v)))
+}
+
+func toString(v any) string {
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return "1"
+		}
+		return "0"
+	case float64:
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return v.(string)
+}
+
+func (r *rig) get(name string) float64 {
+	r.t.Helper()
+	s, err := r.h.Data().Read()
+	require.NoError(r.t, err)
+	for _, p := range s.Pins {
+		if p.Name == name {
+			switch p.Type {
+			case hal.TypeFloat:
+				return math.Float64frombits(p.Value)
+			case hal.TypeBit:
+				return float64(p.Value & 1)
+			case hal.TypeS64:
+				return float64(int64(p.Value))
+			}
+		}
+	}
+	r.t.Fatalf("no pin %q", name)
+	return 0
+}
+
+// pinNames lists the pins of instance p, without the prefix.
+func (r *rig) pinNames(p string) []string {
+	s, err := r.h.Data().Read()
+	require.NoError(r.t, err)
+	var out []string
+	for _, pin := range s.Pins {
+		if strings.HasPrefix(pin.Name, p+".") {
+			out = append(out, strings.TrimPrefix(pin.Name, p+".")+" "+pin.Type.String()+" "+pin.Dir.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+const servo = "loadrt threads name1=servo period1=1000000\n"
+
+func TestPinNamesAndFunctions(t *testing.T) {
+	r := load(t, servo+`
+loadrt scale count=2
+loadrt sum2 names=adder
+loadrt mux2
+loadrt and2
+loadrt or2
+loadrt not
+loadrt ddt
+loadrt lowpass
+loadrt limit3
+loadrt siggen
+loadrt pid num_chan=1
+loadrt sim_motor
+`)
+	want := map[string][]string{
+		"scale.1":   {"gain float IN", "in float IN", "offset float IN", "out float OUT"},
+		"adder":     {"gain0 float IN", "gain1 float IN", "in0 float IN", "in1 float IN", "offset float IN", "out float OUT"},
+		"mux2.0":    {"in0 float IN", "in1 float IN", "out float OUT", "sel bit IN"},
+		"and2.0":    {"in0 bit IN", "in1 bit IN", "out bit OUT"},
+		"or2.0":     {"in0 bit IN", "in1 bit IN", "out bit OUT"},
+		"not.0":     {"in bit IN", "out bit OUT"},
+		"ddt.0":     {"in float IN", "out float OUT"},
+		"lowpass.0": {"gain float IN", "in float IN", "load bit IN", "out float OUT"},
+		"limit3.0": {"in float IN", "in-limit bit OUT", "load bit IN", "max float IN", "maxa float IN",
+			"maxv float IN", "min float IN", "out float OUT"},
+		"siggen.0": {"amplitude float IN", "clock bit OUT", "cosine float OUT", "frequency float IN",
+			"offset float IN", "reset bit IN", "sawtooth float OUT", "sine float OUT", "square float OUT", "triangle float OUT"},
+		"pid.0": {"Dgain float IN", "FF0 float IN", "FF1 float IN", "FF2 float IN", "Igain float IN", "Pgain float IN",
+			"bias float IN", "command float IN", "commandD float OUT", "commandDD float OUT", "deadband float IN",
+			"enable bit IN", "error float OUT", "errorD float OUT", "errorI float OUT", "feedback float IN",
+			"maxcmdD float IN", "maxcmdDD float IN", "maxerror float IN", "maxerrorD float IN", "maxerrorI float IN",
+			"maxoutput float IN", "output float OUT", "saturated bit OUT"},
+		"sim_motor.0": {"command float IN", "counts s64 OUT", "counts-per-unit float IN", "enable bit IN", "gain float IN",
+			"position float OUT", "position-fb float OUT", "time-constant float IN", "velocity float OUT"},
+	}
+	for p, names := range want {
+		assert.Equal(t, names, r.pinNames(p), p)
+	}
+	var functs []string
+	for _, f := range r.h.Functs() {
+		functs = append(functs, f.Name())
+	}
+	assert.Equal(t, []string{"scale.0", "scale.1", "adder", "mux2.0", "and2.0", "or2.0", "not.0", "ddt.0", "lowpass.0",
+		"limit3.0", "siggen.0.update", "pid.0.do-pid-calcs", "sim_motor.0.update"}, functs)
+	v, err := r.h.GetP("pid.0.Pgain")
+	require.NoError(t, err)
+	assert.Equal(t, "1", v, "pid's Pgain defaults to 1")
+}
+
+func TestLoadRTArguments(t *testing.T) {
+	for src, want := range map[string]string{
+		"loadrt scale count=2 names=a,b": "count= and names= exclude each other",
+		"loadrt scale count=0":           `count="0": want 1 to 64`,
+		"loadrt scale names=a,a":         `name "a" given twice`,
+		"loadrt scale frobs=1":           `unknown argument "frobs"`,
+		"loadrt nosuch":                  `no component "nosuch" is compiled in`,
+		"loadrt threads name1=servo":     "needs period1",
+	} {
+		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+		require.NoError(t, err)
+		h, err := hal.New(rt, hal.Options{})
+		require.NoError(t, err)
+		cmds, err := halfile.Parse("x.hal", strings.NewReader(src))
+		require.NoError(t, err)
+		err = h.Load(io.Discard, cmds)
+		assert.ErrorContains(t, err, "x.hal:1: ")
+		assert.ErrorContains(t, err, want)
+		assert.ErrorIs(t, err, rtapi.ErrInvalid)
+		require.NoError(t, h.Close())
+		require.NoError(t, rt.Close())
+	}
+}
+
+// threads sorts its threads fastest first: the example line of LinuxCNC's
+// docs names the slow one first.
+func TestThreadsFastestFirst(t *testing.T) {
+	r := load(t, "loadrt threads name1=servo period1=1000000 name2=base period2=50000\n")
+	th := r.h.Threads()
+	require.Len(t, th, 2)
+	assert.Equal(t, "base", th[0].Name())
+	assert.Equal(t, "servo", th[1].Name())
+	assert.Greater(t, th[0].Priority(), th[1].Priority())
+}
+
+func TestArithmetic(t *testing.T) {
+	r := load(t, servo+`
+loadrt scale
+loadrt sum2
+loadrt mux2
+loadrt ddt
+loadrt lowpass
+addf scale.0 servo
+addf sum2.0 servo
+addf mux2.0 servo
+addf ddt.0 servo
+addf lowpass.0 servo
+setp scale.0.in 2
+setp scale.0.gain 3
+setp scale.0.offset 1
+setp sum2.0.in0 1
+setp sum2.0.gain0 2
+setp sum2.0.in1 3
+setp sum2.0.gain1 4
+setp sum2.0.offset 0.5
+setp mux2.0.in0 10
+setp mux2.0.in1 20
+setp lowpass.0.in 1
+setp lowpass.0.gain 0.5
+`)
+	r.cycles("servo", 1)
+	assert.Equal(t, 7.0, r.get("scale.0.out"))
+	assert.Equal(t, 14.5, r.get("sum2.0.out"))
+	assert.Equal(t, 10.0, r.get("mux2.0.out"))
+	assert.Equal(t, 0.5, r.get("lowpass.0.out"))
+	r.setp("mux2.0.sel", true)
+	r.setp("ddt.0.in", "0.003")
+	r.cycles("servo", 1)
+	assert.Equal(t, 20.0, r.get("mux2.0.out"))
+	assert.Equal(t, 0.75, r.get("lowpass.0.out"))
+	assert.InDelta(t, 3.0, r.get("ddt.0.out"), 1e-12, "0.003 in one 1 ms period")
+	r.cycles("servo", 1)
+	assert.Zero(t, r.get("ddt.0.out"))
+	r.setp("lowpass.0.load", true)
+	r.cycles("servo", 1)
+	assert.Equal(t, 1.0, r.get("lowpass.0.out"))
+}
+
+func TestLogic(t *testing.T) {
+	r := load(t, servo+"loadrt and2\nloadrt or2\nloadrt not\naddf and2.0 servo\naddf or2.0 servo\naddf not.0 servo\n")
+	for _, c := range []struct{ a, b bool }{{false, false}, {false, true}, {true, false}, {true, true}} {
+		r.setp("and2.0.in0", c.a)
+		r.setp("and2.0.in1", c.b)
+		r.setp("or2.0.in0", c.a)
+		r.setp("or2.0.in1", c.b)
+		r.setp("not.0.in", c.a)
+		r.cycles("servo", 1)
+		assert.Equal(t, b2f(c.a && c.b), r.get("and2.0.out"))
+		assert.Equal(t, b2f(c.a || c.b), r.get("or2.0.out"))
+		assert.Equal(t, b2f(!c.a), r.get("not.0.out"))
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// siggen at 250 Hz on a 1 ms thread: index steps by 0.25 per cycle.
+func TestSiggen(t *testing.T) {
+	r := load(t, servo+"loadrt siggen\naddf siggen.0.update servo\nsetp siggen.0.frequency 250\nsetp siggen.0.amplitude 2\nsetp siggen.0.offset 1\n")
+	type wave struct{ square, saw, tri, sine, cosine, clock float64 }
+	want := []wave{
+		{-1, 0, 1, 3, 1, 0},   // index 0.25
+		{-1, 1, -1, 1, -1, 0}, // 0.5
+		{3, 2, 1, -1, 1, 1},   // 0.75
+		{-1, -1, 3, 1, 3, 0},  // wrapped to 0
+	}
+	for i, w := range want {
+		r.cycles("servo", 1)
+		got := wave{r.get("siggen.0.square"), r.get("siggen.0.sawtooth"), r.get("siggen.0.triangle"),
+			r.get("siggen.0.sine"), r.get("siggen.0.cosine"), r.get("siggen.0.clock")}
+		assert.InDeltaSlice(t, []float64{w.square, w.saw, w.tri, w.sine, w.cosine, w.clock},
+			[]float64{got.square, got.saw, got.tri, got.sine, got.cosine, got.clock}, 1e-9, "cycle %d", i)
+	}
+	r.setp("siggen.0.reset", true)
+	r.cycles("servo", 1)
+	assert.Equal(t, -1.0, r.get("siggen.0.sawtooth"), "reset holds index at 0: sawtooth at -amplitude+offset")
+}
+
+// limit3 keeps out within min/max, its velocity within maxv and its
+// acceleration within maxa, and settles on a reachable command.
+func TestLimit3(t *testing.T) {
+	r := load(t, servo+"loadrt limit3\naddf limit3.0 servo\nsetp limit3.0.maxv 10\nsetp limit3.0.maxa 1000\nsetp limit3.0.max 0.5\n")
+	const dt = 0.001
+	r.setp("limit3.0.in", "1")
+	var prev, prevV float64
+	for i := range 400 {
+		r.cycles("servo", 1)
+		out := r.get("limit3.0.out")
+		v := (out - prev) / dt
+		require.LessOrEqual(t, out, 0.5+1e-12, "cycle %d", i)
+		require.LessOrEqual(t, math.Abs(v), 10+1e-6, "cycle %d: velocity", i)
+		require.LessOrEqual(t, math.Abs(v-prevV)/dt, 1000+1e-3, "cycle %d: acceleration", i)
+		prev, prevV = out, v
+	}
+	assert.InDelta(t, 0.5, prev, 1e-9, "settled at max")
+	assert.Equal(t, 1.0, r.get("limit3.0.in-limit"), "in is beyond max")
+	r.setp("limit3.0.in", "-0.25")
+	r.setp("limit3.0.load", true)
+	r.cycles("servo", 1)
+	assert.Equal(t, -0.25, r.get("limit3.0.out"), "load jumps")
+}
+
+// The pid terms of one cycle, worked by hand from pid(9).
+func TestPID(t *testing.T) {
+	r := load(t, servo+`loadrt pid count=1
+addf pid.0.do-pid-calcs servo
+setp pid.0.Pgain 2
+setp pid.0.Igain 10
+setp pid.0.Dgain 0.001
+setp pid.0.FF1 0.5
+setp pid.0.command 1
+setp pid.0.enable 1
+`)
+	r.cycles("servo", 1)
+	// e = 1, errorI = 0.001, errorD = 1000, commandD = 1000
+	assert.InDelta(t, 1.0, r.get("pid.0.error"), 1e-12)
+	assert.InDelta(t, 0.001, r.get("pid.0.errorI"), 1e-12)
+	assert.InDelta(t, 1000, r.get("pid.0.errorD"), 1e-9)
+	assert.InDelta(t, 1000, r.get("pid.0.commandD"), 1e-9)
+	assert.InDelta(t, 2+10*0.001+0.001*1000+0.5*1000, r.get("pid.0.output"), 1e-9)
+
+	r.setp("pid.0.maxoutput", "1.5")
+	r.cycles("servo", 1)
+	// e = 1 again: errorD = 0, commandD = 0, errorI = 0.002
+	assert.InDelta(t, 1.5, r.get("pid.0.output"), 1e-12)
+	assert.Equal(t, 1.0, r.get("pid.0.saturated"))
+	r.cycles("servo", 1)
+	assert.InDelta(t, 0.002, r.get("pid.0.errorI"), 1e-12, "no wind-up while the output is in its limit")
+
+	r.setp("pid.0.deadband", "2")
+	r.cycles("servo", 1)
+	assert.InDelta(t, 0.002, r.get("pid.0.errorI"), 1e-12, "an error inside the deadband is 0")
+	r.setp("pid.0.enable", false)
+	r.cycles("servo", 1)
+	assert.Zero(t, r.get("pid.0.output"))
+	assert.Zero(t, r.get("pid.0.errorI"), "disabled resets the integrator")
+}
+
+func TestSimMotor(t *testing.T) {
+	r := load(t, servo+"loadrt sim_motor\naddf sim_motor.0.update servo\nsetp sim_motor.0.time-constant 0\nsetp sim_motor.0.command 250\n")
+	r.cycles("servo", 1)
+	assert.Zero(t, r.get("sim_motor.0.position"), "not enabled")
+	r.setp("sim_motor.0.enable", true)
+	r.cycles("servo", 2)
+	assert.Equal(t, 0.5, r.get("sim_motor.0.position"), "250 units/s for 2 ms")
+	assert.Equal(t, 500.0, r.get("sim_motor.0.counts"))
+	assert.Equal(t, 0.5, r.get("sim_motor.0.position-fb"))
+	r.setp("sim_motor.0.counts-per-unit", "3")
+	r.setp("sim_motor.0.command", "0")
+	r.cycles("servo", 1)
+	assert.Equal(t, 1.0, r.get("sim_motor.0.counts"), "floor(0.5*3)")
+	assert.Equal(t, 1.0/3, r.get("sim_motor.0.position-fb"))
+	r.setp("sim_motor.0.time-constant", "0.01")
+	r.setp("sim_motor.0.command", "250")
+	r.cycles("servo", 1)
+	assert.InDelta(t, 250*(1-math.Exp(-0.1)), r.get("sim_motor.0.velocity"), 1e-9, "first-order lag")
+}

@@ -1,0 +1,111 @@
+// Package control is the command channel of a running HAL host: a Unix
+// socket on which another process (examples/halcmd) sends halcmd
+// commands — net, unlinkp, addf, delf, newsig, delsig, save, show, ... —
+// that the host runs on its own non-real-time goroutine with HAL.Exec.
+// Values are not set through it: halcmd stores them into the data
+// segment itself (hal.AttachData).
+//
+// Who may send commands: the socket file is mode 0600 (0660 with a
+// group), and each connection's peer is checked with SO_PEERCRED: its
+// uid must be the host's effective uid, root, or in Options.AllowUIDs,
+// or its gid that of Options.Group — the rules docs/SECURITY.md gives
+// for the shared-memory segments.
+//
+// Protocol: one request per line, a .hal command as halfile.Command.String
+// prints it; each answer is a line "ok N" or "error N" followed by N bytes
+// (the command's output, or the error's text). Lines are bounded by
+// halfile.MaxLineLen.
+package control
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/gortapi/gortapi/internal/errs"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+)
+
+// Default keys of the segments a host (examples/halrun) shares: "HALD"
+// for the data tables, "HALS" for thread statistics.
+const (
+	DefaultDataKey  = 0x48414c44
+	DefaultStatsKey = 0x48414c53
+)
+
+// SocketPath is where the host of an instance listens: dir ("" means
+// /dev/shm, beside the segments) / gortapi-<instance>-hal.sock.
+func SocketPath(dir string, instance int) string {
+	if dir == "" {
+		dir = "/dev/shm"
+	}
+	return filepath.Join(dir, fmt.Sprintf("gortapi-%d-hal.sock", instance))
+}
+
+// Options say who besides the host's own user and root may connect.
+type Options struct {
+	// Group: members whose primary group is this one (a name or numeric
+	// gid) may connect, and the socket is made mode 0660 of that group.
+	Group string
+	// AllowUIDs are further users who may connect.
+	AllowUIDs []int
+}
+
+// Client is a connection to a host.
+type Client struct {
+	c  io.ReadWriteCloser
+	rd *bufio.Reader
+}
+
+// Do sends one command and returns its output, or the host's error
+// (matching rtapi.ErrInvalid, with the host's text).
+func (c *Client) Do(cmd halfile.Command) (string, error) {
+	line := cmd.String()
+	if strings.ContainsAny(line, "\n") {
+		return "", fmt.Errorf("control: a command word holds a newline: %w", errs.Invalid)
+	}
+	if _, err := io.WriteString(c.c, line+"\n"); err != nil {
+		return "", fmt.Errorf("control: send: %w", err)
+	}
+	status, err := c.rd.ReadString('\n')
+	if err != nil {
+		return "", fmt.Errorf("control: the host closed the connection: %w", err)
+	}
+	kind, size, ok := strings.Cut(strings.TrimSuffix(status, "\n"), " ")
+	n, nerr := strconv.Atoi(size)
+	if !ok || nerr != nil || n < 0 || n > 64<<20 || (kind != "ok" && kind != "error") {
+		return "", fmt.Errorf("control: bad answer %q: %w", status, errs.Corrupt)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.rd, body); err != nil {
+		return "", fmt.Errorf("control: short answer: %w", err)
+	}
+	if kind == "error" {
+		return "", &HostError{Msg: string(body)}
+	}
+	return string(body), nil
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.c.Close() }
+
+// HostError is an error the host reported for a command. It matches
+// rtapi.ErrInvalid.
+type HostError struct{ Msg string }
+
+func (e *HostError) Error() string { return e.Msg }
+
+// Unwrap gives rtapi.ErrInvalid.
+func (e *HostError) Unwrap() error { return errs.Invalid }
+
+func answer(w io.Writer, out string, err error) error {
+	kind, body := "ok", out
+	if err != nil {
+		kind, body = "error", err.Error()
+	}
+	_, werr := fmt.Fprintf(w, "%s %d\n%s", kind, len(body), body)
+	return werr
+}

@@ -1,0 +1,281 @@
+package hal
+
+import (
+	"errors"
+	"os"
+	"sync/atomic"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Component owns pins, parameters and functions (LinuxCNC's hal_init
+// component). Its builder methods (Float, FloatParam, Export, ...) keep
+// the first error and then do nothing: a component makes all its pins
+// and calls Ready once, which returns that error. A handle returned after
+// an error is usable but belongs to no pin.
+//
+// Set-up code: not RT-safe, safe for concurrent use.
+type Component struct {
+	h     *HAL
+	name  string
+	index int
+	e     *compEntry
+	err   error
+	ready bool
+}
+
+// pin is a pin as its host keeps it. ref is where the value lives: the
+// pin's own word in the data segment, or its signal's.
+type pin struct {
+	ref   word
+	own   *uint64
+	e     *pinEntry
+	index int
+	name  string
+	typ   Type
+	dir   Dir
+	comp  *Component
+	sig   *Signal // guarded by h.mu
+}
+
+type param struct {
+	ref   word // always the parameter's own word
+	e     *paramEntry
+	index int
+	name  string
+	typ   Type
+	dir   ParamDir
+	comp  *Component
+}
+
+// Signal connects pins of one type (LinuxCNC's hal_sig). It has at most
+// one Out writer, and then no IO pins.
+type Signal struct {
+	name  string
+	index int
+	e     *sigEntry
+	typ   Type
+	pins  []*pin // linked, in link order; guarded by h.mu
+}
+
+// NewComponent makes a component (hal_init). The name follows the rules
+// of all HAL names: 1 to NameLen-1 bytes, no space or control character,
+// unique among components.
+func (h *HAL) NewComponent(name string) (*Component, error) {
+	const op = "new component"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return nil, err
+	}
+	if err := checkName("component", name); err != nil {
+		return nil, &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
+	}
+	if h.comp(name) != nil {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "a component named %q exists", name)
+	}
+	if len(h.comps) >= MaxComps {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "already %d components, the most one HAL holds", MaxComps)
+	}
+	c := &Component{h: h, name: name, index: len(h.comps)}
+	c.e = &h.data.l.Comps[c.index]
+	copy(c.e.Name[:], name)
+	c.e.PID = int64(os.Getpid())
+	h.comps = append(h.comps, c)
+	atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps)))
+	return c, nil
+}
+
+func (h *HAL) comp(name string) *Component {
+	for _, c := range h.comps {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Name is the component's name.
+func (c *Component) Name() string { return c.name }
+
+// Err is the first error of the component's builder calls.
+func (c *Component) Err() error {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	return c.err
+}
+
+// Ready marks the component complete (hal_ready) and returns the first
+// error of its builder calls. After Ready it can make no more pins or
+// parameters.
+func (c *Component) Ready() error {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	c.ready = true
+	atomic.StoreUint32(&c.e.Ready, 1)
+	return nil
+}
+
+// Export exports fn as a function of the component (hal_export_funct);
+// see HAL.Export. The name is the full name, e.g. "pid.0.do-pid-calcs".
+func (c *Component) Export(name string, fn Func) {
+	if fn == nil {
+		panic("hal: Component.Export called with a nil Func")
+	}
+	if c.Err() != nil {
+		return
+	}
+	if _, err := c.h.Export(name, fn); err != nil {
+		c.fail(err)
+	}
+}
+
+func (c *Component) fail(err error) {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+	}
+}
+
+func dummy() *word {
+	w := new(word)
+	w.Store(new(uint64))
+	return w
+}
+
+// newPin makes a pin and returns where its value lives.
+func (c *Component) newPin(name string, t Type, d Dir) *word {
+	const op = "new pin"
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.err != nil {
+		return dummy()
+	}
+	if err := h.checkNewItem(op, c, name); err != nil {
+		c.err = err
+		return dummy()
+	}
+	if len(h.pinList) >= MaxPins {
+		c.err = errf(op, "", "", rtapi.ErrInvalid, "pin %q: already %d pins, the most one HAL holds", name, MaxPins)
+		return dummy()
+	}
+	p := &pin{index: len(h.pinList), name: name, typ: t, dir: d, comp: c}
+	p.e = &h.data.l.Pins[p.index]
+	copy(p.e.Name[:], name)
+	p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
+	p.own = &p.e.Value
+	p.ref.Store(p.own)
+	h.pins[name] = p
+	h.pinList = append(h.pinList, p)
+	atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList)))
+	return &p.ref
+}
+
+func (c *Component) newParam(name string, t Type, d ParamDir) *word {
+	const op = "new param"
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.err != nil {
+		return dummy()
+	}
+	if err := h.checkNewItem(op, c, name); err != nil {
+		c.err = err
+		return dummy()
+	}
+	if len(h.parList) >= MaxParams {
+		c.err = errf(op, "", "", rtapi.ErrInvalid, "parameter %q: already %d parameters, the most one HAL holds", name, MaxParams)
+		return dummy()
+	}
+	p := &param{index: len(h.parList), name: name, typ: t, dir: d, comp: c}
+	p.e = &h.data.l.Params[p.index]
+	copy(p.e.Name[:], name)
+	p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
+	p.ref.Store(&p.e.Value)
+	h.params[name] = p
+	h.parList = append(h.parList, p)
+	atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList)))
+	return &p.ref
+}
+
+// checkNewItem checks a new pin or parameter name: valid, and unique
+// among pins and parameters both (setp takes either). Called with h.mu.
+func (h *HAL) checkNewItem(op string, c *Component, name string) error {
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	if c.ready {
+		return errf(op, "", "", rtapi.ErrState, "%q: component %q is ready, it makes no more pins or parameters", name, c.name)
+	}
+	if err := checkName("pin", name); err != nil {
+		return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
+	}
+	if _, dup := h.pins[name]; dup {
+		return errf(op, "", "", rtapi.ErrInvalid, "a pin named %q exists", name)
+	}
+	if _, dup := h.params[name]; dup {
+		return errf(op, "", "", rtapi.ErrInvalid, "a parameter named %q exists", name)
+	}
+	return nil
+}
+
+// Pins: hal_pin_*_new. name is the full name ("pid.0.command").
+
+// Bit makes a bit pin.
+func (c *Component) Bit(name string, d Dir) Bit { return Bit{c.newPin(name, TypeBit, d)} }
+
+// Float makes a float pin.
+func (c *Component) Float(name string, d Dir) Float { return Float{c.newPin(name, TypeFloat, d)} }
+
+// S32 makes an s32 pin.
+func (c *Component) S32(name string, d Dir) S32 { return S32{c.newPin(name, TypeS32, d)} }
+
+// U32 makes a u32 pin.
+func (c *Component) U32(name string, d Dir) U32 { return U32{c.newPin(name, TypeU32, d)} }
+
+// S64 makes an s64 pin.
+func (c *Component) S64(name string, d Dir) S64 { return S64{c.newPin(name, TypeS64, d)} }
+
+// U64 makes a u64 pin.
+func (c *Component) U64(name string, d Dir) U64 { return U64{c.newPin(name, TypeU64, d)} }
+
+// Parameters: hal_param_*_new.
+
+// BitParam makes a bit parameter.
+func (c *Component) BitParam(name string, d ParamDir) Bit {
+	return Bit{c.newParam(name, TypeBit, d)}
+}
+
+// FloatParam makes a float parameter.
+func (c *Component) FloatParam(name string, d ParamDir) Float {
+	return Float{c.newParam(name, TypeFloat, d)}
+}
+
+// S32Param makes an s32 parameter.
+func (c *Component) S32Param(name string, d ParamDir) S32 {
+	return S32{c.newParam(name, TypeS32, d)}
+}
+
+// U32Param makes a u32 parameter.
+func (c *Component) U32Param(name string, d ParamDir) U32 {
+	return U32{c.newParam(name, TypeU32, d)}
+}
+
+// S64Param makes an s64 parameter.
+func (c *Component) S64Param(name string, d ParamDir) S64 {
+	return S64{c.newParam(name, TypeS64, d)}
+}
+
+// U64Param makes a u64 parameter.
+func (c *Component) U64Param(name string, d ParamDir) U64 {
+	return U64{c.newParam(name, TypeU64, d)}
+}
+
+// DataSegment is the POSIX name of the data segment ("" without
+// Options.DataKey).
+func (h *HAL) DataSegment() string { return h.data.name() }

@@ -1,0 +1,201 @@
+package hal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
+)
+
+// The data segment holds every component, pin, parameter and signal of a
+// HAL in fixed-size tables, so that another process (examples/halcmd) can
+// show, get and set them (LinuxCNC keeps the same in HAL shared memory).
+// Each value is one 64-bit word, changed only by atomic loads and stores.
+// Tables are filled in order and never shrink: an entry is written before
+// the count that makes it visible is stored. Links are table indexes plus
+// one (0: none), never pointers.
+//
+// The host never reads back anything but value words: where a pin points
+// and what each entry is, it keeps in its own memory. A hostile writer of
+// the segment can therefore give pins and signals wrong values, and give
+// readers in other processes wrong names or links (which they check
+// against this build's limits), but cannot redirect the host's pins.
+
+// Limits of the data segment.
+const (
+	MaxComps   = 128
+	MaxPins    = 2048
+	MaxParams  = 1024
+	MaxSignals = 1024
+)
+
+const (
+	dataMagic   = 0x314154414c414847 // "GHALATA1", little-endian
+	dataVersion = 1
+)
+
+type dataHeader struct {
+	_          [0]atomic.Uint64
+	Magic      uint64
+	Version    uint32
+	NameLen    uint32
+	MaxComps   uint32
+	MaxPins    uint32
+	MaxParams  uint32
+	MaxSignals uint32
+	HostPID    int64
+	NComps     int64 // atomic: entries visible
+	NPins      int64
+	NParams    int64
+	NSignals   int64
+	// Gen is odd while the host changes links or signal counts, and
+	// bumped again after: a reader that wants a consistent picture of
+	// the wiring reads it before and after.
+	Gen    uint64
+	Closed int64
+	_      [40]byte // to 128 bytes
+}
+
+// compEntry is a component: 64 bytes.
+type compEntry struct {
+	_     [0]atomic.Uint64
+	Name  [NameLen]byte
+	PID   int64  // the process that owns it
+	Ready uint32 // atomic: 1 after hal_ready
+	_     uint32
+}
+
+// pinEntry is a pin: 64 bytes. Value is the pin's own word ("dummysig"):
+// what an unlinked pin reads and writes.
+type pinEntry struct {
+	Value  uint64 // atomic
+	Name   [NameLen]byte
+	Comp   uint16
+	Type   uint8
+	Dir    uint8
+	Signal uint32 // atomic: index of the linked signal + 1; 0 when unlinked
+}
+
+// paramEntry is a parameter: 64 bytes.
+type paramEntry struct {
+	Value uint64 // atomic
+	Name  [NameLen]byte
+	Comp  uint16
+	Type  uint8
+	Dir   uint8
+	_     uint32
+}
+
+// sigEntry is a signal: 64 bytes. Info packs, so that a reader loads them
+// together: type (bits 0-7), live (8), writers (16-31), readers (32-47),
+// bidirs (48-63).
+type sigEntry struct {
+	Value uint64 // atomic
+	Name  [NameLen]byte
+	Info  uint64 // atomic
+}
+
+type dataLayout struct {
+	Header  dataHeader
+	Comps   [MaxComps]compEntry
+	Pins    [MaxPins]pinEntry
+	Params  [MaxParams]paramEntry
+	Signals [MaxSignals]sigEntry
+}
+
+func packSigInfo(t Type, live bool, writers, readers, bidirs int) uint64 {
+	l := uint64(0)
+	if live {
+		l = 1
+	}
+	return uint64(t) | l<<8 | uint64(uint16(writers))<<16 | uint64(uint16(readers))<<32 | uint64(uint16(bidirs))<<48
+}
+
+func unpackSigInfo(v uint64) (t Type, live bool, writers, readers, bidirs int) {
+	return Type(v), v>>8&1 != 0, int(uint16(v >> 16)), int(uint16(v >> 32)), int(uint16(v >> 48))
+}
+
+func sizeofData() int { return int(unsafe.Sizeof(dataLayout{})) }
+
+// dataStore is the memory the data tables live in: a shared-memory
+// segment, or private memory when the HAL shares nothing.
+type dataStore struct {
+	seg *shm.Segment // nil: private
+	l   *dataLayout
+}
+
+func newDataStore(o shm.Options, key uint32) (*dataStore, error) {
+	if key == 0 {
+		mem := make([]uint64, (sizeofData()+7)/8)
+		l := (*dataLayout)(unsafe.Pointer(&mem[0]))
+		initDataHeader(l)
+		return &dataStore{l: l}, nil
+	}
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("data segment %#08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
+	}
+	seg, err := createReplacingStale(o, key, sizeofData())
+	if err != nil {
+		return nil, fmt.Errorf("data segment: %w", err)
+	}
+	l, err := shm.View[dataLayout](seg, 0)
+	if err != nil {
+		_ = seg.Delete()
+		return nil, err
+	}
+	initDataHeader(l)
+	return &dataStore{seg: seg, l: l}, nil
+}
+
+func initDataHeader(l *dataLayout) {
+	h := &l.Header
+	h.Version = dataVersion
+	h.NameLen = NameLen
+	h.MaxComps, h.MaxPins, h.MaxParams, h.MaxSignals = MaxComps, MaxPins, MaxParams, MaxSignals
+	h.HostPID = int64(os.Getpid())
+	atomic.StoreUint64(&h.Magic, dataMagic)
+}
+
+// createReplacingStale creates a segment; one left by a host that died is
+// replaced, a live host's is refused, an untrusted one is an error.
+func createReplacingStale(o shm.Options, key uint32, size int) (*shm.Segment, error) {
+	seg, err := shm.Create(o, key, size)
+	if errors.Is(err, shm.ErrExist) {
+		pid, alive, hostErr := segmentHost(o, key)
+		if hostErr != nil {
+			return nil, hostErr
+		}
+		if alive {
+			return nil, fmt.Errorf("segment %s belongs to running process %d: %w (%w)",
+				shm.Name(o.Instance, key), pid, rtapi.ErrInvalid, os.ErrExist)
+		}
+		if err := shm.Remove(o, key); err != nil && !errors.Is(err, shm.ErrNotExist) {
+			return nil, fmt.Errorf("remove stale segment: %w", err)
+		}
+		seg, err = shm.Create(o, key, size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create segment %s: %w", shm.Name(o.Instance, key), err)
+	}
+	return seg, nil
+}
+
+func (d *dataStore) name() string {
+	if d.seg == nil {
+		return ""
+	}
+	return d.seg.Name()
+}
+
+func (d *dataStore) close() error {
+	atomic.StoreInt64(&d.l.Header.Closed, 1)
+	if d.seg == nil {
+		return nil
+	}
+	return d.seg.Delete()
+}

@@ -1,0 +1,385 @@
+package hal
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+)
+
+// Exec runs one parsed command on the HAL, as halcmd would, writing what
+// it prints (getp, gets, show, save) to w. Errors carry the command's
+// FILE:LINE (a *halfile.Error) and match rtapi's sentinels. Set-up code.
+func (h *HAL) Exec(w io.Writer, c halfile.Command) error {
+	return c.At(h.exec(w, c))
+}
+
+func (h *HAL) exec(w io.Writer, c halfile.Command) error {
+	a := c.Args
+	switch c.Verb {
+	case "loadrt":
+		return h.LoadRT(a[0], a[1:]...)
+	case "addf":
+		pos := Last
+		if len(a) == 3 {
+			n, _ := strconv.Atoi(a[2]) // checked by the parser
+			switch {
+			case n > 0:
+				pos = At(n - 1) // LinuxCNC counts from 1; -1 is last
+			case n < -1:
+				return fmt.Errorf("addf: position %d: only -1 (last) or 1 and up: %w", n, rtapi.ErrInvalid)
+			}
+		}
+		return h.AddFunct(a[0], a[1], pos)
+	case "delf":
+		th := ""
+		if len(a) == 2 {
+			th = a[1]
+		} else if f, ok := h.Funct(a[0]); ok {
+			h.mu.Lock()
+			if f.thread != nil {
+				th = f.thread.name
+			}
+			h.mu.Unlock()
+		}
+		return h.RemoveFunct(a[0], th)
+	case "net":
+		return h.Net(a[0], a[1:]...)
+	case "newsig":
+		t, err := ParseType(a[1])
+		if err != nil {
+			return err
+		}
+		return h.NewSignal(a[0], t)
+	case "delsig":
+		return h.DeleteSignal(a[0])
+	case "linkps":
+		return h.Link(a[0], a[1])
+	case "setp":
+		return h.SetP(a[0], a[1])
+	case "sets":
+		return h.SetS(a[0], a[1])
+	case "getp", "gets":
+		get := h.GetP
+		if c.Verb == "gets" {
+			get = h.GetS
+		}
+		v, err := get(a[0])
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(w, v)
+		return err
+	case "unlinkp":
+		return h.Unlink(a[0])
+	case "start":
+		return h.Start()
+	case "stop":
+		return h.Stop()
+	case "show":
+		what, pattern := "all", ""
+		if len(a) > 0 {
+			what = a[0]
+		}
+		if len(a) > 1 {
+			pattern = a[1]
+		}
+		return h.Show(w, what, pattern)
+	case "save":
+		return h.Save(w)
+	}
+	return fmt.Errorf("unknown command %q: %w", c.Verb, rtapi.ErrInvalid)
+}
+
+// Load runs a parsed .hal file. start and stop take effect once every
+// other command has run, as the last of them says: a file that fails at
+// any line has started nothing. The error names FILE:LINE. On an error
+// the HAL is left as the failing command left it; close it (halrun does),
+// which removes its segments.
+func (h *HAL) Load(w io.Writer, cmds []halfile.Command) error {
+	var run *halfile.Command
+	for i, c := range cmds {
+		if c.Verb == "start" || c.Verb == "stop" {
+			run = &cmds[i]
+			continue
+		}
+		if err := h.Exec(w, c); err != nil {
+			return err
+		}
+	}
+	if run != nil {
+		return h.Exec(w, *run)
+	}
+	return nil
+}
+
+// match says whether name is shown for pattern: "" shows all, a pattern
+// with * ? or [ is a glob, anything else a prefix (as halcmd matches).
+func match(pattern, name string) bool {
+	if pattern == "" {
+		return true
+	}
+	if strings.ContainsAny(pattern, "*?[") {
+		ok, _ := path.Match(pattern, name)
+		return ok
+	}
+	return strings.HasPrefix(name, pattern)
+}
+
+// Show prints HAL items as halcmd's show does: what is comp, pin, param,
+// sig, funct, thread or all; pattern selects by name prefix or glob.
+func (h *HAL) Show(w io.Writer, what, pattern string) error {
+	switch what {
+	case "comp", "pin", "param", "sig", "signal", "parameter":
+		s, err := h.Data().Read()
+		if err != nil {
+			return err
+		}
+		return WriteShow(w, what, pattern, s)
+	case "funct", "function":
+		return h.showFuncts(w, pattern)
+	case "thread":
+		return h.showThreads(w, pattern)
+	case "all":
+		s, err := h.Data().Read()
+		if err != nil {
+			return err
+		}
+		for _, k := range []string{"comp", "pin", "param", "sig"} {
+			if err := WriteShow(w, k, pattern, s); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+		}
+		if err := h.showFuncts(w, pattern); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+		return h.showThreads(w, pattern)
+	}
+	return fmt.Errorf("show: unknown item %q (comp, pin, param, sig, funct, thread, all): %w", what, rtapi.ErrInvalid)
+}
+
+// WriteShow prints the components, pins, parameters or signals of a
+// snapshot in halcmd's shapes:
+//
+//	Component Pins:
+//	Owner      Type  Dir         Value  Name
+//	pid        float IN              0  pid.0.command <== pos-cmd
+//
+//	Signals:
+//	Type          Value  Name     (linked to)
+//	float             0  pos-cmd
+//	                         <== siggen.0.sine
+//	                         ==> pid.0.command
+//
+// Items are sorted by name, as halcmd lists them.
+func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
+	s = sortedSnapshot(s)
+	var b strings.Builder
+	switch what {
+	case "comp":
+		b.WriteString("Loaded HAL Components:\nID      Type  Name                                      PID   State\n")
+		for i, c := range s.Comps {
+			if !match(pattern, c.Name) {
+				continue
+			}
+			state := "initializing"
+			if c.Ready {
+				state = "ready"
+			}
+			fmt.Fprintf(&b, "  %4d  RT    %-40s  %5d  %s\n", i, c.Name, c.PID, state)
+		}
+	case "pin":
+		b.WriteString("Component Pins:\nOwner      Type  Dir         Value  Name\n")
+		for _, p := range s.Pins {
+			if !match(pattern, p.Name) {
+				continue
+			}
+			fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s", p.Owner, p.Type, p.Dir, FormatValue(p.Type, p.Value), p.Name)
+			if p.Signal != "" {
+				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), p.Signal)
+			}
+			b.WriteByte('\n')
+		}
+	case "param", "parameter":
+		b.WriteString("Parameters:\nOwner      Type  Dir         Value  Name\n")
+		for _, p := range s.Params {
+			if match(pattern, p.Name) {
+				fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s\n", p.Owner, p.Type, p.Dir, FormatValue(p.Type, p.Value), p.Name)
+			}
+		}
+	case "sig", "signal":
+		b.WriteString("Signals:\nType          Value  Name     (linked to)\n")
+		for _, sig := range s.Signals {
+			if !match(pattern, sig.Name) {
+				continue
+			}
+			fmt.Fprintf(&b, "%-5s  %12s  %s\n", sig.Type, FormatValue(sig.Type, sig.Value), sig.Name)
+			for i, p := range sig.Pins {
+				fmt.Fprintf(&b, "                         %s %s\n", sigArrow(sig.Dirs[i]), p)
+			}
+		}
+	default:
+		return fmt.Errorf("show: unknown item %q: %w", what, rtapi.ErrInvalid)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func sortedSnapshot(s DataSnapshot) DataSnapshot {
+	s.Comps = slices.Clone(s.Comps)
+	s.Pins = slices.Clone(s.Pins)
+	s.Params = slices.Clone(s.Params)
+	s.Signals = slices.Clone(s.Signals)
+	slices.SortStableFunc(s.Comps, func(a, b CompInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(s.Pins, func(a, b PinInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(s.Params, func(a, b ParamInfo) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(s.Signals, func(a, b SignalInfo) int { return strings.Compare(a.Name, b.Name) })
+	for i := range s.Signals {
+		sig := &s.Signals[i]
+		idx := make([]int, len(sig.Pins))
+		for j := range idx {
+			idx[j] = j
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return strings.Compare(sig.Pins[a], sig.Pins[b]) })
+		pins, dirs := make([]string, len(idx)), make([]Dir, len(idx))
+		for j, k := range idx {
+			pins[j], dirs[j] = sig.Pins[k], sig.Dirs[k]
+		}
+		sig.Pins, sig.Dirs = pins, dirs
+	}
+	return s
+}
+
+// pinArrow points from the pin's view (halcmd's data_arrow1); sigArrow
+// from the signal's (data_arrow2).
+func pinArrow(d Dir) string {
+	switch d {
+	case In:
+		return "<=="
+	case Out:
+		return "==>"
+	}
+	return "<=>"
+}
+
+func sigArrow(d Dir) string {
+	switch d {
+	case In:
+		return "==>"
+	case Out:
+		return "<=="
+	}
+	return "<=>"
+}
+
+func (h *HAL) showFuncts(w io.Writer, pattern string) error {
+	var b strings.Builder
+	b.WriteString("Exported Functions:\nThread      Calls       Time       Tmax  Name\n")
+	for _, f := range h.Functs() {
+		if !match(pattern, f.name) {
+			continue
+		}
+		h.mu.Lock()
+		th := ""
+		if f.thread != nil {
+			th = f.thread.name
+		}
+		h.mu.Unlock()
+		s := f.Stats()
+		fmt.Fprintf(&b, "%-10s %6d  %9s  %9s  %s\n", th, s.Calls, short(s.Time), short(s.TMax), f.name)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (h *HAL) showThreads(w io.Writer, pattern string) error {
+	var ts []ThreadStats
+	for _, s := range h.Stats() {
+		if match(pattern, s.Name) {
+			ts = append(ts, s)
+		}
+	}
+	if _, err := io.WriteString(w, "Realtime Threads:\n"); err != nil {
+		return err
+	}
+	return WriteThreads(w, ts)
+}
+
+// Save prints a .hal file that rebuilds the HAL's wiring (halcmd save):
+// its loadrt lines, its signals and links, the values of its RW
+// parameters, unlinked input pins and undriven signals, each thread's
+// functions in order, and start if the threads run.
+func (h *HAL) Save(w io.Writer) error {
+	s, err := h.Data().Read()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	h.mu.Lock()
+	b.WriteString("# components\n")
+	for _, l := range h.loaded {
+		b.WriteString(halfile.Command{Verb: "loadrt", Args: l}.String() + "\n")
+	}
+	b.WriteString("# signals\n")
+	for _, sig := range s.Signals {
+		if len(sig.Pins) == 0 {
+			fmt.Fprintf(&b, "newsig %s %s\n", halfile.Quote(sig.Name), sig.Type)
+			continue
+		}
+		args := []string{sig.Name}
+		if sig.Writer != "" {
+			args = append(args, sig.Writer)
+		}
+		for _, p := range sig.Pins {
+			if p != sig.Writer {
+				args = append(args, p)
+			}
+		}
+		b.WriteString(halfile.Command{Verb: "net", Args: args}.String() + "\n")
+	}
+	b.WriteString("# parameter values\n")
+	for _, p := range s.Params {
+		if p.Dir == RW {
+			fmt.Fprintf(&b, "setp %s %s\n", halfile.Quote(p.Name), exact(p.Type, p.Value))
+		}
+	}
+	for _, p := range s.Pins {
+		if p.Dir != Out && p.Signal == "" {
+			fmt.Fprintf(&b, "setp %s %s\n", halfile.Quote(p.Name), exact(p.Type, p.Value))
+		}
+	}
+	for _, sig := range s.Signals {
+		if sig.Writer == "" {
+			fmt.Fprintf(&b, "sets %s %s\n", halfile.Quote(sig.Name), exact(sig.Type, sig.Value))
+		}
+	}
+	b.WriteString("# realtime thread/function links\n")
+	for _, th := range h.threads {
+		for _, f := range th.chain.Load().functs {
+			fmt.Fprintf(&b, "addf %s %s\n", halfile.Quote(f.name), halfile.Quote(th.name))
+		}
+	}
+	if h.running {
+		b.WriteString("start\n")
+	}
+	h.mu.Unlock()
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// exact prints a value for Save: floats with every digit, so that the
+// file rebuilds the same values.
+func exact(t Type, w uint64) string {
+	if t == TypeFloat {
+		return strconv.FormatFloat(math.Float64frombits(w), 'g', -1, 64)
+	}
+	return FormatValue(t, w)
+}

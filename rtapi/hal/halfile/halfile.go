@@ -1,0 +1,305 @@
+// Package halfile parses LinuxCNC's .hal files: one command per line,
+// words separated by blanks, "#" starting a comment, a backslash at the
+// end of a line continuing it, double quotes grouping a word with blanks.
+// It is the one parser of gortapi's HAL: rtapi/hal executes what it
+// returns (HAL.Exec, HAL.Load) and examples/halcmd sends the same
+// commands to a running host.
+//
+//	loadrt threads name1=servo period1=1000000
+//	loadrt pid count=1
+//	addf pid.0.do-pid-calcs servo
+//	net pos-cmd siggen.0.sine => pid.0.command
+//	setp pid.0.Pgain 50
+//	start
+//
+// Parse checks each command's verb and argument count; whether the pins,
+// signals and functions it names exist is for the executor to say. Every
+// error names FILE:LINE. Parsing is pure: it reads nothing but its input
+// and needs no HAL.
+package halfile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/gortapi/gortapi/internal/errs"
+)
+
+// Limits on input, so that a hostile file costs bounded time and memory.
+const (
+	MaxLineLen = 64 << 10 // bytes in one logical line, continuations joined
+	MaxArgs    = 512      // words in one command
+	MaxLines   = 1 << 20  // physical lines in one file
+)
+
+// Command is one parsed command. Arrows are dropped and shorthands are
+// rewritten: "NAME = VALUE" becomes setp, linksp becomes linkps with its
+// arguments swapped, so an executor sees one form of each.
+type Command struct {
+	File string
+	Line int // first physical line of the command, from 1
+	Verb string
+	Args []string
+}
+
+// Pos is "FILE:LINE", as error messages begin.
+func (c Command) Pos() string { return fmt.Sprintf("%s:%d", c.File, c.Line) }
+
+// String prints the command back as a line of a .hal file.
+func (c Command) String() string {
+	words := []string{c.Verb}
+	for _, a := range c.Args {
+		words = append(words, Quote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// Quote quotes a word that holds blanks, quotes or a leading "#".
+func Quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\r\"\\") && !strings.HasPrefix(s, "#") {
+		return s
+	}
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// Error is a parse or execution error at one line of a file. It matches
+// rtapi.ErrInvalid, or what Err matches.
+type Error struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// At wraps err with the command's position.
+func (c Command) At(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{File: c.File, Line: c.Line, Err: err}
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf(format+": %w", append(args, errs.Invalid)...)
+}
+
+// arity: the fewest and most arguments of each verb (-1: no limit).
+var arity = map[string][2]int{
+	"loadrt":  {1, -1},
+	"addf":    {2, 3},
+	"delf":    {1, 2},
+	"net":     {2, -1},
+	"newsig":  {2, 2},
+	"delsig":  {1, 1},
+	"linkps":  {2, 2},
+	"linksp":  {2, 2},
+	"setp":    {2, 2},
+	"sets":    {2, 2},
+	"getp":    {1, 1},
+	"gets":    {1, 1},
+	"unlinkp": {1, 1},
+	"start":   {0, 0},
+	"stop":    {0, 0},
+	"show":    {0, 2},
+	"save":    {0, 1},
+}
+
+// Verbs lists the verbs Parse accepts.
+func Verbs() []string {
+	out := make([]string, 0, len(arity))
+	for v := range arity {
+		out = append(out, v)
+	}
+	return out
+}
+
+func isArrow(s string) bool { return s == "=>" || s == "<=" || s == "<=>" }
+
+// Parse reads a .hal file. name is what errors call the file. It returns
+// every command, or the first error as an *Error naming FILE:LINE.
+func Parse(name string, r io.Reader) ([]Command, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), MaxLineLen)
+	var cmds []Command
+	var joined strings.Builder
+	first, line := 0, 0
+	for sc.Scan() {
+		line++
+		if line > MaxLines {
+			return nil, &Error{File: name, Line: line, Err: invalid("more than %d lines", MaxLines)}
+		}
+		text := sc.Text()
+		if joined.Len() == 0 {
+			first = line
+		}
+		if strings.HasSuffix(text, "\\") && !strings.HasPrefix(strings.TrimSpace(text), "#") {
+			joined.WriteString(strings.TrimSuffix(text, "\\"))
+			joined.WriteByte(' ')
+			if joined.Len() > MaxLineLen {
+				return nil, &Error{File: name, Line: first, Err: invalid("line longer than %d bytes", MaxLineLen)}
+			}
+			continue
+		}
+		joined.WriteString(text)
+		c, ok, err := ParseLine(joined.String())
+		joined.Reset()
+		if err != nil {
+			return nil, &Error{File: name, Line: first, Err: err}
+		}
+		if ok {
+			c.File, c.Line = name, first
+			cmds = append(cmds, c)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = invalid("line longer than %d bytes", MaxLineLen)
+		}
+		return nil, &Error{File: name, Line: line + 1, Err: err}
+	}
+	if joined.Len() > 0 {
+		return nil, &Error{File: name, Line: first, Err: invalid("the file ends in a line continuation")}
+	}
+	return cmds, nil
+}
+
+// ParseLine parses one logical line. ok is false for a blank line or a
+// comment. The Command has no File or Line.
+func ParseLine(s string) (c Command, ok bool, err error) {
+	words, err := split(s)
+	if err != nil || len(words) == 0 {
+		return Command{}, false, err
+	}
+	return parseWords(words)
+}
+
+// ParseArgs parses a command given as words, as halcmd's command line
+// gives it.
+func ParseArgs(words []string) (Command, error) {
+	if len(words) == 0 {
+		return Command{}, invalid("no command")
+	}
+	c, _, err := parseWords(words)
+	return c, err
+}
+
+func parseWords(words []string) (Command, bool, error) {
+	if len(words) > MaxArgs {
+		return Command{}, false, invalid("more than %d words", MaxArgs)
+	}
+	verb, args := words[0], words[1:]
+	if len(args) == 2 && args[0] == "=" { // NAME = VALUE
+		return Command{Verb: "setp", Args: []string{verb, args[1]}}, true, nil
+	}
+	lim, known := arity[verb]
+	if !known {
+		if verb == "loadusr" || verb == "unloadrt" || verb == "unloadusr" || verb == "waitusr" {
+			return Command{}, false, invalid("%s is not supported: components are compiled into the host (hal.Register)", verb)
+		}
+		return Command{}, false, invalid("unknown command %q", verb)
+	}
+	switch verb {
+	case "net", "linkps", "linksp":
+		var kept []string
+		for i, a := range args {
+			if isArrow(a) {
+				if i == 0 || i == len(args)-1 {
+					return Command{}, false, invalid("%s: arrow %q needs a name on each side", verb, a)
+				}
+				continue
+			}
+			kept = append(kept, a)
+		}
+		args = kept
+	}
+	if len(args) < lim[0] || (lim[1] >= 0 && len(args) > lim[1]) {
+		return Command{}, false, invalid("%s takes %s, not %d", verb, argCount(lim), len(args))
+	}
+	for _, a := range args {
+		if isArrow(a) {
+			return Command{}, false, invalid("%s: unexpected arrow %q", verb, a)
+		}
+	}
+	switch verb {
+	case "linksp":
+		verb, args = "linkps", []string{args[1], args[0]}
+	case "addf":
+		if len(args) == 3 {
+			if _, err := strconv.Atoi(args[2]); err != nil {
+				return Command{}, false, invalid("addf: position %q is not an integer", args[2])
+			}
+		}
+	case "loadrt":
+		for _, a := range args[1:] {
+			if k, _, ok := strings.Cut(a, "="); !ok || k == "" {
+				return Command{}, false, invalid("loadrt %s: argument %q is not KEY=VALUE", args[0], a)
+			}
+		}
+	}
+	return Command{Verb: verb, Args: args}, true, nil
+}
+
+func argCount(lim [2]int) string {
+	switch {
+	case lim[1] < 0:
+		return fmt.Sprintf("at least %d arguments", lim[0])
+	case lim[0] == lim[1]:
+		return fmt.Sprintf("%d arguments", lim[0])
+	}
+	return fmt.Sprintf("%d to %d arguments", lim[0], lim[1])
+}
+
+// split cuts a line into words: blanks separate, a word starting with "#"
+// ends the line, double quotes group (with \" and \\ inside).
+func split(s string) ([]string, error) {
+	var words []string
+	i := 0
+	for i < len(s) {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+			i++
+		}
+		if i >= len(s) || s[i] == '#' {
+			break
+		}
+		var w strings.Builder
+		for i < len(s) && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' {
+			if s[i] != '"' {
+				w.WriteByte(s[i])
+				i++
+				continue
+			}
+			i++ // opening quote
+			closed := false
+			for i < len(s) {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) {
+					w.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				i++
+				if c == '"' {
+					closed = true
+					break
+				}
+				w.WriteByte(c)
+			}
+			if !closed {
+				return nil, invalid("unterminated quote")
+			}
+		}
+		words = append(words, w.String())
+		if len(words) > MaxArgs {
+			return nil, invalid("more than %d words", MaxArgs)
+		}
+	}
+	return words, nil
+}

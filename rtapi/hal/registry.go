@@ -1,0 +1,161 @@
+package hal
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Factory makes a component's instances on h from a loadrt line's
+// arguments (what LinuxCNC's rtapi_app_main does for a module). It makes
+// components, pins, parameters and functions, and threads if it is the
+// threads component. Factories run in set-up code.
+type Factory func(h *HAL, args *LoadArgs) error
+
+var registry = struct {
+	sync.Mutex
+	m map[string]Factory
+}{m: map[string]Factory{}}
+
+// Register makes a component loadable by name ("loadrt NAME"). Components
+// are compiled in (Go has no dlopen without cgo): a package registers its
+// components in its init function, and a program imports it, e.g.
+// rtapi/hal/comps for the standard ones. Registering a name twice or a
+// nil factory is a programming error and panics.
+func Register(name string, f Factory) {
+	if f == nil {
+		panic("hal: Register called with a nil Factory for " + name)
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if _, dup := registry.m[name]; dup {
+		panic("hal: Register called twice for " + name)
+	}
+	registry.m[name] = f
+}
+
+// Registered lists the names Register was called with, sorted.
+func Registered() []string {
+	registry.Lock()
+	defer registry.Unlock()
+	return slices.Sorted(maps.Keys(registry.m))
+}
+
+// MaxInstances bounds count= and names= of a loadrt line.
+const MaxInstances = 64
+
+// LoadArgs are a loadrt line's KEY=VALUE arguments. A factory takes what
+// it knows with Get, Int or Instances; LoadRT refuses a line with an
+// argument no one took.
+type LoadArgs struct {
+	Name string // the component's registered name
+	vals map[string]string
+	used map[string]bool
+}
+
+// Get returns the argument key and whether it was given.
+func (a *LoadArgs) Get(key string) (string, bool) {
+	v, ok := a.vals[key]
+	a.used[key] = true
+	return v, ok
+}
+
+// Int returns the argument key as an integer, def when it was not given.
+func (a *LoadArgs) Int(key string, def int64) (int64, error) {
+	v, ok := a.Get(key)
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("loadrt %s: %s=%q is not an integer: %w", a.Name, key, v, rtapi.ErrInvalid)
+	}
+	return n, nil
+}
+
+// Instances returns the instance names of a component as LinuxCNC makes
+// them: count=N (or num_chan=N) gives NAME.0 ... NAME.N-1, names=a,b gives
+// a and b, neither gives def instances. count and names together, a count
+// outside 1..MaxInstances, or a bad or duplicate name are refused.
+func (a *LoadArgs) Instances(def int) ([]string, error) {
+	count, hasCount := a.Get("count")
+	if n, ok := a.Get("num_chan"); ok {
+		if hasCount {
+			return nil, fmt.Errorf("loadrt %s: count= and num_chan= are the same: %w", a.Name, rtapi.ErrInvalid)
+		}
+		count, hasCount = n, true
+	}
+	names, hasNames := a.Get("names")
+	switch {
+	case hasCount && hasNames:
+		return nil, fmt.Errorf("loadrt %s: count= and names= exclude each other: %w", a.Name, rtapi.ErrInvalid)
+	case hasNames:
+		list := strings.Split(names, ",")
+		if len(list) > MaxInstances {
+			return nil, fmt.Errorf("loadrt %s: %d names, at most %d: %w", a.Name, len(list), MaxInstances, rtapi.ErrInvalid)
+		}
+		for i, n := range list {
+			if err := checkName("instance", n); err != nil {
+				return nil, fmt.Errorf("loadrt %s: %w (%w)", a.Name, err, rtapi.ErrInvalid)
+			}
+			if slices.Contains(list[:i], n) {
+				return nil, fmt.Errorf("loadrt %s: name %q given twice: %w", a.Name, n, rtapi.ErrInvalid)
+			}
+		}
+		return list, nil
+	}
+	n := int64(def)
+	if hasCount {
+		var err error
+		if n, err = strconv.ParseInt(count, 0, 64); err != nil || n < 1 || n > MaxInstances {
+			return nil, fmt.Errorf("loadrt %s: count=%q: want 1 to %d: %w", a.Name, count, MaxInstances, rtapi.ErrInvalid)
+		}
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s.%d", a.Name, i)
+	}
+	return out, nil
+}
+
+// LoadRT instantiates a registered component (halcmd loadrt): args are
+// KEY=VALUE words, e.g. "count=2". An unknown component or an argument the
+// component does not take is refused (ErrInvalid). A component that fails
+// half-way leaves what it made; the HAL should then be closed (a .hal file
+// that fails is: see Load).
+func (h *HAL) LoadRT(name string, args ...string) error {
+	registry.Lock()
+	f, ok := registry.m[name]
+	registry.Unlock()
+	if !ok {
+		return errf("loadrt", "", "", rtapi.ErrInvalid, "no component %q is compiled in (have %s)", name, strings.Join(Registered(), ", "))
+	}
+	la := &LoadArgs{Name: name, vals: map[string]string{}, used: map[string]bool{}}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return errf("loadrt", "", "", rtapi.ErrInvalid, "%s: argument %q is not KEY=VALUE", name, a)
+		}
+		if _, dup := la.vals[k]; dup {
+			return errf("loadrt", "", "", rtapi.ErrInvalid, "%s: argument %q given twice", name, k)
+		}
+		la.vals[k] = v
+	}
+	if err := f(h, la); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(la.vals)) {
+		if !la.used[k] {
+			return errf("loadrt", "", "", rtapi.ErrInvalid, "%s: unknown argument %q", name, k)
+		}
+	}
+	h.mu.Lock()
+	h.loaded = append(h.loaded, append([]string{name}, args...))
+	h.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,380 @@
+package hal
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// Linking and unlinking may happen while the threads run. Each pin
+// switches between its own word and its signal's with one atomic pointer
+// store, so a function reads either the old or the new source, never a
+// torn value; and a call that changes links returns only after every
+// running thread has finished the cycle it was in, so every cycle that
+// begins after it returns sees the whole change (the way AddFunct swaps
+// chains).
+
+// NewSignal makes a signal of type t (halcmd newsig).
+func (h *HAL) NewSignal(name string, t Type) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := h.newSignal(name, t)
+	return err
+}
+
+func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
+	const op = "newsig"
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return nil, err
+	}
+	if err := checkName("signal", name); err != nil {
+		return nil, &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
+	}
+	if !t.valid() {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: bad type %v", name, t)
+	}
+	if _, dup := h.sigs[name]; dup {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "a signal named %q exists", name)
+	}
+	if len(h.sigList) >= MaxSignals {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: already %d signals made, the most one HAL holds", name, MaxSignals)
+	}
+	s := &Signal{name: name, index: len(h.sigList), typ: t}
+	s.e = &h.data.l.Signals[s.index]
+	copy(s.e.Name[:], name)
+	atomic.StoreUint64(&s.e.Value, 0)
+	s.publish()
+	h.sigs[name] = s
+	h.sigList = append(h.sigList, s)
+	atomic.StoreInt64(&h.data.l.Header.NSignals, int64(len(h.sigList)))
+	return s, nil
+}
+
+func (s *Signal) counts() (writer *pin, writers, readers, bidirs int) {
+	for _, p := range s.pins {
+		switch p.dir {
+		case Out:
+			writers++
+			writer = p
+		case In:
+			readers++
+		case IO:
+			bidirs++
+		}
+	}
+	return
+}
+
+func (s *Signal) publish() {
+	_, w, r, b := s.counts()
+	atomic.StoreUint64(&s.e.Info, packSigInfo(s.typ, true, w, r, b))
+}
+
+// DeleteSignal unlinks every pin of the signal and deletes it (halcmd
+// delsig). Each pin keeps the signal's last value as its own.
+func (h *HAL) DeleteSignal(name string) error {
+	const op = "delsig"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	s, ok := h.sigs[name]
+	if !ok {
+		return errf(op, "", "", rtapi.ErrInvalid, "signal %q does not exist", name)
+	}
+	h.beginChange()
+	for _, p := range slices.Clone(s.pins) {
+		h.unlink(p)
+	}
+	delete(h.sigs, name)
+	atomic.StoreUint64(&s.e.Info, 0)
+	h.endChange()
+	return h.settle(op)
+}
+
+// Link links a pin to a signal (hal_link, halcmd linkps). A pin already on
+// that signal is left as it is. The pin and signal must be of one type; a
+// signal takes at most one Out pin, and not both an Out pin and IO pins.
+// The errors name both pins. The first pin linked to a signal gives it its
+// value.
+func (h *HAL) Link(pinName, signal string) error {
+	const op = "link"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	p, s, err := h.pinAndSignal(op, pinName, signal)
+	if err != nil {
+		return err
+	}
+	if err := h.checkLink(op, p, s, nil); err != nil {
+		return err
+	}
+	h.beginChange()
+	h.link(p, s)
+	h.endChange()
+	return h.settle(op)
+}
+
+func (h *HAL) pinAndSignal(op, pinName, signal string) (*pin, *Signal, error) {
+	p, ok := h.pins[pinName]
+	if !ok {
+		return nil, nil, errf(op, "", "", rtapi.ErrInvalid, "pin %q does not exist", pinName)
+	}
+	s, ok := h.sigs[signal]
+	if !ok {
+		return nil, nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q does not exist", signal)
+	}
+	return p, s, nil
+}
+
+// checkLink checks that p may join s, given the pins also being added
+// with it (a net checks them all before it links any). Called with h.mu.
+func (h *HAL) checkLink(op string, p *pin, s *Signal, adding []*pin) error {
+	if p.sig == s {
+		return nil
+	}
+	if p.sig != nil {
+		return errf(op, "", "", rtapi.ErrInvalid, "pin %q is linked to signal %q, cannot link it to %q (unlinkp it first)",
+			p.name, p.sig.name, s.name)
+	}
+	all := append(slices.Clone(s.pins), adding...)
+	if p.typ != s.typ {
+		other := ""
+		if len(all) > 0 {
+			other = fmt.Sprintf(" of pin %q", all[0].name)
+		}
+		return errf(op, "", "", rtapi.ErrInvalid, "type mismatch: pin %q is %v, signal %q is %v%s",
+			p.name, p.typ, s.name, s.typ, other)
+	}
+	for _, q := range all {
+		if q == p {
+			continue
+		}
+		switch {
+		case p.dir == Out && q.dir == Out:
+			return errf(op, "", "", rtapi.ErrInvalid, "signal %q already has OUT pin %q, cannot add OUT pin %q", s.name, q.name, p.name)
+		case p.dir == IO && q.dir == Out:
+			return errf(op, "", "", rtapi.ErrInvalid, "signal %q has OUT pin %q, cannot add I/O pin %q", s.name, q.name, p.name)
+		case p.dir == Out && q.dir == IO:
+			return errf(op, "", "", rtapi.ErrInvalid, "signal %q has I/O pin %q, cannot add OUT pin %q", s.name, q.name, p.name)
+		}
+	}
+	return nil
+}
+
+// link points p at s. Called with h.mu inside begin/endChange.
+func (h *HAL) link(p *pin, s *Signal) {
+	if p.sig == s {
+		return
+	}
+	if len(s.pins) == 0 {
+		atomic.StoreUint64(&s.e.Value, atomic.LoadUint64(p.own))
+	}
+	p.sig = s
+	s.pins = append(s.pins, p)
+	p.ref.Store(&s.e.Value)
+	atomic.StoreUint32(&p.e.Signal, uint32(s.index+1))
+	s.publish()
+}
+
+// unlink points p back at its own word, which takes the signal's value.
+func (h *HAL) unlink(p *pin) {
+	s := p.sig
+	if s == nil {
+		return
+	}
+	atomic.StoreUint64(p.own, atomic.LoadUint64(&s.e.Value))
+	p.ref.Store(p.own)
+	p.sig = nil
+	s.pins = slices.DeleteFunc(s.pins, func(q *pin) bool { return q == p })
+	atomic.StoreUint32(&p.e.Signal, 0)
+	s.publish()
+}
+
+// Unlink unlinks a pin from its signal (hal_unlink, halcmd unlinkp). The
+// pin keeps the signal's value as its own. An unlinked pin is left as it
+// is.
+func (h *HAL) Unlink(pinName string) error {
+	const op = "unlinkp"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	p, ok := h.pins[pinName]
+	if !ok {
+		return errf(op, "", "", rtapi.ErrInvalid, "pin %q does not exist", pinName)
+	}
+	h.beginChange()
+	h.unlink(p)
+	h.endChange()
+	return h.settle(op)
+}
+
+// Net links pins to a signal, making the signal with the first pin's type
+// if it does not exist (halcmd net). Every pin is checked before any is
+// linked: a refused net changes nothing.
+func (h *HAL) Net(signal string, pins ...string) error {
+	const op = "net"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	if len(pins) == 0 {
+		return errf(op, "", "", rtapi.ErrInvalid, "net %q: no pins given", signal)
+	}
+	ps := make([]*pin, 0, len(pins))
+	for _, name := range pins {
+		p, ok := h.pins[name]
+		if !ok {
+			if _, isSig := h.sigs[name]; isSig {
+				return errf(op, "", "", rtapi.ErrInvalid, "net %q: %q is a signal, not a pin", signal, name)
+			}
+			return errf(op, "", "", rtapi.ErrInvalid, "net %q: pin %q does not exist", signal, name)
+		}
+		if slices.Contains(ps, p) {
+			return errf(op, "", "", rtapi.ErrInvalid, "net %q: pin %q given twice", signal, name)
+		}
+		ps = append(ps, p)
+	}
+	s, exists := h.sigs[signal]
+	if !exists {
+		if err := checkName("signal", signal); err != nil {
+			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
+		}
+		s = &Signal{name: signal, typ: ps[0].typ} // checked here, made below
+	}
+	for i, p := range ps {
+		if err := h.checkLink(op, p, s, ps[:i]); err != nil {
+			return err
+		}
+	}
+	if !exists {
+		var err error
+		if s, err = h.newSignal(signal, ps[0].typ); err != nil {
+			return err
+		}
+	}
+	h.beginChange()
+	for _, p := range ps {
+		h.link(p, s)
+	}
+	h.endChange()
+	return h.settle(op)
+}
+
+// beginChange and endChange bracket a change of links: the data
+// segment's generation is odd in between, for readers in other processes.
+func (h *HAL) beginChange() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }
+func (h *HAL) endChange()   { atomic.AddUint64(&h.data.l.Header.Gen, 1) }
+
+// settle returns once every running thread has left the cycle it was in
+// (each gets its chain anew, and waitPast waits out the old one).
+// Called with h.mu.
+func (h *HAL) settle(op string) error {
+	if !h.running {
+		return nil
+	}
+	var errs []error
+	for _, th := range h.threads {
+		old := th.swap(th.chain.Load().functs)
+		if err := th.waitPast(old, h.opts.StopTimeout); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", op, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SetP sets a parameter, or a pin that no signal drives (halcmd setp):
+// an RO parameter, an Out pin and a linked pin are refused. The value is
+// parsed as ParseValue does and stored atomically.
+func (h *HAL) SetP(name, value string) error {
+	const op = "setp"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	if p, ok := h.params[name]; ok {
+		if p.dir == RO {
+			return errf(op, "", "", rtapi.ErrInvalid, "parameter %q is not writable", name)
+		}
+		w, err := ParseValue(p.typ, value)
+		if err != nil {
+			return &Error{Op: op, Err: fmt.Errorf("parameter %q: %w", name, err)}
+		}
+		atomic.StoreUint64(p.ref.Load(), w)
+		return nil
+	}
+	p, ok := h.pins[name]
+	if !ok {
+		return errf(op, "", "", rtapi.ErrInvalid, "pin or parameter %q does not exist", name)
+	}
+	if p.dir == Out {
+		return errf(op, "", "", rtapi.ErrInvalid, "pin %q is an OUT pin, not writable", name)
+	}
+	if p.sig != nil {
+		return errf(op, "", "", rtapi.ErrInvalid, "pin %q is connected to signal %q (use sets)", name, p.sig.name)
+	}
+	w, err := ParseValue(p.typ, value)
+	if err != nil {
+		return &Error{Op: op, Err: fmt.Errorf("pin %q: %w", name, err)}
+	}
+	atomic.StoreUint64(p.own, w)
+	return nil
+}
+
+// GetP reads a parameter or pin, formatted as FormatValue does (halcmd
+// getp).
+func (h *HAL) GetP(name string) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if p, ok := h.params[name]; ok {
+		return FormatValue(p.typ, atomic.LoadUint64(p.ref.Load())), nil
+	}
+	if p, ok := h.pins[name]; ok {
+		return FormatValue(p.typ, atomic.LoadUint64(p.ref.Load())), nil
+	}
+	return "", errf("getp", "", "", rtapi.ErrInvalid, "pin or parameter %q does not exist", name)
+}
+
+// SetS sets a signal that no Out pin drives (halcmd sets).
+func (h *HAL) SetS(name, value string) error {
+	const op = "sets"
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	s, ok := h.sigs[name]
+	if !ok {
+		return errf(op, "", "", rtapi.ErrInvalid, "signal %q does not exist", name)
+	}
+	if w, n, _, _ := s.counts(); n > 0 {
+		return errf(op, "", "", rtapi.ErrInvalid, "signal %q already has writer pin %q", name, w.name)
+	}
+	w, err := ParseValue(s.typ, value)
+	if err != nil {
+		return &Error{Op: op, Err: fmt.Errorf("signal %q: %w", name, err)}
+	}
+	atomic.StoreUint64(&s.e.Value, w)
+	return nil
+}
+
+// GetS reads a signal (halcmd gets).
+func (h *HAL) GetS(name string) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sigs[name]
+	if !ok {
+		return "", errf("gets", "", "", rtapi.ErrInvalid, "signal %q does not exist", name)
+	}
+	return FormatValue(s.typ, atomic.LoadUint64(&s.e.Value)), nil
+}
