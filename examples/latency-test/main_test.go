@@ -77,6 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"-t", "0"},
 		{"-a", "x"},
 		{"-D", "forever"},
+		{"-D", "NaN"}, // once ran for ever (issue 20, item 11)
 		{"-load", "disk=1"},
 		{"-body", "sleep=1ms"},
 		{"-format", "xml"},
