@@ -79,8 +79,9 @@ func TestExplicitPriorityMeansFIFO(t *testing.T) {
 }
 
 // TestExplicitPriorityRefused runs the tool as an unprivileged user: -p 80
-// cannot have SCHED_FIFO there, and says so on stderr in every format;
-// -rtapi.strict refuses to run.
+// cannot have SCHED_FIFO there, and says so on stderr; with cyclictest's
+// command line or output it exits 1 as cyclictest does, and -rtapi.strict
+// refuses to run.
 func TestExplicitPriorityRefused(t *testing.T) {
 	rttest.RequireRoot(t, "runs the tool as an unprivileged user")
 	bin := buildShared(t)
@@ -101,16 +102,22 @@ func TestExplicitPriorityRefused(t *testing.T) {
 		err := cmd.Run()
 		return stdout.String(), stderr.String(), err
 	}
-	for _, format := range []string{"text", "cyclictest"} {
-		stdout, stderr, err := nobody("-p", "80", "-D", "0.2", "-q", "-format", format)
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", format, err, stderr)
-		}
-		if !strings.Contains(stderr, "-p 80 asked for real-time, but task servo runs SCHED_OTHER") {
-			t.Errorf("-format %s: no warning on stderr:\n%s\nstdout:\n%s", format, stderr, stdout)
+	stdout, stderr, err := nobody("-p", "80", "-D", "0.2", "-q")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "-p 80 asked for real-time, but task servo runs SCHED_OTHER") {
+		t.Errorf("no warning on stderr:\n%s\nstdout:\n%s", stderr, stdout)
+	}
+	// cyclictest's command line: cyclictest's exit status 1
+	for _, args := range [][]string{{"-format", "cyclictest"}, {"-l", "10"}} {
+		stdout, stderr, err := nobody(append([]string{"-p", "80", "-D", "0.2", "-q"}, args...)...)
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) || exitErr.ExitCode() != exitFailure || !strings.Contains(stderr, "SCHED_FIFO cannot be set") || stdout != "" {
+			t.Errorf("%q: %v, want exit status 1 and why on stderr:\n%s\nstdout:\n%s", args, err, stderr, stdout)
 		}
 	}
-	_, stderr, err := nobody("-p", "80", "-D", "0.2", "-q", "-rtapi.strict")
+	_, stderr, err = nobody("-p", "80", "-D", "0.2", "-q", "-rtapi.strict")
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) || exitErr.ExitCode() == 0 || !strings.Contains(stderr, "Strict refuses") {
 		t.Fatalf("-rtapi.strict: %v\n%s", err, stderr)

@@ -37,6 +37,36 @@
 //	              histogram alone
 //	-help         this help (exit status 0)
 //
+// cyclictest's command line: every option of cyclictest 2.40 that has a
+// meaning here is read in every spelling its getopt_long accepts: short
+// options combined (-Sp90, -mq), values attached (-i200, -t2, -a1) or
+// following, optional values left out (-t: one thread per CPU; -a: pin
+// thread i to the i-th CPU), --name=value, --name value and unique
+// prefixes (--prior=80). They mix with latency-test's own flags.
+//
+//	-x, --posix_timers  -wake posix-timer
+//	-l, --loops N       end the run when the first task ran N cycles
+//	-d, --distance US   interval step between -t tasks (default 500)
+//	-S, --smp           one task per available CPU, pinned, one priority
+//	--priospread        priorities p, p-1, ... (default: all at -p)
+//	--policy fifo|other SCHED_FIFO (priority threads+1 without -p) or SCHED_OTHER
+//	-N, --nsecs         thread lines in ns
+//	-M, --refresh_on_max  redraw the live lines only when a maximum grew
+//	-u, --unbuffered    accepted: latency-test never buffers its output
+//	-H, --histofall US  -h with cyclictest's summary column over all threads
+//
+// The command line is cyclictest's when the program is invoked as
+// cyclictest (a link or copy named so) or an option or spelling above
+// that only cyclictest has is given. Then, as with -format cyclictest,
+// the output is cyclictest's, every -t thread runs at -p unless
+// --priospread, with -h every thread runs at -i, the overrun policy is
+// skip (one wake-up measured per cycle), and the exit status is 1 when
+// SCHED_FIFO was asked for and refused. The options cyclictest has and
+// latency-test not (-A, -b, -c, -F, -o, -r, -R, -s, -v, --tracemark,
+// --spike, --smi, --laptop, --latency, --default-system, --mainaffinity,
+// --secaligned, --policy rr|batch|idle) are refused with a line naming
+// what latency-test offers instead.
+//
 // gortapi's own:
 //
 //	-threads servo=1ms,base=25us   LinuxCNC-style named tasks (rate-monotonic priorities)
@@ -94,7 +124,7 @@
 //
 // Exit status: 0 after a run (also one ended by Ctrl-C), 1 when the
 // runtime failed (a flavor asked for that cannot run here, a task that
-// failed), 2 for bad input (an unwritable output file, an interval of 0 or below 10 µs, a histogram
+// failed, SCHED_FIFO refused with cyclictest's command line or output), 2 for bad input (an unwritable output file, an interval of 0 or below 10 µs, a histogram
 // bound of 0, an unknown flavor or wake mode, a priority out of range, a
 // -threads list that does not parse), with one line saying what was wrong.
 package main

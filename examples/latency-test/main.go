@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/trace"
 	"slices"
 	"strings"
@@ -62,7 +63,17 @@ type config struct {
 	histogram int
 	// explicitPrio: -p was given, which means real-time.
 	explicitPrio bool
+	// ct is what only cyclictest's command line says (-l, -d, -S, ...).
+	ct *ctArgs
+	// cyclictest: the command line is cyclictest's (invoked as
+	// cyclictest, or an option only cyclictest has): cyclictest's output,
+	// priorities and exit status.
+	cyclictest bool
 }
+
+// invokedAs is the program's name: as "cyclictest" (a link or a copy of
+// the binary) the command line and output are cyclictest's.
+var invokedAs = filepath.Base(os.Args[0])
 
 // maxOverflowCycles caps the overflow cycle numbers kept per task
 // (cyclictest keeps as many as -h has buckets).
@@ -151,6 +162,10 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		if given(fs, "vanilla-fifo") { // wins over -rtapi.vanilla-fifo, even when false
 			c.lat.Options.VanillaFIFO = toggle(*vanilla)
 		}
+		distance, err := c.applyCyclictest(fs, threads, cpus)
+		if err != nil {
+			return err
+		}
 		period, err := latency.ParseMicros(*interval)
 		if err != nil {
 			return usagef("-i: %v", err)
@@ -179,7 +194,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		default:
 			for i := range *threads {
 				c.lat.Tasks = append(c.lat.Tasks, latency.TaskDef{
-					Name: fmt.Sprintf("T%d", i), Period: period + time.Duration(i)*threadDistance})
+					Name: fmt.Sprintf("T%d", i), Period: period + time.Duration(i)*distance})
 			}
 		}
 		fs.Visit(func(f *flag.Flag) {
@@ -192,6 +207,9 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		}
 		if given(fs, "rtapi.histogram-bound") {
 			return usagef("-rtapi.histogram-bound: latency-test bounds its histograms with -h US")
+		}
+		if err := c.applyPolicy(fs, prio); err != nil {
+			return err
 		}
 		if c.explicitPrio && !given(fs, "vanilla-fifo", "rtapi.vanilla-fifo") && c.lat.Options.Flavor != "sim" {
 			// cyclictest -p runs SCHED_FIFO on any kernel: so do we
@@ -219,6 +237,12 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		}
 		if c.lat.Wake, err = rtapi.ParseWakeMode(*wake); err != nil {
 			return usagef("-wake: %v", err)
+		}
+		if c.ct.posixTimers {
+			if given(fs, "wake") && c.lat.Wake != rtapi.WakePosixTimer {
+				return usagef("-x (POSIX timers) and -wake %s exclude each other", *wake)
+			}
+			c.lat.Wake = rtapi.WakePosixTimer
 		}
 		if c.lat.Overrun, err = rtapi.ParseOverrunPolicy(*overrun); err != nil {
 			return usagef("-overrun: %v", err)
@@ -250,19 +274,56 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		if c.format != "text" && c.format != "cyclictest" {
 			return usagef("-format: unknown format %q (valid: text, cyclictest)", c.format)
 		}
+		if c.ct.nsecs && c.histogram > 0 {
+			return usagef("-N with -h: cyclictest's histogram would then have 1 ns buckets; latency-test's have 1 µs: drop -N, or use -json FILE for figures in ns")
+		}
+		if c.format == "cyclictest" {
+			// cyclictest runs every thread at -p unless --priospread, and
+			// with -h every thread at -i
+			c.lat.SamePriority = *named == "" && !c.ct.priospread
+			if !given(fs, "overrun") {
+				c.lat.Overrun = rtapi.Skip // cyclictest's: one wake-up measured per cycle
+			}
+			if c.explicitPrio && !given(fs, "rtapi.strict") {
+				// cyclictest exits 1 when it cannot have SCHED_FIFO
+				c.lat.Options.Strict = rtapi.On
+			}
+		}
+		c.lat.Loops = c.ct.loops
 		return nil
 	}
 	return fs, c, finish
 }
 
+const usageHead = `usage: latency-test [flags]   (go doc ./examples/latency-test for the whole story)
+
+cyclictest's command line works too, in every spelling of its getopt
+(-Sp90, -i200, -t, --interval=200, --prior=80). When the command line is
+cyclictest's (the program invoked as cyclictest, or an option only
+cyclictest has: -S, -x, -l, -d, -N, -M, -u, -H, --priospread, --policy,
+or a spelling only getopt reads), latency-test prints what cyclictest
+prints and, as cyclictest, runs every thread at -p unless --priospread,
+measures one wake-up per cycle, and exits 1 when SCHED_FIFO was asked
+for and refused; -format cyclictest does the same. cyclictest's options
+without a meaning here are refused, naming what latency-test offers.
+
+`
+
 // parse parses args; -help gives flag.ErrHelp after printing the usage.
+// args are read with cyclictest's getopt rules (parseCyclictestArgs), so
+// that latency-test's flags and cyclictest's spellings mix.
 func parse(args []string, stdout io.Writer) (*config, error) {
 	fs, c, finish := newFlagSet()
 	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
+	ct, err := parseCyclictestArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	c.ct = ct
+	if err := fs.Parse(ct.goArgs); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
-			fmt.Fprintln(stdout, "usage: latency-test [flags]   (go doc ./examples/latency-test for the whole story)")
+			fmt.Fprint(stdout, usageHead)
 			fs.PrintDefaults()
 			return nil, err
 		}
@@ -270,6 +331,13 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (all settings are flags)", fs.Arg(0))
+	}
+	if len(ct.positional) > 0 {
+		return nil, usagef("unexpected argument %q (all settings are flags)", ct.positional[0])
+	}
+	c.cyclictest = invokedAs == "cyclictest" || ct.only
+	if c.cyclictest && !given(fs, "format") {
+		c.format = "cyclictest"
 	}
 	if err := finish(); err != nil {
 		return nil, err
@@ -301,6 +369,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !c.quiet {
 		every, tick = time.Second, live.draw
 	}
+	for _, w := range c.ct.warnings {
+		fmt.Fprintf(stderr, "latency-test: %s\n", w)
+	}
+	live.nsecs, live.refreshOnMax = c.ct.nsecs, c.ct.refreshOnMax
 	c.lat.OnStart = func(s *latency.Session) {
 		live.virtual = s.RT().Flavor().Name == "sim"
 		ts := s.Snapshot()
@@ -349,9 +421,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// cyclictest prints its threads' final lines unless it prints a
 		// histogram (-h), which goes to stdout or --histfile.
 		if c.histogram == 0 {
-			writeCyclictest(stdout, res)
+			writeCyclictest(stdout, res, c.ct.nsecs)
 		} else if c.histFile == "" {
-			if werr := writeHistogram(stdout, res); werr != nil {
+			if werr := writeHistogram(stdout, res, c.ct.histofall); werr != nil {
 				fmt.Fprintf(stderr, "latency-test: histogram: %v\n", werr)
 			}
 		}
@@ -359,7 +431,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		writeSummary(stdout, c, res, interrupted)
 	}
 	if f := outputs.hist; f != nil {
-		if err := outputs.finish(f, func(w io.Writer) error { return writeHistogram(w, res) }); err != nil {
+		if err := outputs.finish(f, func(w io.Writer) error { return writeHistogram(w, res, c.ct.histofall) }); err != nil {
 			fmt.Fprintf(stderr, "latency-test: -histfile: %v\n", err)
 			code = exitFailure
 		}
@@ -420,12 +492,57 @@ func priorityWarning(c *config, f rtapi.FlavorInfo, ts []latency.TaskStats) stri
 	return ""
 }
 
-func writeHistogram(w io.Writer, res latency.Result) error {
+// writeHistogram writes cyclictest's histogram; histofall (-H) adds
+// cyclictest's summary column over all threads to the rows and to the
+// Total, Max and Overflows lines when there are two threads or more.
+func writeHistogram(w io.Writer, res latency.Result, histofall bool) error {
 	at := make([][]int64, len(res.Tasks))
 	for i, t := range res.Tasks {
 		at[i] = t.OverflowCycles
 	}
-	return latencyfile.WriteHistfile(w, latencyHists(res), at)
+	hs := latencyHists(res)
+	if !histofall || len(hs) < 2 {
+		return latencyfile.WriteHistfile(w, hs, at)
+	}
+	var b strings.Builder
+	if err := latencyfile.WriteHistfile(&b, hs, at); err != nil {
+		return err
+	}
+	var total, overflows uint64
+	var maxmax int64
+	for _, h := range hs {
+		total += uint64(h.Count) - h.Overflow
+		overflows += h.Overflow
+		maxmax = max(maxmax, int64(h.Max)/1000)
+	}
+	row := 0
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(b.String(), "\n") {
+		body := strings.TrimSuffix(line, "\n")
+		switch {
+		case body != "" && body[0] >= '0' && body[0] <= '9':
+			var sum uint64
+			for _, h := range hs {
+				if row < len(h.Counts) {
+					sum += h.Counts[row]
+				}
+			}
+			row++
+			body += fmt.Sprintf("\t%06d", sum)
+		case strings.HasPrefix(body, "# Total:"):
+			body += fmt.Sprintf(" %09d", total)
+		case strings.HasPrefix(body, "# Max Latencies:"):
+			body += fmt.Sprintf(" %05d", maxmax)
+		case strings.HasPrefix(body, "# Histogram Overflows:"):
+			body += fmt.Sprintf(" %05d", overflows)
+		}
+		out.WriteString(body)
+		if strings.HasSuffix(line, "\n") {
+			out.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }
 
 // outputFiles are the -histfile, -json and -svg files, created before the
@@ -493,6 +610,10 @@ type display struct {
 	drawn  int // lines drawn last time (terminal only)
 	// virtual: the sim flavor, whose tasks have no OS thread figures
 	virtual bool
+	// nsecs: cyclictest -N's thread lines; refreshOnMax: cyclictest -M,
+	// redraw only when a task's maximum grew
+	nsecs, refreshOnMax bool
+	maxSeen             []int64
 }
 
 func newDisplay(w io.Writer, format string) *display {
@@ -508,6 +629,20 @@ func isTerminal(w io.Writer) bool {
 }
 
 func (d *display) draw(elapsed time.Duration, ts []latency.TaskStats) {
+	if d.refreshOnMax {
+		grew := len(d.maxSeen) != len(ts)
+		if grew {
+			d.maxSeen = make([]int64, len(ts))
+		}
+		for i, t := range ts {
+			if int64(t.Latency.Max) > d.maxSeen[i] {
+				d.maxSeen[i], grew = int64(t.Latency.Max), true
+			}
+		}
+		if !grew {
+			return
+		}
+	}
 	lines := make([]string, 0, len(ts)+2)
 	if d.format == "cyclictest" && len(ts) > 0 {
 		// cyclictest's status block: policy and load, a blank line, a
@@ -516,7 +651,7 @@ func (d *display) draw(elapsed time.Duration, ts []latency.TaskStats) {
 	}
 	for i, t := range ts {
 		if d.format == "cyclictest" {
-			lines = append(lines, latency.FormatThreadLine(latency.LineOf(i, t)))
+			lines = append(lines, latency.FormatThreadLine(threadLine(i, t, d.nsecs)))
 		} else {
 			lines = append(lines, liveLine(elapsed, t, d.virtual))
 		}
@@ -584,10 +719,18 @@ func liveLine(elapsed time.Duration, t latency.TaskStats, virtual bool) string {
 	return line + fmt.Sprintf("  csw %d/%d", t.VoluntarySwitches, t.InvoluntarySwitches)
 }
 
-func writeCyclictest(w io.Writer, res latency.Result) {
+func writeCyclictest(w io.Writer, res latency.Result, nsecs bool) {
 	for i, t := range res.Tasks {
-		fmt.Fprintln(w, latency.FormatThreadLine(latency.LineOf(i, t)))
+		fmt.Fprintln(w, latency.FormatThreadLine(threadLine(i, t, nsecs)))
 	}
+}
+
+// threadLine is a task's cyclictest line, in ns with -N.
+func threadLine(i int, t latency.TaskStats, nsecs bool) latency.ThreadLine {
+	if nsecs {
+		return latency.LineOfNs(i, t)
+	}
+	return latency.LineOf(i, t)
 }
 
 // writeSummary is the text report: what ran where and why, percentiles,

@@ -46,7 +46,8 @@ func TestParseMapsFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := c.lat
-	if l.Priority != 80 || len(l.Tasks) != 3 || l.Tasks[2].Period != 1250*time.Microsecond || !reflect.DeepEqual(l.CPUs, []int{0, 1}) ||
+	// -format cyclictest with -h: every thread at -i, as cyclictest
+	if l.Priority != 80 || len(l.Tasks) != 3 || l.Tasks[2].Period != 250*time.Microsecond || !l.SamePriority || !reflect.DeepEqual(l.CPUs, []int{0, 1}) ||
 		c.duration != time.Minute || l.HistogramBound != 500*time.Microsecond || !c.quiet || l.Options.Flavor != "posix" ||
 		l.Options.VanillaFIFO != rtapi.On || l.Wake != rtapi.WakeTimerfd || l.Overrun != rtapi.Skip || !l.RawSleep ||
 		len(c.loads) != 3 || l.Body.Busy != 20*time.Microsecond || c.format != "cyclictest" || l.Options.LockMemory != rtapi.Off {
@@ -78,6 +79,7 @@ func TestBadInput(t *testing.T) {
 		{"-t", "0"},
 		{"-a", "x"},
 		{"-D", "forever"},
+		{"-D", "NaN"}, // once ran for ever (issue 20, item 11)
 		{"-load", "disk=1"},
 		{"-body", "sleep=1ms"},
 		{"-format", "xml"},

@@ -21,12 +21,15 @@ func TestFormatThreadLineMatchesCyclictest(t *testing.T) {
 		l    ThreadLine
 		want string
 	}{
-		{ThreadLine{0, 30829, 80, 1000, 1000, 26, 61, 72, 724},
+		{ThreadLine{0, 30829, 80, 1000, 1000, 26, 61, 72, 724, false},
 			"T: 0 (30829) P:80 I:1000 C:   1000 Min:     26 Act:   61 Avg:   72 Max:     724"},
-		{ThreadLine{1, 30850, 80, 1500, 618, 21, 72, 90, 2882},
+		{ThreadLine{1, 30850, 80, 1500, 618, 21, 72, 90, 2882, false},
 			"T: 1 (30850) P:80 I:1500 C:    618 Min:     21 Act:   72 Avg:   90 Max:    2882"},
-		{ThreadLine{12, 7, 5, 100, 12345678, 1, 2, 3, 123456789},
+		{ThreadLine{12, 7, 5, 100, 12345678, 1, 2, 3, 123456789, false},
 			"T:12 (    7) P: 5 I:100 C:12345678 Min:      1 Act:    2 Avg:    3 Max:123456789"},
+		// cyclictest -N (ns)
+		{ThreadLine{0, 9028, 80, 1000, 100, 53277, 73374, 100378, 868787, true},
+			"T: 0 ( 9028) P:80 I:1000 C:    100 Min:  53277 Act:   73374 Avg:  100378 Max:  868787"},
 	} {
 		if got := FormatThreadLine(c.l); got != c.want {
 			t.Errorf("got  %q\nwant %q", got, c.want)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,13 @@ type Config struct {
 	Tasks []TaskDef
 	// Priority of the fastest task; 0 means the flavor's highest.
 	Priority int
+	// SamePriority runs every task without a Priority of its own at
+	// Priority, as cyclictest runs its threads (unless --priospread),
+	// instead of rate-monotonically.
+	SamePriority bool
+	// Loops, when positive, ends the run once a task has run that many
+	// cycles (cyclictest -l: the first thread to finish ends the run).
+	Loops int64
 	// CPUs the tasks are pinned to, round robin; empty leaves placement
 	// to rtapi (CPUAuto).
 	CPUs []int
@@ -79,6 +87,8 @@ type Session struct {
 	// simStart is the virtual time the tasks started at.
 	clock    *sim.Controller
 	simStart int64
+	// loops: Config.Loops; a task that ran them ended as asked
+	loops int64
 }
 
 // Start opens rtapi, creates one task per TaskDef and starts them. Bad
@@ -95,7 +105,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 		return nil, err
 	}
-	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks))}
+	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks)), loops: cfg.Loops}
 	if err := s.create(cfg); err != nil {
 		rt.Close()
 		return nil, err
@@ -123,6 +133,13 @@ func (s *Session) create(cfg Config) error {
 		return specErrf("priority %d outside the %s flavor's range [%d, %d]", top, s.rt.Flavor().Name, lo, hi)
 	}
 	defs := append([]TaskDef(nil), cfg.Tasks...)
+	if cfg.SamePriority {
+		for i := range defs {
+			if defs[i].Priority == 0 {
+				defs[i].Priority = top
+			}
+		}
+	}
 	AssignPriorities(defs, top, lo)
 	spin := cfg.Body.Busy
 	if clock, err := sim.New(s.rt); err == nil {
@@ -151,7 +168,7 @@ func (s *Session) create(cfg Config) error {
 			RawSleep:       cfg.RawSleep,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
-		}, measureBody(&s.act[i], &s.over[i], spin))
+		}, measureBody(&s.act[i], &s.over[i], spin, cfg.Loops))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
@@ -195,8 +212,9 @@ func (o *overflowLog) list() []int64 { return append([]int64(nil), o.cycles[:o.n
 
 // measureBody is the task body: note the cycle's lateness (and its
 // number when it is past the histogram's bound), then busy-wait busy on
-// the task's clock. RT-safe: no allocation, no lock.
-func measureBody(act *atomic.Int64, over *overflowLog, busy time.Duration) func(tc *rtapi.TaskContext) error {
+// the task's clock; after loops cycles (0: never) it returns. RT-safe:
+// no allocation, no lock.
+func measureBody(act *atomic.Int64, over *overflowLog, busy time.Duration, loops int64) func(tc *rtapi.TaskContext) error {
 	return func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 			now := tc.Now()
@@ -206,6 +224,9 @@ func measureBody(act *atomic.Int64, over *overflowLog, busy time.Duration) func(
 			if busy > 0 {
 				for end := now + int64(busy); tc.Now() < end; {
 				}
+			}
+			if loops > 0 && tc.Cycle() >= loops {
+				return nil
 			}
 		}
 		return nil
@@ -235,7 +256,7 @@ func (s *Session) Snapshot() []TaskStats {
 }
 
 // Failed reports a task that ended on its own (an error or a panic in its
-// body), or nil.
+// body, or no error before Config.Loops), or nil.
 func (s *Session) Failed() error {
 	for _, t := range s.tasks {
 		select {
@@ -243,11 +264,45 @@ func (s *Session) Failed() error {
 			if err := t.Wait(); err != nil {
 				return err
 			}
-			return fmt.Errorf("task %s ended early", t.Name())
+			if s.loops == 0 {
+				return fmt.Errorf("task %s ended early", t.Name())
+			}
 		default:
 		}
 	}
 	return nil
+}
+
+// looped reports whether a task ran Config.Loops cycles and ended.
+func (s *Session) looped() bool {
+	if s.loops == 0 {
+		return false
+	}
+	for _, t := range s.tasks {
+		select {
+		case <-t.Done():
+			return true
+		default:
+		}
+	}
+	return false
+}
+
+// anyDone is closed when a task ends: with Config.Loops, the end of the
+// run. nil without Loops.
+func (s *Session) anyDone() <-chan struct{} {
+	if s.loops == 0 {
+		return nil
+	}
+	done := make(chan struct{})
+	var once sync.Once
+	for _, t := range s.tasks {
+		go func() {
+			<-t.Done()
+			once.Do(func() { close(done) })
+		}()
+	}
+	return done
 }
 
 // Result is a finished measurement.
@@ -312,11 +367,15 @@ func Run(ctx context.Context, cfg Config, d time.Duration, every time.Duration, 
 		defer t.Stop()
 		ticks = t.C
 	}
+	looped := s.anyDone()
 	var runErr error
 loop:
 	for {
 		select {
 		case <-end:
+			break loop
+		case <-looped:
+			runErr = s.Failed()
 			break loop
 		case <-ctx.Done():
 			runErr = ctx.Err()
@@ -339,13 +398,18 @@ loop:
 // runSim drives the sim flavor's virtual clock for d, as fast as the
 // bodies run, calling tick every `every` of virtual time.
 func (s *Session) runSim(ctx context.Context, d, every time.Duration, tick func(time.Duration, []TaskStats)) (Result, error) {
-	if d <= 0 {
+	if d <= 0 && s.loops == 0 {
 		s.Close()
-		return Result{}, specErrf("the sim flavor runs on a virtual clock: give a duration (-D), it cannot run until Ctrl-C")
+		return Result{}, specErrf("the sim flavor runs on a virtual clock: give a duration (-D) or a loop count, it cannot run until Ctrl-C")
+	}
+	if d <= 0 {
+		d = 1<<63 - 1 // until a task ran its loops
 	}
 	step := d
 	if every > 0 && tick != nil {
 		step = every
+	} else if s.loops > 0 {
+		step = time.Second // until a task ran its loops
 	}
 	var runErr error
 	for elapsed := time.Duration(0); elapsed < d; elapsed = s.Elapsed() {
@@ -360,6 +424,9 @@ func (s *Session) runSim(ctx context.Context, d, every time.Duration, tick func(
 		}
 		if every > 0 && tick != nil {
 			tick(s.Elapsed(), s.Snapshot())
+		}
+		if s.looped() {
+			break
 		}
 	}
 	r, err := s.Close()

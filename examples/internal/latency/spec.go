@@ -1,17 +1,23 @@
 package latency
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi"
 )
 
-// ErrSpec marks every parse error in this file: bad user input.
-var ErrSpec = errors.New("bad specification")
+// ErrSpec marks every parse error in this file: bad user input. It
+// matches rtapi.ErrInvalid too.
+var ErrSpec error = specError{}
+
+type specError struct{}
+
+func (specError) Error() string        { return "bad specification" }
+func (specError) Is(target error) bool { return target == rtapi.ErrInvalid }
 
 func specErrf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrSpec, fmt.Sprintf(format, args...))
@@ -93,7 +99,8 @@ func ParseRunDuration(s string) (time.Duration, error) {
 		unit, num = 24*time.Hour, s[:len(s)-1]
 	}
 	if f, err := strconv.ParseFloat(num, 64); err == nil {
-		if f < 0 || f*float64(unit) > float64(100*24*time.Hour) {
+		// !(f >= 0) also refuses NaN, which compares false to everything
+		if !(f >= 0) || f*float64(unit) > float64(100*24*time.Hour) {
 			return 0, specErrf("duration %q out of range", s)
 		}
 		return time.Duration(f * float64(unit)), nil

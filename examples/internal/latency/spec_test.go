@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/gortapi/gortapi/rtapi"
 )
 
 func TestParseThreads(t *testing.T) {
@@ -49,9 +51,11 @@ func TestParseRunDuration(t *testing.T) {
 			t.Errorf("ParseRunDuration(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "-1", "ten", "1y", "-5s", "1000d"} {
-		if _, err := ParseRunDuration(bad); !errors.Is(err, ErrSpec) {
-			t.Errorf("ParseRunDuration(%q) = %v, want ErrSpec", bad, err)
+	// NaN and Inf parse as floats: NaN once ran for ever with a negative
+	// duration in the JSON (issue 20, item 11)
+	for _, bad := range []string{"", "-1", "ten", "1y", "-5s", "1000d", "NaN", "nan", "NaNm", "Inf", "+Inf", "-Inf", "infinity", "1e300"} {
+		if _, err := ParseRunDuration(bad); !errors.Is(err, ErrSpec) || !errors.Is(err, rtapi.ErrInvalid) {
+			t.Errorf("ParseRunDuration(%q) = %v, want ErrSpec and rtapi.ErrInvalid", bad, err)
 		}
 	}
 }

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os/exec"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// TestCyclictestGetopt: cyclictest's command lines in every spelling its
+// getopt_long accepts, mixed with latency-test's own flags.
+func TestCyclictestGetopt(t *testing.T) {
+	t.Parallel()
+	fs, _, _ := newFlagSet()
+	for _, c := range []struct {
+		args []string
+		want ctArgs // goArgs, positional, only and the options' fields
+	}{
+		{[]string{"-m", "-p", "80", "-i", "1000", "-t", "2", "-D", "10", "-q", "-h", "400"},
+			ctArgs{goArgs: []string{"-m", "-p", "80", "-i", "1000", "-t", "2", "-D", "10", "-q", "-h", "400"}}},
+		{[]string{"--priority=80", "--json=f", "--mlockall", "-flavor", "posix", "-threads", "servo=1ms,base=25us"},
+			ctArgs{goArgs: []string{"--priority=80", "--json=f", "--mlockall", "-flavor", "posix", "-threads", "servo=1ms,base=25us"}}},
+		{[]string{"-Sp90"}, ctArgs{goArgs: []string{"-p", "90"}, only: true, smp: true, pinAll: true}},
+		{[]string{"-Sp", "90"}, ctArgs{goArgs: []string{"-p", "90"}, only: true, smp: true, pinAll: true}},
+		{[]string{"-i200", "-t2", "-a1"}, ctArgs{goArgs: []string{"-i", "200", "-t", "2", "-a", "1"}, only: true}},
+		{[]string{"-mqxi", "250"}, ctArgs{goArgs: []string{"-m", "-q", "-i", "250"}, only: true, posixTimers: true}},
+		{[]string{"-t"}, ctArgs{only: true, allCPUs: true}},
+		{[]string{"-t", "-q"}, ctArgs{goArgs: []string{"-q"}, only: true, allCPUs: true}},
+		{[]string{"-a", "-t", "3"}, ctArgs{goArgs: []string{"-t", "3"}, only: true, pinAll: true}},
+		{[]string{"-a", "0-1"}, ctArgs{goArgs: []string{"-a", "0-1"}}},
+		{[]string{"--threads=4"}, ctArgs{goArgs: []string{"-t", "4"}, only: true}},
+		{[]string{"--threads", "4"}, ctArgs{goArgs: []string{"-t", "4"}, only: true}},
+		{[]string{"--threads"}, ctArgs{only: true, allCPUs: true}},
+		{[]string{"--affinity=2-3"}, ctArgs{goArgs: []string{"--affinity=2-3"}}},
+		{[]string{"--prior=70", "--histog=50"}, ctArgs{goArgs: []string{"-p", "70", "-h", "50"}, only: true}},
+		{[]string{"-l", "100", "-d", "0", "-N", "-M", "-u"}, ctArgs{only: true, loops: 100, distanceUS: 0, nsecs: true, refreshOnMax: true}},
+		{[]string{"-l100", "-d100"}, ctArgs{only: true, loops: 100, distanceUS: 100}},
+		{[]string{"--loops=7", "--distance", "30"}, ctArgs{only: true, loops: 7, distanceUS: 30}},
+		{[]string{"-H", "400", "-t", "2"}, ctArgs{goArgs: []string{"-h", "400", "-t", "2"}, only: true, histofall: true}},
+		{[]string{"--histofall=400"}, ctArgs{goArgs: []string{"-h", "400"}, only: true, histofall: true}},
+		{[]string{"--policy=FIFO", "--priospread"}, ctArgs{only: true, policy: "fifo", priospread: true}},
+		{[]string{"--policy", "other"}, ctArgs{only: true, policy: "other"}},
+		{[]string{"--smp", "--posix_timers", "--nsecs", "--refresh_on_max", "--unbuffered"},
+			ctArgs{only: true, smp: true, pinAll: true, posixTimers: true, nsecs: true, refreshOnMax: true}},
+		{[]string{"-q", "--", "-x"}, ctArgs{goArgs: []string{"-q"}, positional: []string{"-x"}}},
+		{[]string{"25us", "1ms"}, ctArgs{positional: []string{"25us", "1ms"}}},
+		{[]string{"-help"}, ctArgs{goArgs: []string{"-help"}}},
+		{[]string{"--help"}, ctArgs{goArgs: []string{"-help"}}},
+		{[]string{"-m=false", "-rtapi.lock-memory", "off"}, ctArgs{goArgs: []string{"-m=false", "-rtapi.lock-memory", "off"}}},
+	} {
+		got, err := parseCyclictestArgs(fs, c.args)
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		got.warnings = nil
+		want := c.want
+		if want.distanceUS == 0 && !slicesContain(c.args, "-d", "-d0", "--distance") {
+			want.distanceUS = -1
+		}
+		if !reflect.DeepEqual(*got, want) {
+			t.Errorf("%q:\n got %+v\nwant %+v", c.args, *got, want)
+		}
+	}
+}
+
+func slicesContain(args []string, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestCyclictestRefused: what has no meaning here is refused with one line
+// naming what latency-test offers instead.
+func TestCyclictestRefused(t *testing.T) {
+	t.Parallel()
+	fs, _, _ := newFlagSet()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-b", "100"}, "trace"},
+		{[]string{"-b100"}, "trace"},
+		{[]string{"--tracemark"}, "trace"},
+		{[]string{"-r"}, "absolute"},
+		{[]string{"-s"}, "-wake"},
+		{[]string{"-c", "1"}, "CLOCK_MONOTONIC"},
+		{[]string{"-A"}, "align"},
+		{[]string{"--secaligned"}, "align"},
+		{[]string{"-F", "/tmp/x"}, "-json"},
+		{[]string{"-o", "10"}, "-json"},
+		{[]string{"--smi"}, "interference"},
+		{[]string{"--spike=100"}, "interference"},
+		{[]string{"--laptop"}, "cpu_dma_latency"},
+		{[]string{"--latency=10"}, "cpu_dma_latency"},
+		{[]string{"--default-system"}, "cpu_dma_latency"},
+		{[]string{"--mainaffinity=0"}, "taskset"},
+		{[]string{"-R"}, "rtcheck"},
+		{[]string{"-v"}, "-json"},
+		{[]string{"-mv"}, "-json"},
+		{[]string{"--policy=rr"}, "SCHED_FIFO"},
+		{[]string{"--policy=idle"}, "SCHED_FIFO"},
+		{[]string{"--policy=warp"}, "unknown policy"},
+		{[]string{"-e"}, "unknown option -e"},
+		{[]string{"-Sz"}, "unknown option -z"},
+		{[]string{"--no-such"}, "unknown option --no-such"},
+		{[]string{"--pri=80"}, "ambiguous"}, {[]string{"--hist=80"}, "ambiguous"},
+		{[]string{"-p"}, "needs an argument"},
+		{[]string{"-h"}, "-help shows the help"},
+		{[]string{"-i"}, "needs an argument"},
+		{[]string{"-Si"}, "needs a value"},
+		{[]string{"--interval"}, "needs an argument"}, {[]string{"--loops"}, "needs a value"},
+		{[]string{"--smp=1"}, "takes no value"},
+		{[]string{"-l", "x"}, "loop count"},
+		{[]string{"-l", "-5"}, "loop count"},
+		{[]string{"-d", "-1"}, "distance"},
+	} {
+		_, err := parseCyclictestArgs(fs, c.args)
+		var u usageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want a one-line usage error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// FuzzCyclictestArgs: any command line parses or is refused with a usage
+// error, in one pass, and what is passed on is taken from the input.
+func FuzzCyclictestArgs(f *testing.F) {
+	for _, s := range []string{"-Sp90", "-t\x00-q", "--threads\x004", "-mqxi\x00250", "--prio=70", "-a\x00-t\x003", "--\x00-x", "-H400\x00-d5", "-help"} {
+		f.Add(s)
+	}
+	fs, _, _ := newFlagSet()
+	f.Fuzz(func(t *testing.T, s string) {
+		args := strings.Split(s, "\x00")
+		ct, err := parseCyclictestArgs(fs, args)
+		if err != nil {
+			var u usageError
+			if !errors.As(err, &u) {
+				t.Fatalf("%q: %v is not a usage error", args, err)
+			}
+			return
+		}
+		// each option gives at most a flag and its value; a cluster (-ma0)
+		// holds at most one option a byte
+		if len(ct.goArgs) > 2*len(s)+2 || len(ct.positional) > len(args) {
+			t.Fatalf("%q: %d flag arguments, %d positional from %d bytes", args, len(ct.goArgs), len(ct.positional), len(s))
+		}
+	})
+}
+
+// TestCyclictestCommandLineMeans: cyclictest's options mean here what they
+// mean there.
+func TestCyclictestCommandLineMeans(t *testing.T) {
+	parseOK := func(args ...string) *config {
+		t.Helper()
+		c, err := parse(args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		return c
+	}
+	periods := func(c *config) []time.Duration {
+		var p []time.Duration
+		for _, d := range c.lat.Tasks {
+			p = append(p, d.Period)
+		}
+		return p
+	}
+	// shared spellings keep latency-test's output and rate-monotonic priorities
+	c := parseOK("-m", "-p", "80", "-t", "2", "-q")
+	if c.cyclictest || c.format != "text" || c.lat.SamePriority {
+		t.Errorf("shared spellings: cyclictest %v, format %s, same priority %v", c.cyclictest, c.format, c.lat.SamePriority)
+	}
+	// -format cyclictest: cyclictest's priorities (-t 2 -p 80: both 80), exit status 1 without SCHED_FIFO
+	c = parseOK("-p", "80", "-t", "2", "-format", "cyclictest")
+	if !c.lat.SamePriority || c.lat.Options.Strict != rtapi.On {
+		t.Errorf("-format cyclictest -p 80 -t 2: same priority %v, strict %v", c.lat.SamePriority, c.lat.Options.Strict)
+	}
+	if c = parseOK("-p", "80", "-t", "2", "--priospread", "-q"); c.lat.SamePriority || c.format != "cyclictest" {
+		t.Errorf("--priospread: same priority %v, format %s", c.lat.SamePriority, c.format)
+	}
+	// a cyclictest-only option makes the output cyclictest's
+	c = parseOK("-x", "-l", "50", "-i200", "-t", "2", "-d", "100")
+	if !c.cyclictest || c.format != "cyclictest" || c.lat.Wake != rtapi.WakePosixTimer || c.lat.Loops != 50 ||
+		!reflect.DeepEqual(periods(c), []time.Duration{200 * time.Microsecond, 300 * time.Microsecond}) {
+		t.Errorf("-x -l 50 -i200 -t 2 -d 100: %+v, periods %v", c, periods(c))
+	}
+	// with -h every thread runs at -i, and -d is ignored with cyclictest's warning
+	c = parseOK("-t2", "-h", "400", "-d", "100")
+	if !reflect.DeepEqual(periods(c), []time.Duration{time.Millisecond, time.Millisecond}) ||
+		!reflect.DeepEqual(c.ct.warnings, []string{"distance is ignored and set to 0, if histogram enabled"}) {
+		t.Errorf("-t2 -h 400 -d 100: periods %v, warnings %q", periods(c), c.ct.warnings)
+	}
+	// -S: one pinned thread per available CPU, all at one priority
+	cpus, err := availableCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = parseOK("-Sp90", "-t", "5")
+	if len(c.lat.Tasks) != len(cpus) || !reflect.DeepEqual(c.lat.CPUs, cpus) || c.lat.Priority != 90 || !c.lat.SamePriority ||
+		!slicesContain(c.ct.warnings, "-t ignored due to smp mode") {
+		t.Errorf("-Sp90 -t 5 on CPUs %v: %d tasks on %v at %d, warnings %q", cpus, len(c.lat.Tasks), c.lat.CPUs, c.lat.Priority, c.ct.warnings)
+	}
+	if c = parseOK("-t", "-q"); len(c.lat.Tasks) != len(cpus) || c.lat.CPUs != nil {
+		t.Errorf("-t: %d tasks on %v, want %d unpinned", len(c.lat.Tasks), c.lat.CPUs, len(cpus))
+	}
+	// --policy fifo without -p defaults the priority to threads + 1; other runs SCHED_OTHER
+	if c = parseOK("--policy=fifo", "-t", "3"); c.lat.Priority != 4 || !c.explicitPrio {
+		t.Errorf("--policy=fifo -t 3: priority %d", c.lat.Priority)
+	}
+	if c = parseOK("--policy=other"); c.lat.Options.Flavor != "posix" || c.lat.Options.VanillaFIFO != rtapi.Off {
+		t.Errorf("--policy=other: flavor %q, vanilla FIFO %v", c.lat.Options.Flavor, c.lat.Options.VanillaFIFO)
+	}
+	// invoked as cyclictest
+	defer func(name string) { invokedAs = name }(invokedAs)
+	invokedAs = "cyclictest"
+	if c = parseOK("-p", "80", "-q"); c.format != "cyclictest" {
+		t.Errorf("as cyclictest: format %s", c.format)
+	}
+	for _, bad := range [][]string{{"-x", "-wake", "timerfd"}, {"-N", "-h", "100"}, {"--policy=other", "-flavor", "rt-preempt"}} {
+		if _, err := parse(bad, io.Discard); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestCyclictestLoops: -l ends the run when the first task ran its loops,
+// on a real clock and on sim; -N prints ns; -H adds the summary column.
+func TestCyclictestLoops(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "posix", "-q", "-l", "30", "-t", "2", "-N"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	ns := regexp.MustCompile(`^T: [01] \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{8} Avg:[ \d]{8} Max:[ \d]{8}$`)
+	if len(lines) != 2 || !strings.Contains(lines[0], "C:     30 ") || !ns.MatchString(lines[0]) || !ns.MatchString(lines[1]) {
+		t.Fatalf("-l 30 -t 2 -N: want T:0 at C: 30, ns columns:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"-flavor", "sim", "-q", "-l", "100", "-H", "5", "-t", "2"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("sim -l: exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"000000 000100\t000100\t000200\n", "# Total: 000000100 000000100 000000200\n", "# Max Latencies: 00000 00000 00000\n", "# Histogram Overflows: 00000 00000 00000\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sim -l 100 -H 5 -t 2: lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestCyclictestLiveParity runs the real cyclictest and latency-test with
+// the same cyclictest command lines and compares the layout line by line,
+// and each thread's priority and interval exactly.
+func TestCyclictestLiveParity(t *testing.T) {
+	rttest.RequireRT(t)
+	bin := rttest.RequireTool(t, "cyclictest", "apt-get install rt-tests")
+	field := regexp.MustCompile(`P:[ \d]+ I:\d+`)
+	for _, args := range [][]string{
+		{"-mq", "-p80", "-t2", "-l", "50"},
+		{"-q", "-p", "80", "-t", "2", "-l", "50", "--priospread", "-d", "100", "-x", "-i500"},
+		{"-Sp80", "-q", "-l", "50"},
+		{"-q", "-l", "50", "-N", "-p", "80"},
+		{"-q", "-l", "50", "-H", "5", "-t", "2", "-p", "80"},
+		{"-q", "-l", "50", "-h", "5", "-t", "2", "-p", "80", "-d", "300"},
+	} {
+		want, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("cyclictest %q: %v", args, err)
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr.String())
+		}
+		if g, w := shapes(stdout.String()), shapes(string(want)); !reflect.DeepEqual(g, w) {
+			t.Errorf("%q: layout differs from cyclictest's\ngot:\n%s\nwant:\n%s", args, stdout.String(), want)
+		}
+		if g, w := field.FindAllString(stdout.String(), -1), field.FindAllString(string(want), -1); !reflect.DeepEqual(g, w) {
+			t.Errorf("%q: priorities and intervals %q, cyclictest's %q", args, g, w)
+		}
+	}
+}
