@@ -69,7 +69,7 @@ var ctTable = []ctOption{
 	{short: 'r', long: "relative", instead: "gortapi's tasks sleep to absolute deadlines only (-wake nanosleep, timerfd or posix-timer)"},
 	{short: 'R', long: "resolution", instead: "rtcheck reports the clock and timer resolution"},
 	{long: "secaligned", arg: ctOptional, instead: "latency-test does not align wake-ups to the second"},
-	{short: 's', long: "system", instead: "gortapi has no setitimer mode; -wake nanosleep, timerfd or posix-timer"},
+	{short: 's', long: "system", instead: ctSystem},
 	{short: 'S', long: "smp"},
 	{long: "smi", instead: "gortapi does not read the SMI counter; rtapi's interference counters (-interference on) show what else delayed a task"},
 	{long: "spike", arg: ctRequired, instead: "the summary's interference table counts late wake-ups and their causes; -json FILE keeps every histogram bucket"},
@@ -81,6 +81,9 @@ var ctTable = []ctOption{
 	{long: "dbg_cyclictest", instead: "-trace FILE writes a Go execution trace of the run"},
 	{short: 'x', long: "posix_timers"},
 }
+
+// ctSystem refuses cyclictest's -s (-s alone is LinuxCNC's servo only).
+const ctSystem = "gortapi has no setitimer mode; -wake nanosleep, timerfd or posix-timer"
 
 // ctArgs is a command line read with cyclictest's table: latency-test's
 // own flags (rewritten to its spelling) and what only cyclictest has.
@@ -101,6 +104,7 @@ type ctArgs struct {
 	refreshOnMax bool   // -M
 	histofall    bool   // -H
 	posixTimers  bool   // -x
+	servoOnly    bool   // -s: LinuxCNC's servo thread only
 	warnings     []string
 }
 
@@ -308,6 +312,10 @@ func ctOwned(name, tok string, args []string, i int) bool {
 
 // apply records one option; tok is the argument it came from.
 func (ct *ctArgs) apply(o ctOption, spelled string, val *string, tok string) error {
+	if spelled == "-s" {
+		ct.servoOnly = true // LinuxCNC's; cyclictest's -s is refused in parse
+		return nil
+	}
 	if o.instead != "" {
 		return usagef("cyclictest's %s is not supported: %s", spelled, o.instead)
 	}

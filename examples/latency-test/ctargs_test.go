@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -97,7 +98,7 @@ func TestCyclictestRefused(t *testing.T) {
 		{[]string{"-b100"}, "trace"},
 		{[]string{"--tracemark"}, "trace"},
 		{[]string{"-r"}, "absolute"},
-		{[]string{"-s"}, "-wake"},
+		{[]string{"--system"}, "-wake"}, // -s alone is LinuxCNC's servo only
 		{[]string{"-c", "1"}, "CLOCK_MONOTONIC"},
 		{[]string{"-A"}, "align"},
 		{[]string{"--secaligned"}, "align"},
@@ -291,5 +292,39 @@ func TestCyclictestLiveParity(t *testing.T) {
 		if g, w := field.FindAllString(stdout.String(), -1), field.FindAllString(string(want), -1); !reflect.DeepEqual(g, w) {
 			t.Errorf("%q: priorities and intervals %q, cyclictest's %q", args, g, w)
 		}
+	}
+}
+
+// TestLinuxCNCForm: LinuxCNC's latency-test [-s] [base [servo]] runs its
+// two threads (or the servo thread alone) and prints its table.
+func TestLinuxCNCForm(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []latency.TaskDef
+	}{
+		{[]string{"25us", "1ms"}, []latency.TaskDef{{Name: "servo", Period: time.Millisecond}, {Name: "base", Period: 25 * time.Microsecond}}},
+		{[]string{"-p", "80", "50000", "2ms"}, []latency.TaskDef{{Name: "servo", Period: 2 * time.Millisecond}, {Name: "base", Period: 50 * time.Microsecond}}},
+		{[]string{"-s"}, []latency.TaskDef{{Name: "servo", Period: time.Millisecond}}},
+		{[]string{"-s", "500us"}, []latency.TaskDef{{Name: "servo", Period: 500 * time.Microsecond}}},
+	} {
+		cfg, err := parse(c.args, io.Discard)
+		if err != nil || !cfg.linuxcnc || cfg.format != "text" || !reflect.DeepEqual(cfg.lat.Tasks, c.want) {
+			t.Errorf("%q: %v, tasks %+v; want %+v", c.args, err, cfg, c.want)
+		}
+	}
+	for _, bad := range [][]string{{"25us", "-t", "2"}, {"25us", "-threads", "a=1ms"}, {"-i", "100", "1ms"}, {"-s", "-x"}, {"-Ss"},
+		{"1", "2", "3"}, {"fast"}, {"-s", "1ms", "2ms"}} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), bad, io.Discard, &stderr); code != exitUsage || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, %q; want one line and exit status 2", bad, code, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "1", "-q", "25us", "1ms"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	table := regexp.MustCompile(`(?m)^ *Max Interval \(ns\) +Max Jitter \(ns\) +Last interval \(ns\)\n +Servo thread \(1ms\): +1000000 +0 +1000000\n +Base thread \(25µs\): +25000 +0 +25000$`)
+	if !table.MatchString(stdout.String()) {
+		t.Errorf("no LinuxCNC table (sim: exact intervals):\n%s", stdout.String())
 	}
 }

@@ -14,6 +14,14 @@
 // Usage:
 //
 //	latency-test [flags]
+//	latency-test [flags] [-s] [base-period [servo-period]]   (LinuxCNC's form)
+//
+// LinuxCNC's form runs LinuxCNC latency-test's threads: base (default
+// 25 µs) and servo (default 1 ms), periods with a suffix (25us, 1ms,
+// 25000ns) or without one (below 1000: µs, else ns); base "-", or -s,
+// runs the servo thread only. The summary then ends with LinuxCNC's
+// table: each thread's Max Interval, Max Jitter (the largest |interval −
+// period|) and Last interval, in ns.
 //
 // Flags that mean what they mean for cyclictest, in its spellings too
 // (--priority=80, --histogram=400, --histfile=F, --duration=1m, --json=F,

@@ -70,6 +70,11 @@ type TaskStats struct {
 	// Act is the latest cycle's lateness as the body measured it on
 	// entry (cyclictest's "Act" column).
 	Act time.Duration
+	// LastInterval, MaxInterval and MaxIntervalJitter are LinuxCNC
+	// latency-test's "Last interval", "Max Interval" and "Max Jitter"
+	// (its timedelta component): the time between the body's last two
+	// starts, the longest such time, and the largest |interval − period|.
+	LastInterval, MaxInterval, MaxIntervalJitter time.Duration
 	// OverflowCycles are the numbers (from 0, cyclictest's count) of the
 	// first cycles whose wake-up latency, as the body measured it, fell
 	// past the histogram bound; at most Config.OverflowCycles of them.
@@ -81,6 +86,7 @@ type Session struct {
 	rt      *rtapi.RT
 	tasks   []*rtapi.Task
 	act     []atomic.Int64
+	ivl     []intervals
 	over    []overflowLog
 	started time.Time
 	// clock drives the virtual clock on the sim flavor (nil elsewhere);
@@ -105,7 +111,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 		return nil, err
 	}
-	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks)), loops: cfg.Loops}
+	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), ivl: make([]intervals, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks)), loops: cfg.Loops}
 	if err := s.create(cfg); err != nil {
 		rt.Close()
 		return nil, err
@@ -168,7 +174,7 @@ func (s *Session) create(cfg Config) error {
 			RawSleep:       cfg.RawSleep,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
-		}, measureBody(&s.act[i], &s.over[i], spin, cfg.Loops))
+		}, measureBody(&s.act[i], &s.ivl[i], &s.over[i], spin, cfg.Loops))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
@@ -208,18 +214,41 @@ func (o *overflowLog) note(late, cycle int64) {
 	}
 }
 
+// intervals are LinuxCNC's timedelta figures of a task, written by its
+// body only.
+type intervals struct{ last, max, jitter atomic.Int64 }
+
+func (v *intervals) note(interval, period int64) {
+	v.last.Store(interval)
+	if interval > v.max.Load() {
+		v.max.Store(interval)
+	}
+	j := interval - period
+	if j < 0 {
+		j = -j
+	}
+	if j > v.jitter.Load() {
+		v.jitter.Store(j)
+	}
+}
+
 func (o *overflowLog) list() []int64 { return append([]int64(nil), o.cycles[:o.n.Load()]...) }
 
 // measureBody is the task body: note the cycle's lateness (and its
 // number when it is past the histogram's bound), then busy-wait busy on
 // the task's clock; after loops cycles (0: never) it returns. RT-safe:
 // no allocation, no lock.
-func measureBody(act *atomic.Int64, over *overflowLog, busy time.Duration, loops int64) func(tc *rtapi.TaskContext) error {
+func measureBody(act *atomic.Int64, ivl *intervals, over *overflowLog, busy time.Duration, loops int64) func(tc *rtapi.TaskContext) error {
 	return func(tc *rtapi.TaskContext) error {
+		prev := int64(0)
 		for tc.WaitPeriod() {
 			now := tc.Now()
 			late := now - tc.Deadline()
 			act.Store(late)
+			if prev != 0 {
+				ivl.note(now-prev, int64(tc.Period()))
+			}
+			prev = now
 			over.note(late, tc.Cycle()-1) // cyclictest counts cycles from 0
 			if busy > 0 {
 				for end := now + int64(busy); tc.Now() < end; {
@@ -250,7 +279,9 @@ func (s *Session) Elapsed() time.Duration {
 func (s *Session) Snapshot() []TaskStats {
 	out := make([]TaskStats, len(s.tasks))
 	for i, t := range s.tasks {
-		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load()), OverflowCycles: s.over[i].list()}
+		v := &s.ivl[i]
+		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load()), OverflowCycles: s.over[i].list(),
+			LastInterval: time.Duration(v.last.Load()), MaxInterval: time.Duration(v.max.Load()), MaxIntervalJitter: time.Duration(v.jitter.Load())}
 	}
 	return out
 }
