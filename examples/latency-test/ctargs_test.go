@@ -43,15 +43,15 @@ func TestCyclictestGetopt(t *testing.T) {
 		{[]string{"--threads"}, ctArgs{only: true, allCPUs: true}},
 		{[]string{"--affinity=2-3"}, ctArgs{goArgs: []string{"--affinity=2-3"}}},
 		{[]string{"--prior=70", "--histog=50"}, ctArgs{goArgs: []string{"-p", "70", "-h", "50"}, only: true}},
-		{[]string{"-l", "100", "-d", "0", "-N", "-M", "-u"}, ctArgs{only: true, loops: 100, distanceUS: 0, nsecs: true, refreshOnMax: true}},
+		{[]string{"-l", "100", "-d", "0", "-N", "-M", "-u", "-v"}, ctArgs{only: true, loops: 100, distanceUS: 0, nsecs: true, refreshOnMax: true, verbose: true}},
 		{[]string{"-l100", "-d100"}, ctArgs{only: true, loops: 100, distanceUS: 100}},
 		{[]string{"--loops=7", "--distance", "30"}, ctArgs{only: true, loops: 7, distanceUS: 30}},
 		{[]string{"-H", "400", "-t", "2"}, ctArgs{goArgs: []string{"-h", "400", "-t", "2"}, only: true, histofall: true}},
 		{[]string{"--histofall=400"}, ctArgs{goArgs: []string{"-h", "400"}, only: true, histofall: true}},
 		{[]string{"--policy=FIFO", "--priospread"}, ctArgs{only: true, policy: "fifo", priospread: true}},
 		{[]string{"--policy", "other"}, ctArgs{only: true, policy: "other"}},
-		{[]string{"--smp", "--posix_timers", "--nsecs", "--refresh_on_max", "--unbuffered"},
-			ctArgs{only: true, smp: true, pinAll: true, posixTimers: true, nsecs: true, refreshOnMax: true}},
+		{[]string{"--smp", "--posix_timers", "--nsecs", "--refresh_on_max", "--unbuffered", "--verbose"},
+			ctArgs{only: true, smp: true, pinAll: true, posixTimers: true, nsecs: true, refreshOnMax: true, verbose: true}},
 		{[]string{"-q", "--", "-x"}, ctArgs{goArgs: []string{"-q"}, positional: []string{"-x"}}},
 		{[]string{"25us", "1ms"}, ctArgs{positional: []string{"25us", "1ms"}}},
 		{[]string{"-help"}, ctArgs{goArgs: []string{"-help"}}},
@@ -111,8 +111,6 @@ func TestCyclictestRefused(t *testing.T) {
 		{[]string{"--default-system"}, "cpu_dma_latency"},
 		{[]string{"--mainaffinity=0"}, "taskset"},
 		{[]string{"-R"}, "rtcheck"},
-		{[]string{"-v"}, "-json"},
-		{[]string{"-mv"}, "-json"},
 		{[]string{"--policy=rr"}, "SCHED_FIFO"},
 		{[]string{"--policy=idle"}, "SCHED_FIFO"},
 		{[]string{"--policy=warp"}, "unknown policy"},
@@ -251,6 +249,15 @@ func TestCyclictestLoops(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "C:     30 ") || !ns.MatchString(lines[0]) || !ns.MatchString(lines[1]) {
 		t.Fatalf("-l 30 -t 2 -N: want T:0 at C: 30, ns columns:\n%s", stdout.String())
 	}
+	// -v: every wake-up as thread:cycle:latency, in cycle order
+	stdout.Reset()
+	if code := run(context.Background(), []string{"-flavor", "sim", "-q", "-l", "40", "-v"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("sim -v: exit %d: %s", code, stderr.String())
+	}
+	samples := regexp.MustCompile(`(?m)^ {7}0: +(\d+): +0$`).FindAllStringSubmatch(stdout.String(), -1)
+	if len(samples) != 40 || samples[0][1] != "0" || samples[39][1] != "39" || !strings.Contains(stdout.String(), "Thread 0 Interval: 1500\n") {
+		t.Errorf("sim -l 40 -v: want cycles 0 to 39:\n%s", stdout.String())
+	}
 	stdout.Reset()
 	if code := run(context.Background(), []string{"-flavor", "sim", "-q", "-l", "100", "-H", "5", "-t", "2"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("sim -l: exit %d: %s", code, stderr.String())
@@ -277,6 +284,8 @@ func TestCyclictestLiveParity(t *testing.T) {
 		{"-q", "-l", "50", "-N", "-p", "80"},
 		{"-q", "-l", "50", "-H", "5", "-t", "2", "-p", "80"},
 		{"-q", "-l", "50", "-h", "5", "-t", "2", "-p", "80", "-d", "300"},
+		{"-v", "-q", "-l", "5", "-p", "80"}, // one thread: with two, each run's sample count depends on when the first ended
+		{"-vN", "-l", "5", "-p", "80"},
 	} {
 		want, err := exec.Command(bin, args...).Output()
 		if err != nil {

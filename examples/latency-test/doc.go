@@ -61,6 +61,7 @@
 //	-N, --nsecs         thread lines in ns
 //	-M, --refresh_on_max  redraw the live lines only when a maximum grew
 //	-u, --unbuffered    accepted: latency-test never buffers its output
+//	-v, --verbose       every wake-up latency as thread:cycle:value, read every 10 ms
 //	-H, --histofall US  -h with cyclictest's summary column over all threads
 //
 // The command line is cyclictest's when the program is invoked as
@@ -70,7 +71,7 @@
 // --priospread, with -h every thread runs at -i, the overrun policy is
 // skip (one wake-up measured per cycle), and the exit status is 1 when
 // SCHED_FIFO was asked for and refused. The options cyclictest has and
-// latency-test not (-A, -b, -c, -F, -o, -r, -R, -s, -v, --tracemark,
+// latency-test not (-A, -b, -c, -F, -o, -r, -R, -s, --tracemark,
 // --spike, --smi, --laptop, --latency, --default-system, --mainaffinity,
 // --secaligned, --policy rr|batch|idle) are refused with a line naming
 // what latency-test offers instead.

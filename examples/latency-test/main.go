@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/trace"
 	"slices"
 	"strconv"
@@ -66,6 +67,8 @@ type config struct {
 	explicitPrio bool
 	// ct is what only cyclictest's command line says (-l, -d, -S, ...).
 	ct *ctArgs
+	// distance between the -t tasks' intervals (-d)
+	distance time.Duration
 	// cyclictest: the command line is cyclictest's (invoked as
 	// cyclictest, or an option only cyclictest has): cyclictest's output,
 	// priorities and exit status.
@@ -171,6 +174,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		if err != nil {
 			return err
 		}
+		c.distance = distance
 		period, err := latency.ParseMicros(*interval)
 		if err != nil {
 			return usagef("-i: %v", err)
@@ -310,7 +314,7 @@ const usageHead = `usage: latency-test [flags]   (go doc ./examples/latency-test
 cyclictest's command line works too, in every spelling of its getopt
 (-Sp90, -i200, -t, --interval=200, --prior=80). When the command line is
 cyclictest's (the program invoked as cyclictest, or an option only
-cyclictest has: -S, -x, -l, -d, -N, -M, -u, -H, --priospread, --policy,
+cyclictest has: -S, -x, -l, -d, -N, -M, -u, -v, -H, --priospread, --policy,
 or a spelling only getopt reads), latency-test prints what cyclictest
 prints and, as cyclictest, runs every thread at -p unless --priospread,
 measures one wake-up per cycle, and exits 1 when SCHED_FIFO was asked
@@ -394,11 +398,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "latency-test: %s\n", w)
 	}
 	live.nsecs, live.refreshOnMax = c.ct.nsecs, c.ct.refreshOnMax
+	var samples *sampler
+	if c.ct.verbose {
+		// cyclictest -v prints the samples instead of the status block
+		every, tick = 0, nil
+		c.lat.Samples = verboseSamples
+	}
 	c.lat.OnStart = func(s *latency.Session) {
 		live.virtual = s.RT().Flavor().Name == "sim"
 		ts := s.Snapshot()
+		if c.ct.verbose {
+			online := len(s.RT().Kernel().OnlineCPUs)
+			fmt.Fprintf(stdout, "Max CPUs = %d\nOnline CPUs = %d\n", max(online, runtime.NumCPU()), online)
+		}
 		if c.format == "cyclictest" && dmaHeld(s.RT().Flavor()) {
 			fmt.Fprintln(stdout, "# /dev/cpu_dma_latency set to 0us")
+		}
+		if c.ct.verbose {
+			for i, t := range ts {
+				next := t.Period // cyclictest prints the next thread's interval
+				if c.histogram == 0 {
+					next += c.distance
+				}
+				fmt.Fprintf(stdout, "Thread %d Interval: %d\n", i, next.Microseconds())
+			}
+			samples = startSampler(stdout, s, len(ts), c.ct.nsecs)
 		}
 		if w := priorityWarning(c, s.RT().Flavor(), ts); w != "" {
 			fmt.Fprintf(stderr, "latency-test: %s\n", w)
@@ -420,6 +444,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	started := time.Now()
 	res, err := latency.Run(ctx, c.lat, c.duration, every, tick)
 	ended := time.Now()
+	samples.finish()
 	loads.Stop()
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
@@ -441,9 +466,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.format == "cyclictest" {
 		// cyclictest prints its threads' final lines unless it prints a
 		// histogram (-h), which goes to stdout or --histfile.
-		if c.histogram == 0 {
+		switch {
+		case c.histogram == 0 && c.ct.verbose && !c.quiet:
+			// cyclictest -v without -q ends with the samples
+		case c.histogram == 0:
 			writeCyclictest(stdout, res, c.ct.nsecs)
-		} else if c.histFile == "" {
+		case c.histFile == "":
 			if werr := writeHistogram(stdout, res, c.ct.histofall); werr != nil {
 				fmt.Fprintf(stderr, "latency-test: histogram: %v\n", werr)
 			}
