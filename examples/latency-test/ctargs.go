@@ -3,12 +3,14 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -69,7 +71,7 @@ var ctTable = []ctOption{
 	{short: 'r', long: "relative", instead: "gortapi's tasks sleep to absolute deadlines only (-wake nanosleep, timerfd or posix-timer)"},
 	{short: 'R', long: "resolution", instead: "rtcheck reports the clock and timer resolution"},
 	{long: "secaligned", arg: ctOptional, instead: "latency-test does not align wake-ups to the second"},
-	{short: 's', long: "system", instead: "gortapi has no setitimer mode; -wake nanosleep, timerfd or posix-timer"},
+	{short: 's', long: "system", instead: ctSystem},
 	{short: 'S', long: "smp"},
 	{long: "smi", instead: "gortapi does not read the SMI counter; rtapi's interference counters (-interference on) show what else delayed a task"},
 	{long: "spike", arg: ctRequired, instead: "the summary's interference table counts late wake-ups and their causes; -json FILE keeps every histogram bucket"},
@@ -77,10 +79,13 @@ var ctTable = []ctOption{
 	{short: 't', long: "threads", arg: ctOptional},
 	{long: "tracemark", instead: "gortapi has no trace hook yet (the task-set issue adds a trace_marker hook on late wake-ups); use -trace FILE for a Go execution trace of the run"},
 	{short: 'u', long: "unbuffered"},
-	{short: 'v', long: "verbose", instead: "latency-test does not stream every sample; -json FILE or --histfile FILE keeps every 1 µs histogram bucket"},
+	{short: 'v', long: "verbose"},
 	{long: "dbg_cyclictest", instead: "-trace FILE writes a Go execution trace of the run"},
 	{short: 'x', long: "posix_timers"},
 }
+
+// ctSystem refuses cyclictest's -s (-s alone is LinuxCNC's servo only).
+const ctSystem = "gortapi has no setitimer mode; -wake nanosleep, timerfd or posix-timer"
 
 // ctArgs is a command line read with cyclictest's table: latency-test's
 // own flags (rewritten to its spelling) and what only cyclictest has.
@@ -101,6 +106,8 @@ type ctArgs struct {
 	refreshOnMax bool   // -M
 	histofall    bool   // -H
 	posixTimers  bool   // -x
+	verbose      bool   // -v: every wake-up latency, as index:cycle:value
+	servoOnly    bool   // -s: LinuxCNC's servo thread only
 	warnings     []string
 }
 
@@ -308,6 +315,10 @@ func ctOwned(name, tok string, args []string, i int) bool {
 
 // apply records one option; tok is the argument it came from.
 func (ct *ctArgs) apply(o ctOption, spelled string, val *string, tok string) error {
+	if spelled == "-s" {
+		ct.servoOnly = true // LinuxCNC's; cyclictest's -s is refused in parse
+		return nil
+	}
 	if o.instead != "" {
 		return usagef("cyclictest's %s is not supported: %s", spelled, o.instead)
 	}
@@ -373,6 +384,8 @@ func (ct *ctArgs) apply(o ctOption, spelled string, val *string, tok string) err
 		ct.smp, ct.pinAll = true, true
 	case 'u':
 		// latency-test never buffers its output: nothing to do
+	case 'v':
+		ct.verbose = true
 	case 'x':
 		ct.posixTimers = true
 	case 0:
@@ -488,4 +501,62 @@ func (c *config) applyPolicy(fs *flag.FlagSet, prio *int) error {
 	}
 	c.lat.Options.VanillaFIFO = rtapi.Off
 	return nil
+}
+
+// verboseSamples is how many wake-ups a task keeps for -v between two
+// reads, as cyclictest's VALBUF_SIZE.
+const verboseSamples = 16384
+
+// sampler prints every task's wake-up latencies as cyclictest -v does
+// ("%8d:%8lu:%8ld": thread, cycle from 0, µs or with -N ns), read every
+// 10 ms, as cyclictest's main loop reads them.
+type sampler struct {
+	w     io.Writer
+	nsecs bool
+	s     *latency.Session
+	next  []int64
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func startSampler(w io.Writer, s *latency.Session, tasks int, nsecs bool) *sampler {
+	sp := &sampler{w: w, nsecs: nsecs, s: s, next: make([]int64, tasks), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(sp.done)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-sp.stop:
+				return
+			case <-t.C:
+				sp.drain()
+			}
+		}
+	}()
+	return sp
+}
+
+func (sp *sampler) drain() {
+	var b strings.Builder
+	for i := range sp.next {
+		sp.next[i] = sp.s.Samples(i, sp.next[i], func(cycle int64, late time.Duration) {
+			v := int64(late) / 1000
+			if sp.nsecs {
+				v = int64(late)
+			}
+			fmt.Fprintf(&b, "%8d:%8d:%8d\n", i, cycle, v)
+		})
+	}
+	io.WriteString(sp.w, b.String())
+}
+
+// finish stops the sampler and prints what is left.
+func (sp *sampler) finish() {
+	if sp == nil {
+		return
+	}
+	close(sp.stop)
+	<-sp.done
+	sp.drain()
 }

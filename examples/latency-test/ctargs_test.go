@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -42,15 +43,15 @@ func TestCyclictestGetopt(t *testing.T) {
 		{[]string{"--threads"}, ctArgs{only: true, allCPUs: true}},
 		{[]string{"--affinity=2-3"}, ctArgs{goArgs: []string{"--affinity=2-3"}}},
 		{[]string{"--prior=70", "--histog=50"}, ctArgs{goArgs: []string{"-p", "70", "-h", "50"}, only: true}},
-		{[]string{"-l", "100", "-d", "0", "-N", "-M", "-u"}, ctArgs{only: true, loops: 100, distanceUS: 0, nsecs: true, refreshOnMax: true}},
+		{[]string{"-l", "100", "-d", "0", "-N", "-M", "-u", "-v"}, ctArgs{only: true, loops: 100, distanceUS: 0, nsecs: true, refreshOnMax: true, verbose: true}},
 		{[]string{"-l100", "-d100"}, ctArgs{only: true, loops: 100, distanceUS: 100}},
 		{[]string{"--loops=7", "--distance", "30"}, ctArgs{only: true, loops: 7, distanceUS: 30}},
 		{[]string{"-H", "400", "-t", "2"}, ctArgs{goArgs: []string{"-h", "400", "-t", "2"}, only: true, histofall: true}},
 		{[]string{"--histofall=400"}, ctArgs{goArgs: []string{"-h", "400"}, only: true, histofall: true}},
 		{[]string{"--policy=FIFO", "--priospread"}, ctArgs{only: true, policy: "fifo", priospread: true}},
 		{[]string{"--policy", "other"}, ctArgs{only: true, policy: "other"}},
-		{[]string{"--smp", "--posix_timers", "--nsecs", "--refresh_on_max", "--unbuffered"},
-			ctArgs{only: true, smp: true, pinAll: true, posixTimers: true, nsecs: true, refreshOnMax: true}},
+		{[]string{"--smp", "--posix_timers", "--nsecs", "--refresh_on_max", "--unbuffered", "--verbose"},
+			ctArgs{only: true, smp: true, pinAll: true, posixTimers: true, nsecs: true, refreshOnMax: true, verbose: true}},
 		{[]string{"-q", "--", "-x"}, ctArgs{goArgs: []string{"-q"}, positional: []string{"-x"}}},
 		{[]string{"25us", "1ms"}, ctArgs{positional: []string{"25us", "1ms"}}},
 		{[]string{"-help"}, ctArgs{goArgs: []string{"-help"}}},
@@ -97,7 +98,7 @@ func TestCyclictestRefused(t *testing.T) {
 		{[]string{"-b100"}, "trace"},
 		{[]string{"--tracemark"}, "trace"},
 		{[]string{"-r"}, "absolute"},
-		{[]string{"-s"}, "-wake"},
+		{[]string{"--system"}, "-wake"}, // -s alone is LinuxCNC's servo only
 		{[]string{"-c", "1"}, "CLOCK_MONOTONIC"},
 		{[]string{"-A"}, "align"},
 		{[]string{"--secaligned"}, "align"},
@@ -110,8 +111,6 @@ func TestCyclictestRefused(t *testing.T) {
 		{[]string{"--default-system"}, "cpu_dma_latency"},
 		{[]string{"--mainaffinity=0"}, "taskset"},
 		{[]string{"-R"}, "rtcheck"},
-		{[]string{"-v"}, "-json"},
-		{[]string{"-mv"}, "-json"},
 		{[]string{"--policy=rr"}, "SCHED_FIFO"},
 		{[]string{"--policy=idle"}, "SCHED_FIFO"},
 		{[]string{"--policy=warp"}, "unknown policy"},
@@ -250,6 +249,15 @@ func TestCyclictestLoops(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "C:     30 ") || !ns.MatchString(lines[0]) || !ns.MatchString(lines[1]) {
 		t.Fatalf("-l 30 -t 2 -N: want T:0 at C: 30, ns columns:\n%s", stdout.String())
 	}
+	// -v: every wake-up as thread:cycle:latency, in cycle order
+	stdout.Reset()
+	if code := run(context.Background(), []string{"-flavor", "sim", "-q", "-l", "40", "-v"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("sim -v: exit %d: %s", code, stderr.String())
+	}
+	samples := regexp.MustCompile(`(?m)^ {7}0: +(\d+): +0$`).FindAllStringSubmatch(stdout.String(), -1)
+	if len(samples) != 40 || samples[0][1] != "0" || samples[39][1] != "39" || !strings.Contains(stdout.String(), "Thread 0 Interval: 1500\n") {
+		t.Errorf("sim -l 40 -v: want cycles 0 to 39:\n%s", stdout.String())
+	}
 	stdout.Reset()
 	if code := run(context.Background(), []string{"-flavor", "sim", "-q", "-l", "100", "-H", "5", "-t", "2"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("sim -l: exit %d: %s", code, stderr.String())
@@ -276,6 +284,8 @@ func TestCyclictestLiveParity(t *testing.T) {
 		{"-q", "-l", "50", "-N", "-p", "80"},
 		{"-q", "-l", "50", "-H", "5", "-t", "2", "-p", "80"},
 		{"-q", "-l", "50", "-h", "5", "-t", "2", "-p", "80", "-d", "300"},
+		{"-v", "-q", "-l", "5", "-p", "80"}, // one thread: with two, each run's sample count depends on when the first ended
+		{"-vN", "-l", "5", "-p", "80"},
 	} {
 		want, err := exec.Command(bin, args...).Output()
 		if err != nil {
@@ -291,5 +301,39 @@ func TestCyclictestLiveParity(t *testing.T) {
 		if g, w := field.FindAllString(stdout.String(), -1), field.FindAllString(string(want), -1); !reflect.DeepEqual(g, w) {
 			t.Errorf("%q: priorities and intervals %q, cyclictest's %q", args, g, w)
 		}
+	}
+}
+
+// TestLinuxCNCForm: LinuxCNC's latency-test [-s] [base [servo]] runs its
+// two threads (or the servo thread alone) and prints its table.
+func TestLinuxCNCForm(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []latency.TaskDef
+	}{
+		{[]string{"25us", "1ms"}, []latency.TaskDef{{Name: "servo", Period: time.Millisecond}, {Name: "base", Period: 25 * time.Microsecond}}},
+		{[]string{"-p", "80", "50000", "2ms"}, []latency.TaskDef{{Name: "servo", Period: 2 * time.Millisecond}, {Name: "base", Period: 50 * time.Microsecond}}},
+		{[]string{"-s"}, []latency.TaskDef{{Name: "servo", Period: time.Millisecond}}},
+		{[]string{"-s", "500us"}, []latency.TaskDef{{Name: "servo", Period: 500 * time.Microsecond}}},
+	} {
+		cfg, err := parse(c.args, io.Discard)
+		if err != nil || !cfg.linuxcnc || cfg.format != "text" || !reflect.DeepEqual(cfg.lat.Tasks, c.want) {
+			t.Errorf("%q: %v, tasks %+v; want %+v", c.args, err, cfg, c.want)
+		}
+	}
+	for _, bad := range [][]string{{"25us", "-t", "2"}, {"25us", "-threads", "a=1ms"}, {"-i", "100", "1ms"}, {"-s", "-x"}, {"-Ss"},
+		{"1", "2", "3"}, {"fast"}, {"-s", "1ms", "2ms"}} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), bad, io.Discard, &stderr); code != exitUsage || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, %q; want one line and exit status 2", bad, code, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "1", "-q", "25us", "1ms"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	table := regexp.MustCompile(`(?m)^ *Max Interval \(ns\) +Max Jitter \(ns\) +Last interval \(ns\)\n +Servo thread \(1ms\): +1000000 +0 +1000000\n +Base thread \(25µs\): +25000 +0 +25000$`)
+	if !table.MatchString(stdout.String()) {
+		t.Errorf("no LinuxCNC table (sim: exact intervals):\n%s", stdout.String())
 	}
 }

@@ -14,6 +14,14 @@
 // Usage:
 //
 //	latency-test [flags]
+//	latency-test [flags] [-s] [base-period [servo-period]]   (LinuxCNC's form)
+//
+// LinuxCNC's form runs LinuxCNC latency-test's threads: base (default
+// 25 µs) and servo (default 1 ms), periods with a suffix (25us, 1ms,
+// 25000ns) or without one (below 1000: µs, else ns); base "-", or -s,
+// runs the servo thread only. The summary then ends with LinuxCNC's
+// table: each thread's Max Interval, Max Jitter (the largest |interval −
+// period|) and Last interval, in ns.
 //
 // Flags that mean what they mean for cyclictest, in its spellings too
 // (--priority=80, --histogram=400, --histfile=F, --duration=1m, --json=F,
@@ -53,6 +61,7 @@
 //	-N, --nsecs         thread lines in ns
 //	-M, --refresh_on_max  redraw the live lines only when a maximum grew
 //	-u, --unbuffered    accepted: latency-test never buffers its output
+//	-v, --verbose       every wake-up latency as thread:cycle:value, read every 10 ms
 //	-H, --histofall US  -h with cyclictest's summary column over all threads
 //
 // The command line is cyclictest's when the program is invoked as
@@ -62,7 +71,7 @@
 // --priospread, with -h every thread runs at -i, the overrun policy is
 // skip (one wake-up measured per cycle), and the exit status is 1 when
 // SCHED_FIFO was asked for and refused. The options cyclictest has and
-// latency-test not (-A, -b, -c, -F, -o, -r, -R, -s, -v, --tracemark,
+// latency-test not (-A, -b, -c, -F, -o, -r, -R, -s, --tracemark,
 // --spike, --smi, --laptop, --latency, --default-system, --mainaffinity,
 // --secaligned, --policy rr|batch|idle) are refused with a line naming
 // what latency-test offers instead.

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/trace"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -65,10 +67,16 @@ type config struct {
 	explicitPrio bool
 	// ct is what only cyclictest's command line says (-l, -d, -S, ...).
 	ct *ctArgs
+	// distance between the -t tasks' intervals (-d)
+	distance time.Duration
 	// cyclictest: the command line is cyclictest's (invoked as
 	// cyclictest, or an option only cyclictest has): cyclictest's output,
 	// priorities and exit status.
 	cyclictest bool
+	// linuxcnc: LinuxCNC latency-test's form (periods as arguments, or
+	// -s): its tasks, and its table in the summary
+	linuxcnc      bool
+	linuxcncTasks []latency.TaskDef
 }
 
 // invokedAs is the program's name: as "cyclictest" (a link or a copy of
@@ -166,6 +174,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		if err != nil {
 			return err
 		}
+		c.distance = distance
 		period, err := latency.ParseMicros(*interval)
 		if err != nil {
 			return usagef("-i: %v", err)
@@ -174,6 +183,8 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			return usagef("-i: interval %v is below the %v floor", period, flavors.MinPeriod)
 		}
 		switch {
+		case c.linuxcnc:
+			c.lat.Tasks = c.linuxcncTasks
 		case *named != "" && *threads != 1:
 			return usagef("-t and -threads exclude each other")
 		case *named != "":
@@ -296,11 +307,14 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 }
 
 const usageHead = `usage: latency-test [flags]   (go doc ./examples/latency-test for the whole story)
+       latency-test [flags] [-s] [base-period [servo-period]]   (LinuxCNC's form:
+       base 25us and servo 1ms by default, -s the servo thread only; the summary
+       adds LinuxCNC's Max Interval / Max Jitter / Last interval table)
 
 cyclictest's command line works too, in every spelling of its getopt
 (-Sp90, -i200, -t, --interval=200, --prior=80). When the command line is
 cyclictest's (the program invoked as cyclictest, or an option only
-cyclictest has: -S, -x, -l, -d, -N, -M, -u, -H, --priospread, --policy,
+cyclictest has: -S, -x, -l, -d, -N, -M, -u, -v, -H, --priospread, --policy,
 or a spelling only getopt reads), latency-test prints what cyclictest
 prints and, as cyclictest, runs every thread at -p unless --priospread,
 measures one wake-up per cycle, and exits 1 when SCHED_FIFO was asked
@@ -332,10 +346,21 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected argument %q (all settings are flags)", fs.Arg(0))
 	}
-	if len(ct.positional) > 0 {
-		return nil, usagef("unexpected argument %q (all settings are flags)", ct.positional[0])
-	}
 	c.cyclictest = invokedAs == "cyclictest" || ct.only
+	if ct.servoOnly && c.cyclictest {
+		return nil, usagef("cyclictest's -s is not supported: %s", ctSystem)
+	}
+	c.linuxcnc = len(ct.positional) > 0 || ct.servoOnly
+	if c.linuxcnc {
+		if c.cyclictest || given(fs, "t", "i", "interval", "threads") {
+			return nil, usagef("LinuxCNC's form (latency-test [-s] [base-period [servo-period]]) and cyclictest's or -t, -i, -threads exclude each other; got %q", args)
+		}
+		defs, err := latency.LinuxCNCThreads(ct.positional, ct.servoOnly)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		c.linuxcncTasks = defs
+	}
 	if c.cyclictest && !given(fs, "format") {
 		c.format = "cyclictest"
 	}
@@ -373,11 +398,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "latency-test: %s\n", w)
 	}
 	live.nsecs, live.refreshOnMax = c.ct.nsecs, c.ct.refreshOnMax
+	var samples *sampler
+	if c.ct.verbose {
+		// cyclictest -v prints the samples instead of the status block
+		every, tick = 0, nil
+		c.lat.Samples = verboseSamples
+	}
 	c.lat.OnStart = func(s *latency.Session) {
 		live.virtual = s.RT().Flavor().Name == "sim"
 		ts := s.Snapshot()
+		if c.ct.verbose {
+			online := len(s.RT().Kernel().OnlineCPUs)
+			fmt.Fprintf(stdout, "Max CPUs = %d\nOnline CPUs = %d\n", max(online, runtime.NumCPU()), online)
+		}
 		if c.format == "cyclictest" && dmaHeld(s.RT().Flavor()) {
 			fmt.Fprintln(stdout, "# /dev/cpu_dma_latency set to 0us")
+		}
+		if c.ct.verbose {
+			for i, t := range ts {
+				next := t.Period // cyclictest prints the next thread's interval
+				if c.histogram == 0 {
+					next += c.distance
+				}
+				fmt.Fprintf(stdout, "Thread %d Interval: %d\n", i, next.Microseconds())
+			}
+			samples = startSampler(stdout, s, len(ts), c.ct.nsecs)
 		}
 		if w := priorityWarning(c, s.RT().Flavor(), ts); w != "" {
 			fmt.Fprintf(stderr, "latency-test: %s\n", w)
@@ -399,6 +444,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	started := time.Now()
 	res, err := latency.Run(ctx, c.lat, c.duration, every, tick)
 	ended := time.Now()
+	samples.finish()
 	loads.Stop()
 	interrupted := err != nil && ctx.Err() != nil
 	if err != nil && !interrupted {
@@ -420,9 +466,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if c.format == "cyclictest" {
 		// cyclictest prints its threads' final lines unless it prints a
 		// histogram (-h), which goes to stdout or --histfile.
-		if c.histogram == 0 {
+		switch {
+		case c.histogram == 0 && c.ct.verbose && !c.quiet:
+			// cyclictest -v without -q ends with the samples
+		case c.histogram == 0:
 			writeCyclictest(stdout, res, c.ct.nsecs)
-		} else if c.histFile == "" {
+		case c.histFile == "":
 			if werr := writeHistogram(stdout, res, c.ct.histofall); werr != nil {
 				fmt.Fprintf(stderr, "latency-test: histogram: %v\n", werr)
 			}
@@ -770,18 +819,25 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 	fmt.Fprintln(w)
 
 	var lat, exec []latency.Named
+	missed := false
 	for _, t := range res.Tasks {
-		lat = append(lat, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Latency)})
-		exec = append(exec, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Exec)})
+		lat = append(lat, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Latency), Missed: latency.MissedReleases(t), Bound: bound(t.Latency)})
+		exec = append(exec, latency.Named{Name: t.Name, Summary: latency.Summarize(t.Exec), Bound: bound(t.Exec)})
+		missed = missed || latency.MissedReleases(t) > 0
 	}
 	latency.WritePercentilesOf(w, "wake-up latency", "wake-ups", lat)
+	if missed {
+		fmt.Fprintln(w, "  missed: releases the task was never woken for (overruns); the percentiles are of the wake-ups measured and leave them out")
+	}
 	fmt.Fprintln(w)
 	latency.WritePercentilesOf(w, "execution time", "body runs", exec)
+	fmt.Fprintln(w, "  percentiles are upper edges of 1 µs buckets (p50 1.0: at most 1 µs), ≥B past the histogram's bound B; min, avg and max are exact")
 	fmt.Fprintln(w)
+	writeVerdict(w, res)
 
 	virtual := res.Flavor.Name == "sim"
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "task\tperiod\tpolicy\tprio\tcpus\twake\tcycles\toverruns\twait errors\tmax jitter µs\tctx sw vol/invol\tfaults min/maj")
+	fmt.Fprintln(tw, "task\tperiod\tpolicy\tprio\tcpus\twake\tcycles\toverruns\twait errors\tmax jitter µs\tctx sw vol/invol\tfaults min/maj since thread start")
 	for _, t := range res.Tasks {
 		cpus := "any"
 		if len(t.CPUs) > 0 {
@@ -799,11 +855,69 @@ func writeSummary(w io.Writer, c *config, res latency.Result, interrupted bool) 
 			latency.Micros(t.MaxJitter()), csw, faults)
 	}
 	tw.Flush()
+	if c.linuxcnc {
+		writeLinuxCNC(w, res)
+	}
 	writeInterference(w, res)
 	for _, t := range res.Tasks {
 		fmt.Fprintf(w, "\nwake-up latency histogram, %s (log-scale bars):\n", t.Name)
 		latency.WriteTextHistogram(w, t.Latency, 16)
 	}
+}
+
+// bound is a histogram's upper bound.
+func bound(h hist.Snapshot) time.Duration { return time.Duration(len(h.Counts)) * h.Width }
+
+// notSustainable is the fraction of missed releases from which the
+// verdict says a period cannot be sustained.
+const notSustainable = 0.01
+
+// writeVerdict says, task by task, whether its period was kept: the
+// fraction of releases missed (overruns) out of all its releases.
+func writeVerdict(w io.Writer, res latency.Result) {
+	fmt.Fprintln(w, "verdict:")
+	for _, t := range res.Tasks {
+		fmt.Fprintf(w, "  %s\n", verdict(t))
+	}
+	fmt.Fprintln(w)
+}
+
+// verdict is one task's line: "base 25µs: 90 % of releases missed (…) —
+// not sustainable on this machine".
+func verdict(t latency.TaskStats) string {
+	missed := latency.MissedReleases(t)
+	releases := t.Latency.Count + missed
+	head := fmt.Sprintf("%s %v:", t.Name, t.Period)
+	switch {
+	case releases == 0:
+		return head + " no release yet"
+	case missed == 0:
+		return fmt.Sprintf("%s every release of %d woken for", head, releases)
+	}
+	f := float64(missed) / float64(releases)
+	pct := strconv.FormatFloat(100*f, 'f', 1, 64)
+	if f >= 0.1 {
+		pct = strconv.FormatFloat(100*f, 'f', 0, 64)
+	}
+	line := fmt.Sprintf("%s %s %% of releases missed (%d of %d)", head, pct, missed, releases)
+	if f >= notSustainable {
+		return line + " — not sustainable on this machine"
+	}
+	return line + " — overruns: see the interference table, or a longer period"
+}
+
+// writeLinuxCNC is LinuxCNC latency-test's table: per thread, the longest
+// interval between two starts, the largest |interval − period| and the
+// last interval, in ns.
+func writeLinuxCNC(w io.Writer, res latency.Result) {
+	fmt.Fprintln(w, "\nLinuxCNC latency-test:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tMax Interval (ns)\tMax Jitter (ns)\tLast interval (ns)\t")
+	for _, t := range res.Tasks {
+		name := strings.ToUpper(t.Name[:1]) + t.Name[1:]
+		fmt.Fprintf(tw, "%s thread (%v):\t%d\t%d\t%d\t\n", name, t.Period, t.MaxInterval.Nanoseconds(), t.MaxIntervalJitter.Nanoseconds(), t.LastInterval.Nanoseconds())
+	}
+	tw.Flush()
 }
 
 // betterHint says what would give better figures than this run had.

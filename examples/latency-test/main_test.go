@@ -22,6 +22,7 @@ import (
 	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
 
@@ -392,5 +393,43 @@ func TestSummarySaysWhatIsTrue(t *testing.T) {
 	}
 	if live := regexp.MustCompile(`(?m)^ +1\.0s servo .*$`).FindString(stdout.String()); live == "" || strings.Contains(live, "csw") {
 		t.Errorf("sim live line: want one, without the host thread's context switches: %q", live)
+	}
+}
+
+// TestVerdictSaysWhenAPeriodIsNotKept: a task that misses its releases is
+// named with its period and the fraction missed, and the missed releases
+// stand next to the percentiles that leave them out (issue 19, goal 4: a
+// base thread missed 90 % of its releases with no word of it).
+func TestVerdictSaysWhenAPeriodIsNotKept(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-flavor", "sim", "-D", "0.1", "-q", "-body", "busy=30us", "25us", "1ms"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^ +wake-up latency \(µs\) +wake-ups +missed +min `),
+		regexp.MustCompile(`(?m)^ +base +0 +3333 `),
+		regexp.MustCompile(`(?m)^  missed: .*leave them out$`),
+		regexp.MustCompile(`(?m)^  base 25µs: 100 % of releases missed \(3333 of 3333\) — not sustainable on this machine$`),
+		regexp.MustCompile(`(?m)^  servo 1ms: every release of 100 woken for$`),
+		regexp.MustCompile(`(?m)^  percentiles are upper edges of 1 µs buckets`),
+		regexp.MustCompile(`faults min/maj since thread start`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("summary lacks %v:\n%s", want, out)
+		}
+	}
+	for _, c := range []struct {
+		stats latency.TaskStats
+		want  string
+	}{
+		{latency.TaskStats{}, "no release yet"},
+		{latency.TaskStats{Stats: rtapi.Stats{Overruns: 9, Latency: hist.Snapshot{Count: 991}}}, "0.9 % of releases missed (9 of 1000) — overruns"},
+		{latency.TaskStats{Stats: rtapi.Stats{Overruns: 9000, Latency: hist.Snapshot{Count: 1000}}}, "90 % of releases missed (9000 of 10000) — not sustainable on this machine"},
+	} {
+		c.stats.Name, c.stats.Period = "base", 25*time.Microsecond
+		if got := verdict(c.stats); !strings.HasPrefix(got, "base 25µs: ") || !strings.Contains(got, c.want) {
+			t.Errorf("verdict %q, want %q", got, c.want)
+		}
 	}
 }

@@ -57,6 +57,10 @@ type Config struct {
 	// overflows each task keeps (TaskStats.OverflowCycles), as cyclictest
 	// keeps as many as its histogram has buckets; 0 keeps none.
 	OverflowCycles int
+	// Samples, when positive, keeps each task's last Samples wake-up
+	// latencies (rounded up to a power of two) for Session.Samples, as
+	// cyclictest -v does.
+	Samples int
 	// OnStart, if set, is called once the tasks run, before the first
 	// tick: the session's flavor and each task's policy are known then.
 	OnStart func(*Session)
@@ -70,6 +74,11 @@ type TaskStats struct {
 	// Act is the latest cycle's lateness as the body measured it on
 	// entry (cyclictest's "Act" column).
 	Act time.Duration
+	// LastInterval, MaxInterval and MaxIntervalJitter are LinuxCNC
+	// latency-test's "Last interval", "Max Interval" and "Max Jitter"
+	// (its timedelta component): the time between the body's last two
+	// starts, the longest such time, and the largest |interval − period|.
+	LastInterval, MaxInterval, MaxIntervalJitter time.Duration
 	// OverflowCycles are the numbers (from 0, cyclictest's count) of the
 	// first cycles whose wake-up latency, as the body measured it, fell
 	// past the histogram bound; at most Config.OverflowCycles of them.
@@ -81,6 +90,8 @@ type Session struct {
 	rt      *rtapi.RT
 	tasks   []*rtapi.Task
 	act     []atomic.Int64
+	ivl     []intervals
+	samples []sampleRing
 	over    []overflowLog
 	started time.Time
 	// clock drives the virtual clock on the sim flavor (nil elsewhere);
@@ -105,7 +116,7 @@ func Start(cfg Config) (*Session, error) {
 		}
 		return nil, err
 	}
-	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks)), loops: cfg.Loops}
+	s := &Session{rt: rt, act: make([]atomic.Int64, len(cfg.Tasks)), ivl: make([]intervals, len(cfg.Tasks)), samples: make([]sampleRing, len(cfg.Tasks)), over: make([]overflowLog, len(cfg.Tasks)), loops: cfg.Loops}
 	if err := s.create(cfg); err != nil {
 		rt.Close()
 		return nil, err
@@ -168,7 +179,7 @@ func (s *Session) create(cfg Config) error {
 			RawSleep:       cfg.RawSleep,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
-		}, measureBody(&s.act[i], &s.over[i], spin, cfg.Loops))
+		}, measureBody(&s.act[i], &s.ivl[i], &s.samples[i], &s.over[i], spin, cfg.Loops))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
@@ -179,6 +190,13 @@ func (s *Session) create(cfg Config) error {
 			if err := s.clock.SetTask(t, sim.TaskConfig{Jitter: cfg.SimJitter, Cost: cfg.Body.Busy}); err != nil {
 				return fmt.Errorf("%w: %w", ErrSpec, err)
 			}
+		}
+		if cfg.Samples > 0 {
+			n := 1
+			for n < min(cfg.Samples, 1<<20) {
+				n <<= 1
+			}
+			s.samples[i].buf = make([]int64, n)
 		}
 		lat := t.Stats().Latency
 		s.over[i].bound = int64(len(lat.Counts)) * int64(lat.Width)
@@ -208,18 +226,74 @@ func (o *overflowLog) note(late, cycle int64) {
 	}
 }
 
+// sampleRing keeps a task's last wake-up latencies: written by its body
+// only, read by Session.Samples.
+type sampleRing struct {
+	buf []int64 // nil: none kept; else a power of two long
+	n   atomic.Int64
+}
+
+func (r *sampleRing) note(late int64) {
+	if r.buf == nil {
+		return
+	}
+	n := r.n.Load()
+	r.buf[n&int64(len(r.buf)-1)] = late
+	r.n.Store(n + 1)
+}
+
+// Samples calls fn with task i's wake-up latencies from sample number
+// from (0 is the first cycle) on, as far as they are kept (Config.Samples),
+// and returns the number to continue from. It allocates nothing.
+func (s *Session) Samples(i int, from int64, fn func(cycle int64, late time.Duration)) int64 {
+	r := &s.samples[i]
+	n := r.n.Load()
+	if r.buf == nil {
+		return n
+	}
+	from = max(from, n-int64(len(r.buf))) // older ones were overwritten
+	for c := from; c < n; c++ {
+		fn(c, time.Duration(r.buf[c&int64(len(r.buf)-1)]))
+	}
+	return n
+}
+
+// intervals are LinuxCNC's timedelta figures of a task, written by its
+// body only.
+type intervals struct{ last, max, jitter atomic.Int64 }
+
+func (v *intervals) note(interval, period int64) {
+	v.last.Store(interval)
+	if interval > v.max.Load() {
+		v.max.Store(interval)
+	}
+	j := interval - period
+	if j < 0 {
+		j = -j
+	}
+	if j > v.jitter.Load() {
+		v.jitter.Store(j)
+	}
+}
+
 func (o *overflowLog) list() []int64 { return append([]int64(nil), o.cycles[:o.n.Load()]...) }
 
 // measureBody is the task body: note the cycle's lateness (and its
 // number when it is past the histogram's bound), then busy-wait busy on
 // the task's clock; after loops cycles (0: never) it returns. RT-safe:
 // no allocation, no lock.
-func measureBody(act *atomic.Int64, over *overflowLog, busy time.Duration, loops int64) func(tc *rtapi.TaskContext) error {
+func measureBody(act *atomic.Int64, ivl *intervals, samples *sampleRing, over *overflowLog, busy time.Duration, loops int64) func(tc *rtapi.TaskContext) error {
 	return func(tc *rtapi.TaskContext) error {
+		prev := int64(0)
 		for tc.WaitPeriod() {
 			now := tc.Now()
 			late := now - tc.Deadline()
 			act.Store(late)
+			samples.note(late)
+			if prev != 0 {
+				ivl.note(now-prev, int64(tc.Period()))
+			}
+			prev = now
 			over.note(late, tc.Cycle()-1) // cyclictest counts cycles from 0
 			if busy > 0 {
 				for end := now + int64(busy); tc.Now() < end; {
@@ -250,7 +324,9 @@ func (s *Session) Elapsed() time.Duration {
 func (s *Session) Snapshot() []TaskStats {
 	out := make([]TaskStats, len(s.tasks))
 	for i, t := range s.tasks {
-		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load()), OverflowCycles: s.over[i].list()}
+		v := &s.ivl[i]
+		out[i] = TaskStats{Stats: t.Stats(), Tid: t.Tid(), Act: time.Duration(s.act[i].Load()), OverflowCycles: s.over[i].list(),
+			LastInterval: time.Duration(v.last.Load()), MaxInterval: time.Duration(v.max.Load()), MaxIntervalJitter: time.Duration(v.jitter.Load())}
 	}
 	return out
 }

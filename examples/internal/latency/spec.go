@@ -80,6 +80,84 @@ func ParseMicros(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// ParseLinuxCNCPeriod parses a period as LinuxCNC's latency-test does:
+// with a suffix ns, us, µs, ms or s; without one, a number below 1000 is
+// µs and any other ns; "-" is 0 (no such thread).
+func ParseLinuxCNCPeriod(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "-" {
+		return 0, nil
+	}
+	unit, num := time.Duration(0), s
+	for _, u := range []struct {
+		suffix string
+		unit   time.Duration
+	}{{"ns", time.Nanosecond}, {"us", time.Microsecond}, {"µs", time.Microsecond}, {"ms", time.Millisecond}, {"s", time.Second}} {
+		if strings.HasSuffix(s, u.suffix) {
+			unit, num = u.unit, strings.TrimSuffix(s, u.suffix)
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || !(f > 0) || f > 1e12 {
+		return 0, specErrf("period %q: want e.g. 25us, 1ms, 25000 (ns) or 25 (µs below 1000)", s)
+	}
+	if unit == 0 {
+		unit = time.Nanosecond
+		if f < 1000 {
+			unit = time.Microsecond
+		}
+	}
+	d := time.Duration(f * float64(unit))
+	if d <= 0 || d > time.Hour {
+		return 0, specErrf("period %q out of range", s)
+	}
+	return d, nil
+}
+
+// LinuxCNCThreads are the tasks of LinuxCNC's latency-test [base
+// [servo]]: base (default 25 µs) and servo (default 1 ms), the shorter
+// one as base; base "-", or equal to servo, runs the servo thread only,
+// as does servoOnly.
+func LinuxCNCThreads(args []string, servoOnly bool) ([]TaskDef, error) {
+	base, servo := 25*time.Microsecond, time.Millisecond
+	var err error
+	switch {
+	case len(args) > 2:
+		return nil, specErrf("LinuxCNC's form takes at most two periods: latency-test [base-period [servo-period]]")
+	case servoOnly && len(args) == 2:
+		return nil, specErrf("-s runs the servo thread only: give one period at most")
+	case servoOnly && len(args) == 1:
+		if servo, err = ParseLinuxCNCPeriod(args[0]); err == nil && servo == 0 {
+			err = specErrf("-s: the servo period cannot be \"-\"")
+		}
+		base = 0
+	case servoOnly:
+		base = 0
+	case len(args) >= 1:
+		if base, err = ParseLinuxCNCPeriod(args[0]); err == nil && len(args) == 2 {
+			servo, err = ParseLinuxCNCPeriod(args[1])
+			if err == nil && servo == 0 {
+				err = specErrf("the servo period cannot be \"-\"")
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if base > servo {
+		base, servo = servo, base
+	}
+	if base == servo {
+		base = 0
+	}
+	defs := []TaskDef{{Name: "servo", Period: servo}}
+	if base > 0 {
+		defs = append(defs, TaskDef{Name: "base", Period: base})
+	}
+	return defs, nil
+}
+
 // ParseRunDuration parses -D as cyclictest does: a bare number is seconds,
 // a suffix m, h or d means minutes, hours or days; Go durations ("1.5s",
 // "500ms") work too. Zero means "until interrupted".

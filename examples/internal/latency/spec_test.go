@@ -159,3 +159,45 @@ func FuzzParseThreads(f *testing.F) {
 		}
 	})
 }
+
+func TestLinuxCNCThreads(t *testing.T) {
+	t.Parallel()
+	us, ms := time.Microsecond, time.Millisecond
+	for _, c := range []struct {
+		args        []string
+		servoOnly   bool
+		servo, base time.Duration
+	}{
+		{nil, false, ms, 25 * us},
+		{[]string{"50us"}, false, ms, 50 * us},
+		{[]string{"25us", "1ms"}, false, ms, 25 * us},
+		{[]string{"1ms", "25us"}, false, ms, 25 * us}, // swapped, as LinuxCNC does
+		{[]string{"25000", "1000000"}, false, ms, 25 * us},
+		{[]string{"25", "500µs"}, false, 500 * us, 25 * us},
+		{[]string{"-", "2ms"}, false, 2 * ms, 0},
+		{[]string{"1ms", "1ms"}, false, ms, 0},
+		{[]string{"0.5ms", "1.5ms"}, false, 1500 * us, 500 * us},
+		{nil, true, ms, 0},
+		{[]string{"500us"}, true, 500 * us, 0},
+	} {
+		defs, err := LinuxCNCThreads(c.args, c.servoOnly)
+		want := []TaskDef{{Name: "servo", Period: c.servo}}
+		if c.base > 0 {
+			want = append(want, TaskDef{Name: "base", Period: c.base})
+		}
+		if err != nil || !reflect.DeepEqual(defs, want) {
+			t.Errorf("%q (-s %v): %+v, %v; want %+v", c.args, c.servoOnly, defs, err, want)
+		}
+	}
+	for _, c := range []struct {
+		args      []string
+		servoOnly bool
+	}{
+		{[]string{"1", "2", "3"}, false}, {[]string{"fast"}, false}, {[]string{"0"}, false}, {[]string{"-1ms"}, false},
+		{[]string{"NaN"}, false}, {[]string{"25us", "-"}, false}, {[]string{"-"}, true}, {[]string{"1ms", "2ms"}, true}, {[]string{"2h"}, false},
+	} {
+		if _, err := LinuxCNCThreads(c.args, c.servoOnly); !errors.Is(err, ErrSpec) {
+			t.Errorf("%q (-s %v): %v, want ErrSpec", c.args, c.servoOnly, err)
+		}
+	}
+}

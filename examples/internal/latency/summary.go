@@ -28,7 +28,18 @@ func Micros(d time.Duration) string {
 type Named struct {
 	Name    string
 	Summary Summary
+	// Missed releases (never woken for, so in no percentile); shown in a
+	// column of their own when a row has some.
+	Missed int64
+	// Bound is the histogram's bound: a percentile past it is shown as
+	// "≥bound", not as the maximum it is capped at. 0: unknown.
+	Bound time.Duration
 }
+
+// MissedReleases is a task's count of releases it was never woken for:
+// the overruns (with catch-up, cycles run late back to back; with skip,
+// releases dropped), none of which is a wake-up in its latency histogram.
+func MissedReleases(t TaskStats) int64 { return t.Overruns }
 
 // WritePercentiles writes a table of summaries in microseconds; the count
 // column is headed "samples".
@@ -39,14 +50,37 @@ func WritePercentiles(w io.Writer, title string, rows []Named) error {
 // WritePercentilesOf is WritePercentiles with the count column headed by
 // what was counted ("wake-ups", "body runs").
 func WritePercentilesOf(w io.Writer, title, counted string, rows []Named) error {
+	missed := false
+	for _, r := range rows {
+		missed = missed || r.Missed > 0
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s (µs)\t%s\tmin\tavg\tp50\tp90\tp99\tp99.9\tmax\t\n", title, counted)
+	fmt.Fprintf(tw, "%s (µs)\t%s\t", title, counted)
+	if missed {
+		fmt.Fprint(tw, "missed\t")
+	}
+	fmt.Fprint(tw, "min\tavg\tp50\tp90\tp99\tp99.9\tmax\t\n")
 	for _, r := range rows {
 		s := r.Summary
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, s.Count,
-			Micros(s.Min), Micros(s.Avg), Micros(s.P50), Micros(s.P90), Micros(s.P99), Micros(s.P999), Micros(s.Max))
+		fmt.Fprintf(tw, "%s\t%d\t", r.Name, s.Count)
+		if missed {
+			fmt.Fprintf(tw, "%d\t", r.Missed)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", Micros(s.Min), Micros(s.Avg),
+			r.percentile(0.5, s.P50), r.percentile(0.9, s.P90), r.percentile(0.99, s.P99), r.percentile(0.999, s.P999), Micros(s.Max))
 	}
 	return tw.Flush()
+}
+
+// percentile formats the p-th percentile v: "≥bound" when it lies among
+// the samples past the histogram's bound, where only that is known.
+func (r Named) percentile(p float64, v time.Duration) string {
+	s := r.Summary
+	rank := int64(math.Ceil(p * float64(s.Count)))
+	if r.Bound > 0 && s.Overflow > 0 && rank > s.Count-int64(s.Overflow) {
+		return "≥" + Micros(r.Bound)
+	}
+	return Micros(v)
 }
 
 // WriteTextHistogram draws a histogram in at most about rows lines from

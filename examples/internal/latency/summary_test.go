@@ -2,6 +2,7 @@ package latency
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,12 +41,40 @@ func TestSummarize(t *testing.T) {
 
 func TestWritePercentiles(t *testing.T) {
 	var buf bytes.Buffer
-	WritePercentiles(&buf, "wake-up latency", []Named{{"servo", Summarize(sample(1_000, 2_000, 3_000))}})
+	WritePercentiles(&buf, "wake-up latency", []Named{{Name: "servo", Summary: Summarize(sample(1_000, 2_000, 3_000))}})
 	out := buf.String()
 	for _, want := range []string{"wake-up latency (µs)", "p99.9", "servo", "3.0"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "missed") {
+		t.Errorf("a missed column without missed releases:\n%s", out)
+	}
+}
+
+// TestWritePercentilesSaysWhatIsLeftOut: the missed releases stand next
+// to the percentiles that leave them out, and a percentile past the
+// histogram's bound reads ≥bound, not the maximum it is capped at (with
+// -h 400, p99.9 once equalled max).
+func TestWritePercentilesSaysWhatIsLeftOut(t *testing.T) {
+	h := hist.New(time.Microsecond, 400*time.Microsecond)
+	for range 990 {
+		h.Record(20 * time.Microsecond)
+	}
+	for range 10 {
+		h.Record(900 * time.Microsecond)
+	}
+	var buf bytes.Buffer
+	WritePercentilesOf(&buf, "wake-up latency", "wake-ups", []Named{
+		{Name: "base", Summary: Summarize(h.Snapshot()), Missed: 9000, Bound: 400 * time.Microsecond},
+		{Name: "servo", Summary: Summarize(sample(1_000, 2_000, 3_000))},
+	})
+	lines := strings.Split(buf.String(), "\n")
+	if !regexp.MustCompile(`^ *wake-up latency \(µs\) +wake-ups +missed +min +avg +p50 +p90 +p99 +p99\.9 +max *$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^ *base +1000 +9000 +20\.0 +[\d.]+ +21\.0 +21\.0 +21\.0 +≥400\.0 +900\.0 *$`).MatchString(lines[1]) ||
+		!regexp.MustCompile(`^ *servo +3 +0 +1\.0 `).MatchString(lines[2]) {
+		t.Fatalf("want a missed column and p99.9 ≥400.0:\n%s", buf.String())
 	}
 }
 
