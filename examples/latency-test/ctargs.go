@@ -8,10 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gortapi/gortapi/examples/internal/latency"
-	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -451,25 +448,6 @@ func (c *config) applyCyclictest(fs *flag.FlagSet, threads *int, cpus *string) (
 		*cpus = strings.Join(list, ",")
 	}
 	return distance, nil
-}
-
-// availableCPUs are the CPUs this process may run on, in order: where
-// cyclictest -S and -t put one thread each.
-func availableCPUs() ([]int, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("sched_getaffinity: %w", err)
-	}
-	var cpus []int
-	for cpu := range kerneldetect.MaxCPU {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	if len(cpus) == 0 {
-		return nil, usagef("no CPU available to this process")
-	}
-	return cpus, nil
 }
 
 // applyPolicy applies --policy and --priospread's default priority as
