@@ -173,6 +173,10 @@ func (s *Server) serve(c *net.UnixConn) {
 		if err == nil && ok {
 			cmd.File, cmd.Line = "halcmd", n
 			err = s.h.Exec(&out, cmd)
+			var pe *halfile.Error
+			if errors.As(err, &pe) {
+				err = pe.Err // the client knows where the command came from
+			}
 		}
 		if answer(w, out.String(), err) != nil || w.Flush() != nil {
 			return
