@@ -5,6 +5,7 @@ package hal
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -259,4 +260,19 @@ func ScribbleData(path string, n int, seed uint64) error {
 		atomic.StoreUint64((*uint64)(unsafe.Pointer(&data[at])), v)
 	}
 	return nil
+}
+
+// After Close the data segment is unmapped: reads through the HAL are
+// ErrClosed, not a fault.
+func TestDataCallsAfterClose(t *testing.T) {
+	h, _, _, _ := dataFixture(t)
+	require.NoError(t, h.Close())
+	_, err := h.GetP("a.gain")
+	assert.ErrorIs(t, err, rtapi.ErrClosed)
+	_, err = h.GetS("cmd")
+	assert.ErrorIs(t, err, rtapi.ErrClosed)
+	_, err = h.Data().Read()
+	assert.ErrorIs(t, err, rtapi.ErrClosed)
+	assert.ErrorIs(t, h.Save(io.Discard), rtapi.ErrClosed)
+	assert.ErrorIs(t, h.Show(io.Discard, "pin", ""), rtapi.ErrClosed)
 }

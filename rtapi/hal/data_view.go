@@ -109,8 +109,13 @@ func AttachData(o MonitorOptions) (*Data, error) {
 }
 
 // Data returns a reader of the HAL's own data tables, the view another
-// process gets from AttachData.
-func (h *HAL) Data() *Data { return &Data{l: h.data.l} }
+// process gets from AttachData. After Close its calls return ErrClosed;
+// one taken before Close must not be used after it.
+func (h *HAL) Data() *Data {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return &Data{l: h.data.l, closed: h.closed}
+}
 
 func checkDataHeader(h *dataHeader) error {
 	magic := atomic.LoadUint64(&h.Magic)

@@ -61,6 +61,33 @@
 // (Options.PublishEvery). A publication costs about 0.2 µs whatever the
 // chain's length (BenchmarkPublish).
 //
+// # Components, pins, parameters and signals
+//
+// A Component (NewComponent, LinuxCNC's hal_init) makes pins of type
+// bit, float, s32, u32, s64 or u64 and direction In, Out or IO, and
+// parameters RO or RW, then calls Ready. Each returns a handle (Bit,
+// Float, S32, ...) whose Get and Set a function calls every cycle: two
+// atomic loads, or a load and an atomic store of one 64-bit word, with no
+// lock, allocation, interface call or map lookup, atomic on 32-bit
+// systems too. Net links pins to a signal (at most one Out writer, and
+// not beside IO pins; a type mismatch or a second writer is refused with
+// an error naming both pins); Unlink, SetP, GetP, SetS and GetS are
+// halcmd's unlinkp, setp, getp, sets and gets. An unlinked In pin reads
+// its own value, which SetP sets. Linking switches a pin's source with
+// one atomic store and returns once every running thread has left the
+// cycle it was in.
+//
+// The values live in fixed-size tables of a data segment
+// (Options.DataKey) that another process reads and sets through
+// AttachData; examples/halcmd does. The host never reads back from it
+// anything but values, so a hostile writer can only produce wrong values.
+//
+// Components are compiled in: Register names a Factory, LoadRT ("loadrt
+// pid count=2") runs it; rtapi/hal/comps registers the standard ones.
+// Exec and Load run commands parsed by rtapi/hal/halfile (a .hal file);
+// Show and Save print what halcmd's show and save print. Package
+// rtapi/hal/control serves those commands to examples/halcmd.
+//
 // # Failures
 //
 // A function that panics stops its own thread: Thread.Err (and Stop)
@@ -86,5 +113,6 @@
 // thread-beat counter.
 //
 // Example (example_test.go) runs a base and a servo thread on the sim
-// flavor; examples/halhost and examples/halmon are complete programs.
+// flavor; examples/halhost and examples/halmon, examples/halrun and
+// examples/halcmd are complete programs.
 package hal

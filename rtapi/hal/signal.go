@@ -336,6 +336,9 @@ func (h *HAL) SetP(name, value string) error {
 func (h *HAL) GetP(name string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := h.checkOpen("getp", "", ""); err != nil {
+		return "", err
+	}
 	if p, ok := h.params[name]; ok {
 		return FormatValue(p.typ, atomic.LoadUint64(p.ref.Load())), nil
 	}
@@ -372,6 +375,9 @@ func (h *HAL) SetS(name, value string) error {
 func (h *HAL) GetS(name string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if err := h.checkOpen("gets", "", ""); err != nil {
+		return "", err
+	}
 	s, ok := h.sigs[name]
 	if !ok {
 		return "", errf("gets", "", "", rtapi.ErrInvalid, "signal %q does not exist", name)

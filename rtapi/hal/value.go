@@ -173,7 +173,8 @@ type word = atomic.Pointer[uint64]
 // store: no lock, no allocation, no interface call, and 64-bit values are
 // atomic on 32-bit systems too. A pin linked to a signal reads and writes
 // the signal's word; an unlinked pin its own. The zero handle is not
-// usable. RT-safe.
+// usable, nor is any handle after HAL.Close, which unmaps the values.
+// RT-safe.
 
 // Bit is a handle on a bit pin or parameter.
 type Bit struct{ w *word }

@@ -67,11 +67,12 @@ func (c *Client) Do(cmd halfile.Command) (string, error) {
 	if strings.ContainsAny(line, "\n") {
 		return "", fmt.Errorf("control: a command word holds a newline: %w", errs.Invalid)
 	}
-	if _, err := io.WriteString(c.c, line+"\n"); err != nil {
-		return "", fmt.Errorf("control: send: %w", err)
-	}
-	status, err := c.rd.ReadString('\n')
+	_, werr := io.WriteString(c.c, line+"\n")
+	status, err := c.rd.ReadString('\n') // after a failed send too: the host may have said why
 	if err != nil {
+		if werr != nil {
+			return "", fmt.Errorf("control: send: %w", werr)
+		}
 		return "", fmt.Errorf("control: the host closed the connection: %w", err)
 	}
 	kind, size, ok := strings.Cut(strings.TrimSuffix(status, "\n"), " ")

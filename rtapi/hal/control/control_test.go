@@ -56,7 +56,7 @@ func TestServeRunsCommands(t *testing.T) {
 	assert.Equal(t, "0\n", out)
 	_, err = do(t, c, "net", "y", "c.in")
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
-	assert.Contains(t, err.Error(), `halcmd:3: hal: net: pin "c.in" is linked to signal "x"`)
+	assert.Contains(t, err.Error(), `hal: net: pin "c.in" is linked to signal "x"`)
 	out, err = do(t, c, "save")
 	require.NoError(t, err)
 	assert.Contains(t, out, "net x c.out c.in\n")

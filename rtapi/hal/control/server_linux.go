@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -153,6 +154,10 @@ func (s *Server) serve(c *net.UnixConn) {
 		if cred != nil {
 			who = fmt.Sprintf("uid %d gid %d (pid %d)", cred.Uid, cred.Gid, cred.Pid)
 		}
+		// Answer its first request, so that the refusal is what it reads
+		// (not a broken pipe); a peer that sends nothing waits a second.
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		_, _ = readLine(bufio.NewReaderSize(c, 4096))
 		_ = answer(c, "", fmt.Errorf("control: %s may not command this host: %w", who, os.ErrPermission))
 		return
 	}
@@ -173,6 +178,10 @@ func (s *Server) serve(c *net.UnixConn) {
 		if err == nil && ok {
 			cmd.File, cmd.Line = "halcmd", n
 			err = s.h.Exec(&out, cmd)
+			var pe *halfile.Error
+			if errors.As(err, &pe) {
+				err = pe.Err // the client knows where the command came from
+			}
 		}
 		if answer(w, out.String(), err) != nil || w.Flush() != nil {
 			return

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+)
+
+// These tests run halrun and halcmd as real processes, as a user would in
+// two terminals, against a temporary segment directory.
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+func binaries(t *testing.T) (halrun, halcmd string) {
+	t.Helper()
+	rttest.RequireSelfExec(t)
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "halcmd-test")
+		if buildErr != nil {
+			return
+		}
+		for _, p := range []string{"../halrun", "."} {
+			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
+				return
+			}
+		}
+	})
+	require.NoError(t, buildErr)
+	return filepath.Join(binDir, "halrun"), filepath.Join(binDir, "halcmd")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+var rtFlags = []string{"-rtapi.flavor", "posix", "-rtapi.lock-memory=off", "-rtapi.instance", "7"}
+
+// host starts halrun on file and waits for it to say it is loaded.
+func host(t *testing.T, dir, file string) *exec.Cmd {
+	halrun, _ := binaries(t)
+	cmd := exec.Command(halrun, append(rtFlags, "-shm-dir", dir, file)...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "loaded on flavor") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return cmd
+		}
+	}
+	t.Fatalf("halrun ended before loading: %v", cmd.Wait())
+	return nil
+}
+
+func halcmd(t *testing.T, dir string, args ...string) (string, error) {
+	_, bin := binaries(t)
+	out, err := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func TestHalcmdAgainstHalrun(t *testing.T) {
+	dir := t.TempDir()
+	h := host(t, dir, "../halrun/testdata/servo-loop.hal")
+
+	out, err := halcmd(t, dir, "getp", "pid.0.Pgain")
+	require.NoError(t, err, out)
+	assert.Equal(t, "50\n", out)
+	out, err = halcmd(t, dir, "setp", "pid.0.Pgain", "60")
+	require.NoError(t, err, out)
+	out, err = halcmd(t, dir, "getp", "pid.0.Pgain")
+	require.NoError(t, err, out)
+	assert.Equal(t, "60\n", out, "a setp from another process")
+
+	out, err = halcmd(t, dir, "show", "pin", "sim_motor.0.c")
+	require.NoError(t, err, out)
+	assert.Equal(t, "Component Pins:\nOwner      Type  Dir         Value  Name\n", out[:strings.Index(out, "sim_motor ")])
+	assert.Contains(t, out, "float IN   ")
+	assert.Contains(t, out, "sim_motor.0.command <== vel-cmd\n")
+
+	out, err = halcmd(t, dir, "net", "vel-cmd", "pid.0.feedback")
+	require.Error(t, err)
+	assert.Contains(t, out, `halcmd:1: hal: net: pin "pid.0.feedback" is linked to signal "pos-fb"`)
+	assert.Equal(t, 1, exitCode(err))
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "change.hal"), []byte(`# from another shell
+unlinkp pid.0.feedback
+setp pid.0.feedback 1.5
+newsig spare float
+sets spare 2.5
+`), 0o600))
+	out, err = halcmd(t, dir, "-f", filepath.Join(dir, "change.hal"))
+	require.NoError(t, err, out)
+	out, err = halcmd(t, dir, "show", "sig", "spare")
+	require.NoError(t, err, out)
+	assert.Equal(t, "Signals:\nType          Value  Name     (linked to)\nfloat           2.5  spare\n", out)
+	out, err = halcmd(t, dir, "getp", "pid.0.feedback")
+	require.NoError(t, err, out)
+	assert.Equal(t, "1.5\n", out)
+
+	out, err = halcmd(t, dir, "save")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "loadrt pid count=1\n")
+	assert.Contains(t, out, "setp pid.0.Pgain 60\n")
+	assert.Contains(t, out, "newsig spare float\n")
+	out, err = halcmd(t, dir, "show", "thread")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "thread servo")
+	assert.Contains(t, out, "pid.0.do-pid-calcs")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.hal"), []byte("setp pid.0.Pgain 1\nsetp pid.0.output 2\n"), 0o600))
+	out, err = halcmd(t, dir, "-f", filepath.Join(dir, "bad.hal"))
+	require.Error(t, err)
+	assert.Contains(t, out, `bad.hal:2: hal: setp: pin "pid.0.output" is an OUT pin, not writable`)
+
+	require.NoError(t, h.Process.Signal(syscall.SIGINT))
+	require.NoError(t, h.Wait(), "Ctrl-C ends halrun with status 0")
+	assert.Empty(t, entries(t, dir, "gortapi-"), "no segment or socket left")
+}
+
+// A bad file starts nothing and leaves no segment; the error says where.
+func TestHalrunBadFile(t *testing.T) {
+	halrun, _ := binaries(t)
+	dir := t.TempDir()
+	for src, want := range map[string]string{
+		"loadrt threads name1=servo period1=1000000\nloadrt pid\nnet x pid.0.output pid.1.enable\nstart\n": `bad.hal:3: hal: net: type mismatch: pin "pid.1.enable" is bit`,
+		"loadrt pid\nsetp pid.0.Pgain\n": `bad.hal:2: setp takes 2 arguments, not 1`,
+	} {
+		file := filepath.Join(dir, "bad.hal")
+		require.NoError(t, os.WriteFile(file, []byte(src), 0o600))
+		out, err := exec.Command(halrun, append(rtFlags, "-shm-dir", dir, file)...).CombinedOutput()
+		require.Error(t, err)
+		assert.Equal(t, 1, exitCode(err))
+		assert.Contains(t, string(out), want)
+		assert.Empty(t, entries(t, dir, "gortapi-"))
+	}
+	out, err := halcmd(t, dir, "show", "pin")
+	require.Error(t, err)
+	assert.Contains(t, out, "no HAL host of instance 7 (is halrun running?)")
+}
+
+func entries(t *testing.T, dir, prefix string) []string {
+	des, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var out []string
+	for _, d := range des {
+		if strings.HasPrefix(d.Name(), prefix) {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
+}
