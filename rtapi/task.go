@@ -271,6 +271,14 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	if spec.Overrun > Skip {
 		return nil, taskErrf(name, "new", ErrInvalid, "unknown overrun policy %v", spec.Overrun)
 	}
+	for _, tg := range []struct {
+		field string
+		v     flavors.Toggle
+	}{{"GCShield", spec.GCShield}, {"Interference", spec.Interference}} {
+		if !tg.v.Valid() {
+			return nil, taskErrf(name, "new", ErrInvalid, "%s %v is not Auto, On or Off", tg.field, tg.v)
+		}
+	}
 	if spec.StackPrefault < 0 {
 		return nil, taskErrf(name, "new", ErrInvalid, "negative stack prefault %d", spec.StackPrefault)
 	}
