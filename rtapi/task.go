@@ -448,7 +448,9 @@ func (t *Task) finish(err error, returned bool) {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
 	t.rt.shields.leave(t, t.rt.logger)
-	t.tc.sampleUsage()
+	if !t.rt.traits.VirtualClock { // thread counters mean nothing in virtual time
+		t.tc.sampleUsage()
+	}
 	if cerr := t.tc.waker.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -928,3 +928,20 @@ func TestSimAperiodicPauseResume(t *testing.T) {
 	task.Stop()
 	require.NoError(t, task.Wait())
 }
+
+// A task's thread counters mean nothing in virtual time: they stay 0 on
+// sim, also once the task has ended, so two identical runs have identical
+// Stats (issue 21, defect 9: the host thread's getrusage counters were
+// read as the task ended, 500+ minor faults after Stop).
+func TestSimStatsHaveNoHostCounters(t *testing.T) {
+	rt, c := openSim(t, nil)
+	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "p", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, c.Advance(5*time.Millisecond))
+	task.Stop()
+	require.NoError(t, task.Wait())
+	s := task.Stats()
+	require.Zero(t, s.MinorFaults)
+	require.Zero(t, s.MajorFaults)
+	require.Zero(t, s.VoluntarySwitches)
+	require.Zero(t, s.InvoluntarySwitches)
+}
