@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -35,7 +36,10 @@ type linuxFlavor struct {
 	defaultWake WakeMode
 	log         *zap.Logger
 	hardening   *hardening
-	warnedFIFO  bool
+	warnedFIFO  atomic.Bool // Binds run on many task threads at once
+	// degraded, when not empty, is every Binding's Degraded: VanillaFIFO
+	// asked for SCHED_FIFO and the process may not have it.
+	degraded    string
 	timerSignal int
 }
 
@@ -55,6 +59,7 @@ func openPosix(cfg Config) (Flavor, string, error) {
 			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w: %w", msg, ErrPermission, err)
 		}
 		cfg.Logger.Warn(msg + "; running SCHED_OTHER with POSIX timers")
+		f.degraded = "VanillaFIFO: SCHED_FIFO refused to this process (" + err.Error() + "): running SCHED_OTHER"
 		return f, msg + "; running SCHED_OTHER threads woken by POSIX timers", nil
 	}
 	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict == On, highest
@@ -136,7 +141,7 @@ func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 func (f *linuxFlavor) Traits() Traits { return Traits{OSThreads: true} }
 
 func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
-	b := Binding{Tid: sys.Gettid(), Policy: sys.SchedOther}
+	b := Binding{Tid: sys.Gettid(), Policy: sys.SchedOther, Degraded: f.degraded}
 	if spec.CPUs != nil {
 		if err := sys.SetAffinity(0, spec.CPUs); err != nil {
 			return nil, b, fmt.Errorf("pin to CPUs %v: %w", spec.CPUs, err)
@@ -155,8 +160,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 			return nil, b, fmt.Errorf("set SCHED_FIFO %d on tid %d: %w (%s)", spec.Priority, b.Tid, err, fifoRemedy(err))
 		default:
 			b.Degraded = fmt.Sprintf("SCHED_FIFO refused on tid %d (%v): running SCHED_OTHER", b.Tid, err)
-			if !f.warnedFIFO {
-				f.warnedFIFO = true
+			if f.warnedFIFO.CompareAndSwap(false, true) {
 				f.log.Warn(b.Degraded, zap.String("task", spec.Name), zap.String("remedy", fifoRemedy(err)))
 			}
 		}

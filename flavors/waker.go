@@ -318,6 +318,15 @@ func (w *Waker) Kick(stop bool) {
 	}
 }
 
+// Rejoin takes a resumed task that is not periodic back into a virtual
+// clock's schedule, waiting for its turn there; a periodic task's next
+// Wait does that. The Linux backends do nothing.
+func (w *Waker) Rejoin() {
+	if w.virt != nil {
+		_, _, _ = w.virt.Wait(w.virt.Now())
+	}
+}
+
 // Suspend stops the periodic kernel timers while the task is paused, so
 // a pause does not come back as a burst of overruns.
 func (w *Waker) Suspend() error {

@@ -215,6 +215,10 @@ func (tc *TaskContext) control() bool {
 		}
 		tc.deadline = first - tc.period - tc.correction
 		_ = tc.waker.Arm(first, tc.period)
+	} else {
+		// No wait will take the task back into a virtual clock's
+		// schedule: Rejoin does.
+		tc.waker.Rejoin()
 	}
 	return true
 }

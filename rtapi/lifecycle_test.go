@@ -525,3 +525,19 @@ func TestStrayUnlockStillDestroysTheThread(t *testing.T) {
 		})
 	}
 }
+
+// Every Toggle of a TaskSpec is Auto, On or Off: another value is
+// ErrInvalid naming the field, as for Options (issue 21, defect 7:
+// GCShield and Interference took Toggle(5)).
+func TestTaskSpecTogglesValidated(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	for _, spec := range []rtapi.TaskSpec{
+		{Name: "g", Period: time.Millisecond, GCShield: 5},
+		{Name: "i", Period: time.Millisecond, Interference: -2},
+	} {
+		_, err := rt.NewTask(spec, loop)
+		require.ErrorIs(t, err, rtapi.ErrInvalid, "%+v", spec)
+	}
+	_, err := rt.NewTask(rtapi.TaskSpec{Name: "g", Period: time.Millisecond, GCShield: 5}, loop)
+	require.ErrorContains(t, err, "GCShield")
+}

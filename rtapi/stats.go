@@ -47,7 +47,8 @@ type Stats struct {
 	Latency hist.Snapshot
 	Exec    hist.Snapshot
 	// Counters of the task's thread from getrusage(RUSAGE_THREAD),
-	// sampled about every 100 ms and when the task ends.
+	// sampled about every 100 ms and when the task ends; always 0 on
+	// the sim flavor.
 	MinorFaults         int64
 	MajorFaults         int64
 	VoluntarySwitches   int64

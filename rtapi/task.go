@@ -271,6 +271,14 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	if spec.Overrun > Skip {
 		return nil, taskErrf(name, "new", ErrInvalid, "unknown overrun policy %v", spec.Overrun)
 	}
+	for _, tg := range []struct {
+		field string
+		v     flavors.Toggle
+	}{{"GCShield", spec.GCShield}, {"Interference", spec.Interference}} {
+		if !tg.v.Valid() {
+			return nil, taskErrf(name, "new", ErrInvalid, "%s %v is not Auto, On or Off", tg.field, tg.v)
+		}
+	}
 	if spec.StackPrefault < 0 {
 		return nil, taskErrf(name, "new", ErrInvalid, "negative stack prefault %d", spec.StackPrefault)
 	}
@@ -440,7 +448,9 @@ func (t *Task) finish(err error, returned bool) {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
 	t.rt.shields.leave(t, t.rt.logger)
-	t.tc.sampleUsage()
+	if !t.rt.traits.VirtualClock { // thread counters mean nothing in virtual time
+		t.tc.sampleUsage()
+	}
 	if cerr := t.tc.waker.Close(); err == nil && cerr != nil {
 		err = cerr
 	}

@@ -14,12 +14,16 @@ import (
 // thread), so they are bumped with a load and a store, not a locked add.
 
 // body is the rtapi task body of a thread. A panicking function ends the
-// thread with a *PanicError naming it; the defer is set up once per run,
-// not per cycle.
+// thread with a *PanicError naming it, one that calls runtime.Goexit with
+// the task's ErrGoexit; either way the thread is "failed" and runs no
+// chain any more. The defer is set up once per run, not per cycle.
 func (th *Thread) body(tc *rtapi.TaskContext) (err error) {
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			err = th.panicked(v)
+		} else if !returned {
+			th.ended() // runtime.Goexit: the task reports it
 		}
 	}()
 	th.state.Store(stateRunning)
@@ -28,6 +32,7 @@ func (th *Thread) body(tc *rtapi.TaskContext) (err error) {
 		th.cycle(tc)
 		if !tc.WaitPeriod() {
 			th.finish(stateStopped)
+			returned = true
 			return nil
 		}
 	}
@@ -110,6 +115,14 @@ func (f *Funct) account(d int64, overran bool) {
 	}
 }
 
+// ended marks a thread that a function ended (a panic, runtime.Goexit)
+// as failed and running no chain.
+func (th *Thread) ended() {
+	th.current = nil
+	th.inUse.Store(0)
+	th.finish(stateFailed)
+}
+
 // panicked turns a function's panic into the thread's error. The thread
 // is ending, so this may allocate.
 func (th *Thread) panicked(v any) error {
@@ -117,8 +130,6 @@ func (th *Thread) panicked(v any) error {
 	if th.current != nil {
 		name = th.current.name
 	}
-	th.current = nil
-	th.inUse.Store(0)
-	th.finish(stateFailed)
+	th.ended()
 	return &PanicError{Thread: th.name, Funct: name, Value: v, Stack: debug.Stack()}
 }

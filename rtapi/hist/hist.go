@@ -262,8 +262,10 @@ func (s *Snapshot) Merge(o Snapshot) error {
 // the same histogram: statistics since a mark. Counts, Overflow, Count and
 // Sum are exact. Min and Max are exact when a new extreme was recorded
 // after earlier; otherwise they are the edges of the lowest and highest
-// bucket that gained samples (1 bucket width of resolution), and Max is
-// the earlier maximum when only the overflow gained. A window without
+// bucket that gained samples (1 bucket width of resolution), Min is the
+// all-time minimum when the first bucket, which also holds the negative
+// samples, gained and that minimum is negative, and Max is the earlier
+// maximum when only the overflow gained. A window without
 // samples has zeros. Sub fails when the two have different bucket widths
 // or earlier holds samples s does not (not an earlier snapshot of the
 // same histogram, or one taken across a Reset), with an error matching
@@ -300,6 +302,10 @@ func (s Snapshot) Sub(earlier Snapshot) (Snapshot, error) {
 	case d.Count == 0:
 		d.Sum = 0
 	case s.Min < earlier.Min:
+		d.Min = s.Min
+	case lo == 0 && s.Min < 0:
+		// The first bucket holds the negative samples too: the
+		// all-time minimum is all that is known of the window's.
 		d.Min = s.Min
 	case lo >= 0:
 		d.Min = time.Duration(lo) * s.Width

@@ -237,3 +237,34 @@ func TestSubMisuse(t *testing.T) {
 	_, err = c.Snapshot().Sub(d.Snapshot())
 	require.Error(t, err, "a bucket the later snapshot does not have")
 }
+
+// The first bucket also holds the negative samples (a wake-up measured
+// before its release): a window whose lowest samples are there has a
+// Min no higher than the earlier minimum allows, never above its own
+// Mean (issue 21, defect 10: four samples of -5 µs gave Min 0, Mean -5 µs).
+func TestSubMinCoversNegativeSamples(t *testing.T) {
+	h := New(time.Microsecond, 100*time.Microsecond)
+	h.Record(-5 * time.Microsecond)
+	mark := h.Snapshot()
+	for range 4 {
+		h.Record(-5 * time.Microsecond)
+	}
+	d, err := h.Snapshot().Sub(mark)
+	require.NoError(t, err)
+	require.EqualValues(t, 4, d.Count)
+	require.Equal(t, -5*time.Microsecond, d.Mean())
+	require.Equal(t, -5*time.Microsecond, d.Min)
+	require.LessOrEqual(t, d.Min, d.Mean())
+	require.GreaterOrEqual(t, d.Max, d.Mean())
+
+	// Negative samples before the mark, positive ones in bucket 0 after:
+	// Min may only say what is known, the all-time minimum at worst.
+	h2 := New(time.Microsecond, 100*time.Microsecond)
+	h2.Record(-7 * time.Microsecond)
+	mark = h2.Snapshot()
+	h2.Record(300 * time.Nanosecond)
+	d, err = h2.Snapshot().Sub(mark)
+	require.NoError(t, err)
+	require.LessOrEqual(t, d.Min, 300*time.Nanosecond)
+	require.GreaterOrEqual(t, d.Min, -7*time.Microsecond)
+}

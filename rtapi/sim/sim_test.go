@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/sim"
@@ -894,4 +895,53 @@ func TestCloseWarnsWhenTheClockNeverMoved(t *testing.T) {
 			require.Equal(t, 1, warned, "%v", logs.All())
 		}
 	}
+}
+
+// A task that is not periodic resumes like a periodic one: Resume
+// returns, and the body runs again only inside a controller call, on the
+// virtual clock (issue 21, defect 8: Resume never returned, and the body
+// ran a cycle outside any controller call).
+func TestSimAperiodicPauseResume(t *testing.T) {
+	rt, c := openSim(t, nil)
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "free"}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(10*time.Microsecond))
+	require.NoError(t, task.Pause())
+	require.NoError(t, c.Advance(10*time.Microsecond))
+	paused := task.Stats().Cycles
+	resumed := make(chan error, 1)
+	go func() { resumed <- task.Resume() }()
+	select {
+	case err := <-resumed:
+		require.NoError(t, err)
+	case <-time.After(rttest.WaitTimeout):
+		t.Fatalf("Resume of a task that is not periodic still blocked after %v", rttest.WaitTimeout)
+	}
+	require.Equal(t, paused, task.Stats().Cycles, "a cycle ran outside any controller call")
+	require.NoError(t, c.Advance(10*time.Microsecond))
+	require.Greater(t, task.Stats().Cycles, paused)
+	task.Stop()
+	require.NoError(t, task.Wait())
+}
+
+// A task's thread counters mean nothing in virtual time: they stay 0 on
+// sim, also once the task has ended, so two identical runs have identical
+// Stats (issue 21, defect 9: the host thread's getrusage counters were
+// read as the task ended, 500+ minor faults after Stop).
+func TestSimStatsHaveNoHostCounters(t *testing.T) {
+	rt, c := openSim(t, nil)
+	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "p", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, c.Advance(5*time.Millisecond))
+	task.Stop()
+	require.NoError(t, task.Wait())
+	s := task.Stats()
+	require.Zero(t, s.MinorFaults)
+	require.Zero(t, s.MajorFaults)
+	require.Zero(t, s.VoluntarySwitches)
+	require.Zero(t, s.InvoluntarySwitches)
 }
