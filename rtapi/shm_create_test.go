@@ -16,7 +16,9 @@ import (
 // ShmCreate refuses a key in use, whatever its size, with an error naming
 // the creator: a second host cannot become a second writer of a segment.
 func TestShmCreateIsExclusive(t *testing.T) {
-	rt := rttest.Open(t, func() (*rtapi.RT, error) { return rtapi.Open(rtapi.Options{Flavor: "posix", Instance: 900000 + os.Getpid()}) })
+	rt := rttest.Open(t, func() (*rtapi.RT, error) {
+		return rtapi.Open(rtapi.Options{Flavor: "posix", Instance: 900000 + os.Getpid()})
+	})
 	s, err := rt.ShmCreate(7, 4096)
 	require.NoError(t, err)
 	defer s.Delete()
