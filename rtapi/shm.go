@@ -45,6 +45,15 @@ func (rt *RT) ShmNew(key uint32, size int) (*shm.Segment, error) {
 	return rt.shmOpen("ShmNew", key, func(o shm.Options) (*shm.Segment, error) { return shm.New(o, key, size) })
 }
 
+// ShmCreate creates the segment key exclusively: when it exists already,
+// of any size, the error is a *shm.ExistError (shm.ErrExist, ErrExist)
+// naming the process that created it and whether it still runs. A host
+// that must be its segments' only writer uses it to refuse to start twice.
+// Otherwise as ShmNew.
+func (rt *RT) ShmCreate(key uint32, size int) (*shm.Segment, error) {
+	return rt.shmOpen("ShmCreate", key, func(o shm.Options) (*shm.Segment, error) { return shm.Create(o, key, size) })
+}
+
 // ShmAttach attaches to an existing segment of any size; shm.ErrNotExist
 // (and os.ErrNotExist) when there is none, shm.ErrUntrusted as for ShmNew.
 func (rt *RT) ShmAttach(key uint32) (*shm.Segment, error) {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -233,9 +234,10 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 		panic("rtapi: RT.NewTask called with a nil body")
 	}
 	lo, hi := rt.flavor.Priorities()
+	if err := names.Check("task", spec.Name); err != nil {
+		return nil, &TaskError{Task: spec.Name, Op: "new", Err: err}
+	}
 	switch {
-	case spec.Name == "":
-		return nil, taskErrf("", "new", ErrInvalid, "a task needs a name")
 	case spec.Priority == 0:
 		spec.Priority = hi
 	}

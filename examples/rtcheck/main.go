@@ -132,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		defer root.Close()
-		src = root.FS()
+		src = regularFS{root}
 	}
 
 	var rec *recordingFS
@@ -280,4 +280,29 @@ func writeTable(w io.Writer, out output, root string) {
 	for _, e := range r.Evidence {
 		fmt.Fprintf(w, "  %s: %q: %s\n", orDash(e.File), e.Value, e.Meaning)
 	}
+}
+
+// regularFS is a -root tree that opens only regular files and directories,
+// without blocking: a FIFO or a device at proc/version in a tree someone
+// handed over must not hang rtcheck (a FIFO's open waits for a writer).
+type regularFS struct{ root *os.Root }
+
+func (r regularFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := r.root.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if t := fi.Mode().Type(); t != 0 && t != fs.ModeDir {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fmt.Errorf("not a regular file (%v): %w", t, fs.ErrInvalid)}
+	}
+	return f, nil
 }

@@ -14,9 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
 )
@@ -374,4 +376,29 @@ func TestCaptureDoesNotFollowSymlinksOutOfRoot(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(unpacked, "proc", "sys", "kernel", "osrelease"))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
+}
+
+// A FIFO (or a device) where a -root tree has a file is refused, not
+// opened for ever: before, rtcheck -root blocked in open(2) on a FIFO at
+// proc/version, waiting for a writer that never came.
+func TestRootWithFIFODoesNotHang(t *testing.T) {
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	require.NoError(t, os.CopyFS(tree, os.DirFS(filepath.Join(fixtures, "debian-6.1-rt"))))
+	for _, f := range []string{"proc/version", "proc/cmdline", "sys/kernel/realtime"} {
+		p := filepath.Join(tree, filepath.FromSlash(f))
+		_ = os.Remove(p)
+		require.NoError(t, unix.Mkfifo(p, 0o600))
+	}
+	done := make(chan string, 1)
+	go func() {
+		_, out, errOut := runRTCheck(t, "-json", "-root", tree)
+		done <- out + errOut
+	}()
+	select {
+	case out := <-done:
+		assert.NotEmpty(t, out)
+	case <-time.After(rttest.WaitTimeout):
+		t.Fatalf("rtcheck -root still running after %v: blocked on a FIFO", rttest.WaitTimeout)
+	}
 }

@@ -3,13 +3,13 @@ package hal
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -355,18 +355,6 @@ func (h *HAL) checkOpen(op, thread, funct string) error {
 	return nil
 }
 
-// checkName refuses names a monitor could not show or store.
-func checkName(kind, name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("a %s needs a name", kind)
-	case len(name) >= NameLen:
-		return fmt.Errorf("%s name %q is %d bytes, longer than %d", kind, name, len(name), NameLen-1)
-	}
-	for _, r := range name {
-		if r <= ' ' || r == 0x7f {
-			return fmt.Errorf("%s name %q contains a space or control character", kind, name)
-		}
-	}
-	return nil
-}
+// checkName refuses names a monitor could not show or store: the one rule
+// of internal/names (at most NameLen-1 bytes).
+func checkName(kind, name string) error { return names.Check(kind, name) }

@@ -142,6 +142,8 @@ func TestNewThreadBadInput(t *testing.T) {
 		{"empty name", hal.ThreadSpec{Period: time.Millisecond}, "needs a name"},
 		{"long name", hal.ThreadSpec{Name: strings.Repeat("x", hal.NameLen), Period: time.Millisecond}, "longer"},
 		{"space", hal.ThreadSpec{Name: "a b", Period: time.Millisecond}, "space"},
+		{"invalid UTF-8", hal.ThreadSpec{Name: "axis\xff", Period: time.Millisecond}, "UTF-8"},
+		{"C1 control", hal.ThreadSpec{Name: "a\u0085", Period: time.Millisecond}, "control"},
 		{"zero period", hal.ThreadSpec{Name: "z", Period: 0}, "not positive"},
 		{"negative period", hal.ThreadSpec{Name: "n", Period: -time.Millisecond}, "not positive"},
 		{"priority too high", hal.ThreadSpec{Name: "p", Period: time.Millisecond, Priority: 1000}, "priority"},

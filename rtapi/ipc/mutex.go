@@ -16,7 +16,17 @@ const (
 	mutexWaiters  = 1 << 30
 	ownerPollNs   = 20_000_000 // re-check a blocked owner's liveness every 20 ms
 	lockSpinTries = 64
+	// contendedSleepNs is how long Lock sleeps after lockSpinTries
+	// compare-and-swaps in a row lost to another writer of the word.
+	contendedSleepNs = 50_000
+	// casTries bounds the compare-and-swap loops of Semaphore's
+	// non-blocking calls.
+	casTries = 64
 )
+
+// ownerAlive is alive, as the blocking lock path asks it; a test replaces
+// it to play a peer that rewrites the word between load and swap.
+var ownerAlive = alive
 
 // Mutex is a futex-based mutual-exclusion lock that lives in shared memory
 // and works between processes and between goroutines of one process
@@ -77,7 +87,25 @@ func (m *Mutex) lock(deadline int64) error {
 			return nil
 		}
 	}
-	for {
+	// Every pass checks the deadline, a failed compare-and-swap included:
+	// another process that keeps rewriting the word (with dead pids, say)
+	// can make each one fail, and must not keep this loop past its
+	// deadline. After lockSpinTries such failures in a row it sleeps
+	// contendedSleepNs, so that it does not burn a CPU either.
+	for failed := 0; ; failed++ {
+		if deadline != 0 && sys.Nanotime() >= deadline {
+			return ErrTimeout
+		}
+		if failed >= lockSpinTries {
+			failed = 0
+			wake := sys.Nanotime() + contendedSleepNs
+			if deadline != 0 {
+				wake = min(wake, deadline)
+			}
+			if err := sys.SleepUntil(wake); err != nil {
+				return err
+			}
+		}
 		v := atomic.LoadUint32(&m.state)
 		if v == 0 {
 			// Someone may still be asleep: keep the waiters bit.
@@ -86,7 +114,7 @@ func (m *Mutex) lock(deadline int64) error {
 			}
 			continue
 		}
-		if !alive(v & mutexPIDMask) {
+		if !ownerAlive(v & mutexPIDMask) {
 			if atomic.CompareAndSwapUint32(&m.state, v, selfPID|mutexWaiters) {
 				return ErrOwnerDead
 			}
@@ -95,6 +123,7 @@ func (m *Mutex) lock(deadline int64) error {
 		if v&mutexWaiters == 0 && !atomic.CompareAndSwapUint32(&m.state, v, v|mutexWaiters) {
 			continue
 		}
+		failed = 0
 		wait := int64(ownerPollNs)
 		if deadline != 0 {
 			left := deadline - sys.Nanotime()

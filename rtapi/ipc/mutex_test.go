@@ -181,3 +181,24 @@ func BenchmarkSyncMutexUncontended(b *testing.B) {
 		m.Unlock() //nolint:staticcheck // measuring the empty critical section
 	}
 }
+
+// A peer that rewrites the lock word with another dead pid between each
+// load and compare-and-swap made LockDeadline loop past its deadline: the
+// 'continue' after a failed swap skipped the deadline check. Now every
+// pass checks it, and the loop sleeps after 64 lost swaps in a row.
+func TestLockDeadlineWhileAPeerRewritesTheWord(t *testing.T) {
+	var m Mutex
+	atomic.StoreUint32(&m.state, 4_000_001) // above any pid_max: dead
+	calls := 0
+	ownerAlive = func(pid uint32) bool {
+		calls++
+		if calls > 1_000_000 {
+			panic("LockDeadline kept looping past its deadline")
+		}
+		atomic.StoreUint32(&m.state, 4_000_001+uint32(calls%1000)) // the peer's next dead pid
+		return false
+	}
+	defer func() { ownerAlive = alive }()
+	require.ErrorIs(t, m.LockDeadline(sys.Nanotime()+int64(time.Millisecond)), ErrTimeout)
+	require.ErrorIs(t, m.LockDeadline(1), ErrTimeout, "a deadline already past")
+}

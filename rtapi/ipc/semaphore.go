@@ -17,12 +17,16 @@ type Semaphore struct {
 }
 
 // Give increments the count and wakes one waiter if any. ErrOverflow if the
-// count is at its maximum.
+// count is at its maximum; ErrBusy if the count changed under each of 64
+// tries (only another process rewriting it without end does that).
 //
 // RT-safe: no allocation, never blocks (one FUTEX_WAKE system call only when
-// someone waits).
+// someone waits), bounded.
 func (s *Semaphore) Give() error {
-	for {
+	for try := 0; ; try++ {
+		if try == casTries {
+			return ErrBusy
+		}
 		c := atomic.LoadUint32(&s.count)
 		if c == math.MaxUint32 {
 			return ErrOverflow
@@ -40,11 +44,11 @@ func (s *Semaphore) Give() error {
 }
 
 // TryTake decrements the count if it is above zero and returns nil, else
-// ErrBusy.
+// ErrBusy (also when the count changed under each of 64 tries).
 //
-// RT-safe: no allocation, never blocks.
+// RT-safe: no allocation, never blocks, bounded.
 func (s *Semaphore) TryTake() error {
-	for {
+	for range casTries {
 		c := atomic.LoadUint32(&s.count)
 		if c == 0 {
 			return ErrBusy
@@ -53,6 +57,7 @@ func (s *Semaphore) TryTake() error {
 			return nil
 		}
 	}
+	return ErrBusy
 }
 
 // Take waits until the count is above zero and decrements it.
@@ -76,6 +81,11 @@ func (s *Semaphore) take(deadline int64) error {
 	for {
 		if s.TryTake() == nil {
 			return nil
+		}
+		// Checked on every pass: a count another process keeps changing
+		// wakes each wait at once.
+		if deadline != 0 && sys.Nanotime() >= deadline {
+			return ErrTimeout
 		}
 		atomic.AddUint32(&s.waiters, 1)
 		var err error

@@ -88,16 +88,24 @@ func WriteHistfile(w io.Writer, hs []hist.Snapshot, overflowCycles [][]int64) er
 // overflows; Sum is rebuilt from the average, so it is exact only to 1 µs
 // per sample; Min and Max have 1 µs resolution. An -H "histofall" summary
 // column is read as one more column. A bucket beyond 2^20, an
-// uneven row or an implausible footer value is an error.
+// uneven row, an implausible footer value or rows that skip so many
+// buckets that the histograms would take more counts than the file has
+// bytes is an error: memory and time stay proportional to the input.
 func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	var hs []hist.Snapshot
+	type row struct {
+		bucket int
+		counts []uint64
+	}
+	var rows []row
 	var mins, avgs, maxs, ovfs []uint64
 	seenHeader := false
-	line := 0
+	line, columns, maxBucket := 0, 0, 0
+	inputBytes := 0
 	for sc.Scan() {
 		line++
+		inputBytes += len(sc.Bytes()) + 1
 		text := strings.TrimSpace(sc.Text())
 		if text == "" {
 			continue
@@ -136,29 +144,40 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 		if vals[0] > hist.MaxBuckets { // before converting: int may have 32 bits
 			return nil, fmt.Errorf("histogram line %d: bucket %d too large", line, vals[0])
 		}
-		bucket := int(vals[0])
-		if hs == nil {
-			hs = make([]hist.Snapshot, len(vals)-1)
-			for i := range hs {
-				hs[i].Width = time.Microsecond
-			}
+		if rows == nil {
+			columns = len(vals) - 1
 		}
-		if len(vals)-1 != len(hs) {
-			return nil, fmt.Errorf("histogram line %d: %d columns, earlier rows had %d", line, len(vals)-1, len(hs))
+		if len(vals)-1 != columns {
+			return nil, fmt.Errorf("histogram line %d: %d columns, earlier rows had %d", line, len(vals)-1, columns)
 		}
-		for i := range hs {
-			for len(hs[i].Counts) <= bucket {
-				hs[i].Counts = append(hs[i].Counts, 0)
-			}
-			hs[i].Counts[bucket] = vals[i+1]
-			hs[i].Count += int64(vals[i+1])
-		}
+		rows = append(rows, row{int(vals[0]), vals[1:]})
+		maxBucket = max(maxBucket, int(vals[0]))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if hs == nil {
+	if rows == nil {
 		return nil, fmt.Errorf("no histogram rows found")
+	}
+	// The histograms take columns × (maxBucket+1) counts. cyclictest and
+	// WriteHistfile write every bucket, each count taking at least two
+	// bytes, so a real file holds at least that many bytes; one that
+	// skips buckets to ask for more memory than it is long is refused, so
+	// the cost of reading stays proportional to the input.
+	if cells := uint64(columns) * uint64(maxBucket+1); cells > uint64(inputBytes)+histSlack {
+		return nil, fmt.Errorf("histogram rows skip buckets: %d columns up to bucket %d would take %d counts from a %d-byte file",
+			columns, maxBucket, cells, inputBytes)
+	}
+	hs := make([]hist.Snapshot, columns)
+	for i := range hs {
+		hs[i].Width = time.Microsecond
+		hs[i].Counts = make([]uint64, maxBucket+1)
+	}
+	for _, r := range rows {
+		for i := range hs {
+			hs[i].Counts[r.bucket] = r.counts[i]
+			hs[i].Count += int64(r.counts[i])
+		}
 	}
 	at := func(v []uint64, i int) int64 {
 		if i < len(v) {
@@ -190,6 +209,10 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 // cyclictest prints a negative one as a huge unsigned number (its -x mode
 // does that when its timer drifts from its own schedule).
 const implausible = uint64(1) << 48
+
+// histSlack is the counts a histfile may ask for beyond its own length in
+// bytes (see ReadHistfile): 512 KiB of memory.
+const histSlack = 1 << 16
 
 func parseFields(s string) ([]uint64, error) {
 	f := strings.Fields(s)

@@ -2,8 +2,10 @@ package latencyfile
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,11 +125,59 @@ func TestReadHistfileErrors(t *testing.T) {
 	}
 }
 
+// readCost is the most ReadHistfile may allocate for an input of n bytes:
+// proportional to the input.
+func readCost(n int) uint64 { return 1<<20 + 64*uint64(n) }
+
+// allocated is what f allocates, from the runtime's own count.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A 220-byte histfile with 100 columns whose only row is bucket 2^20-1 made
+// ReadHistfile allocate 1.25 GB (1000 columns: OOM-killed): every column
+// was grown to the row's bucket. Rows that skip buckets may not ask for
+// more counts than the file has bytes.
+func TestReadHistfileMemoryBomb(t *testing.T) {
+	for _, columns := range []int{100, 1000} {
+		bomb := "# Histogram\n1048575" + strings.Repeat(" 1", columns) + "\n"
+		var err error
+		got := allocated(func() { _, err = ReadHistfile(strings.NewReader(bomb)) })
+		if err == nil || !strings.Contains(err.Error(), "skip buckets") {
+			t.Errorf("%d columns: err = %v", columns, err)
+		}
+		if got > readCost(len(bomb)) {
+			t.Errorf("%d columns, %d bytes: allocated %d bytes, more than %d", columns, len(bomb), got, readCost(len(bomb)))
+		}
+	}
+	// A dense file, as cyclictest writes one, is read whatever its size.
+	var b strings.Builder
+	b.WriteString("# Histogram\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "%06d 000001\t000002\n", i)
+	}
+	hs, err := ReadHistfile(strings.NewReader(b.String()))
+	if err != nil || len(hs) != 2 || len(hs[1].Counts) != 5000 || hs[1].Count != 10000 {
+		t.Fatalf("dense file: %v", err)
+	}
+}
+
+// FuzzReadHistfile: any input is a histogram or an error, and costs at
+// most readCost of its length in allocation.
 func FuzzReadHistfile(f *testing.F) {
 	f.Add("# Histogram\n000000 000001\n000001 000002\n# Max Latencies: 00001\n# Histogram Overflows: 00000\n")
 	f.Add("T: 0 ( 1) P:80\n# Histogram\n000003 000001\t000004\n# Thread 0: 00001 # 00002 others\n")
+	f.Add("# Histogram\n1048575" + strings.Repeat(" 1", 100) + "\n")
 	f.Fuzz(func(t *testing.T, s string) {
-		hs, err := ReadHistfile(strings.NewReader(s))
+		var hs []hist.Snapshot
+		var err error
+		if got := allocated(func() { hs, err = ReadHistfile(strings.NewReader(s)) }); got > readCost(len(s)) {
+			t.Fatalf("%d bytes of input: allocated %d bytes", len(s), got)
+		}
 		if err != nil {
 			return
 		}

@@ -5,7 +5,11 @@
 //	reg := prometheus.NewRegistry()
 //	reg.MustRegister(promrt.NewCollector(servo, base))   // *rtapi.Task
 //	reg.MustRegister(promrt.NewHALCollector(h))          // *hal.HAL
-//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//	http.Handle("/metrics", promrt.Handler(reg))           // one scrape at a time, 10 s each
+//
+// Handler bounds what scrapers cost the host: one scrape is gathered at a
+// time (others get 503 at once) and each is cut off after ScrapeTimeout.
+// Label values are made valid UTF-8; collecting never panics.
 //
 // Collecting never touches a task's real-time path: it reads the
 // statistics the task publishes with atomic stores (rtapi.Task.Stats, the

@@ -3,8 +3,10 @@ package promrt
 import (
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -113,13 +115,36 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// constMetric is prometheus.MustNewConstMetric that never panics: label
+// values are made valid UTF-8 first (names come from elsewhere), and any
+// other refusal becomes an invalid metric, which the registry reports as
+// a scrape error instead of crashing the process in its Gather goroutine.
+func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(d, t, v, labelValues(labels)...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
+}
+
+// labelValues replaces invalid UTF-8 in label values with U+FFFD, in
+// place.
+func labelValues(labels []string) []string {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	return labels
+}
+
 func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats) {
 	n := s.Name
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{n}, labels...)...)
+		ch <- constMetric(d, prometheus.GaugeValue, v, append([]string{n}, labels...)...)
 	}
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{n}, labels...)...)
+		ch <- constMetric(d, prometheus.CounterValue, float64(v), append([]string{n}, labels...)...)
 	}
 	gauge(taskInfo, 1, s.Policy, strconv.Itoa(s.Priority), s.Wake, s.Degraded)
 	counter(taskCycles, s.Cycles)
@@ -162,7 +187,11 @@ func histogram(d *prometheus.Desc, task string, h hist.Snapshot) prometheus.Metr
 		// past the snapshot's bound: only what it counted below it
 		cum[Buckets[b]] = run
 	}
-	return prometheus.MustNewConstHistogram(d, uint64(h.Count), time.Duration(h.Sum).Seconds(), cum, task)
+	m, err := prometheus.NewConstHistogram(d, uint64(h.Count), time.Duration(h.Sum).Seconds(), cum, labelValues([]string{task})...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(d, err)
+	}
+	return m
 }
 
 var (
@@ -206,14 +235,14 @@ func (c *HALCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *HALCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, th := range c.h.Stats() {
-		ch <- prometheus.MustNewConstMetric(halBeat, prometheus.CounterValue, float64(th.Beat), th.Name)
-		ch <- prometheus.MustNewConstMetric(halOverruns, prometheus.CounterValue, float64(th.Overruns), th.Name)
-		ch <- prometheus.MustNewConstMetric(halTime, prometheus.GaugeValue, th.Time.Seconds(), th.Name)
-		ch <- prometheus.MustNewConstMetric(halTMax, prometheus.GaugeValue, th.TMax.Seconds(), th.Name)
+		ch <- constMetric(halBeat, prometheus.CounterValue, float64(th.Beat), th.Name)
+		ch <- constMetric(halOverruns, prometheus.CounterValue, float64(th.Overruns), th.Name)
+		ch <- constMetric(halTime, prometheus.GaugeValue, th.Time.Seconds(), th.Name)
+		ch <- constMetric(halTMax, prometheus.GaugeValue, th.TMax.Seconds(), th.Name)
 		for _, f := range th.Functs {
-			ch <- prometheus.MustNewConstMetric(functCalls, prometheus.CounterValue, float64(f.Calls), th.Name, f.Name)
-			ch <- prometheus.MustNewConstMetric(functOverruns, prometheus.CounterValue, float64(f.Overruns), th.Name, f.Name)
-			ch <- prometheus.MustNewConstMetric(functTMax, prometheus.GaugeValue, f.TMax.Seconds(), th.Name, f.Name)
+			ch <- constMetric(functCalls, prometheus.CounterValue, float64(f.Calls), th.Name, f.Name)
+			ch <- constMetric(functOverruns, prometheus.CounterValue, float64(f.Overruns), th.Name, f.Name)
+			ch <- constMetric(functTMax, prometheus.GaugeValue, f.TMax.Seconds(), th.Name, f.Name)
 		}
 	}
 }

@@ -74,6 +74,29 @@ func (e *OwnerError) Error() string {
 // Unwrap gives ErrUntrusted, which matches os.ErrPermission.
 func (e *OwnerError) Unwrap() error { return ErrUntrusted }
 
+// ExistError reports that Create found the key in use: another instance
+// of the program, or a segment a crashed one left behind. It matches
+// ErrExist (and os.ErrExist).
+type ExistError struct {
+	Name       string // segment name, e.g. "/gortapi-0-0000abcd"
+	Path       string // the file
+	CreatorPID int    // pid in the existing segment's header; 0 if unreadable
+	Running    bool   // whether that process exists now
+}
+
+func (e *ExistError) Error() string {
+	switch {
+	case e.CreatorPID > 0 && e.Running:
+		return fmt.Sprintf("shm: segment %s already exists, created by pid %d, which is running: another instance is using it", e.Name, e.CreatorPID)
+	case e.CreatorPID > 0:
+		return fmt.Sprintf("shm: segment %s already exists, left by pid %d, which is gone; remove it (rm %s) if it is stale", e.Name, e.CreatorPID, e.Path)
+	}
+	return fmt.Sprintf("shm: segment %s already exists (file %s)", e.Name, e.Path)
+}
+
+// Unwrap gives ErrExist (and so os.ErrExist).
+func (e *ExistError) Unwrap() error { return ErrExist }
+
 // TruncatedError reports that the file under a mapped segment became
 // shorter than the mapping (another process truncated it): an access past
 // the new end faulted (Guard) or would fault (Check).

@@ -13,8 +13,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Create creates a segment of size data bytes and fails with ErrExist when
-// the key is already in use. The file's memory is allocated at once, so a
+// Create creates a segment of size data bytes and fails with an
+// *ExistError (ErrExist) naming the creator when the key is already in use:
+// the way for a program that must be the segment's only writer to refuse
+// to start twice. The file's memory is allocated at once, so a
 // full filesystem is an error matching syscall.ENOSPC, never a fault later.
 func Create(o Options, key uint32, size int) (*Segment, error) {
 	if err := checkNew(&o, size); err != nil {
@@ -94,7 +96,8 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC|unix.O_NOFOLLOW, o.mode())
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
-			return nil, fmt.Errorf("create %s: %w", name, ErrExist)
+			pid := creatorOf(path)
+			return nil, &ExistError{Name: name, Path: path, CreatorPID: pid, Running: pid > 0 && unix.Kill(pid, 0) != unix.ESRCH}
 		}
 		return nil, fmt.Errorf("create %s: %w", name, &os.PathError{Op: "open", Path: path, Err: err})
 	}
@@ -394,4 +397,25 @@ func flockRetry(fd, how int) error {
 			return err
 		}
 	}
+}
+
+// creatorOf reads the creator's pid from the header of the segment file at
+// path, without blocking and without trusting it beyond a number: 0 when
+// it cannot be read or is not a gortapi header.
+func creatorOf(path string) int {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0
+	}
+	var h header
+	hb := unsafe.Slice((*byte)(unsafe.Pointer(&h)), HeaderSize)
+	if n, err := unix.Pread(fd, hb, 0); err != nil || n != HeaderSize || h.magic != magic || int32(h.creatorPID) <= 0 {
+		return 0
+	}
+	return int(h.creatorPID)
 }
