@@ -27,6 +27,11 @@
 #   GORTAPI_QEMU_SMP       guest CPUs (default 2)
 #   GORTAPI_GUEST_RUN      a -test.run pattern for every binary (default: all)
 #   GORTAPI_GUEST_PKGS     packages to test, as ./dir patterns (default ./...)
+#   GORTAPI_GUEST_SKIP     a -test.skip pattern for every binary (default: the
+#                          GC-shield tests that count how a fast task shares Ps
+#                          with the rest of the program: TCG's emulated CPUs
+#                          run the rest so slowly that they fail; they run in
+#                          the 64-bit step, and the decision has no 32-bit part)
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -37,12 +42,14 @@ GUEST_TIMEOUT=${GORTAPI_GUEST_TIMEOUT:-2400}
 SMP=${GORTAPI_QEMU_SMP:-2}
 RUN=${GORTAPI_GUEST_RUN:-}
 PKGS=${GORTAPI_GUEST_PKGS:-./...}
+SKIP=${GORTAPI_GUEST_SKIP-^(TestShieldLeavesAPForTheRest|TestShieldChoosesShortestPeriods)\$}
 MARK=GORTAPI-GUEST386-5b1e07
 
 ensure_tools
 VMLINUZ=$(fetch_kernel std)
 BUSYBOX=$(static_busybox)
 log "kernel: $VMLINUZ"
+[ -z "$SKIP" ] || log "skipped in the guest (see GORTAPI_GUEST_SKIP above): $SKIP"
 
 # ---------------------------------------------------------------- build
 
@@ -87,7 +94,7 @@ export GORTAPI_REQUIRE_RT=1 GORTAPI_TOOLS=absent
 	while read -r name dir; do
 		echo "$MARK-BEGIN \$name \$dir"
 		s=\$(date +%s)
-		(cd "/src/\$dir" && timeout 1500 "/tests/\$name.test" -test.v -test.count=1 -test.timeout=20m ${RUN:+-test.run "'$RUN'"} 2>&1)
+		(cd "/src/\$dir" && timeout 1500 "/tests/\$name.test" -test.v -test.count=1 -test.timeout=20m ${RUN:+-test.run "'$RUN'"} ${SKIP:+-test.skip "'$SKIP'"} 2>&1)
 		rc=\$?
 		echo "$MARK-END \$name \$rc \$((\$(date +%s) - s))"
 	done </tests/list

@@ -29,6 +29,7 @@ var (
 func binaries(t *testing.T) (halrun, halcmd string) {
 	t.Helper()
 	rttest.RequireSelfExec(t)
+	rttest.RequireGo(t)
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "halcmd-test")
 		if buildErr != nil {
