@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/promrt"
@@ -29,7 +28,7 @@ func serveMetrics(w io.Writer, addr string, h *hal.HAL) (*http.Server, error) {
 		return nil, fmt.Errorf("-metrics-addr: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/metrics", promrt.Handler(reg))
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	fmt.Fprintf(w, "halhost: Prometheus metrics on http://%s/metrics\n", ln.Addr())
