@@ -1,6 +1,7 @@
 package rtapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -540,4 +541,32 @@ func TestTaskSpecTogglesValidated(t *testing.T) {
 	}
 	_, err := rt.NewTask(rtapi.TaskSpec{Name: "g", Period: time.Millisecond, GCShield: 5}, loop)
 	require.ErrorContains(t, err, "GCShield")
+}
+
+// Wait, WaitContext, Delete and RT.Close called from a task's own body
+// would wait for that body: each returns ErrState at once instead (issue
+// 21's unconfirmed item: they deadlocked or burnt StopTimeout).
+func TestLifecycleFromOwnBodyIsRefused(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix", StopTimeout: rttest.WaitTimeout})
+	calls := make(chan []error, 1)
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "self", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		tc.WaitPeriod()
+		self := tc.Task()
+		calls <- []error{self.Wait(), self.WaitContext(context.Background()), self.Delete(), rt.Close()}
+		for tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	var errs []error
+	select {
+	case errs = <-calls:
+	case <-time.After(rttest.WaitTimeout):
+		t.Fatalf("a lifecycle call from the task's own body still blocked after %v", rttest.WaitTimeout)
+	}
+	for i, err := range errs {
+		require.ErrorIs(t, err, rtapi.ErrState, "call %d", i)
+	}
+	require.Equal(t, "running", task.State())
 }

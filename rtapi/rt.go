@@ -115,7 +115,13 @@ func Open(opts Options) (*RT, error) {
 // one task while others run sees the next one take the P over; Close
 // does not). Close is idempotent and safe to call concurrently:
 // every call returns once the first has finished, later ones with nil.
+// Called from a task's body it closes nothing and returns ErrState.
 func (rt *RT) Close() error {
+	for _, t := range rt.Tasks() {
+		if t.onOwnThread() {
+			return fmt.Errorf("rtapi: Close: %w", errOwnBody(t, "close"))
+		}
+	}
 	rt.mu.Lock()
 	if rt.closed {
 		closing := rt.closing

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -574,16 +575,30 @@ func (t *Task) poke() {
 // when it called runtime.Goexit, or nil. For a task the
 // watchdog faulted it returns the *FaultError (errors.Is ErrFaulted) at
 // once, without waiting for the runaway body. Waiting on a task that was
-// never started (nor stopped) is ErrState.
+// never started (nor stopped), or from the task's own body, is ErrState.
 func (t *Task) Wait() error {
 	if t.state.Load() == stateCreated {
 		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
+	}
+	if t.onOwnThread() {
+		return errOwnBody(t, "wait")
 	}
 	select {
 	case <-t.done:
 	case <-t.wd.faultc:
 	}
 	return t.result()
+}
+
+// onOwnThread reports whether the caller is the task's own body (its
+// locked thread), where waiting for the task to end would never return.
+func (t *Task) onOwnThread() bool {
+	tid := t.stats.tid.Load()
+	return t.rt.traits.OSThreads && tid != 0 && int64(sys.Gettid()) == tid
+}
+
+func errOwnBody(t *Task, op string) error {
+	return taskErrf(t.spec.Name, op, ErrState, "called from the task's own body, which it would wait for")
 }
 
 func (t *Task) result() error {
@@ -627,7 +642,11 @@ func (t *Task) waitDone(d time.Duration) bool {
 
 // Delete stops the task, waits for it (bounded by Options.StopTimeout)
 // and removes it from the instance, freeing its name (rtapi_task_delete).
+// Called from the task's own body it is ErrState.
 func (t *Task) Delete() error {
+	if t.onOwnThread() {
+		return errOwnBody(t, "delete")
+	}
 	t.Stop()
 	if !t.waitDone(t.rt.opts.StopTimeout) {
 		return taskErrf(t.spec.Name, "delete", ErrTimeout, "did not stop within %v", t.rt.opts.StopTimeout)
