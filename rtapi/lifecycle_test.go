@@ -570,3 +570,37 @@ func TestLifecycleFromOwnBodyIsRefused(t *testing.T) {
 	}
 	require.Equal(t, "running", task.State())
 }
+
+// A TaskContext kept past its body's return is dead: WaitPeriod returns
+// false at once, in every wake mode, rather than spin on the closed timer
+// (issue 21's unconfirmed item: EBADF in a loop in the timer modes).
+func TestWaitPeriodAfterTheBodyReturned(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	for _, wake := range wakeModes {
+		if e := rttest.Emulator(); e != "" && wake == rtapi.WakePosixTimer {
+			continue // see flavors' TestWakerInterrupt
+		}
+		var kept *rtapi.TaskContext
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake},
+			func(tc *rtapi.TaskContext) error {
+				tc.WaitPeriod()
+				kept = tc
+				return nil
+			})
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		require.NoError(t, task.Wait())
+		result := make(chan bool, 1)
+		go func() {
+			runtime.LockOSThread() // as a task body's goroutine; never unlocked
+			result <- kept.WaitPeriod()
+		}()
+		select {
+		case ok := <-result:
+			require.False(t, ok, wake.String())
+		case <-time.After(rttest.WaitTimeout):
+			t.Fatalf("%v: WaitPeriod on a dead TaskContext still running after %v", wake, rttest.WaitTimeout)
+		}
+		require.Zero(t, task.Stats().WaitErrors, wake.String())
+	}
+}

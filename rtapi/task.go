@@ -449,6 +449,7 @@ func (t *Task) finish(err error, returned bool) {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
 	t.rt.shields.leave(t, t.rt.logger)
+	t.ctl.Or(ctlStop)              // a TaskContext kept past the body: WaitPeriod returns false
 	if !t.rt.traits.VirtualClock { // thread counters mean nothing in virtual time
 		t.tc.sampleUsage()
 	}
