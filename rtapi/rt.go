@@ -200,7 +200,8 @@ func (rt *RT) Backend() (flavors.Flavor, error) {
 // change to the report does not change what Open validated.
 func (rt *RT) Kernel() *kerneldetect.Report { return rt.kernel }
 
-// Logger is the zap logger from Options (a no-op logger when none was set).
+// Logger is the zap logger from Options (when none was set, one that
+// writes warnings and errors to stderr).
 func (rt *RT) Logger() *zap.Logger { return rt.logger }
 
 // Instance is the shared-memory instance number from Options.
