@@ -99,6 +99,9 @@ func (t *Task) WaitContext(ctx context.Context) error {
 	if t.state.Load() == stateCreated {
 		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
 	}
+	if t.onOwnThread() {
+		return errOwnBody(t, "wait")
+	}
 	select {
 	case <-t.done:
 	case <-t.wd.faultc:

@@ -1,6 +1,7 @@
 package rtapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -540,4 +541,66 @@ func TestTaskSpecTogglesValidated(t *testing.T) {
 	}
 	_, err := rt.NewTask(rtapi.TaskSpec{Name: "g", Period: time.Millisecond, GCShield: 5}, loop)
 	require.ErrorContains(t, err, "GCShield")
+}
+
+// Wait, WaitContext, Delete and RT.Close called from a task's own body
+// would wait for that body: each returns ErrState at once instead (issue
+// 21's unconfirmed item: they deadlocked or burnt StopTimeout).
+func TestLifecycleFromOwnBodyIsRefused(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix", StopTimeout: rttest.WaitTimeout})
+	calls := make(chan []error, 1)
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "self", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		tc.WaitPeriod()
+		self := tc.Task()
+		calls <- []error{self.Wait(), self.WaitContext(context.Background()), self.Delete(), rt.Close()}
+		for tc.WaitPeriod() {
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	var errs []error
+	select {
+	case errs = <-calls:
+	case <-time.After(rttest.WaitTimeout):
+		t.Fatalf("a lifecycle call from the task's own body still blocked after %v", rttest.WaitTimeout)
+	}
+	for i, err := range errs {
+		require.ErrorIs(t, err, rtapi.ErrState, "call %d", i)
+	}
+	require.Equal(t, "running", task.State())
+}
+
+// A TaskContext kept past its body's return is dead: WaitPeriod returns
+// false at once, in every wake mode, rather than spin on the closed timer
+// (issue 21's unconfirmed item: EBADF in a loop in the timer modes).
+func TestWaitPeriodAfterTheBodyReturned(t *testing.T) {
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	for _, wake := range wakeModes {
+		if e := rttest.Emulator(); e != "" && wake == rtapi.WakePosixTimer {
+			continue // see flavors' TestWakerInterrupt
+		}
+		var kept *rtapi.TaskContext
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String(), Period: time.Millisecond, Wake: wake},
+			func(tc *rtapi.TaskContext) error {
+				tc.WaitPeriod()
+				kept = tc
+				return nil
+			})
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		require.NoError(t, task.Wait())
+		result := make(chan bool, 1)
+		go func() {
+			runtime.LockOSThread() // as a task body's goroutine; never unlocked
+			result <- kept.WaitPeriod()
+		}()
+		select {
+		case ok := <-result:
+			require.False(t, ok, wake.String())
+		case <-time.After(rttest.WaitTimeout):
+			t.Fatalf("%v: WaitPeriod on a dead TaskContext still running after %v", wake, rttest.WaitTimeout)
+		}
+		require.Zero(t, task.Stats().WaitErrors, wake.String())
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/kerneldetect"
@@ -71,7 +72,10 @@ type Options struct {
 	// Start fails instead of warning. Auto (unset) and Off: warn and run.
 	Strict flavors.Toggle
 	// Logger receives set-up messages and, through the RT-safe message
-	// ring, what task bodies report. nil: no output.
+	// ring, what task bodies report. nil: warnings and errors go to
+	// stderr, one line each (a warning means the program runs other than
+	// asked: SCHED_FIFO refused, a sim clock never advanced, a task
+	// without the GC shield it wanted); zap.NewNop() silences them.
 	Logger *zap.Logger
 	// CPUs are the CPUs tasks are placed on when their TaskSpec.CPU is
 	// CPUAuto. Empty: the highest isolated CPU of the process's cpuset,
@@ -461,9 +465,21 @@ func checkFlavor(name string) (string, error) {
 
 func defaultLogger(l *zap.Logger) (*zap.Logger, error) {
 	if l == nil {
-		return zap.NewNop(), nil
+		return stderrLogger(), nil
 	}
 	return l, nil
+}
+
+// stderrLogger is the logger an RT uses when Options.Logger is nil:
+// warnings and errors, one line each, on stderr (zap's production
+// console encoding). A warning from rtapi means the program runs other
+// than asked (SCHED_FIFO refused, a sim clock never advanced, a task
+// without the GC shield it wanted), so it is never dropped by default;
+// Options.Logger zap.NewNop() silences it.
+func stderrLogger() *zap.Logger {
+	enc := zap.NewProductionEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zapcore.WarnLevel))
 }
 
 func checkInstance(n int) (int, error) {

@@ -115,7 +115,13 @@ func Open(opts Options) (*RT, error) {
 // one task while others run sees the next one take the P over; Close
 // does not). Close is idempotent and safe to call concurrently:
 // every call returns once the first has finished, later ones with nil.
+// Called from a task's body it closes nothing and returns ErrState.
 func (rt *RT) Close() error {
+	for _, t := range rt.Tasks() {
+		if t.onOwnThread() {
+			return fmt.Errorf("rtapi: Close: %w", errOwnBody(t, "close"))
+		}
+	}
 	rt.mu.Lock()
 	if rt.closed {
 		closing := rt.closing
@@ -194,7 +200,8 @@ func (rt *RT) Backend() (flavors.Flavor, error) {
 // change to the report does not change what Open validated.
 func (rt *RT) Kernel() *kerneldetect.Report { return rt.kernel }
 
-// Logger is the zap logger from Options (a no-op logger when none was set).
+// Logger is the zap logger from Options (when none was set, one that
+// writes warnings and errors to stderr).
 func (rt *RT) Logger() *zap.Logger { return rt.logger }
 
 // Instance is the shared-memory instance number from Options.

@@ -101,7 +101,7 @@ func TestShieldChoosesShortestPeriods(t *testing.T) {
 		{Name: "user", Period: 10 * time.Millisecond},
 		{Name: "servo", Period: time.Millisecond, Priority: rt.PrioLowest()},
 		{Name: "servo-high", Period: time.Millisecond},
-		{Name: "base", Period: 50 * time.Microsecond},
+		{Name: "base", Period: 50 * time.Microsecond, Watchdog: -1}, // a fault would take it off the board
 		{Name: "timerfd", Period: time.Millisecond, Wake: rtapi.WakeTimerfd},
 		{Name: "unshielded", Period: 5 * time.Millisecond, GCShield: rtapi.Off},
 	}

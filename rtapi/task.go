@@ -13,6 +13,7 @@ import (
 
 	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/names"
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -450,6 +451,7 @@ func (t *Task) finish(err error, returned bool) {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
 	t.rt.shields.leave(t, t.rt.logger)
+	t.ctl.Or(ctlStop)              // a TaskContext kept past the body: WaitPeriod returns false
 	if !t.rt.traits.VirtualClock { // thread counters mean nothing in virtual time
 		t.tc.sampleUsage()
 	}
@@ -576,16 +578,30 @@ func (t *Task) poke() {
 // when it called runtime.Goexit, or nil. For a task the
 // watchdog faulted it returns the *FaultError (errors.Is ErrFaulted) at
 // once, without waiting for the runaway body. Waiting on a task that was
-// never started (nor stopped) is ErrState.
+// never started (nor stopped), or from the task's own body, is ErrState.
 func (t *Task) Wait() error {
 	if t.state.Load() == stateCreated {
 		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
+	}
+	if t.onOwnThread() {
+		return errOwnBody(t, "wait")
 	}
 	select {
 	case <-t.done:
 	case <-t.wd.faultc:
 	}
 	return t.result()
+}
+
+// onOwnThread reports whether the caller is the task's own body (its
+// locked thread), where waiting for the task to end would never return.
+func (t *Task) onOwnThread() bool {
+	tid := t.stats.tid.Load()
+	return t.rt.traits.OSThreads && tid != 0 && int64(sys.Gettid()) == tid
+}
+
+func errOwnBody(t *Task, op string) error {
+	return taskErrf(t.spec.Name, op, ErrState, "called from the task's own body, which it would wait for")
 }
 
 func (t *Task) result() error {
@@ -629,7 +645,11 @@ func (t *Task) waitDone(d time.Duration) bool {
 
 // Delete stops the task, waits for it (bounded by Options.StopTimeout)
 // and removes it from the instance, freeing its name (rtapi_task_delete).
+// Called from the task's own body it is ErrState.
 func (t *Task) Delete() error {
+	if t.onOwnThread() {
+		return errOwnBody(t, "delete")
+	}
 	t.Stop()
 	if !t.waitDone(t.rt.opts.StopTimeout) {
 		return taskErrf(t.spec.Name, "delete", ErrTimeout, "did not stop within %v", t.rt.opts.StopTimeout)
