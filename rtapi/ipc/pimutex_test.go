@@ -97,32 +97,7 @@ func TestPIMutexLeavesTheThreadAsItWas(t *testing.T) {
 
 func TestPIMutexContended(t *testing.T) {
 	var m PIMutex
-	var inside int32
-	counter := 0
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 2000 {
-				if err := m.Lock(); err != nil {
-					t.Error(err)
-					return
-				}
-				if atomic.AddInt32(&inside, 1) != 1 {
-					t.Error("two holders")
-				}
-				counter++
-				atomic.AddInt32(&inside, -1)
-				if err := m.Unlock(); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	assert.Equal(t, 8000, counter)
+	contended(t, m.Lock, m.Unlock)
 	assert.Zero(t, m.Owner())
 }
 
