@@ -228,7 +228,9 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 	k := keys(t)
 	host := start(t, hostBin, append([]string{"-fault-after", "100ms"}, k...)...)
 	host.waitFor("halhost ready")
-	line := host.waitFor("panicked")
+	// halhost's own line; rtapi's error log (stderr, no Logger given)
+	// names the panic too, with its stack.
+	line := host.waitFor("halhost: thread servo stopped")
 	assert.Contains(t, line, "thread servo stopped: function fault.0.trip panicked: injected fault after 100ms")
 
 	// Poll with one-shot halmon runs: how soon the base thread runs is
