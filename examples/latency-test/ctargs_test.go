@@ -246,8 +246,11 @@ func TestCyclictestLoops(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	ns := regexp.MustCompile(`^T: [01] \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{8} Avg:[ \d]{8} Max:[ \d]{8}$`)
-	if len(lines) != 2 || !strings.Contains(lines[0], "C:     30 ") || !ns.MatchString(lines[0]) || !ns.MatchString(lines[1]) {
-		t.Fatalf("-l 30 -t 2 -N: want T:0 at C: 30, ns columns:\n%s", stdout.String())
+	// The run ends when the first thread has its 30 cycles: usually T:0,
+	// the shorter interval, but one that skipped late releases may be
+	// overtaken (how late is the machine's business).
+	if len(lines) != 2 || !strings.Contains(stdout.String(), "C:     30 ") || !ns.MatchString(lines[0]) || !ns.MatchString(lines[1]) {
+		t.Fatalf("-l 30 -t 2 -N: want a thread at C: 30, ns columns:\n%s", stdout.String())
 	}
 	// -v: every wake-up as thread:cycle:latency, in cycle order
 	stdout.Reset()
