@@ -45,14 +45,16 @@ func TestOpenClosesWhenTheTestEnds(t *testing.T) {
 // A thread blocked (here on a channel, in a futex) is asleep; a running one,
 // or one that does not exist, is not.
 func TestAsleepAndWhenAsleep(t *testing.T) {
+	// Locked first: an unlocked goroutine may move to another thread
+	// while it reads /proc, leaving the tid it asked about asleep.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if Asleep(unix.Gettid()) {
 		t.Fatal("the running thread reads as asleep")
 	}
 	if Asleep(-1) {
 		t.Fatal("no thread -1, yet it reads as asleep")
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	woken := make(chan struct{})
 	var wokeAsleep atomic.Bool
 	tid := unix.Gettid()
