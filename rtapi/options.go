@@ -50,6 +50,7 @@ import (
 //	StopTimeout     -rtapi.stop-timeout     RTAPI_STOP_TIMEOUT     DefaultStopTimeout
 //	TimerSignal     -rtapi.timer-signal     RTAPI_TIMER_SIGNAL     DefaultTimerSignal
 //	GCShield        -rtapi.gc-shield        RTAPI_GC_SHIELD        on for real-time flavors
+//	SpinGuard       -rtapi.spin-guard       RTAPI_SPIN_GUARD       on for real-time flavors
 //	Logger, ShmAllowUIDs, Kernel, Sim: code only
 //
 // GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; the two
@@ -134,6 +135,18 @@ type Options struct {
 	// Auto (unset). For measurements, RTAPI_GC_SHIELD=off turns the
 	// shield off without changing the program.
 	GCShield flavors.Toggle
+	// SpinGuard bounds how long a task thread under SCHED_FIFO can keep
+	// its CPU without a context switch: to DefaultSpinBound, or the
+	// task's period when longer; the thread then runs SCHED_OTHER until
+	// it has been switched out once (Stats.SpinBreaks counts it). The Go
+	// runtime has loops that spin until an ordinary thread of the process
+	// lets go of something; at SCHED_FIFO such a spin can stall the whole
+	// task set until the kernel's RT throttling (docs/GC.md). The guard
+	// is a second process, this program re-executed, started by the
+	// first task Start. Auto (unset): on for real-time flavors, with a
+	// warning when it cannot start; On: Start fails when it cannot; Off:
+	// none.
+	SpinGuard flavors.Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given: the field
 	// then holds a value even when it is the zero one.
@@ -282,6 +295,10 @@ var settings = []setting{{
 	field: "GCShield", flag: "rtapi.gc-shield", env: "RTAPI_GC_SHIELD", legacy: "GORTAPI_GC_SHIELD",
 	usage: "GC shield of tasks that leave it auto: `auto|on|off`",
 	value: toggle(func(o *Options) *flavors.Toggle { return &o.GCShield }, false),
+}, {
+	field: "SpinGuard", flag: "rtapi.spin-guard", env: "RTAPI_SPIN_GUARD",
+	usage: "bound task threads' spins with a guard process: `auto|on|off`",
+	value: toggle(func(o *Options) *flavors.Toggle { return &o.SpinGuard }, false),
 }}
 
 // lookupEnv reads the setting's variable and, where it has one, its older

@@ -40,8 +40,9 @@ type RT struct {
 	msg   *msgState // the message drainer, started by the first MsgLogger
 	wd    *watchdog // guarded by mu; started by the first watched Start
 
-	shields shieldBoard   // which tasks keep their P while they sleep (gc.go)
-	ended   chan struct{} // a task ended or was faulted: wakes Run (context.go)
+	shields shieldBoard    // which tasks keep their P while they sleep (gc.go)
+	spin    spinGuardState // bounds a task thread's spins (spin.go)
+	ended   chan struct{}  // a task ended or was faulted: wakes Run (context.go)
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.
@@ -154,6 +155,9 @@ func (rt *RT) Close() error {
 		}
 	}
 	rt.stopWatchdog(time.Until(deadline))
+	if err := rt.closeSpinGuard(); err != nil {
+		errs = append(errs, err)
+	}
 	// The tasks are stopped: write out what their message rings still
 	// hold before the flavor goes.
 	if err := rt.closeMessages(); err != nil {

@@ -21,6 +21,7 @@ type taskStats struct {
 	majorFaults atomic.Int64
 	voluntary   atomic.Int64
 	involuntary atomic.Int64
+	spinBreaks  atomic.Int64 // written by the spin guard's reader
 	intf        interferenceStats
 }
 
@@ -63,6 +64,11 @@ type Stats struct {
 	CPUs     []int
 	Wake     string
 	Degraded string
+	// SpinBreaks counts the times the spin guard found the task's thread
+	// on its CPU for its whole spin bound without a context switch (a
+	// spin in the Go runtime, or a body that never sleeps) and let the
+	// threads below it run (Options.SpinGuard).
+	SpinBreaks int64
 	// GCShield says whether the task's sleeps keep their P ("on"), and
 	// if not, why ("off: ..."): the shield is off for this task, its
 	// period is under GCShieldMinPeriod, or no P is left for it (see
@@ -96,6 +102,7 @@ func (t *Task) Stats() Stats {
 		Wake:                b.Wake.String(),
 		Degraded:            b.Degraded,
 		GCShield:            t.shieldNote(),
+		SpinBreaks:          s.spinBreaks.Load(),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/names"
+	"github.com/gortapi/gortapi/internal/spinguard"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -225,6 +226,9 @@ type Task struct {
 	tc      TaskContext
 	wd      taskWatch
 	shield  taskShield // gc.go
+	// guarded is the spin guard watching the thread, set by Start
+	// (spin.go).
+	guarded *spinguard.Guard
 }
 
 // NewTask creates a task, paused, on rt (rtapi_task_new). body runs on the
@@ -356,6 +360,9 @@ func (t *Task) Start() error {
 	if s := t.state.Load(); s != stateCreated {
 		return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
 	}
+	if err := t.rt.startSpinGuard(); err != nil {
+		return taskErr(t.spec.Name, "start", err)
+	}
 	ready := make(chan error, 1)
 	if t.rt.traits.OSThreads {
 		goLocked(func() { t.run(ready) })
@@ -433,6 +440,7 @@ func (t *Task) run(ready chan<- error) {
 			return
 		}
 	}
+	t.guardTask() // from its own thread, before anything can end it
 	ready <- nil
 
 	returned := false
@@ -451,6 +459,7 @@ func (t *Task) finish(err error, returned bool) {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
 	t.rt.shields.leave(t, t.rt.logger)
+	t.unguardTask()                // while the thread, and so its tid, is still this task's
 	t.ctl.Or(ctlStop)              // a TaskContext kept past the body: WaitPeriod returns false
 	if !t.rt.traits.VirtualClock { // thread counters mean nothing in virtual time
 		t.tc.sampleUsage()

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gortapi/gortapi/internal/spinguard"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
@@ -128,6 +129,7 @@ type watchdog struct {
 	exited  chan struct{}
 	reports chan *FaultError
 	tid     atomic.Int64
+	guarded atomic.Pointer[spinguard.Guard] // the spin guard watching the loop's thread
 }
 
 // watch puts t under the watchdog of its RT, starting that watchdog if
@@ -176,6 +178,28 @@ func (wd *watchdog) add(t *Task) {
 	ready := make(chan struct{})
 	goLocked(func() { wd.loop(ready) })
 	<-ready
+	wd.guard()
+}
+
+// guard puts the watchdog's own thread under the spin guard: it returns
+// from its sleeps through the Go scheduler, where it can spin like any
+// task thread, and nothing in the process runs above it.
+func (wd *watchdog) guard() {
+	s := &wd.rt.spin
+	s.mu.Lock()
+	g := s.guard
+	s.mu.Unlock()
+	tid := int(wd.tid.Load())
+	if g == nil || tid == 0 {
+		return
+	}
+	if p, prio, err := sys.Scheduler(tid); err != nil || p != sys.SchedFIFO {
+		return
+	} else {
+		s.watchdg.Store(tid, struct{}{})
+		_ = g.Watch(tid, prio, DefaultSpinBound)
+		wd.guarded.Store(g)
+	}
 }
 
 // unwatch takes t off its RT's watchdog, if it is on it. The task calls it
@@ -221,6 +245,12 @@ func (wd *watchdog) report(reports <-chan *FaultError) {
 // task is left to watch.
 func (wd *watchdog) loop(ready chan<- struct{}) {
 	defer close(wd.exited)
+	defer func() {
+		// Before the thread ends and its tid can be reused.
+		if g := wd.guarded.Swap(nil); g != nil {
+			_ = g.Unwatch(int(wd.tid.Load()))
+		}
+	}()
 	wd.tid.Store(int64(sys.Gettid()))
 	// One above the tasks: below 99 where RLIMIT_RTPRIO caps the tasks.
 	prio := min(WatchdogPriority, wd.rt.PrioHighest()+1)
@@ -299,6 +329,7 @@ func (wd *watchdog) fault(t *Task, now int64) {
 	e.Stalled = time.Duration(now - t.wd.lastProgress)
 	e.Cycles = t.wd.lastCycles
 	e.Tid = tid
+	t.unguardTask() // first, so that the spin guard cannot undo the demotion
 	e.DemoteErr = sys.SetScheduler(tid, sys.SchedOther, 0)
 	t.ctl.Or(ctlFault)
 	t.wd.faulted.Store(true)

@@ -1,0 +1,225 @@
+package spinguard
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Event is what the guard reports about a watched thread.
+type Event struct {
+	Tid int
+	// Demoted: the thread had run for Ran without a break and was set to
+	// SCHED_OTHER. Otherwise it was given its policy back, or failed to
+	// be (Err).
+	Demoted bool
+	Ran     time.Duration
+	Err     error
+}
+
+// Guard is the parent's handle on a running guard process.
+type Guard struct {
+	cmd    *exec.Cmd
+	cmdW   *os.File // commands to the guard (non-blocking)
+	cmdFd  int
+	events *os.File
+	done   chan struct{} // closed when the event reader has ended
+	mu     sync.Mutex
+	closed bool
+	// sending counts Watch and Unwatch calls in flight; shut makes new
+	// ones fail, so that Close closes the command pipe only once no
+	// write can still use its descriptor (without a lock the watchdog
+	// could wait on).
+	sending atomic.Int32
+	shut    atomic.Bool
+	// OnEvent and OnExit are set before Start returns and never change.
+	onEvent func(Event)
+	onExit  func(error)
+}
+
+// ErrStart is wrapped by every error of Start.
+var ErrStart = errors.New("spin guard did not start")
+
+// Start starts the guard process: a copy of this program (/proc/self/exe)
+// that runs at SCHED_FIFO prio, looks at the watched threads every tick,
+// and reports to onEvent (from a goroutine of its own). onExit is called
+// once if the guard ends before Close, with why. Start returns once the
+// guard runs; the error says so when it could not take prio (it then runs
+// as SCHED_OTHER and is of little use: Close it).
+func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)) (*Guard, error) {
+	if prio < 1 || prio > 99 || tick < 100*time.Microsecond || tick > time.Second {
+		return nil, fmt.Errorf("%w: priority %d, tick %v", ErrStart, prio, tick)
+	}
+	cmdR, cmdW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		cmdR.Close()
+		cmdW.Close()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	cmd := &exec.Cmd{
+		Path:   "/proc/self/exe",
+		Args:   []string{os.Args[0] + " (gortapi spin guard)"},
+		Env:    []string{envKey + "=" + strconv.Itoa(os.Getpid()) + "," + strconv.Itoa(prio) + "," + strconv.FormatInt(int64(tick), 10), "GOMAXPROCS=1", "GOGC=off"},
+		Stdin:  cmdR,
+		Stdout: evW,
+		Stderr: os.Stderr,
+	}
+	err = cmd.Start()
+	cmdR.Close()
+	evW.Close()
+	if err != nil {
+		cmdW.Close()
+		evR.Close()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	g := &Guard{cmd: cmd, cmdW: cmdW, events: evR, done: make(chan struct{}), onEvent: onEvent, onExit: onExit}
+	// Commands are written with one raw write each, never blocking: the
+	// watchdog writes from its real-time thread.
+	g.cmdFd = int(cmdW.Fd())
+	if err := unix.SetNonblock(g.cmdFd, true); err != nil {
+		g.kill()
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	var b [recordSize]byte
+	_ = evR.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(evR, b[:]); err != nil {
+		g.kill()
+		return nil, fmt.Errorf("%w: no word from it: %w", ErrStart, err)
+	}
+	_ = evR.SetReadDeadline(time.Time{})
+	ready := getRecord(b[:])
+	go g.read()
+	if ready.op != evReady {
+		g.Close()
+		return nil, fmt.Errorf("%w: it said %d first", ErrStart, ready.op)
+	}
+	if ready.arg != 0 {
+		g.Close()
+		return nil, fmt.Errorf("%w: SCHED_FIFO %d: %w", ErrStart, prio, os.NewSyscallError("sched_setscheduler", unix.Errno(ready.arg)))
+	}
+	return g, nil
+}
+
+func (g *Guard) kill() {
+	_ = g.cmd.Process.Kill()
+	_ = g.cmd.Wait()
+	g.cmdW.Close()
+	g.events.Close()
+}
+
+// read hands the guard's events on until it ends.
+func (g *Guard) read() {
+	defer close(g.done)
+	var b [recordSize]byte
+	for {
+		if _, err := io.ReadFull(g.events, b[:]); err != nil {
+			break
+		}
+		r := getRecord(b[:])
+		switch r.op {
+		case evDemoted:
+			g.onEvent(Event{Tid: int(r.tid), Demoted: true, Ran: time.Duration(r.value)})
+		case evRestored:
+			var err error
+			if r.arg != 0 {
+				err = os.NewSyscallError("sched_setscheduler", unix.Errno(r.arg))
+			}
+			g.onEvent(Event{Tid: int(r.tid), Err: err})
+		case evRefused:
+			g.onEvent(Event{Tid: int(r.tid), Err: fmt.Errorf("spin guard cannot watch it: %w", unix.Errno(r.arg))})
+		}
+	}
+	err := g.cmd.Wait()
+	g.mu.Lock()
+	closed := g.closed
+	g.mu.Unlock()
+	if !closed && g.onExit != nil {
+		if err == nil {
+			err = errors.New("exited")
+		}
+		g.onExit(err)
+	}
+}
+
+// Watch asks the guard to watch thread tid (of this process), which runs
+// at SCHED_FIFO or SCHED_RR priority prio: when it runs for bound without
+// a context switch, it is demoted until it has been switched out once.
+// It neither allocates nor blocks (the command is one non-blocking write
+// on a pipe), so a real-time thread may call it.
+func (g *Guard) Watch(tid, prio int, bound time.Duration) error {
+	return g.send(record{op: opWatch, tid: uint32(tid), arg: uint32(prio), value: int64(bound)})
+}
+
+// Unwatch stops watching tid. Like Watch, it neither allocates nor blocks.
+func (g *Guard) Unwatch(tid int) error {
+	return g.send(record{op: opUnwatch, tid: uint32(tid)})
+}
+
+var (
+	errFull   = errors.New("spin guard: command pipe full")
+	errClosed = fmt.Errorf("spin guard: %w", os.ErrClosed)
+)
+
+func (g *Guard) send(r record) error {
+	g.sending.Add(1)
+	defer g.sending.Add(-1)
+	if g.shut.Load() {
+		return errClosed
+	}
+	var b [recordSize]byte
+	r.put(&b)
+	_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(g.cmdFd), uintptr(unsafe.Pointer(&b[0])), recordSize)
+	switch errno {
+	case 0:
+		return nil
+	case unix.EAGAIN:
+		return errFull
+	}
+	return os.NewSyscallError("write", errno)
+}
+
+// Pid is the guard process's pid.
+func (g *Guard) Pid() int { return g.cmd.Process.Pid }
+
+// Close ends the guard: it closes the command pipe, which the guard reads
+// as its end, and waits for it to exit. Threads it had demoted get their
+// policy back first only if it saw them switched out; Close is meant for
+// when the watched threads have ended.
+func (g *Guard) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		<-g.done
+		return nil
+	}
+	g.closed = true
+	g.mu.Unlock()
+	g.shut.Store(true)
+	for g.sending.Load() != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	err := g.cmdW.Close()
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-g.done:
+	case <-t.C:
+		_ = g.cmd.Process.Kill()
+		<-g.done
+	}
+	g.events.Close()
+	return err
+}

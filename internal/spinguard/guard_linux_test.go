@@ -1,0 +1,231 @@
+package spinguard_test
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/spinguard"
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
+
+// events collects a guard's events.
+type events struct {
+	demoted  atomic.Int64
+	restored atomic.Int64
+	errs     chan error
+}
+
+func startGuard(t *testing.T) (*spinguard.Guard, *events) {
+	t.Helper()
+	ev := &events{errs: make(chan error, 16)}
+	g, err := spinguard.Start(sys.FIFOPrioMax, time.Millisecond, func(e spinguard.Event) {
+		switch {
+		case e.Err != nil:
+			select {
+			case ev.errs <- e.Err:
+			default:
+			}
+		case e.Demoted:
+			ev.demoted.Add(1)
+		default:
+			ev.restored.Add(1)
+		}
+	}, func(err error) { t.Errorf("guard exited: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g, ev
+}
+
+// TestGuardBreaksASpinOverASchedOtherHolder reproduces the Go runtime's
+// livelock with plain threads: a SCHED_FIFO thread spins with sched_yield
+// (as exitsyscall does) until a SCHED_OTHER thread on the same CPU sets a
+// flag. Without the guard nothing ends the spin but the kernel's RT
+// throttling (and nothing at all where sched_rt_runtime_us is -1); with
+// it, the guard demotes the spinner, the holder runs, and the spinner is
+// given its priority back.
+func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
+	rttest.RequireRT(t)
+	cpus, err := sys.AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		t.Skip("needs 2 CPUs: the spin takes one for its whole length")
+	}
+	cpu := cpus[len(cpus)-1]
+	g, ev := startGuard(t)
+
+	var holderOn, spinning, released atomic.Bool
+	holderDone := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
+		if err := sys.SetAffinity(0, []int{cpu}); err != nil {
+			holderDone <- err
+			return
+		}
+		holderOn.Store(true)
+		for !spinning.Load() {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		released.Store(true)
+		holderDone <- nil
+	}()
+	rttest.WaitFor(t, "the holder on its CPU", holderOn.Load)
+
+	type result struct {
+		tid         int
+		policyAfter sys.Policy
+		err         error
+	}
+	spinDone := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		tid := sys.Gettid()
+		if err := sys.SetAffinity(0, []int{cpu}); err != nil {
+			spinDone <- result{err: err}
+			return
+		}
+		if err := sys.SetScheduler(0, sys.SchedFIFO, 80); err != nil {
+			spinDone <- result{err: err}
+			return
+		}
+		if err := g.Watch(tid, 80, 3*time.Millisecond); err != nil {
+			spinDone <- result{err: err}
+			return
+		}
+		// Give the guard a tick to take the watch, then spin.
+		deadline := sys.Nanotime() + int64(5*time.Millisecond)
+		for sys.Nanotime() < deadline {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		spinning.Store(true)
+		for !released.Load() {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		// Wait (sleeping, so switched out) for the guard to give the
+		// policy back.
+		for ev.restored.Load() == 0 {
+			_ = sys.SleepUntil(sys.Nanotime() + int64(time.Millisecond))
+		}
+		p, _, err := sys.Scheduler(0)
+		_ = g.Unwatch(tid)
+		spinDone <- result{tid: tid, policyAfter: p, err: err}
+	}()
+	if err := <-holderDone; err != nil {
+		t.Fatal(err)
+	}
+	r := <-spinDone
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if n := ev.demoted.Load(); n < 1 {
+		t.Fatalf("the spin ended without the guard (demotions %d): RT throttling ended it", n)
+	}
+	if r.policyAfter != sys.SchedFIFO {
+		t.Errorf("after the spin the thread runs %v, want SCHED_FIFO back", r.policyAfter)
+	}
+	select {
+	case err := <-ev.errs:
+		t.Errorf("guard reported %v", err)
+	default:
+	}
+}
+
+// TestGuardLeavesSleepersAlone watches a thread that sleeps and checks
+// the guard never demotes it. (The bound is generous: a thread kept
+// waiting for its CPU by a higher priority for a whole bound would be
+// demoted too, and other programs' real-time threads may run here.)
+func TestGuardLeavesSleepersAlone(t *testing.T) {
+	rttest.RequireRT(t)
+	g, ev := startGuard(t)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		if err := sys.SetScheduler(0, sys.SchedFIFO, 97); err != nil {
+			done <- err
+			return
+		}
+		tid := sys.Gettid()
+		if err := g.Watch(tid, 97, 50*time.Millisecond); err != nil {
+			done <- err
+			return
+		}
+		next := sys.Nanotime()
+		for i := 0; i < 50; i++ {
+			next += int64(time.Millisecond)
+			_ = sys.SleepUntil(next)
+		}
+		done <- g.Unwatch(tid)
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := ev.demoted.Load(); n != 0 {
+		t.Errorf("a thread that sleeps every millisecond was demoted %d times", n)
+	}
+}
+
+func TestGuardMisuse(t *testing.T) {
+	for _, prio := range []int{0, 100, -1} {
+		if _, err := spinguard.Start(prio, time.Millisecond, func(spinguard.Event) {}, nil); !errors.Is(err, spinguard.ErrStart) {
+			t.Errorf("Start(prio %d) = %v, want ErrStart", prio, err)
+		}
+	}
+	for _, tick := range []time.Duration{0, time.Microsecond, 2 * time.Second} {
+		if _, err := spinguard.Start(10, tick, func(spinguard.Event) {}, nil); !errors.Is(err, spinguard.ErrStart) {
+			t.Errorf("Start(tick %v) = %v, want ErrStart", tick, err)
+		}
+	}
+}
+
+// TestGuardRefusesWhatItCannotWatch: a thread that is not the process's,
+// a bad priority or bound are refused with an event; the guard goes on.
+func TestGuardRefusesWhatItCannotWatch(t *testing.T) {
+	rttest.RequireRT(t)
+	g, ev := startGuard(t)
+	for _, w := range []struct{ tid, prio int }{{1, 10}, {sys.Gettid(), 0}, {sys.Gettid(), 100}, {-5, 10}} {
+		if err := g.Watch(w.tid, w.prio, time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-ev.errs:
+			t.Logf("watch(%d, %d): %v", w.tid, w.prio, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("watch(%d, %d): no refusal", w.tid, w.prio)
+		}
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Watch(sys.Gettid(), 10, time.Millisecond); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Watch after Close = %v, want os.ErrClosed", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close = %v", err)
+	}
+}
+
+// TestGuardEndsWithItsParent: the guard process exits when this process
+// closes the pipe (as it does when it exits).
+func TestGuardEndsWithItsParent(t *testing.T) {
+	rttest.RequireRT(t)
+	g, _ := startGuard(t)
+	pid := g.Pid()
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
+		t.Errorf("guard pid %d still there after Close: %v", pid, err)
+	}
+}

@@ -1,0 +1,404 @@
+package spinguard
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// envKey marks a guard process; its value is "ppid,priority,tick-ns".
+const envKey = "GORTAPI_SPINGUARD"
+
+func init() {
+	if v, ok := os.LookupEnv(envKey); ok {
+		os.Exit(serve(v))
+	}
+}
+
+// recordSize is the size of every command and event: one write of it on a
+// pipe is atomic (under PIPE_BUF).
+const recordSize = 24
+
+// Commands, parent to guard.
+const (
+	opWatch   = 1 // tid, prio, bound
+	opUnwatch = 2 // tid
+)
+
+// Events, guard to parent.
+const (
+	evReady    = 1 // prio set (errno 0) or refused (errno)
+	evDemoted  = 2 // tid ran bound ns without a break; ran = ns on CPU
+	evRestored = 3 // tid has its policy back (errno if that failed)
+	evRefused  = 4 // a watch the guard cannot take (errno)
+)
+
+// record is a command or an event on the wire: little-endian
+// op/kind, tid, prio/errno, pad, then a 64-bit value (bound or ran).
+type record struct {
+	op    uint32
+	tid   uint32
+	arg   uint32
+	value int64
+}
+
+func (r record) put(b *[recordSize]byte) {
+	binary.LittleEndian.PutUint32(b[0:], r.op)
+	binary.LittleEndian.PutUint32(b[4:], r.tid)
+	binary.LittleEndian.PutUint32(b[8:], r.arg)
+	binary.LittleEndian.PutUint32(b[12:], 0)
+	binary.LittleEndian.PutUint64(b[16:], uint64(r.value))
+}
+
+func getRecord(b []byte) record {
+	return record{
+		op:    binary.LittleEndian.Uint32(b[0:]),
+		tid:   binary.LittleEndian.Uint32(b[4:]),
+		arg:   binary.LittleEndian.Uint32(b[8:]),
+		value: int64(binary.LittleEndian.Uint64(b[16:])),
+	}
+}
+
+// maxWatched bounds the guard's table; a watch beyond it is refused.
+const maxWatched = 1024
+
+// watched is one guarded thread.
+type watched struct {
+	tid   int
+	prio  int
+	bound int64
+	fd    int // its schedstat
+	stat  int // its stat
+	// pcount is the thread's switch-in count at the last tick; since
+	// when it last changed, or the thread was last seen not runnable, or
+	// was given back its policy. A thread seen runnable at every tick
+	// since then, never switched in again, has been on its CPU (or
+	// waiting for it) the whole time.
+	pcount    uint64
+	since     int64
+	ran       uint64 // CPU time at since, for the report
+	demoted   bool
+	demotedAt int64
+}
+
+// guard is the state of the guard process's loop.
+type guard struct {
+	ppid  int
+	prio  int
+	tick  int64
+	tid   int
+	table []watched
+	in    [recordSize * 64]byte
+	inLen int
+	buf   [128]byte
+	stat  [512]byte // the start of a stat file: pid, (comm), state
+}
+
+// serve runs the guard process. It returns the exit status.
+func serve(arg string) int {
+	var ppid, prio int
+	var tick int64
+	parts := strings.Split(arg, ",")
+	if len(parts) == 3 {
+		ppid, _ = strconv.Atoi(parts[0])
+		prio, _ = strconv.Atoi(parts[1])
+		tick, _ = strconv.ParseInt(parts[2], 10, 64)
+	}
+	if ppid <= 1 || prio < 1 || prio > 99 || tick < 100_000 || tick > 1_000_000_000 {
+		fmt.Fprintf(os.Stderr, "gortapi spin guard: bad %s=%q\n", envKey, arg)
+		return 2
+	}
+	if os.Getppid() != ppid {
+		return 0 // the process to guard is gone already
+	}
+	g := &guard{ppid: ppid, prio: prio, tick: tick, table: make([]watched, 0, maxWatched)}
+	_ = unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE) // page faults at the top priority are what it can afford least
+	_ = unix.SetNonblock(0, true)
+	_ = unix.SetNonblock(1, true)
+	g.tid = unix.Gettid()
+	// Started from a real-time thread, this process's threads inherited
+	// its policy: give the runtime's own threads SCHED_OTHER, and keep
+	// threads this one creates from inheriting the guard's.
+	resetOtherThreads(g.tid)
+	errno := setScheduler(0, int(sys.SchedFIFO)|schedResetOnFork, prio)
+	g.send(record{op: evReady, arg: uint32(errno)})
+	g.loop()
+	return 0
+}
+
+// loop sleeps one tick, reads the commands, looks at every watched thread;
+// until the parent closes its end of the command pipe or exits.
+func (g *guard) loop() {
+	next := nanotime()
+	for {
+		next += g.tick
+		if now := nanotime(); next < now {
+			next = now
+		}
+		sleepUntil(next)
+		if !g.commands() || rawGetppid() != g.ppid {
+			return
+		}
+		if tid := int(rawGettid()); tid != g.tid {
+			// The runtime moved this goroutine to another thread: take
+			// the priority there too.
+			g.tid = tid
+			setScheduler(0, int(sys.SchedFIFO)|schedResetOnFork, g.prio)
+		}
+		now := nanotime()
+		for i := 0; i < len(g.table); {
+			if g.check(&g.table[i], now) {
+				i++
+				continue
+			}
+			g.table[i].close()
+			g.table[i] = g.table[len(g.table)-1]
+			g.table = g.table[:len(g.table)-1]
+		}
+	}
+}
+
+// check looks at one thread; false when it is gone.
+func (g *guard) check(w *watched, now int64) bool {
+	ran, pcount, ok := g.readSchedstat(w.fd)
+	if !ok {
+		return false
+	}
+	state, ok := g.readState(w.stat)
+	if !ok {
+		return false
+	}
+	switch {
+	case w.demoted:
+		if pcount == w.pcount && now-w.demotedAt < w.bound {
+			return true // not yet switched out once
+		}
+		errno := setScheduler(w.tid, int(sys.SchedFIFO), w.prio)
+		w.demoted = false
+		g.send(record{op: evRestored, tid: uint32(w.tid), arg: uint32(errno)})
+		// A watchdog that faulted the thread meanwhile unwatched it
+		// before demoting it for good: read that now, so that its
+		// demotion is not undone.
+		if !g.commands() {
+			return true
+		}
+		if g.find(w.tid) < 0 {
+			setScheduler(w.tid, int(sys.SchedOther), 0)
+		}
+	case pcount == w.pcount && state == 'R' && now-w.since >= w.bound:
+		// Runnable at every tick for the whole bound, never switched
+		// in again: a spin. Let the threads below it have the CPU.
+		if setScheduler(w.tid, int(sys.SchedOther), 0) == 0 {
+			w.demoted, w.demotedAt = true, now
+			g.send(record{op: evDemoted, tid: uint32(w.tid), value: int64(ran - w.ran)})
+		}
+	case pcount == w.pcount && state == 'R':
+		return true
+	}
+	w.pcount, w.since, w.ran = pcount, now, ran
+	return true
+}
+
+// commands reads what the parent sent; false at end of file (the parent
+// closed the pipe or exited).
+func (g *guard) commands() bool {
+	for {
+		n, _, errno := unix.RawSyscall(unix.SYS_READ, 0,
+			uintptr(unsafe.Pointer(&g.in[g.inLen])), uintptr(len(g.in)-g.inLen))
+		switch {
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return true // EAGAIN: nothing more
+		case n == 0:
+			return false
+		}
+		g.inLen += int(n)
+		done := 0
+		for ; g.inLen-done >= recordSize; done += recordSize {
+			g.apply(getRecord(g.in[done : done+recordSize]))
+		}
+		g.inLen = copy(g.in[:], g.in[done:g.inLen])
+	}
+}
+
+func (g *guard) apply(c record) {
+	tid := int(c.tid)
+	switch c.op {
+	case opWatch:
+		if g.find(tid) >= 0 {
+			return
+		}
+		if len(g.table) == maxWatched || c.value <= 0 || c.arg < 1 || c.arg > 99 || tid <= 0 {
+			g.send(record{op: evRefused, tid: c.tid, arg: uint32(unix.EINVAL)})
+			return
+		}
+		fd, err := unix.Open(fmt.Sprintf("/proc/%d/task/%d/schedstat", g.ppid, tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			g.send(record{op: evRefused, tid: c.tid, arg: uint32(errnoOf(err))})
+			return
+		}
+		stat, err := unix.Open(fmt.Sprintf("/proc/%d/task/%d/stat", g.ppid, tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(fd)
+			g.send(record{op: evRefused, tid: c.tid, arg: uint32(errnoOf(err))})
+			return
+		}
+		w := watched{tid: tid, prio: int(c.arg), bound: c.value, fd: fd, stat: stat, since: nanotime()}
+		ran, pcount, ok := g.readSchedstat(fd)
+		if !ok {
+			w.close()
+			g.send(record{op: evRefused, tid: c.tid, arg: uint32(unix.ESRCH)})
+			return
+		}
+		w.ran, w.pcount = ran, pcount
+		g.table = append(g.table, w)
+	case opUnwatch:
+		if i := g.find(tid); i >= 0 {
+			g.table[i].close()
+			g.table[i] = g.table[len(g.table)-1]
+			g.table = g.table[:len(g.table)-1]
+		}
+	}
+}
+
+func (g *guard) find(tid int) int {
+	for i := range g.table {
+		if g.table[i].tid == tid {
+			return i
+		}
+	}
+	return -1
+}
+
+// send writes one event; dropped if the parent is not reading.
+func (g *guard) send(r record) {
+	var b [recordSize]byte
+	r.put(&b)
+	unix.RawSyscall(unix.SYS_WRITE, 1, uintptr(unsafe.Pointer(&b[0])), recordSize)
+}
+
+func (w *watched) close() {
+	unix.Close(w.fd)
+	unix.Close(w.stat)
+}
+
+// readState reads the state letter of /proc/<pid>/task/<tid>/stat ('R':
+// running or waiting for a CPU).
+func (g *guard) readState(fd int) (byte, bool) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
+		uintptr(unsafe.Pointer(&g.stat[0])), uintptr(len(g.stat)), 0, 0, 0)
+	if errno != 0 || n == 0 {
+		return 0, false
+	}
+	return parseState(g.stat[:n])
+}
+
+// parseState finds the state letter after the command name, which is in
+// parentheses and may itself hold spaces and parentheses.
+func parseState(b []byte) (byte, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) || b[i+1] != ' ' {
+		return 0, false
+	}
+	return b[i+2], true
+}
+
+// readSchedstat reads "run_ns wait_ns pcount" of a thread.
+func (g *guard) readSchedstat(fd int) (ran, pcount uint64, ok bool) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
+		uintptr(unsafe.Pointer(&g.buf[0])), uintptr(len(g.buf)), 0, 0, 0)
+	if errno != 0 || n == 0 {
+		return 0, 0, false
+	}
+	return parseSchedstat(g.buf[:n])
+}
+
+// parseSchedstat parses /proc/<pid>/task/<tid>/schedstat: the time on the
+// CPU, the time waiting for it, and the number of times the thread was
+// switched in.
+func parseSchedstat(b []byte) (ran, pcount uint64, ok bool) {
+	var f [3]uint64
+	i := 0
+	for k := range f {
+		for i < len(b) && b[i] == ' ' {
+			i++
+		}
+		start := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			if f[k] > (1<<64-1)/10-1 {
+				return 0, 0, false
+			}
+			f[k] = f[k]*10 + uint64(b[i]-'0')
+			i++
+		}
+		if i == start {
+			return 0, 0, false
+		}
+	}
+	return f[0], f[2], true
+}
+
+func errnoOf(err error) unix.Errno {
+	if e, ok := err.(unix.Errno); ok {
+		return e
+	}
+	return unix.EIO
+}
+
+func setScheduler(tid int, policy, prio int) unix.Errno {
+	param := struct{ priority int32 }{int32(prio)}
+	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
+	return errno
+}
+
+// schedResetOnFork is SCHED_RESET_ON_FORK: threads created by the
+// thread get SCHED_OTHER.
+const schedResetOnFork = 0x40000000
+
+// resetOtherThreads sets every thread of this process but self to
+// SCHED_OTHER.
+func resetOtherThreads(self int) {
+	d, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return
+	}
+	for _, e := range d {
+		if tid, err := strconv.Atoi(e.Name()); err == nil && tid != self {
+			setScheduler(tid, int(sys.SchedOther), 0)
+		}
+	}
+}
+
+func rawGettid() uintptr {
+	tid, _, _ := unix.RawSyscall(unix.SYS_GETTID, 0, 0, 0)
+	return tid
+}
+
+func rawGetppid() int {
+	pid, _, _ := unix.RawSyscall(unix.SYS_GETPPID, 0, 0, 0)
+	return int(pid)
+}
+
+func nanotime() int64 { return sys.Nanotime() }
+
+// sleepUntil sleeps until the absolute CLOCK_MONOTONIC time deadline,
+// without telling the runtime: the P stays with this goroutine.
+func sleepUntil(deadline int64) {
+	ts := sys.Timespec(deadline)
+	for {
+		_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
+		if errno != unix.EINTR {
+			return
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package rtapi_test
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// noPreempt blocks (block true) or unblocks the Go runtime's preemption
+// signal on the calling thread. A loop of raw system calls and atomic
+// loads with it blocked has no preemption point, as the runtime's own
+// spins have none: the scheduler cannot end the spin by parking the
+// goroutine, which it otherwise does after 10 ms.
+func noPreempt(block bool) {
+	how := unix.SIG_UNBLOCK
+	if block {
+		how = unix.SIG_BLOCK
+	}
+	set := uint64(1) << (unix.SIGURG - 1)
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, uintptr(how), uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0)
+}
+
+// holdOn runs an ordinary (SCHED_OTHER) goroutine pinned to cpu that waits
+// for want and then sets got: what a GC worker or sysmon holding a
+// goroutine's scan bit does for the thread spinning in exitsyscall. It
+// yields as the runtime's spin does, and never calls into the scheduler.
+func holdOn(t *testing.T, cpu int, want, got *atomic.Bool) {
+	t.Helper()
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the affinity dies with the thread
+		ready <- sys.SetAffinity(0, []int{cpu})
+		noPreempt(true)
+		for !want.Load() {
+			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+		got.Store(true)
+		noPreempt(false)
+	}()
+	require.NoError(t, <-ready)
+}
+
+// A task thread that spins, yielding, until an ordinary thread on its CPU
+// lets go — the Go runtime's livelock of docs/GC.md, built from plain
+// threads — is let off its CPU by the spin guard: the holder runs, the
+// spin ends, the task carries on and ends without a fault. Without the
+// guard only the kernel's RT throttling ends it, after about a second
+// (1.03-1.15 s here), and nothing where sched_rt_runtime_us is -1: the
+// in-process watchdog does not get to run either, since its own return
+// from sleep needs one of the two Ps the spinner and the starved holder
+// hold.
+func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
+	rttest.RequireRT(t)
+	cpu := lastCPU(t)
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+
+	var started, spinning, released atomic.Bool
+	spinAt := int64(-1)
+	task, err := rt.NewTask(rtapi.TaskSpec{
+		Name: "spins", Period: time.Millisecond, CPU: rtapi.OnCPU(cpu),
+	}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+			// Start has returned, so the guard watches the thread:
+			// spin a few cycles later. (The holder keeps a P while it
+			// is starved and the spinner the other: from then on, no
+			// goroutine of this process runs until the spin ends.)
+			if spinAt < 0 && started.Load() {
+				spinAt = tc.Cycle() + 5
+			}
+			if tc.Cycle() == spinAt {
+				noPreempt(true)
+				spinning.Store(true)
+				for !released.Load() {
+					unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+				}
+				noPreempt(false)
+			}
+			if spinAt > 0 && tc.Cycle() == spinAt+10 {
+				return nil
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	holdOn(t, cpu, &spinning, &released)
+	require.NoError(t, task.Start())
+	started.Store(true)
+	select {
+	case <-task.Done():
+	case <-time.After(liveness):
+		t.Fatalf("the task did not end within %v", liveness)
+	}
+	require.NoError(t, task.Wait())
+	require.True(t, released.Load())
+	// The guard process reports a moment after it acted.
+	rttest.WaitFor(t, "Stats.SpinBreaks to count the spin the guard ended", func() bool {
+		return task.Stats().SpinBreaks >= 1
+	})
+}
