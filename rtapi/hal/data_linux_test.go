@@ -4,6 +4,7 @@ package hal_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,4 +105,23 @@ func TestDataReadOnlyAndHostGone(t *testing.T) {
 	defer d2.Close()
 	assert.False(t, d2.HostGone())
 	require.NoError(t, h2.Close())
+}
+
+// An empty file at the data or the stats key (a host that died between
+// creating and sizing it, or a stray touch) is replaced as a stale
+// segment; a live host's data segment is refused, naming its pid. (Moved
+// here from examples/halhost/pins with the pin table.)
+func TestEmptyStaleFilesReplacedLiveRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"gortapi-0-00000091", "gortapi-0-00000092"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), nil, 0o600))
+	}
+	h := newHAL(t, hal.Options{DataKey: 0x91, StatsKey: 0x92, ShmDir: dir})
+	_, err := hal.New(h.RT(), hal.Options{DataKey: 0x91, ShmDir: dir})
+	require.ErrorIs(t, err, os.ErrExist)
+	assert.Contains(t, err.Error(), fmt.Sprintf("belongs to running process %d", os.Getpid()))
+	require.NoError(t, h.Close())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
 }
