@@ -196,6 +196,10 @@ func (m *Monitor) HostAlive() bool {
 	return processAlive(m.seg.CreatorPID())
 }
 
+// HostPID is the pid of the process that created the segment, as its
+// header said at open.
+func (m *Monitor) HostPID() int { return m.seg.CreatorPID() }
+
 // HostGone reports whether the host this monitor watches is gone: it
 // closed its HAL, its process no longer exists, or the segment's name was
 // unlinked (a new host may have made another under it). A monitor that
