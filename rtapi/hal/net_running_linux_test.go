@@ -85,7 +85,7 @@ func TestNetIsAppliedBetweenCycles(t *testing.T) {
 		if trap.CompareAndSwap(true, false) {
 			// Hold the cycle open while the net is made: until b changes,
 			// or 200 ms (then the net was held back, as it must be).
-			for !netCalled.Load() {
+			for stop := time.Now().Add(10 * time.Second); !netCalled.Load() && time.Now().Before(stop); {
 				runtime.Gosched()
 			}
 			deadline := time.Now().Add(200 * time.Millisecond)
