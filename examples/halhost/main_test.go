@@ -471,3 +471,31 @@ func TestGroupMemberMonitors(t *testing.T) {
 	assert.Contains(t, out, "permission denied")
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
+
+// A group member who may only read the pins segment (mode 0640) shows and
+// gets pins with halcmd, and is told why setp fails. Before, halcmd
+// attached read-write only and got "permission denied" for show too.
+func TestHalcmdReadOnlyMember(t *testing.T) {
+	rttest.RequireRoot(t, "runs halcmd as another user")
+	hostBin, _ := binaries(t)
+	inst := instance(t)
+	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix", "-rtapi.shm-group", "65534")
+	host.waitFor("halhost ready")
+	n, err := strconv.Atoi(inst)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(fmt.Sprintf("/dev/shm/gortapi-%d-48414c50", n), 0o640))
+	halcmd := func(args ...string) (string, error) {
+		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
+			filepath.Join(binDir, "halcmd"), "-rtapi.instance", inst, "-data-key", "0x48414c50", "-group", "65534"}, args...)...)
+		cmd.Dir = binDir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := halcmd("getp", "pid.0.Pgain")
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "1.6\n", out)
+	out, err = halcmd("setp", "pid.0.Pgain", "2")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "read-only")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
