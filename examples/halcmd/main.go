@@ -1,5 +1,6 @@
-// Command halcmd inspects and changes a running HAL host (examples/halrun)
-// from another process, with LinuxCNC's verbs and output shapes:
+// Command halcmd inspects and changes a running HAL host (examples/halrun;
+// examples/halhost with -data-key 0x48414c50) from another process, with
+// LinuxCNC's verbs and output shapes:
 //
 //	halcmd show pin pid.0            # comp, pin, param, sig, funct, thread
 //	halcmd getp pid.0.Pgain
