@@ -1,5 +1,6 @@
-// Command halcmd inspects and changes a running HAL host (examples/halrun)
-// from another process, with LinuxCNC's verbs and output shapes:
+// Command halcmd inspects and changes a running HAL host (examples/halrun;
+// examples/halhost with -data-key 0x48414c50) from another process, with
+// LinuxCNC's verbs and output shapes:
 //
 //	halcmd show pin pid.0            # comp, pin, param, sig, funct, thread
 //	halcmd getp pid.0.Pgain
@@ -121,7 +122,16 @@ func (s *session) close() {
 
 func (s *session) attach() (*hal.Data, error) {
 	if s.data == nil {
-		d, err := hal.AttachData(hal.MonitorOptions{Key: uint32(s.c.dataKey), Instance: s.c.instance, Dir: s.c.shmDir, Group: s.c.group})
+		o := hal.MonitorOptions{Key: uint32(s.c.dataKey), Instance: s.c.instance, Dir: s.c.shmDir, Group: s.c.group}
+		d, err := hal.AttachData(o)
+		if errors.Is(err, os.ErrPermission) {
+			// A user who may read the segment but not write it (mode 0640
+			// of the group) still shows and gets; setp and sets say why not.
+			o.ReadOnly = true
+			if ro, rerr := hal.AttachData(o); rerr == nil {
+				d, err = ro, nil
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", s.c.instance, err)
 		}

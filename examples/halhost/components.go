@@ -5,216 +5,183 @@ import (
 	"math"
 	"time"
 
-	"github.com/gortapi/gortapi/examples/halhost/pins"
 	"github.com/gortapi/gortapi/examples/servo/control"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	_ "github.com/gortapi/gortapi/rtapi/hal/comps" // siggen and the other standard components
 )
 
-// pinNames is the pin table, in the order halmon shows it.
-var pinNames = []string{
-	"siggen.0.sine", "siggen.0.cosine", "siggen.0.square",
-	"pid.0.command", "pid.0.feedback", "pid.0.error", "pid.0.output", "pid.0.heartbeat",
-	"motor.0.position", "motor.0.velocity", "motor.0.enabled",
-	"encoder.0.counts", "encoder.0.position",
-	"scope.0.error-max",
+// halhost's own components, loadable from a .hal file beside the standard
+// ones of rtapi/hal/comps. Each makes its pins and parameters in the HAL's
+// data segment and exports one function per instance; values cross
+// threads through pins and signals (atomic 64-bit words), as in
+// LinuxCNC's HAL, and halcmd and halmon see them.
+func init() {
+	hal.Register("torque_pid", instances(newTorquePID))
+	hal.Register("motor", instances(newMotor))
+	hal.Register("encoder", instances(newEncoder))
+	hal.Register("scope", instances(newScope))
+	hal.Register("fault", loadFault)
 }
 
-// Each component below takes its pins at set-up and exports one function.
-// A function writes only its own component's pins; values cross threads
-// through the pins (atomic 64-bit words), as in LinuxCNC's HAL.
+// The simulated axis: inertia (kg m²), viscous (N m s) and Coulomb (N m)
+// friction, and the drive's torque limit (N m).
+const inertia, viscous, coulomb, maxTorque = 1e-4, 1e-4, 0.01, 0.5
 
-// siggen is a signal generator (LinuxCNC's siggen): sine, cosine and
-// square of Amplitude at Frequency.
-type siggen struct {
-	Frequency, Amplitude float64
-	phase                float64
-	sine, cosine, square *pins.Pin
-}
-
-func (g *siggen) update(period time.Duration, now int64) {
-	g.phase += g.Frequency * period.Seconds()
-	if g.phase >= 1 {
-		g.phase--
-	}
-	s, c := math.Sincos(2 * math.Pi * g.phase)
-	g.sine.Set(g.Amplitude * s)
-	g.cosine.Set(g.Amplitude * c)
-	g.square.Set(math.Copysign(g.Amplitude, s))
-}
-
-// pid follows its command pin with the feedback pin, feed-forward from the
-// command's derivatives (LinuxCNC pid's FF1 and FF2).
-type pid struct {
-	control.PID
-	input                          *pins.Pin // what the command pin is linked to
-	command, feedback, errPin, out *pins.Pin
-	heartbeat                      *pins.Pin // counts updates: the drive's watchdog watches it
-	feedbackSrc                    *pins.Pin
-	lastCmd, lastVel               float64
-	samples                        int // command samples seen, up to 2
-}
-
-func (p *pid) update(period time.Duration, now int64) {
-	dt := period.Seconds()
-	cmd, fb := p.input.Get(), p.feedbackSrc.Get()
-	p.command.Set(cmd)
-	p.feedback.Set(fb)
-	// Differentiate the command once two (for velocity) or three (for
-	// acceleration) samples exist, so the start is not a kick.
-	vel, acc := 0.0, 0.0
-	if p.samples >= 1 {
-		vel = (cmd - p.lastCmd) / dt
-	}
-	if p.samples >= 2 {
-		acc = (vel - p.lastVel) / dt
-	}
-	p.lastCmd, p.lastVel, p.samples = cmd, vel, min(p.samples+1, 2)
-	p.errPin.Set(cmd - fb)
-	p.out.Set(p.Update(dt, cmd, vel, acc, fb))
-	p.heartbeat.Set(p.heartbeat.Get() + 1)
-}
-
-// motor is the simulated axis and its drive, advanced on the base thread
-// by the real time between its cycles. The drive has a watchdog, as real
-// ones do (LinuxCNC's charge pump): when the PID's heartbeat stops for
-// Watchdog, it drops the torque and clears motor.0.enabled, so a servo
-// thread that died does not leave the axis running away.
-type motor struct {
-	control.Motor
-	Watchdog                   time.Duration
-	torque, position, velocity *pins.Pin
-	heartbeat, enabled         *pins.Pin
-	last                       int64
-	started                    bool
-	lastBeat                   float64
-	lastBeatAt                 int64
-}
-
-func (m *motor) update(period time.Duration, now int64) {
-	if b := m.heartbeat.Get(); b != m.lastBeat || !m.started {
-		m.lastBeat, m.lastBeatAt = b, now
-	}
-	if now-m.lastBeatAt > int64(m.Watchdog) {
-		m.SetTorque(0)
-		m.enabled.Set(0)
-	} else {
-		m.SetTorque(m.torque.Get())
-		m.enabled.Set(1)
-	}
-	if m.started {
-		m.Advance(float64(now-m.last) / 1e9)
-	}
-	m.last, m.started = now, true
-	m.position.Set(m.Pos)
-	m.velocity.Set(m.Vel)
-}
-
-// encoder quantises the motor's position to CountsPerRev, on the base
-// thread.
-type encoder struct {
-	CountsPerRev     float64
-	input            *pins.Pin
-	counts, position *pins.Pin
-}
-
-func (e *encoder) update(period time.Duration, now int64) {
-	c := math.Floor(e.input.Get() / (2 * math.Pi) * e.CountsPerRev)
-	e.counts.Set(c)
-	e.position.Set(c * 2 * math.Pi / e.CountsPerRev)
-}
-
-// scope tracks the worst following error over each second and publishes
-// a frame of every pin through the seqlock, last in the servo thread.
-type scope struct {
-	table          *pins.Table
-	errPin, errMax *pins.Pin
-	window, n      int64
-	worst          float64
-	cycle          int64
-}
-
-func (s *scope) sample(period time.Duration, now int64) {
-	if e := math.Abs(s.errPin.Get()); e > s.worst {
-		s.worst = e
-	}
-	s.n++
-	if s.n >= s.window {
-		s.errMax.Set(s.worst)
-		s.worst, s.n = 0, 0
-	}
-	s.cycle++
-	s.table.Publish(now, s.cycle)
-}
-
-// fault panics once armed: it shows that a panicking function stops only
-// its own thread and is reported by name.
-type fault struct{ after, start int64 }
-
-func (f *fault) trip(period time.Duration, now int64) {
-	if f.start == 0 {
-		f.start = now
-	}
-	if now-f.start >= f.after {
-		panic(fmt.Sprintf("injected fault after %v", time.Duration(f.after)))
-	}
-}
-
-// wire builds the components on the pin table and adds their functions:
-// motor and encoder on the base thread, siggen, pid and scope on the servo
-// thread.
-func wire(h *hal.HAL, t *pins.Table, base, servo string, faultAfter time.Duration) error {
-	pin := func(name string) *pins.Pin {
-		p, err := t.Pin(name)
+// instances makes one component with one instance per name (count=N or
+// names=a,b; one by default).
+func instances(inst func(h *hal.HAL, c *hal.Component, p string)) hal.Factory {
+	return func(h *hal.HAL, a *hal.LoadArgs) error {
+		names, err := a.Instances(1)
 		if err != nil {
-			panic(err) // pinNames and the code below disagree: a programming error
+			return err
 		}
-		return p
+		c, err := h.NewComponent(a.Name)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			inst(h, c, n)
+		}
+		return c.Ready()
 	}
-	const inertia, viscous, coulomb, maxTorque = 1e-4, 1e-4, 0.01, 0.5
-	g := &siggen{Frequency: 0.5, Amplitude: 5,
-		sine: pin("siggen.0.sine"), cosine: pin("siggen.0.cosine"), square: pin("siggen.0.square")}
-	p := &pid{
-		PID:   control.PID{Kp: 1.6, Ki: 20, Kd: 0.018, Kaff: inertia, Kvff: viscous, Kfff: coulomb, MaxOutput: maxTorque},
-		input: pin("siggen.0.sine"), feedbackSrc: pin("encoder.0.position"),
-		command: pin("pid.0.command"), feedback: pin("pid.0.feedback"), errPin: pin("pid.0.error"), out: pin("pid.0.output"),
-		heartbeat: pin("pid.0.heartbeat"),
-	}
-	th, _ := h.Thread(servo)
-	m := &motor{
-		Motor:    control.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque},
-		Watchdog: 100 * th.Period(),
-		torque:   pin("pid.0.output"), position: pin("motor.0.position"), velocity: pin("motor.0.velocity"),
-		heartbeat: pin("pid.0.heartbeat"), enabled: pin("motor.0.enabled"),
-	}
-	e := &encoder{CountsPerRev: 4000, input: pin("motor.0.position"),
-		counts: pin("encoder.0.counts"), position: pin("encoder.0.position")}
-	s := &scope{table: t, errPin: pin("pid.0.error"), errMax: pin("scope.0.error-max"),
-		window: max(1, int64(time.Second/th.Period()))}
+}
 
-	functs := []struct {
-		name, thread string
-		fn           hal.Func
-	}{
-		{"motor.0.update", base, m.update},
-		{"encoder.0.update", base, e.update},
-		{"siggen.0.update", servo, g.update},
-		{"pid.0.do-pid-calcs", servo, p.update},
-		{"scope.0.sample", servo, s.sample},
-	}
-	if faultAfter > 0 {
-		f := &fault{after: int64(faultAfter)}
-		functs = append(functs, struct {
-			name, thread string
-			fn           hal.Func
-		}{"fault.0.trip", servo, f.trip})
-	}
-	for _, f := range functs {
-		if _, err := h.Export(f.name, f.fn); err != nil {
-			return err
+// newTorquePID follows its command pin with the feedback pin, with
+// feed-forward from the command's derivatives through the axis model
+// (LinuxCNC pid's FF1 and FF2, in torque). Its heartbeat pin counts
+// updates: the drive's watchdog watches it.
+func newTorquePID(_ *hal.HAL, c *hal.Component, p string) {
+	var (
+		command, feedback = c.Float(p+".command", hal.In), c.Float(p+".feedback", hal.In)
+		errPin, out       = c.Float(p+".error", hal.Out), c.Float(p+".output", hal.Out)
+		heartbeat         = c.U32(p+".heartbeat", hal.Out)
+		pgain, igain      = c.FloatParam(p+".Pgain", hal.RW), c.FloatParam(p+".Igain", hal.RW)
+		dgain             = c.FloatParam(p+".Dgain", hal.RW)
+		pid               = control.PID{Kp: 1.6, Ki: 20, Kd: 0.018, Kaff: inertia, Kvff: viscous, Kfff: coulomb, MaxOutput: maxTorque}
+		lastCmd, lastVel  float64
+		samples           int // command samples seen, up to 2
+	)
+	pgain.Set(pid.Kp)
+	igain.Set(pid.Ki)
+	dgain.Set(pid.Kd)
+	c.Export(p+".do-pid-calcs", func(period time.Duration, _ int64) {
+		dt := period.Seconds()
+		cmd, fb := command.Get(), feedback.Get()
+		pid.Kp, pid.Ki, pid.Kd = pgain.Get(), igain.Get(), dgain.Get()
+		// Differentiate the command once two (for velocity) or three (for
+		// acceleration) samples exist, so the start is not a kick.
+		vel, acc := 0.0, 0.0
+		if samples >= 1 {
+			vel = (cmd - lastCmd) / dt
 		}
-		if err := h.AddFunct(f.name, f.thread, hal.Last); err != nil {
-			return err
+		if samples >= 2 {
+			acc = (vel - lastVel) / dt
 		}
+		lastCmd, lastVel, samples = cmd, vel, min(samples+1, 2)
+		errPin.Set(cmd - fb)
+		out.Set(pid.Update(dt, cmd, vel, acc, fb))
+		heartbeat.Set(heartbeat.Get() + 1)
+	})
+}
+
+// newMotor is the simulated axis and its drive, advanced by the real time
+// between its cycles (on the base thread). The drive has a watchdog, as
+// real ones do (LinuxCNC's charge pump): when the heartbeat pin stops for
+// the watchdog parameter's nanoseconds (100 servo periods by default), it
+// drops the torque and clears the enabled pin, so a servo thread that died
+// does not leave the axis running away.
+func newMotor(h *hal.HAL, c *hal.Component, p string) {
+	var (
+		torque, heartbeat  = c.Float(p+".torque", hal.In), c.U32(p+".heartbeat", hal.In)
+		position, velocity = c.Float(p+".position", hal.Out), c.Float(p+".velocity", hal.Out)
+		enabled            = c.Bit(p+".enabled", hal.Out)
+		watchdog           = c.S64Param(p+".watchdog", hal.RW)
+		m                  = control.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque}
+		last, lastBeatAt   int64
+		lastBeat           uint32
+		started            bool
+	)
+	wd := 100 * time.Millisecond
+	if th, ok := h.Thread("servo"); ok {
+		wd = 100 * th.Period()
 	}
-	return nil
+	watchdog.Set(int64(wd))
+	c.Export(p+".update", func(_ time.Duration, now int64) {
+		if b := heartbeat.Get(); b != lastBeat || !started {
+			lastBeat, lastBeatAt = b, now
+		}
+		if now-lastBeatAt > watchdog.Get() {
+			m.SetTorque(0)
+			enabled.Set(false)
+		} else {
+			m.SetTorque(torque.Get())
+			enabled.Set(true)
+		}
+		if started {
+			m.Advance(float64(now-last) / 1e9)
+		}
+		last, started = now, true
+		position.Set(m.Pos)
+		velocity.Set(m.Vel)
+	})
+}
+
+// newEncoder quantises the motor's position (radians) to counts-per-rev.
+func newEncoder(_ *hal.HAL, c *hal.Component, p string) {
+	var (
+		input            = c.Float(p+".motor-pos", hal.In)
+		counts, position = c.S32(p+".counts", hal.Out), c.Float(p+".position", hal.Out)
+		perRev           = c.FloatParam(p+".counts-per-rev", hal.RW)
+	)
+	perRev.Set(4000)
+	c.Export(p+".update", func(time.Duration, int64) {
+		cpr := perRev.Get()
+		if cpr <= 0 {
+			cpr = 1
+		}
+		n := math.Floor(input.Get() / (2 * math.Pi) * cpr)
+		counts.Set(int32(max(math.MinInt32, min(math.MaxInt32, n))))
+		position.Set(n * 2 * math.Pi / cpr)
+	})
+}
+
+// newScope tracks the worst absolute value of its input over each second
+// (the PID's following error) and shows it on error-max.
+func newScope(_ *hal.HAL, c *hal.Component, p string) {
+	var (
+		in, errMax = c.Float(p+".in", hal.In), c.Float(p+".error-max", hal.Out)
+		window     time.Duration
+		worst      float64
+	)
+	c.Export(p+".sample", func(period time.Duration, _ int64) {
+		worst = max(worst, math.Abs(in.Get()))
+		if window += period; window >= time.Second {
+			errMax.Set(worst)
+			worst, window = 0, 0
+		}
+	})
+}
+
+// loadFault makes fault.0.trip, which panics once after=NS nanoseconds of
+// its thread's time have passed since its first call: it shows that a
+// panicking function stops only its own thread and is reported by name.
+func loadFault(h *hal.HAL, a *hal.LoadArgs) error {
+	after, err := a.Int("after", 0)
+	if err != nil {
+		return err
+	}
+	c, err := h.NewComponent(a.Name)
+	if err != nil {
+		return err
+	}
+	var start int64
+	c.Export(a.Name+".0.trip", func(_ time.Duration, now int64) {
+		if start == 0 {
+			start = now
+		}
+		if now-start >= after {
+			panic(fmt.Sprintf("injected fault after %v", time.Duration(after)))
+		}
+	})
+	return c.Ready()
 }

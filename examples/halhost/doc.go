@@ -1,11 +1,15 @@
 // Command halhost is a small HAL component host. A signal generator, a
-// PID, a simulated motor with an encoder, and a scope run as functions on
-// a fast base thread and a 1 ms servo thread; their pins live in a
-// shared-memory segment, and the threads publish their timing in another.
-// Run examples/halmon in a second terminal to watch both live.
+// PID, a simulated motor with an encoder and its drive, and a scope run as
+// functions on a fast base thread and a 1 ms servo thread, wired by a .hal
+// file of its own (halhost.hal, built in; -hal FILE loads another). Their
+// pins, parameters and signals are the library's (rtapi/hal), in a
+// shared-memory data segment; the threads publish their timing in a stats
+// segment. Run examples/halmon in a second terminal to watch both live,
+// and examples/halcmd to show, set and rewire pins.
 //
 //	go run ./examples/halhost                        # Ctrl-C to stop
 //	go run ./examples/halmon                         # in another terminal
+//	go run ./examples/halcmd -data-key 0x48414c50 show pin pid.0
 //	go run ./examples/halhost -fault-after 3s        # a function panics: its thread stops, the host reports it
 //
 // Threads and functions:
@@ -13,13 +17,22 @@
 //	base  (100 µs)  motor.0.update, encoder.0.update
 //	servo (1 ms)    siggen.0.update, pid.0.do-pid-calcs, scope.0.sample
 //
-// The PID follows the signal generator's sine with the encoder's position
-// as feedback; the motor (with its drive) runs on the base thread. Each pin
-// is written by one function and read by others across threads as an
-// atomic 64-bit word; the scope publishes a frame of all pins through a
-// seqlock every servo cycle. The drive has a watchdog on the PID's
+// The PID (component torque_pid, instance pid.0) follows the standard
+// siggen's sine with the encoder's position as feedback; the motor (with
+// its drive) runs on the base thread. Values cross threads through
+// signals, atomic 64-bit words. The drive has a watchdog on the PID's
 // heartbeat pin: when the servo thread stops (-fault-after), it drops the
-// torque and clears motor.0.enabled.
+// torque and clears motor.0.enabled. The components (torque_pid, motor,
+// encoder, scope, fault) are registered beside rtapi/hal/comps' standard
+// ones, so a -hal file may use either.
+//
+// Segments: "HALP" (-pins-key) holds the pins, "HALH" (-stats-key) the
+// thread statistics; halrun's defaults differ, so both run at once. Both
+// are created exclusively: a second halhost on the same keys is refused
+// with the running one's pid (a dead one's are replaced). With
+// -rtapi.shm-group G both are mode 0660 of group G, so G's members can
+// run halmon and halcmd. halhost serves halcmd's socket for its instance
+// unless another host (halrun) holds it, and says so.
 //
 // Ctrl-C (or SIGTERM) stops the threads together, prints their final
 // timing, removes both segments and exits 0.

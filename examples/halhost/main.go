@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,14 +11,31 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/gortapi/gortapi/examples/halhost/pins"
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/control"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
+
+// Segment keys halhost uses unless told otherwise: "HALP" for the pins
+// (the HAL data segment: components, pins, parameters, signals), "HALH"
+// for the thread statistics. examples/halrun's defaults differ ("HALD",
+// "HALS"), so both run at once on one instance. examples/halmon uses the
+// same defaults.
+const (
+	DefaultPinsKey  = 0x48414c50
+	DefaultStatsKey = 0x48414c48
+)
+
+// halFile is the wiring halhost loads unless -hal names another file.
+//
+//go:embed halhost.hal
+var halFile []byte
 
 type config struct {
 	rtapi      rtapi.Options
@@ -24,6 +43,7 @@ type config struct {
 	servo      time.Duration
 	statsKey   uint
 	pinsKey    uint
+	halFile    string // -hal: load this file instead of the embedded one
 	faultAfter time.Duration
 	status     time.Duration
 	metrics    string // -metrics-addr: serve Prometheus metrics there
@@ -34,8 +54,9 @@ func main() {
 	opts := rtapi.RegisterFlags(flag.CommandLine)
 	flag.DurationVar(&c.base, "base", 100*time.Microsecond, "base thread period")
 	flag.DurationVar(&c.servo, "servo", time.Millisecond, "servo thread period (rounded to a multiple of -base)")
-	flag.UintVar(&c.statsKey, "stats-key", pins.DefaultStatsKey, "shared-memory key of the thread statistics")
-	flag.UintVar(&c.pinsKey, "pins-key", pins.DefaultPinsKey, "shared-memory key of the pins")
+	flag.UintVar(&c.statsKey, "stats-key", DefaultStatsKey, "shared-memory key of the thread statistics")
+	flag.UintVar(&c.pinsKey, "pins-key", DefaultPinsKey, "shared-memory key of the pins (the HAL data segment: components, pins, parameters, signals)")
+	flag.StringVar(&c.halFile, "hal", "", "load this .hal file instead of halhost's own (threads base and servo exist; halhost starts them)")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0, "make a servo function panic after this long (0: never)")
 	flag.DurationVar(&c.status, "status", 0, "print the threads' timing this often (0: only at the end)")
 	flag.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9100 (path /metrics; empty: off)")
@@ -53,19 +74,26 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.statsKey == 0 || c.statsKey > 0xffffffff || c.pinsKey == 0 || c.pinsKey > 0xffffffff || c.statsKey == c.pinsKey {
 		return cli.Usagef("-stats-key and -pins-key must be two different non-zero 32-bit keys")
 	}
+	name, text := "halhost.hal", halFile
+	if c.halFile != "" {
+		if text, err = os.ReadFile(c.halFile); err != nil {
+			return cli.UsageError{Err: err}
+		}
+		name = c.halFile
+	}
+	cmds, err := halfile.Parse(name, bytes.NewReader(text))
+	if err != nil {
+		return err // FILE:LINE: ...; nothing was created
+	}
 	rt, err := rtapi.Open(c.rtapi)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }()
 
-	table, err := pins.Create(rt, uint32(c.pinsKey), pinNames)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, table.Delete()) }()
-
-	h, err := hal.New(rt, hal.Options{StatsKey: uint32(c.statsKey)})
+	// Both segments are created exclusively: a second halhost on the same
+	// keys is refused with the running one's pid.
+	h, err := hal.New(rt, hal.Options{StatsKey: uint32(c.statsKey), DataKey: uint32(c.pinsKey), ShmGroup: c.rtapi.ShmGroup})
 	if err != nil {
 		return err
 	}
@@ -81,14 +109,32 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if servo.Period() != servo.Requested() {
 		fmt.Fprintf(w, "halhost: servo period %v rounded to %v, a multiple of the base period\n", servo.Requested(), servo.Period())
 	}
-	if err := wire(h, table, "base", "servo", c.faultAfter); err != nil {
+	if err := h.Load(w, cmds); err != nil {
 		return err
 	}
-	if err := h.Start(); err != nil {
-		return err
+	if c.faultAfter > 0 {
+		if err := h.LoadRT("fault", "after="+strconv.FormatInt(int64(c.faultAfter), 10)); err != nil {
+			return err
+		}
+		if err := h.AddFunct("fault.0.trip", "servo", hal.Last); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s; Ctrl-C to stop\n",
-		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), table.Name(), h.StatsSegment())
+	if !h.Running() {
+		if err := h.Start(); err != nil {
+			return err
+		}
+	}
+	// halcmd's structural commands (net, addf, ...) come through the
+	// instance's socket; another host of the instance may hold it.
+	sock := control.SocketPath("", rt.Instance())
+	if srv, err := control.Serve(h, sock, control.Options{Group: c.rtapi.ShmGroup}); err != nil {
+		fmt.Fprintf(w, "halhost: no halcmd socket (%v); halcmd -data-key %#x still shows, gets and sets\n", err, c.pinsKey)
+	} else {
+		defer func() { err = errors.Join(err, srv.Close()) }()
+	}
+	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s, halcmd -data-key %#x; Ctrl-C to stop\n",
+		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), h.DataSegment(), h.StatsSegment(), c.pinsKey)
 	hal.WriteThreads(w, h.Stats())
 	writeScheduling(w, rt.Flavor().Name, h)
 	if c.metrics != "" {

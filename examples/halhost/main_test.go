@@ -40,7 +40,11 @@ func binaries(t *testing.T) (host, mon string) {
 		if buildErr != nil {
 			return
 		}
-		for _, p := range []string{".", "../halmon"} {
+		// Other users (the group tests) run halmon from here.
+		if buildErr = os.Chmod(binDir, 0o755); buildErr != nil {
+			return
+		}
+		for _, p := range []string{".", "../halmon", "../halrun", "../halcmd"} {
 			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
 			if err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
@@ -188,13 +192,14 @@ func TestHostAndMonitor(t *testing.T) {
 		"siggen.0.update", "pid.0.do-pid-calcs", "scope.0.sample", "pins:", "siggen.0.sine", "pid.0.error"} {
 		assert.Contains(t, out, want)
 	}
-	frames := regexp.MustCompile(`pins frame (\d+)`)
-	require.Len(t, frames.FindAllString(out, -1), 3, out)
-	first, _ := strconv.Atoi(frames.FindStringSubmatch(out)[1])
-	rttest.WaitFor(t, "the servo thread publishing new frames, the drive enabled", func() bool {
+	assert.Regexp(t, `pid\.0\.command +float +IN +\S+ +<== pos-cmd`, out)
+	beats := regexp.MustCompile(`pid\.0\.heartbeat +u32 +OUT +(\d+)`)
+	require.Len(t, beats.FindAllString(out, -1), 3, out)
+	first, _ := strconv.Atoi(beats.FindStringSubmatch(out)[1])
+	rttest.WaitFor(t, "the servo thread beating, the drive enabled", func() bool {
 		now := monOnce(t, monBin, k)
-		n, _ := strconv.Atoi(frames.FindStringSubmatch(now)[1])
-		return n > first && regexp.MustCompile(`motor\.0\.enabled +1\.000000 +1\.000000`).MatchString(now)
+		n, _ := strconv.Atoi(beats.FindStringSubmatch(now)[1])
+		return n > first && regexp.MustCompile(`motor\.0\.enabled +bit +OUT +TRUE`).MatchString(now)
 	})
 
 	// Live until Ctrl-C.
@@ -208,7 +213,9 @@ func TestHostAndMonitor(t *testing.T) {
 	// keys' cleanup checks /dev/shm.
 }
 
-func TestMonitorNoticesHostStopping(t *testing.T) {
+// halmon says "host gone" when the host stops, waits, and shows the next
+// host's values. Before, it exited (and could not follow a restart).
+func TestMonitorNoticesHostStoppingAndReturning(t *testing.T) {
 	hostBin, monBin := binaries(t)
 	k := keys(t)
 	host := start(t, hostBin, append([]string{"-status", "20ms"}, k...)...)
@@ -218,9 +225,15 @@ func TestMonitorNoticesHostStopping(t *testing.T) {
 	mon := start(t, monBin, append([]string{"-interval", "20ms"}, k...)...)
 	mon.waitFor("pins:")
 	require.Equal(t, 0, host.interrupt(), host.output())
-	mon.waitFor("has stopped; detaching")
-	require.Equal(t, 0, mon.exit(), mon.output())
-	// The monitor was the last user: its detach removed the segments.
+	mon.waitFor(fmt.Sprintf("host gone (pid %d)", host.cmd.Process.Pid))
+
+	again := start(t, hostBin, k...)
+	again.waitFor("halhost ready")
+	mon.waitFor(fmt.Sprintf("host back (pid %d)", again.cmd.Process.Pid))
+	mon.waitFor(fmt.Sprintf("host pid %d", again.cmd.Process.Pid))
+	mon.waitFor("pid.0.heartbeat")
+	require.Equal(t, 0, mon.interrupt(), mon.output())
+	require.Equal(t, 0, again.interrupt(), again.output())
 }
 
 func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
@@ -246,7 +259,7 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 		if firstBeat < 0 {
 			firstBeat = b
 		}
-		return b > firstBeat && regexp.MustCompile(`motor\.0\.enabled +[01]\.000000 +0\.000000`).MatchString(out)
+		return b > firstBeat && regexp.MustCompile(`motor\.0\.enabled +bit +OUT +FALSE`).MatchString(out)
 	})
 	assert.Regexp(t, `thread servo .* failed `, out)
 
@@ -268,7 +281,7 @@ func TestSecondHostOnTheSameKeysIsRefused(t *testing.T) {
 	host.waitFor("halhost ready")
 	second := start(t, hostBin, k...)
 	assert.Equal(t, 1, second.exit())
-	assert.Contains(t, second.output(), "belongs to running process")
+	assert.Contains(t, second.output(), fmt.Sprintf("belongs to running process %d", host.cmd.Process.Pid))
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
 
@@ -283,6 +296,8 @@ func TestBadFlags(t *testing.T) {
 		{hostBin, []string{"-stats-key", "0"}, "two different non-zero", 2},
 		{hostBin, []string{"-stats-key", "5", "-pins-key", "5"}, "two different non-zero", 2},
 		{hostBin, []string{"-base", "1ms", "-servo", "100us"}, "shorter than the base period", 2},
+		{hostBin, []string{"-hal", "/nonexistent.hal"}, "no such file", 2},
+		{hostBin, []string{"-hal", "testdata/bad.hal"}, "testdata/bad.hal:2: ", 1},
 		{monBin, []string{"-interval", "0"}, "-interval must be positive", 2},
 		{monBin, []string{"-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
 	} {
@@ -303,16 +318,15 @@ func TestKilledHostIsNoticedAndReplaced(t *testing.T) {
 	mon.waitFor("pins:")
 	require.NoError(t, host.cmd.Process.Kill()) // SIGKILL: no clean-up at all
 	host.exit()
-	mon.waitFor("has stopped; detaching")
-	require.Equal(t, 0, mon.exit(), mon.output())
+	mon.waitFor(fmt.Sprintf("host gone (pid %d)", host.cmd.Process.Pid))
 
 	// The dead host's segments are still there; the next host replaces
-	// them and, on Ctrl-C, removes its own.
+	// them and, on Ctrl-C, removes its own; halmon follows it.
 	again := start(t, hostBin, k...)
 	again.waitFor("halhost ready")
-	mon = start(t, monBin, append([]string{"-count", "1"}, k...)...)
-	require.Equal(t, 0, mon.exit(), mon.output())
-	assert.Contains(t, mon.output(), fmt.Sprintf("host pid %d", again.cmd.Process.Pid))
+	mon.waitFor(fmt.Sprintf("host back (pid %d)", again.cmd.Process.Pid))
+	mon.waitFor("pid.0.heartbeat")
+	require.Equal(t, 0, mon.interrupt(), mon.output())
 	require.Equal(t, 0, again.interrupt(), again.output())
 }
 
@@ -331,9 +345,9 @@ func TestHostStartsOverEmptyStalePinsFile(t *testing.T) {
 }
 
 // Another process writes a pin count of 1000 into the running host's pins
-// segment: the servo thread keeps running on its own count. Before, the
-// scope indexed past its frame and the servo thread stopped with "index
-// out of range".
+// segment: the servo thread keeps running on its own count (the host
+// never reads back anything but values), and halmon reports the segment
+// corrupt instead of crashing.
 func TestCorruptPinCountDoesNotStopTheServoThread(t *testing.T) {
 	hostBin, _ := binaries(t)
 	k := keys(t)
@@ -345,8 +359,8 @@ func TestCorruptPinCountDoesNotStopTheServoThread(t *testing.T) {
 	f, err := os.OpenFile(segPath(uint32(pinsKey)), os.O_RDWR, 0)
 	require.NoError(t, err)
 	var n [8]byte
-	n[0], n[1] = 0xe8, 0x03        // 1000, little-endian
-	_, err = f.WriteAt(n[:], 64+8) // after the segment header and the table's magic
+	n[0], n[1] = 0xe8, 0x03         // 1000, little-endian
+	_, err = f.WriteAt(n[:], 64+48) // the segment header, then the data header's NPins
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	mark := len(host.output())
@@ -360,5 +374,128 @@ func TestCorruptPinCountDoesNotStopTheServoThread(t *testing.T) {
 	last, _ := strconv.Atoi(beats[len(beats)-1][1])
 	assert.Greater(t, last, first, "the servo thread advances")
 	assert.NotContains(t, host.output(), "panicked")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+// instance picks an rtapi instance no other test uses, so that a test can
+// run the programs on their default keys.
+func instance(t *testing.T) string {
+	t.Helper()
+	n := 1000 + rand.IntN(1<<20)
+	t.Cleanup(func() {
+		left, _ := filepath.Glob(fmt.Sprintf("/dev/shm/gortapi-%d-*", n))
+		assert.Empty(t, left, "segments left in /dev/shm")
+		for _, f := range left {
+			os.Remove(f)
+		}
+	})
+	return strconv.Itoa(n)
+}
+
+// halhost and halrun on their default keys run at once on one instance:
+// their segments differ; halrun, started first, serves halcmd's socket and
+// halhost says it runs without. A second halrun is refused naming the
+// first. Before, both used "HALS" for their statistics and the second to
+// start was refused.
+func TestHalhostAndHalrunAtOnce(t *testing.T) {
+	hostBin, _ := binaries(t)
+	runBin := filepath.Join(binDir, "halrun")
+	inst := instance(t)
+	run := start(t, runBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix", "../halrun/testdata/servo-loop.hal")
+	run.waitFor("halrun: ")
+	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix")
+	host.waitFor("halhost: no halcmd socket")
+	host.waitFor("halhost ready")
+
+	second := start(t, runBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix", "../halrun/testdata/servo-loop.hal")
+	assert.Equal(t, 1, second.exit())
+	assert.Contains(t, second.output(), fmt.Sprintf("running process %d", run.cmd.Process.Pid))
+
+	require.Equal(t, 0, host.interrupt(), host.output())
+	require.Equal(t, 0, run.interrupt(), run.output())
+}
+
+// halhost's pins are the library's: halcmd shows, sets and rewires them.
+func TestHalcmdSeesHostPins(t *testing.T) {
+	hostBin, _ := binaries(t)
+	cmdBin := filepath.Join(binDir, "halcmd")
+	inst := instance(t)
+	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix")
+	host.waitFor("halhost ready")
+	halcmd := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(cmdBin, append([]string{"-rtapi.instance", inst, "-data-key", "0x48414c50"}, args...)...).CombinedOutput()
+		require.NoError(t, err, "halcmd %v: %s", args, out)
+		return string(out)
+	}
+	assert.Regexp(t, `pid\.0\.output\s.*==> torque`, halcmd("show", "pin", "pid.0"))
+	halcmd("setp", "pid.0.Pgain", "2.5")
+	assert.Equal(t, "2.5\n", halcmd("getp", "pid.0.Pgain"))
+	halcmd("unlinkp", "scope.0.in")
+	assert.NotContains(t, halcmd("show", "pin", "scope.0.in"), "pos-error")
+	assert.Contains(t, halcmd("save"), "net pos-cmd")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+// With -rtapi.shm-group, both of halhost's segments are the group's (mode
+// 0660): halmon run by a member reads them, a user outside the group is
+// refused. Before, the stats segment stayed 0600 and the member got
+// "permission denied".
+func TestGroupMemberMonitors(t *testing.T) {
+	rttest.RequireRoot(t, "runs halmon as another user")
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, append([]string{"-rtapi.shm-group", "65534"}, k...)...)
+	host.waitFor("halhost ready")
+	for _, key := range []string{k[1], k[3]} {
+		n, err := strconv.ParseUint(key, 10, 32)
+		require.NoError(t, err)
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Stat(segPath(uint32(n)), &st))
+		assert.Equal(t, uint32(0o660), st.Mode&0o777, "segment %s", segPath(uint32(n)))
+		assert.Equal(t, uint32(65534), st.Gid)
+	}
+	as := func(gid string, args ...string) (string, error) {
+		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=" + gid, "--clear-groups", monBin,
+			"-rtapi.shm-group", "65534", "-count", "1"}, append(k, args...)...)...)
+		cmd.Dir = binDir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := as("65534")
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `motor\.0\.enabled +bit +OUT +TRUE`, out)
+	assert.Contains(t, out, "thread servo")
+	out, err = as("65533")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "permission denied")
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+// A group member who may only read the pins segment (mode 0640) shows and
+// gets pins with halcmd, and is told why setp fails. Before, halcmd
+// attached read-write only and got "permission denied" for show too.
+func TestHalcmdReadOnlyMember(t *testing.T) {
+	rttest.RequireRoot(t, "runs halcmd as another user")
+	hostBin, _ := binaries(t)
+	inst := instance(t)
+	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix", "-rtapi.shm-group", "65534")
+	host.waitFor("halhost ready")
+	n, err := strconv.Atoi(inst)
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(fmt.Sprintf("/dev/shm/gortapi-%d-48414c50", n), 0o640))
+	halcmd := func(args ...string) (string, error) {
+		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
+			filepath.Join(binDir, "halcmd"), "-rtapi.instance", inst, "-data-key", "0x48414c50", "-group", "65534"}, args...)...)
+		cmd.Dir = binDir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := halcmd("getp", "pid.0.Pgain")
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "1.6\n", out)
+	out, err = halcmd("setp", "pid.0.Pgain", "2")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "read-only")
 	require.Equal(t, 0, host.interrupt(), host.output())
 }

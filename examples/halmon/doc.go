@@ -1,21 +1,25 @@
-// Command halmon attaches to a running halhost from another process and
-// shows its pins and its threads' timing live, a halmeter / halshow
-// analog. It reads through seqlocks: the real-time threads never wait for
-// it, and it never sees a half-written value.
+// Command halmon attaches to a running halhost (or any HAL host, given
+// its keys) from another process and shows its threads' timing and its
+// pins live, a halmeter / halshow analog. It attaches both segments
+// read-only: it needs only read permission and cannot change the host.
+// The real-time threads never wait for it.
 //
 //	go run ./examples/halhost    # first, in one terminal
 //	go run ./examples/halmon     # then in another; Ctrl-C to stop
 //	go run ./examples/halmon -count 1    # one snapshot and exit
+//	go run ./examples/halmon -pins-key 0x48414c44 -stats-key 0x48414c53  # halrun's
 //
-// Each pin is shown twice: as the servo thread's last frame had it (one
-// cycle's values together, through the seqlock) and as it reads now.
+// Each pin is shown with its type, direction, live value and the signal
+// it is on.
 //
-// It exits 0 on Ctrl-C, after -count refreshes, or when halhost stops
-// (it notices the host closing its segments or dying), and detaches so
-// the segments are freed.
+// When the host stops, dies or its segments are removed, halmon prints
+// "host gone (pid N)", detaches, and waits; when a host is back on the
+// keys it prints "host back (pid M)" and shows it. It exits 0 on Ctrl-C
+// or after -count refreshes.
 //
 // Of the -rtapi.* flags (and RTAPI_* variables) it uses those that name
-// halhost's segments: -rtapi.instance and -rtapi.shm-group. It runs no
-// real-time task, so it always opens the posix flavor without locking
-// memory, whatever -rtapi.flavor or -rtapi.lock-memory say.
+// the host's segments: -rtapi.instance and -rtapi.shm-group (trust the
+// group's segments, for a member run as another user than the host). It
+// runs no real-time task, so it always opens the posix flavor without
+// locking memory, whatever -rtapi.flavor or -rtapi.lock-memory say.
 package main

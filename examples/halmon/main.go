@@ -7,16 +7,21 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"math"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/gortapi/gortapi/examples/halhost/pins"
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+)
+
+// halhost's default segment keys (examples/halhost): "HALP" for the pins,
+// "HALH" for the thread statistics.
+const (
+	defaultPinsKey  = 0x48414c50
+	defaultStatsKey = 0x48414c48
 )
 
 type config struct {
@@ -32,11 +37,11 @@ type config struct {
 func main() {
 	var c config
 	opts := rtapi.RegisterFlags(flag.CommandLine)
-	flag.UintVar(&c.statsKey, "stats-key", pins.DefaultStatsKey, "shared-memory key of halhost's thread statistics")
-	flag.UintVar(&c.pinsKey, "pins-key", pins.DefaultPinsKey, "shared-memory key of halhost's pins")
+	flag.UintVar(&c.statsKey, "stats-key", defaultStatsKey, "shared-memory key of the host's thread statistics")
+	flag.UintVar(&c.pinsKey, "pins-key", defaultPinsKey, "shared-memory key of the host's pins (its HAL data segment)")
 	flag.DurationVar(&c.interval, "interval", 500*time.Millisecond, "time between refreshes")
 	flag.IntVar(&c.count, "count", 0, "exit after this many refreshes (0: until Ctrl-C)")
-	flag.DurationVar(&c.wait, "wait", 0, "how long to wait for halhost to appear")
+	flag.DurationVar(&c.wait, "wait", 0, "how long to wait for the host to appear at start")
 	flag.Parse()
 	c.rtapi = *opts
 	c.clear = cli.IsTerminal(os.Stdout)
@@ -47,6 +52,17 @@ func main() {
 		os.Exit(cli.ExitCode(err))
 	}
 }
+
+// host is halmon's read-only attachment of a host's two segments.
+type host struct {
+	mon  *hal.Monitor
+	data *hal.Data
+}
+
+func (h *host) close() error { return errors.Join(h.mon.Close(), h.data.Close()) }
+
+// gone reports whether the host closed, died or had its segments removed.
+func (h *host) gone() bool { return h.mon.HostGone() || h.data.HostGone() }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.interval <= 0 || c.count < 0 || c.wait < 0 {
@@ -64,45 +80,44 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }()
 
-	var table *pins.Table
-	var mon *hal.Monitor
-	deadline := time.Now().Add(c.wait)
-	for {
-		table, mon, err = attach(rt, c)
-		if err == nil {
-			break
+	h, err := attachWaiting(ctx, rt, c, c.wait)
+	if err != nil || h == nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no halhost running (%w); start it first: go run ./examples/halhost", err)
 		}
-		if !errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
-			if errors.Is(err, os.ErrNotExist) {
-				return fmt.Errorf("no halhost running (%w); start it first: go run ./examples/halhost", err)
-			}
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(50 * time.Millisecond): // not a real-time path
-		}
+		return err // nil: interrupted while waiting
 	}
-	defer func() { err = errors.Join(err, mon.Close(), table.Close()) }()
+	defer func() {
+		if h != nil {
+			err = errors.Join(err, h.close())
+		}
+	}()
 
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
-	var frame pins.Frame
-	for n := 1; ; n++ {
-		snap, err := mon.Read()
-		if err != nil {
-			return err
+	for n := 0; ; {
+		snap, serr := h.mon.Read()
+		data, derr := h.data.Read()
+		switch {
+		case h.gone():
+			fmt.Fprintf(w, "halmon: host gone (pid %d); waiting for it to come back\n", h.mon.HostPID())
+			err := h.close()
+			h = nil
+			if err != nil {
+				return err
+			}
+			if h, err = attachWaiting(ctx, rt, c, -1); err != nil || h == nil {
+				return err
+			}
+			fmt.Fprintf(w, "halmon: host back (pid %d); attached again\n", h.mon.HostPID())
+			continue
+		case serr != nil:
+			return serr
+		case derr != nil:
+			return derr
 		}
-		seq, err := table.Read(&frame)
-		if err != nil {
-			return err
-		}
-		show(w, c.clear, snap, table, &frame, seq)
-		if snap.HostClosed || !mon.HostAlive() {
-			fmt.Fprintf(w, "halmon: halhost (pid %d) has stopped; detaching\n", snap.HostPID)
-			return nil
-		}
+		n++
+		show(w, c.clear, snap, data)
 		if c.count > 0 && n >= c.count {
 			return nil
 		}
@@ -115,38 +130,77 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	}
 }
 
-func attach(rt *rtapi.RT, c config) (*pins.Table, *hal.Monitor, error) {
-	mon, err := hal.OpenMonitor(hal.MonitorOptions{Key: uint32(c.statsKey), Instance: rt.Instance()})
-	if err != nil {
-		return nil, nil, err
+// attachWaiting attaches to the host's segments, read-only, retrying while
+// they do not exist (or exist without a live host) for up to wait (< 0:
+// until ctx ends). It returns nil, nil when ctx ends first.
+func attachWaiting(ctx context.Context, rt *rtapi.RT, c config, wait time.Duration) (*host, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		h, err := attach(rt, c)
+		if err == nil && !h.gone() {
+			return h, nil
+		}
+		if err == nil {
+			// A dead host's segments, still there: wait for a new host.
+			if cerr := h.close(); cerr != nil {
+				return nil, cerr
+			}
+			err = fmt.Errorf("the host of the segments is gone: %w", os.ErrNotExist)
+		}
+		if !errors.Is(err, os.ErrNotExist) || (wait >= 0 && time.Now().After(deadline)) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-time.After(50 * time.Millisecond): // not a real-time path
+		}
 	}
-	table, err := pins.Attach(rt, uint32(c.pinsKey))
-	if err != nil {
-		mon.Close()
-		return nil, nil, err
-	}
-	return table, mon, nil
 }
 
-// show prints one refresh: the host, its threads and functions, the pins
-// — each as the servo thread last published it in a frame (one cycle's
-// values together) and as it reads now (a thread that stopped no longer
-// publishes frames; the base thread keeps writing its pins).
-func show(w io.Writer, clear bool, s hal.Snapshot, t *pins.Table, f *pins.Frame, seq uint64) {
+func attach(rt *rtapi.RT, c config) (*host, error) {
+	o := hal.MonitorOptions{Key: uint32(c.statsKey), Instance: rt.Instance(), Group: c.rtapi.ShmGroup,
+		AllowUIDs: c.rtapi.ShmAllowUIDs, ReadOnly: true}
+	mon, err := hal.OpenMonitor(o)
+	if err != nil {
+		return nil, err
+	}
+	o.Key = uint32(c.pinsKey)
+	data, err := hal.AttachData(o)
+	if err != nil {
+		mon.Close()
+		return nil, err
+	}
+	return &host{mon: mon, data: data}, nil
+}
+
+// show prints one refresh: the host, its threads and functions, then its
+// pins with their live values and the signals they are on.
+func show(w io.Writer, clear bool, s hal.Snapshot, d hal.DataSnapshot) {
 	if clear {
 		fmt.Fprint(w, "\x1b[H\x1b[2J")
 	} else {
 		fmt.Fprintln(w, "---")
 	}
-	fmt.Fprintf(w, "halmon: host pid %d, base period %v, pins frame %d (servo cycle %d)\n",
-		s.HostPID, s.BasePeriod, seq, f.Cycle)
+	fmt.Fprintf(w, "halmon: host pid %d, base period %v\n", s.HostPID, s.BasePeriod)
 	hal.WriteThreads(w, s.Threads)
-	fmt.Fprintf(w, "pins:  %-22s %14s %14s\n", "", "frame", "live")
-	for i, n := range t.Names() {
-		live := math.NaN()
-		if p, err := t.Pin(n); err == nil {
-			live = p.Get()
+	fmt.Fprintln(w, "pins:")
+	for _, p := range d.Pins {
+		sig := ""
+		if p.Signal != "" {
+			sig = "  " + dirArrow(p.Dir) + " " + p.Signal
 		}
-		fmt.Fprintf(w, "  %-27s %14.6f %14.6f\n", n, f.Values[i], live)
+		fmt.Fprintf(w, "  %-28s %-5s %-3s %14s%s\n", p.Name, p.Type, p.Dir, hal.FormatValue(p.Type, p.Value), sig)
 	}
+}
+
+// dirArrow is halcmd's arrow for a pin on a signal.
+func dirArrow(d hal.Dir) string {
+	switch d {
+	case hal.Out:
+		return "==>"
+	case hal.IO:
+		return "<=>"
+	}
+	return "<=="
 }

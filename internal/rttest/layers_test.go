@@ -196,7 +196,7 @@ func TestLayerViolations(t *testing.T) {
 		pkg("flavors", "kerneldetect", "rtapi/hist"),
 		pkg("rtapi", "flavors", "kerneldetect", "rtapi/shm"),
 		pkg("rtapi/promrt", "rtapi", "rtapi/hal", "github.com/prometheus/client_golang/prometheus"),
-		pkg("examples/halhost", "examples/halhost/pins", "rtapi/promrt", "examples/internal/latency"),
+		pkg("examples/halhost", "rtapi/hal", "rtapi/promrt", "examples/internal/latency"),
 		{ImportPath: mod + "/rtapi/shm", TestImports: []string{"github.com/stretchr/testify/require", mod + "/internal/rttest"}},
 	} {
 		if v := layerViolations(mod, []listedPackage{ok}); len(v) > 0 {

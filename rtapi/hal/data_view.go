@@ -23,6 +23,37 @@ type Data struct {
 	closed bool
 }
 
+// hostGone reports whether the host of seg is gone: closed (the word at
+// closed, read under the guard), dead, or its segment unlinked.
+func hostGone(seg *shm.Segment, closed *int64) bool {
+	var c int64
+	if err := seg.Guard(func() { c = atomic.LoadInt64(closed) }); err != nil || c != 0 {
+		return true
+	}
+	if !processAlive(seg.CreatorPID()) {
+		return true
+	}
+	gone, err := seg.Unlinked()
+	return gone || errors.Is(err, shm.ErrClosed)
+}
+
+// HostGone reports whether the host is gone: it closed its HAL, its
+// process no longer exists, or the segment's name was unlinked (a new host
+// may have made another under it). A viewer that sees it closes and
+// attaches again to follow a restarted host. Not RT-safe: system calls.
+func (d *Data) HostGone() bool {
+	if d.closed {
+		return true
+	}
+	if d.seg == nil {
+		return atomic.LoadInt64(&d.l.Header.Closed) != 0
+	}
+	return hostGone(d.seg, &d.l.Header.Closed)
+}
+
+// errReadOnly is what SetP and SetS return on a read-only attachment.
+var errReadOnly = fmt.Errorf("the data segment is attached read-only: %w", rtapi.ErrPermission)
+
 // CompInfo describes a component.
 type CompInfo struct {
 	Name  string
@@ -82,7 +113,7 @@ func AttachData(o MonitorOptions) (*Data, error) {
 	if o.Key == 0 {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "a data segment key is required")
 	}
-	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance, Group: o.Group, AllowUIDs: o.AllowUIDs}, o.Key)
+	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance, Group: o.Group, AllowUIDs: o.AllowUIDs, ReadOnly: o.ReadOnly}, o.Key)
 	if errors.Is(err, shm.ErrInvalid) {
 		err = fmt.Errorf("%w (%w)", err, rtapi.ErrInvalid)
 	}
@@ -289,6 +320,9 @@ func (d *Data) read() (DataSnapshot, error) {
 // from the segment.
 func (d *Data) SetP(name, value string) error {
 	return d.guard("setp", func() error {
+		if d.seg != nil && d.seg.ReadOnly() {
+			return errReadOnly
+		}
 		s, err := d.read()
 		if err != nil {
 			return err
@@ -332,6 +366,9 @@ func (d *Data) SetP(name, value string) error {
 // segment (halcmd sets).
 func (d *Data) SetS(name, value string) error {
 	return d.guard("sets", func() error {
+		if d.seg != nil && d.seg.ReadOnly() {
+			return errReadOnly
+		}
 		s, err := d.read()
 		if err != nil {
 			return err

@@ -73,9 +73,11 @@
 // not beside IO pins; a type mismatch or a second writer is refused with
 // an error naming both pins); Unlink, SetP, GetP, SetS and GetS are
 // halcmd's unlinkp, setp, getp, sets and gets. An unlinked In pin reads
-// its own value, which SetP sets. Linking switches a pin's source with
-// one atomic store and returns once every running thread has left the
-// cycle it was in.
+// its own value, which SetP sets. A change of links (Net, Link, Unlink,
+// DeleteSignal) made while threads run takes effect between cycles, for
+// all its pins at once: no cycle sees it half made, and no thread waits
+// for the host (links.go says how). It returns once every running thread
+// has left the cycle it was in.
 //
 // The values live in fixed-size tables of a data segment
 // (Options.DataKey) that another process reads and sets through

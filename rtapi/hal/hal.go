@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -97,6 +98,12 @@ type HAL struct {
 	sigs    map[string]*Signal
 	sigList []*Signal
 	loaded  [][]string // loadrt lines, for Save
+
+	// Changes of links while threads run (links.go).
+	gate      atomic.Uint64 // threads inside a cycle, and the change armed
+	pending   atomic.Pointer[linkChange]
+	ops       []linkOp // collected by setRef; guarded by mu
+	changeGen uint32   // guarded by mu
 }
 
 // New makes a HAL on rt. With Options.StatsKey it creates the stats

@@ -20,8 +20,8 @@ func TestStatsLayout(t *testing.T) {
 // A thread count another process wrote is checked as the int64 it is
 // stored as: where int has 32 bits, 1<<32+1 used to pass as 1.
 func TestMonitorRefusesWideThreadCount(t *testing.T) {
-	_, m, _ := statsFixture(t)
-	atomic.StoreInt64(&m.layout.Header.NThreads, 1<<32+1)
+	p, m, _ := statsFixture(t)
+	atomic.StoreInt64(&p.layout.Header.NThreads, 1<<32+1) // the monitor's own view is read-only
 	_, err := m.Read()
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
 	require.ErrorIs(t, err, ErrCorrupt)

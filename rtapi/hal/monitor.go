@@ -19,6 +19,10 @@ type MonitorOptions struct {
 	// Options.ShmGroup here (or the host's uid in AllowUIDs).
 	Group     string
 	AllowUIDs []int
+	// ReadOnly attaches AttachData's segment read-only (shm.Options.ReadOnly):
+	// read permission is enough, and SetP and SetS return an error matching
+	// rtapi.ErrPermission. OpenMonitor always attaches read-only.
+	ReadOnly bool
 }
 
 // Snapshot is what a Monitor reads: the host and its threads.

@@ -116,7 +116,7 @@ func TestMonitorRefusesCorruptValues(t *testing.T) {
 // spinning for as long as it wrote (the Monitor, and whoever waited on it,
 // hung); now Read gives up after a bounded number of copies.
 func TestMonitorReadBoundedUnderRacingWriter(t *testing.T) {
-	_, m, _ := statsFixture(t)
+	p, m, _ := statsFixture(t)
 	// Every copy Read makes races a writer and loses: the copy is real,
 	// then a Write lands before the sequence is checked again.
 	copies := 0
@@ -124,7 +124,10 @@ func TestMonitorReadBoundedUnderRacingWriter(t *testing.T) {
 	tryReadRecord = func(s *ipc.Seqlock[threadRecord], r *threadRecord) (uint64, bool) {
 		copies++
 		seq, _ := s.TryRead(r)
-		s.Write(r) // the writer's Write, completed during the copy
+		// The writer's Write, completed during the copy, through the
+		// publisher's mapping: the monitor's is read-only.
+		slot := (uintptr(unsafe.Pointer(s)) - uintptr(unsafe.Pointer(&m.layout.Threads[0]))) / unsafe.Sizeof(*s)
+		p.thread(int(slot)).Write(r)
 		return seq, seq == s.Seq()
 	}
 	_, err := m.Read()

@@ -49,7 +49,7 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 	if o.Key == 0 {
 		return nil, errf("open monitor", "", "", rtapi.ErrInvalid, "a stats segment key is required")
 	}
-	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance, Group: o.Group, AllowUIDs: o.AllowUIDs}, o.Key)
+	seg, err := shm.Attach(shm.Options{Dir: o.Dir, Instance: o.Instance, Group: o.Group, AllowUIDs: o.AllowUIDs, ReadOnly: true}, o.Key)
 	if errors.Is(err, shm.ErrInvalid) {
 		err = fmt.Errorf("%w (%w)", err, rtapi.ErrInvalid)
 	}
@@ -194,6 +194,22 @@ func (m *Monitor) HostAlive() bool {
 		return false
 	}
 	return processAlive(m.seg.CreatorPID())
+}
+
+// HostPID is the pid of the process that created the segment, as its
+// header said at open.
+func (m *Monitor) HostPID() int { return m.seg.CreatorPID() }
+
+// HostGone reports whether the host this monitor watches is gone: it
+// closed its HAL, its process no longer exists, or the segment's name was
+// unlinked (a new host may have made another under it). A monitor that
+// sees it closes and opens again to follow a restarted host. Not RT-safe:
+// a system call or two.
+func (m *Monitor) HostGone() bool {
+	if m.closed {
+		return true
+	}
+	return hostGone(m.seg, &m.layout.Header.Closed)
 }
 
 // Close detaches. A second Close returns ErrClosed.

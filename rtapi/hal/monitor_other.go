@@ -22,3 +22,9 @@ func (m *Monitor) HostAlive() bool { return false }
 
 // Close is a no-op off Linux.
 func (m *Monitor) Close() error { return nil }
+
+// HostPID is 0 off Linux.
+func (m *Monitor) HostPID() int { return 0 }
+
+// HostGone is true off Linux.
+func (m *Monitor) HostGone() bool { return true }

@@ -50,6 +50,8 @@ func (th *Thread) finish(state int64) {
 
 // cycle runs the chain once.
 func (th *Thread) cycle(tc *rtapi.TaskContext) {
+	th.h.enterCycle() // a change of links applies before the chain, whole
+	th.inCycle = true
 	c := th.pin()
 	start := tc.Now()
 	due := tc.Deadline() + th.periodNs // the next release
@@ -63,6 +65,8 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	}
 	th.current = nil
 	th.inUse.Store(0)
+	th.inCycle = false
+	th.h.leaveCycle()
 
 	total := t0 - start
 	th.time.Store(total)
@@ -120,6 +124,10 @@ func (f *Funct) account(d int64, overran bool) {
 func (th *Thread) ended() {
 	th.current = nil
 	th.inUse.Store(0)
+	if th.inCycle {
+		th.inCycle = false
+		th.h.leaveCycle()
+	}
 	th.finish(stateFailed)
 }
 

@@ -12,10 +12,10 @@ import (
 // Linking and unlinking may happen while the threads run. Each pin
 // switches between its own word and its signal's with one atomic pointer
 // store, so a function reads either the old or the new source, never a
-// torn value; and a call that changes links returns only after every
-// running thread has finished the cycle it was in, so every cycle that
-// begins after it returns sees the whole change (the way AddFunct swaps
-// chains).
+// torn value. The stores of one change are applied together between
+// cycles of every thread (links.go), so no cycle sees a change half made;
+// and a call that changes links returns only after every running thread
+// has finished the cycle it was in (the way AddFunct swaps chains).
 
 // NewSignal makes a signal of type t (halcmd newsig).
 func (h *HAL) NewSignal(name string, t Type) error {
@@ -178,7 +178,7 @@ func (h *HAL) link(p *pin, s *Signal) {
 	}
 	p.sig = s
 	s.pins = append(s.pins, p)
-	p.ref.Store(&s.e.Value)
+	h.setRef(p, &s.e.Value)
 	atomic.StoreUint32(&p.e.Signal, uint32(s.index+1))
 	s.publish()
 }
@@ -190,7 +190,7 @@ func (h *HAL) unlink(p *pin) {
 		return
 	}
 	atomic.StoreUint64(p.own, atomic.LoadUint64(&s.e.Value))
-	p.ref.Store(p.own)
+	h.setRef(p, p.own)
 	p.sig = nil
 	s.pins = slices.DeleteFunc(s.pins, func(q *pin) bool { return q == p })
 	atomic.StoreUint32(&p.e.Signal, 0)
@@ -275,10 +275,16 @@ func (h *HAL) Net(signal string, pins ...string) error {
 func (h *HAL) beginChange() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }
 func (h *HAL) endChange()   { atomic.AddUint64(&h.data.l.Header.Gen, 1) }
 
+// settle applies the change's links between cycles (commitLinks), then
+// returns once every running thread has left the cycle it was in.
+
 // settle returns once every running thread has left the cycle it was in
 // (each gets its chain anew, and waitPast waits out the old one).
 // Called with h.mu.
 func (h *HAL) settle(op string) error {
+	if err := h.commitLinks(op); err != nil {
+		return err
+	}
 	if !h.running {
 		return nil
 	}

@@ -56,6 +56,7 @@ type Thread struct {
 
 	// Owned by the running thread.
 	current      *Funct // the function being called, named if it panics
+	inCycle      bool   // between enterCycle and leaveCycle
 	publishEvery int64
 	nextPublish  int64
 	rec          threadRecord  // scratch for publishing

@@ -40,3 +40,6 @@ func (s *Segment) Check() error { return errUnsupported }
 func (s *Segment) Guard(f func()) error { return errUnsupported }
 
 func (s *Segment) guard(f func()) uintptr { f(); return 0 }
+
+// Unlinked fails: no POSIX shared memory here.
+func (s *Segment) Unlinked() (bool, error) { return false, errUnsupported }

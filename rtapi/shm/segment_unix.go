@@ -179,7 +179,11 @@ func attach(o *Options, key uint32, want int, deadline time.Time) (*Segment, err
 // attachOnce makes one attempt; retry says the failure may go away (the
 // creator is still initialising, or the file was unlinked under us).
 func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retry bool, _ error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	mode := unix.O_RDWR
+	if o.ReadOnly {
+		mode = unix.O_RDONLY
+	}
+	fd, err := unix.Open(path, mode|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, false, ErrNotExist
@@ -264,7 +268,9 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 		return nil, false, err
 	}
 	s.creatorPID = int(h.creatorPID)
-	atomic.AddInt32(&s.hdr.attached, 1)
+	if !o.ReadOnly {
+		atomic.AddInt32(&s.hdr.attached, 1)
+	}
 	ok = true
 	return s, false, nil
 }
@@ -274,7 +280,11 @@ func mapSegment(o *Options, fd, length int) (*Segment, error) {
 	if o.Prefault {
 		flags |= mapPopulate
 	}
-	m, err := unix.Mmap(fd, 0, length, unix.PROT_READ|unix.PROT_WRITE, flags)
+	prot := unix.PROT_READ | unix.PROT_WRITE
+	if o.ReadOnly {
+		prot = unix.PROT_READ
+	}
+	m, err := unix.Mmap(fd, 0, length, prot, flags)
 	if err != nil {
 		return nil, os.NewSyscallError("mmap", err)
 	}
@@ -285,10 +295,11 @@ func mapSegment(o *Options, fd, length int) (*Segment, error) {
 		}
 	}
 	return &Segment{
-		fd:      fd,
-		mapping: m,
-		hdr:     (*header)(unsafe.Pointer(&m[0])),
-		data:    m[HeaderSize:length:length],
+		readOnly: o.ReadOnly,
+		fd:       fd,
+		mapping:  m,
+		hdr:      (*header)(unsafe.Pointer(&m[0])),
+		data:     m[HeaderSize:length:length],
 	}, nil
 }
 
@@ -316,6 +327,20 @@ func (s *Segment) detach(del bool) error {
 		return nil
 	}
 	s.closed.Store(true)
+	if s.readOnly {
+		// Nothing of the header is this attachment's to change.
+		var errs []error
+		if del {
+			errs = append(errs, fmt.Errorf("delete %s: the attachment is read-only: %w", s.name, ErrInvalid))
+		}
+		if err := unix.Munmap(s.mapping); err != nil {
+			errs = append(errs, os.NewSyscallError("munmap", err))
+		}
+		if err := unix.Close(s.fd); err != nil {
+			errs = append(errs, os.NewSyscallError("close", err))
+		}
+		return errors.Join(errs...)
+	}
 	s.deleted = del
 	// The header may lie past the end of a file another process
 	// truncated: its updates are guarded, and a fault skips them (the
@@ -354,6 +379,22 @@ func (s *Segment) detach(del bool) error {
 		return fmt.Errorf("close %s: %w", s.name, err)
 	}
 	return nil
+}
+
+// Unlinked reports, with one fstat, whether the segment's name is gone
+// (the file has no link left): its creator deleted it, or Remove cleared
+// it, so a new segment may now stand under the name. A reader that sees it
+// closes and attaches again. After Close it returns ErrClosed. Not RT-safe
+// (a system call).
+func (s *Segment) Unlinked() (bool, error) {
+	if s.closed.Load() {
+		return false, fmt.Errorf("unlinked %s: %w", s.name, ErrClosed)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(s.fd, &st); err != nil {
+		return false, os.NewSyscallError("fstat", err)
+	}
+	return st.Nlink == 0, nil
 }
 
 // unlinkIfSame unlinks path only if it still names the file open as fd (a

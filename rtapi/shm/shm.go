@@ -88,6 +88,13 @@ type Options struct {
 	// root, whose segments are attached. Their segments may still not let
 	// others write.
 	AllowUIDs []int
+	// ReadOnly makes Attach open the file O_RDONLY and map it PROT_READ,
+	// so a viewer needs only read permission (mode 0640 of Group lets the
+	// group read, not write) and cannot change a byte: a store through a
+	// read-only attachment faults, so read only. The header's attach
+	// count is left alone. Create and New refuse it (ErrInvalid); Delete
+	// of a read-only attachment detaches and returns ErrInvalid.
+	ReadOnly bool
 
 	gid int // Group resolved by check; -1 for none
 }
@@ -154,6 +161,7 @@ type Segment struct {
 	data    []byte
 
 	creatorPID int
+	readOnly   bool
 
 	mu      sync.Mutex // serialises detach and Attached
 	closed  atomic.Bool
@@ -178,6 +186,9 @@ func (s *Segment) Created() bool { return s.created }
 
 // CreatorPID returns the pid of the process that created the segment.
 func (s *Segment) CreatorPID() int { return s.creatorPID }
+
+// ReadOnly reports whether the attachment is read-only (Options.ReadOnly).
+func (s *Segment) ReadOnly() bool { return s.readOnly }
 
 // Attached returns the attach count kept in the header. A process killed
 // without detaching leaves it too high; it is information, not the basis of
@@ -210,6 +221,9 @@ func (s *Segment) Bytes() []byte {
 func checkNew(o *Options, size int) error {
 	if err := o.check(); err != nil {
 		return err
+	}
+	if o.ReadOnly {
+		return fmt.Errorf("%w: a read-only attachment cannot create a segment", ErrInvalid)
 	}
 	if size <= 0 || size > MaxSize {
 		return fmt.Errorf("%w: size %d out of range 1..%d", ErrInvalid, size, MaxSize)

@@ -626,3 +626,56 @@ func TestHeaderLayout(t *testing.T) {
 	assert.EqualValues(t, 16, unsafe.Offsetof(header{}.size))
 	assert.EqualValues(t, 36, unsafe.Offsetof(header{}.flags))
 }
+
+// A read-only attachment sees the writer's stores, cannot store (the
+// fault is contained by Guard here; unguarded it would be a crash), leaves
+// the attach count alone, and cannot create or delete.
+func TestReadOnlyAttach(t *testing.T) {
+	both(t, func(t *testing.T, o Options) {
+		w, err := New(o, 60, 4096)
+		require.NoError(t, err)
+		defer w.Delete()
+		ro := o
+		ro.ReadOnly = true
+		r, err := Attach(ro, 60)
+		require.NoError(t, err)
+		assert.True(t, r.ReadOnly())
+		assert.Equal(t, 1, w.Attached(), "a reader does not count itself")
+		w.Bytes()[1] = 9
+		assert.Equal(t, byte(9), r.Bytes()[1])
+		err = r.Guard(func() { r.Bytes()[1] = 3 })
+		require.Error(t, err, "a store through a read-only mapping faults")
+		assert.Equal(t, byte(9), w.Bytes()[1])
+
+		_, err = New(ro, 61, 4096)
+		assert.ErrorIs(t, err, ErrInvalid)
+		_, err = Create(ro, 61, 4096)
+		assert.ErrorIs(t, err, ErrInvalid)
+		assert.ErrorIs(t, r.Delete(), ErrInvalid)
+		ok, err := Exists(o, 60)
+		require.NoError(t, err)
+		assert.True(t, ok, "a read-only Delete removes nothing")
+		assert.Equal(t, 1, w.Attached())
+	})
+}
+
+// Unlinked tells a reader that the segment's name is gone: its writer
+// deleted it, or it was removed so a new writer can create another.
+func TestUnlinked(t *testing.T) {
+	both(t, func(t *testing.T, o Options) {
+		w, err := New(o, 62, 4096)
+		require.NoError(t, err)
+		r, err := Attach(o, 62)
+		require.NoError(t, err)
+		gone, err := r.Unlinked()
+		require.NoError(t, err)
+		assert.False(t, gone)
+		require.NoError(t, w.Delete())
+		gone, err = r.Unlinked()
+		require.NoError(t, err)
+		assert.True(t, gone)
+		require.NoError(t, r.Close())
+		_, err = r.Unlinked()
+		assert.ErrorIs(t, err, ErrClosed)
+	})
+}

@@ -66,6 +66,18 @@ func childMain() {
 		if err := s.Close(); err != nil {
 			fail(err)
 		}
+	case "attach-ro": // a viewer with read permission only
+		o.ReadOnly = true
+		s, err := Attach(o, key)
+		if err != nil {
+			fail(err)
+		}
+		if s.Bytes()[0] != 7 {
+			fail(errors.New("did not see the parent's write"))
+		}
+		if err := s.Close(); err != nil {
+			fail(err)
+		}
 	case "attach":
 		s, err := Attach(o, key)
 		if err != nil {
@@ -170,6 +182,36 @@ func TestGroupShare(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, byte(42), m.Bytes()[0])
 	require.NoError(t, m.Delete())
+}
+
+// A 0640 segment of a group is read by a member through a read-only
+// attachment, while a read-write attach by the member is refused by the
+// kernel and a user outside the group cannot attach at all. Before, Attach
+// always opened read-write: a viewer had to be a trusted writer.
+func TestGroupReadOnlyShare(t *testing.T) {
+	group := strconv.Itoa(nobody)
+	o := devShm()
+	o.Group, o.Mode = group, 0o640
+	s, err := New(o, 54, 4096)
+	require.NoError(t, err)
+	defer s.Delete()
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(s.Path(), &st))
+	assert.Equal(t, uint32(0o640), st.Mode&0o777)
+	s.Bytes()[0] = 7
+	runChild(t, childAs(t, nobody, nobody, "TestOwnershipChild", "attach-ro", "SHM_TEST_KEY=54", "SHM_TEST_GROUP="+group))
+
+	cmd := childAs(t, nobody, nobody, "TestOwnershipChild", "attach", "SHM_TEST_KEY=54", "SHM_TEST_GROUP="+group)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "a read-write attach by a reader: %s", out)
+	assert.Contains(t, string(out), "permission denied")
+
+	cmd = childAs(t, nobody, nobody+1, "TestOwnershipChild", "attach-ro", "SHM_TEST_KEY=54", "SHM_TEST_GROUP="+group)
+	cmd.Stdout, cmd.Stderr = nil, nil
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err, "a user outside the group: %s", out)
+	assert.Contains(t, string(out), "permission denied")
 }
 
 func TestNotRegularFileRefused(t *testing.T) {

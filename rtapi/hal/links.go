@@ -1,0 +1,101 @@
+package hal
+
+import (
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// A change of links (net, linkps, unlinkp, delsig) switches several pins'
+// sources. While threads run it must take effect between cycles, for all
+// threads at once: a cycle sees all of it or none of it (two In pins on
+// one signal never disagree because one is linked and the other not yet).
+//
+// The gate is one word every thread touches twice a cycle: the low 32 bits
+// count the threads inside a cycle, the high 32 bits hold the generation of
+// the change being applied (0: none). The host collects a change's pointer
+// stores, then arms the gate with a compare-and-swap that succeeds only
+// when no thread is inside a cycle, applies the stores, and disarms it. A
+// thread that enters a cycle while the gate is armed applies the same
+// stores itself before its chain (they are idempotent), so it never waits:
+// no real-time thread spins on the host. A cycle in progress keeps the
+// gate from arming; the host retries, sleeping, until StopTimeout.
+
+const gateCountMask = 1<<32 - 1
+
+// linkOp is one pointer store of a change: ref will point at to.
+type linkOp struct {
+	ref *word
+	to  *uint64
+}
+
+// linkChange is a change of links, immutable once published.
+type linkChange struct {
+	gen uint32
+	ops []linkOp
+}
+
+func (c *linkChange) apply() {
+	for i := range c.ops {
+		c.ops[i].ref.Store(c.ops[i].to)
+	}
+}
+
+// enterCycle marks the thread inside a cycle and applies the change being
+// made, if any. RT-safe: one atomic add, no wait.
+func (h *HAL) enterCycle() {
+	if g := uint32(h.gate.Add(1) >> 32); g != 0 {
+		// The change that pending holds is g's until the host disarms g;
+		// if it holds a later one, g is complete already.
+		if c := h.pending.Load(); c.gen == g {
+			c.apply()
+		}
+	}
+}
+
+// leaveCycle marks the thread out of its cycle. RT-safe.
+func (h *HAL) leaveCycle() { h.gate.Add(^uint64(0)) }
+
+// setRef points p at to: at once while no thread runs, else at the end of
+// the change (commitLinks). Called with h.mu inside begin/endChange.
+func (h *HAL) setRef(p *pin, to *uint64) {
+	if !h.running {
+		p.ref.Store(to)
+		return
+	}
+	h.ops = append(h.ops, linkOp{ref: &p.ref, to: to})
+}
+
+// commitLinks applies the collected pointer stores between cycles of
+// every running thread. Called with h.mu.
+func (h *HAL) commitLinks(op string) error {
+	ops := h.ops
+	h.ops = nil
+	if len(ops) == 0 {
+		return nil
+	}
+	h.changeGen++
+	if h.changeGen == 0 {
+		h.changeGen = 1
+	}
+	c := &linkChange{gen: h.changeGen, ops: ops}
+	h.pending.Store(c)
+	armed := uint64(c.gen) << 32
+	deadline := time.Now().Add(h.opts.StopTimeout)
+	for !h.gate.CompareAndSwap(0, armed) {
+		if time.Now().After(deadline) {
+			// A thread never leaves its cycle (a function that blocks):
+			// apply anyway, so that the pins agree with the wiring the
+			// host now reports, and say that a cycle may have seen it
+			// half made.
+			c.apply()
+			h.log.Warn("hal: links changed while a thread was inside a cycle",
+				zap.String("op", op), zap.Duration("waited", h.opts.StopTimeout))
+			return nil
+		}
+		time.Sleep(20 * time.Microsecond) // set-up path: waiting for the threads' idle time
+	}
+	c.apply()
+	h.gate.And(gateCountMask)
+	return nil
+}
