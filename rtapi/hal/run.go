@@ -52,7 +52,7 @@ func (th *Thread) finish(state int64) {
 func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	c := th.pin()
 	start := tc.Now()
-	due := tc.Deadline() + th.periodNs // the next release
+	due := tc.Deadline() // the next release
 	t0 := start
 	for _, f := range c.functs {
 		th.current = f
