@@ -2,7 +2,9 @@ package hal
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -98,4 +100,25 @@ func (th *Thread) runSafeState(s safeState) {
 		}
 	}()
 	s.fn()
+}
+
+// SafeP adds to thread's safe states one that sets pin to value (halfile's
+// "safep THREAD PIN VALUE"): the word the pin reads, which is its
+// signal's when it is linked then, so every pin on that signal, in this
+// process and in others reading the data segment, sees the safe value.
+// The value is parsed now (ParseValue); a missing thread or pin or a bad
+// value is ErrInvalid.
+func (h *HAL) SafeP(thread, pin, value string) error {
+	const op = "safep"
+	h.mu.Lock()
+	p, ok := h.pins[pin]
+	h.mu.Unlock()
+	if !ok {
+		return errf(op, thread, "", rtapi.ErrInvalid, "pin %q does not exist", pin)
+	}
+	w, err := ParseValue(p.typ, value)
+	if err != nil {
+		return &Error{Op: op, Thread: thread, Err: fmt.Errorf("pin %q: %w", pin, err)}
+	}
+	return h.AddSafeState(thread, pin, func() { atomic.StoreUint64(p.ref.Load(), w) })
 }
