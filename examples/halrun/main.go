@@ -16,7 +16,8 @@
 // and its safe states run (the file's "safep THREAD PIN VALUE" lines), so
 // that examples/halcmd or halmon shows the pins at their safe values.
 // halrun keeps serving until Ctrl-C; the injected faults are not an
-// error of its exit.
+// error of its exit. examples/halhost gets the same flag once its
+// rewrite is merged.
 package main
 
 import (
