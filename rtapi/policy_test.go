@@ -13,8 +13,8 @@ import (
 )
 
 // On a real flavor, a body that runs past its deadline every cycle trips
-// MaxOverruns: the task ends with a *DeadlineError after exactly that many
-// cycles in a row, and its safe state runs once, on the task's thread.
+// MaxOverruns: the task ends with a *DeadlineError after that many cycles
+// in a row, and its safe state runs once, on the task's thread.
 // The body spins until its deadline has passed, so every cycle overruns
 // whatever the machine's load.
 func TestDeadlinePolicyOnPosix(t *testing.T) {
@@ -45,7 +45,10 @@ func TestDeadlinePolicyOnPosix(t *testing.T) {
 	var de *rtapi.DeadlineError
 	require.True(t, errors.As(err, &de), "%v", err)
 	require.EqualValues(t, 3, de.Overruns)
-	require.GreaterOrEqual(t, de.Cycle, int64(7))
+	// A loaded machine may make early cycles overrun too: the run of
+	// three may end before cycle 7, never after it.
+	require.LessOrEqual(t, de.Cycle, int64(7))
+	require.GreaterOrEqual(t, de.Cycle, int64(3))
 	require.EqualValues(t, 1, safe.Load())
 	require.True(t, faulted.Load(), "TaskContext.Faulted after WaitPeriod returned false")
 	require.Equal(t, bodyTid.Load(), safeTid.Load(), "the safe state runs on the task's thread")
