@@ -48,7 +48,7 @@ func TestDeadlinePolicyOnPosix(t *testing.T) {
 	// A loaded machine may make early cycles overrun too: the run of
 	// three may end before cycle 7, never after it.
 	require.LessOrEqual(t, de.Cycle, int64(7))
-	require.GreaterOrEqual(t, de.Cycle, int64(3))
+	require.GreaterOrEqual(t, de.Cycle, int64(2), "cycles 0, 1 and 2 at the earliest")
 	require.EqualValues(t, 1, safe.Load())
 	require.True(t, faulted.Load(), "TaskContext.Faulted after WaitPeriod returned false")
 	require.Equal(t, bodyTid.Load(), safeTid.Load(), "the safe state runs on the task's thread")
