@@ -1,6 +1,7 @@
 package rtapi
 
 import (
+	"math"
 	"time"
 
 	"github.com/gortapi/gortapi/flavors"
@@ -22,9 +23,10 @@ type TaskContext struct {
 	oneshot bool // nanosleep: each deadline is a new absolute sleep
 	skip    bool // OverrunPolicy Skip
 
-	deadline   int64 // release time of the current cycle
+	release    int64 // release time of the current cycle
 	wake       int64 // when the current cycle's body started
 	cycle      int64
+	missed     int64  // releases the last wait counted as overrun (Missed)
 	pending    uint64 // releases owed under CatchUp, run without sleeping
 	correction int64  // PLL correction added to each period
 	raw        bool   // the nanosleep wait keeps the P (gc.go, followShield)
@@ -45,6 +47,12 @@ type TaskContext struct {
 	gcAtEnd           bool  // GC was marking when the previous body ended
 	lateThreshold     int64
 	virtualLate       bool // sim: count late wake-ups without the thread counters
+
+	// deadline policy (DeadlinePolicy; policy.go)
+	maxOverruns int64 // 0: no limit
+	maxLate     int64 // ns; 0: no limit
+	overrunRun  int64 // consecutive cycles whose body ended at or after their deadline
+	tripped     bool  // the policy ended the task
 }
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
@@ -70,9 +78,18 @@ func (tc *TaskContext) WaitPeriod() bool {
 	if requests != 0 && !tc.control() {
 		return false
 	}
+	if tc.period > 0 && tc.overran(end) {
+		return false // the deadline policy tripped
+	}
+	overruns := t.stats.overruns.Load()
 	for {
 		next, now, ok := tc.next(end)
-		if ok && tc.release(next, now) {
+		if ok && tc.maxLate > 0 && now-next > tc.maxLate {
+			tc.trip(0, now-next)
+			return false
+		}
+		if ok && tc.start(next, now) {
+			tc.missed = t.stats.overruns.Load() - overruns
 			return true
 		}
 		// Stop, Pause or a fault came in: handle it, then (resumed)
@@ -91,9 +108,9 @@ func (tc *TaskContext) WaitPeriod() bool {
 func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 	t := tc.task
 	if tc.period == 0 {
-		return tc.deadline, tc.waker.Now(), true
+		return tc.release, tc.waker.Now(), true
 	}
-	next = tc.deadline + tc.period + tc.correction
+	next = tc.release + tc.period + tc.correction
 	if tc.pending > 0 {
 		// CatchUp after a periodic timer reported missed releases: run
 		// the owed cycle now.
@@ -160,14 +177,14 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 	}
 }
 
-// release starts the cycle of the release at deadline, woken at now. It
+// start starts the cycle of the release at release, woken at now. It
 // fails when a control request is pending: the body does not run again
 // once Pause or Stop has returned.
-func (tc *TaskContext) release(deadline, now int64) bool {
+func (tc *TaskContext) start(release, now int64) bool {
 	if !tc.task.ctl.CompareAndSwap(0, ctlBody) {
 		return false
 	}
-	tc.deadline = deadline
+	tc.release = release
 	tc.cycle++
 	tc.task.stats.cycles.Store(tc.cycle)
 	tc.wake = now
@@ -209,11 +226,11 @@ func (tc *TaskContext) control() bool {
 	if tc.period > 0 {
 		// Put the next release on the grid, after now; the periods spent
 		// paused are not overruns.
-		first := tc.deadline + tc.period
+		first := tc.release + tc.period
 		if first <= now {
 			first += ((now-first)/tc.period + 1) * tc.period
 		}
-		tc.deadline = first - tc.period - tc.correction
+		tc.release = first - tc.period - tc.correction
 		_ = tc.waker.Arm(first, tc.period)
 	} else {
 		// No wait will take the task back into a virtual clock's
@@ -247,9 +264,38 @@ func (tc *TaskContext) sampleUsage() {
 // time on the sim flavor. RT-safe.
 func (tc *TaskContext) Now() int64 { return tc.waker.Now() }
 
-// Deadline is the release time of the current cycle (for the first cycle,
-// the time the task started). RT-safe.
-func (tc *TaskContext) Deadline() int64 { return tc.deadline }
+// Release is the time the current cycle was released: scheduled to
+// start (for the first cycle, the time the task started). The body
+// started Late() after it. RT-safe.
+func (tc *TaskContext) Release() int64 { return tc.release }
+
+// Deadline is the time the current cycle must end by: the next release,
+// Release plus the period and any PLL correction. A task that is not
+// periodic has no deadline: Deadline is then math.MaxInt64. RT-safe.
+func (tc *TaskContext) Deadline() int64 {
+	if tc.period == 0 {
+		return math.MaxInt64
+	}
+	return tc.release + tc.period + tc.correction
+}
+
+// Late is how late the current cycle started: the time the body was
+// woken (or, catching up, resumed) minus Release. It is 0 for the first
+// cycle. RT-safe.
+func (tc *TaskContext) Late() time.Duration { return time.Duration(tc.wake - tc.release) }
+
+// Missed is the number of releases that had already passed when the
+// previous cycle's body ended, or while the task slept held off its CPU:
+// the overruns WaitPeriod counted before starting this cycle (the
+// overruns_r of Xenomai's rt_task_wait_period). With Skip those releases
+// were dropped and this cycle is the first after them; with CatchUp this
+// cycle and the ones after it run them late, back to back. Usually 0.
+// RT-safe.
+func (tc *TaskContext) Missed() int64 { return tc.missed }
+
+// Overruns is the total number of releases missed so far (Stats.Overruns).
+// RT-safe.
+func (tc *TaskContext) Overruns() int64 { return tc.task.stats.overruns.Load() }
 
 // Cycle is the number of releases so far: 0 during the first cycle.
 // RT-safe.
@@ -275,7 +321,7 @@ func (tc *TaskContext) Resync() {
 	}
 	now := tc.waker.Now()
 	tc.pending = 0
-	tc.deadline = now - tc.correction
+	tc.release = now - tc.correction
 	if !tc.oneshot {
 		_ = tc.waker.Arm(now+tc.period, tc.period)
 	}
@@ -284,7 +330,7 @@ func (tc *TaskContext) Resync() {
 // PLLReference is the release time the current cycle was scheduled for,
 // the reference a phase-locked loop compares an external clock with
 // (rtapi_task_pll_get_reference). RT-safe.
-func (tc *TaskContext) PLLReference() int64 { return tc.deadline }
+func (tc *TaskContext) PLLReference() int64 { return tc.release }
 
 // PLLMaxCorrection is the largest correction SetPLLCorrection applies, as
 // a fraction of the period (LinuxCNC clamps to 1 %).

@@ -60,7 +60,7 @@
 //
 // Time: an instant is int64 nanoseconds of the RT's clock —
 // CLOCK_MONOTONIC, or the virtual clock on sim — as Now, RT.Now,
-// TaskContext.Now and Deadline, PLLReference, the ipc deadlines and
+// TaskContext.Now, Release and Deadline, PLLReference, the ipc deadlines and
 // sim.Controller.AdvanceTo read and take it; a span (period, latency,
 // histogram value, correction, timeout) is a time.Duration.
 //
@@ -89,7 +89,12 @@
 // On the real-time flavors a watchdog thread at priority 99 watches every
 // task: one that completes no cycle within TaskSpec.Watchdog while busy on
 // its CPU is demoted to SCHED_OTHER and faulted (Wait returns a
-// *FaultError), so a runaway loop cannot freeze a core. Each task's
+// *FaultError), so a runaway loop cannot freeze a core. A task's
+// TaskSpec.DeadlinePolicy faults it after a run of overruns or one
+// wake-up too late (a *DeadlineError), and its TaskSpec.SafeState runs
+// once whenever it ends or is faulted. TaskContext.Late and Missed say
+// how late the current cycle started and how many releases it missed,
+// as Xenomai's rt_task_wait_period does. Each task's
 // Stats.Interference counts the cycles the Go runtime or the kernel
 // disturbed (preempted, parked by the Go scheduler, during GC, page
 // faults) and attributes late wake-ups to them; docs/GC.md tells what

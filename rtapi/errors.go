@@ -47,8 +47,8 @@ var (
 	ErrExist = errs.Exist
 	// ErrNotExist: a segment to attach does not exist (os.ErrNotExist).
 	ErrNotExist = errs.NotExist
-	// ErrFaulted matches a *FaultError: the watchdog stopped a runaway
-	// task.
+	// ErrFaulted matches a *FaultError (the watchdog stopped a runaway
+	// task) and a *DeadlineError (the task's DeadlinePolicy ended it).
 	ErrFaulted = errors.New("task faulted")
 )
 

@@ -348,7 +348,7 @@ func TestOneOverrunInEveryWakeMode(t *testing.T) {
 				func(tc *rtapi.TaskContext) error {
 					for tc.WaitPeriod() {
 						c := tc.Cycle()
-						r.deadline[c] = tc.Deadline()
+						r.deadline[c] = tc.Release()
 						if c == 3 {
 							end := tc.Now() + int64(period)*13/10
 							for tc.Now() < end {

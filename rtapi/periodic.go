@@ -10,8 +10,12 @@ type Cycle struct {
 // Now reads the flavor's clock in nanoseconds.
 func (c *Cycle) Now() int64 { return c.tc.Now() }
 
-// Deadline is this cycle's release time.
-func (c *Cycle) Deadline() int64 { return c.tc.deadline }
+// Release is this cycle's release time (TaskContext.Release).
+func (c *Cycle) Release() int64 { return c.tc.release }
+
+// Deadline is the time this cycle must end by: the next release
+// (TaskContext.Deadline).
+func (c *Cycle) Deadline() int64 { return c.tc.Deadline() }
 
 // Number is the cycle's number, from 0.
 func (c *Cycle) Number() int64 { return c.tc.cycle }

@@ -550,7 +550,7 @@ func TestResyncAndPLL(t *testing.T) {
 		}
 		tc.Resync()
 		tc.WaitPeriod()
-		r.gap = tc.Deadline() - ref
+		r.gap = tc.Release() - ref
 		res <- r
 		return nil
 	})

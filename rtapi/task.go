@@ -1,6 +1,7 @@
 package rtapi
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -163,6 +164,20 @@ type TaskSpec struct {
 	// RT.Close has begun: a task ending there frees no P for the others.
 	// Stats.GCShield says what the task got and why.
 	GCShield flavors.Toggle
+	// DeadlinePolicy faults a periodic task after a run of overruns or
+	// one wake-up too late; the zero value never does. See DeadlinePolicy.
+	DeadlinePolicy DeadlinePolicy
+	// SafeState, if not nil, brings what the task drives to a safe state
+	// ("drop amp-enable, zero the DAC outputs"). It runs exactly once per
+	// run, when the task ends for any reason: its body returned,
+	// panicked or called runtime.Goexit, it was stopped, or its
+	// DeadlinePolicy tripped; it then runs on the task's thread, after the
+	// body and before Wait returns. When the watchdog faults the task it
+	// runs at once on a goroutine of its own, since the task's thread is
+	// runaway (a runaway body that later writes its outputs again is
+	// not stopped: Go cannot kill it). It must return; a panic in it is
+	// logged and swallowed.
+	SafeState func()
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
@@ -229,6 +244,10 @@ type Task struct {
 	// guarded is the spin guard watching the thread, set by Start
 	// (spin.go).
 	guarded *spinguard.Guard
+
+	deadlineErr *DeadlineError // built at NewTask, filled in when the policy trips
+	safeRan     atomic.Bool    // SafeState has been claimed
+	safeDone    chan struct{}  // closed once SafeState has run
 }
 
 // NewTask creates a task, paused, on rt (rtapi_task_new). body runs on the
@@ -289,6 +308,9 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	if spec.StackPrefault < 0 {
 		return nil, taskErrf(name, "new", ErrInvalid, "negative stack prefault %d", spec.StackPrefault)
 	}
+	if err := spec.DeadlinePolicy.check(spec.Period); err != nil {
+		return nil, taskErr(name, "new", err)
+	}
 	if spec.StackPrefault == 0 {
 		spec.StackPrefault = DefaultStackPrefault
 	}
@@ -321,6 +343,8 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	t.wd.timeout = int64(timeout)
 	t.wd.faultc = make(chan struct{})
 	t.wd.fault = &FaultError{Task: name, Timeout: timeout}
+	t.deadlineErr = &DeadlineError{Task: name, Policy: spec.DeadlinePolicy}
+	t.safeDone = make(chan struct{})
 	t.stats.init(spec.HistogramBound)
 	t.tc.task = t
 
@@ -377,6 +401,9 @@ func (t *Task) Start() error {
 		return taskErr(t.spec.Name, "start", err)
 	}
 	t.state.Store(stateRunning)
+	if t.spec.SafeState != nil {
+		go t.safeStateOnFault()
+	}
 	t.watch()
 	t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
 		zap.Stringer("policy", t.binding.Policy), zap.Int("priority", t.binding.Priority),
@@ -427,11 +454,13 @@ func (t *Task) run(ready chan<- error) {
 	tc.virtualLate = interferenceOn(t.spec) && t.rt.traits.VirtualClock   // but late wake-ups do
 	tc.exactInterference = t.spec.Interference == On
 	tc.lateThreshold = int64(t.spec.LateThreshold)
+	tc.maxOverruns = int64(t.spec.DeadlinePolicy.MaxOverruns)
+	tc.maxLate = int64(t.spec.DeadlinePolicy.MaxLate)
 	tc.startInterference()
 	tc.raw = t.rt.shields.join(t, b.Wake, t.rt.logger)
 	w.SetRawSleep(tc.raw)
 	now := w.Now()
-	tc.deadline, tc.wake = now, now
+	tc.release, tc.wake = now, now
 	if tc.period > 0 {
 		if err := w.Arm(now+tc.period, tc.period); err != nil {
 			t.rt.shields.leave(t, t.rt.logger)
@@ -458,6 +487,14 @@ func (t *Task) finish(err error, returned bool) {
 	if !returned {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
 	}
+	if t.tc.tripped {
+		var te error = &TaskError{Task: t.spec.Name, Op: "run", Err: t.deadlineErr}
+		if err != nil {
+			te = errors.Join(te, err)
+		}
+		err = te
+	}
+	t.safeState()
 	t.rt.shields.leave(t, t.rt.logger)
 	t.unguardTask()                // while the thread, and so its tid, is still this task's
 	t.ctl.Or(ctlStop)              // a TaskContext kept past the body: WaitPeriod returns false
@@ -598,8 +635,35 @@ func (t *Task) Wait() error {
 	select {
 	case <-t.done:
 	case <-t.wd.faultc:
+		if t.spec.SafeState != nil {
+			<-t.safeDone
+		}
 	}
 	return t.result()
+}
+
+// safeStateOnFault runs the task's SafeState when the watchdog faults it;
+// it ends with the task.
+func (t *Task) safeStateOnFault() {
+	select {
+	case <-t.wd.faultc:
+		t.safeState()
+	case <-t.done:
+	}
+}
+
+// safeState runs SafeState if it has not run yet.
+func (t *Task) safeState() {
+	if t.spec.SafeState == nil || !t.safeRan.CompareAndSwap(false, true) {
+		return
+	}
+	defer close(t.safeDone)
+	defer func() {
+		if v := recover(); v != nil {
+			t.rt.logger.Error("task safe state panicked", zap.String("task", t.spec.Name), zap.Any("panic", v))
+		}
+	}()
+	t.spec.SafeState()
 }
 
 // onOwnThread reports whether the caller is the task's own body (its

@@ -1,6 +1,6 @@
 // Command halrun loads a LinuxCNC .hal file and runs it until Ctrl-C:
 //
-//	halrun [-rtapi flags] [-shm-dir DIR] servo.hal
+//	halrun [-rtapi flags] [-shm-dir DIR] [-fault-after DURATION] servo.hal
 //
 // It parses the whole file first; a bad file is reported as FILE:LINE
 // and nothing is created. It then makes the HAL on the flavor rtapi
@@ -10,6 +10,14 @@
 // examples/halcmd on /dev/shm/gortapi-<instance>-hal.sock. Ctrl-C (or
 // SIGTERM) stops the threads, removes the segments and the socket, and
 // exits 0. Components come from rtapi/hal/comps.
+//
+// -fault-after 3s injects a fault into every thread 3 s after the file
+// was run: a function at the head of each chain panics, the thread fails
+// and its safe states run (the file's "safep THREAD PIN VALUE" lines), so
+// that examples/halcmd or halmon shows the pins at their safe values.
+// halrun keeps serving until Ctrl-C; the injected faults are not an
+// error of its exit. examples/halhost gets the same flag once its
+// rewrite is merged.
 package main
 
 import (
@@ -20,7 +28,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
@@ -35,7 +46,10 @@ type config struct {
 	shmDir   string
 	dataKey  uint
 	statsKey uint
-	rt       rtapi.Options
+	// faultAfter: inject a fault into every thread this long after the
+	// file ran; 0: never.
+	faultAfter time.Duration
+	rt         rtapi.Options
 }
 
 func main() {
@@ -44,6 +58,8 @@ func main() {
 	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket (default /dev/shm)")
 	flag.UintVar(&c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
 	flag.UintVar(&c.statsKey, "stats-key", control.DefaultStatsKey, "shared-memory key of the thread statistics")
+	flag.DurationVar(&c.faultAfter, "fault-after", 0,
+		"inject a fault into every thread after this time, so that the file's safe states (safep) run; 0: never")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: halrun [flags] FILE.hal")
 		flag.PrintDefaults()
@@ -64,6 +80,9 @@ func main() {
 func run(ctx context.Context, out io.Writer, c config) error {
 	if c.file == "" {
 		return cli.Usagef("give one .hal file")
+	}
+	if c.faultAfter < 0 {
+		return cli.Usagef("-fault-after must not be negative")
 	}
 	if c.dataKey == 0 || c.statsKey == 0 || c.dataKey > 0xffffffff || c.statsKey > 0xffffffff || c.dataKey == c.statsKey {
 		return cli.Usagef("-data-key and -stats-key must be two different non-zero 32-bit keys")
@@ -90,6 +109,10 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if err := h.Load(out, cmds); err != nil {
 		return errors.Join(err, h.Close())
 	}
+	faulted, err := injectFaults(h, c.faultAfter)
+	if err != nil {
+		return errors.Join(err, h.Close())
+	}
 	srv, err := control.Serve(h, control.SocketPath(c.shmDir, rt.Instance()), control.Options{Group: c.rt.ShmGroup})
 	if err != nil {
 		return errors.Join(err, h.Close())
@@ -100,8 +123,80 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	}
 	fmt.Fprintf(out, "halrun: %s loaded on flavor %s, threads %s; halcmd -rtapi.instance %d talks to it; Ctrl-C ends\n",
 		c.file, rt.Flavor().Name, state, rt.Instance())
-	<-ctx.Done()
-	err = errors.Join(srv.Close(), h.Close())
+	select {
+	case <-ctx.Done():
+	case names := <-faulted:
+		fmt.Fprintf(out, "halrun: injected a fault after %v: threads %s failed, their safe states ran\n",
+			c.faultAfter, strings.Join(names, ", "))
+		<-ctx.Done()
+	}
+	err = errors.Join(srv.Close(), withoutInjected(h.Close()))
 	fmt.Fprintln(out, "halrun: stopped, segments removed")
 	return err
+}
+
+// errInjected is the panic value of an injected fault.
+var errInjected = errors.New("halrun: injected fault (-fault-after)")
+
+// injectFaults puts a function at the head of every thread's chain that
+// panics once after has passed. The channel gets the threads' names once
+// they have all failed. after 0 injects nothing.
+func injectFaults(h *hal.HAL, after time.Duration) (<-chan []string, error) {
+	if after == 0 {
+		return nil, nil
+	}
+	var fire atomic.Bool
+	threads := h.Threads()
+	for _, th := range threads {
+		name := "halrun.inject-fault." + th.Name()
+		if _, err := h.Export(name, func(time.Duration, int64) {
+			if fire.Load() {
+				panic(errInjected)
+			}
+		}); err != nil {
+			return nil, err
+		}
+		if err := h.AddFunct(name, th.Name(), hal.First); err != nil {
+			return nil, err
+		}
+	}
+	faulted := make(chan []string, 1)
+	time.AfterFunc(after, func() {
+		fire.Store(true)
+		var names []string
+		for _, th := range threads {
+			<-th.Done()
+			names = append(names, th.Name())
+		}
+		faulted <- names
+	})
+	return faulted, nil
+}
+
+// withoutInjected drops the injected faults from the errors the threads
+// ended with.
+func withoutInjected(err error) error {
+	var kept []error
+	for _, e := range flatten(err) {
+		var pe *hal.PanicError
+		if errors.As(e, &pe) && pe.Value == errInjected {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return errors.Join(kept...)
+}
+
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

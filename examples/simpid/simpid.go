@@ -106,12 +106,12 @@ func Run(cfg Config) (Result, error) {
 	var start int64
 	servo, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "servo", Period: period}, func(c *rtapi.Cycle) {
 		if c.Number() == 0 {
-			start = c.Deadline()
+			start = c.Release()
 			plant.t = c.Now()
 		}
 		// The servo believes it runs at its release; it samples the
 		// axis when it really woke.
-		t := float64(c.Deadline()-start) / 1e9
+		t := float64(c.Release()-start) / 1e9
 		plant.advance(c.Now())
 		want := amplitude * math.Sin(omega*t)
 		vel := amplitude * omega * math.Cos(omega*t)

@@ -133,6 +133,20 @@ func (c *Component) Export(name string, fn Func) {
 	}
 }
 
+// ExportContext exports fn as a function of the component that gets its
+// cycle's timing (HAL.ExportContext).
+func (c *Component) ExportContext(name string, fn ContextFunc) {
+	if fn == nil {
+		panic("hal: Component.ExportContext called with a nil ContextFunc")
+	}
+	if c.Err() != nil {
+		return
+	}
+	if _, err := c.h.ExportContext(name, fn); err != nil {
+		c.fail(err)
+	}
+}
+
 func (c *Component) fail(err error) {
 	c.h.mu.Lock()
 	defer c.h.mu.Unlock()

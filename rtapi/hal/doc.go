@@ -100,6 +100,30 @@
 // wrong state match rtapi.ErrState; calls after Close match
 // rtapi.ErrClosed. A nil Func is a programming error and panics.
 //
+// ThreadSpec.DeadlinePolicy faults a thread after a run of overruns or
+// one wake-up too late (rtapi.DeadlinePolicy): Err returns the
+// *rtapi.DeadlineError, which matches rtapi.ErrFaulted.
+//
+// # Safe states
+//
+// Thread.AddSafeState (or a .hal file's "safep THREAD PIN VALUE", SafeP)
+// registers what brings a thread's outputs to a safe state: drop
+// amp-enable, zero the DAC outputs. A thread's safe states run once per
+// run, when it ends: on the thread after a function panicked or called
+// runtime.Goexit, after its DeadlinePolicy tripped, or when the threads
+// are stopped; off the thread, at once, when the rtapi watchdog demotes
+// it as runaway. The pins they write stay at the safe values for the
+// other threads and for processes reading the data segment.
+//
+// # Cycle timing and external clocks
+//
+// A function exported with ExportContext gets a *FuncContext instead of
+// the period and the start time: the cycle's release, deadline, lateness
+// and missed releases, and the thread's PLL (PLLReference,
+// SetPLLCorrection), so that a fieldbus's distributed-clock sync runs as
+// a HAL function; rtapi/pll has a PI controller for it
+// (ExampleFuncContext_SetPLLCorrection).
+//
 // # Real-time safety
 //
 // The per-cycle path (run.go) neither allocates nor locks nor logs.
@@ -110,7 +134,9 @@
 // Names follow LinuxCNC: NewThread is hal_create_thread, Export is
 // hal_export_funct, AddFunct is hal_add_funct_to_thread, RemoveFunct is
 // hal_del_funct_from_thread, Start and Stop are hal_start_threads and
-// hal_stop_threads; FunctStats.Time/TMax are a function's .time/.tmax
+// hal_stop_threads; FuncContext.PLLReference and SetPLLCorrection are
+// rtapi_task_pll_get_reference and rtapi_task_pll_set_correction;
+// FunctStats.Time/TMax are a function's .time/.tmax
 // and ThreadStats.Time/TMax a thread's; ThreadStats.Beat is the
 // thread-beat counter.
 //

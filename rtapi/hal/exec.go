@@ -65,6 +65,8 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		return h.SetP(a[0], a[1])
 	case "sets":
 		return h.SetS(a[0], a[1])
+	case "safep":
+		return h.SafeP(a[0], a[1], a[2])
 	case "getp", "gets":
 		get := h.GetP
 		if c.Verb == "gets" {

@@ -23,9 +23,10 @@ type Func func(period time.Duration, now int64)
 type Funct struct {
 	name   string
 	fn     Func
-	index  int        // export order: the function's slot in the stats segment
-	slot   *functSlot // its counters: in the stats segment when publishing
-	thread *Thread    // guarded by h.mu
+	cfn    ContextFunc // instead of fn, from ExportContext
+	index  int         // export order: the function's slot in the stats segment
+	slot   *functSlot  // its counters: in the stats segment when publishing
+	thread *Thread     // guarded by h.mu
 }
 
 // Position says where AddFunct puts a function in a thread's chain.
@@ -63,6 +64,20 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.Export called with a nil Func")
 	}
+	return h.export(name, fn, nil)
+}
+
+// ExportContext registers fn under name, as Export, for a function that
+// reads its cycle's timing or drives the thread's PLL through a
+// *FuncContext. A nil fn is a programming error and panics.
+func (h *HAL) ExportContext(name string, fn ContextFunc) (*Funct, error) {
+	if fn == nil {
+		panic("hal: HAL.ExportContext called with a nil ContextFunc")
+	}
+	return h.export(name, nil, fn)
+}
+
+func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
 	const op = "export"
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -78,7 +93,7 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	if len(h.order) >= MaxExported {
 		return nil, errf(op, "", name, rtapi.ErrInvalid, "already %d functions exported, the most one HAL holds", MaxExported)
 	}
-	f := &Funct{name: name, fn: fn, index: len(h.order)}
+	f := &Funct{name: name, fn: fn, cfn: cfn, index: len(h.order)}
 	if h.pub != nil {
 		f.slot = h.pub.funct(f.index, name)
 	} else {

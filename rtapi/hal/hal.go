@@ -288,7 +288,7 @@ func (h *HAL) stop() error {
 		err := th.wait(h.opts.StopTimeout)
 		state := int64(stateStopped)
 		var pe *PanicError
-		if errors.As(err, &pe) {
+		if errors.As(err, &pe) || errors.Is(err, rtapi.ErrFaulted) || errors.Is(err, rtapi.ErrGoexit) {
 			state = stateFailed
 		}
 		if err != nil {

@@ -528,7 +528,8 @@ func TestOverrunCountedPerFunction(t *testing.T) {
 
 func TestHotPathDoesNotAllocate(t *testing.T) {
 	h := newHAL(t, hal.Options{StatsKey: 0x6a110c, ShmDir: t.TempDir(), PublishEvery: time.Nanosecond})
-	th, err := h.NewThread("servo", 200*time.Microsecond)
+	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: 200 * time.Microsecond,
+		DeadlinePolicy: rtapi.DeadlinePolicy{MaxOverruns: 1 << 30, MaxLate: time.Hour}})
 	require.NoError(t, err)
 	var sum atomic.Int64
 	for _, n := range []string{"a", "b", "c"} {
@@ -536,6 +537,13 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, h.AddFunct(n, "servo", hal.Last))
 	}
+	// A ContextFunc reading every timing and driving the PLL.
+	_, err = h.ExportContext("ctx", func(c *hal.FuncContext) {
+		sum.Add((c.Release() + c.Deadline() + c.Missed() + int64(c.Late()) + c.PLLReference() + c.Cycle() + c.Start()) & 1)
+		_, _ = c.SetPLLCorrection(0)
+	})
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("ctx", "servo", hal.Last))
 	require.NoError(t, h.Start())
 	waitBeat(t, th, 5)
 	// End to end: a real thread runs its chain, times it and publishes

@@ -28,10 +28,15 @@ func (th *Thread) body(tc *rtapi.TaskContext) (err error) {
 	}()
 	th.state.Store(stateRunning)
 	th.nextPublish = th.beat.Load()
+	th.fc.tc = tc
 	for {
 		th.cycle(tc)
 		if !tc.WaitPeriod() {
-			th.finish(stateStopped)
+			state := stateStopped
+			if tc.Faulted() {
+				state = stateFailed // the deadline policy: rtapi reports it
+			}
+			th.finish(state)
 			returned = true
 			return nil
 		}
@@ -54,11 +59,16 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	th.inCycle = true
 	c := th.pin()
 	start := tc.Now()
-	due := tc.Deadline() + th.periodNs // the next release
+	due := tc.Deadline() // the next release
 	t0 := start
+	th.fc.start = start
 	for _, f := range c.functs {
 		th.current = f
-		f.fn(th.period, start)
+		if f.cfn != nil {
+			f.cfn(&th.fc)
+		} else {
+			f.fn(th.period, start)
+		}
 		t1 := tc.Now()
 		f.account(t1-t0, overran(t0, t1, due, th.periodNs))
 		t0 = t1

@@ -23,6 +23,12 @@ type ThreadSpec struct {
 	Priority int
 	// CPU places the thread's OS thread (rtapi.CPUChoice).
 	CPU rtapi.CPUChoice
+	// DeadlinePolicy faults the thread after a run of overruns or one
+	// wake-up too late (rtapi.DeadlinePolicy): it stops calling its chain,
+	// its state becomes "failed", its safe states run and Err returns the
+	// *rtapi.DeadlineError (errors.Is rtapi.ErrFaulted). The zero value
+	// never faults.
+	DeadlinePolicy rtapi.DeadlinePolicy
 }
 
 // Thread is a periodic real-time thread calling a chain of functions
@@ -53,10 +59,14 @@ type Thread struct {
 	tmax     atomic.Int64
 	overruns atomic.Int64
 	state    atomic.Int64 // stateCreated, stateRunning, ...
+	safeRuns atomic.Int64 // runs whose safe states have run
+
+	safe atomic.Pointer[[]safeState] // copy-on-write under h.mu
 
 	// Owned by the running thread.
 	current      *Funct // the function being called, named if it panics
 	inCycle      bool   // between enterCycle and leaveCycle
+	fc           FuncContext
 	publishEvery int64
 	nextPublish  int64
 	rec          threadRecord  // scratch for publishing
@@ -174,10 +184,12 @@ func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
 // newTask creates the thread's rtapi task with its current priority.
 func (th *Thread) newTask() error {
 	t, err := th.h.rt.NewTask(rtapi.TaskSpec{
-		Name:     th.name,
-		Priority: int(th.prio.Load()),
-		Period:   th.period,
-		CPU:      th.spec.CPU,
+		Name:           th.name,
+		Priority:       int(th.prio.Load()),
+		Period:         th.period,
+		CPU:            th.spec.CPU,
+		DeadlinePolicy: th.spec.DeadlinePolicy,
+		SafeState:      th.runSafeStates,
 	}, th.body)
 	if err != nil {
 		return err
@@ -227,7 +239,7 @@ func (th *Thread) Task() *rtapi.Task {
 }
 
 // State is "created", "running", "stopped" or "failed" (a function
-// panicked).
+// panicked or called runtime.Goexit, or the DeadlinePolicy tripped).
 func (th *Thread) State() string { return stateName(th.state.Load()) }
 
 // Done is closed when the thread's current run has ended: stopped, or
@@ -235,7 +247,8 @@ func (th *Thread) State() string { return stateName(th.state.Load()) }
 func (th *Thread) Done() <-chan struct{} { return th.Task().Done() }
 
 // Err is the error the thread's last run ended with: a *PanicError when a
-// function panicked; nil while it runs or after a clean stop.
+// function panicked, an *rtapi.DeadlineError when its DeadlinePolicy
+// tripped; nil while it runs or after a clean stop.
 func (th *Thread) Err() error {
 	t := th.Task()
 	select {
@@ -274,7 +287,10 @@ type ThreadStats struct {
 	Time, TMax time.Duration
 	// Overruns counts cycles whose chain ended after the next release.
 	Overruns int64
-	Functs   []FunctStats
+	// SafeStateRuns counts the runs of the thread whose safe states have
+	// run (each run's, exactly once).
+	SafeStateRuns int64
+	Functs        []FunctStats
 }
 
 // Stats reads the thread's counters and its functions' while it runs,
@@ -290,6 +306,8 @@ func (th *Thread) Stats() ThreadStats {
 		Time:      time.Duration(th.time.Load()),
 		TMax:      time.Duration(th.tmax.Load()),
 		Overruns:  th.overruns.Load(),
+
+		SafeStateRuns: th.safeRuns.Load(),
 	}
 	for _, f := range th.chain.Load().functs {
 		s.Functs = append(s.Functs, f.Stats())

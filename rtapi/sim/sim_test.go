@@ -309,7 +309,7 @@ func TestSimPauseResumeStop(t *testing.T) {
 	rt, c := openSim(t, nil)
 	var cycles []int64
 	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "p", Period: time.Millisecond},
-		func(cy *rtapi.Cycle) { cycles = append(cycles, cy.Deadline()/ms) })
+		func(cy *rtapi.Cycle) { cycles = append(cycles, cy.Release()/ms) })
 	require.NoError(t, c.Advance(5*time.Millisecond))
 	require.NoError(t, task.Pause())
 	require.NoError(t, c.Advance(5*time.Millisecond)) // no more cycle: suspended at its wake-up
@@ -363,9 +363,9 @@ func TestSimLifecycleFromBody(t *testing.T) {
 	rt, c := openSim(t, nil)
 	var ran []string
 	worker := startPeriodic(t, rt, rtapi.TaskSpec{Name: "worker", Priority: 10, Period: time.Millisecond},
-		func(cy *rtapi.Cycle) { ran = append(ran, fmt.Sprint("w", cy.Deadline()/ms)) })
+		func(cy *rtapi.Cycle) { ran = append(ran, fmt.Sprint("w", cy.Release()/ms)) })
 	late, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "late", Priority: 5, Period: 2 * time.Millisecond},
-		func(cy *rtapi.Cycle) { ran = append(ran, fmt.Sprint("l", cy.Deadline()/ms)) })
+		func(cy *rtapi.Cycle) { ran = append(ran, fmt.Sprint("l", cy.Release()/ms)) })
 	require.NoError(t, err)
 	var errs []error
 	startPeriodic(t, rt, rtapi.TaskSpec{Name: "boss", Priority: 20, Period: time.Millisecond}, func(cy *rtapi.Cycle) {

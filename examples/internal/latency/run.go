@@ -287,7 +287,7 @@ func measureBody(act *atomic.Int64, ivl *intervals, samples *sampleRing, over *o
 		prev := int64(0)
 		for tc.WaitPeriod() {
 			now := tc.Now()
-			late := now - tc.Deadline()
+			late := now - tc.Release()
 			act.Store(late)
 			samples.note(late)
 			if prev != 0 {

@@ -10,7 +10,12 @@
 //	addf pid.0.do-pid-calcs servo
 //	net pos-cmd siggen.0.sine => pid.0.command
 //	setp pid.0.Pgain 50
+//	safep servo pid.0.enable FALSE # gortapi: the servo thread's safe state
 //	start
+//
+// safep THREAD PIN VALUE is gortapi's own: when THREAD faults or stops,
+// its safe state sets PIN (its signal, when linked) to VALUE
+// (hal.HAL.SafeP).
 //
 // Parse checks each command's verb and argument count; whether the pins,
 // signals and functions it names exist is for the executor to say. Every
@@ -110,6 +115,7 @@ var arity = map[string][2]int{
 	"stop":    {0, 0},
 	"show":    {0, 2},
 	"save":    {0, 1},
+	"safep":   {3, 3},
 }
 
 // Verbs lists the verbs Parse accepts.

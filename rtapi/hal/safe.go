@@ -1,0 +1,124 @@
+package hal
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+
+	"go.uber.org/zap"
+
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// safeState is a registered safe-state function.
+type safeState struct {
+	name string
+	fn   func()
+}
+
+// AddSafeState registers fn to bring what thread drives to a safe state,
+// "drop amp-enable, zero the DAC outputs"; see Thread.AddSafeState.
+func (h *HAL) AddSafeState(thread, name string, fn func()) error {
+	h.mu.Lock()
+	th := h.thread(thread)
+	names := h.threadNames()
+	h.mu.Unlock()
+	if th == nil {
+		return errf("add safe state", thread, "", rtapi.ErrInvalid, "no such thread (threads: %v)", names)
+	}
+	return th.AddSafeState(name, fn)
+}
+
+// AddSafeState registers fn under name to bring what the thread drives to
+// a safe state, "drop amp-enable, zero the DAC outputs". The thread's safe
+// states run in registration order, all of them exactly once per run of
+// the thread, when the run ends: a function panicked or called
+// runtime.Goexit, the thread's DeadlinePolicy tripped, or the threads were
+// stopped. They then run on the thread itself, after its last cycle.
+// When the rtapi watchdog faults the thread they run at once on a
+// goroutine of the watchdog's, since the thread is runaway (Go cannot
+// stop it from writing its pins again). Pins they set keep those values
+// for the other threads and for other processes reading the data
+// segment. A safe state must return; one that panics is logged and the
+// next one runs. Registering while the threads run takes effect at once.
+// A nil fn panics; a name that is not a HAL name is ErrInvalid.
+func (th *Thread) AddSafeState(name string, fn func()) error {
+	if fn == nil {
+		panic("hal: Thread.AddSafeState called with a nil function")
+	}
+	const op = "add safe state"
+	h := th.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, th.name, ""); err != nil {
+		return err
+	}
+	if err := checkName("safe state", name); err != nil {
+		return &Error{Op: op, Thread: th.name, Err: errors.Join(err, rtapi.ErrInvalid)}
+	}
+	var old []safeState
+	if p := th.safe.Load(); p != nil {
+		old = *p
+	}
+	if len(old) >= MaxFuncts {
+		return errf(op, th.name, "", rtapi.ErrInvalid, "the thread already has %d safe states, the most it can", MaxFuncts)
+	}
+	list := append(slices.Clone(old), safeState{name: name, fn: fn})
+	th.safe.Store(&list)
+	return nil
+}
+
+// SafeStates lists the names of the thread's safe states, in the order
+// they run.
+func (th *Thread) SafeStates() []string {
+	var names []string
+	if p := th.safe.Load(); p != nil {
+		for _, s := range *p {
+			names = append(names, s.name)
+		}
+	}
+	return names
+}
+
+// runSafeStates is the thread's rtapi SafeState: rtapi runs it once per
+// task run.
+func (th *Thread) runSafeStates() {
+	if p := th.safe.Load(); p != nil {
+		for _, s := range *p {
+			th.runSafeState(s)
+		}
+	}
+	th.safeRuns.Add(1)
+}
+
+func (th *Thread) runSafeState(s safeState) {
+	defer func() {
+		if v := recover(); v != nil {
+			th.h.log.Error("hal safe state panicked", zap.String("thread", th.name),
+				zap.String("safe_state", s.name), zap.Any("panic", v))
+		}
+	}()
+	s.fn()
+}
+
+// SafeP adds to thread's safe states one that sets pin to value (halfile's
+// "safep THREAD PIN VALUE"): the word the pin reads, which is its
+// signal's when it is linked then, so every pin on that signal, in this
+// process and in others reading the data segment, sees the safe value.
+// The value is parsed now (ParseValue); a missing thread or pin or a bad
+// value is ErrInvalid.
+func (h *HAL) SafeP(thread, pin, value string) error {
+	const op = "safep"
+	h.mu.Lock()
+	p, ok := h.pins[pin]
+	h.mu.Unlock()
+	if !ok {
+		return errf(op, thread, "", rtapi.ErrInvalid, "pin %q does not exist", pin)
+	}
+	w, err := ParseValue(p.typ, value)
+	if err != nil {
+		return &Error{Op: op, Thread: thread, Err: fmt.Errorf("pin %q: %w", pin, err)}
+	}
+	return h.AddSafeState(thread, pin, func() { atomic.StoreUint64(p.ref.Load(), w) })
+}
