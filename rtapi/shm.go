@@ -31,9 +31,11 @@ func (rt *RT) shmOptions(lock bool) shm.Options {
 
 func (rt *RT) lockShm() bool { return rt.info.RealTime && rt.opts.LockMemory != Off }
 
-// ShmNew creates the segment key with size data bytes, or attaches to it
-// when it exists with the same size (rtapi_shmem_new). A segment of
-// another size gives *shm.SizeMismatchError (shm.ErrSizeMismatch, ErrInvalid);
+// ShmNew creates or attaches: it creates the segment key with size data
+// bytes, or attaches to it when it exists with the same size, as
+// rtapi_shmem_new does; Segment.Created tells which. ShmCreate creates
+// only (two hosts cannot share a key by accident); ShmAttach attaches
+// only. A segment of another size gives *shm.SizeMismatchError (shm.ErrSizeMismatch, ErrInvalid);
 // a damaged one shm.ErrTruncated, shm.ErrCorrupt or *shm.VersionError; one
 // owned or writable by a user this process does not trust
 // *shm.OwnerError (shm.ErrUntrusted, os.ErrPermission). A created segment is
