@@ -71,7 +71,7 @@ func TestScrapeOverLoopback(t *testing.T) {
 gortapi_task_cycles_total{task="servo"} 100
 # HELP gortapi_task_info A task's scheduling: policy, priority, wake mode, and why it runs degraded (empty when it does not).
 # TYPE gortapi_task_info gauge
-gortapi_task_info{degraded="",policy="SCHED_OTHER",priority="90",task="servo",wake="nanosleep"} 1
+gortapi_task_info{degraded="",policy="virtual",priority="90",task="servo",wake="nanosleep"} 1
 # HELP gortapi_task_late_wakeups_all_total Wake-ups later than gortapi_task_late_threshold_seconds, whatever their cause (on the sim flavor, the only late count).
 # TYPE gortapi_task_late_wakeups_all_total counter
 gortapi_task_late_wakeups_all_total{task="servo"} 100
