@@ -76,13 +76,13 @@ func (rt *RT) ShmRemove(key uint32) error {
 
 func (rt *RT) shmOpen(op string, key uint32, open func(shm.Options) (*shm.Segment, error)) (*shm.Segment, error) {
 	if rt.isClosed() {
-		return nil, fmt.Errorf("rtapi.%s(%#08x): %w", op, key, ErrClosed)
+		return nil, fmt.Errorf("rtapi.%s(0x%08x): %w", op, key, ErrClosed)
 	}
 	lock := rt.lockShm()
 	s, err := open(rt.shmOptions(lock))
 	if err != nil && lock && rt.opts.LockMemory != On && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOMEM)) {
 		rt.logger.Warn("shared memory not locked in RAM; page faults may delay tasks",
-			zap.Uint32("key", key), zap.Error(err))
+			zap.String("key", fmt.Sprintf("0x%08x", key)), zap.Error(err))
 		s, err = open(rt.shmOptions(false))
 	}
 	if err != nil {
@@ -96,5 +96,5 @@ func shmErr(op string, key uint32, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("rtapi.%s(%#08x): %w", op, key, err)
+	return fmt.Errorf("rtapi.%s(0x%08x): %w", op, key, err)
 }

@@ -240,7 +240,7 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 	case h.ready != readyMagic:
 		return nil, true, ErrNotInitialised
 	case h.key != key:
-		return nil, false, fmt.Errorf("%w: header key %08x in the file for key %08x", ErrCorrupt, h.key, key)
+		return nil, false, fmt.Errorf("%w: header key 0x%08x in the file for key 0x%08x", ErrCorrupt, h.key, key)
 	case h.size == 0 || h.size > MaxSize:
 		return nil, false, fmt.Errorf("%w: impossible size %d", ErrCorrupt, h.size)
 	case int64(h.size)+HeaderSize > st.Size:
