@@ -12,7 +12,6 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hist"
-	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 func TestStatsString(t *testing.T) {
@@ -39,48 +38,24 @@ func TestStatsString(t *testing.T) {
 	assert.Error(t, rtapi.WriteStats(f, s))
 }
 
-// On sim a task runs on a virtual clock by virtual priority: Stats says
-// "virtual", as the tools print it, not the host thread's SCHED_OTHER.
-func TestSimStatsPolicyIsVirtual(t *testing.T) {
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
-	require.NoError(t, err)
-	defer rt.Close()
-	clock, err := sim.New(rt)
-	require.NoError(t, err)
-	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond, Priority: 90}, func(*rtapi.Cycle) {})
-	require.NoError(t, err)
-	require.NoError(t, task.Start())
-	require.NoError(t, clock.RunCycles(task, 2))
-	st := task.Stats()
-	assert.Equal(t, rtapi.PolicyVirtual, st.Policy)
-	assert.Equal(t, 90, st.Priority)
-	assert.Contains(t, st.String(), "servo: virtual prio 90 ")
-}
-
 // WriteStats prints the summary the example programs print, one aligned
-// line per task; here two tasks on the sim flavor's virtual clock.
+// line per task; String prints one task's.
 func ExampleWriteStats() {
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
-	if err != nil {
-		fmt.Println(err)
-		return
+	latency := func(us ...time.Duration) hist.Snapshot {
+		h := hist.New(time.Microsecond, 100*time.Microsecond)
+		for _, d := range us {
+			h.Record(d * time.Microsecond)
+		}
+		return h.Snapshot()
 	}
-	defer rt.Close()
-	clock, _ := sim.New(rt)
-	fast, _ := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "task-100µs", Period: 100 * time.Microsecond}, func(*rtapi.Cycle) {})
-	slow, _ := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "task-1ms", Period: time.Millisecond}, func(*rtapi.Cycle) {})
-	_ = clock.SetTask(fast, sim.TaskConfig{Jitter: sim.ConstantJitter(3 * time.Microsecond)})
-	_ = clock.SetTask(slow, sim.TaskConfig{Jitter: sim.ConstantJitter(9 * time.Microsecond)})
-	_ = fast.Start()
-	_ = slow.Start()
-	if err := clock.Advance(10 * time.Millisecond); err != nil {
-		fmt.Println(err)
-		return
-	}
-	_ = rtapi.WriteStats(os.Stdout, fast.Stats(), slow.Stats())
-	fmt.Println(slow.Stats())
+	fast := rtapi.Stats{Name: "task-100µs", Policy: "SCHED_FIFO", Priority: 98, Wake: "posix-timer",
+		Cycles: 10068, Overruns: 148, Latency: latency(3, 60, 161)}
+	slow := rtapi.Stats{Name: "task-1ms", Policy: "SCHED_FIFO", Priority: 97, Wake: "posix-timer",
+		Cycles: 1004, Overruns: 2, Latency: latency(9, 65, 180)}
+	_ = rtapi.WriteStats(os.Stdout, fast, slow)
+	fmt.Println(slow)
 	// Output:
-	// task-100µs     virtual prio 98 wake nanosleep   cycles     99 overruns    0 latency min 3µs avg 3µs p99 3µs max 3µs
-	// task-1ms       virtual prio 98 wake nanosleep   cycles      9 overruns    0 latency min 9µs avg 9µs p99 9µs max 9µs
-	// task-1ms: virtual prio 98 wake nanosleep cycles 9 overruns 0 latency min 9µs avg 9µs p99 9µs max 9µs
+	// task-100µs     SCHED_FIFO prio 98 wake posix-timer cycles  10068 overruns  148 latency min 3µs avg 74.666µs p99 161µs max 161µs
+	// task-1ms       SCHED_FIFO prio 97 wake posix-timer cycles   1004 overruns    2 latency min 9µs avg 84.666µs p99 180µs max 180µs
+	// task-1ms: SCHED_FIFO prio 97 wake posix-timer cycles 1004 overruns 2 latency min 9µs avg 84.666µs p99 180µs max 180µs
 }
