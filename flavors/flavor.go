@@ -82,6 +82,10 @@ type Binding struct {
 	// Degraded is non-empty when the flavor could not apply what it
 	// wanted and carried on (SCHED_FIFO refused without Strict).
 	Degraded string
+	// Virtual is true on the sim flavor: the thread runs on a virtual
+	// clock, scheduled by Priority among the sim's threads; Policy and
+	// Tid say nothing about it.
+	Virtual bool
 }
 
 // Config is what Open gets from rtapi.Options, field for field, with the

@@ -4,6 +4,8 @@ package flavors
 
 import (
 	"encoding/binary"
+	"errors"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/remedy"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 )
@@ -64,12 +67,12 @@ func harden(cfg Config) *hardening {
 			binary.LittleEndian.PutUint32(zero[:], 0)
 			if _, err := f.Write(zero[:]); err != nil {
 				f.Close()
-				hardenState.dmaNote = "cpu_dma_latency not held: " + err.Error()
+				hardenState.dmaNote = dmaNote(err)
 			} else {
 				hardenState.dma = f
 			}
 		} else {
-			hardenState.dmaNote = "cpu_dma_latency not held: " + err.Error()
+			hardenState.dmaNote = dmaNote(err)
 		}
 		if hardenState.dmaNote != "" {
 			cfg.Logger.Info(hardenState.dmaNote)
@@ -178,4 +181,14 @@ func (h *hardening) release() {
 			hardenState.dma = nil
 		}
 	})
+}
+
+// dmaNote says why /dev/cpu_dma_latency is not held and, when permission
+// was refused, the remedy rtcheck gives (a udev rule).
+func dmaNote(err error) string {
+	note := "cpu_dma_latency not held: " + err.Error()
+	if errors.Is(err, fs.ErrPermission) {
+		note += " (" + remedy.DMALatency + ")"
+	}
+	return note
 }

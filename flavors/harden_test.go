@@ -3,9 +3,12 @@
 package flavors
 
 import (
+	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
@@ -95,4 +98,16 @@ func lockedMemory(t *testing.T) int64 {
 func requireUnlocked(t *testing.T) {
 	t.Helper()
 	require.Zero(t, lockedMemory(t), "VmLck")
+}
+
+// A /dev/cpu_dma_latency this user may not open is reported with the
+// remedy rtcheck gives: a udev rule for the realtime group.
+func TestDMANoteNamesUdevRule(t *testing.T) {
+	t.Parallel()
+	note := dmaNote(&fs.PathError{Op: "open", Path: "/dev/cpu_dma_latency", Err: syscall.EACCES})
+	assert.Contains(t, note, "cpu_dma_latency not held: open /dev/cpu_dma_latency: permission denied")
+	assert.Contains(t, note, `KERNEL=="cpu_dma_latency", GROUP="realtime", MODE="0660"`)
+
+	note = dmaNote(&fs.PathError{Op: "open", Path: "/dev/cpu_dma_latency", Err: syscall.ENOENT})
+	assert.NotContains(t, note, "udev", "no udev rule for a missing device")
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/remedy"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
@@ -117,15 +118,15 @@ func (c *Config) fifoHighest() (highest int, limited string, err error) {
 		watchdog = "the watchdog cannot run above them"
 	}
 	return highest, fmt.Sprintf("; SCHED_FIFO is allowed up to priority %d only%s: task priorities %d to %d, %s "+
-		"(an rtprio limit of %d, e.g. @rt - rtprio %d in /etc/security/limits.d, gives the full range)",
-		allowed, limit, PrioLowest, highest, watchdog, top, top), nil
+		"(an rtprio limit of %d, e.g. @%s - rtprio %d in %s, gives the full range)",
+		allowed, limit, PrioLowest, highest, watchdog, top, remedy.Group, top, remedy.LimitsFile), nil
 }
 
 // fifoRemedy names the concrete fix for a refused SCHED_FIFO.
 func fifoRemedy(err error) string {
 	if errors.Is(err, unix.EPERM) {
 		return "grant it with `setcap cap_sys_nice,cap_ipc_lock+ep BINARY`, an rtprio limit in " +
-			"/etc/security/limits.d (@rt - rtprio 99), or run as root; in a container add " +
+			remedy.LimitsFile + " (" + remedy.LimitsRTPrio + ", and the user in group " + remedy.Group + "), or run as root; in a container add " +
 			"--cap-add SYS_NICE --ulimit rtprio=99 (and --cpu-rt-runtime when RT group scheduling leaves the cgroup no RT budget)"
 	}
 	return "see examples/rtcheck for the machine's readiness checks"

@@ -342,7 +342,7 @@ func (s *Sim) Bind(spec ThreadSpec) (*Waker, Binding, error) {
 	s.threads = append(s.threads, th)
 	s.joins = append(s.joins, th)
 	s.pending.Store(true)
-	return NewVirtualWaker(th), Binding{Priority: spec.Priority, Wake: wake}, nil
+	return NewVirtualWaker(th), Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
 }
 
 // Close ends the simulation: every thread it still holds is woken and

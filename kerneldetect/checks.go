@@ -5,13 +5,15 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/gortapi/gortapi/internal/remedy"
 )
 
 // Remedies shared by several checks.
 const (
 	remedyCaps = "grant the binary the capabilities: setcap cap_sys_nice,cap_ipc_lock+ep BINARY; " +
-		"or raise the limits in /etc/security/limits.d/99-realtime.conf (\"@realtime - rtprio 99\", " +
-		"\"@realtime - memlock unlimited\") and add the user to that group; " +
+		"or raise the limits in " + remedy.LimitsFile + " (\"" + remedy.LimitsRTPrio + "\", " +
+		"\"" + remedy.LimitsMemlock + "\") and add the user to that group; " +
 		"in docker: --cap-add=SYS_NICE --ulimit rtprio=99 --ulimit memlock=-1"
 	remedyIsol = "reserve CPUs for real-time threads on the kernel command line: isolcpus=N nohz_full=N rcu_nocbs=N irqaffinity=<other CPUs>"
 )
@@ -328,7 +330,7 @@ func (d *detector) checkDMALatency() Check {
 	ev := f + " present"
 	if d.r.Process.UID > 0 && fi.Mode().Perm()&0o002 == 0 && !d.r.Process.HasCap(1) /* CAP_DAC_OVERRIDE */ {
 		return warn(CheckCPUDMALatency, ev+"; uid "+fmt.Sprint(d.r.Process.UID)+" may not be able to write it",
-			"a udev rule such as KERNEL==\"cpu_dma_latency\", GROUP=\"realtime\", MODE=\"0660\"")
+			remedy.DMALatency)
 	}
 	return ok(CheckCPUDMALatency, ev)
 }

@@ -26,6 +26,7 @@ func DetectFS(fsys fs.FS) (*Report, error) {
 	d := &detector{fsys: fsys, r: &Report{Process: Process{UID: -1}}}
 	d.uname()
 	d.config()
+	d.distro()
 	d.preempt()
 	d.dualKernel()
 	d.kind()

@@ -41,6 +41,9 @@ type Report struct {
 	// config's default (CONFIG_CPU_MITIGATIONS). Mitigations add
 	// system-call and context-switch cost.
 	Mitigations Setting `json:"mitigations"`
+	// Distro is the distribution and architecture, when the tree tells
+	// them.
+	Distro Distro `json:"distro"`
 	// Process describes the reading process: capabilities and limits.
 	Process Process `json:"process"`
 	// Checks are the readiness checks, in CheckIDs order.

@@ -177,12 +177,25 @@ const DefaultTimerSignal = flavors.DefaultTimerSignal
 // Fields set on the result after parsing win over the flags. A nil fs, or
 // one that already has these flags, panics: a programming error.
 func RegisterFlags(fs *flag.FlagSet) *Options {
+	return registerFlags("RegisterFlags", fs, func(string) bool { return true })
+}
+
+// RegisterShmFlags is RegisterFlags for a program that runs no task and
+// only opens a host's shared memory (a monitor): it registers
+// -rtapi.instance and -rtapi.shm-group, and no flag that would be
+// accepted and then ignored. A nil fs, or one that already has these
+// flags, panics.
+func RegisterShmFlags(fs *flag.FlagSet) *Options {
+	return registerFlags("RegisterShmFlags", fs, func(field string) bool { return field == "Instance" || field == "ShmGroup" })
+}
+
+func registerFlags(name string, fs *flag.FlagSet, want func(field string) bool) *Options {
 	if fs == nil {
-		panic("rtapi.RegisterFlags: nil FlagSet (use flag.CommandLine for the program's flags)")
+		panic("rtapi." + name + ": nil FlagSet (use flag.CommandLine for the program's flags)")
 	}
 	o := &Options{}
 	for i, s := range settings {
-		if s.flag != "" {
+		if s.flag != "" && want(s.field) {
 			fs.Var(settingFlag{o: o, i: i}, s.flag, s.usage+" (env "+s.env+")")
 		}
 	}

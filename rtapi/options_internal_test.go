@@ -306,3 +306,25 @@ func TestRegisterFlagsMisuse(t *testing.T) {
 	RegisterFlags(fs)
 	require.Panics(t, func() { RegisterFlags(fs) }, "the flags twice on one FlagSet")
 }
+
+// A monitor registers only the shared-memory flags: -rtapi.flavor and the
+// other task settings are refused, not accepted and ignored.
+func TestRegisterShmFlags(t *testing.T) {
+	fs := flag.NewFlagSet("halmon", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o := RegisterShmFlags(fs)
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	require.ElementsMatch(t, []string{"rtapi.instance", "rtapi.shm-group"}, names)
+	require.NoError(t, fs.Parse([]string{"-rtapi.instance", "3", "-rtapi.shm-group", "hal"}))
+	require.Equal(t, 3, o.Instance)
+	require.Equal(t, "hal", o.ShmGroup)
+	for _, other := range []string{"-rtapi.flavor=posix", "-rtapi.strict=on", "-rtapi.cpu=1"} {
+		fs := flag.NewFlagSet("halmon", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		RegisterShmFlags(fs)
+		require.Error(t, fs.Parse([]string{other}), other)
+	}
+	require.Panics(t, func() { RegisterShmFlags(nil) })
+	require.Panics(t, func() { RegisterShmFlags(fs) }, "twice on one FlagSet")
+}

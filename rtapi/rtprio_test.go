@@ -20,7 +20,7 @@ import (
 const childRTPrio = 50
 
 // With RLIMIT_RTPRIO below the default task priority (a common limits.d
-// setting: @rt - rtprio 50), SCHED_FIFO is allowed, only not at 98. Auto
+// setting: @realtime - rtprio 50), SCHED_FIFO is allowed, only not at 98. Auto
 // detection must not pick a flavor whose every default Start then fails,
 // and VanillaFIFO must not silently degrade: the default priorities are
 // clamped below the limit, the watchdog sits at the limit, and the flavor

@@ -31,9 +31,11 @@ func (rt *RT) shmOptions(lock bool) shm.Options {
 
 func (rt *RT) lockShm() bool { return rt.info.RealTime && rt.opts.LockMemory != Off }
 
-// ShmNew creates the segment key with size data bytes, or attaches to it
-// when it exists with the same size (rtapi_shmem_new). A segment of
-// another size gives *shm.SizeMismatchError (shm.ErrSizeMismatch, ErrInvalid);
+// ShmNew creates or attaches: it creates the segment key with size data
+// bytes, or attaches to it when it exists with the same size, as
+// rtapi_shmem_new does; Segment.Created tells which. ShmCreate creates
+// only (two hosts cannot share a key by accident); ShmAttach attaches
+// only. A segment of another size gives *shm.SizeMismatchError (shm.ErrSizeMismatch, ErrInvalid);
 // a damaged one shm.ErrTruncated, shm.ErrCorrupt or *shm.VersionError; one
 // owned or writable by a user this process does not trust
 // *shm.OwnerError (shm.ErrUntrusted, os.ErrPermission). A created segment is
@@ -74,13 +76,13 @@ func (rt *RT) ShmRemove(key uint32) error {
 
 func (rt *RT) shmOpen(op string, key uint32, open func(shm.Options) (*shm.Segment, error)) (*shm.Segment, error) {
 	if rt.isClosed() {
-		return nil, fmt.Errorf("rtapi.%s(%#08x): %w", op, key, ErrClosed)
+		return nil, fmt.Errorf("rtapi.%s(0x%08x): %w", op, key, ErrClosed)
 	}
 	lock := rt.lockShm()
 	s, err := open(rt.shmOptions(lock))
 	if err != nil && lock && rt.opts.LockMemory != On && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOMEM)) {
 		rt.logger.Warn("shared memory not locked in RAM; page faults may delay tasks",
-			zap.Uint32("key", key), zap.Error(err))
+			zap.String("key", fmt.Sprintf("0x%08x", key)), zap.Error(err))
 		s, err = open(rt.shmOptions(false))
 	}
 	if err != nil {
@@ -94,5 +96,5 @@ func shmErr(op string, key uint32, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("rtapi.%s(%#08x): %w", op, key, err)
+	return fmt.Errorf("rtapi.%s(0x%08x): %w", op, key, err)
 }

@@ -261,3 +261,14 @@ func TestShmGuardTruncated(t *testing.T) {
 	assert.ErrorIs(t, seg.Guard(func() { t.Fatal("f called after Delete") }), rtapi.ErrClosed)
 	assert.ErrorIs(t, seg.Check(), rtapi.ErrClosed)
 }
+
+// Errors spell a key as the segment name does, in hex with eight digits:
+// 0x00000001, not 1 or 0x000001.
+func TestShmErrorsSpellKeysInHex(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(t, err)
+	require.NoError(t, rt.Close())
+	_, err = rt.ShmNew(1, 64)
+	require.ErrorIs(t, err, rtapi.ErrClosed)
+	require.Contains(t, err.Error(), "rtapi.ShmNew(0x00000001)")
+}

@@ -2,9 +2,14 @@ package rtapi
 
 import (
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
+	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -59,6 +64,9 @@ type Stats struct {
 	// faults) and attributes late wake-ups to them; see Interference.
 	Interference Interference
 	// Policy, Priority, CPUs, Wake and Degraded: what the thread runs with.
+	// Policy is "SCHED_FIFO", "SCHED_OTHER" (not real-time), or
+	// PolicyVirtual on the sim flavor, where Priority is the task's
+	// virtual priority on the virtual clock.
 	Policy   string
 	Priority int
 	CPUs     []int
@@ -96,7 +104,7 @@ func (t *Task) Stats() Stats {
 		VoluntarySwitches:   s.voluntary.Load(),
 		InvoluntarySwitches: s.involuntary.Load(),
 		Interference:        s.intf.snapshot(t.spec.LateThreshold),
-		Policy:              b.Policy.String(),
+		Policy:              policyName(b),
 		Priority:            b.Priority,
 		CPUs:                b.CPUs,
 		Wake:                b.Wake.String(),
@@ -152,4 +160,64 @@ func (s Stats) Since(mark Stats) (Stats, error) {
 	d.InvoluntarySwitches -= mark.InvoluntarySwitches
 	d.Interference = s.Interference.since(mark.Interference)
 	return d, nil
+}
+
+// PolicyVirtual is Stats.Policy on the sim flavor: the task is scheduled
+// by virtual priority on a virtual clock, not by the kernel.
+const PolicyVirtual = "virtual"
+
+// policyName is Stats.Policy for a binding.
+func policyName(b flavors.Binding) string {
+	if b.Virtual {
+		return PolicyVirtual
+	}
+	return b.Policy.String()
+}
+
+// String returns the one-line summary the example programs print:
+//
+//	servo: SCHED_FIFO prio 90 wake posix-timer cycles 1000 overruns 0 latency min 3µs avg 5µs p99 9µs max 21µs
+//
+// On the sim flavor the policy reads "virtual" and the priority is the
+// virtual one. p99 is the upper edge of a 1 µs bucket, capped at max.
+// It allocates; not RT-safe.
+func (s Stats) String() string {
+	var b strings.Builder
+	writeStatsLine(&b, s, s.Name+":", 0, 0, 0, 0)
+	return b.String()
+}
+
+// WriteStats writes one line per task, as String does but without the
+// colon and with the columns aligned (names padded to at least 14
+// columns), as examples/twotasks prints:
+//
+//	task-100µs     SCHED_FIFO prio 98 wake posix-timer cycles  10068 overruns  148 latency min 3.021µs avg 70.596µs p99 161µs max 214.739µs
+//	task-1ms       SCHED_FIFO prio 97 wake posix-timer cycles   1004 overruns    2 latency min 9.48µs avg 65.496µs p99 180µs max 2.810166ms
+//
+// It returns the first write error. It allocates; not RT-safe.
+func WriteStats(w io.Writer, stats ...Stats) error {
+	name, wake, cycles, overruns := 14, 11, 6, 4
+	for _, s := range stats {
+		name = max(name, utf8.RuneCountInString(s.Name))
+		wake = max(wake, len(s.Wake))
+		cycles = max(cycles, len(strconv.FormatInt(s.Cycles, 10)))
+		overruns = max(overruns, len(strconv.FormatInt(s.Overruns, 10)))
+	}
+	var b strings.Builder
+	for _, s := range stats {
+		b.Reset()
+		writeStatsLine(&b, s, s.Name, name, wake, cycles, overruns)
+		b.WriteByte('\n')
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeStatsLine(b *strings.Builder, s Stats, name string, nameW, wakeW, cyclesW, overrunsW int) {
+	p99, _ := s.Latency.Quantile(0.99) // a constant in (0, 1]: no error
+	fmt.Fprintf(b, "%-*s %s prio %d wake %-*s cycles %*d overruns %*d latency min %v avg %v p99 %v max %v",
+		nameW, name, s.Policy, s.Priority, wakeW, s.Wake, cyclesW, s.Cycles, overrunsW, s.Overruns,
+		s.Latency.Min, s.Latency.Mean(), p99, s.Latency.Max)
 }

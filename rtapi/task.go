@@ -406,7 +406,7 @@ func (t *Task) Start() error {
 	}
 	t.watch()
 	t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
-		zap.Stringer("policy", t.binding.Policy), zap.Int("priority", t.binding.Priority),
+		zap.String("policy", policyName(t.binding)), zap.Int("priority", t.binding.Priority),
 		zap.Ints("cpus", t.binding.CPUs), zap.Stringer("wake", t.binding.Wake),
 		zap.Duration("period", t.spec.Period), zap.Int("tid", t.binding.Tid))
 	if t.binding.Degraded != "" {

@@ -196,11 +196,15 @@ func runChild(rowJSON, settingsJSON string) int {
 	close(stop)
 	_ = rt.Close()
 
+	// The fractions are constants in (0, 1]: Quantile cannot refuse them.
+	p50, _ := st.Latency.Quantile(0.50)
+	p99, _ := st.Latency.Quantile(0.99)
+	p999, _ := st.Latency.Quantile(0.999)
 	res := result{
 		Samples:             st.Latency.Count,
-		P50:                 st.Latency.Percentile(0.50),
-		P99:                 st.Latency.Percentile(0.99),
-		P999:                st.Latency.Percentile(0.999),
+		P50:                 p50,
+		P99:                 p99,
+		P999:                p999,
 		Max:                 time.Duration(st.Latency.Max),
 		Overflow:            st.Latency.Overflow,
 		Interference:        st.Interference,

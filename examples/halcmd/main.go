@@ -49,7 +49,7 @@ func main() {
 	flag.StringVar(&c.file, "f", "", "run the commands of this .hal file")
 	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
 	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments and socket (default /dev/shm)")
-	flag.UintVar(&c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the host's data segment")
+	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the host's data segment")
 	flag.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: halcmd [flags] COMMAND [ARGS...] | halcmd [flags] -f FILE.hal")

@@ -56,8 +56,8 @@ func main() {
 	var c config
 	opts := rtapi.RegisterFlags(flag.CommandLine)
 	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket (default /dev/shm)")
-	flag.UintVar(&c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
-	flag.UintVar(&c.statsKey, "stats-key", control.DefaultStatsKey, "shared-memory key of the thread statistics")
+	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
+	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", control.DefaultStatsKey, "shared-memory key of the thread statistics")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0,
 		"inject a fault into every thread after this time, so that the file's safe states (safep) run; 0: never")
 	flag.Usage = func() {

@@ -1,6 +1,7 @@
 // Command rtcheck is what a user runs first on a new machine: it says what
 // kind of kernel this is (vanilla, preempt, preempt-rt, xenomai, rtai), the
-// evidence for it, and every real-time readiness check with its remedy.
+// evidence for it, every real-time readiness check with its remedy, and
+// the next step (table lines "next step").
 //
 // Usage:
 //
@@ -26,6 +27,10 @@
 //	"rtai"       {"version"} or null
 //	"checks"     [{"id","status","evidence","remedy"}], status ok|warn|fail
 //	"rt_capable" bool
+//	"next_steps" [string], never empty: what to do next, cheapest first
+//	             (boot with preempt=full or threadirqs, the distribution's
+//	             real-time kernel package, fix the failed checks, measure)
+//	"distro"     {"id","arch",...}: os-release, else the kernel version
 //	"probes"     {"sched_fifo": {"ok": bool, "detail": string}}, absent
 //	             with -root
 //

@@ -39,8 +39,10 @@ type options struct {
 // live probes (absent when diagnosing a captured tree).
 type output struct {
 	*kerneldetect.Report
-	RTCapable bool    `json:"rt_capable"`
-	Probes    *probes `json:"probes,omitempty"`
+	RTCapable bool `json:"rt_capable"`
+	// NextSteps is what to do next, cheapest first (never empty).
+	NextSteps []string `json:"next_steps"`
+	Probes    *probes  `json:"probes,omitempty"`
 }
 
 type probes struct {
@@ -71,6 +73,16 @@ func probeSchedFIFO(r *kerneldetect.Report) probe {
 		}
 	}
 	return probe{OK: false, Detail: detail}
+}
+
+// nextSteps is the report's next steps, with the live probe's refusal
+// first when the files alone did not explain it.
+func nextSteps(r *kerneldetect.Report, out output) []string {
+	steps := r.NextSteps()
+	if out.Probes != nil && !out.Probes.SchedFIFO.OK && !failed(r, kerneldetect.CheckSchedFIFO) && !failed(r, kerneldetect.CheckRTGroupSched) {
+		steps = append([]string{"fix what refused SCHED_FIFO: see probe sched_fifo"}, steps...)
+	}
+	return steps
 }
 
 func failed(r *kerneldetect.Report, id string) bool {
@@ -150,6 +162,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out.Probes = &probes{SchedFIFO: probeSchedFIFO(report)}
 		out.RTCapable = out.RTCapable && out.Probes.SchedFIFO.OK
 	}
+	out.NextSteps = nextSteps(report, out)
 
 	if o.json {
 		enc := json.NewEncoder(stdout)
@@ -263,6 +276,9 @@ func writeTable(w io.Writer, out output, root string) {
 		}
 	}
 	fmt.Fprintf(tw, "verdict\t%s\n", verdict)
+	for _, s := range out.NextSteps {
+		fmt.Fprintf(tw, "next step\t%s\n", s)
+	}
 	tw.Flush()
 
 	fmt.Fprintln(w, "\nchecks:")

@@ -158,6 +158,7 @@ func anyFailed(doc map[string]any, id string) bool {
 func stripLive(doc map[string]any) map[string]any {
 	delete(doc, "probes")
 	delete(doc, "rt_capable")
+	delete(doc, "next_steps") // the live probe's refusal may lead them
 	return doc
 }
 
@@ -178,7 +179,7 @@ func TestCaptureRoundTrip(t *testing.T) {
 	require.NotEmpty(t, names)
 	for _, n := range names {
 		ok := false
-		for _, root := range []string{"proc/", "sys/", "dev/", "boot/"} {
+		for _, root := range []string{"proc/", "sys/", "dev/", "boot/", "etc/os-release", "usr/lib/os-release"} {
 			ok = ok || strings.HasPrefix(n, root)
 		}
 		assert.True(t, ok, "unexpected entry %s", n)
@@ -400,5 +401,34 @@ func TestRootWithFIFODoesNotHang(t *testing.T) {
 		assert.NotEmpty(t, out)
 	case <-time.After(rttest.WaitTimeout):
 		t.Fatalf("rtcheck -root still running after %v: blocked on a FIFO", rttest.WaitTimeout)
+	}
+}
+
+// rtcheck names the next step on every machine kind in the fixtures, in
+// the table and in -json.
+func TestNextStepOnEveryFixture(t *testing.T) {
+	dirs, err := os.ReadDir(fixtures)
+	require.NoError(t, err)
+	kinds := map[string]bool{}
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		t.Run(d.Name(), func(t *testing.T) {
+			_, out, _ := runRTCheck(t, "-root", filepath.Join(fixtures, d.Name()))
+			assert.Regexp(t, `(?m)^next step +\S`, out)
+
+			_, out, _ = runRTCheck(t, "-json", "-root", filepath.Join(fixtures, d.Name()))
+			var doc struct {
+				Kind      string   `json:"kind"`
+				NextSteps []string `json:"next_steps"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &doc))
+			assert.NotEmpty(t, doc.NextSteps)
+			kinds[doc.Kind] = true
+		})
+	}
+	for _, k := range []string{"vanilla", "preempt", "preempt-rt", "xenomai", "rtai"} {
+		assert.True(t, kinds[k], "a fixture of kind %s", k)
 	}
 }

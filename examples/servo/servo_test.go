@@ -70,8 +70,8 @@ func TestFollowingErrorWithRecordedJitter(t *testing.T) {
 	s, _, ks := simRun(t, sim.HistogramJitter(h))
 	f := s.Following
 	t.Logf("recorded jitter (p99 %v, max %v): max %.3f mrad, rms %.3f mrad, final %.4f mrad; replayed p99 %v max %v",
-		h.Percentile(0.99), time.Duration(h.Max), f.Max*1e3, f.RMS()*1e3, f.Final*1e3,
-		ks.Latency.Percentile(0.99), time.Duration(ks.Latency.Max))
+		mustQuantile(t, h, 0.99), time.Duration(h.Max), f.Max*1e3, f.RMS()*1e3, f.Final*1e3,
+		mustQuantile(t, ks.Latency, 0.99), time.Duration(ks.Latency.Max))
 	assert.Positive(t, ks.Latency.Max, "the jitter was injected")
 	assert.LessOrEqual(t, ks.Latency.Max, h.Max+time.Microsecond, "replayed within the recorded range")
 	assert.Less(t, f.Max, 50e-3, "this VM's jitter keeps the following error within 50 mrad")
@@ -93,4 +93,12 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// mustQuantile is s.Quantile(q) for a q the test knows is in (0, 1].
+func mustQuantile(t *testing.T, s hist.Snapshot, q float64) time.Duration {
+	t.Helper()
+	d, err := s.Quantile(q)
+	require.NoError(t, err)
+	return d
 }

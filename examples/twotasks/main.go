@@ -56,11 +56,9 @@ func run(opts rtapi.Options, d time.Duration) error {
 	if err := rt.Run(ctx); err != nil { // until ctx ends or a task fails; then stops the tasks
 		return err
 	}
+	var stats []rtapi.Stats
 	for _, t := range tasks {
-		s := t.Stats()
-		fmt.Printf("%-14s %s prio %d wake %-11s cycles %6d overruns %4d latency min %v avg %v p99 %v max %v\n",
-			s.Name, s.Policy, s.Priority, s.Wake, s.Cycles, s.Overruns, s.Latency.Min,
-			s.Latency.Mean(), s.Latency.Percentile(0.99), s.Latency.Max)
+		stats = append(stats, t.Stats())
 	}
-	return nil
+	return rtapi.WriteStats(os.Stdout, stats...)
 }

@@ -137,7 +137,7 @@ func newDataStore(o shm.Options, key uint32) (*dataStore, error) {
 		return &dataStore{l: l}, nil
 	}
 	if runtime.GOOS != "linux" {
-		return nil, fmt.Errorf("data segment %#08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
+		return nil, fmt.Errorf("data segment 0x%08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
 	}
 	seg, err := createReplacingStale(o, key, sizeofData())
 	if err != nil {

@@ -19,7 +19,7 @@ func (*statsSeqlock) Write(*threadRecord) {}
 type publisher struct{ seg interface{ Name() string } }
 
 func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
-	return nil, fmt.Errorf("stats segment %#08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
+	return nil, fmt.Errorf("stats segment 0x%08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
 }
 
 func (p *publisher) thread(slot int) *statsSeqlock           { return nil }

@@ -16,7 +16,9 @@ func Example() {
 	}
 	s := h.Snapshot()
 	fmt.Println(s.Count, "samples,", s.Overflow, "past the bound; min", s.Min, "max", s.Max, "mean", s.Mean())
-	fmt.Println("p50", s.Percentile(0.5), "p99", s.Percentile(0.99))
+	p50, _ := s.Quantile(0.5) // a fraction in (0, 1]; Quantile(99) is ErrInvalid
+	p99, _ := s.Quantile(0.99)
+	fmt.Println("p50", p50, "p99", p99)
 
 	mark := s
 	h.Record(40 * time.Microsecond)

@@ -204,16 +204,33 @@ func (s Snapshot) Mean() time.Duration {
 	return s.Sum / time.Duration(s.Count)
 }
 
+// Quantile returns the sample value below which a fraction q of the
+// samples lie, q in (0, 1] (0.99 is the 99th percentile, 1 the maximum),
+// to bucket resolution: the upper edge of the bucket that holds it, capped
+// at Max. Samples in the overflow count report Max. A snapshot without
+// samples gives 0. A q outside (0, 1], NaN included, is an error matching
+// rtapi.ErrInvalid: Quantile(99) is a percent given where a fraction is
+// due. Quantile allocates only for that error.
+func (s Snapshot) Quantile(q float64) (time.Duration, error) {
+	if !(q > 0 && q <= 1) {
+		return 0, fmt.Errorf("histogram quantile %v: want a fraction in (0, 1], e.g. 0.99 for p99: %w", q, errs.Invalid)
+	}
+	return s.quantile(q), nil
+}
+
 // Percentile returns the sample value below which a fraction p (0..1) of
-// the samples lie, to bucket resolution: the upper edge of the bucket that
-// holds it, capped at Max. Samples in the overflow count report Max. A p
-// outside 0..1 is clamped to it (so 99 is the maximum, not the 99th
-// percentile); a snapshot without samples gives 0.
+// the samples lie, as Quantile does; a p outside 0..1 is clamped to it, so
+// Percentile(99) is the maximum, not the 99th percentile.
+//
+// Deprecated: use Quantile, which refuses a p outside (0, 1].
 func (s Snapshot) Percentile(p float64) time.Duration {
+	return s.quantile(min(max(p, 0), 1))
+}
+
+func (s Snapshot) quantile(p float64) time.Duration {
 	if s.Count == 0 {
 		return 0
 	}
-	p = min(max(p, 0), 1)
 	rank := uint64(math.Ceil(p * float64(s.Count)))
 	if rank == 0 {
 		rank = 1

@@ -1,11 +1,14 @@
 package hist
 
 import (
+	"math"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/errs"
 )
 
 func TestRecordAndPercentiles(t *testing.T) {
@@ -19,16 +22,41 @@ func TestRecordAndPercentiles(t *testing.T) {
 	require.EqualValues(t, 1, s.Overflow)
 	require.EqualValues(t, 500, s.Min)
 	require.EqualValues(t, 250_000, s.Max)
-	require.Equal(t, 51*time.Microsecond, s.Percentile(0.5)) // rank 51 of 101
-	require.Equal(t, time.Microsecond, s.Percentile(0))
-	require.Equal(t, 250*time.Microsecond, s.Percentile(1))
-	require.Equal(t, 100*time.Microsecond, s.Percentile(0.99))
+	require.Equal(t, 51*time.Microsecond, quantile(t, s, 0.5)) // rank 51 of 101
+	require.Equal(t, time.Microsecond, quantile(t, s, 0.001))
+	require.Equal(t, 250*time.Microsecond, quantile(t, s, 1))
+	require.Equal(t, 100*time.Microsecond, quantile(t, s, 0.99))
+}
+
+func quantile(t *testing.T, s Snapshot, q float64) time.Duration {
+	t.Helper()
+	d, err := s.Quantile(q)
+	require.NoError(t, err)
+	return d
+}
+
+// Quantile takes a fraction in (0, 1] and refuses anything else: 99 is a
+// percent given where a fraction is due, not the maximum.
+func TestQuantileRefusesOutOfRange(t *testing.T) {
+	h := New(time.Microsecond, 100*time.Microsecond)
+	h.Record(10 * time.Microsecond)
+	h.Record(90 * time.Microsecond)
+	s := h.Snapshot()
+	for _, q := range []float64{99, 0, -0.5, 1.0000001, math.NaN(), math.Inf(1)} {
+		d, err := s.Quantile(q)
+		require.ErrorIs(t, err, errs.Invalid, "q %v", q)
+		require.Zero(t, d)
+	}
+	require.Equal(t, 90*time.Microsecond, quantile(t, s, 1))
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = s.Quantile(0.99) }))
+	// The deprecated Percentile keeps clamping.
+	require.Equal(t, 90*time.Microsecond, s.Percentile(99))
 }
 
 func TestEmptyAndNegative(t *testing.T) {
 	h := New(time.Microsecond, 10*time.Microsecond)
 	s := h.Snapshot()
-	require.Zero(t, s.Percentile(0.5))
+	require.Zero(t, quantile(t, s, 0.5))
 	require.Zero(t, s.Mean())
 	require.Zero(t, s.Min)
 	h.Record(-3000)
@@ -83,7 +111,7 @@ func TestConcurrentSnapshot(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				_ = h.Snapshot().Percentile(0.99)
+				_, _ = h.Snapshot().Quantile(0.99)
 			}
 		}
 	}()
@@ -125,7 +153,7 @@ func TestSnapshotRacingTheFirstSample(t *testing.T) {
 				require.EqualValues(t, sample, s.Min, "snapshot %d", i)
 				require.EqualValues(t, sample, s.Max, "snapshot %d", i)
 				require.EqualValues(t, sample, s.Sum, "snapshot %d", i)
-				require.Equal(t, time.Duration(sample), s.Percentile(1))
+				require.Equal(t, time.Duration(sample), quantile(t, s, 1))
 				break
 			}
 			select {

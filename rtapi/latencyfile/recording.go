@@ -97,17 +97,19 @@ type Summary struct {
 
 // Summarize computes a Summary from a histogram.
 func Summarize(h hist.Snapshot) Summary {
-	return Summary{
+	s := Summary{
 		Count:    h.Count,
 		Overflow: h.Overflow,
 		Min:      time.Duration(h.Min),
 		Avg:      h.Mean(),
-		P50:      h.Percentile(0.50),
-		P90:      h.Percentile(0.90),
-		P99:      h.Percentile(0.99),
-		P999:     h.Percentile(0.999),
 		Max:      time.Duration(h.Max),
 	}
+	// The fractions are constants in (0, 1]: Quantile cannot refuse them.
+	s.P50, _ = h.Quantile(0.50)
+	s.P90, _ = h.Quantile(0.90)
+	s.P99, _ = h.Quantile(0.99)
+	s.P999, _ = h.Quantile(0.999)
+	return s
 }
 
 // Read decodes a Recording. A JSON document without tasks is not a

@@ -16,7 +16,9 @@
 // A Sink owns the rings of its Loggers and drains them in a non-RT goroutine
 // (Sink.Drain) into a zap.Logger: ERR, WARN, INFO and DBG map to zap's
 // Error, Warn, Info and Debug levels, the entry time is the time of the RT
-// call, and the task name is the "task" field. Formatting (fmt.Sprintf)
+// call, and the task name is the "task" field. The entry's caller is the
+// task's call site (when the zap logger adds callers) and it has no stack
+// trace: the one zap would take is the drainer's. Formatting (fmt.Sprintf)
 // happens there, not in the task. A ring may also live in a shared-memory
 // segment (NewLogger over an ipc.RecordRing in the segment): another process
 // then drains it with its own Sink (AddRing).

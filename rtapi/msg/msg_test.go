@@ -395,3 +395,30 @@ func BenchmarkDrain(b *testing.B) {
 		sink.DrainOnce(zl)
 	}
 }
+
+// With zap.NewDevelopment's options (stacks from WARN, callers on), a
+// drained message shows the task's call site and no stack: the stack
+// zap would take is the drainer's (msg.(*Sink).drainSource), not the
+// task's.
+func TestDrainedMessagesCarryNoDrainerStack(t *testing.T) {
+	sink := NewSink(LevelAll)
+	log, err := sink.Logger("servo", 0)
+	require.NoError(t, err)
+	_, file, line, _ := runtime.Caller(0)
+	log.Err("overrun %d", Int(3)) // line+1
+	log.Warn("late")
+	core, logs := observer.New(zapcore.DebugLevel)
+	zl := zap.New(core, zap.Development(), zap.AddCaller(), zap.AddStacktrace(zapcore.WarnLevel))
+	require.Equal(t, 2, sink.DrainOnce(zl))
+	all := logs.TakeAll()
+	require.Len(t, all, 2)
+	for _, e := range all {
+		assert.Empty(t, e.Stack, "%s: a stack of the drainer", e.Message)
+		assert.Equal(t, file, e.Caller.File, e.Message)
+	}
+	assert.Equal(t, line+1, all[0].Caller.Line)
+
+	// The Sink's own reports are not task messages: they keep zap's stack.
+	zl.Error("host error")
+	assert.NotEmpty(t, logs.TakeAll()[0].Stack)
+}

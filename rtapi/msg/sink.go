@@ -548,6 +548,9 @@ func (s *Sink) readSource(src *source, zl *zap.Logger, now time.Time) (total int
 			if ce.Caller.Defined {
 				ce.Caller = src.caller(m.PC)
 			}
+			// A stack zap took here is the drainer's, not the task's:
+			// the task's call site is ce.Caller; a ring holds no stack.
+			ce.Stack = ""
 			ce.Write(zap.String("task", m.Task))
 		}
 	}

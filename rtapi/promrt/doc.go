@@ -25,7 +25,8 @@
 //	gortapi_task_wakeup_latency_seconds                      histogram, log-scale buckets 1 µs .. 10 s
 //	gortapi_task_exec_seconds                                histogram, same buckets
 //	gortapi_task_interference_cycles_total{kind}             preempted, blocked, gc, faults
-//	gortapi_task_late_wakeups_total{cause}                   blocked, preempted, gc, unexplained (all: "")
+//	gortapi_task_late_wakeups_total{cause}                   blocked, preempted, gc, unexplained
+//	gortapi_task_late_wakeups_all_total                      every late wake-up, whatever its cause
 //	gortapi_task_late_threshold_seconds
 //	gortapi_task_context_switches_total{kind}, gortapi_task_page_faults_total{kind}
 //	gortapi_hal_thread_beat_total, _overruns_total, _time_seconds, _tmax_seconds

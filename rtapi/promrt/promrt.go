@@ -61,7 +61,11 @@ var (
 		"Cycles in which the task's thread was preempted, blocked (Go scheduler park), ran during GC marking, or took page faults.",
 		[]string{"task", "kind"}, nil)
 	taskLate = prometheus.NewDesc("gortapi_task_late_wakeups_total",
-		"Wake-ups later than gortapi_task_late_threshold_seconds, by first cause.", []string{"task", "cause"}, nil)
+		"Wake-ups later than gortapi_task_late_threshold_seconds, by first cause; the total is gortapi_task_late_wakeups_all_total.",
+		[]string{"task", "cause"}, nil)
+	taskLateAll = prometheus.NewDesc("gortapi_task_late_wakeups_all_total",
+		"Wake-ups later than gortapi_task_late_threshold_seconds, whatever their cause (on the sim flavor, the only late count).",
+		[]string{"task"}, nil)
 	taskLateThreshold = prometheus.NewDesc("gortapi_task_late_threshold_seconds",
 		"Wake-up latency above which a wake-up counts as late.", []string{"task"}, nil)
 	taskSwitches = prometheus.NewDesc("gortapi_task_context_switches_total",
@@ -99,7 +103,7 @@ func (c *Collector) Add(t *rtapi.Task) {
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{taskInfo, taskCycles, taskOverruns, taskWaitErrors, taskLatency, taskExec,
-		taskInterference, taskLate, taskLateThreshold, taskSwitches, taskFaults} {
+		taskInterference, taskLate, taskLateAll, taskLateThreshold, taskSwitches, taskFaults} {
 		ch <- d
 	}
 }
@@ -157,7 +161,7 @@ func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats) {
 	counter(taskInterference, i.BlockedCycles, "blocked")
 	counter(taskInterference, i.GCCycles, "gc")
 	counter(taskInterference, i.FaultCycles, "faults")
-	counter(taskLate, i.Late, "")
+	counter(taskLateAll, i.Late)
 	counter(taskLate, i.LateBlocked, "blocked")
 	counter(taskLate, i.LatePreempted, "preempted")
 	counter(taskLate, i.LateGC, "gc")

@@ -25,8 +25,9 @@ func Create(o Options, key uint32, size int) (*Segment, error) {
 	return create(&o, key, size)
 }
 
-// New creates a segment of size data bytes, or attaches to it when the key
-// exists with the same size (rtapi_shmem_new). A segment that exists with
+// New creates or attaches: it creates a segment of size data bytes, or
+// attaches to it when the key exists with the same size (rtapi_shmem_new).
+// Create creates only; Attach attaches only. A segment that exists with
 // another size gives a *SizeMismatchError naming both sizes; one that is
 // damaged gives ErrTruncated, ErrCorrupt or *VersionError. Created tells
 // which of the two happened. A full filesystem is ENOSPC, as for Create.
@@ -243,7 +244,7 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 	case h.ready != readyMagic:
 		return nil, true, ErrNotInitialised
 	case h.key != key:
-		return nil, false, fmt.Errorf("%w: header key %08x in the file for key %08x", ErrCorrupt, h.key, key)
+		return nil, false, fmt.Errorf("%w: header key 0x%08x in the file for key 0x%08x", ErrCorrupt, h.key, key)
 	case h.size == 0 || h.size > MaxSize:
 		return nil, false, fmt.Errorf("%w: impossible size %d", ErrCorrupt, h.size)
 	case int64(h.size)+HeaderSize > st.Size:

@@ -304,7 +304,7 @@ func TestDamagedFilesRefused(t *testing.T) {
 		{"truncated data", func() []byte { return validHeader(10, 4096)[:HeaderSize+100] }, ErrTruncated, "4096 data bytes"},
 		{"garbage", func() []byte { return garbage }, ErrCorrupt, "bad magic"},
 		{"grown", func() []byte { return append(validHeader(10, 64), 0, 0, 0) }, ErrCorrupt, "header says"},
-		{"wrong key", func() []byte { return validHeader(11, 64) }, ErrCorrupt, "key 0000000b"},
+		{"wrong key", func() []byte { return validHeader(11, 64) }, ErrCorrupt, "key 0x0000000b"},
 		{"zero size", func() []byte { b := validHeader(10, 64); (*header)(unsafe.Pointer(&b[0])).size = 0; return b }, ErrCorrupt, "impossible size"},
 		{"version", func() []byte { b := validHeader(10, 64); (*header)(unsafe.Pointer(&b[0])).version = 9; return b }, ErrVersion, "layout version 9"},
 		{"never initialised", func() []byte { return make([]byte, HeaderSize+64) }, ErrNotInitialised, "not initialised"},

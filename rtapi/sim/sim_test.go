@@ -945,3 +945,21 @@ func TestSimStatsHaveNoHostCounters(t *testing.T) {
 	require.Zero(t, s.VoluntarySwitches)
 	require.Zero(t, s.InvoluntarySwitches)
 }
+
+// On sim a task runs on a virtual clock by virtual priority: Stats says
+// "virtual", as the tools print it, not the host thread's SCHED_OTHER.
+func TestSimStatsPolicyIsVirtual(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(t, err)
+	defer rt.Close()
+	clock, err := sim.New(rt)
+	require.NoError(t, err)
+	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond, Priority: 90}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, clock.RunCycles(task, 2))
+	st := task.Stats()
+	require.Equal(t, rtapi.PolicyVirtual, st.Policy)
+	require.Equal(t, 90, st.Priority)
+	require.Contains(t, st.String(), "servo: virtual prio 90 ")
+}

@@ -42,7 +42,7 @@ func TestRunPosix(t *testing.T) {
 			t.Errorf("%s: cycles %d, latency samples %d, tid %d", ts.Name, ts.Cycles, ts.Latency.Count, ts.Tid)
 		}
 		// every body busy-waits 50 µs: its typical execution time cannot be less
-		if p50 := ts.Exec.Percentile(0.5); p50 < 50*time.Microsecond {
+		if p50 := mustQuantile(t, ts.Exec, 0.5); p50 < 50*time.Microsecond {
 			t.Errorf("%s: exec p50 %v below the 50 µs busy body", ts.Name, p50)
 		}
 	}
@@ -116,10 +116,10 @@ func TestRunSim(t *testing.T) {
 	}
 	servo := res.Tasks[0]
 	// 2 s of 1 ms releases; every release wakes exactly 20 µs late
-	if servo.Cycles < 1999 || servo.Cycles > 2000 || servo.Latency.Max != 20_000 || servo.Latency.Percentile(0.5) != 20*time.Microsecond {
-		t.Fatalf("servo: %d cycles, latency p50 %v max %d ns", servo.Cycles, servo.Latency.Percentile(0.5), servo.Latency.Max)
+	if servo.Cycles < 1999 || servo.Cycles > 2000 || servo.Latency.Max != 20_000 || mustQuantile(t, servo.Latency, 0.5) != 20*time.Microsecond {
+		t.Fatalf("servo: %d cycles, latency p50 %v max %d ns", servo.Cycles, mustQuantile(t, servo.Latency, 0.5), servo.Latency.Max)
 	}
-	if p50 := servo.Exec.Percentile(0.5); p50 != 100*time.Microsecond {
+	if p50 := mustQuantile(t, servo.Exec, 0.5); p50 != 100*time.Microsecond {
 		t.Fatalf("servo exec p50 %v, want the declared 100µs cost", p50)
 	}
 	if c := res.Tasks[1].Cycles; c < 499 || c > 500 {
@@ -163,6 +163,16 @@ func TestRunSimCountsLate(t *testing.T) {
 	over += int64(s.Latency.Overflow)
 	if s.Interference.LateThreshold != 100*time.Microsecond || over == 0 || s.Interference.Late != over {
 		t.Fatalf("late over %v: counted %d, the histogram holds %d such wake-ups (p99.9 %v)",
-			s.Interference.LateThreshold, s.Interference.Late, over, s.Latency.Percentile(0.999))
+			s.Interference.LateThreshold, s.Interference.Late, over, mustQuantile(t, s.Latency, 0.999))
 	}
+}
+
+// mustQuantile is s.Quantile(q) for a q the test knows is in (0, 1].
+func mustQuantile(t *testing.T, s hist.Snapshot, q float64) time.Duration {
+	t.Helper()
+	d, err := s.Quantile(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
