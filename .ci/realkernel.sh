@@ -22,7 +22,7 @@
 # Environment (all optional):
 #   GORTAPI_KERNEL_CACHE   cache dir (default ${XDG_CACHE_HOME:-$HOME/.cache}/gortapi/kernels)
 #   GORTAPI_KERNELS        which kernels to boot, default "rt std"
-#   GORTAPI_BOOT_TIMEOUT   seconds one boot may take before it counts as hung (default 150)
+#   GORTAPI_BOOT_TIMEOUT   seconds one boot may take before it counts as hung (default 300)
 #   GORTAPI_QEMU_SMP       guest CPUs (default 1; both kernels boot in parallel)
 #   GORTAPI_KEEP_WORK=1    keep the scratch dir (serial logs, initramfs) even on success
 #   RTCHECK_BIN            use this static rtcheck instead of building ./examples/rtcheck
@@ -35,7 +35,7 @@ LANE=realkernel
 # shellcheck source=kernels.sh
 source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
 KERNELS=${GORTAPI_KERNELS:-rt std}
-BOOT_TIMEOUT=${GORTAPI_BOOT_TIMEOUT:-150}
+BOOT_TIMEOUT=${GORTAPI_BOOT_TIMEOUT:-300}
 SMP=${GORTAPI_QEMU_SMP:-1}
 MARK=GORTAPI-REALKERNEL-7f3a9c
 NEED_GO=1
@@ -98,6 +98,18 @@ out=/dev/ttyS1
 	rtprio_rc=\$?
 	echo "$MARK-RTPRIO-END"
 	echo "$MARK-RTPRIO-EXIT \$rtprio_rc"
+	# RT throttling off, as on many dedicated real-time machines: a
+	# livelocked SCHED_FIFO thread now never lets the CPU go, and the
+	# guest hangs until the lane's boot timeout fails it. With it off,
+	# the task set and the runtime-spin reproduction must still finish.
+	echo "$MARK-LIVELOCK-BEGIN"
+	echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+	echo "sched_rt_runtime_us=\$(cat /proc/sys/kernel/sched_rt_runtime_us)"
+	GORTAPI_REQUIRE_RT=1 /rtapi.test -test.run '^(TestTaskSetNeverStalls|TestSpinGuardEndsASpinOverAnOrdinaryThread)\$' -test.v -test.count=1 2>&1
+	livelock_rc=\$?
+	echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
+	echo "$MARK-LIVELOCK-END"
+	echo "$MARK-LIVELOCK-EXIT \$livelock_rc"
 	echo "$MARK-EXIT \$rc"
 } >\$out
 echo "$MARK-DONE"
@@ -168,6 +180,17 @@ check_kernel() { # flavor vmlinuz -> 0 when the kernel passed
 	section "$src" "$MARK-JSON-BEGIN" "$MARK-JSON-END" >"$d/report.json"
 	section "$src" "$MARK-STDERR-BEGIN" "$MARK-STDERR-END" >"$d/stderr.txt"
 	section "$src" "$MARK-RTPRIO-BEGIN" "$MARK-RTPRIO-END" >"$d/rtprio.txt"
+	section "$src" "$MARK-LIVELOCK-BEGIN" "$MARK-LIVELOCK-END" >"$d/livelock.txt"
+	local livelock_rc
+	livelock_rc=$(exit_status "$src" "$MARK-LIVELOCK-EXIT")
+	echo "  task set and runtime spin with sched_rt_runtime_us=-1: exit $livelock_rc"
+	grep -E '^(--- |sched_rt_runtime_us=|\s+taskset_test.go)' "$d/livelock.txt" | sed 's/^/  | /'
+	if [ "$livelock_rc" != 0 ] || ! grep -q -- '--- PASS: TestTaskSetNeverStalls' "$d/livelock.txt" ||
+		! grep -q -- '--- PASS: TestSpinGuardEndsASpinOverAnOrdinaryThread' "$d/livelock.txt"; then
+		echo "  FAIL: with RT throttling off, the task set or the spin reproduction did not pass:"
+		sed 's/^/  | /' "$d/livelock.txt"
+		return 1
+	fi
 	echo "  rtcheck exit status: $(exit_status "$src" "$MARK-EXIT")"
 	[ -s "$d/stderr.txt" ] && { echo "  rtcheck stderr:"; sed 's/^/  | /' "$d/stderr.txt"; }
 	"$WORK/assert" -want "$flavor" -version "$d/version.txt" -rtprio "$d/rtprio.txt" -rtprio-exit "$(exit_status "$src" "$MARK-RTPRIO-EXIT")" "$d/report.json" || {

@@ -61,6 +61,10 @@ func holdOn(t *testing.T, cpu int, want, got *atomic.Bool) {
 func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 	rttest.RequireRT(t)
 	cpu := lastCPU(t)
+	// One P for the spinner, one for the holder (which keeps it while the
+	// kernel starves its thread), one for this goroutine: with fewer,
+	// the Go scheduler, not the kernel, deadlocks the two.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
 	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
 
 	var started, spinning, released atomic.Bool
