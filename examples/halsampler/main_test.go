@@ -65,7 +65,7 @@ func host(t *testing.T, dir string, depth int) *exec.Cmd {
 	src, err := os.ReadFile("testdata/consistent.hal")
 	require.NoError(t, err)
 	file := filepath.Join(dir, "consistent.hal")
-	require.NoError(t, os.WriteFile(file, bytes.ReplaceAll(src, []byte("%DEPTH%"), []byte(strconv.Itoa(depth))), 0o644))
+	require.NoError(t, os.WriteFile(file, bytes.ReplaceAll(src, []byte("depth=4000"), []byte("depth="+strconv.Itoa(depth))), 0o644))
 	cmd := exec.Command(binary(t, "halrun"), "-rtapi.flavor", "posix", "-rtapi.lock-memory=off",
 		"-rtapi.instance", instance, "-shm-dir", dir, file)
 	stdout, err := cmd.StdoutPipe()
