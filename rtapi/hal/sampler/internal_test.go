@@ -165,3 +165,41 @@ func BenchmarkSample(b *testing.B) {
 		})
 	}
 }
+
+// FuzzReaderSegment writes arbitrary bytes over a channel's header and
+// ring header, then opens and reads it: never a panic, a read outside
+// the segment or a loop without bound.
+func FuzzReaderSegment(f *testing.F) {
+	f.Add([]byte{}, uint16(0))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, uint16(headerSize+8))
+	ch, _, o := newTestChannel(f, "fbl", 50)
+	seg, err := shm.Attach(o, Key)
+	require.NoError(f, err)
+	defer seg.Close()
+	mem := seg.Bytes()
+	for i := range 20 {
+		ch.sample(time.Millisecond, int64(i))
+	}
+	pristine := append([]byte(nil), mem[:headerSize+ipc.RingHeaderSize]...)
+	f.Fuzz(func(t *testing.T, data []byte, at uint16) {
+		copy(mem, pristine)
+		off := int(at) % (headerSize + ipc.RingHeaderSize)
+		copy(mem[off:headerSize+ipc.RingHeaderSize], data)
+		rd, err := open(seg)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ipc.ErrCorrupt) && !errors.Is(err, ipc.ErrNotInitialised) && !errors.Is(err, ipc.ErrWrongMode) {
+				t.Fatalf("open: %v", err)
+			}
+			return
+		}
+		for range 200 {
+			s, err := rd.TryNext()
+			if err != nil {
+				continue
+			}
+			if len(s.Values) != len(rd.Types()) {
+				t.Fatalf("%d values for %d pins", len(s.Values), len(rd.Types()))
+			}
+		}
+	})
+}
