@@ -38,7 +38,7 @@ func samplerGroup(b *bench) group {
 		desc: fmt.Sprintf("A HAL thread at 50 µs (rt-preempt flavor, pinned) runs siggen.0.update, whose outputs feed "+
 			"%d sampler pins; one variant adds sampler.0 to the thread, the other does not. A goroutine in the same "+
 			"process drains the ring as examples/halsampler would. The figure is the thread's wake-up latency; the "+
-			"goal is a p99.9 ratio of at most 1.1. The per-pin cost alone is `go test -bench Sample ./rtapi/hal/sampler`.", samplerPins),
+			"goal (issue 23) is a p99.9 ratio of at most 1.1. The per-pin cost alone is `go test -bench Sample ./rtapi/hal/sampler`.", samplerPins),
 		variants: []variant{{name: without, run: hal(0)}, {name: with, run: hal(samplerPins)}},
 		ratios:   []ratioSpec{{"sampler / no sampler", with, without}},
 	}

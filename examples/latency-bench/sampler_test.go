@@ -53,3 +53,20 @@ func TestSamplerHALLoads(t *testing.T) {
 		rt.Close()
 	}
 }
+
+// The sampler group's goal reads its p99.9 ratio.
+func TestSamplerGoal(t *testing.T) {
+	res := results{Groups: []groupResult{{ID: "sampler", Ratios: []ratioResult{{Label: "sampler / no sampler", P999: 1.04}}}}}
+	var found bool
+	for _, g := range perfGoals(res) {
+		if strings.Contains(g.Goal, "sampler of 16 pins") {
+			found = true
+			if !g.Met || g.Measured != 1.04 {
+				t.Errorf("goal %+v", g)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no sampler goal")
+	}
+}
