@@ -95,8 +95,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 			}
 			s, err = next(ctx, rd)
 		}
-		if errors.Is(err, rtapi.ErrClosed) && c.count == 0 {
-			return nil // the host ended the run
+		if ctx.Err() != nil || (errors.Is(err, rtapi.ErrClosed) && c.count == 0) {
+			return nil // Ctrl-C, or the host ended the run
 		}
 		if err != nil {
 			return fmt.Errorf("after %d samples: %w", n, err)

@@ -52,6 +52,25 @@ func TestSampleAllocatesNothing(t *testing.T) {
 	assert.NotZero(t, ch.dropped, "the ring filled up, so both paths ran")
 }
 
+// A reader's TryNext allocates nothing either, so halsampler keeps up
+// with a fast thread without feeding its garbage collector.
+func TestTryNextAllocatesNothing(t *testing.T) {
+	ch, _, o := newTestChannel(t, "ffb", 100)
+	rd, err := Attach(o, 0)
+	require.NoError(t, err)
+	defer rd.Close()
+	allocs := testing.AllocsPerRun(1000, func() {
+		ch.sample(time.Microsecond, 1)
+		if _, err := rd.TryNext(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rd.TryNext(); !errors.Is(err, ipc.ErrEmpty) {
+			t.Fatal(err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
+
 func TestParseCfg(t *testing.T) {
 	t.Parallel()
 	got, err := ParseCfg("fBsUlK")

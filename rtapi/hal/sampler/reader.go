@@ -48,7 +48,11 @@ type Reader struct {
 	ring  *ipc.RecordRing
 	types []hal.Type
 	buf   []uint64
+	bytes []byte // buf's memory
 	poll  time.Duration
+	get   func() // r.getRecord, bound once: Guard's argument allocates nothing
+	n     int    // getRecord's results
+	err   error
 }
 
 // Attach opens channel's ring in the segments o describes (the host's
@@ -108,8 +112,13 @@ func open(seg *shm.Segment) (*Reader, error) {
 	if ring.Capacity() != capacity {
 		return nil, fmt.Errorf("%w: ring capacity %d, want %d", ErrCorrupt, ring.Capacity(), capacity)
 	}
-	return &Reader{seg: seg, ring: ring, types: types, buf: make([]uint64, wordPins+len(types)), poll: 100 * time.Millisecond}, nil
+	r := &Reader{seg: seg, ring: ring, types: types, buf: make([]uint64, wordPins+len(types)), poll: 100 * time.Millisecond}
+	r.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.buf[0])), 8*len(r.buf))
+	r.get = r.getRecord
+	return r, nil
 }
+
+func (r *Reader) getRecord() { r.n, r.err = r.ring.Get(r.bytes) }
 
 // Types returns the pins' types, in cfg order.
 func (r *Reader) Types() []hal.Type { return r.types }
@@ -117,18 +126,16 @@ func (r *Reader) Types() []hal.Type { return r.types }
 // Name is the channel's segment name.
 func (r *Reader) Name() string { return r.seg.Name() }
 
-// TryNext returns the next sample if one is waiting: ipc.ErrEmpty if
-// none, ErrCorrupt for a record the sampler cannot have written (the
+// TryNext returns the next sample if one is waiting, allocating nothing
+// unless it reports damage: ipc.ErrEmpty if none, ErrCorrupt for a record the sampler cannot have written (the
 // reader then skips what the ring holds and goes on), shm.ErrTruncated if
 // the segment was truncated under it.
 func (r *Reader) TryNext() (Sample, error) {
-	var n int
-	var err error
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&r.buf[0])), 8*len(r.buf))
-	if gerr := r.ring.Guard(func() { n, err = r.ring.Get(b) }); gerr != nil {
+	if gerr := r.ring.Guard(r.get); gerr != nil {
 		return Sample{}, gerr
 	}
-	if errors.Is(err, ipc.ErrCorrupt) || errors.Is(err, ipc.ErrShortBuffer) || (err == nil && n != len(b)) {
+	n, err := r.n, r.err
+	if errors.Is(err, ipc.ErrCorrupt) || errors.Is(err, ipc.ErrShortBuffer) || (err == nil && n != len(r.bytes)) {
 		_ = r.ring.Guard(func() { _, _ = r.ring.Discard() })
 		if err == nil || errors.Is(err, ipc.ErrShortBuffer) {
 			err = errShortRecord
