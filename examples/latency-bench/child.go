@@ -21,7 +21,7 @@ import (
 // each measurement runs in a fresh process, as cyclictest does, so that
 // one run's heap, threads and timers cannot leak into the next.
 type childSpec struct {
-	Kind     string        `json:"kind"` // gortapi, ticker, switch, load
+	Kind     string        `json:"kind"` // gortapi, ticker, switch, load, hal
 	Flavor   string        `json:"flavor"`
 	Vanilla  bool          `json:"vanilla"`
 	Wake     string        `json:"wake"`
@@ -42,6 +42,9 @@ type childSpec struct {
 	// Sleeper runs an ordinary goroutine next to the tasks that sleeps
 	// 100 µs in a loop; childResult.Sleep is how late each sleep ends.
 	Sleeper bool `json:"sleeper,omitempty"`
+	// SamplerPins: a hal child's sampler captures this many pins; 0 runs
+	// no sampler (the sampler group).
+	SamplerPins int `json:"sampler_pins,omitempty"`
 }
 
 // taskResult is one task of a multi-task child.
@@ -99,6 +102,8 @@ func runChild(specJSON string, stdout io.Writer) error {
 		res, err = childTicker(spec)
 	case "switch":
 		res, err = childSwitch(spec)
+	case "hal":
+		res, err = childHAL(spec)
 	case "load":
 		// an external load: runs until the parent ends it
 		l := latency.StartLoads(loads)

@@ -35,6 +35,8 @@
 //	         missed releases and the tail
 //	worst    long runs (-worst-d) of gortapi with the in-process allocation
 //	         load vs quiet cyclictest: max and p99.99
+//	sampler  a 20 kHz HAL thread with and without a sampler of 16 pins
+//	         (rtapi/hal/sampler), its ring drained in-process (issue 23)
 //
 // Flags:
 //
@@ -46,7 +48,7 @@
 //	              highest online CPU; -1 unpinned)
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
-//	              switch,multi,base20k,worst)
+//	              switch,multi,base20k,worst,sampler)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)

@@ -200,6 +200,14 @@ func perfGoals(res results) []goalResult {
 		add("20 kHz: missed releases ≤ 1.5 × cyclictest -i 50", missed, 1.5, r != nil && r.Missed > 0, "", detail)
 		add("20 kHz: p99.9 ≤ 1.25 × cyclictest -i 50", p999, 1.25, r != nil, "", "")
 	}
+	if g := findGroup(res, "sampler"); g != nil { // issue 23
+		r := findRatio(g, "sampler / no sampler")
+		var p999 float64
+		if r != nil {
+			p999 = r.P999
+		}
+		add("20 kHz HAL thread: p99.9 with a sampler of 16 pins ≤ 1.1 × without", p999, 1.1, r != nil, "", "")
+	}
 	if g := findGroup(res, "switch"); g != nil {
 		r := findRatio(g, "gortapi / ptsematest")
 		var avg, mx float64

@@ -88,7 +88,9 @@
 // pid count=2") runs it; rtapi/hal/comps registers the standard ones.
 // Exec and Load run commands parsed by rtapi/hal/halfile (a .hal file);
 // Show and Save print what halcmd's show and save print. Package
-// rtapi/hal/control serves those commands to examples/halcmd.
+// rtapi/hal/control serves those commands to examples/halcmd; package
+// rtapi/hal/sampler is the sampler component, whose ring another process
+// reads every cycle of (Component.NewSegment makes such segments).
 //
 // # Failures
 //

@@ -77,8 +77,9 @@ type HAL struct {
 	rt   *rtapi.RT
 	opts Options
 	log  *zap.Logger
-	pub  *publisher // nil unless Options.StatsKey
-	data *dataStore // the data tables: shared with DataKey, else private
+	pub  *publisher     // nil unless Options.StatsKey
+	data *dataStore     // the data tables: shared with DataKey, else private
+	segs []*shm.Segment // made by Component.NewSegment, guarded by mu
 
 	mu      sync.Mutex
 	threads []*Thread         // creation order
@@ -303,7 +304,7 @@ func (h *HAL) stop() error {
 }
 
 // Close stops the threads, deletes their tasks and removes the stats
-// segment. It is idempotent: later calls return nil. Every other call
+// segment and those of Component.NewSegment. It is idempotent: later calls return nil. Every other call
 // after Close returns ErrClosed.
 func (h *HAL) Close() error {
 	h.mu.Lock()
@@ -322,6 +323,9 @@ func (h *HAL) Close() error {
 	}
 	if h.pub != nil {
 		errs = append(errs, h.pub.close())
+	}
+	for _, seg := range h.segs {
+		errs = append(errs, seg.Delete())
 	}
 	errs = append(errs, h.data.close())
 	return errors.Join(errs...)

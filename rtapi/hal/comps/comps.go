@@ -17,6 +17,8 @@
 //	lowpass   out += (in - out) * gain
 //	pid       pid.N.do-pid-calcs: LinuxCNC's PID with feed-forward
 //	sim_motor a simulated servo axis: velocity lag and an encoder
+//	sampler   cfg=ffb depth=4000: captures pins every cycle into a
+//	          shared-memory ring for examples/halsampler (package sampler)
 //
 // Each takes count=N or names=a,b (pid also num_chan=N) and names its pins
 // and functions NAME.N.pin (or a.pin). A function of a component that has
@@ -33,6 +35,7 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 )
 
 func init() {
@@ -49,6 +52,7 @@ func init() {
 	hal.Register("lowpass", instances(1, newLowpass))
 	hal.Register("pid", instances(3, newPID))
 	hal.Register("sim_motor", instances(1, newSimMotor))
+	hal.Register("sampler", sampler.Load)
 }
 
 // instances makes a factory that makes one component named as the

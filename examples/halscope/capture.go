@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/sampler"
+)
+
+// Edge is what fires the trigger.
+type Edge int
+
+// Edges.
+const (
+	Rising  Edge = iota // the pin crosses the level upward: was below, is at or above
+	Falling             // the pin crosses the level downward: was above, is at or below
+	High                // the pin is at or above the level
+	Low                 // the pin is at or below the level
+	Auto                // the first sample: no trigger (halscope's "auto")
+)
+
+var edgeNames = []string{"rising", "falling", "high", "low", "auto"}
+
+func (e Edge) String() string { return edgeNames[e] }
+
+// ParseEdge reads an edge name.
+func ParseEdge(s string) (Edge, error) {
+	for i, n := range edgeNames {
+		if strings.EqualFold(s, n) {
+			return Edge(i), nil
+		}
+	}
+	return 0, fmt.Errorf("edge %q: want one of %s", s, strings.Join(edgeNames, ", "))
+}
+
+// Trigger says when a capture fires: on pin Pin's Edge through Level.
+type Trigger struct {
+	Pin   int
+	Edge  Edge
+	Level float64
+}
+
+// fires reports whether the trigger fires at a sample whose trigger pin
+// is v, prev being the previous sample's (hasPrev false at the first).
+func (tr Trigger) fires(prev, v float64, hasPrev bool) bool {
+	switch tr.Edge {
+	case Rising:
+		return hasPrev && prev < tr.Level && v >= tr.Level
+	case Falling:
+		return hasPrev && prev > tr.Level && v <= tr.Level
+	case High:
+		return v >= tr.Level
+	case Low:
+		return v <= tr.Level
+	}
+	return true
+}
+
+// value is a pin word as a number: a bit is 0 or 1.
+func value(t hal.Type, w uint64) float64 {
+	switch t {
+	case hal.TypeFloat:
+		return math.Float64frombits(w)
+	case hal.TypeBit:
+		if w != 0 {
+			return 1
+		}
+		return 0
+	case hal.TypeS32:
+		return float64(int32(uint32(w)))
+	case hal.TypeU32:
+		return float64(uint32(w))
+	case hal.TypeS64:
+		return float64(int64(w))
+	}
+	return float64(w)
+}
+
+// Row is one captured sample.
+type Row struct {
+	Cycle   uint64
+	Time    int64 // ns
+	Dropped uint64
+	Values  []uint64
+}
+
+// Capture collects Total samples around a trigger: up to Pre before the
+// sample that fires it, that sample, and the rest after. Feed it samples
+// in order with Add until it says it is done.
+type Capture struct {
+	Trigger Trigger
+	Pre     int
+	Total   int
+	Types   []hal.Type
+
+	pre     []Row // the last Pre samples before the trigger, a ring
+	next    int   // where pre's next sample goes
+	prev    float64
+	hasPrev bool
+	Rows    []Row // once fired: the pre-trigger samples, then the rest
+	Fired   int   // index in Rows of the trigger sample; -1 until it fires
+}
+
+// NewCapture makes a capture of total samples, pre of them before the
+// trigger (0 <= pre < total).
+func NewCapture(tr Trigger, pre, total int, types []hal.Type) *Capture {
+	return &Capture{Trigger: tr, Pre: pre, Total: total, Types: types, Fired: -1, pre: make([]Row, 0, pre)}
+}
+
+// Add takes the next sample (copying its values) and reports whether the
+// capture is complete. Once it is, Add keeps nothing more.
+func (c *Capture) Add(s sampler.Sample) bool {
+	if c.Fired >= 0 && len(c.Rows) >= c.Total {
+		return true
+	}
+	r := Row{Cycle: s.Cycle, Time: s.Time, Dropped: s.Dropped, Values: append([]uint64(nil), s.Values...)}
+	if c.Fired >= 0 {
+		c.Rows = append(c.Rows, r)
+		return len(c.Rows) >= c.Total
+	}
+	v := value(c.Types[c.Trigger.Pin], r.Values[c.Trigger.Pin])
+	fire := c.Trigger.fires(c.prev, v, c.hasPrev)
+	c.prev, c.hasPrev = v, true
+	if !fire {
+		if c.Pre == 0 {
+			return false
+		}
+		if len(c.pre) < c.Pre {
+			c.pre = append(c.pre, r)
+		} else {
+			c.pre[c.next] = r
+		}
+		c.next = (c.next + 1) % c.Pre
+		return false
+	}
+	c.Rows = make([]Row, 0, c.Total)
+	if len(c.pre) == c.Pre {
+		c.Rows = append(c.Rows, c.pre[c.next:]...)
+		c.Rows = append(c.Rows, c.pre[:c.next]...)
+	} else {
+		c.Rows = append(c.Rows, c.pre...)
+	}
+	c.Fired = len(c.Rows)
+	c.Rows = append(c.Rows, r)
+	return len(c.Rows) >= c.Total
+}
+
+// Gaps returns how many cycles are missing between the captured rows
+// (dropped samples or a disabled sampler).
+func (c *Capture) Gaps() uint64 {
+	var n uint64
+	for i := 1; i < len(c.Rows); i++ {
+		if d := c.Rows[i].Cycle - c.Rows[i-1].Cycle; d > 1 {
+			n += d - 1
+		}
+	}
+	return n
+}

@@ -1,0 +1,39 @@
+// Package sampler is LinuxCNC's sampler(9) HAL component and the reader
+// of its ring (halsampler(1)): it captures chosen pins at a thread's rate
+// into shared memory, for another process to read without gaps.
+//
+// Load it with one channel per cfg string (rtapi/hal/comps registers it):
+//
+//	loadrt sampler cfg=ffb,ll depth=4000,100
+//	addf sampler.0 servo-thread
+//	net pos-cmd => sampler.0.pin.0
+//
+// cfg letters give the pins' types, one pin per letter: f float, b bit,
+// s s32, u u32, l s64, k u64 (LinuxCNC's letters; at most MaxPins).
+// depth is how many samples the ring holds (default 1000 per channel).
+// Channel N has the pins:
+//
+//	sampler.N.pin.M       in   the values to capture, in cfg order
+//	sampler.N.enable      in   bit, TRUE at load: sample only while TRUE
+//	sampler.N.full        out  bit, TRUE while the ring is full
+//	sampler.N.curr-depth  out  s32, samples in the ring now
+//	sampler.N.overruns    io   s32, samples dropped because the ring was full
+//	sampler.N.sample-num  io   s32, the low 32 bits of the last cycle sampled
+//
+// and the function sampler.N. Each call is one cycle: it counts the cycle
+// and, when enabled, copies the pins into one record of the ring with
+// the cycle number (0 for the first call), the cycle's time (the Func's
+// now) and how many samples were dropped before it. A record is published
+// whole, so it holds the values of one cycle: pins written earlier in the
+// same thread are never seen from different cycles. When the ring is
+// full the sample is dropped and counted, never waited for.
+//
+// The ring of channel N lives in the segment
+// "/gortapi-<instance>-<Key+N as 8 hex digits>" (Component.NewSegment),
+// removed when the HAL closes. Attach opens it from another process;
+// examples/halsampler prints it, one line per cycle.
+//
+// The sampler's function is RT-safe: it reads its pins, writes one record
+// and allocates nothing. Attach and Reader are for ordinary goroutines;
+// they treat the segment as untrusted input (docs/SECURITY.md).
+package sampler

@@ -1,0 +1,190 @@
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+	"github.com/gortapi/gortapi/rtapi/shm"
+)
+
+// ErrCorrupt reports a channel segment or record that the sampler cannot
+// have written (rtapi.ErrCorrupt).
+var ErrCorrupt = fmt.Errorf("sampler: ring corrupt: %w", rtapi.ErrCorrupt)
+
+// errShortRecord is pre-built: Next allocates nothing on a bad record.
+var errShortRecord = fmt.Errorf("%w: record of the wrong length", ErrCorrupt)
+
+// Sample is one cycle's record.
+type Sample struct {
+	// Cycle is the number of the cycle, counted by the sampler's function
+	// from 0; consecutive samples differ by one unless samples were
+	// dropped or the sampler was disabled in between.
+	Cycle uint64
+	// Time is when the cycle began: the Func's now, in ns on the host
+	// flavor's clock.
+	Time int64
+	// Dropped is how many samples the sampler dropped, the ring being
+	// full, before this one since it was loaded.
+	Dropped uint64
+	// Values are the pins' words in cfg order (hal.FormatValue prints
+	// one). The slice is the Reader's and is overwritten by the next Next.
+	Values []uint64
+}
+
+// Reader reads one sampler channel's ring from another process (what
+// halsampler does). Next consumes: two readers of one channel share its
+// samples. A Reader is for one goroutine.
+type Reader struct {
+	seg   *shm.Segment
+	ring  *ipc.RecordRing
+	types []hal.Type
+	buf   []uint64
+	bytes []byte // buf's memory
+	poll  time.Duration
+	get   func() // r.getRecord, bound once: Guard's argument allocates nothing
+	n     int    // getRecord's results
+	err   error
+}
+
+// Attach opens channel's ring in the segments o describes (the host's
+// directory, instance, group). The segment is untrusted: its header is
+// checked against the geometry its own cfg and depth imply, and a
+// mismatch is ErrCorrupt. An absent one is shm.ErrNotExist.
+func Attach(o shm.Options, channel int) (*Reader, error) {
+	if channel < 0 || channel >= MaxChannels {
+		return nil, fmt.Errorf("sampler: channel %d: want 0 to %d: %w", channel, MaxChannels-1, rtapi.ErrInvalid)
+	}
+	seg, err := shm.Attach(o, Key+uint32(channel))
+	if err != nil {
+		return nil, fmt.Errorf("sampler channel %d: %w", channel, err)
+	}
+	r, err := open(seg)
+	if err != nil {
+		seg.Close()
+		return nil, fmt.Errorf("sampler channel %d (%s): %w", channel, seg.Name(), err)
+	}
+	return r, nil
+}
+
+func open(seg *shm.Segment) (*Reader, error) {
+	mem := seg.Bytes()
+	if len(mem) < headerSize {
+		return nil, fmt.Errorf("%w: %d bytes, less than a header", ErrCorrupt, len(mem))
+	}
+	// Copy the header once; use only the copy.
+	var h header
+	hp := (*header)(unsafe.Pointer(&mem[0]))
+	h.Magic = atomic.LoadUint64(&hp.Magic)
+	h.Version, h.NPins, h.Depth, h.RingOff, h.RingSize = hp.Version, hp.NPins, hp.Depth, hp.RingOff, hp.RingSize
+	h.Cfg = hp.Cfg
+	if h.Magic != layoutMagic {
+		return nil, fmt.Errorf("%w: not a sampler segment (magic %#x)", ErrCorrupt, h.Magic)
+	}
+	if h.Version != layoutVersion {
+		return nil, fmt.Errorf("%w: layout version %d, this reader knows %d", ErrCorrupt, h.Version, layoutVersion)
+	}
+	if h.NPins == 0 || h.NPins > MaxPins {
+		return nil, fmt.Errorf("%w: %d pins", ErrCorrupt, h.NPins)
+	}
+	types, err := ParseCfg(string(h.Cfg[:h.NPins]))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	capacity := ringCapacity(len(types), h.Depth)
+	want := uint64(ipc.RingSize(capacity))
+	if capacity == 0 || h.RingOff != headerSize || h.RingSize != want || headerSize+want > uint64(len(mem)) {
+		return nil, fmt.Errorf("%w: ring at %d+%d in %d bytes, want %d+%d for depth %d",
+			ErrCorrupt, h.RingOff, h.RingSize, len(mem), headerSize, want, h.Depth)
+	}
+	ring, err := ipc.RecordRingAt(seg, headerSize, int(want))
+	if err != nil {
+		return nil, err
+	}
+	if ring.Capacity() != capacity {
+		return nil, fmt.Errorf("%w: ring capacity %d, want %d", ErrCorrupt, ring.Capacity(), capacity)
+	}
+	r := &Reader{seg: seg, ring: ring, types: types, buf: make([]uint64, wordPins+len(types)), poll: 100 * time.Millisecond}
+	r.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.buf[0])), 8*len(r.buf))
+	r.get = r.getRecord
+	return r, nil
+}
+
+func (r *Reader) getRecord() { r.n, r.err = r.ring.Get(r.bytes) }
+
+// Types returns the pins' types, in cfg order.
+func (r *Reader) Types() []hal.Type { return r.types }
+
+// Name is the channel's segment name.
+func (r *Reader) Name() string { return r.seg.Name() }
+
+// TryNext returns the next sample if one is waiting, allocating nothing
+// unless it reports damage: ipc.ErrEmpty if none, ErrCorrupt for a record the sampler cannot have written (the
+// reader then skips what the ring holds and goes on), shm.ErrTruncated if
+// the segment was truncated under it.
+func (r *Reader) TryNext() (Sample, error) {
+	if gerr := r.ring.Guard(r.get); gerr != nil {
+		return Sample{}, gerr
+	}
+	n, err := r.n, r.err
+	if errors.Is(err, ipc.ErrCorrupt) || errors.Is(err, ipc.ErrShortBuffer) || (err == nil && n != len(r.bytes)) {
+		_ = r.ring.Guard(func() { _, _ = r.ring.Discard() })
+		if err == nil || errors.Is(err, ipc.ErrShortBuffer) {
+			err = errShortRecord
+		}
+		return Sample{}, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if err != nil {
+		return Sample{}, err
+	}
+	return Sample{Cycle: r.buf[wordCycle], Time: int64(r.buf[wordTime]), Dropped: r.buf[wordDropped], Values: r.buf[wordPins:]}, nil
+}
+
+// Next waits for the next sample until the deadline (the zero time: no
+// deadline): rtapi.ErrTimeout when it passes, rtapi.ErrClosed once the
+// host that made the segment has exited and the ring is drained; other
+// errors as for TryNext. It blocks; it allocates only on errors.
+func (r *Reader) Next(deadline time.Time) (Sample, error) {
+	for {
+		s, err := r.TryNext()
+		if !errors.Is(err, ipc.ErrEmpty) {
+			return s, err
+		}
+		wait := r.poll
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return Sample{}, rtapi.ErrTimeout
+			}
+			wait = min(wait, left)
+		}
+		var ts unix.Timespec
+		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+		werr := r.ring.Wait(ts.Nano() + int64(wait))
+		if errors.Is(werr, ipc.ErrTimeout) && !hostAlive(r.seg.CreatorPID()) {
+			if s, err := r.TryNext(); !errors.Is(err, ipc.ErrEmpty) {
+				return s, err
+			}
+			return Sample{}, fmt.Errorf("sampler %s: host %d exited: %w", r.seg.Name(), r.seg.CreatorPID(), rtapi.ErrClosed)
+		}
+	}
+}
+
+// Close detaches the segment.
+func (r *Reader) Close() error { return r.seg.Close() }
+
+func hostAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
