@@ -268,3 +268,50 @@ func TestSubMinCoversNegativeSamples(t *testing.T) {
 	require.LessOrEqual(t, d.Min, 300*time.Nanosecond)
 	require.GreaterOrEqual(t, d.Min, -7*time.Microsecond)
 }
+
+// TestFoldMatchesSnapshot folds at bounds that fall inside, between and
+// past the buckets and checks each against a sum over Snapshot's counts.
+func TestFoldMatchesSnapshot(t *testing.T) {
+	t.Parallel()
+	h := New(time.Microsecond, 100*time.Microsecond)
+	for _, ns := range []int64{-5, 0, 999, 1000, 1500, 2000, 49_999, 50_000, 99_999, 250_000} {
+		h.Record(time.Duration(ns))
+	}
+	upper := []time.Duration{0, time.Microsecond, 1500, 2 * time.Microsecond, 50 * time.Microsecond,
+		100 * time.Microsecond, time.Second}
+	f, s := h.Fold(upper), h.Snapshot()
+	for j, u := range upper {
+		var want uint64
+		for i, c := range s.Counts {
+			if time.Duration(i+1)*s.Width <= u {
+				want += c
+			}
+		}
+		require.Equal(t, want, f.Below[j], "below %v", u)
+	}
+	require.Equal(t, s.Count, f.Count)
+	require.Equal(t, s.Overflow, f.Overflow)
+	require.Equal(t, s.Sum, f.Sum)
+	require.Equal(t, s.Min, f.Min)
+	require.Equal(t, s.Max, f.Max)
+	require.Zero(t, New(time.Microsecond, time.Millisecond).Fold(upper).Max)
+}
+
+// TestFoldCostsTheBucketsInUse: folding a histogram of a million buckets
+// whose samples lie in its first few allocates only the result and reads
+// only those buckets; a sample in the overflow does not widen the range.
+// A fold that walked every bucket (what a scrape did) reads a million.
+func TestFoldCostsTheBucketsInUse(t *testing.T) {
+	h := New(time.Microsecond, time.Second)
+	for i := 0; i < 1000; i++ {
+		h.Record(time.Duration(i%50) * time.Microsecond)
+	}
+	h.Record(2 * time.Second)
+	require.Len(t, h.used(), 50)
+	upper := []time.Duration{time.Microsecond, time.Millisecond, time.Second}
+	allocs := testing.AllocsPerRun(10, func() { h.Fold(upper) })
+	require.LessOrEqual(t, allocs, 1.0)
+	h.Reset()
+	require.Len(t, h.used(), 1)
+	require.Zero(t, h.Snapshot().Count)
+}
