@@ -23,10 +23,22 @@ import (
 // run.
 const RequireEnv = "GORTAPI_REQUIRE_RT"
 
+// SkipShort skips t under go test -short, the unit lane: no SCHED_FIFO,
+// no root, no child toolchains or kernels, whatever GORTAPI_REQUIRE_RT
+// says. RequireRT, RequireRoot and RequireGo call it.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (the unit lane) runs no " + what + "; go test without -short does")
+	}
+}
+
 // RequireRT skips t, loudly, unless this process may use SCHED_FIFO. With
-// GORTAPI_REQUIRE_RT=1 it fails instead of skipping.
+// GORTAPI_REQUIRE_RT=1 it fails instead of skipping. Under -short it skips
+// (SkipShort).
 func RequireRT(t testing.TB) {
 	t.Helper()
+	SkipShort(t, "SCHED_FIFO test")
 	SkipIfEmulated(t, "the emulator, not the kernel's scheduler, decides when a real-time thread runs "+
 		"(its own threads and locks stand between the task and SCHED_FIFO)")
 	err := sys.ProbeSchedFIFO()
@@ -61,9 +73,11 @@ func CleanShm(dir string, instance int) int {
 }
 
 // RequireRoot skips t, loudly, unless the process runs as root; with
-// GORTAPI_REQUIRE_RT=1 (CI runs as root) it fails instead.
+// GORTAPI_REQUIRE_RT=1 (CI runs as root) it fails instead. Under -short
+// it skips (SkipShort).
 func RequireRoot(t testing.TB, why string) {
 	t.Helper()
+	SkipShort(t, "test that needs root")
 	if os.Geteuid() == 0 {
 		return
 	}
@@ -101,9 +115,11 @@ func RequireTool(t testing.TB, name, install string) string {
 
 // RequireGo returns the path of the go command, or skips t as RequireTool
 // does: tests that build a program or list the module need the toolchain,
-// which .ci/guest386.sh's guest lacks.
+// which .ci/guest386.sh's guest lacks. Under -short it skips
+// (SkipShort): building a program is not a unit test.
 func RequireGo(t testing.TB) string {
 	t.Helper()
+	SkipShort(t, "test that builds with the go command")
 	return RequireTool(t, "go", "install Go 1.26 or later")
 }
 
