@@ -9,6 +9,7 @@ import (
 )
 
 func TestRecordAndPercentiles(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, 100*time.Microsecond)
 	for i := int64(0); i < 100; i++ {
 		h.Record(time.Duration(i*1000 + 500)) // one sample in each bucket
@@ -26,6 +27,7 @@ func TestRecordAndPercentiles(t *testing.T) {
 }
 
 func TestEmptyAndNegative(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, 10*time.Microsecond)
 	s := h.Snapshot()
 	require.Zero(t, s.Percentile(0.5))
@@ -40,6 +42,7 @@ func TestEmptyAndNegative(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	require.Error(t, Validate(0, time.Second))
 	require.Error(t, Validate(time.Microsecond, 0))
 	require.Error(t, Validate(time.Nanosecond, time.Hour))
@@ -51,6 +54,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	a, b := New(time.Microsecond, 5*time.Microsecond), New(time.Microsecond, 10*time.Microsecond)
 	a.Record(1500)
 	b.Record(8500)
@@ -72,6 +76,7 @@ func TestRecordAllocs(t *testing.T) {
 
 // One writer, concurrent readers: run with -race.
 func TestConcurrentSnapshot(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, time.Millisecond)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -107,8 +112,13 @@ func BenchmarkRecord(b *testing.B) {
 // counts. The first sample is the sharpest case: a snapshot that counts it
 // must not still hold the empty histogram's sentinels.
 func TestSnapshotRacingTheFirstSample(t *testing.T) {
+	t.Parallel()
 	const sample = 4321
-	for i := 0; i < 3000; i++ {
+	n := 3000
+	if testing.Short() {
+		n = 300 // each round waits for a goroutine to be scheduled
+	}
+	for i := 0; i < n; i++ {
 		h := New(time.Microsecond, time.Millisecond)
 		start := make(chan struct{})
 		done := make(chan struct{})
@@ -141,6 +151,7 @@ func TestSnapshotRacingTheFirstSample(t *testing.T) {
 // Under a fast writer, snapshots stay consistent: Count matches the
 // buckets, Mean lies within [Min, Max].
 func TestSnapshotConsistentUnderLoad(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, time.Millisecond)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -177,6 +188,7 @@ func TestSnapshotConsistentUnderLoad(t *testing.T) {
 // Sub gives the samples recorded since a mark: exact counts and sum,
 // exact extremes when the window set a new one, bucket edges otherwise.
 func TestSubSinceAMark(t *testing.T) {
+	t.Parallel()
 	us := time.Microsecond
 	h := New(us, 100*us)
 	for _, d := range []time.Duration{3 * us, 50 * us, 90 * us} {
@@ -219,6 +231,7 @@ func TestSubSinceAMark(t *testing.T) {
 
 // Sub refuses what is not an earlier snapshot of the same histogram.
 func TestSubMisuse(t *testing.T) {
+	t.Parallel()
 	us := time.Microsecond
 	a, b := New(us, 10*us), New(2*us, 10*us)
 	a.Record(us)
@@ -243,6 +256,7 @@ func TestSubMisuse(t *testing.T) {
 // Min no higher than the earlier minimum allows, never above its own
 // Mean (issue 21, defect 10: four samples of -5 µs gave Min 0, Mean -5 µs).
 func TestSubMinCoversNegativeSamples(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, 100*time.Microsecond)
 	h.Record(-5 * time.Microsecond)
 	mark := h.Snapshot()
