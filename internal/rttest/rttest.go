@@ -3,6 +3,7 @@ package rttest
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -168,7 +169,15 @@ func SkipSummary() string {
 // passing package's output only with -v, so the line goes to the
 // terminal (/dev/tty) when there is one, else to stderr (shown with -v or
 // when the package fails).
+//
+// Under go test -short (the unit lane) it first makes SCHED_FIFO and
+// SCHED_RR refused (sys.DenyRealTime): every test runs as an unprivileged
+// user's would, with no real-time thread.
 func Main(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		sys.DenyRealTime()
+	}
 	code := m.Run()
 	if line := SkipSummary(); line != "" {
 		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
