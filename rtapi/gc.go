@@ -133,7 +133,6 @@ const GCShieldMinPeriod = 500 * time.Microsecond
 type taskShield struct {
 	want   bool        // resolved at start: shieldRaw, nanosleep wake
 	forced bool        // GCShield On or RawSleep on a nanosleep wait: never given up
-	short  bool        // period below GCShieldMinPeriod: keeps a P busy anyway
 	raw    atomic.Bool // the board's decision, read by the task once per cycle
 	note   string      // Stats.GCShield; guarded by shieldBoard.mu
 }
@@ -166,7 +165,6 @@ func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	// shield is no claim on one.
 	sh.forced = asked && wake == WakeNanosleep
 	sh.want = wake == WakeNanosleep && (t.spec.RawSleep || shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield))
-	sh.short = t.spec.Period < GCShieldMinPeriod
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sh.note = shieldOffNote(t.spec, wake)
@@ -203,85 +201,121 @@ func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 	}
 }
 
-// assign decides which members sleep raw with procs Ps. One P is kept for
-// the rest of the program; each task with a period under
-// GCShieldMinPeriod keeps one busy anyway; forced tasks take theirs
-// regardless; the Ps left go to the Auto tasks by shortest period, highest
-// priority, start order. A task told to stop keeps its decision and what
-// it holds (a P it sleeps on, or the one a fast task keeps busy) until it
-// has ended, so a set that stops one task after another hands out
-// nothing it did not have while it ran; RT.Close, which stops its set
-// that way, freezes the board first (freeze), so that a task ending
-// before Close has told the next one to stop hands out nothing either.
+// assign hands out the Ps (decideShields) to the members and logs a
+// warning for each task that wanted the shield and newly goes without it.
 // Called with b.mu held.
 func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
-	order := slices.Clone(b.members)
-	slices.SortStableFunc(order, func(x, y *Task) int {
+	cands := make([]shieldCandidate, len(b.members))
+	for i, t := range b.members {
+		sh := &t.shield
+		cands[i] = shieldCandidate{Period: t.spec.Period, Priority: t.spec.Priority, Want: sh.want, Forced: sh.forced,
+			Stopping: t.stopping(), Raw: sh.raw.Load(), Note: sh.note}
+	}
+	for i, v := range decideShields(procs, cands) {
+		t, sh := b.members[i], &b.members[i].shield
+		sh.raw.Store(v.Raw)
+		sh.note = v.Note
+		if (v.Raw != cands[i].Raw || v.Note != cands[i].Note) && sh.want && v.Note != "on" {
+			logger.Warn("GC shield", zap.String("task", t.spec.Name), zap.String("shield", v.Note))
+		}
+	}
+}
+
+// shieldCandidate is what the shield decision knows of one periodic task.
+type shieldCandidate struct {
+	Period   time.Duration
+	Priority int
+	Want     bool   // offered the shield: a nanosleep wait, GCShield resolved on
+	Forced   bool   // GCShield On or RawSleep on a nanosleep wait: served regardless
+	Stopping bool   // told to stop, not ended yet
+	Raw      bool   // the decision it has now
+	Note     string // Stats.GCShield now
+}
+
+// shieldVerdict is one task's decision: whether it sleeps raw, and what
+// Stats.GCShield says.
+type shieldVerdict struct {
+	Raw  bool
+	Note string
+}
+
+// decideShields returns, for each candidate (in start order), whether it
+// keeps its P while it sleeps, with procs Ps. One P is kept for the rest
+// of the program; each task with a period under GCShieldMinPeriod keeps
+// one busy anyway; forced tasks take theirs regardless; the Ps left go to
+// the wanting tasks by shortest period, highest priority, start order. A
+// task told to stop keeps its decision and what it holds (a P it sleeps
+// on, or the one a fast task keeps busy) until it has ended, so a set
+// that stops one task after another hands out nothing it did not have
+// while it ran; RT.Close, which stops its set that way, freezes the board
+// first (shieldBoard.freeze). A task that does not want the shield keeps
+// its note.
+func decideShields(procs int, cands []shieldCandidate) []shieldVerdict {
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		x, y := &cands[i], &cands[j]
 		switch {
-		case x.shield.forced != y.shield.forced:
-			if x.shield.forced {
+		case x.Forced != y.Forced:
+			if x.Forced {
 				return -1
 			}
 			return 1
-		case x.spec.Period != y.spec.Period:
-			return cmp.Compare(x.spec.Period, y.spec.Period)
+		case x.Period != y.Period:
+			return cmp.Compare(x.Period, y.Period)
 		}
-		return cmp.Compare(y.spec.Priority, x.spec.Priority)
+		return cmp.Compare(y.Priority, x.Priority)
 	})
+	out := make([]shieldVerdict, len(cands))
 	free := procs - 1 // Ps that may be held, leaving one for the rest
 	forced, busy := 0, 0
-	for _, t := range order {
-		sh := &t.shield
+	for _, i := range order {
+		c := &cands[i]
+		short := c.Period < GCShieldMinPeriod
 		switch {
-		case t.stopping() && sh.raw.Load():
+		case c.Stopping && c.Raw:
 			free-- // keeps what it has until it ends
-		case t.stopping() && !sh.short:
+		case c.Stopping && !short:
 			// holds nothing, and gets nothing now
-		case sh.forced:
+		case c.Forced:
 			forced++
-		case sh.short:
+		case short:
 			busy++ // a fast task keeps its P busy, raw or not
 		}
 	}
 	free -= busy
-	for _, t := range order {
-		if t.stopping() {
-			continue // about to end: not worth a P, and its Stats keep what it had
-		}
-		sh := &t.shield
-		was, note := sh.raw.Load(), sh.note
+	for _, i := range order {
+		c := &cands[i]
+		v := shieldVerdict{Raw: c.Raw, Note: c.Note}
 		switch {
-		case sh.forced:
+		case c.Stopping:
+			// about to end: not worth a P, and its Stats keep what it had
+		case c.Forced:
 			free-- // may go below zero: forced tasks are served regardless
-			sh.raw.Store(true)
-			sh.note = "on"
+			v = shieldVerdict{Raw: true, Note: "on"}
 			if forced+busy > procs-1 {
-				sh.note = fmt.Sprintf("on, forced; but %d forced tasks keep their P while they sleep and %d with periods under %v "+
+				v.Note = fmt.Sprintf("on, forced; but %d forced tasks keep their P while they sleep and %d with periods under %v "+
 					"keep one busy, with GOMAXPROCS %d: the rest of the program runs only when the Go runtime preempts one of them "+
 					"(raise GOMAXPROCS or use GCShield Auto)", forced, busy, GCShieldMinPeriod, procs)
 			}
-		case !sh.want:
-			sh.raw.Store(false)
-		case sh.short:
-			sh.raw.Store(false)
-			sh.note = fmt.Sprintf("off: period under %v (the Go runtime's forced preemption of a task that keeps its P, "+
-				"every 10-20 ms, costs more than such a short sleep risks; GCShield On forces it)", GCShieldMinPeriod)
+		case !c.Want:
+			v.Raw = false
+		case c.Period < GCShieldMinPeriod:
+			v = shieldVerdict{Note: fmt.Sprintf("off: period under %v (the Go runtime's forced preemption of a task that keeps its P, "+
+				"every 10-20 ms, costs more than such a short sleep risks; GCShield On forces it)", GCShieldMinPeriod)}
 		case free > 0:
 			free--
-			sh.raw.Store(true)
-			sh.note = "on"
+			v = shieldVerdict{Raw: true, Note: "on"}
 		default:
-			sh.raw.Store(false)
-			sh.note = fmt.Sprintf("off: GOMAXPROCS %d, one P kept for the rest of the program, %d kept busy by tasks with "+
+			v = shieldVerdict{Note: fmt.Sprintf("off: GOMAXPROCS %d, one P kept for the rest of the program, %d kept busy by tasks with "+
 				"periods under %v, %d by forced ones; the rest went to shorter periods or higher priorities "+
-				"(raise GOMAXPROCS to shield more)", procs, busy, GCShieldMinPeriod, forced)
+				"(raise GOMAXPROCS to shield more)", procs, busy, GCShieldMinPeriod, forced)}
 		}
-		if sh.raw.Load() != was || sh.note != note {
-			if sh.want && sh.note != "on" {
-				logger.Warn("GC shield", zap.String("task", t.spec.Name), zap.String("shield", sh.note))
-			}
-		}
+		out[i] = v
 	}
+	return out
 }
 
 // stopping reports whether Stop was called on t.

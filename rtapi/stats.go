@@ -89,6 +89,33 @@ type Stats struct {
 // Stats returns a snapshot of the task's statistics. It may be called from
 // any goroutine at any time (it allocates; not RT-safe).
 func (t *Task) Stats() Stats {
+	s := t.counters()
+	s.Latency = t.stats.latency.Snapshot()
+	s.Exec = t.stats.exec.Snapshot()
+	return s
+}
+
+// StatsFolded returns the task's Stats with its latency and execution-time
+// histograms folded at upper (hist.Histogram.Fold), what a metrics
+// exporter needs. It reads only the buckets in use and allocates no
+// bucket copies, where Stats copies every bucket up to HistogramBound. In
+// the Stats it returns, Latency and Exec have no Counts; their Count, Sum,
+// Min, Max and Overflow are the folds'. It may be called from any
+// goroutine at any time (it allocates; not RT-safe).
+func (t *Task) StatsFolded(upper []time.Duration) (s Stats, latency, exec hist.Folded) {
+	s = t.counters()
+	latency, exec = t.stats.latency.Fold(upper), t.stats.exec.Fold(upper)
+	s.Latency = foldedSummary(latency, t.stats.latency.Width())
+	s.Exec = foldedSummary(exec, t.stats.exec.Width())
+	return s, latency, exec
+}
+
+func foldedSummary(f hist.Folded, width time.Duration) hist.Snapshot {
+	return hist.Snapshot{Width: width, Overflow: f.Overflow, Count: f.Count, Sum: f.Sum, Min: f.Min, Max: f.Max}
+}
+
+// counters is Stats without the histograms.
+func (t *Task) counters() Stats {
 	b := t.Binding()
 	s := &t.stats
 	return Stats{
@@ -97,8 +124,6 @@ func (t *Task) Stats() Stats {
 		Cycles:              s.cycles.Load(),
 		Overruns:            s.overruns.Load(),
 		WaitErrors:          s.waitErrors.Load(),
-		Latency:             s.latency.Snapshot(),
-		Exec:                s.exec.Snapshot(),
 		MinorFaults:         s.minorFaults.Load(),
 		MajorFaults:         s.majorFaults.Load(),
 		VoluntarySwitches:   s.voluntary.Load(),

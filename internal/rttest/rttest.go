@@ -3,6 +3,7 @@ package rttest
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,10 +24,22 @@ import (
 // run.
 const RequireEnv = "GORTAPI_REQUIRE_RT"
 
+// SkipShort skips t under go test -short, the unit lane: no SCHED_FIFO,
+// no root, no child toolchains or kernels, whatever GORTAPI_REQUIRE_RT
+// says. RequireRT, RequireRoot and RequireGo call it.
+func SkipShort(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (the unit lane) runs no " + what + "; go test without -short does")
+	}
+}
+
 // RequireRT skips t, loudly, unless this process may use SCHED_FIFO. With
-// GORTAPI_REQUIRE_RT=1 it fails instead of skipping.
+// GORTAPI_REQUIRE_RT=1 it fails instead of skipping. Under -short it skips
+// (SkipShort).
 func RequireRT(t testing.TB) {
 	t.Helper()
+	SkipShort(t, "SCHED_FIFO test")
 	SkipIfEmulated(t, "the emulator, not the kernel's scheduler, decides when a real-time thread runs "+
 		"(its own threads and locks stand between the task and SCHED_FIFO)")
 	err := sys.ProbeSchedFIFO()
@@ -61,9 +74,11 @@ func CleanShm(dir string, instance int) int {
 }
 
 // RequireRoot skips t, loudly, unless the process runs as root; with
-// GORTAPI_REQUIRE_RT=1 (CI runs as root) it fails instead.
+// GORTAPI_REQUIRE_RT=1 (CI runs as root) it fails instead. Under -short
+// it skips (SkipShort).
 func RequireRoot(t testing.TB, why string) {
 	t.Helper()
+	SkipShort(t, "test that needs root")
 	if os.Geteuid() == 0 {
 		return
 	}
@@ -101,9 +116,11 @@ func RequireTool(t testing.TB, name, install string) string {
 
 // RequireGo returns the path of the go command, or skips t as RequireTool
 // does: tests that build a program or list the module need the toolchain,
-// which .ci/guest386.sh's guest lacks.
+// which .ci/guest386.sh's guest lacks. Under -short it skips
+// (SkipShort): building a program is not a unit test.
 func RequireGo(t testing.TB) string {
 	t.Helper()
+	SkipShort(t, "test that builds with the go command")
 	return RequireTool(t, "go", "install Go 1.26 or later")
 }
 
@@ -152,7 +169,15 @@ func SkipSummary() string {
 // passing package's output only with -v, so the line goes to the
 // terminal (/dev/tty) when there is one, else to stderr (shown with -v or
 // when the package fails).
+//
+// Under go test -short (the unit lane) it first makes SCHED_FIFO and
+// SCHED_RR refused (sys.DenyRealTime): every test runs as an unprivileged
+// user's would, with no real-time thread.
 func Main(m *testing.M) int {
+	flag.Parse()
+	if testing.Short() {
+		sys.DenyRealTime()
+	}
 	code := m.Run()
 	if line := SkipSummary(); line != "" {
 		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {

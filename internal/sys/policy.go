@@ -1,6 +1,9 @@
 package sys
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Policy is a Linux scheduling policy. The numbers are Linux's (they are
 // ABI), so the type is the same on every system the package builds on.
@@ -39,3 +42,12 @@ const (
 	FIFOPrioMin = 1
 	FIFOPrioMax = 99
 )
+
+// denyRealTime is set by DenyRealTime.
+var denyRealTime atomic.Bool
+
+// DenyRealTime makes SetScheduler refuse SCHED_FIFO and SCHED_RR from now
+// on with EPERM, as for a process without CAP_SYS_NICE, so that every
+// probe and flavor takes its unprivileged path. The unit test lane calls
+// it (rttest.Main under go test -short): it runs no real-time thread.
+func DenyRealTime() { denyRealTime.Store(true) }

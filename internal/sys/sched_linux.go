@@ -29,6 +29,10 @@ func SetScheduler(tid int, policy Policy, prio int) error {
 	if prio < 0 || int(param.priority) != prio {
 		return os.NewSyscallError("sched_setscheduler", unix.EINVAL)
 	}
+	if (policy == SchedFIFO || policy == SchedRR) && prio >= FIFOPrioMin && prio <= FIFOPrioMax && denyRealTime.Load() {
+		// DenyRealTime; an invalid priority still gets the kernel's EINVAL
+		return os.NewSyscallError("sched_setscheduler", unix.EPERM)
+	}
 	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
 	if errno != 0 {
 		return os.NewSyscallError("sched_setscheduler", errno)

@@ -276,3 +276,29 @@ func TestMonitorUnderHostileWriter(t *testing.T) {
 	assert.NotZero(t, corrupt, "the writer did corrupt the segment")
 	require.NoError(t, h.Stop())
 }
+
+// Another process truncates the stats segment to nothing while the host
+// is idle: NewThread, Stop and Close write the segment outside a thread's
+// cycle, and the host lives through all three; Close reports
+// shm.ErrTruncated and still removes the segment. Before, HAL.Close died
+// of SIGBUS marking the header closed.
+func TestHALCloseSurvivesTruncation(t *testing.T) {
+	dir := t.TempDir()
+	h, err := hal.New(openRT(t, rtapi.Options{}), hal.Options{StatsKey: 0x7d, ShmDir: dir})
+	require.NoError(t, err)
+	_, err = h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+
+	cmd := rttest.Child("truncate", filepath.Join(dir, "gortapi-0-0000007d")+":0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+
+	_, err = h.NewThread("slow", 10*time.Millisecond)
+	require.NoError(t, err)
+	require.NoError(t, h.Stop())
+	require.ErrorIs(t, h.Close(), shm.ErrTruncated)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the segment is removed all the same")
+	require.NoError(t, h.Close(), "and Close after Close is nil")
+}

@@ -75,10 +75,12 @@ func (th *Thread) publish(c *chain, state int64) {
 }
 
 // publishIdle sets the thread's state and, when publishing, writes its
-// record. Only while the thread does not run; called with h.mu.
+// record, guarded against a segment another process truncated (the
+// record is then lost; monitors read ErrTruncated). Only while the thread
+// does not run; called with h.mu.
 func (th *Thread) publishIdle(state int64) {
 	th.state.Store(state)
 	if th.seq != nil {
-		th.publish(th.chain.Load(), state)
+		_ = th.h.pub.guard(func() { th.publish(th.chain.Load(), state) })
 	}
 }

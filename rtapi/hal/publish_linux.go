@@ -92,22 +92,45 @@ func segmentHost(o shm.Options, key uint32) (int, bool, error) {
 
 func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }
 
-func (p *publisher) thread(slot int) *statsSeqlock { return &p.layout.Threads[slot] }
+// thread returns the slot's seqlock. Taking the address touches the
+// mapping (Go's nil check), so it is guarded too; a seqlock in a
+// truncated segment is not written while the thread is idle (publishIdle
+// guards) and faults the thread's first publish when it runs.
+func (p *publisher) thread(slot int) *statsSeqlock {
+	var sl *statsSeqlock
+	if p.guard(func() { sl = &p.layout.Threads[slot] }) != nil {
+		sl = (*statsSeqlock)(unsafe.Add(unsafe.Pointer(p.layout), unsafe.Offsetof(p.layout.Threads)+uintptr(slot)*unsafe.Sizeof(p.layout.Threads[0])))
+	}
+	return sl
+}
 
 // funct fills the function's slot and makes it visible. Called with h.mu.
 func (p *publisher) funct(index int, name string) *functSlot {
 	s := &p.layout.Functs[index]
-	copy(s.Name[:], name)
-	atomic.StoreInt64(&p.layout.Header.NExported, int64(index+1))
+	_ = p.guard(func() {
+		copy(s.Name[:], name)
+		atomic.StoreInt64(&p.layout.Header.NExported, int64(index+1))
+	})
 	return s
 }
 
 func (p *publisher) setThreads(n int, base time.Duration) {
-	atomic.StoreInt64(&p.layout.Header.BasePeriod, int64(base))
-	atomic.StoreInt64(&p.layout.Header.NThreads, int64(n))
+	_ = p.guard(func() {
+		atomic.StoreInt64(&p.layout.Header.BasePeriod, int64(base))
+		atomic.StoreInt64(&p.layout.Header.NThreads, int64(n))
+	})
 }
 
+// guard runs f, which writes the segment outside a thread's cycle, and
+// returns shm.ErrTruncated instead of dying of SIGBUS when another
+// process truncated the segment under it (a monitor then reads
+// ErrTruncated too).
+func (p *publisher) guard(f func()) error { return p.seg.Guard(f) }
+
+// close marks the segment closed for monitors and removes it. A segment
+// another process truncated is removed all the same, and close returns
+// the shm.ErrTruncated of the mark.
 func (p *publisher) close() error {
-	atomic.StoreInt64(&p.layout.Header.Closed, 1)
-	return p.seg.Delete()
+	err := p.guard(func() { atomic.StoreInt64(&p.layout.Header.Closed, 1) })
+	return errors.Join(err, p.seg.Delete())
 }

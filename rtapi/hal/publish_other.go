@@ -26,3 +26,4 @@ func (p *publisher) thread(slot int) *statsSeqlock           { return nil }
 func (p *publisher) funct(index int, name string) *functSlot { return &functSlot{} }
 func (p *publisher) setThreads(n int, base time.Duration)    {}
 func (p *publisher) close() error                            { return nil }
+func (p *publisher) guard(f func()) error                    { f(); return nil }

@@ -3,13 +3,17 @@
 // latency-histogram print.
 //
 // Record is RT-safe: it neither allocates nor locks; it loads and stores
-// atomics (four stores per sample, a fifth when a new minimum or maximum
-// is seen), which is enough because exactly one goroutine (the task that
+// atomics (four stores per sample, one more for each new minimum, maximum
+// or highest bucket), which is enough because exactly one goroutine (the task that
 // owns the histogram) writes. Snapshot may run on any goroutine at any
 // time and never blocks the writer. A snapshot is self-consistent: the
 // writer brackets each sample with a sequence count (a seqlock with one
 // writer), and the reader copies again when a sample landed during its
 // copy, so Count, Sum, Min, Max and the buckets describe the same samples.
+//
+// Snapshot and Fold read only the buckets up to the highest one in use,
+// so their cost follows the samples, not the bound; Fold allocates only
+// its result, which is what a metrics scrape should cost.
 //
 // Example (example_test.go): a task's histogram, read as a snapshot, its
 // percentiles, and Sub for what happened since a mark.
@@ -31,9 +35,12 @@ import (
 type Histogram struct {
 	// seq is odd while Record updates the counters; a reader whose copy
 	// began and ended at the same even seq saw no update in between.
-	seq      atomic.Uint64
-	width    int64
-	buckets  []atomic.Uint64
+	seq     atomic.Uint64
+	width   int64
+	buckets []atomic.Uint64
+	// top is the highest bucket that ever held a sample (0 when none):
+	// buckets past it are zero, and readers stop there.
+	top      atomic.Int64
 	overflow atomic.Uint64
 	sum      atomic.Int64
 	min      atomic.Int64
@@ -50,8 +57,11 @@ func New(width, bound time.Duration) *Histogram {
 		panic("hist.New: " + err.Error())
 	}
 	n := (int64(bound) + int64(width) - 1) / int64(width)
+	// make zeroes the buckets: leaving them untouched keeps a large
+	// bound's pages unmapped until samples land there.
 	h := &Histogram{width: int64(width), buckets: make([]atomic.Uint64, n)}
-	h.Reset()
+	h.min.Store(math.MaxInt64)
+	h.max.Store(math.MinInt64)
 	return h
 }
 
@@ -94,6 +104,11 @@ func (h *Histogram) Record(d time.Duration) {
 		i = 0
 	}
 	if i < int64(len(h.buckets)) {
+		// top before the bucket: a reader that loads top first
+		// and then sees the same seq has every counted bucket.
+		if i > h.top.Load() {
+			h.top.Store(i)
+		}
 		b := &h.buckets[i]
 		b.Store(b.Load() + 1)
 	} else {
@@ -104,9 +119,10 @@ func (h *Histogram) Record(d time.Duration) {
 
 // Reset forgets every sample. It must not run concurrently with Record.
 func (h *Histogram) Reset() {
-	for i := range h.buckets {
+	for i := range h.buckets[:h.top.Load()+1] {
 		h.buckets[i].Store(0)
 	}
+	h.top.Store(0)
 	h.overflow.Store(0)
 	h.sum.Store(0)
 	h.min.Store(math.MaxInt64)
@@ -123,8 +139,9 @@ func (h *Histogram) Bound() time.Duration { return time.Duration(h.width * int64
 // landed during its copy.
 const snapshotTries = 64
 
-// Snapshot copies the histogram. It allocates and may run concurrently
-// with Record, which it never delays.
+// Snapshot copies the histogram. It allocates len(Counts) buckets, reads
+// only those up to the highest in use, and may run concurrently with
+// Record, which it never delays.
 //
 // The copy is consistent: it holds exactly the samples recorded before
 // some instant. Only when the writer records faster than the buckets can
@@ -156,18 +173,103 @@ func (h *Histogram) Snapshot() Snapshot {
 	return s.settle()
 }
 
+// used returns the buckets that may hold samples: those up to top, which
+// it loads first (Record stores it before the bucket). Between two copies
+// of one Snapshot top only grows, so a later copy overwrites every bucket
+// an earlier one wrote.
+func (h *Histogram) used() []atomic.Uint64 {
+	top := h.top.Load()
+	if top < 0 || top >= int64(len(h.buckets)) {
+		top = int64(len(h.buckets)) - 1
+	}
+	return h.buckets[:top+1]
+}
+
 // copyTo reads the counters into s: the counts first, then Min, Max and
 // Sum (Record writes them in the opposite order).
 func (h *Histogram) copyTo(s *Snapshot) {
 	s.Overflow = h.overflow.Load()
 	s.Count = int64(s.Overflow)
-	for i := range h.buckets {
+	for i := range h.used() {
 		s.Counts[i] = h.buckets[i].Load()
 		s.Count += int64(s.Counts[i])
 	}
 	s.Min = time.Duration(h.min.Load())
 	s.Max = time.Duration(h.max.Load())
 	s.Sum = time.Duration(h.sum.Load())
+}
+
+// Folded is a histogram folded into buckets of the caller's choosing,
+// cumulative as Prometheus exports them.
+type Folded struct {
+	// Below[i] counts the samples in the buckets that end at or before
+	// Upper[i]; a bound past the histogram's counts every sample below
+	// the histogram's bound, not its overflow.
+	Upper []time.Duration
+	Below []uint64
+	// Overflow, Count, Sum, Min and Max are those of Snapshot.
+	Overflow uint64
+	Count    int64
+	Sum      time.Duration
+	Min      time.Duration
+	Max      time.Duration
+}
+
+// Fold returns the histogram folded at upper, bounds in ascending order
+// (Folded). It reads only the buckets up to the highest in use and
+// allocates only the result (len(upper) counts), whatever the bound; it
+// is consistent as Snapshot is and may run concurrently with Record,
+// which it never delays.
+func (h *Histogram) Fold(upper []time.Duration) Folded {
+	f := Folded{Upper: upper, Below: make([]uint64, len(upper))}
+	for try := 0; try < snapshotTries; try++ {
+		seq := h.seq.Load()
+		if seq&1 == 0 {
+			h.foldTo(&f)
+			if h.seq.Load() == seq {
+				return f.settle()
+			}
+		}
+		runtime.Gosched()
+	}
+	h.foldTo(&f)
+	if n := time.Duration(f.Count); n > 0 && f.Sum/n < f.Min {
+		f.Sum = f.Min * n
+	}
+	if n := time.Duration(f.Count); n > 0 && f.Sum/n > f.Max {
+		f.Sum = f.Max * n
+	}
+	return f.settle()
+}
+
+// foldTo folds the counters into f in copyTo's order.
+func (h *Histogram) foldTo(f *Folded) {
+	f.Overflow = h.overflow.Load()
+	f.Count = int64(f.Overflow)
+	var run uint64
+	b := 0
+	for i := range h.used() {
+		end := time.Duration(int64(i+1) * h.width) // bucket i holds [i·w, (i+1)·w)
+		for b < len(f.Upper) && end > f.Upper[b] {
+			f.Below[b] = run
+			b++
+		}
+		run += h.buckets[i].Load()
+	}
+	for ; b < len(f.Upper); b++ {
+		f.Below[b] = run
+	}
+	f.Count += int64(run)
+	f.Min = time.Duration(h.min.Load())
+	f.Max = time.Duration(h.max.Load())
+	f.Sum = time.Duration(h.sum.Load())
+}
+
+func (f Folded) settle() Folded {
+	if f.Count == 0 {
+		f.Min, f.Max, f.Sum = 0, 0, 0
+	}
+	return f
 }
 
 // settle replaces an empty histogram's sentinels by zeros.

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRecordAndPercentiles(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, 100*time.Microsecond)
 	for i := int64(0); i < 100; i++ {
 		h.Record(time.Duration(i*1000 + 500)) // one sample in each bucket
@@ -54,6 +55,7 @@ func TestQuantileRefusesOutOfRange(t *testing.T) {
 }
 
 func TestEmptyAndNegative(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, 10*time.Microsecond)
 	s := h.Snapshot()
 	require.Zero(t, quantile(t, s, 0.5))
@@ -68,6 +70,7 @@ func TestEmptyAndNegative(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	require.Error(t, Validate(0, time.Second))
 	require.Error(t, Validate(time.Microsecond, 0))
 	require.Error(t, Validate(time.Nanosecond, time.Hour))
@@ -79,6 +82,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	a, b := New(time.Microsecond, 5*time.Microsecond), New(time.Microsecond, 10*time.Microsecond)
 	a.Record(1500)
 	b.Record(8500)
@@ -100,6 +104,7 @@ func TestRecordAllocs(t *testing.T) {
 
 // One writer, concurrent readers: run with -race.
 func TestConcurrentSnapshot(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, time.Millisecond)
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -135,8 +140,13 @@ func BenchmarkRecord(b *testing.B) {
 // counts. The first sample is the sharpest case: a snapshot that counts it
 // must not still hold the empty histogram's sentinels.
 func TestSnapshotRacingTheFirstSample(t *testing.T) {
+	t.Parallel()
 	const sample = 4321
-	for i := 0; i < 3000; i++ {
+	n := 3000
+	if testing.Short() {
+		n = 300 // each round waits for a goroutine to be scheduled
+	}
+	for i := 0; i < n; i++ {
 		h := New(time.Microsecond, time.Millisecond)
 		start := make(chan struct{})
 		done := make(chan struct{})
@@ -169,6 +179,7 @@ func TestSnapshotRacingTheFirstSample(t *testing.T) {
 // Under a fast writer, snapshots stay consistent: Count matches the
 // buckets, Mean lies within [Min, Max].
 func TestSnapshotConsistentUnderLoad(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, time.Millisecond)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -205,6 +216,7 @@ func TestSnapshotConsistentUnderLoad(t *testing.T) {
 // Sub gives the samples recorded since a mark: exact counts and sum,
 // exact extremes when the window set a new one, bucket edges otherwise.
 func TestSubSinceAMark(t *testing.T) {
+	t.Parallel()
 	us := time.Microsecond
 	h := New(us, 100*us)
 	for _, d := range []time.Duration{3 * us, 50 * us, 90 * us} {
@@ -247,6 +259,7 @@ func TestSubSinceAMark(t *testing.T) {
 
 // Sub refuses what is not an earlier snapshot of the same histogram.
 func TestSubMisuse(t *testing.T) {
+	t.Parallel()
 	us := time.Microsecond
 	a, b := New(us, 10*us), New(2*us, 10*us)
 	a.Record(us)
@@ -271,6 +284,7 @@ func TestSubMisuse(t *testing.T) {
 // Min no higher than the earlier minimum allows, never above its own
 // Mean (issue 21, defect 10: four samples of -5 µs gave Min 0, Mean -5 µs).
 func TestSubMinCoversNegativeSamples(t *testing.T) {
+	t.Parallel()
 	h := New(time.Microsecond, 100*time.Microsecond)
 	h.Record(-5 * time.Microsecond)
 	mark := h.Snapshot()
@@ -295,4 +309,51 @@ func TestSubMinCoversNegativeSamples(t *testing.T) {
 	require.NoError(t, err)
 	require.LessOrEqual(t, d.Min, 300*time.Nanosecond)
 	require.GreaterOrEqual(t, d.Min, -7*time.Microsecond)
+}
+
+// TestFoldMatchesSnapshot folds at bounds that fall inside, between and
+// past the buckets and checks each against a sum over Snapshot's counts.
+func TestFoldMatchesSnapshot(t *testing.T) {
+	t.Parallel()
+	h := New(time.Microsecond, 100*time.Microsecond)
+	for _, ns := range []int64{-5, 0, 999, 1000, 1500, 2000, 49_999, 50_000, 99_999, 250_000} {
+		h.Record(time.Duration(ns))
+	}
+	upper := []time.Duration{0, time.Microsecond, 1500, 2 * time.Microsecond, 50 * time.Microsecond,
+		100 * time.Microsecond, time.Second}
+	f, s := h.Fold(upper), h.Snapshot()
+	for j, u := range upper {
+		var want uint64
+		for i, c := range s.Counts {
+			if time.Duration(i+1)*s.Width <= u {
+				want += c
+			}
+		}
+		require.Equal(t, want, f.Below[j], "below %v", u)
+	}
+	require.Equal(t, s.Count, f.Count)
+	require.Equal(t, s.Overflow, f.Overflow)
+	require.Equal(t, s.Sum, f.Sum)
+	require.Equal(t, s.Min, f.Min)
+	require.Equal(t, s.Max, f.Max)
+	require.Zero(t, New(time.Microsecond, time.Millisecond).Fold(upper).Max)
+}
+
+// TestFoldCostsTheBucketsInUse: folding a histogram of a million buckets
+// whose samples lie in its first few allocates only the result and reads
+// only those buckets; a sample in the overflow does not widen the range.
+// A fold that walked every bucket (what a scrape did) reads a million.
+func TestFoldCostsTheBucketsInUse(t *testing.T) {
+	h := New(time.Microsecond, time.Second)
+	for i := 0; i < 1000; i++ {
+		h.Record(time.Duration(i%50) * time.Microsecond)
+	}
+	h.Record(2 * time.Second)
+	require.Len(t, h.used(), 50)
+	upper := []time.Duration{time.Microsecond, time.Millisecond, time.Second}
+	allocs := testing.AllocsPerRun(10, func() { h.Fold(upper) })
+	require.LessOrEqual(t, allocs, 1.0)
+	h.Reset()
+	require.Len(t, h.used(), 1)
+	require.Zero(t, h.Snapshot().Count)
 }

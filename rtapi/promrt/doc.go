@@ -12,11 +12,11 @@
 // Label values are made valid UTF-8; collecting never panics.
 //
 // Collecting never touches a task's real-time path: it reads the
-// statistics the task publishes with atomic stores (rtapi.Task.Stats, the
-// HAL threads' seqlocked records), from the scraping goroutine, which
-// allocates as a scrape does. A scrape costs under a millisecond per task
-// with the default 10 ms histograms (two snapshots of 10,000 buckets, each
-// folded into 22; BenchmarkCollect: 0.1 to 0.6 ms on a loaded 2-core VM).
+// statistics the task publishes with atomic stores (rtapi.Task.StatsFolded,
+// the HAL threads' seqlocked records), from the scraping goroutine. Each
+// histogram is folded into 22 buckets in place, reading only the 1 µs
+// buckets up to the highest in use: a scrape's cost follows the latencies
+// seen, not HistogramBound (BenchmarkCollect measures one task).
 //
 // Metrics, each labelled task="NAME" (HAL: thread, funct):
 //

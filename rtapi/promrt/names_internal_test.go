@@ -2,6 +2,7 @@ package promrt
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -14,7 +15,21 @@ import (
 type statsCollector struct{ s rtapi.Stats }
 
 func (c statsCollector) Describe(ch chan<- *prometheus.Desc) { NewCollector().Describe(ch) }
-func (c statsCollector) Collect(ch chan<- prometheus.Metric) { collectTask(ch, c.s) }
+func (c statsCollector) Collect(ch chan<- prometheus.Metric) {
+	fold := func(h hist.Snapshot) hist.Folded {
+		f := hist.Folded{Upper: bucketBounds, Below: make([]uint64, len(Buckets)), Overflow: h.Overflow,
+			Count: h.Count, Sum: h.Sum, Min: h.Min, Max: h.Max}
+		for i, u := range bucketBounds {
+			for j, n := range h.Counts {
+				if time.Duration(j+1)*h.Width <= u {
+					f.Below[i] += n
+				}
+			}
+		}
+		return f
+	}
+	collectTask(ch, c.s, fold(c.s.Latency), fold(c.s.Exec))
+}
 
 // A scrape of a task whose name (or any other label) is not valid UTF-8
 // gives metrics with the bad bytes replaced; it does not panic. Before,

@@ -21,13 +21,13 @@ import (
 // number of microseconds.
 var Buckets = logBuckets()
 
-// bucketNS are Buckets in nanoseconds, for exact folding.
-var bucketNS = func() []int64 {
-	ns := make([]int64, len(Buckets))
+// bucketBounds are Buckets as durations, for exact folding.
+var bucketBounds = func() []time.Duration {
+	d := make([]time.Duration, len(Buckets))
 	for i, b := range Buckets {
-		ns[i] = int64(math.Round(b * 1e9))
+		d[i] = time.Duration(math.Round(b * 1e9))
 	}
-	return ns
+	return d
 }()
 
 func logBuckets() []float64 {
@@ -109,13 +109,15 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector: one lock-free snapshot per
-// task (rtapi.Task.Stats).
+// task (rtapi.Task.StatsFolded), whose cost follows the histogram buckets
+// in use, not the tasks' HistogramBound.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	tasks := append([]*rtapi.Task(nil), c.tasks...)
 	c.mu.Unlock()
 	for _, t := range tasks {
-		collectTask(ch, t.Stats())
+		s, latency, exec := t.StatsFolded(bucketBounds)
+		collectTask(ch, s, latency, exec)
 	}
 }
 
@@ -142,7 +144,7 @@ func labelValues(labels []string) []string {
 	return labels
 }
 
-func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats) {
+func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats, latency, exec hist.Folded) {
 	n := s.Name
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- constMetric(d, prometheus.GaugeValue, v, append([]string{n}, labels...)...)
@@ -154,8 +156,8 @@ func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats) {
 	counter(taskCycles, s.Cycles)
 	counter(taskOverruns, s.Overruns)
 	counter(taskWaitErrors, s.WaitErrors)
-	ch <- histogram(taskLatency, n, s.Latency)
-	ch <- histogram(taskExec, n, s.Exec)
+	ch <- histogram(taskLatency, n, latency)
+	ch <- histogram(taskExec, n, exec)
 	i := s.Interference
 	counter(taskInterference, i.PreemptedCycles, "preempted")
 	counter(taskInterference, i.BlockedCycles, "blocked")
@@ -173,23 +175,12 @@ func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats) {
 	counter(taskFaults, s.MajorFaults, "major")
 }
 
-// histogram folds a 1 µs-bucket snapshot into Buckets. Samples past the
-// snapshot's bound (its overflow) count only in +Inf and in the count.
-func histogram(d *prometheus.Desc, task string, h hist.Snapshot) prometheus.Metric {
+// histogram exports a histogram folded at Buckets. Samples past its
+// bound (its overflow) count only in +Inf and in the count.
+func histogram(d *prometheus.Desc, task string, h hist.Folded) prometheus.Metric {
 	cum := make(map[float64]uint64, len(Buckets))
-	var run uint64
-	b := 0
-	for i, c := range h.Counts {
-		upper := int64(i+1) * int64(h.Width) // bucket i holds [i·w, (i+1)·w)
-		for b < len(Buckets) && upper > bucketNS[b] {
-			cum[Buckets[b]] = run
-			b++
-		}
-		run += c
-	}
-	for ; b < len(Buckets); b++ {
-		// past the snapshot's bound: only what it counted below it
-		cum[Buckets[b]] = run
+	for i, b := range Buckets {
+		cum[b] = h.Below[i]
 	}
 	m, err := prometheus.NewConstHistogram(d, uint64(h.Count), time.Duration(h.Sum).Seconds(), cum, labelValues([]string{task})...)
 	if err != nil {
