@@ -12,7 +12,9 @@
 # CAP_SYS_RESOURCE, which CI's root lacks), runs it as uid 65534, and the child
 # opens rtapi (auto-detection, then posix+VanillaFIFO) and starts a task. The
 # test must PASS, not skip: default task at SCHED_FIFO 49 per sched_getattr,
-# watchdog at 50, the flavor's why naming the limit.
+# watchdog at 50, the flavor's why naming the limit. The same run has
+# TestResyncForgetsAFiredRelease: these 6.1 kernels deliver a POSIX timer's
+# signal queued before a re-arm, which later kernels drop (issue 21).
 #
 # Exit 0 = every kernel passed. Installs qemu-system-x86 and cpio with apt when
 # they are missing (needs root then); fetches kernels (and busybox-static when
@@ -94,7 +96,7 @@ out=/dev/ttyS1
 	cat /tmp/rtcheck.err
 	echo "$MARK-STDERR-END"
 	echo "$MARK-RTPRIO-BEGIN"
-	GORTAPI_REQUIRE_RT=1 /rtapi.test -test.run '^TestRTPrioLimit\$' -test.v -test.count=1 2>&1
+	GORTAPI_REQUIRE_RT=1 /rtapi.test -test.run '^(TestRTPrioLimit|TestResyncForgetsAFiredRelease)\$' -test.v -test.count=1 2>&1
 	rtprio_rc=\$?
 	echo "$MARK-RTPRIO-END"
 	echo "$MARK-RTPRIO-EXIT \$rtprio_rc"

@@ -286,7 +286,9 @@ func TestWakerInterrupt(t *testing.T) {
 				w.Interrupt()
 				now, releases, err := w.Wait(next)
 				require.NoError(t, err)
-				require.EqualValues(t, 1, releases, "%v", mode)
+				// More than one when the machine held this thread off
+				// its CPU for a period: not what is tested here.
+				require.GreaterOrEqual(t, releases, uint64(1), "%v: the withdrawn interrupt ended the wait", mode)
 				require.GreaterOrEqual(t, now, next, "%v: woken early", mode)
 				now, releases, err = w.Wait(next + period)
 				require.NoError(t, err)

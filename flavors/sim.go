@@ -228,6 +228,7 @@ type Sim struct {
 
 	pending atomic.Bool // the inbox has something, or the simulation died: take mu and look
 	dead    atomic.Bool // closed or hung: no more scheduling
+	driven  atomic.Bool // a controller was made for the simulation (Drive)
 	back    chan struct{}
 
 	// Owned by whoever has the turn (sim_sched.go).
@@ -302,6 +303,13 @@ func (s *Sim) RealTime() bool { return false }
 // Now is the virtual time in nanoseconds: the release instant of the
 // cycle being run, or where the last controller call stopped. RT-safe.
 func (s *Sim) Now() int64 { return s.now.Load() }
+
+// Drive records that a controller (package rtapi/sim) drives the virtual
+// clock; Driven reports whether one does. Without one no task runs.
+func (s *Sim) Drive() { s.driven.Store(true) }
+
+// Driven reports whether Drive was called.
+func (s *Sim) Driven() bool { return s.driven.Load() }
 
 // Priorities is the Linux backends' range, 1 to 98.
 func (s *Sim) Priorities() (lowest, highest int) { return simPrioLowest, simPrioHigh }

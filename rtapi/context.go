@@ -3,6 +3,7 @@ package rtapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -23,7 +24,15 @@ import (
 // ends without error (its body returned nil, or Stop) does not end the
 // run, and neither does a Start that failed (Start returned the error).
 // Call Run once, from an ordinary goroutine.
+//
+// On the sim flavor, a virtual clock that no controller of package
+// rtapi/sim drives (sim.New was not called) would run no task a single
+// cycle: Run then closes the RT and returns ErrNotSupported at once (a
+// program run with RTAPI_FLAVOR=sim left in the environment, say).
 func (rt *RT) Run(ctx context.Context) error {
+	if err := rt.undrivenClock(); err != nil {
+		return errors.Join(err, rt.Close())
+	}
 	for {
 		if err := rt.failures(); err != nil {
 			return errors.Join(err, rt.Close())
@@ -38,6 +47,19 @@ func (rt *RT) Run(ctx context.Context) error {
 		case <-rt.ended:
 		}
 	}
+}
+
+// undrivenClock is Run's error on a virtual clock nothing drives.
+func (rt *RT) undrivenClock() error {
+	if !rt.traits.VirtualClock {
+		return nil
+	}
+	if d, ok := rt.flavor.(interface{ Driven() bool }); !ok || d.Driven() {
+		return nil
+	}
+	return fmt.Errorf("rtapi: Run: the %s flavor runs tasks only while package rtapi/sim advances its virtual clock, "+
+		"and nothing does (no sim.New(rt)), so no task would run a cycle; for real threads unset RTAPI_FLAVOR "+
+		"or pass -rtapi.flavor auto: %w", rt.info.Name, ErrNotSupported)
 }
 
 // failures joins the errors of the tasks that have failed so far.

@@ -75,15 +75,17 @@ func (tc *TaskContext) WaitPeriod() bool {
 	if tc.cycle >= tc.nextSample {
 		tc.sampleUsage()
 	}
-	if requests != 0 && !tc.control() {
-		return false
+	if requests != 0 {
+		if run, _ := tc.control(); !run {
+			return false
+		}
 	}
 	if tc.period > 0 && tc.overran(end) {
 		return false // the deadline policy tripped
 	}
 	overruns := t.stats.overruns.Load()
+	next, now, ok := tc.next(end)
 	for {
-		next, now, ok := tc.next(end)
 		if ok && tc.maxLate > 0 && now-next > tc.maxLate {
 			tc.trip(0, now-next)
 			return false
@@ -93,11 +95,16 @@ func (tc *TaskContext) WaitPeriod() bool {
 			return true
 		}
 		// Stop, Pause or a fault came in: handle it, then (resumed)
-		// wait for the next release on the grid.
-		if !tc.control() {
+		// wait for the next release on the grid. A request gone before
+		// control looked (Pause then Resume) leaves the release this
+		// wait woke for to run, on time.
+		run, parked := tc.control()
+		if !run {
 			return false
 		}
-		end = tc.waker.Now()
+		if !ok || parked {
+			next, now, ok = tc.next(tc.waker.Now())
+		}
 	}
 }
 
@@ -192,17 +199,21 @@ func (tc *TaskContext) start(release, now int64) bool {
 	return true
 }
 
-// control handles Stop and Pause, off the common path. It returns false
-// when the task must stop. After a pause it re-arms the timer on the
-// original period grid, at the first release after now.
-func (tc *TaskContext) control() bool {
+// control handles Stop and Pause, off the common path. run is false when
+// the task must stop; parked is true when it paused. After a pause it
+// re-arms the timer on the original period grid, at the first release
+// after now.
+func (tc *TaskContext) control() (run, parked bool) {
+	if controlHook != nil {
+		controlHook()
+	}
 	t := tc.task
 	c := t.ctl.Load()
 	if c&(ctlStop|ctlFault) != 0 {
-		return false
+		return false, false
 	}
 	if c&ctlPause == 0 {
-		return true
+		return true, false
 	}
 	_ = tc.waker.Suspend()
 	t.wd.idle.Store(true) // parked on purpose: not a runaway
@@ -211,7 +222,7 @@ func (tc *TaskContext) control() bool {
 		c = t.ctl.Load()
 		if c&(ctlStop|ctlFault) != 0 {
 			t.wd.idle.Store(false)
-			return false
+			return false, true
 		}
 		if c&ctlPause == 0 {
 			break
@@ -237,8 +248,12 @@ func (tc *TaskContext) control() bool {
 		// schedule: Rejoin does.
 		tc.waker.Rejoin()
 	}
-	return true
+	return true, true
 }
+
+// controlHook, set by tests only, runs as control starts: a request seen
+// by release may be withdrawn (Pause then Resume) before control looks.
+var controlHook func()
 
 // sampleUsage reads the thread's getrusage counters into the statistics.
 // It runs every sampleEvery cycles (about every 100 ms) and when the task

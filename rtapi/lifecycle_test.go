@@ -114,11 +114,19 @@ func childMainThread() int {
 	if err := rt.Close(); err != nil {
 		return fail(err)
 	}
-	entries, _ := os.ReadDir("/proc/self/task")
-	for _, e := range entries {
-		tid, _ := strconv.Atoi(e.Name())
-		if policy, _, err := sys.Scheduler(tid); err == nil && policy != sys.SchedOther {
-			r.RealTime = append(r.RealTime, tid)
+	// A locked thread leaves after its goroutine has ended, when the
+	// machine's load lets it: wait for that, not for a while.
+	for deadline := time.Now().Add(rttest.WaitTimeout); ; time.Sleep(10 * time.Millisecond) {
+		r.RealTime = r.RealTime[:0]
+		entries, _ := os.ReadDir("/proc/self/task")
+		for _, e := range entries {
+			tid, _ := strconv.Atoi(e.Name())
+			if policy, _, err := sys.Scheduler(tid); err == nil && policy != sys.SchedOther {
+				r.RealTime = append(r.RealTime, tid)
+			}
+		}
+		if len(r.RealTime) == 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	policy, _, _ := sys.Scheduler(r.Pid)

@@ -176,6 +176,13 @@ const DefaultTimerSignal = flavors.DefaultTimerSignal
 // when it is parsed: a bad one makes fs.Parse fail, naming the flag.
 // Fields set on the result after parsing win over the flags. A nil fs, or
 // one that already has these flags, panics: a programming error.
+//
+// -rtapi.flavor sim, or RTAPI_FLAVOR=sim left in the environment, makes
+// any program that uses these flags a simulation: its tasks run only
+// while package rtapi/sim advances the virtual clock. A program that does
+// not is refused rather than run zero cycles: RT.Run returns
+// ErrNotSupported at once, and RT.Close warns (to stderr unless
+// Options.Logger says otherwise) when started tasks never ran.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	return registerFlags("RegisterFlags", fs, func(string) bool { return true })
 }

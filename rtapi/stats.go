@@ -118,6 +118,9 @@ func foldedSummary(f hist.Folded, width time.Duration) hist.Snapshot {
 func (t *Task) counters() Stats {
 	b := t.Binding()
 	s := &t.stats
+	// The late wake-ups before the latency histogram: each late one was
+	// recorded there first, so Late never exceeds Latency.Count.
+	intf := s.intf.snapshot(t.spec.LateThreshold)
 	return Stats{
 		Name:                t.spec.Name,
 		Period:              t.spec.Period,
@@ -128,7 +131,7 @@ func (t *Task) counters() Stats {
 		MajorFaults:         s.majorFaults.Load(),
 		VoluntarySwitches:   s.voluntary.Load(),
 		InvoluntarySwitches: s.involuntary.Load(),
-		Interference:        s.intf.snapshot(t.spec.LateThreshold),
+		Interference:        intf,
 		Policy:              policyName(b),
 		Priority:            b.Priority,
 		CPUs:                b.CPUs,

@@ -282,7 +282,8 @@ func (wd *watchdog) loop(ready chan<- struct{}) {
 // check looks at every watched task once. It returns false when the
 // watchdog has nothing left to watch and has deregistered itself.
 func (wd *watchdog) check(now int64) bool {
-	list := *wd.tasks.Load()
+	seen := wd.tasks.Load()
+	list := *seen
 	live := 0
 	for _, t := range list {
 		if t.wd.faulted.Load() || t.state.Load() == stateDone {
@@ -307,18 +308,24 @@ func (wd *watchdog) check(now int64) bool {
 	if live > 0 {
 		return true
 	}
-	// Nothing to watch: leave, unless a task is being added right now.
+	return !wd.leave(seen)
+}
+
+// leave deregisters the watchdog if its list is still seen, the one in
+// which check found nothing live, and reports whether it did. A list
+// replaced since (a task added, even with another removed) keeps it.
+func (wd *watchdog) leave(seen *[]*Task) bool {
 	if !wd.mu.TryLock() {
-		return true
+		return false // a task is being added right now
 	}
 	defer wd.mu.Unlock()
-	if p := wd.tasks.Load(); len(*p) != len(list) {
-		return true
+	if wd.tasks.Load() != seen {
+		return false
 	}
 	wd.tasks.Store(new([]*Task))
 	wd.running = false
 	close(wd.reports) // the reporter ends; only this goroutine sends
-	return false
+	return true
 }
 
 // fault demotes t's thread, marks t faulted and wakes its waiters. It

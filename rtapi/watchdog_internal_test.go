@@ -71,3 +71,21 @@ func TestWatchdogForgetsEndedTasks(t *testing.T) {
 	require.Len(t, list, 1, "ended and deleted tasks stay watched")
 	require.Same(t, tasks[0], list[0])
 }
+
+// The watchdog leaves only if the list in which it found nothing live is
+// still the current one. Here a task was added and an ended one removed
+// between the scan and the exit: same length, another list, and the new
+// task must stay watched.
+func TestWatchdogStaysForATaskAddedDuringItsExit(t *testing.T) {
+	ended, added := new(Task), new(Task)
+	wd := &watchdog{running: true, reports: make(chan *FaultError)}
+	seen := &[]*Task{ended}
+	wd.tasks.Store(&[]*Task{added})
+	require.False(t, wd.leave(seen), "left with a task added since the scan")
+	require.True(t, wd.running)
+	require.Equal(t, []*Task{added}, *wd.tasks.Load())
+
+	require.True(t, wd.leave(wd.tasks.Load()), "stayed with its list unchanged")
+	require.False(t, wd.running)
+	require.Empty(t, *wd.tasks.Load())
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -143,6 +144,43 @@ func TestPosixTimerWakesItsThread(t *testing.T) {
 		require.NoError(t, tm.Close())
 	}()
 	<-done
+}
+
+// A signal of the schedule that Arm replaces, already queued, does not
+// end the first Wait after Arm: kernels before 6.13 deliver it after a
+// re-arm (later ones drop it), which released a task one cycle early
+// after Resume (Disarm, then Arm) and after Resync (Arm).
+func TestPosixTimerArmDropsASignalOfTheOldSchedule(t *testing.T) {
+	rttest.SkipIfEmulated(t, "qemu-user gives timer_create's caller a timer id of its own but passes the "+
+		"kernel's id in the timer's signal, so Wait can never match the two")
+	for _, disarm := range []bool{false, true} {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			runtime.LockOSThread() // never unlocked: the timer signal stays blocked
+			tm, err := sys.NewPosixTimer(int(sys.TimerSignal))
+			require.NoError(t, err)
+			defer tm.Close()
+			require.NoError(t, tm.Arm(sys.Nanotime()+int64(100*time.Microsecond), int64(time.Hour)))
+			rttest.WaitFor(t, "the timer's signal pending", func() bool {
+				var pending uint64
+				_, _, errno := unix.RawSyscall(unix.SYS_RT_SIGPENDING, uintptr(unsafe.Pointer(&pending)), 8, 0)
+				return errno == 0 && pending&(1<<(sys.TimerSignal-1)) != 0
+			})
+			if disarm { // what Pause does
+				require.NoError(t, tm.Disarm())
+			}
+			first := sys.Nanotime() + int64(50*time.Millisecond)
+			require.NoError(t, tm.Arm(first, int64(time.Hour)))
+			n, err := tm.Wait()
+			now := sys.Nanotime()
+			require.NoError(t, err)
+			require.EqualValues(t, 1, n)
+			require.GreaterOrEqual(t, now, first, "disarm %v: released %v early by the old schedule's signal",
+				disarm, time.Duration(first-now))
+		}()
+		<-done
+	}
 }
 
 func TestTimerfdTicks(t *testing.T) {

@@ -46,6 +46,9 @@ type PosixTimer struct {
 	set  sigset
 	info siginfo
 	open bool
+	// noWait is rt_sigtimedwait's zero timeout (dropPending), kept here
+	// so that it does not escape from each call.
+	noWait unix.Timespec
 }
 
 // NewPosixTimer creates a timer that will signal the calling thread with
@@ -72,8 +75,15 @@ func NewPosixTimer(signo int) (*PosixTimer, error) {
 }
 
 // Arm starts the timer: first expiry at the absolute CLOCK_MONOTONIC time
-// first, then every period nanoseconds.
+// first, then every period nanoseconds. The first Wait after it is for
+// first: a signal of the previous schedule still queued is dropped
+// (kernels before 6.13 deliver it after a re-arm; later ones drop it
+// themselves). Only the timer's thread may call it.
 func (t *PosixTimer) Arm(first, period int64) error {
+	if err := t.Disarm(); err != nil {
+		return err
+	}
+	t.dropPending()
 	spec := unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)}
 	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), unix.TIMER_ABSTIME,
 		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
@@ -132,6 +142,27 @@ func (t *PosixTimer) Wait() (uint64, error) {
 			continue
 		default:
 			return 0, errSigwait(errno)
+		}
+	}
+}
+
+// maxDropped bounds dropPending's loop: a flood of kill(2)s of the timer
+// signal must not hold the task thread.
+const maxDropped = 64
+
+// dropPending takes the instances of the timer's signal queued now, without
+// waiting: the timer's (of a schedule that is over: the timer is disarmed)
+// are dropped, the others handed on as Wait does.
+func (t *PosixTimer) dropPending() {
+	for range maxDropped {
+		_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&t.set)),
+			uintptr(unsafe.Pointer(&t.info)), uintptr(unsafe.Pointer(&t.noWait)), unsafe.Sizeof(t.set), 0, 0)
+		switch {
+		case errno == unix.EINTR:
+		case errno != 0: // EAGAIN: nothing left
+			return
+		case t.info.code != siTimer || t.info.timerID != t.id:
+			t.handOn()
 		}
 	}
 }

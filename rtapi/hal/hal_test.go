@@ -515,13 +515,13 @@ func TestOverrunCountedPerFunction(t *testing.T) {
 	require.NoError(t, h.Stop())
 	s := th.Stats()
 	hog, after := s.Functs[0], s.Functs[1]
-	// Exact counts depend on how the machine schedules us (a nop
-	// preempted for a whole period counts too); what follows does not.
+	// Exact counts depend on how the machine schedules us: a nop
+	// preempted across a release is blamed, however short it ran, so
+	// whether after is blamed is TestOverranBlamesTheCulprit's question,
+	// not this one's. What follows does not depend on the load.
 	assert.GreaterOrEqual(t, hog.Overruns, int64(3), "each spinning hog call overran")
 	assert.GreaterOrEqual(t, hog.TMax, 3*time.Millisecond)
-	if after.TMax <= s.Period {
-		assert.Zero(t, after.Overruns, "a short function that started after the release passed is not blamed")
-	}
+	assert.Equal(t, hog.Calls, after.Calls, "after ran once per cycle, behind the hog")
 	assert.GreaterOrEqual(t, s.Overruns, int64(3), "the thread counts them too")
 	assert.GreaterOrEqual(t, th.Task().Stats().Overruns, int64(1), "rtapi saw the missed releases")
 }

@@ -73,6 +73,7 @@ func New(rt *rtapi.RT) (*Controller, error) {
 		return nil, fmt.Errorf("sim.New: the %s flavor has no virtual clock (open with Flavor \"sim\"): %w",
 			rt.Flavor().Name, rtapi.ErrNotSupported)
 	}
+	s.Drive()
 	return &Controller{rt: rt, sim: s}, nil
 }
 

@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -868,6 +870,48 @@ func TestSimRandomScenariosAreDeterministic(t *testing.T) {
 		runtime.GOMAXPROCS(old)
 		require.Equal(t, l1, l2, "seed %d", seed)
 		require.Equal(t, d1, d2, "seed %d", seed)
+	}
+}
+
+// A program that uses RegisterFlags and RT.Run, started with
+// RTAPI_FLAVOR=sim left in the environment, ran zero cycles and exited
+// 0: Run now refuses at once, with ErrNotSupported, when no controller
+// drives the virtual clock, and closes the RT. With a controller, Run
+// waits for its context as on any flavor.
+func TestRunRefusesAClockNothingDrives(t *testing.T) {
+	t.Setenv("RTAPI_FLAVOR", "sim")
+	for _, drive := range []bool{false, true} {
+		fs := flag.NewFlagSet("program", flag.ContinueOnError)
+		opts := rtapi.RegisterFlags(fs)
+		require.NoError(t, fs.Parse(nil))
+		opts.Logger = zap.NewNop()
+		rt, err := rtapi.Open(*opts)
+		require.NoError(t, err)
+		require.Equal(t, "sim", rt.Flavor().Name)
+		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		ctx, cancel := context.WithCancel(context.Background())
+		if drive {
+			clock, err := sim.New(rt)
+			require.NoError(t, err)
+			require.NoError(t, clock.Advance(3*time.Millisecond))
+			cancel() // the run is over; Run returns at once
+		} else {
+			defer cancel() // Run must not wait for it
+		}
+		err = rt.Run(ctx)
+		if drive {
+			require.NoError(t, err)
+			require.EqualValues(t, 3, task.Stats().Cycles)
+		} else {
+			require.ErrorIs(t, err, rtapi.ErrNotSupported)
+			require.ErrorContains(t, err, "RTAPI_FLAVOR")
+			require.Zero(t, task.Stats().Cycles)
+		}
+		require.ErrorIs(t, rt.Close(), nil, "Run closed the RT")
+		_, err = rt.NewTask(rtapi.TaskSpec{Name: "late"}, func(*rtapi.TaskContext) error { return nil })
+		require.ErrorIs(t, err, rtapi.ErrClosed, "Run closed the RT")
 	}
 }
 
