@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -405,8 +406,16 @@ func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Dur
 		var set unix.CPUSet
 		set.Set(cpu)
 		err := unix.SchedSetaffinity(0, &set)
-		for end := time.Now().Add(hogFor); err == nil && time.Now().Before(end); {
+		// Not preemptible by the Go scheduler: with its preemption
+		// signal blocked and no function call in the loop (Nanotime
+		// inlines to the runtime's nosplit clock), sysmon cannot park
+		// the hog after 10 ms and let low run meanwhile, which made
+		// the plain Mutex seem to bound the inversion on a loaded
+		// machine.
+		noGoPreempt(true)
+		for end := sys.Nanotime() + int64(hogFor); err == nil && sys.Nanotime() < end; {
 		}
+		noGoPreempt(false)
 		hogDone.Store(1)
 		hogExit <- err
 	}()
@@ -415,6 +424,17 @@ func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Dur
 	require.NoError(t, <-lowDone)
 	require.NoError(t, <-hogExit)
 	return r.before, r.waited
+}
+
+// noGoPreempt blocks (block true) or unblocks the Go runtime's preemption
+// signal on the calling thread.
+func noGoPreempt(block bool) {
+	how := unix.SIG_UNBLOCK
+	if block {
+		how = unix.SIG_BLOCK
+	}
+	set := uint64(1) << (unix.SIGURG - 1)
+	unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, uintptr(how), uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0)
 }
 
 // The PI mutex bounds a priority inversion that the plain Mutex does not:
