@@ -300,6 +300,14 @@ func TestBadFlags(t *testing.T) {
 		{hostBin, []string{"-hal", "testdata/bad.hal"}, "testdata/bad.hal:2: ", 1},
 		{monBin, []string{"-interval", "0"}, "-interval must be positive", 2},
 		{monBin, []string{"-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
+		{monBin, []string{"-pins-key", "0x100000000"}, "a 32-bit key", 2},
+		// halmon runs no task: only the segment settings are its flags.
+		{monBin, []string{"-rtapi.flavor", "sim"}, "flag provided but not defined: -rtapi.flavor", 2},
+		{monBin, []string{"-rtapi.lock-memory", "off"}, "flag provided but not defined: -rtapi.lock-memory", 2},
+		{monBin, []string{"-rtapi.instance", "3", "-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
+		{monBin, []string{"-rtapi.instance", "x"}, "-rtapi.instance", 2},
+		{monBin, []string{"-rtapi.shm-group", strconv.Itoa(os.Getgid()), "-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
+		{hostBin, []string{"-pins-key", "HALP"}, "a 32-bit key", 2},
 	} {
 		out, err := exec.Command(tc.bin, tc.args...).CombinedOutput()
 		var ee *exec.ExitError
@@ -307,6 +315,22 @@ func TestBadFlags(t *testing.T) {
 		assert.Equal(t, tc.code, ee.ExitCode(), "%s %v", tc.bin, tc.args)
 		assert.Contains(t, string(out), tc.want)
 	}
+}
+
+// Keys are shown in hex, as segment names spell them (gortapi-0-48414c50).
+// Before, -help showed 1212238928.
+func TestHelpShowsKeysInHex(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	for _, bin := range []string{hostBin, monBin} {
+		out, _ := exec.Command(bin, "-help").CombinedOutput()
+		assert.Contains(t, string(out), "(default 0x48414c50)", "%s -help:\n%s", bin, out)
+		assert.Contains(t, string(out), "(default 0x48414c48)", "%s -help:\n%s", bin, out)
+		assert.NotContains(t, string(out), "1212238928", bin)
+	}
+	out, _ := exec.Command(monBin, "-help").CombinedOutput()
+	assert.Contains(t, string(out), "-rtapi.instance")
+	assert.Contains(t, string(out), "-rtapi.shm-group")
+	assert.NotContains(t, string(out), "-rtapi.flavor", "halmon runs no task")
 }
 
 func TestKilledHostIsNoticedAndReplaced(t *testing.T) {
