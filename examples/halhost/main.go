@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -182,10 +183,18 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 func reportStopped(w io.Writer, th *hal.Thread) {
 	var pe *hal.PanicError
 	if err := th.Err(); errors.As(err, &pe) {
-		fmt.Fprintf(w, "halhost: thread %s stopped: function %s panicked: %v; the other threads keep running\n",
-			pe.Thread, pe.Funct, pe.Value)
+		fmt.Fprintf(w, "halhost: thread %s stopped: function %s panicked: %v%s; the other threads keep running\n",
+			pe.Thread, pe.Funct, pe.Value, safeStates(th))
 		fmt.Fprintf(os.Stderr, "%s\n", pe.Stack)
 		return
 	}
-	fmt.Fprintf(w, "halhost: thread %s stopped: %v\n", th.Name(), th.Err())
+	fmt.Fprintf(w, "halhost: thread %s stopped: %v%s\n", th.Name(), th.Err(), safeStates(th))
+}
+
+// safeStates names the thread's safe states, which ran when it stopped.
+func safeStates(th *hal.Thread) string {
+	if s := th.SafeStates(); len(s) > 0 {
+		return "; safe states run: " + strings.Join(s, ", ")
+	}
+	return ""
 }

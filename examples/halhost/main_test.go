@@ -266,6 +266,37 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
 
+// A fault runs the servo thread's safe states (halhost.hal's safep
+// lines): the drive's enable drops and the torque command goes to 0, and
+// another process sees it, with halcmd getp/gets and with halmon. Before,
+// halhost had no amp-enable pin and a fault left the last torque on the
+// signal.
+func TestFaultDropsAmpEnableForOtherProcesses(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, append([]string{"-fault-after", "1s"}, k...)...)
+	host.waitFor("halhost ready")
+	halcmd := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(binDir, "halcmd"), append([]string{"-data-key", k[3]}, args...)...).CombinedOutput()
+		require.NoError(t, err, "halcmd %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	rttest.WaitFor(t, "the servo thread enabling the drive", func() bool { return halcmd("getp", "pid.0.amp-enable") == "TRUE" })
+
+	line := host.waitFor("halhost: thread servo stopped")
+	assert.Contains(t, line, "safe states run: pid.0.amp-enable, pid.0.output")
+	assert.Equal(t, "FALSE", halcmd("getp", "pid.0.amp-enable"))
+	assert.Equal(t, "FALSE", halcmd("getp", "motor.0.amp-enable"), "the base thread's drive reads the signal")
+	assert.Equal(t, "FALSE", halcmd("gets", "amp-enable"))
+	assert.Equal(t, "0", halcmd("gets", "torque"))
+	out := monOnce(t, monBin, k)
+	assert.Regexp(t, `pid\.0\.amp-enable +bit +OUT +FALSE +==> amp-enable`, out)
+	assert.Regexp(t, `pid\.0\.output +float +OUT +0 +==> torque`, out)
+	assert.Regexp(t, `thread servo .* failed `, out)
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
 // monOnce runs halmon for one refresh and returns what it printed.
 func monOnce(t *testing.T, monBin string, keys []string) string {
 	t.Helper()
