@@ -49,12 +49,15 @@ func instances(inst func(h *hal.HAL, c *hal.Component, p string)) hal.Factory {
 // newTorquePID follows its command pin with the feedback pin, with
 // feed-forward from the command's derivatives through the axis model
 // (LinuxCNC pid's FF1 and FF2, in torque). Its heartbeat pin counts
-// updates: the drive's watchdog watches it.
+// updates: the drive's watchdog watches it. Its amp-enable pin is TRUE
+// from its first update on; halhost.hal's safep lines drop it (and zero
+// the output) when the servo thread faults or stops.
 func newTorquePID(_ *hal.HAL, c *hal.Component, p string) {
 	var (
 		command, feedback = c.Float(p+".command", hal.In), c.Float(p+".feedback", hal.In)
 		errPin, out       = c.Float(p+".error", hal.Out), c.Float(p+".output", hal.Out)
 		heartbeat         = c.U32(p+".heartbeat", hal.Out)
+		ampEnable         = c.Bit(p+".amp-enable", hal.Out)
 		pgain, igain      = c.FloatParam(p+".Pgain", hal.RW), c.FloatParam(p+".Igain", hal.RW)
 		dgain             = c.FloatParam(p+".Dgain", hal.RW)
 		pid               = control.PID{Kp: 1.6, Ki: 20, Kd: 0.018, Kaff: inertia, Kvff: viscous, Kfff: coulomb, MaxOutput: maxTorque}
@@ -81,6 +84,7 @@ func newTorquePID(_ *hal.HAL, c *hal.Component, p string) {
 		errPin.Set(cmd - fb)
 		out.Set(pid.Update(dt, cmd, vel, acc, fb))
 		heartbeat.Set(heartbeat.Get() + 1)
+		ampEnable.Set(true)
 	})
 }
 
@@ -89,10 +93,12 @@ func newTorquePID(_ *hal.HAL, c *hal.Component, p string) {
 // real ones do (LinuxCNC's charge pump): when the heartbeat pin stops for
 // the watchdog parameter's nanoseconds (100 servo periods by default), it
 // drops the torque and clears the enabled pin, so a servo thread that died
-// does not leave the axis running away.
+// does not leave the axis running away. Its amp-enable input gates the
+// torque too: unlinked or FALSE, the drive is off.
 func newMotor(h *hal.HAL, c *hal.Component, p string) {
 	var (
 		torque, heartbeat  = c.Float(p+".torque", hal.In), c.U32(p+".heartbeat", hal.In)
+		ampEnable          = c.Bit(p+".amp-enable", hal.In)
 		position, velocity = c.Float(p+".position", hal.Out), c.Float(p+".velocity", hal.Out)
 		enabled            = c.Bit(p+".enabled", hal.Out)
 		watchdog           = c.S64Param(p+".watchdog", hal.RW)
@@ -110,7 +116,7 @@ func newMotor(h *hal.HAL, c *hal.Component, p string) {
 		if b := heartbeat.Get(); b != lastBeat || !started {
 			lastBeat, lastBeatAt = b, now
 		}
-		if now-lastBeatAt > watchdog.Get() {
+		if !ampEnable.Get() || now-lastBeatAt > watchdog.Get() {
 			m.SetTorque(0)
 			enabled.Set(false)
 		} else {

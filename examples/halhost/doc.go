@@ -10,7 +10,8 @@
 //	go run ./examples/halhost                        # Ctrl-C to stop
 //	go run ./examples/halmon                         # in another terminal
 //	go run ./examples/halcmd -data-key 0x48414c50 show pin pid.0
-//	go run ./examples/halhost -fault-after 3s        # a function panics: its thread stops, the host reports it
+//	go run ./examples/halhost -fault-after 3s        # a servo function panics: safe states, amp-enable drops
+//	go run ./examples/halcmd -data-key 0x48414c50 getp pid.0.amp-enable
 //
 // Threads and functions:
 //
@@ -20,9 +21,16 @@
 // The PID (component torque_pid, instance pid.0) follows the standard
 // siggen's sine with the encoder's position as feedback; the motor (with
 // its drive) runs on the base thread. Values cross threads through
-// signals, atomic 64-bit words. The drive has a watchdog on the PID's
-// heartbeat pin: when the servo thread stops (-fault-after), it drops the
-// torque and clears motor.0.enabled. The components (torque_pid, motor,
+// signals, atomic 64-bit words. The drive runs only while its amp-enable
+// input (signal amp-enable, from pid.0.amp-enable) is TRUE. halhost.hal
+// gives the servo thread two safe states (safep lines): when the thread
+// faults (-fault-after: a function panics) or stops, they set
+// pid.0.amp-enable FALSE and pid.0.output (signal torque) to 0, on the
+// thread after its last cycle; the base thread's drive and other
+// processes (halcmd getp, halmon) see the values, and halhost names the
+// safe states that ran. The drive also has a watchdog on the PID's
+// heartbeat pin, for a servo thread that hangs without faulting: it drops
+// the torque and clears motor.0.enabled. The components (torque_pid, motor,
 // encoder, scope, fault) are registered beside rtapi/hal/comps' standard
 // ones, so a -hal file may use either.
 //

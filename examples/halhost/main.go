@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -54,8 +55,8 @@ func main() {
 	opts := rtapi.RegisterFlags(flag.CommandLine)
 	flag.DurationVar(&c.base, "base", 100*time.Microsecond, "base thread period")
 	flag.DurationVar(&c.servo, "servo", time.Millisecond, "servo thread period (rounded to a multiple of -base)")
-	flag.UintVar(&c.statsKey, "stats-key", DefaultStatsKey, "shared-memory key of the thread statistics")
-	flag.UintVar(&c.pinsKey, "pins-key", DefaultPinsKey, "shared-memory key of the pins (the HAL data segment: components, pins, parameters, signals)")
+	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", DefaultStatsKey, "shared-memory `key` of the thread statistics")
+	cli.KeyVar(flag.CommandLine, &c.pinsKey, "pins-key", DefaultPinsKey, "shared-memory `key` of the pins (the HAL data segment: components, pins, parameters, signals)")
 	flag.StringVar(&c.halFile, "hal", "", "load this .hal file instead of halhost's own (threads base and servo exist; halhost starts them)")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0, "make a servo function panic after this long (0: never)")
 	flag.DurationVar(&c.status, "status", 0, "print the threads' timing this often (0: only at the end)")
@@ -182,10 +183,18 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 func reportStopped(w io.Writer, th *hal.Thread) {
 	var pe *hal.PanicError
 	if err := th.Err(); errors.As(err, &pe) {
-		fmt.Fprintf(w, "halhost: thread %s stopped: function %s panicked: %v; the other threads keep running\n",
-			pe.Thread, pe.Funct, pe.Value)
+		fmt.Fprintf(w, "halhost: thread %s stopped: function %s panicked: %v%s; the other threads keep running\n",
+			pe.Thread, pe.Funct, pe.Value, safeStates(th))
 		fmt.Fprintf(os.Stderr, "%s\n", pe.Stack)
 		return
 	}
-	fmt.Fprintf(w, "halhost: thread %s stopped: %v\n", th.Name(), th.Err())
+	fmt.Fprintf(w, "halhost: thread %s stopped: %v%s\n", th.Name(), th.Err(), safeStates(th))
+}
+
+// safeStates names the thread's safe states, which ran when it stopped.
+func safeStates(th *hal.Thread) string {
+	if s := th.SafeStates(); len(s) > 0 {
+		return "; safe states run: " + strings.Join(s, ", ")
+	}
+	return ""
 }

@@ -266,6 +266,37 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
 
+// A fault runs the servo thread's safe states (halhost.hal's safep
+// lines): the drive's enable drops and the torque command goes to 0, and
+// another process sees it, with halcmd getp/gets and with halmon. Before,
+// halhost had no amp-enable pin and a fault left the last torque on the
+// signal.
+func TestFaultDropsAmpEnableForOtherProcesses(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, append([]string{"-fault-after", "1s"}, k...)...)
+	host.waitFor("halhost ready")
+	halcmd := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(binDir, "halcmd"), append([]string{"-data-key", k[3]}, args...)...).CombinedOutput()
+		require.NoError(t, err, "halcmd %v: %s", args, out)
+		return strings.TrimSpace(string(out))
+	}
+	rttest.WaitFor(t, "the servo thread enabling the drive", func() bool { return halcmd("getp", "pid.0.amp-enable") == "TRUE" })
+
+	line := host.waitFor("halhost: thread servo stopped")
+	assert.Contains(t, line, "safe states run: pid.0.amp-enable, pid.0.output")
+	assert.Equal(t, "FALSE", halcmd("getp", "pid.0.amp-enable"))
+	assert.Equal(t, "FALSE", halcmd("getp", "motor.0.amp-enable"), "the base thread's drive reads the signal")
+	assert.Equal(t, "FALSE", halcmd("gets", "amp-enable"))
+	assert.Equal(t, "0", halcmd("gets", "torque"))
+	out := monOnce(t, monBin, k)
+	assert.Regexp(t, `pid\.0\.amp-enable +bit +OUT +FALSE +==> amp-enable`, out)
+	assert.Regexp(t, `pid\.0\.output +float +OUT +0 +==> torque`, out)
+	assert.Regexp(t, `thread servo .* failed `, out)
+	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
 // monOnce runs halmon for one refresh and returns what it printed.
 func monOnce(t *testing.T, monBin string, keys []string) string {
 	t.Helper()
@@ -300,6 +331,14 @@ func TestBadFlags(t *testing.T) {
 		{hostBin, []string{"-hal", "testdata/bad.hal"}, "testdata/bad.hal:2: ", 1},
 		{monBin, []string{"-interval", "0"}, "-interval must be positive", 2},
 		{monBin, []string{"-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
+		{monBin, []string{"-pins-key", "0x100000000"}, "a 32-bit key", 2},
+		// halmon runs no task: only the segment settings are its flags.
+		{monBin, []string{"-rtapi.flavor", "sim"}, "flag provided but not defined: -rtapi.flavor", 2},
+		{monBin, []string{"-rtapi.lock-memory", "off"}, "flag provided but not defined: -rtapi.lock-memory", 2},
+		{monBin, []string{"-rtapi.instance", "3", "-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
+		{monBin, []string{"-rtapi.instance", "x"}, "-rtapi.instance", 2},
+		{monBin, []string{"-rtapi.shm-group", strconv.Itoa(os.Getgid()), "-stats-key", "0x1234567", "-pins-key", "0x1234568"}, "no halhost running", 1},
+		{hostBin, []string{"-pins-key", "HALP"}, "a 32-bit key", 2},
 	} {
 		out, err := exec.Command(tc.bin, tc.args...).CombinedOutput()
 		var ee *exec.ExitError
@@ -307,6 +346,22 @@ func TestBadFlags(t *testing.T) {
 		assert.Equal(t, tc.code, ee.ExitCode(), "%s %v", tc.bin, tc.args)
 		assert.Contains(t, string(out), tc.want)
 	}
+}
+
+// Keys are shown in hex, as segment names spell them (gortapi-0-48414c50).
+// Before, -help showed 1212238928.
+func TestHelpShowsKeysInHex(t *testing.T) {
+	hostBin, monBin := binaries(t)
+	for _, bin := range []string{hostBin, monBin} {
+		out, _ := exec.Command(bin, "-help").CombinedOutput()
+		assert.Contains(t, string(out), "(default 0x48414c50)", "%s -help:\n%s", bin, out)
+		assert.Contains(t, string(out), "(default 0x48414c48)", "%s -help:\n%s", bin, out)
+		assert.NotContains(t, string(out), "1212238928", bin)
+	}
+	out, _ := exec.Command(monBin, "-help").CombinedOutput()
+	assert.Contains(t, string(out), "-rtapi.instance")
+	assert.Contains(t, string(out), "-rtapi.shm-group")
+	assert.NotContains(t, string(out), "-rtapi.flavor", "halmon runs no task")
 }
 
 func TestKilledHostIsNoticedAndReplaced(t *testing.T) {

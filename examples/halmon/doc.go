@@ -17,9 +17,11 @@
 // keys it prints "host back (pid M)" and shows it. It exits 0 on Ctrl-C
 // or after -count refreshes.
 //
-// Of the -rtapi.* flags (and RTAPI_* variables) it uses those that name
-// the host's segments: -rtapi.instance and -rtapi.shm-group (trust the
-// group's segments, for a member run as another user than the host). It
-// runs no real-time task, so it always opens the posix flavor without
-// locking memory, whatever -rtapi.flavor or -rtapi.lock-memory say.
+// Of the -rtapi.* flags it has those that name the host's segments:
+// -rtapi.instance and -rtapi.shm-group (trust the group's segments, for a
+// member run as another user than the host); the others are refused as
+// unknown flags. It runs no real-time task, so it always opens the posix
+// flavor without locking memory, whatever RTAPI_FLAVOR or
+// RTAPI_LOCK_MEMORY say. Keys are shown and read in hex (0x48414c50), as
+// segment names spell them; decimal and octal are read too.
 package main

@@ -36,9 +36,11 @@ type config struct {
 
 func main() {
 	var c config
-	opts := rtapi.RegisterFlags(flag.CommandLine)
-	flag.UintVar(&c.statsKey, "stats-key", defaultStatsKey, "shared-memory key of the host's thread statistics")
-	flag.UintVar(&c.pinsKey, "pins-key", defaultPinsKey, "shared-memory key of the host's pins (its HAL data segment)")
+	// Only the settings that name the host's segments: halmon runs no
+	// task, so the flavor, priorities and memory locking are its own.
+	opts := rtapi.RegisterShmFlags(flag.CommandLine)
+	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", defaultStatsKey, "shared-memory `key` of the host's thread statistics")
+	cli.KeyVar(flag.CommandLine, &c.pinsKey, "pins-key", defaultPinsKey, "shared-memory `key` of the host's pins (its HAL data segment)")
 	flag.DurationVar(&c.interval, "interval", 500*time.Millisecond, "time between refreshes")
 	flag.IntVar(&c.count, "count", 0, "exit after this many refreshes (0: until Ctrl-C)")
 	flag.DurationVar(&c.wait, "wait", 0, "how long to wait for the host to appear at start")

@@ -318,7 +318,9 @@ func (h *HAL) showThreads(w io.Writer, pattern string) error {
 // Save prints a .hal file that rebuilds the HAL's wiring (halcmd save):
 // its loadrt lines, its signals and links, the values of its RW
 // parameters, unlinked input pins and undriven signals, each thread's
-// functions in order, and start if the threads run.
+// functions in order, each thread's SafeP safe states (safep lines, in
+// order; a Go function's is a comment, since a file cannot hold it), and
+// start if the threads run.
 func (h *HAL) Save(w io.Writer) error {
 	s, err := h.Data().Read()
 	if err != nil {
@@ -367,6 +369,18 @@ func (h *HAL) Save(w io.Writer) error {
 	for _, th := range h.threads {
 		for _, f := range th.chain.Load().functs {
 			fmt.Fprintf(&b, "addf %s %s\n", halfile.Quote(f.name), halfile.Quote(th.name))
+		}
+	}
+	b.WriteString("# safe states\n")
+	for _, th := range h.threads {
+		if p := th.safe.Load(); p != nil {
+			for _, st := range *p {
+				if st.pin == "" {
+					fmt.Fprintf(&b, "# thread %s: safe state %s is a Go function\n", th.name, st.name)
+					continue
+				}
+				fmt.Fprintf(&b, "safep %s %s %s\n", halfile.Quote(th.name), halfile.Quote(st.pin), exact(st.typ, st.word))
+			}
 		}
 	}
 	if h.running {

@@ -15,6 +15,11 @@ import (
 type safeState struct {
 	name string
 	fn   func()
+	// A SafeP state's pin, its type and value, for Save; pin is empty
+	// for a Go function.
+	pin  string
+	typ  Type
+	word uint64
 }
 
 // AddSafeState registers fn to bring what thread drives to a safe state,
@@ -47,7 +52,12 @@ func (th *Thread) AddSafeState(name string, fn func()) error {
 	if fn == nil {
 		panic("hal: Thread.AddSafeState called with a nil function")
 	}
+	return th.addSafeState(safeState{name: name, fn: fn})
+}
+
+func (th *Thread) addSafeState(s safeState) error {
 	const op = "add safe state"
+	name := s.name
 	h := th.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -64,7 +74,7 @@ func (th *Thread) AddSafeState(name string, fn func()) error {
 	if len(old) >= MaxFuncts {
 		return errf(op, th.name, "", rtapi.ErrInvalid, "the thread already has %d safe states, the most it can", MaxFuncts)
 	}
-	list := append(slices.Clone(old), safeState{name: name, fn: fn})
+	list := append(slices.Clone(old), s)
 	th.safe.Store(&list)
 	return nil
 }
@@ -120,5 +130,12 @@ func (h *HAL) SafeP(thread, pin, value string) error {
 	if err != nil {
 		return &Error{Op: op, Thread: thread, Err: fmt.Errorf("pin %q: %w", pin, err)}
 	}
-	return h.AddSafeState(thread, pin, func() { atomic.StoreUint64(p.ref.Load(), w) })
+	h.mu.Lock()
+	th := h.thread(thread)
+	names := h.threadNames()
+	h.mu.Unlock()
+	if th == nil {
+		return errf(op, thread, "", rtapi.ErrInvalid, "no such thread (threads: %v)", names)
+	}
+	return th.addSafeState(safeState{name: pin, fn: func() { atomic.StoreUint64(p.ref.Load(), w) }, pin: pin, typ: p.typ, word: w})
 }
