@@ -25,7 +25,7 @@
 #   GORTAPI_KERNEL_CACHE   cache dir (default ${XDG_CACHE_HOME:-$HOME/.cache}/gortapi/kernels)
 #   GORTAPI_KERNELS        which kernels to boot, default "rt std"
 #   GORTAPI_BOOT_TIMEOUT   seconds one boot may take before it counts as hung (default 300)
-#   GORTAPI_QEMU_SMP       guest CPUs (default 1; both kernels boot in parallel)
+#   GORTAPI_QEMU_SMP       guest CPUs (default 2, as the machines this targets; both kernels boot in parallel)
 #   GORTAPI_KEEP_WORK=1    keep the scratch dir (serial logs, initramfs) even on success
 #   RTCHECK_BIN            use this static rtcheck instead of building ./examples/rtcheck
 #   RTAPI_TEST_BIN         use this static rtapi test binary instead of building it
@@ -38,7 +38,7 @@ LANE=realkernel
 source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
 KERNELS=${GORTAPI_KERNELS:-rt std}
 BOOT_TIMEOUT=${GORTAPI_BOOT_TIMEOUT:-300}
-SMP=${GORTAPI_QEMU_SMP:-1}
+SMP=${GORTAPI_QEMU_SMP:-2}
 MARK=GORTAPI-REALKERNEL-7f3a9c
 NEED_GO=1
 { [ -n "${RTCHECK_BIN:-}" ] && [ -n "${RTAPI_TEST_BIN:-}" ]; } && NEED_GO=0

@@ -193,9 +193,12 @@ func (g *guard) check(w *watched, now int64) bool {
 		if g.find(w.tid) < 0 {
 			setScheduler(w.tid, int(sys.SchedOther), 0)
 		}
-	case pcount == w.pcount && state == 'R' && now-w.since >= w.bound:
+	case pcount == w.pcount && state == 'R' && now-w.since >= w.bound && ran > w.ran:
 		// Runnable at every tick for the whole bound, never switched
-		// in again: a spin. Let the threads below it have the CPU.
+		// in again, and on the CPU for some of it (the kernel adds up
+		// its CPU time at scheduler ticks): a spin, not a thread
+		// kept waiting by higher priorities. Let the threads below it
+		// have the CPU.
 		if setScheduler(w.tid, int(sys.SchedOther), 0) == 0 {
 			w.demoted, w.demotedAt = true, now
 			g.send(record{op: evDemoted, tid: uint32(w.tid), value: int64(ran - w.ran)})
