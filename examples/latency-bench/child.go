@@ -110,6 +110,8 @@ func runChild(specJSON string, stdout io.Writer) error {
 		res, err = childSwitch(spec)
 	case "hal":
 		res, err = childHAL(spec)
+	case "halhost":
+		res, err = childHALHost(spec)
 	case "load":
 		// an external load: runs until the parent ends it
 		l := latency.StartLoads(loads)
