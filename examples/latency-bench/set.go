@@ -257,7 +257,7 @@ func childHALHost(spec childSpec) (childResult, error) {
 	for i, th := range threads {
 		st := th.Task().Stats()
 		r.Tasks = append(r.Tasks, taskResult{Name: names[i], Period: th.Period(), Latency: st.Latency,
-			Cycles: st.Cycles, Overruns: st.Overruns})
+			Cycles: st.Cycles, Overruns: st.Overruns, Interference: st.Interference})
 		r.Policy, r.Wake = st.Policy, st.Wake
 		r.Cycles += st.Cycles
 	}

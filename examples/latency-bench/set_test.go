@@ -187,6 +187,9 @@ func TestChildSetAndHALHost(t *testing.T) {
 	if len(r.Tasks) != 2 || r.Tasks[1].Period != time.Millisecond || r.Tasks[0].Latency.Count <= r.Tasks[1].Latency.Count {
 		t.Fatalf("halhost child %+v", r.Tasks)
 	}
+	if r.Tasks[0].Interference.LateThreshold == 0 {
+		t.Errorf("HAL thread without rtapi's late-wake-up account: %+v", r.Tasks[0].Interference)
+	}
 	if _, ok := countOver(r.Tasks[0].Latency, stallThreshold); !ok {
 		t.Errorf("HAL thread histogram of %d buckets", len(r.Tasks[0].Latency.Counts))
 	}
