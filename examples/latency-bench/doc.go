@@ -42,9 +42,9 @@
 //	         off, vs three cyclictest processes (-m -p P -i I -t 1 -h 50000);
 //	         an rtapi/hal host's base 100 µs + servo 1 ms vs two: per task
 //	         max, worst round's max, p99.9, p99.99, missed releases and
-//	         wake-ups over 20 ms (issue 19). -rounds and -d set its rounds;
-//	         -i, -p and -cpu do not apply. 5 rounds of 15 s take about 8 min:
-//	         latency-bench -only set -rounds 5 -d 15s
+//	         wake-ups over 20 ms (issue 19). It runs 5 rounds of 15 s
+//	         (about 8 minutes) unless -rounds or -d is given; -i, -p and
+//	         -cpu do not apply to it
 //
 // Flags:
 //

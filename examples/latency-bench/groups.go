@@ -14,6 +14,7 @@ type group struct {
 	load            func(b *bench) (*background, error)
 	variants        []variant
 	ratios          []ratioSpec
+	rounds          int // 0: -rounds
 }
 
 type variant struct {

@@ -49,6 +49,10 @@ type settings struct {
 	install  bool
 	worst    time.Duration // length of each run of the worst group
 	force    bool          // write -doc even on a busy machine
+	// setRounds and setDuration are the set group's: 5 rounds of 15 s
+	// (issue 19) unless -rounds or -d says otherwise.
+	setRounds   int
+	setDuration time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*settings, string, error) {
@@ -115,8 +119,18 @@ func parse(args []string, stderr io.Writer) (*settings, string, error) {
 		// the raw results live next to the document they produced
 		s.jsonFile = strings.TrimSuffix(s.docFile, filepath.Ext(s.docFile)) + ".json"
 	}
+	s.setRounds, s.setDuration = 5, 15*time.Second
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "rounds":
+			s.setRounds = s.rounds
+		case "d":
+			s.setDuration = s.duration
+		}
+	})
 	if s.smoke {
 		s.rounds, s.duration, s.worst = 1, time.Second, time.Second
+		s.setRounds, s.setDuration = 1, time.Second
 	}
 	return s, "", nil
 }
@@ -441,12 +455,16 @@ func (b *bench) runGroup(g group) groupResult {
 		}
 	}
 	at[len(g.variants)] = len(rows)
-	for round := 1; round <= b.s.rounds; round++ {
+	rounds := b.s.rounds
+	if g.rounds > 0 {
+		rounds = g.rounds
+	}
+	for round := 1; round <= rounds; round++ {
 		for i, v := range g.variants {
 			if v.skip != "" {
 				continue
 			}
-			b.logf("%s: %s, round %d/%d", g.id, v.name, round, b.s.rounds)
+			b.logf("%s: %s, round %d/%d", g.id, v.name, round, rounds)
 			r, err := v.run()
 			if err != nil {
 				b.logf("  %v", err)

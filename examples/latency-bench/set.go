@@ -76,17 +76,17 @@ func setGroup(b *bench) group {
 	gortapiSet := func(spinOff bool, loads []string) func() (childResult, error) {
 		return withMissed(threeSet, func() (childResult, error) {
 			return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
-				Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.duration,
+				Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.setDuration,
 				HistBound: setHistBound, SpinGuardOff: spinOff, Loads: loads})
 		})
 	}
 	halHost := withMissed(halSet, func() (childResult, error) {
 		return b.childRaw(childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: -1, Threads: threadsSpec(halSet),
-			Priority: halSet[0].priority, Duration: b.s.duration, HistBound: setHistBound})
+			Priority: halSet[0].priority, Duration: b.s.setDuration, HistBound: setHistBound})
 	})
 	cyclicSet := func(name string, set []setTask) variant {
 		v := variant{name: name, external: true, tasks: setNames(set), run: withMissed(set, func() (childResult, error) {
-			return runCyclictestSet(b.tools, b.dir, set, b.s.duration)
+			return runCyclictestSet(b.tools, b.dir, set, b.s.setDuration)
 		})}
 		if b.tools.cyclictest == "" {
 			v.skip = "cyclictest not installed"
@@ -112,7 +112,7 @@ func setGroup(b *bench) group {
 			"priorities 80 and 79, siggen on the servo thread) in an rtapi/hal host against two cyclictest processes. "+
 			"Missed releases come from the histogram on both sides (a wake-up L late skips ⌊L / period⌋ releases); "+
 			"the worst round is the largest max of any round; over %v counts wake-ups later than issue 19's goal 0 allows, "+
-			"summed over the rounds.", allocLoad, setHistBound/time.Microsecond, stallThreshold),
+			"summed over the rounds. %d rounds of %v (-rounds, -d).", allocLoad, setHistBound/time.Microsecond, stallThreshold, b.s.setRounds, b.s.setDuration),
 		variants: []variant{
 			{name: rowSetGortapi, tasks: setNames(threeSet), run: gortapiSet(false, nil)},
 			cyclicSet(rowSetCyclic, threeSet),
@@ -121,7 +121,7 @@ func setGroup(b *bench) group {
 			{name: rowHALGortapi, tasks: setNames(halSet), run: halHost},
 			cyclicSet(rowHALCyclictst, halSet),
 		},
-		ratios: ratios,
+		ratios: ratios, rounds: b.s.setRounds,
 	}
 }
 

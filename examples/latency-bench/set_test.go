@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -55,9 +56,30 @@ func TestCyclictestSetArgs(t *testing.T) {
 	}
 }
 
+// The set group runs 5 rounds of 15 s unless -rounds or -d says
+// otherwise; -smoke runs one of a second.
+func TestParseSetRounds(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		rounds int
+		d      time.Duration
+	}{
+		{nil, 5, 15 * time.Second},
+		{[]string{"-rounds", "2"}, 2, 15 * time.Second},
+		{[]string{"-d", "3s"}, 5, 3 * time.Second},
+		{[]string{"-rounds", "7", "-d", "20s", "-only", "set"}, 7, 20 * time.Second},
+		{[]string{"-smoke", "-rounds", "7"}, 1, time.Second},
+	} {
+		s, _, err := parse(c.args, io.Discard)
+		if err != nil || s.setRounds != c.rounds || s.setDuration != c.d {
+			t.Errorf("%v: %v, set group %d rounds of %v; want %d of %v", c.args, err, s.setRounds, s.setDuration, c.rounds, c.d)
+		}
+	}
+}
+
 func TestSetGroupLayout(t *testing.T) {
-	b := &bench{s: &settings{rounds: 5, duration: 15 * time.Second, interval: time.Millisecond, priority: 90, cpu: 1, alloc: "200MB/s"},
-		tools: &tools{}}
+	b := &bench{s: &settings{rounds: 3, duration: 10 * time.Second, interval: time.Millisecond, priority: 90, cpu: 1, alloc: "200MB/s",
+		setRounds: 5, setDuration: 15 * time.Second}, tools: &tools{}}
 	var set *group
 	for _, g := range groups(b) {
 		if g.id == "set" {
@@ -66,6 +88,9 @@ func TestSetGroupLayout(t *testing.T) {
 	}
 	if set == nil || !slices.Contains(groupIDs(), "set") {
 		t.Fatal("no set group")
+	}
+	if set.rounds != 5 || !strings.Contains(set.desc, "5 rounds of 15s") {
+		t.Errorf("set group: %d rounds, %q", set.rounds, set.desc)
 	}
 	var rows []string
 	for _, v := range set.variants {
@@ -192,5 +217,42 @@ func TestChildSetAndHALHost(t *testing.T) {
 	}
 	if _, ok := countOver(r.Tasks[0].Latency, stallThreshold); !ok {
 		t.Errorf("HAL thread histogram of %d buckets", len(r.Tasks[0].Latency.Counts))
+	}
+}
+
+// runGroup honours a group's own rounds and carries each task's worst
+// round and its wake-ups over 20 ms into the rows and ratios.
+func TestRunGroupSetRows(t *testing.T) {
+	calls := 0
+	task := func(late ...time.Duration) func() (childResult, error) {
+		return func() (childResult, error) {
+			calls++
+			h := hist.New(time.Microsecond, setHistBound)
+			for _, l := range late {
+				h.Record(l + time.Duration(calls)*time.Microsecond) // rounds differ
+			}
+			return childResult{Tasks: []taskResult{{Name: "t", Latency: h.Snapshot(), Overruns: 1}}}, nil
+		}
+	}
+	b := &bench{s: &settings{rounds: 3}, log: io.Discard}
+	g := b.runGroup(group{id: "set", metric: "set", rounds: 2,
+		variants: []variant{
+			{name: "go", tasks: []string{"t"}, run: task(10*time.Microsecond, 30*time.Millisecond)},
+			{name: "c", tasks: []string{"t"}, external: true, run: task(10 * time.Microsecond)},
+		},
+		ratios: []ratioSpec{{"go / c · t", "go · t", "c · t"}}})
+	if calls != 4 || len(g.Rows) != 2 || len(g.Rows[0].Runs) != 2 {
+		t.Fatalf("%d runs, rows %+v", calls, g.Rows)
+	}
+	goRow, cRow := g.Rows[0], g.Rows[1]
+	if goRow.Name != "go · t" || goRow.Over20ms == nil || *goRow.Over20ms != 2 || goRow.Overruns != 2 ||
+		goRow.WorstMax != 30*time.Millisecond+3*time.Microsecond {
+		t.Errorf("go row %+v", goRow)
+	}
+	if cRow.Over20ms == nil || *cRow.Over20ms != 0 || cRow.WorstMax != 14*time.Microsecond {
+		t.Errorf("c row %+v", cRow)
+	}
+	if len(g.Ratios) != 1 || g.Ratios[0].WorstMax != float64(goRow.WorstMax)/float64(cRow.WorstMax) {
+		t.Errorf("ratios %+v", g.Ratios)
 	}
 }
