@@ -307,6 +307,7 @@ type groupResult struct {
 	Metric  string        `json:"metric"` // latency, exec, switch
 	Load    string        `json:"load"`
 	Skipped string        `json:"skipped,omitempty"`
+	Rounds  int           `json:"rounds"` // the medians' rounds: -rounds, or the group's own
 	Rows    []rowResult   `json:"rows"`
 	Ratios  []ratioResult `json:"ratios"`
 }
@@ -459,6 +460,7 @@ func (b *bench) runGroup(g group) groupResult {
 	if g.rounds > 0 {
 		rounds = g.rounds
 	}
+	gr.Rounds = rounds
 	for round := 1; round <= rounds; round++ {
 		for i, v := range g.variants {
 			if v.skip != "" {

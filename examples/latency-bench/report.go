@@ -134,6 +134,9 @@ func renderMarkdown(res results) string {
 		if g.Load != "none" {
 			p("Load: `%s`.\n\n", g.Load)
 		}
+		if g.Rounds > 0 && g.Rounds != res.Rounds {
+			p("Medians of **%d rounds** (this group's own).\n\n", g.Rounds)
+		}
 		switch g.Metric {
 		case "multi":
 			p("Wake-up latency, µs (medians), and overruns summed over the rounds:\n\n")

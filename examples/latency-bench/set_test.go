@@ -126,7 +126,7 @@ func TestSetGroupLayout(t *testing.T) {
 func TestSetGoalsAndRender(t *testing.T) {
 	us := time.Microsecond
 	over := func(n int64) *int64 { return &n }
-	g := groupResult{ID: "set", Title: "Set", Metric: "set", Load: "none",
+	g := groupResult{ID: "set", Title: "Set", Metric: "set", Load: "none", Rounds: 5,
 		Rows: []rowResult{
 			{Name: "gortapi · 50µs", Median: latency.Summary{Count: 9, P99: 10 * us, P999: 20 * us, Max: 900 * us},
 				P9999: 50 * us, WorstMax: 25 * time.Millisecond, Overruns: 7, Over20ms: over(1)},
@@ -136,7 +136,7 @@ func TestSetGoalsAndRender(t *testing.T) {
 		},
 		Ratios: []ratioResult{{Label: "gortapi / C · 50µs", P999: 1, Max: 3, WorstMax: 62.5}},
 	}
-	res := results{Rounds: 5, Groups: []groupResult{g}}
+	res := results{Rounds: 3, Groups: []groupResult{g}}
 	res.Goals = goals(res)
 	byName := map[string]goalResult{}
 	for _, g := range res.Goals {
@@ -156,6 +156,7 @@ func TestSetGoalsAndRender(t *testing.T) {
 	}
 	md := renderMarkdown(res)
 	for _, want := range []string{
+		"Medians of **5 rounds** (this group's own).",
 		"| gortapi · 50µs | 9 | 10.0 | 20.0 | 50.0 | 900.0 | 25000.0 | 7 | 1 |",
 		"| cyclictest ×3 · 50µs | 9 | 10.0 | 20.0 | 0.0 | 300.0 | 400.0 | 0 | 0 |",
 		"| set: gortapi wake-ups later than 20 ms (goal 0: none) | 1.00 wake-ups (C: 0) | no |",
@@ -241,7 +242,7 @@ func TestRunGroupSetRows(t *testing.T) {
 			{name: "c", tasks: []string{"t"}, external: true, run: task(10 * time.Microsecond)},
 		},
 		ratios: []ratioSpec{{"go / c · t", "go · t", "c · t"}}})
-	if calls != 4 || len(g.Rows) != 2 || len(g.Rows[0].Runs) != 2 {
+	if calls != 4 || g.Rounds != 2 || len(g.Rows) != 2 || len(g.Rows[0].Runs) != 2 {
 		t.Fatalf("%d runs, rows %+v", calls, g.Rows)
 	}
 	goRow, cRow := g.Rows[0], g.Rows[1]
