@@ -21,7 +21,7 @@ import (
 // each measurement runs in a fresh process, as cyclictest does, so that
 // one run's heap, threads and timers cannot leak into the next.
 type childSpec struct {
-	Kind     string        `json:"kind"` // gortapi, ticker, switch, load, hal
+	Kind     string        `json:"kind"` // gortapi, ticker, switch, load, hal, halhost
 	Flavor   string        `json:"flavor"`
 	Vanilla  bool          `json:"vanilla"`
 	Wake     string        `json:"wake"`
@@ -45,6 +45,12 @@ type childSpec struct {
 	// SamplerPins: a hal child's sampler captures this many pins; 0 runs
 	// no sampler (the sampler group).
 	SamplerPins int `json:"sampler_pins,omitempty"`
+	// SpinGuardOff runs the child with Options.SpinGuard Off
+	// (RTAPI_SPIN_GUARD=off).
+	SpinGuardOff bool `json:"spin_guard_off,omitempty"`
+	// HistBound is every task's latency histogram bound; 0 is rtapi's
+	// default.
+	HistBound time.Duration `json:"hist_bound,omitempty"`
 }
 
 // taskResult is one task of a multi-task child.
@@ -104,6 +110,8 @@ func runChild(specJSON string, stdout io.Writer) error {
 		res, err = childSwitch(spec)
 	case "hal":
 		res, err = childHAL(spec)
+	case "halhost":
+		res, err = childHALHost(spec)
 	case "load":
 		// an external load: runs until the parent ends it
 		l := latency.StartLoads(loads)
@@ -135,6 +143,10 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if spec.ShieldOff {
 		shield = rtapi.Off
 	}
+	spinGuard := rtapi.Auto
+	if spec.SpinGuardOff {
+		spinGuard = rtapi.Off
+	}
 	defs := []latency.TaskDef{{Name: "servo", Period: spec.Interval}}
 	if spec.Threads != "" {
 		if defs, err = latency.ParseThreads(spec.Threads); err != nil {
@@ -142,7 +154,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		}
 	}
 	cfg := latency.Config{
-		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, GCShield: shield},
+		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, GCShield: shield, SpinGuard: spinGuard},
 		Tasks:    defs,
 		Priority: spec.Priority,
 		Wake:     wake,
@@ -150,6 +162,8 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		Body:     latency.Body{Busy: spec.Busy},
 		RawSleep: spec.RawSleep,
 		Watchdog: -1, // a stall is a result to report, not a fault
+
+		HistogramBound: spec.HistBound,
 	}
 	if spec.Interference != "" {
 		if err := cfg.Interference.Set(spec.Interference); err != nil {

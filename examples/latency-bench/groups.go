@@ -14,6 +14,7 @@ type group struct {
 	load            func(b *bench) (*background, error)
 	variants        []variant
 	ratios          []ratioSpec
+	rounds          int // 0: -rounds
 }
 
 type variant struct {
@@ -44,7 +45,7 @@ const (
 )
 
 func groupIDs() []string {
-	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst", "sampler"}
+	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst", "sampler", "set"}
 }
 
 func groups(b *bench) []group {
@@ -177,7 +178,7 @@ func groups(b *bench) []group {
 			},
 			ratios: []ratioSpec{{"gortapi / ptsematest", "gortapi semaphore", "ptsematest"}},
 		},
-	}, append(perfGroups(b, gortapi, cyclic), samplerGroup(b))...)
+	}, append(perfGroups(b, gortapi, cyclic), samplerGroup(b), setGroup(b))...)
 }
 
 func withSkip(v variant, skip string) variant {

@@ -49,6 +49,10 @@ type settings struct {
 	install  bool
 	worst    time.Duration // length of each run of the worst group
 	force    bool          // write -doc even on a busy machine
+	// setRounds and setDuration are the set group's: 5 rounds of 15 s
+	// (issue 19) unless -rounds or -d says otherwise.
+	setRounds   int
+	setDuration time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*settings, string, error) {
@@ -115,8 +119,18 @@ func parse(args []string, stderr io.Writer) (*settings, string, error) {
 		// the raw results live next to the document they produced
 		s.jsonFile = strings.TrimSuffix(s.docFile, filepath.Ext(s.docFile)) + ".json"
 	}
+	s.setRounds, s.setDuration = 5, 15*time.Second
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "rounds":
+			s.setRounds = s.rounds
+		case "d":
+			s.setDuration = s.duration
+		}
+	})
 	if s.smoke {
 		s.rounds, s.duration, s.worst = 1, time.Second, time.Second
+		s.setRounds, s.setDuration = 1, time.Second
 	}
 	return s, "", nil
 }
@@ -293,6 +307,7 @@ type groupResult struct {
 	Metric  string        `json:"metric"` // latency, exec, switch
 	Load    string        `json:"load"`
 	Skipped string        `json:"skipped,omitempty"`
+	Rounds  int           `json:"rounds"` // the medians' rounds: -rounds, or the group's own
 	Rows    []rowResult   `json:"rows"`
 	Ratios  []ratioResult `json:"ratios"`
 }
@@ -317,6 +332,12 @@ type rowResult struct {
 	P9999 time.Duration `json:"p99_99_ns,omitempty"`
 	// Shield is the task's Stats.GCShield in the last round (multi).
 	Shield string `json:"gc_shield,omitempty"`
+	// WorstMax is the largest max of any round.
+	WorstMax time.Duration `json:"worst_max_ns"`
+	// Over20ms sums over the rounds the wake-ups later than 20 ms (issue
+	// 19's goal 0); nil when a round's histogram does not reach past it.
+	Over20ms    *int64 `json:"over_20ms,omitempty"`
+	overUnknown bool
 }
 
 type lateCauses struct {
@@ -353,6 +374,8 @@ type ratioResult struct {
 	// P9999 and Missed: ratios of p99.99 and of missed releases.
 	P9999  float64 `json:"p99_99"`
 	Missed float64 `json:"missed"`
+	// WorstMax: ratio of the worst round's max of each side.
+	WorstMax float64 `json:"worst_max"`
 }
 
 type goalResult struct {
@@ -433,12 +456,17 @@ func (b *bench) runGroup(g group) groupResult {
 		}
 	}
 	at[len(g.variants)] = len(rows)
-	for round := 1; round <= b.s.rounds; round++ {
+	rounds := b.s.rounds
+	if g.rounds > 0 {
+		rounds = g.rounds
+	}
+	gr.Rounds = rounds
+	for round := 1; round <= rounds; round++ {
 		for i, v := range g.variants {
 			if v.skip != "" {
 				continue
 			}
-			b.logf("%s: %s, round %d/%d", g.id, v.name, round, b.s.rounds)
+			b.logf("%s: %s, round %d/%d", g.id, v.name, round, rounds)
 			r, err := v.run()
 			if err != nil {
 				b.logf("  %v", err)
@@ -496,7 +524,8 @@ func (b *bench) runGroup(g group) groupResult {
 			Min: ratio(n.Min, d.Min), Avg: ratio(n.Avg, d.Avg),
 			P50: ratio(n.P50, d.P50), P99: ratio(n.P99, d.P99), P999: ratio(n.P999, d.P999), Max: ratio(n.Max, d.Max),
 			Jitter: ratio(n.Max-n.P50, d.Max-d.P50), P9999: ratio(num.P9999, den.P9999),
-			Missed: ratio(time.Duration(num.Overruns), time.Duration(den.Overruns))})
+			Missed:   ratio(time.Duration(num.Overruns), time.Duration(den.Overruns)),
+			WorstMax: ratio(num.WorstMax, den.WorstMax)})
 	}
 	return gr
 }
@@ -509,6 +538,13 @@ func (row *rowResult) record(round int, h hist.Snapshot, r childResult, overruns
 		P9999: p9999})
 	row.Overruns += overruns
 	row.Cycles += r.Cycles
+	row.WorstMax = max(row.WorstMax, h.Max)
+	if n, ok := countOver(h, stallThreshold); ok && !row.overUnknown {
+		n += derefOr0(row.Over20ms)
+		row.Over20ms = &n
+	} else {
+		row.overUnknown, row.Over20ms = true, nil // one round that cannot tell makes the sum unknown
+	}
 	row.Policy, row.Wake, row.Note = r.Policy, r.Wake, r.Note
 	if in := r.Interference; in != nil && in.LateThreshold > 0 {
 		if row.Late == nil {
@@ -522,6 +558,32 @@ func (row *rowResult) record(round int, h hist.Snapshot, r childResult, overruns
 		l.GC += in.LateGC
 		l.Unexplained += in.LateUnexplained
 	}
+}
+
+// stallThreshold is issue 19's goal 0: no wake-up later than this.
+const stallThreshold = 20 * time.Millisecond
+
+// countOver counts the samples of h later than d (a sample in the bucket
+// holding d counts when the bucket starts at or past d). ok is false when
+// the histogram's bound does not reach past d, so the count cannot be
+// told.
+func countOver(h hist.Snapshot, d time.Duration) (n int64, ok bool) {
+	if h.Width <= 0 || time.Duration(len(h.Counts))*h.Width <= d {
+		return 0, false
+	}
+	for i, c := range h.Counts {
+		if time.Duration(i)*h.Width >= d {
+			n += int64(c)
+		}
+	}
+	return n + int64(h.Overflow), true
+}
+
+func derefOr0(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // median of a list of durations (0 for none).

@@ -134,6 +134,9 @@ func renderMarkdown(res results) string {
 		if g.Load != "none" {
 			p("Load: `%s`.\n\n", g.Load)
 		}
+		if g.Rounds > 0 && g.Rounds != res.Rounds {
+			p("Medians of **%d rounds** (this group's own).\n\n", g.Rounds)
+		}
 		switch g.Metric {
 		case "multi":
 			p("Wake-up latency, µs (medians), and overruns summed over the rounds:\n\n")
@@ -160,6 +163,21 @@ func renderMarkdown(res results) string {
 				}
 				m := r.Median
 				p("| %s | %d | %s | %s | %s | %s | %s | %d |\n", r.Name, m.Count, us(m.P50), us(m.P99), us(m.P999), us(r.P9999), us(m.Max), r.Overruns)
+			}
+		case "set":
+			p("Wake-up latency, µs (medians over the rounds); the worst round's max; missed releases and wake-ups over 20 ms summed over the rounds:\n\n")
+			p("| variant · task | samples | p99 | p99.9 | p99.99 | max | worst round max | missed releases | over 20 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+			for _, r := range g.Rows {
+				if r.Err != "" && r.Median.Count == 0 {
+					p("| %s | %s ||||||||\n", r.Name, r.Err)
+					continue
+				}
+				m := r.Median
+				over := "?"
+				if r.Over20ms != nil {
+					over = fmt.Sprint(*r.Over20ms)
+				}
+				p("| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", r.Name, m.Count, us(m.P99), us(m.P999), us(r.P9999), us(m.Max), us(r.WorstMax), r.Overruns, over)
 			}
 		case "exec":
 			p("Execution time of the body, µs (medians):\n\n")
@@ -214,6 +232,11 @@ func renderMarkdown(res results) string {
 				for _, r := range g.Ratios {
 					p("| %s | %s | %s | %s |\n", r.Label, x(r.Min), x(r.Avg), x(r.Max))
 				}
+			} else if g.Metric == "set" {
+				p("| ratio (gortapi / C) | p99 | p99.9 | p99.99 | max | worst round max | missed releases |\n|---|---:|---:|---:|---:|---:|---:|\n")
+				for _, r := range g.Ratios {
+					p("| %s | %s | %s | %s | %s | %s | %s |\n", r.Label, x(r.P99), x(r.P999), x(r.P9999), x(r.Max), x(r.WorstMax), x(r.Missed))
+				}
 			} else if g.Metric == "missed" || g.Metric == "worst" {
 				p("| ratio | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|\n")
 				for _, r := range g.Ratios {
@@ -228,7 +251,7 @@ func renderMarkdown(res results) string {
 		}
 		var late []rowResult
 		for _, r := range g.Rows {
-			if r.Late != nil && (g.Metric == "latency" || g.Metric == "multi" || g.Metric == "missed" || g.Metric == "worst") {
+			if r.Late != nil && (g.Metric == "latency" || g.Metric == "multi" || g.Metric == "missed" || g.Metric == "worst" || g.Metric == "set") {
 				late = append(late, r)
 			}
 		}

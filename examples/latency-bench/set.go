@@ -1,0 +1,317 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	"github.com/gortapi/gortapi/rtapi/hist"
+	"github.com/gortapi/gortapi/rtapi/latencyfile"
+)
+
+// The set group (issue 19): a task set in one gortapi process against
+// the same periods and priorities as C threads, one cyclictest process
+// per period (cyclictest's -h forces all its threads to one interval).
+
+// setTask is one task of a set: its name, period and SCHED_FIFO priority.
+type setTask struct {
+	name     string
+	period   time.Duration
+	priority int
+}
+
+// The issue's task set and halhost's two HAL threads (examples/halhost
+// defaults), with the priorities the issue gives.
+var (
+	threeSet = []setTask{{"50µs", 50 * time.Microsecond, 80}, {"550µs", 550 * time.Microsecond, 79}, {"1050µs", 1050 * time.Microsecond, 78}}
+	halSet   = []setTask{{"base", 100 * time.Microsecond, 80}, {"servo", time.Millisecond, 79}}
+)
+
+const (
+	// setHistBound is the histogram bound of both sides (cyclictest -h
+	// in µs): past stallThreshold, so wake-ups over it are counted.
+	setHistBound = 50 * time.Millisecond
+)
+
+// Row names of the set group.
+const (
+	rowSetGortapi   = "gortapi"
+	rowSetAlloc     = "gortapi +alloc"
+	rowSetSpinOff   = "gortapi, spin guard off"
+	rowSetCyclic    = "cyclictest ×3"
+	rowHALGortapi   = "gortapi HAL host"
+	rowHALCyclictst = "cyclictest ×2"
+)
+
+// threadsSpec is a set as latency.ParseThreads reads it: the tasks
+// named t0, t1, ... so that any name of setTask fits.
+func threadsSpec(set []setTask) string {
+	parts := make([]string, len(set))
+	for i, t := range set {
+		parts[i] = fmt.Sprintf("t%d=%dns", i, t.period.Nanoseconds())
+	}
+	return strings.Join(parts, ",")
+}
+
+func setNames(set []setTask) []string {
+	names := make([]string, len(set))
+	for i, t := range set {
+		names[i] = t.name
+	}
+	return names
+}
+
+// setGroup is the 3-task set (quiet, with allocation, spin guard off) and
+// halhost's threads, each against cyclictest processes.
+func setGroup(b *bench) group {
+	allocLoad := "alloc=" + b.s.alloc
+	gortapiSet := func(spinOff bool, loads []string) func() (childResult, error) {
+		return withMissed(threeSet, func() (childResult, error) {
+			return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
+				Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.setDuration,
+				HistBound: setHistBound, SpinGuardOff: spinOff, Loads: loads})
+		})
+	}
+	halHost := withMissed(halSet, func() (childResult, error) {
+		return b.childRaw(childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: -1, Threads: threadsSpec(halSet),
+			Priority: halSet[0].priority, Duration: b.s.setDuration, HistBound: setHistBound})
+	})
+	cyclicSet := func(name string, set []setTask) variant {
+		v := variant{name: name, external: true, tasks: setNames(set), run: withMissed(set, func() (childResult, error) {
+			return runCyclictestSet(b.tools, b.dir, set, b.s.setDuration)
+		})}
+		if b.tools.cyclictest == "" {
+			v.skip = "cyclictest not installed"
+		}
+		return v
+	}
+	var ratios []ratioSpec
+	for _, t := range threeSet {
+		for _, num := range []string{rowSetGortapi, rowSetAlloc, rowSetSpinOff} {
+			ratios = append(ratios, ratioSpec{num + " / C · " + t.name, num + " · " + t.name, rowSetCyclic + " · " + t.name})
+		}
+	}
+	for _, t := range halSet {
+		ratios = append(ratios, ratioSpec{"HAL host / C · " + t.name, rowHALGortapi + " · " + t.name, rowHALCyclictst + " · " + t.name})
+	}
+	return group{
+		id: "set", title: "A task set in one process vs C threads (issue 19)", metric: "set", needFIFO: true,
+		desc: fmt.Sprintf("Tasks at 50, 550 and 1050 µs, SCHED_FIFO priorities 80, 79, 78, memory locked, unpinned, in one "+
+			"gortapi process (rt-preempt flavor, Skip overruns), as `latency-test -m -p 80 -t 3 -i 50` runs them: quiet, "+
+			"with %s allocating in the same process, and quiet with the spin guard off (RTAPI_SPIN_GUARD=off). "+
+			"The C reference is three cyclictest processes started together, each `cyclictest -m -p P -i I -t 1 -h %d -q -D D` "+
+			"(its -h forces all its threads to one interval). Then halhost's two HAL threads (base 100 µs, servo 1 ms, "+
+			"priorities 80 and 79, siggen on the servo thread) in an rtapi/hal host against two cyclictest processes. "+
+			"Missed releases come from the histogram on both sides (a wake-up L late skips ⌊L / period⌋ releases); "+
+			"the worst round is the largest max of any round; over %v counts wake-ups later than issue 19's goal 0 allows, "+
+			"summed over the rounds. %d rounds of %v (-rounds, -d).", allocLoad, setHistBound/time.Microsecond, stallThreshold, b.s.setRounds, b.s.setDuration),
+		variants: []variant{
+			{name: rowSetGortapi, tasks: setNames(threeSet), run: gortapiSet(false, nil)},
+			cyclicSet(rowSetCyclic, threeSet),
+			{name: rowSetAlloc, tasks: setNames(threeSet), run: gortapiSet(false, []string{allocLoad})},
+			{name: rowSetSpinOff, tasks: setNames(threeSet), run: gortapiSet(true, nil)},
+			{name: rowHALGortapi, tasks: setNames(halSet), run: halHost},
+			cyclicSet(rowHALCyclictst, halSet),
+		},
+		ratios: ratios, rounds: b.s.setRounds,
+	}
+}
+
+// withMissed sets each task's period (from set, in order) and its
+// overruns to the releases its histogram says it missed, as for C.
+func withMissed(set []setTask, run func() (childResult, error)) func() (childResult, error) {
+	return func() (childResult, error) {
+		r, err := run()
+		if err != nil {
+			return r, err
+		}
+		if len(r.Tasks) != len(set) {
+			return r, fmt.Errorf("%d tasks reported, want %d", len(r.Tasks), len(set))
+		}
+		for i := range r.Tasks {
+			r.Tasks[i].Period = set[i].period
+			r.Tasks[i].Overruns = missedReleases(r.Tasks[i].Latency, set[i].period)
+		}
+		return r, nil
+	}
+}
+
+// cyclictestSetArgs is the command line of the cyclictest process that
+// stands for task t.
+func cyclictestSetArgs(t setTask, d time.Duration, histFile string) []string {
+	return []string{"-m", "-p", strconv.Itoa(t.priority), "-i", strconv.Itoa(int(t.period / time.Microsecond)),
+		"-t", "1", "-h", strconv.Itoa(int(setHistBound / time.Microsecond)), "-q", "-D", strconv.Itoa(seconds(d)),
+		"--histfile=" + histFile}
+}
+
+// runCyclictestSet starts one cyclictest process per task at the same
+// time, waits for all of them and reads each one's histogram.
+func runCyclictestSet(t *tools, dir string, set []setTask, d time.Duration) (childResult, error) {
+	type out struct {
+		h   hist.Snapshot
+		err error
+	}
+	outs := make([]out, len(set))
+	var wg sync.WaitGroup
+	for i, task := range set {
+		histFile := filepath.Join(dir, fmt.Sprintf("cyclictest-set-%d.hist", i))
+		os.Remove(histFile)
+		args := cyclictestSetArgs(task, d, histFile)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o, err := runTool(d, t.cyclictest, args...)
+			if err != nil {
+				outs[i].err = fmt.Errorf("cyclictest %s: %w: %s", strings.Join(args, " "), err, lastLine(o))
+				return
+			}
+			outs[i].h, outs[i].err = readHistfile(histFile)
+		}()
+	}
+	wg.Wait()
+	r := childResult{Policy: "SCHED_FIFO", Wake: "nanosleep", Flavor: "cyclictest"}
+	for i, o := range outs {
+		if o.err != nil {
+			return childResult{}, o.err
+		}
+		r.Tasks = append(r.Tasks, taskResult{Name: set[i].name, Period: set[i].period, Latency: o.h, Cycles: o.h.Count})
+		r.Cycles += o.h.Count
+	}
+	return r, nil
+}
+
+// readHistfile reads the one thread of a cyclictest -t 1 histogram file.
+func readHistfile(name string) (hist.Snapshot, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return hist.Snapshot{}, fmt.Errorf("cyclictest wrote no histogram: %w", err)
+	}
+	defer f.Close()
+	hs, err := latencyfile.ReadHistfile(f)
+	if err != nil {
+		return hist.Snapshot{}, fmt.Errorf("cyclictest histogram %s: %w", filepath.Base(name), err)
+	}
+	if len(hs) != 1 {
+		return hist.Snapshot{}, fmt.Errorf("cyclictest histogram %s: %d threads, want 1", filepath.Base(name), len(hs))
+	}
+	return hs[0], nil
+}
+
+// childHALHost runs an rtapi/hal host with spec.Threads as HAL threads
+// (priorities from spec.Priority down), siggen on the slowest, for
+// spec.Duration, and reports each thread's wake-up latency.
+func childHALHost(spec childSpec) (childResult, error) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: spec.Flavor, HistogramBound: spec.HistBound})
+	if err != nil {
+		return childResult{}, err
+	}
+	defer rt.Close()
+	dir, err := os.MkdirTemp("/dev/shm", "latency-bench-halhost-") // tmpfs: no writeback under the threads
+	if err != nil {
+		return childResult{}, err
+	}
+	defer os.RemoveAll(dir)
+	h, err := hal.New(rt, hal.Options{ShmDir: dir})
+	if err != nil {
+		return childResult{}, err
+	}
+	defer h.Close()
+	var threads []*hal.Thread
+	names := strings.Split(spec.Threads, ",")
+	for i, item := range names {
+		name, period, _ := strings.Cut(item, "=")
+		d, err := time.ParseDuration(period)
+		if err != nil {
+			return childResult{}, fmt.Errorf("halhost thread %q: %w", item, err)
+		}
+		th, err := h.NewThreadSpec(hal.ThreadSpec{Name: name, Period: d, Priority: spec.Priority - i})
+		if err != nil {
+			return childResult{}, err
+		}
+		names[i] = name
+		threads = append(threads, th)
+	}
+	if len(threads) == 0 {
+		return childResult{}, fmt.Errorf("halhost: no threads")
+	}
+	cmds, err := halfile.Parse("set-group.hal", strings.NewReader("loadrt siggen\naddf siggen.0.update "+names[len(names)-1]+"\n"))
+	if err != nil {
+		return childResult{}, err
+	}
+	if err := h.Load(io.Discard, cmds); err != nil {
+		return childResult{}, err
+	}
+	if err := h.Start(); err != nil {
+		return childResult{}, err
+	}
+	time.Sleep(spec.Duration) // the parent's clock, not a real-time path
+	r := childResult{Flavor: rt.Flavor().Name}
+	for i, th := range threads {
+		st := th.Task().Stats()
+		r.Tasks = append(r.Tasks, taskResult{Name: names[i], Period: th.Period(), Latency: st.Latency,
+			Cycles: st.Cycles, Overruns: st.Overruns, Interference: st.Interference})
+		r.Policy, r.Wake = st.Policy, st.Wake
+		r.Cycles += st.Cycles
+	}
+	if err := h.Stop(); err != nil {
+		return childResult{}, err
+	}
+	return r, nil
+}
+
+// setGoals are issue 19's targets for the set group: each task's max
+// and p99.9 at most 1.5 × C's (medians over the rounds), quiet and with
+// allocation, and no gortapi wake-up later than 20 ms.
+func setGoals(res results) []goalResult {
+	g := findGroup(res, "set")
+	if g == nil || g.Skipped != "" {
+		return nil
+	}
+	var out []goalResult
+	add := func(goal string, measured, limit float64, ok bool, unit, detail string) {
+		r := goalResult{Goal: goal, Limit: limit, Unit: unit, Detail: detail}
+		if !ok {
+			r.Note = "not measured"
+		} else {
+			r.Measured, r.Met = measured, measured <= limit
+		}
+		out = append(out, r)
+	}
+	for _, num := range []string{rowSetGortapi, rowSetAlloc} {
+		for _, t := range threeSet {
+			r := findRatio(g, num+" / C · "+t.name)
+			var p999, mx float64
+			if r != nil {
+				p999, mx = r.P999, r.Max
+			}
+			add(fmt.Sprintf("set, %s, %s task: p99.9 ≤ 1.5 × C", num, t.name), p999, 1.5, r != nil && r.P999 > 0, "", "")
+			add(fmt.Sprintf("set, %s, %s task: max ≤ 1.5 × C", num, t.name), mx, 1.5, r != nil && r.Max > 0, "", "")
+		}
+	}
+	var over, cOver int64
+	known, cKnown := false, false
+	for _, r := range g.Rows {
+		if r.Over20ms == nil {
+			continue
+		}
+		if r.External {
+			cOver, cKnown = cOver+*r.Over20ms, true
+		} else {
+			over, known = over+*r.Over20ms, true
+		}
+	}
+	detail := ""
+	if cKnown {
+		detail = fmt.Sprintf("C: %d", cOver)
+	}
+	add("set: gortapi wake-ups later than 20 ms (goal 0: none)", float64(over), 0, known, "wake-ups", detail)
+	return out
+}
