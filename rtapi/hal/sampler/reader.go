@@ -4,11 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
@@ -166,9 +163,7 @@ func (r *Reader) Next(deadline time.Time) (Sample, error) {
 			}
 			wait = min(wait, left)
 		}
-		var ts unix.Timespec
-		_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-		werr := r.ring.Wait(ts.Nano() + int64(wait))
+		werr := r.ring.Wait(rtapi.Now() + int64(wait))
 		if errors.Is(werr, ipc.ErrTimeout) && !hostAlive(r.seg.CreatorPID()) {
 			if s, err := r.TryNext(); !errors.Is(err, ipc.ErrEmpty) {
 				return s, err
@@ -180,11 +175,3 @@ func (r *Reader) Next(deadline time.Time) (Sample, error) {
 
 // Close detaches the segment.
 func (r *Reader) Close() error { return r.seg.Close() }
-
-func hostAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
