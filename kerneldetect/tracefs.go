@@ -2,6 +2,7 @@ package kerneldetect
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"strings"
 )
@@ -65,3 +66,31 @@ func unescapeMount(s string) string {
 }
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// remedyTracefs says how to make the kernel's trace usable.
+const remedyTracefs = "only for a kernel trace around late wake-ups (rtapi TaskSpec.TraceMark, latency-test -b): " +
+	"mount -t tracefs nodev /sys/kernel/tracing, and run as root"
+
+// checkTracefs says whether the trace hook can write the kernel's trace:
+// tracefs (or debugfs/tracing) mounted, and its trace_marker writable.
+func (d *detector) checkTracefs() Check {
+	const mounts = "proc/self/mounts"
+	b, err := readCapped(d.fsys, mounts, maxSmallFile)
+	if err != nil {
+		return warn(CheckTracefs, mounts+" "+describeErr(err)+": could not tell", remedyTracefs)
+	}
+	dir := ParseTracefs(b)
+	if dir == "" {
+		return warn(CheckTracefs, mounts+": no tracefs or debugfs mounted", remedyTracefs)
+	}
+	marker := strings.TrimPrefix(dir, "/") + "/trace_marker"
+	ev := mounts + ": tracing at " + dir
+	fi, found := exists(d.fsys, marker)
+	if !found {
+		return warn(CheckTracefs, ev+"; "+marker+" missing or not accessible to uid "+fmt.Sprint(d.r.Process.UID), remedyTracefs)
+	}
+	if d.r.Process.UID > 0 && fi.Mode().Perm()&0o002 == 0 && !d.r.Process.HasCap(1) /* CAP_DAC_OVERRIDE */ {
+		return warn(CheckTracefs, ev+"; uid "+fmt.Sprint(d.r.Process.UID)+" may not be able to write "+marker, remedyTracefs)
+	}
+	return ok(CheckTracefs, ev+"; trace_marker writable")
+}

@@ -1,6 +1,7 @@
 package kerneldetect
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -42,4 +43,50 @@ func FuzzParseTracefs(f *testing.F) {
 	f.Add([]byte("tracefs /sys/kernel/tracing tracefs rw 0 0\n"))
 	f.Add([]byte(`debugfs /a\040b debugfs rw 0 0`))
 	f.Fuzz(func(t *testing.T, b []byte) { ParseTracefs(b) })
+}
+
+func TestCheckTracefs(t *testing.T) {
+	t.Parallel()
+	const root = "Uid:\t0\t0\t0\t0\n"
+	const nobody = "Uid:\t65534\t65534\t65534\t65534\n"
+	for _, tc := range []struct {
+		name   string
+		files  fstest.MapFS
+		status Status
+		want   string
+	}{
+		{"no mount table", fstest.MapFS{}, StatusWarn, "could not tell"},
+		{"not mounted", fstest.MapFS{"proc/self/mounts": {Data: []byte("proc /proc proc rw 0 0\n")}}, StatusWarn, "no tracefs"},
+		{"mounted, no marker", fstest.MapFS{"proc/self/mounts": {Data: []byte("tracefs /sys/kernel/tracing tracefs rw 0 0\n")}},
+			StatusWarn, "missing or not accessible"},
+		{"root", fstest.MapFS{
+			"proc/self/status":                {Data: []byte(root)},
+			"proc/self/mounts":                {Data: []byte("tracefs /sys/kernel/tracing tracefs rw 0 0\n")},
+			"sys/kernel/tracing/trace_marker": {Data: nil, Mode: 0o200},
+		}, StatusOK, "tracing at /sys/kernel/tracing; trace_marker writable"},
+		{"debugfs", fstest.MapFS{
+			"proc/self/status":                      {Data: []byte(root)},
+			"proc/self/mounts":                      {Data: []byte("debugfs /sys/kernel/debug debugfs rw 0 0\n")},
+			"sys/kernel/debug/tracing/trace_marker": {Data: nil, Mode: 0o200},
+		}, StatusOK, "tracing at /sys/kernel/debug/tracing"},
+		{"unprivileged", fstest.MapFS{
+			"proc/self/status":                {Data: []byte(nobody)},
+			"proc/self/mounts":                {Data: []byte("tracefs /sys/kernel/tracing tracefs rw 0 0\n")},
+			"sys/kernel/tracing/trace_marker": {Data: nil, Mode: 0o200},
+		}, StatusWarn, "uid 65534 may not be able to write"},
+	} {
+		r, err := DetectFS(tc.files)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var c *Check
+		for i := range r.Checks {
+			if r.Checks[i].ID == CheckTracefs {
+				c = &r.Checks[i]
+			}
+		}
+		if c == nil || c.Status != tc.status || !strings.Contains(c.Evidence, tc.want) {
+			t.Errorf("%s: tracefs check %+v, want %s naming %q", tc.name, c, tc.status, tc.want)
+		}
+	}
 }
