@@ -86,7 +86,8 @@ type Stats struct {
 	// had while the set ran. Empty before the task starts.
 	GCShield string
 	// TraceMarks counts the markers the trace hook wrote to the kernel's
-	// trace (TaskSpec.TraceMark); TraceStopCycle is the cycle whose
+	// trace (TaskSpec.TraceMark; the kernel refuses those written after
+	// tracing stopped, and they are not counted); TraceStopCycle is the cycle whose
 	// wake-up stopped tracing (TaskSpec.TraceStop), 0 if none did, and
 	// TraceStopLatency how late that wake-up was.
 	TraceMarks       int64

@@ -108,7 +108,7 @@ func (tr *tracer) close() {
 	}
 }
 
-// late writes the marker of a wake-up latency ns late in the given cycle
+// traceLate writes the marker of a wake-up latency ns late in the given cycle
 // and, with TraceStop, stops tracing the first time.
 //
 // RT-safe: no allocation, no lock, no logging.
