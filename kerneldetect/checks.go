@@ -33,6 +33,7 @@ func (d *detector) checks() {
 		d.checkHRTimers(),
 		d.checkHZ(),
 		d.checkDMALatency(),
+		d.checkTracefs(),
 	}
 }
 

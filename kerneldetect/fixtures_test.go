@@ -38,7 +38,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"rt_group_sched": StatusFail, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "rt_group_sched": StatusFail, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
 	},
 	{
 		tree: "debian-6.1-isolcpus-nohz", kind: Vanilla, release: "6.1.0-47-amd64",
@@ -46,7 +46,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "boot/config-6.1.0-47-amd64",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: []int{2, 3},
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"isolated_cpus": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "isolated_cpus": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn},
 	},
 	{
 		tree: "debian-6.1-rt", kind: PreemptRT, release: "6.1.0-47-rt-amd64",
@@ -62,7 +62,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "boot/config-6.1.0-47-amd64",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn},
 	},
 	{
 		tree: "evl", kind: Xenomai, release: "6.6.21-evl",
@@ -70,7 +70,7 @@ var fixtures = []fixture{
 		xenomai: &XenomaiInfo{Version: "4", Core: "evl", Pipeline: "dovetail", ABI: "32", AllowedGroup: ""}, rtai: nil, config: "",
 		online: []int{0, 1, 2, 3}, isolated: []int{1, 2, 3}, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"nohz_full": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "nohz_full": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
 	},
 	{
 		tree: "mainline-6.12-rt", kind: PreemptRT, release: "6.12.117+deb12-rt-amd64",
@@ -78,7 +78,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "boot/config-6.12.117+deb12-rt-amd64",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "cpufreq_governor": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "cpufreq_governor": StatusWarn},
 	},
 	{
 		tree: "rpi-6.1-preempt-full", kind: Preempt, release: "6.1.21-v8+",
@@ -86,7 +86,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "",
 		online: []int{0, 1, 2, 3}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn, "hypervisor": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "cpufreq_governor": StatusWarn, "smt": StatusWarn, "hypervisor": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
 	},
 	{
 		tree: "rtai", kind: RTAI, release: "4.19.177-rtai",
@@ -94,7 +94,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: &RTAIInfo{Version: ""}, config: "",
 		online: []int{0, 1}, isolated: []int{1}, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"nohz_full": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "nohz_full": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
 	},
 	{
 		tree: "unprivileged-user", kind: Vanilla, release: "6.18.44-fc-v782",
@@ -102,7 +102,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 65534, rtprio: 0,
-		checks: map[string]Status{"sched_fifo": StatusFail, "memlock": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn, "cpu_dma_latency": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "sched_fifo": StatusFail, "memlock": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn, "cpu_dma_latency": StatusWarn},
 	},
 	{
 		tree: "vm-firecracker-6.18", kind: Vanilla, release: "6.18.44-fc-v782",
@@ -110,7 +110,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
 	},
 	{
 		tree: "vm-firecracker-6.18-preempt-full", kind: Preempt, release: "6.18.44-fc-v782",
@@ -118,7 +118,7 @@ var fixtures = []fixture{
 		xenomai: nil, rtai: nil, config: "proc/config.gz",
 		online: []int{0, 1}, isolated: []int{1}, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"nohz_full": StatusWarn, "hypervisor": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "nohz_full": StatusWarn, "hypervisor": StatusWarn},
 	},
 	{
 		tree: "xenomai3-dovetail", kind: Xenomai, release: "5.10.209-xenomai",
@@ -126,7 +126,7 @@ var fixtures = []fixture{
 		xenomai: &XenomaiInfo{Version: "3.2.4", Core: "cobalt", Pipeline: "dovetail", ABI: "", AllowedGroup: "1001"}, rtai: nil, config: "boot/config-5.10.209-xenomai",
 		online: []int{0, 1}, isolated: nil, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"isolated_cpus": StatusWarn, "nohz_full": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "isolated_cpus": StatusWarn, "nohz_full": StatusWarn},
 	},
 	{
 		tree: "xenomai3-ipipe", kind: Xenomai, release: "4.19.177-xenomai",
@@ -134,7 +134,7 @@ var fixtures = []fixture{
 		xenomai: &XenomaiInfo{Version: "3.1.2", Core: "cobalt", Pipeline: "ipipe", ABI: "", AllowedGroup: "-1"}, rtai: nil, config: "",
 		online: []int{0, 1}, isolated: []int{1}, nohz: nil,
 		capKnown: true, uid: 0, rtprio: 0,
-		checks: map[string]Status{"nohz_full": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
+		checks: map[string]Status{"tracefs": StatusWarn, "nohz_full": StatusWarn, "hrtimers": StatusWarn, "hz": StatusWarn},
 	},
 }
 

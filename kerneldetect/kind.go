@@ -113,6 +113,10 @@ const (
 	CheckHRTimers        = "hrtimers"
 	CheckHZ              = "hz"
 	CheckCPUDMALatency   = "cpu_dma_latency"
+	// CheckTracefs: the kernel's trace is writable, for rtapi's trace
+	// hook (TaskSpec.TraceMark, latency-test -b). A warning only: the
+	// hook is optional.
+	CheckTracefs = "tracefs"
 )
 
 // CheckIDs lists every check id in the order Report.Checks holds them.
@@ -120,5 +124,5 @@ var CheckIDs = []string{
 	CheckSchedFIFO, CheckMemlock, CheckRTThrottling, CheckRTGroupSched,
 	CheckIsolatedCPUs, CheckNohzFull, CheckCPUFreqGovernor, CheckSMT,
 	CheckHypervisor, CheckClocksource, CheckHRTimers, CheckHZ,
-	CheckCPUDMALatency,
+	CheckCPUDMALatency, CheckTracefs,
 }

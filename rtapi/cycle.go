@@ -53,6 +53,8 @@ type TaskContext struct {
 	maxLate     int64 // ns; 0: no limit
 	overrunRun  int64 // consecutive cycles whose body ended at or after their deadline
 	tripped     bool  // the policy ended the task
+
+	trace tracer // TaskSpec.TraceMark (tracemark.go)
 }
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
@@ -176,6 +178,9 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		tc.latency = now - latest
 		tc.slept = true // a measured wake-up: observe may count it late
 		t.stats.latency.Record(time.Duration(tc.latency))
+		if tc.trace.threshold > 0 && tc.latency > tc.trace.threshold {
+			tc.traceLate(tc.latency, tc.cycle+1)
+		}
 		if tc.virtualLate && tc.latency > tc.lateThreshold {
 			// virtual time: the injected jitter is the only cause
 			t.stats.intf.late.Store(t.stats.intf.late.Load() + 1)

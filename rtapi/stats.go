@@ -28,6 +28,7 @@ type taskStats struct {
 	involuntary atomic.Int64
 	spinBreaks  atomic.Int64 // written by the spin guard's reader
 	intf        interferenceStats
+	trace       traceStats // tracemark.go
 }
 
 func (s *taskStats) init(bound time.Duration) {
@@ -84,6 +85,14 @@ type Stats struct {
 	// but not once RT.Close has begun: after Close it is what the task
 	// had while the set ran. Empty before the task starts.
 	GCShield string
+	// TraceMarks counts the markers the trace hook wrote to the kernel's
+	// trace (TaskSpec.TraceMark; the kernel refuses those written after
+	// tracing stopped, and they are not counted); TraceStopCycle is the cycle whose
+	// wake-up stopped tracing (TaskSpec.TraceStop), 0 if none did, and
+	// TraceStopLatency how late that wake-up was.
+	TraceMarks       int64
+	TraceStopCycle   int64
+	TraceStopLatency time.Duration
 }
 
 // Stats returns a snapshot of the task's statistics. It may be called from
@@ -121,7 +130,7 @@ func (t *Task) counters() Stats {
 	// The late wake-ups before the latency histogram: each late one was
 	// recorded there first, so Late never exceeds Latency.Count.
 	intf := s.intf.snapshot(t.spec.LateThreshold)
-	return Stats{
+	st := Stats{
 		Name:                t.spec.Name,
 		Period:              t.spec.Period,
 		Cycles:              s.cycles.Load(),
@@ -140,6 +149,8 @@ func (t *Task) counters() Stats {
 		GCShield:            t.shieldNote(),
 		SpinBreaks:          s.spinBreaks.Load(),
 	}
+	t.traceStatsOf(&st)
+	return st
 }
 
 // MaxJitter is LinuxCNC latency-test's jitter: how far the interval
@@ -187,6 +198,10 @@ func (s Stats) Since(mark Stats) (Stats, error) {
 	d.VoluntarySwitches -= mark.VoluntarySwitches
 	d.InvoluntarySwitches -= mark.InvoluntarySwitches
 	d.Interference = s.Interference.since(mark.Interference)
+	d.TraceMarks -= mark.TraceMarks
+	if mark.TraceStopCycle != 0 { // tracing stopped before the window
+		d.TraceStopCycle, d.TraceStopLatency = 0, 0
+	}
 	return d, nil
 }
 

@@ -178,6 +178,28 @@ type TaskSpec struct {
 	// not stopped: Go cannot kill it). It must return; a panic in it is
 	// logged and swallowed.
 	SafeState func()
+	// TraceMark writes a line to the kernel's trace (tracefs
+	// trace_marker) whenever a wake-up is later than TraceMark:
+	// "gortapi: task NAME late 123456ns cycle 789", cyclictest's
+	// --tracemark. Zero: no marker. The files are opened by Start, which
+	// fails with ErrNotSupported where tracefs is not mounted and
+	// ErrPermission where it is not writable; a marker costs one write
+	// system call in the cycle, and Stats.TraceMarks counts them. At most
+	// MaxPeriod. Real-time flavors only: the sim flavor refuses it
+	// (ErrNotSupported), its wake-ups being virtual. docs/GC.md shows how
+	// to capture a kernel trace around a late wake-up.
+	TraceMark time.Duration
+	// TraceStop also stops the kernel's tracing (writes 0 to tracing_on)
+	// at the first wake-up later than TraceMark, so that the trace
+	// buffer keeps what led to it: cyclictest's -b/--breaktrace.
+	// Stats.TraceStopCycle says when. The task itself runs on. Needs
+	// TraceMark.
+	TraceStop bool
+	// TraceDir is the tracefs directory the trace hook writes in: a
+	// trace instance (/sys/kernel/tracing/instances/NAME) keeps the
+	// global trace untouched. Empty: the tracefs mount found in
+	// /proc/self/mounts.
+	TraceDir string
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
@@ -275,7 +297,7 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	for _, d := range []struct {
 		what string
 		v    time.Duration
-	}{{"period", spec.Period}, {"watchdog timeout", spec.Watchdog}, {"late threshold", spec.LateThreshold}} {
+	}{{"period", spec.Period}, {"watchdog timeout", spec.Watchdog}, {"late threshold", spec.LateThreshold}, {"trace mark threshold", spec.TraceMark}} {
 		if d.v > MaxPeriod {
 			return nil, taskErrf(name, "new", ErrInvalid, "%s %v above the maximum %v", d.what, d.v, MaxPeriod)
 		}
@@ -307,6 +329,9 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	}
 	if spec.StackPrefault < 0 {
 		return nil, taskErrf(name, "new", ErrInvalid, "negative stack prefault %d", spec.StackPrefault)
+	}
+	if err := checkTrace(spec, rt.traits.VirtualClock); err != nil {
+		return nil, taskErr(name, "new", err)
 	}
 	if err := spec.DeadlinePolicy.check(spec.Period); err != nil {
 		return nil, taskErr(name, "new", err)
@@ -387,6 +412,9 @@ func (t *Task) Start() error {
 	if err := t.rt.startSpinGuard(); err != nil {
 		return taskErr(t.spec.Name, "start", err)
 	}
+	if err := t.tc.trace.open(t.spec); err != nil {
+		return taskErr(t.spec.Name, "start", err)
+	}
 	ready := make(chan error, 1)
 	if t.rt.traits.OSThreads {
 		goLocked(func() { t.run(ready) })
@@ -394,6 +422,7 @@ func (t *Task) Start() error {
 		go t.run(ready) // a virtual thread: no policy to keep on an OS thread
 	}
 	if err := <-ready; err != nil {
+		t.tc.trace.close()
 		t.state.Store(stateDone)
 		t.err = err
 		t.startFailed = true // returned here: no failure for RT.Run
@@ -504,6 +533,7 @@ func (t *Task) finish(err error, returned bool) {
 	if cerr := t.tc.waker.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
+	t.tc.trace.close()
 	t.mu.Lock()
 	t.err = err
 	t.state.Store(stateDone)

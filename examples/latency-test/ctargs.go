@@ -42,7 +42,7 @@ type ctOption struct {
 var ctTable = []ctOption{
 	{short: 'a', long: "affinity", arg: ctOptional},
 	{short: 'A', long: "aligned", arg: ctOptional, instead: "latency-test does not align wake-ups to an offset; each task starts one period after it is started"},
-	{short: 'b', long: "breaktrace", arg: ctRequired, instead: "gortapi has no trace hook yet (the task-set issue adds a trace_marker hook on late wake-ups); use -trace FILE for a Go execution trace of the run"},
+	{short: 'b', long: "breaktrace", arg: ctRequired},
 	{short: 'c', long: "clock", arg: ctRequired, instead: "gortapi's tasks always run on CLOCK_MONOTONIC"},
 	{long: "default-system", instead: "latency-test always holds /dev/cpu_dma_latency at 0 when it can, as cyclictest does by default"},
 	{short: 'd', long: "distance", arg: ctRequired},
@@ -74,7 +74,7 @@ var ctTable = []ctOption{
 	{long: "spike", arg: ctRequired, instead: "the summary's interference table counts late wake-ups and their causes; -json FILE keeps every histogram bucket"},
 	{long: "spike-nodes", arg: ctRequired, instead: "the summary's interference table counts late wake-ups and their causes"},
 	{short: 't', long: "threads", arg: ctOptional},
-	{long: "tracemark", instead: "gortapi has no trace hook yet (the task-set issue adds a trace_marker hook on late wake-ups); use -trace FILE for a Go execution trace of the run"},
+	{long: "tracemark"},
 	{short: 'u', long: "unbuffered"},
 	{short: 'v', long: "verbose"},
 	{long: "dbg_cyclictest", instead: "-trace FILE writes a Go execution trace of the run"},
@@ -104,6 +104,8 @@ type ctArgs struct {
 	histofall    bool   // -H
 	posixTimers  bool   // -x
 	verbose      bool   // -v: every wake-up latency, as index:cycle:value
+	breakUS      int    // -b: stop tracing and end the run past this latency, µs; 0: not given
+	tracemark    bool   // --tracemark
 	servoOnly    bool   // -s: LinuxCNC's servo thread only
 	warnings     []string
 }
@@ -373,6 +375,12 @@ func (ct *ctArgs) apply(o ctOption, spelled string, val *string, tok string) err
 			return usagef("%s: want a loop count (0: endless), got %q", spelled, value)
 		}
 		ct.loops = n
+	case 'b':
+		n, err := atoi()
+		if err != nil || n <= 0 || int64(n) > int64(rtapi.MaxPeriod/time.Microsecond) {
+			return usagef("%s: want a latency threshold in µs (1 or more), got %q", spelled, value)
+		}
+		ct.breakUS = n
 	case 'M':
 		ct.refreshOnMax = true
 	case 'N':
@@ -389,6 +397,8 @@ func (ct *ctArgs) apply(o ctOption, spelled string, val *string, tok string) err
 		switch o.long {
 		case "priospread":
 			ct.priospread = true
+		case "tracemark":
+			ct.tracemark = true
 		case "policy":
 			p := strings.ToLower(value)
 			switch p {
@@ -537,4 +547,47 @@ func (sp *sampler) finish() {
 	close(sp.stop)
 	<-sp.done
 	sp.drain()
+}
+
+// applyBreak turns -b and --tracemark into rtapi's trace hook: past -b's
+// threshold a task writes a marker to the kernel's trace and stops
+// tracing, and the run ends (cyclictest -b --tracemark; latency-test's -b
+// always writes the marker, which --tracemark only confirms). traceDir is
+// -trace-dir: a tracefs directory or trace instance, "" for the mounted
+// tracefs.
+func (c *config) applyBreak(traceDir string) error {
+	ct := c.ct
+	switch {
+	case ct.breakUS == 0 && ct.tracemark:
+		return usagef("--tracemark writes a trace marker when -b's latency threshold is exceeded: give -b US too")
+	case ct.breakUS == 0 && traceDir != "":
+		return usagef("-trace-dir is where -b writes its trace marker: give -b US too")
+	case ct.breakUS == 0:
+		return nil
+	}
+	c.lat.TraceMark = time.Duration(ct.breakUS) * time.Microsecond
+	c.lat.TraceStop = true
+	c.lat.TraceDir = traceDir
+	return nil
+}
+
+// writeBreak prints cyclictest -b's last lines: the threads' ids and, when
+// a task stopped tracing, which and how late it woke (µs, ns with -N).
+func writeBreak(w io.Writer, res latency.Result, nsecs bool) {
+	fmt.Fprint(w, "# Thread Ids:")
+	for _, t := range res.Tasks {
+		fmt.Fprintf(w, " %05d", t.Tid)
+	}
+	fmt.Fprintln(w)
+	for _, t := range res.Tasks {
+		if t.TraceStopCycle == 0 {
+			continue
+		}
+		v := int64(t.TraceStopLatency / time.Microsecond)
+		if nsecs {
+			v = int64(t.TraceStopLatency)
+		}
+		fmt.Fprintf(w, "# Break thread: %d\n# Break value: %d\n", t.Tid, v)
+		return
+	}
 }

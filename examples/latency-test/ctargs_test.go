@@ -94,9 +94,9 @@ func TestCyclictestRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-b", "100"}, "trace"},
-		{[]string{"-b100"}, "trace"},
-		{[]string{"--tracemark"}, "trace"},
+		{[]string{"-b", "0"}, "threshold"},
+		{[]string{"-bx"}, "threshold"},
+		{[]string{"--breaktrace=-5"}, "threshold"},
 		{[]string{"-r"}, "absolute"},
 		{[]string{"--system"}, "-wake"}, // -s alone is LinuxCNC's servo only
 		{[]string{"-c", "1"}, "CLOCK_MONOTONIC"},

@@ -63,6 +63,13 @@
 //	-u, --unbuffered    accepted: latency-test never buffers its output
 //	-v, --verbose       every wake-up latency as thread:cycle:value, read every 10 ms
 //	-H, --histofall US  -h with cyclictest's summary column over all threads
+//	-b, --breaktrace US when a wake-up is later than US µs: write a marker to the
+//	                    kernel's trace (tracefs trace_marker), stop tracing
+//	                    (tracing_on 0), end the run, and print "# Break thread:"
+//	                    and "# Break value:" last; needs tracefs mounted and writable
+//	--tracemark         accepted with -b, which always writes the marker
+//	-trace-dir DIR      (latency-test's) the tracefs directory -b writes in, such
+//	                    as a trace instance; default: the mounted tracefs
 //
 // The command line is cyclictest's when the program is invoked as
 // cyclictest (a link or copy named so) or an option or spelling above
@@ -71,7 +78,7 @@
 // --priospread, with -h every thread runs at -i, the overrun policy is
 // skip (one wake-up measured per cycle), and the exit status is 1 when
 // SCHED_FIFO was asked for and refused. The options cyclictest has and
-// latency-test not (-A, -b, -c, -F, -o, -r, -R, -s, --tracemark,
+// latency-test not (-A, -c, -F, -o, -r, -R, -s,
 // --spike, --smi, --laptop, --latency, --default-system, --mainaffinity,
 // --secaligned, --policy rr|batch|idle) are refused with a line naming
 // what latency-test offers instead.

@@ -156,6 +156,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	replay := fs.String("sim-replay", "", "on -flavor sim: replay the latency histogram in `FILE` (a latency-test -json file or a cyclictest histogram) as every task's wake-up jitter")
 	watchdog := fs.String("watchdog", "off", "rtapi's runaway-task watchdog: off, auto (rtapi's default) or a timeout such as 100ms")
 	fs.Var(&c.lat.Interference, "interference", "per-cycle interference counters: auto, on or off")
+	traceDir := fs.String("trace-dir", "", "with -b: the tracefs `DIR` to write the marker in and stop tracing, such as a trace instance /sys/kernel/tracing/instances/NAME (default: the mounted tracefs)")
 
 	finish := func() error {
 		c.lat.Options = *opts
@@ -301,7 +302,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			}
 		}
 		c.lat.Loops = c.ct.loops
-		return nil
+		return c.applyBreak(*traceDir)
 	}
 	return fs, c, finish
 }
@@ -476,8 +477,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "latency-test: histogram: %v\n", werr)
 			}
 		}
+		if c.ct.breakUS > 0 {
+			writeBreak(stdout, res, c.ct.nsecs)
+		}
 	} else {
 		writeSummary(stdout, c, res, interrupted)
+		for _, t := range res.Tasks {
+			if t.TraceStopCycle > 0 {
+				fmt.Fprintf(stdout, "break: task %s (tid %d) woke %v late in cycle %d: trace marker written, tracing stopped (-b %d)\n",
+					t.Name, t.Tid, t.TraceStopLatency, t.TraceStopCycle, c.ct.breakUS)
+				break
+			}
+		}
 	}
 	if f := outputs.hist; f != nil {
 		if err := outputs.finish(f, func(w io.Writer) error { return writeHistogram(w, res, c.ct.histofall) }); err != nil {

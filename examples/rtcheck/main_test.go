@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/kerneldetect"
 )
 
 const fixtures = "../../kerneldetect/testdata"
@@ -54,7 +55,7 @@ func checkJSONContract(t *testing.T, out string, wantProbes bool) map[string]any
 	}
 	checks, ok := doc["checks"].([]any)
 	require.True(t, ok, "checks is an array")
-	require.Len(t, checks, 13)
+	require.Len(t, checks, len(kerneldetect.CheckIDs))
 	for _, c := range checks {
 		m := c.(map[string]any)
 		for _, f := range []string{"id", "status", "evidence", "remedy"} {
@@ -432,4 +433,29 @@ func TestNextStepOnEveryFixture(t *testing.T) {
 	for _, k := range []string{"vanilla", "preempt", "preempt-rt", "xenomai", "rtai"} {
 		assert.True(t, kinds[k], "a fixture of kind %s", k)
 	}
+}
+
+// rtcheck says whether the kernel's trace is usable for the trace hook
+// (latency-test -b): a check line, and the same check in -json.
+func TestTracefsCheck(t *testing.T) {
+	_, out, _ := runRTCheck(t, "-root", filepath.Join(fixtures, "debian-6.1-rt"))
+	assert.Regexp(t, `(?m)^  tracefs +OK +proc/self/mounts: tracing at /sys/kernel/tracing; trace_marker writable$`, out)
+	_, out, _ = runRTCheck(t, "-root", filepath.Join(fixtures, "container-rt-no-budget"))
+	assert.Regexp(t, `(?m)^  tracefs +WARN +`, out)
+	assert.Contains(t, out, "mount -t tracefs nodev /sys/kernel/tracing")
+
+	_, out, _ = runRTCheck(t, "-json", "-root", filepath.Join(fixtures, "debian-6.1-rt"))
+	var doc struct {
+		Checks []struct{ ID, Status, Evidence string } `json:"checks"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	found := false
+	for _, c := range doc.Checks {
+		if c.ID == "tracefs" {
+			found = true
+			assert.Equal(t, "ok", c.Status)
+			assert.Contains(t, c.Evidence, "/sys/kernel/tracing")
+		}
+	}
+	assert.True(t, found, "no tracefs check in -json:\n%s", out)
 }

@@ -61,6 +61,12 @@ type Config struct {
 	// latencies (rounded up to a power of two) for Session.Samples, as
 	// cyclictest -v does.
 	Samples int
+	// TraceMark, TraceStop and TraceDir go into every TaskSpec (rtapi's
+	// trace hook). With TraceStop the run ends, as cyclictest -b's does,
+	// once a task has stopped tracing (its Stats.TraceStopCycle).
+	TraceMark time.Duration
+	TraceStop bool
+	TraceDir  string
 	// OnStart, if set, is called once the tasks run, before the first
 	// tick: the session's flavor and each task's policy are known then.
 	OnStart func(*Session)
@@ -179,6 +185,9 @@ func (s *Session) create(cfg Config) error {
 			RawSleep:       cfg.RawSleep,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
+			TraceMark:      cfg.TraceMark,
+			TraceStop:      cfg.TraceStop,
+			TraceDir:       cfg.TraceDir,
 		}, measureBody(&s.act[i], &s.ivl[i], &s.samples[i], &s.over[i], spin, cfg.Loops))
 		if err != nil {
 			if errors.Is(err, rtapi.ErrInvalid) {
@@ -381,6 +390,21 @@ func (s *Session) anyDone() <-chan struct{} {
 	return done
 }
 
+// breakPoll is how often a run with Config.TraceStop looks for a task
+// that stopped tracing: cyclictest's main loop also wakes every 10 ms.
+const breakPoll = 10 * time.Millisecond
+
+// stoppedTracing reports whether a task's trace hook has stopped tracing
+// (Config.TraceStop): cyclictest -b's end of the run.
+func (s *Session) stoppedTracing() bool {
+	for _, t := range s.tasks {
+		if t.Stats().TraceStopCycle > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Result is a finished measurement.
 type Result struct {
 	Flavor  rtapi.FlavorInfo
@@ -444,12 +468,22 @@ func Run(ctx context.Context, cfg Config, d time.Duration, every time.Duration, 
 		ticks = t.C
 	}
 	looped := s.anyDone()
+	var broke <-chan time.Time
+	if cfg.TraceStop {
+		t := time.NewTicker(breakPoll) // polls the statistics, not a real-time path
+		defer t.Stop()
+		broke = t.C
+	}
 	var runErr error
 loop:
 	for {
 		select {
 		case <-end:
 			break loop
+		case <-broke:
+			if s.stoppedTracing() {
+				break loop
+			}
 		case <-looped:
 			runErr = s.Failed()
 			break loop

@@ -1,0 +1,172 @@
+package rtapi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/kerneldetect"
+)
+
+// This file is the trace hook (TaskSpec.TraceMark, TraceStop): the
+// tracefs files are opened when the task starts, and a late wake-up costs
+// one write system call of a buffer formatted in place.
+
+const tracePrefix = "gortapi: task "
+
+// tracer is a task's open tracefs files and its marker buffer. It belongs
+// to the task's goroutine once the task runs.
+type tracer struct {
+	threshold int64 // ns; 0: no trace hook
+	marker    int   // trace_marker, or -1
+	on        int   // tracing_on, or -1 (no TraceStop)
+	stopped   bool  // tracing_on was written 0
+	head      int   // bytes of buf that hold "gortapi: task NAME late "
+	buf       [128]byte
+}
+
+// traceStats is what the trace hook reports in Stats.
+type traceStats struct {
+	marks       atomic.Int64
+	stopCycle   atomic.Int64
+	stopLatency atomic.Int64
+}
+
+var traceOff = [1]byte{'0'}
+
+// traceDir returns the tracing directory a task's trace hook writes in:
+// spec's TraceDir, or the live system's tracefs.
+func traceDir(spec TaskSpec) (string, error) {
+	if spec.TraceDir != "" {
+		return spec.TraceDir, nil
+	}
+	dir, err := kerneldetect.FindTracefs(os.DirFS("/"))
+	if err != nil {
+		return "", fmt.Errorf("%w: trace hook: read the mount table: %v", ErrNotSupported, err)
+	}
+	if dir == "" {
+		return "", fmt.Errorf("%w: trace hook: tracefs is not mounted (mount -t tracefs nodev /sys/kernel/tracing)", ErrNotSupported)
+	}
+	return dir, nil
+}
+
+// open opens the tracefs files of spec's trace hook; with no TraceMark it
+// does nothing.
+func (tr *tracer) open(spec TaskSpec) error {
+	tr.marker, tr.on = -1, -1
+	tr.threshold = int64(spec.TraceMark)
+	if tr.threshold == 0 {
+		return nil
+	}
+	dir, err := traceDir(spec)
+	if err != nil {
+		return err
+	}
+	if tr.marker, err = openTraceFile(filepath.Join(dir, "trace_marker")); err != nil {
+		return err
+	}
+	if spec.TraceStop {
+		if tr.on, err = openTraceFile(filepath.Join(dir, "tracing_on")); err != nil {
+			tr.close()
+			return err
+		}
+	}
+	tr.head = copy(tr.buf[:], tracePrefix)
+	tr.head += copy(tr.buf[tr.head:], spec.Name)
+	tr.head += copy(tr.buf[tr.head:], " late ")
+	tr.stopped = false
+	return nil
+}
+
+// openTraceFile opens a tracefs file for writing, with a typed error.
+func openTraceFile(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err == nil {
+		return fd, nil
+	}
+	err = os.NewSyscallError("open "+path, err)
+	switch {
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return -1, fmt.Errorf("%w: trace hook: %v (run as root, or give the user write access to tracefs)", ErrPermission, err)
+	default:
+		return -1, fmt.Errorf("%w: trace hook: %v", ErrNotSupported, err)
+	}
+}
+
+func (tr *tracer) close() {
+	for _, fd := range []*int{&tr.marker, &tr.on} {
+		if *fd >= 0 {
+			_ = unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// traceLate writes the marker of a wake-up latency ns late in the given cycle
+// and, with TraceStop, stops tracing the first time.
+//
+// RT-safe: no allocation, no lock, no logging.
+func (tc *TaskContext) traceLate(latency, cycle int64) {
+	tr := &tc.trace
+	n := tr.head
+	n += formatInt(tr.buf[n:], latency)
+	n += copy(tr.buf[n:], "ns cycle ")
+	n += formatInt(tr.buf[n:], cycle)
+	tr.buf[n] = '\n'
+	n++
+	st := &tc.task.stats.trace
+	_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(tr.marker), uintptr(unsafe.Pointer(&tr.buf[0])), uintptr(n))
+	if errno == 0 {
+		st.marks.Store(st.marks.Load() + 1)
+	}
+	if tr.on >= 0 && !tr.stopped {
+		tr.stopped = true
+		unix.RawSyscall(unix.SYS_WRITE, uintptr(tr.on), uintptr(unsafe.Pointer(&traceOff[0])), 1)
+		st.stopLatency.Store(latency)
+		st.stopCycle.Store(cycle)
+	}
+}
+
+// formatInt writes v in decimal at the start of b (at least 20 bytes
+// long for any v) and returns the bytes written. Negative v writes 0.
+func formatInt(b []byte, v int64) int {
+	if v <= 0 {
+		b[0] = '0'
+		return 1
+	}
+	var tmp [20]byte
+	i := len(tmp)
+	for v > 0 {
+		i--
+		tmp[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return copy(b, tmp[i:])
+}
+
+// traceStatsOf fills in s's trace-hook fields.
+func (t *Task) traceStatsOf(s *Stats) {
+	s.TraceMarks = t.stats.trace.marks.Load()
+	s.TraceStopCycle = t.stats.trace.stopCycle.Load()
+	s.TraceStopLatency = time.Duration(t.stats.trace.stopLatency.Load())
+}
+
+// checkTrace validates spec's trace hook; virtual says the flavor runs
+// on a virtual clock, which has no kernel wake-ups to trace.
+func checkTrace(spec TaskSpec, virtual bool) error {
+	switch {
+	case spec.TraceMark < 0:
+		return fmt.Errorf("%w: negative trace mark threshold %v", ErrInvalid, spec.TraceMark)
+	case spec.TraceMark == 0 && (spec.TraceStop || spec.TraceDir != ""):
+		return fmt.Errorf("%w: TraceStop and TraceDir need a TraceMark threshold", ErrInvalid)
+	case spec.TraceMark > 0 && virtual:
+		return fmt.Errorf("%w: a trace hook on a virtual clock (its wake-ups are not the kernel's)", ErrNotSupported)
+	}
+	return nil
+}
