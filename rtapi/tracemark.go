@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/kerneldetect"
 )
@@ -86,13 +83,13 @@ func (tr *tracer) open(spec TaskSpec) error {
 
 // openTraceFile opens a tracefs file for writing, with a typed error.
 func openTraceFile(path string) (int, error) {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	fd, err := sysOpenWrite(path)
 	if err == nil {
 		return fd, nil
 	}
 	err = os.NewSyscallError("open "+path, err)
 	switch {
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+	case errors.Is(err, os.ErrPermission):
 		return -1, fmt.Errorf("%w: trace hook: %v (run as root, or give the user write access to tracefs)", ErrPermission, err)
 	default:
 		return -1, fmt.Errorf("%w: trace hook: %v", ErrNotSupported, err)
@@ -102,7 +99,7 @@ func openTraceFile(path string) (int, error) {
 func (tr *tracer) close() {
 	for _, fd := range []*int{&tr.marker, &tr.on} {
 		if *fd >= 0 {
-			_ = unix.Close(*fd)
+			sysClose(*fd)
 			*fd = -1
 		}
 	}
@@ -121,13 +118,12 @@ func (tc *TaskContext) traceLate(latency, cycle int64) {
 	tr.buf[n] = '\n'
 	n++
 	st := &tc.task.stats.trace
-	_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(tr.marker), uintptr(unsafe.Pointer(&tr.buf[0])), uintptr(n))
-	if errno == 0 {
+	if rawWrite(tr.marker, &tr.buf[0], n) {
 		st.marks.Store(st.marks.Load() + 1)
 	}
 	if tr.on >= 0 && !tr.stopped {
 		tr.stopped = true
-		unix.RawSyscall(unix.SYS_WRITE, uintptr(tr.on), uintptr(unsafe.Pointer(&traceOff[0])), 1)
+		rawWrite(tr.on, &traceOff[0], 1)
 		st.stopLatency.Store(latency)
 		st.stopCycle.Store(cycle)
 	}
