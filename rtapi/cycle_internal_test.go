@@ -63,7 +63,7 @@ func TestPauseResumeAfterWakeUpIsNoOverrun(t *testing.T) {
 		require.True(t, tc.WaitPeriod())
 		controlHook = nil
 		require.True(t, paused)
-		require.Equal(t, int64(time.Millisecond), tc.Deadline(), "oneshot %v: ran another release", oneshot)
+		require.Equal(t, int64(time.Millisecond), tc.Release(), "oneshot %v: ran another release", oneshot)
 		require.Zero(t, task.stats.overruns.Load(), "oneshot %v: an on-time release counted as an overrun", oneshot)
 		require.Equal(t, 1, clock.waits, "oneshot %v: waited again for a release it had woken for", oneshot)
 	}
