@@ -31,7 +31,7 @@ func TestResyncForgetsAFiredRelease(t *testing.T) {
 					}
 					// Two releases pass while the body runs: the timer
 					// has fired (and signalled) for them.
-					for tc.Now() <= tc.Deadline()+2*int64(period) {
+					for tc.Now() <= tc.Release()+2*int64(period) {
 					}
 					resynced = tc.Now()
 					tc.Resync()
