@@ -643,8 +643,13 @@ func TestReadOnlyAttach(t *testing.T) {
 		assert.Equal(t, 1, w.Attached(), "a reader does not count itself")
 		w.Bytes()[1] = 9
 		assert.Equal(t, byte(9), r.Bytes()[1])
-		err = r.Guard(func() { r.Bytes()[1] = 3 })
-		require.Error(t, err, "a store through a read-only mapping faults")
+		// qemu-user reports the fault of a store to a read-only page at
+		// address 0, which Go takes for a nil dereference, not a fault
+		// the guard may recover: the kernel's answer is checked natively.
+		if rttest.Emulator() == "" {
+			err = r.Guard(func() { r.Bytes()[1] = 3 })
+			require.Error(t, err, "a store through a read-only mapping faults")
+		}
 		assert.Equal(t, byte(9), w.Bytes()[1])
 
 		_, err = New(ro, 61, 4096)
