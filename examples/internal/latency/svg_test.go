@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"image"
-	"image/png"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -116,42 +114,6 @@ func tailSeries() []Series {
 	return []Series{{"servo", a.Snapshot()}, {"base-thread-with-a-long-name", b.Snapshot()}}
 }
 
-// renderPNG renders svg with librsvg's rsvg-convert.
-func renderPNG(t *testing.T, bin string, svg []byte) image.Image {
-	t.Helper()
-	cmd := exec.Command(bin, "-f", "png")
-	cmd.Stdin = bytes.NewReader(svg)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("rsvg-convert: %v\n%s", err, stderr.String())
-	}
-	img, err := png.Decode(&out)
-	if err != nil {
-		t.Fatalf("rsvg-convert wrote no PNG: %v", err)
-	}
-	return img
-}
-
-// inkBox is the bounding box of the pixels that are not transparent.
-func inkBox(img image.Image) (image.Rectangle, bool) {
-	r := img.Bounds()
-	box, found := image.Rectangle{}, false
-	for y := r.Min.Y; y < r.Max.Y; y++ {
-		for x := r.Min.X; x < r.Max.X; x++ {
-			if _, _, _, a := img.At(x, y).RGBA(); a > 0x2000 {
-				p := image.Rect(x, y, x+1, y+1)
-				if !found {
-					box, found = p, true
-				} else {
-					box = box.Union(p)
-				}
-			}
-		}
-	}
-	return box, found
-}
-
 // TestSVGRendersCleanly renders the plot with a real renderer (librsvg),
 // then each text element alone on the same canvas, and checks from the
 // pixels that every label lies inside the canvas and no two labels
@@ -164,7 +126,7 @@ func TestSVGRendersCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := buf.Bytes()
-	whole := renderPNG(t, bin, svg)
+	whole := rttest.RenderSVG(t, bin, svg)
 	size := whole.Bounds().Size()
 	head := regexp.MustCompile(`<svg [^>]*width="(\d+)" height="(\d+)"[^>]*>`).FindSubmatch(svg)
 	if head == nil {
@@ -188,7 +150,7 @@ func TestSVGRendersCleanly(t *testing.T) {
 	for _, tx := range texts {
 		alone := append(append(append([]byte(nil), head[0]...), '\n'), tx...)
 		alone = append(alone, "\n</svg>\n"...)
-		r, ok := inkBox(renderPNG(t, bin, alone))
+		r, ok := rttest.InkBox(rttest.RenderSVG(t, bin, alone))
 		content := regexp.MustCompile(`>(.*)</text>`).FindSubmatch(tx)[1]
 		if !ok {
 			t.Errorf("text %q renders nothing", content)
