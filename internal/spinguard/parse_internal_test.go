@@ -53,3 +53,36 @@ func TestParseState(t *testing.T) {
 		}
 	}
 }
+
+// TestObserve walks one thread through the guard's ticks (1 ms apart,
+// bound 3 ms): a sleeper, a spinner, a thread kept waiting without CPU,
+// and a spin seen only across a stall of the guard itself.
+func TestObserve(t *testing.T) {
+	const ms = int64(1e6)
+	type tick struct {
+		ran, pcount uint64
+		state       byte
+		stalled     bool
+		want        action
+	}
+	for _, c := range []struct {
+		name  string
+		ticks []tick
+	}{
+		{"sleeper", []tick{{10, 2, 'S', false, keep}, {20, 4, 'R', false, keep}, {30, 6, 'S', false, keep}, {40, 8, 'R', false, keep}}},
+		{"spinner", []tick{{10, 1, 'R', false, keep}, {20, 1, 'R', false, keep}, {30, 1, 'R', false, demote},
+			{40, 1, 'R', false, keep}, {50, 2, 'R', false, restore}}},
+		{"waiting for the CPU", []tick{{0, 1, 'R', false, keep}, {0, 1, 'R', false, keep}, {0, 1, 'R', false, keep}, {0, 1, 'R', false, keep}}},
+		{"across a stall", []tick{{10, 1, 'R', false, keep}, {20, 1, 'R', true, keep}, {30, 1, 'R', false, keep}, {40, 1, 'R', false, keep},
+			{50, 1, 'R', false, demote}}},
+		{"demoted for one more bound at most", []tick{{10, 1, 'R', false, keep}, {20, 1, 'R', false, keep}, {30, 1, 'R', false, demote},
+			{40, 1, 'R', false, keep}, {50, 1, 'R', false, keep}, {60, 1, 'R', false, restore}}},
+	} {
+		w := watched{bound: 3 * ms, pcount: 1}
+		for i, k := range c.ticks {
+			if got := w.observe(k.ran, k.pcount, k.state, int64(i+1)*ms, k.stalled); got != k.want {
+				t.Errorf("%s: tick %d: observe = %d, want %d", c.name, i+1, got, k.want)
+			}
+		}
+	}
+}

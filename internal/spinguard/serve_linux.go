@@ -138,6 +138,7 @@ func serve(arg string) int {
 // until the parent closes its end of the command pipe or exits.
 func (g *guard) loop() {
 	next := nanotime()
+	last := next
 	for {
 		next += g.tick
 		if now := nanotime(); next < now {
@@ -154,8 +155,10 @@ func (g *guard) loop() {
 			setScheduler(0, int(sys.SchedFIFO)|schedResetOnFork, g.prio)
 		}
 		now := nanotime()
+		stalled := now-last > 2*g.tick
+		last = now
 		for i := 0; i < len(g.table); {
-			if g.check(&g.table[i], now) {
+			if g.check(&g.table[i], now, stalled) {
 				i++
 				continue
 			}
@@ -166,8 +169,9 @@ func (g *guard) loop() {
 	}
 }
 
-// check looks at one thread; false when it is gone.
-func (g *guard) check(w *watched, now int64) bool {
+// check looks at one thread; false when it is gone. stalled says the
+// guard itself woke more than two ticks late.
+func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	ran, pcount, ok := g.readSchedstat(w.fd)
 	if !ok {
 		return false
@@ -176,13 +180,16 @@ func (g *guard) check(w *watched, now int64) bool {
 	if !ok {
 		return false
 	}
-	switch {
-	case w.demoted:
-		if pcount == w.pcount && now-w.demotedAt < w.bound {
-			return true // not yet switched out once
+	before := w.ran
+	switch w.observe(ran, pcount, state, now, stalled) {
+	case demote:
+		if setScheduler(w.tid, int(sys.SchedOther), 0) != 0 {
+			w.demoted = false
+			break
 		}
+		g.send(record{op: evDemoted, tid: uint32(w.tid), value: int64(ran - before)})
+	case restore:
 		errno := setScheduler(w.tid, int(sys.SchedFIFO), w.prio)
-		w.demoted = false
 		g.send(record{op: evRestored, tid: uint32(w.tid), arg: uint32(errno)})
 		// A watchdog that faulted the thread meanwhile unwatched it
 		// before demoting it for good: read that now, so that its
@@ -193,21 +200,49 @@ func (g *guard) check(w *watched, now int64) bool {
 		if g.find(w.tid) < 0 {
 			setScheduler(w.tid, int(sys.SchedOther), 0)
 		}
-	case pcount == w.pcount && state == 'R' && now-w.since >= w.bound && ran > w.ran:
-		// Runnable at every tick for the whole bound, never switched
-		// in again, and on the CPU for some of it (the kernel adds up
-		// its CPU time at scheduler ticks): a spin, not a thread
-		// kept waiting by higher priorities. Let the threads below it
-		// have the CPU.
-		if setScheduler(w.tid, int(sys.SchedOther), 0) == 0 {
-			w.demoted, w.demotedAt = true, now
-			g.send(record{op: evDemoted, tid: uint32(w.tid), value: int64(ran - w.ran)})
+	}
+	return true
+}
+
+// action is what observe asks of the guard.
+type action int
+
+const (
+	keep action = iota
+	demote
+	restore
+)
+
+// observe takes one tick's reading of a thread and says what to do.
+//
+// A thread is a spinner when it was runnable at every tick for its whole
+// bound, never switched in again, and on the CPU for some of it (the
+// kernel adds up CPU time at scheduler ticks): a spin, not a thread kept
+// waiting by higher priorities. A demoted thread gets its policy back
+// once it was switched out, or after one more bound.
+//
+// A stalled tick (the guard woke late, so the whole machine or VM was
+// held) vouches for nothing: the thread may have slept and woken in the
+// gap without a new switch-in being seen as one, so the count restarts.
+func (w *watched) observe(ran, pcount uint64, state byte, now int64, stalled bool) action {
+	switch {
+	case w.demoted:
+		if pcount == w.pcount && now-w.demotedAt < w.bound {
+			return keep // not yet switched out once
 		}
+		w.demoted = false
+		w.pcount, w.since, w.ran = pcount, now, ran
+		return restore
+	case stalled:
+	case pcount == w.pcount && state == 'R' && now-w.since >= w.bound && ran > w.ran:
+		w.demoted, w.demotedAt = true, now
+		w.pcount, w.since, w.ran = pcount, now, ran
+		return demote
 	case pcount == w.pcount && state == 'R':
-		return true
+		return keep
 	}
 	w.pcount, w.since, w.ran = pcount, now, ran
-	return true
+	return keep
 }
 
 // commands reads what the parent sent; false at end of file (the parent
