@@ -174,7 +174,9 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 		}
 		// Already reported when the thread stopped.
 	}
-	hal.WriteThreads(w, h.Stats())
+	stats := h.Stats()
+	hal.WriteThreads(w, stats)
+	hal.WriteVerdict(w, stats)
 	fmt.Fprintln(w, "halhost: stopped, segments removed")
 	return nil
 }

@@ -210,6 +210,8 @@ func TestHostAndMonitor(t *testing.T) {
 
 	require.Equal(t, 0, host.interrupt(), host.output())
 	assert.Contains(t, host.output(), "halhost: stopped, segments removed")
+	// Each thread's verdict, named with its period (issue 19, goal 4).
+	assert.Regexp(t, `verdict:\n  base \S+: .*\n  servo \S+: `, host.output())
 	// keys' cleanup checks /dev/shm.
 }
 

@@ -668,6 +668,29 @@ func TestWriteThreads(t *testing.T) {
 	require.Error(t, hal.WriteThreads(failingWriter{}, []hal.ThreadStats{{Name: "x"}}))
 }
 
+// TestVerdict: a thread that overran 1 % of its cycles or more is named
+// with its period and the fraction, as latency-test does for tasks.
+func TestVerdict(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		beat, overruns int64
+		want           string
+	}{
+		{0, 0, "base 50µs: no cycle yet"},
+		{20000, 0, "base 50µs: every cycle of 20000 kept its period"},
+		{20000, 20, "base 50µs: 0.1 % of cycles overran (20 of 20000)"},
+		{20000, 1220, "base 50µs: 6.1 % of cycles overran (1220 of 20000) — not sustainable on this machine"},
+		{20000, 18000, "base 50µs: 90 % of cycles overran (18000 of 20000) — not sustainable on this machine"},
+	} {
+		got := hal.ThreadStats{Name: "base", Period: 50 * time.Microsecond, Beat: c.beat, Overruns: c.overruns}.Verdict()
+		assert.Equal(t, c.want, got)
+	}
+	var b strings.Builder
+	require.NoError(t, hal.WriteVerdict(&b, []hal.ThreadStats{{Name: "base", Period: 50 * time.Microsecond, Beat: 10, Overruns: 5}}))
+	assert.Equal(t, "verdict:\n  base 50µs: 50 % of cycles overran (5 of 10) — not sustainable on this machine\n", b.String())
+	require.Error(t, hal.WriteVerdict(failingWriter{}, nil))
+}
+
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

@@ -3,6 +3,7 @@ package hal
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -44,4 +45,46 @@ func short(d time.Duration) string {
 		return d.Round(10 * time.Nanosecond).String()
 	}
 	return d.String()
+}
+
+// NotSustainable is the fraction of overrun cycles from which Verdict
+// says a thread's period cannot be sustained: 1 %.
+const NotSustainable = 0.01
+
+// Verdict says in one line whether the thread kept its period: the
+// fraction of its cycles that overran, for example
+//
+//	base 50µs: 6.1 % of cycles overran (1220 of 20000) — not sustainable on this machine
+func (t ThreadStats) Verdict() string {
+	head := fmt.Sprintf("%s %v:", t.Name, t.Period)
+	switch {
+	case t.Beat <= 0:
+		return head + " no cycle yet"
+	case t.Overruns <= 0:
+		return fmt.Sprintf("%s every cycle of %d kept its period", head, t.Beat)
+	}
+	f := float64(t.Overruns) / float64(t.Beat)
+	prec := 1
+	if f >= 0.1 {
+		prec = 0
+	}
+	line := fmt.Sprintf("%s %s %% of cycles overran (%d of %d)", head, strconv.FormatFloat(100*f, 'f', prec, 64), t.Overruns, t.Beat)
+	if f >= NotSustainable {
+		return line + " — not sustainable on this machine"
+	}
+	return line
+}
+
+// WriteVerdict prints "verdict:" and each thread's Verdict. Set-up code;
+// it allocates.
+func WriteVerdict(w io.Writer, threads []ThreadStats) error {
+	if _, err := fmt.Fprintln(w, "verdict:"); err != nil {
+		return err
+	}
+	for _, t := range threads {
+		if _, err := fmt.Fprintf(w, "  %s\n", t.Verdict()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
