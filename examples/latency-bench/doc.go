@@ -45,6 +45,9 @@
 //	         wake-ups over 20 ms (issue 19). It runs 5 rounds of 15 s
 //	         (about 8 minutes) unless -rounds or -d is given; -i, -p and
 //	         -cpu do not apply to it
+//	setcpu   the set's 3-task set and its three cyclictest processes
+//	         beside two SCHED_OTHER CPU hogs (stress-ng --cpu 2), the
+//	         third condition of issue 19's goal 0; rounds as for set
 //
 // Flags:
 //
@@ -56,7 +59,7 @@
 //	              highest online CPU; -1 unpinned)
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
-//	              switch,multi,base20k,worst,sampler,set)
+//	              switch,multi,base20k,worst,sampler,set,setcpu)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)
