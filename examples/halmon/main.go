@@ -15,6 +15,7 @@ import (
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // halhost's default segment keys (examples/halhost): "HALP" for the pins,
@@ -149,7 +150,10 @@ func attachWaiting(ctx context.Context, rt *rtapi.RT, c config, wait time.Durati
 			}
 			err = fmt.Errorf("the host of the segments is gone: %w", os.ErrNotExist)
 		}
-		if !errors.Is(err, os.ErrNotExist) || (wait >= 0 && time.Now().After(deadline)) {
+		// Not there yet, or there with its headers not yet written (a
+		// host between creating its segments and filling them): wait.
+		waitable := errors.Is(err, os.ErrNotExist) || errors.Is(err, shm.ErrNotInitialised)
+		if !waitable || (wait >= 0 && time.Now().After(deadline)) {
 			return nil, err
 		}
 		select {

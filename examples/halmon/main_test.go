@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // The live behaviour (attach, refresh, Ctrl-C, host stopping) is tested
@@ -44,4 +48,43 @@ func TestInterruptedWhileWaitingForHost(t *testing.T) {
 	cancel()
 	c := config{statsKey: 0x7e573, pinsKey: 0x7e574, interval: time.Millisecond, wait: time.Hour}
 	require.NoError(t, run(ctx, &bytes.Buffer{}, c), "Ctrl-C while waiting is a clean exit")
+}
+
+// A host between creating its segments and writing their headers (zeros
+// where the HAL magic goes) is waited for, not reported corrupt. Before,
+// halmon exited with "not a HAL data segment of layout 1 (magic 0x0)"
+// when it caught a restarting host there (TestKilledHostIsNoticedAndReplaced,
+// unprivileged, under load).
+func TestWaitsForHeadersNotYetWritten(t *testing.T) {
+	const statsKey, pinsKey = 0x7e575, 0x7e576
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	require.NoError(t, err)
+	defer rt.Close()
+	// A host's segment sizes, then the same segments as a host leaves
+	// them before its first header store.
+	dir := t.TempDir()
+	h, err := hal.New(rt, hal.Options{StatsKey: statsKey, DataKey: pinsKey, ShmDir: dir})
+	require.NoError(t, err)
+	sizes := map[uint32]int{}
+	for _, k := range []uint32{statsKey, pinsKey} {
+		seg, err := shm.Attach(shm.Options{Dir: dir, Instance: rt.Instance()}, k)
+		require.NoError(t, err)
+		sizes[k] = seg.Size()
+		require.NoError(t, seg.Close())
+	}
+	require.NoError(t, h.Close())
+	for k, size := range sizes {
+		seg, err := shm.Create(shm.Options{Instance: rt.Instance()}, k, size)
+		require.NoError(t, err)
+		t.Cleanup(func() { seg.Delete() })
+	}
+
+	c := config{statsKey: statsKey, pinsKey: pinsKey, interval: time.Millisecond}
+	_, err = attach(rt, c)
+	require.ErrorIs(t, err, shm.ErrNotInitialised)
+	require.NotErrorIs(t, err, hal.ErrCorrupt)
+	_, err = hal.AttachData(hal.MonitorOptions{Key: pinsKey, Instance: rt.Instance(), ReadOnly: true})
+	require.ErrorIs(t, err, shm.ErrNotInitialised)
+	_, err = attachWaiting(context.Background(), rt, c, 50*time.Millisecond)
+	require.ErrorIs(t, err, shm.ErrNotInitialised, "waited, then gave up as not initialised")
 }

@@ -132,7 +132,7 @@ func AttachData(o MonitorOptions) (*Data, error) {
 	}
 	d := &Data{seg: seg, l: l}
 	var herr error
-	if err := seg.Guard(func() { herr = checkDataHeader(&l.Header) }); err != nil || herr != nil {
+	if err := seg.Guard(func() { herr = checkDataHeader(&l.Header, true) }); err != nil || herr != nil {
 		seg.Close()
 		return nil, &Error{Op: op, Err: errors.Join(err, herr)}
 	}
@@ -148,8 +148,13 @@ func (h *HAL) Data() *Data {
 	return &Data{l: h.data.l, closed: h.closed}
 }
 
-func checkDataHeader(h *dataHeader) error {
+// checkDataHeader checks the header against this build's layout. At
+// attach a zero magic is a header not yet written; later it is corruption.
+func checkDataHeader(h *dataHeader, attaching bool) error {
 	magic := atomic.LoadUint64(&h.Magic)
+	if magic == 0 && attaching {
+		return notWritten("data")
+	}
 	if magic != dataMagic || atomic.LoadUint32(&h.Version) != dataVersion || atomic.LoadUint32(&h.NameLen) != NameLen ||
 		atomic.LoadUint32(&h.MaxComps) != MaxComps || atomic.LoadUint32(&h.MaxPins) != MaxPins ||
 		atomic.LoadUint32(&h.MaxParams) != MaxParams || atomic.LoadUint32(&h.MaxSignals) != MaxSignals {
@@ -229,7 +234,7 @@ func safeName(b [NameLen]byte) string {
 func (d *Data) read() (DataSnapshot, error) {
 	l := d.l
 	h := &l.Header
-	if err := checkDataHeader(h); err != nil {
+	if err := checkDataHeader(h, false); err != nil {
 		return DataSnapshot{}, err
 	}
 	s := DataSnapshot{HostPID: int(atomic.LoadInt64(&h.HostPID)), HostClosed: atomic.LoadInt64(&h.Closed) != 0}

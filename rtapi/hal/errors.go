@@ -14,6 +14,13 @@ import (
 // Monitor reports it and carries on being usable.
 var ErrCorrupt = fmt.Errorf("hal: stats segment corrupt: %w (%w)", shm.ErrCorrupt, rtapi.ErrInvalid)
 
+// notWritten is the error of a header its creator has not written yet:
+// the segment exists, its HAL magic is still zero. It matches
+// shm.ErrNotInitialised, so a reader waiting for a host retries.
+func notWritten(kind string) error {
+	return fmt.Errorf("%s segment header not written yet: %w", kind, shm.ErrNotInitialised)
+}
+
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, ErrCorrupt)...)
 }

@@ -68,7 +68,7 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 		return nil, &Error{Op: "open monitor", Err: err}
 	}
 	var headerErr error
-	if err := seg.Guard(func() { headerErr = checkHeader(&layout.Header) }); err != nil {
+	if err := seg.Guard(func() { headerErr = checkHeader(&layout.Header, true) }); err != nil {
 		seg.Close()
 		return nil, &Error{Op: "open monitor", Err: err}
 	}
@@ -80,13 +80,17 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 }
 
 // checkHeader checks the header fields the creator writes once: each is
-// loaded once and compared with this build's layout.
-func checkHeader(h *statsHeader) error {
+// loaded once and compared with this build's layout. At attach a zero
+// magic is a header not yet written; later it is corruption.
+func checkHeader(h *statsHeader, attaching bool) error {
 	magic := atomic.LoadUint64(&h.Magic)
 	version := atomic.LoadUint32(&h.Version)
 	threads := atomic.LoadUint32(&h.MaxThreads)
 	functs := atomic.LoadUint32(&h.MaxFuncts)
 	nameLen := atomic.LoadUint32(&h.NameLen)
+	if magic == 0 && attaching {
+		return notWritten("stats")
+	}
 	if magic != statsMagic || version != statsVersion || threads != MaxThreads || functs != MaxFuncts || nameLen != NameLen {
 		return corrupt("not a HAL stats segment of layout %d (magic %#x, version %d, limits %d/%d/%d)",
 			statsVersion, magic, version, threads, functs, nameLen)
@@ -124,7 +128,7 @@ func (m *Monitor) Read() (Snapshot, error) {
 // and checked before it is used.
 func (m *Monitor) read() (Snapshot, error) {
 	h := &m.layout.Header
-	if err := checkHeader(h); err != nil {
+	if err := checkHeader(h, false); err != nil {
 		return Snapshot{}, err
 	}
 	s := Snapshot{

@@ -59,14 +59,15 @@ func newPublisher(dir string, instance int, key uint32, group string) (*publishe
 		_ = seg.Delete()
 		return nil, err
 	}
+	// The magic last: a reader that sees it sees the rest.
 	layout.Header = statsHeader{
-		Magic:      statsMagic,
 		Version:    statsVersion,
 		MaxThreads: MaxThreads,
 		MaxFuncts:  MaxFuncts,
 		NameLen:    NameLen,
 		HostPID:    int64(os.Getpid()),
 	}
+	atomic.StoreUint64(&layout.Header.Magic, statsMagic)
 	return &publisher{seg: seg, layout: layout}, nil
 }
 
