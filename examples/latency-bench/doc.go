@@ -45,6 +45,11 @@
 //	         wake-ups over 20 ms (issue 19). It runs 5 rounds of 15 s
 //	         (about 8 minutes) unless -rounds or -d is given; -i, -p and
 //	         -cpu do not apply to it
+//	scrape   a HAL host's 1 kHz thread serving /metrics with no scrapers,
+//	         with 64 scraper loops in another process through promrt's
+//	         server, and through a bare http.Server (issue 20): max and
+//	         p99.9 ratios, and the host's GC cycles, allocation and
+//	         goroutine scheduling latency in each row's note
 //
 // Flags:
 //
@@ -56,7 +61,7 @@
 //	              highest online CPU; -1 unpinned)
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
-//	              switch,multi,base20k,worst,sampler,set)
+//	              switch,multi,base20k,worst,sampler,set,scrape)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)
