@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/metrics"
+	"runtime/trace"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -225,7 +226,9 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 	time.Sleep(scrapeRampUp) // the parent's clock, not a real-time path
 	mark := th.Task().Stats()
 	before := readRuntimeMetrics()
+	stopTrace := startTrace(os.Getenv("LATENCY_BENCH_TRACE"))
 	time.Sleep(spec.Duration)
+	stopTrace()
 	window, err := th.Task().Stats().Since(mark)
 	after := readRuntimeMetrics()
 	if err != nil {
@@ -248,6 +251,27 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 	return childResult{Latency: window.Latency, Exec: window.Exec, Policy: window.Policy, Wake: window.Wake,
 		Flavor: rt.Flavor().Name, Cycles: window.Cycles, Overruns: window.Overruns, Interference: &window.Interference,
 		Note: note}, nil
+}
+
+// startTrace writes a runtime/trace of the window to file, when not ""
+// (LATENCY_BENCH_TRACE), and returns the function that ends it. Read it
+// with go tool trace -pprof=sched (time runnable goroutines waited for a
+// P, by stack) or -d=parsed.
+func startTrace(file string) func() {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "latency-bench: trace:", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintln(os.Stderr, "latency-bench: trace:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() { trace.Stop(); f.Close() }
 }
 
 // runtimeSample is the host process's runtime/metrics the scrape group
