@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,7 +12,7 @@ import (
 )
 
 // serveMetrics serves h's threads, their tasks and their functions to
-// Prometheus on addr (/metrics) and says where. Scrapes read the
+// Prometheus on addr (/metrics; promrt.Listen and NewServer) and says where. Scrapes read the
 // lock-free snapshots: they never hold up a thread. Close the returned
 // server to stop.
 func serveMetrics(w io.Writer, addr string, h *hal.HAL) (*http.Server, error) {
@@ -23,13 +22,14 @@ func serveMetrics(w io.Writer, addr string, h *hal.HAL) (*http.Server, error) {
 		tasks.Add(th.Task())
 	}
 	reg.MustRegister(tasks, promrt.NewHALCollector(h))
-	ln, err := net.Listen("tcp", addr)
+	// One connection at a time, with timeouts: a scrape flood waits in
+	// the kernel's queue instead of making HTTP goroutines that take
+	// the Ps the HAL threads' goroutines wake up on.
+	ln, err := promrt.Listen(addr)
 	if err != nil {
 		return nil, fmt.Errorf("-metrics-addr: %w", err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promrt.Handler(reg))
-	srv := &http.Server{Handler: mux}
+	srv := promrt.NewServer(reg)
 	go srv.Serve(ln)
 	fmt.Fprintf(w, "halhost: Prometheus metrics on http://%s/metrics\n", ln.Addr())
 	return srv, nil

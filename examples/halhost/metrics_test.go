@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,6 +18,13 @@ func TestMetricsOverLoopback(t *testing.T) {
 	p := start(t, host, append(keys(t), "-rtapi.flavor", "posix", "-metrics-addr", "127.0.0.1:0")...)
 	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/metrics`).FindString(p.waitFor("Prometheus metrics on"))
 	require.NotEmpty(t, url)
+	// A client that connects and says nothing holds halhost's one
+	// connection slot (promrt.Listen) only until promrt.ReadHeaderTimeout:
+	// the scrapes below are served after it. Before, a bare http.Server
+	// kept such a connection for ever.
+	silent, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/metrics"))
+	require.NoError(t, err)
+	defer silent.Close()
 	const want = `
 # HELP gortapi_task_info A task's scheduling: policy, priority, wake mode, and why it runs degraded (empty when it does not).
 # TYPE gortapi_task_info gauge
@@ -29,6 +38,8 @@ gortapi_task_late_threshold_seconds{task="servo"} 0.0001
 	require.NoError(t, testutil.ScrapeAndCompare(url, strings.NewReader(want), "gortapi_task_info", "gortapi_task_late_threshold_seconds"))
 	// the HAL's own figures are there too
 	require.Error(t, testutil.ScrapeAndCompare(url, strings.NewReader(""), "gortapi_hal_thread_beat_total"), "no HAL thread metrics")
+	_, err = io.Copy(io.Discard, silent)
+	require.NoError(t, err, "the silent connection was closed by halhost (EOF)")
 	require.Equal(t, 0, p.interrupt())
 }
 

@@ -21,7 +21,7 @@ import (
 // each measurement runs in a fresh process, as cyclictest does, so that
 // one run's heap, threads and timers cannot leak into the next.
 type childSpec struct {
-	Kind     string        `json:"kind"` // gortapi, ticker, switch, load, hal, halhost
+	Kind     string        `json:"kind"` // gortapi, ticker, switch, load, hal, halhost, scrapehost, scrapers
 	Flavor   string        `json:"flavor"`
 	Vanilla  bool          `json:"vanilla"`
 	Wake     string        `json:"wake"`
@@ -51,6 +51,13 @@ type childSpec struct {
 	// HistBound is every task's latency histogram bound; 0 is rtapi's
 	// default.
 	HistBound time.Duration `json:"hist_bound,omitempty"`
+	// Scrapers: a scrapehost child starts a scrapers child with this
+	// many loops against its /metrics; a scrapers child runs them against
+	// URL. BareServer serves through a plain http.Server (the scrape
+	// group).
+	Scrapers   int    `json:"scrapers,omitempty"`
+	URL        string `json:"url,omitempty"`
+	BareServer bool   `json:"bare_server,omitempty"`
 }
 
 // taskResult is one task of a multi-task child.
@@ -112,6 +119,10 @@ func runChild(specJSON string, stdout io.Writer) error {
 		res, err = childHAL(spec)
 	case "halhost":
 		res, err = childHALHost(spec)
+	case "scrapehost":
+		res, err = childScrapeHost(spec)
+	case "scrapers":
+		return childScrapers(spec, stdout) // its own output: counts, not a result
 	case "load":
 		// an external load: runs until the parent ends it
 		l := latency.StartLoads(loads)

@@ -48,6 +48,11 @@
 //	setcpu   the set's 3-task set and its three cyclictest processes
 //	         beside two SCHED_OTHER CPU hogs (stress-ng --cpu 2), the
 //	         third condition of issue 19's goal 0; rounds as for set
+//	scrape   a HAL host's 1 kHz thread serving /metrics with no scrapers,
+//	         with 64 scraper loops in another process through promrt's
+//	         server, and through a bare http.Server (issue 20): max and
+//	         p99.9 ratios, and the host's GC cycles, allocation and
+//	         goroutine scheduling latency in each row's note
 //
 // Flags:
 //
@@ -59,7 +64,8 @@
 //	              highest online CPU; -1 unpinned)
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
-//	              switch,multi,base20k,worst,sampler,set,setcpu)
+//	              switch,multi,base20k,worst,sampler,set,setcpu,
+//	              scrape)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)

@@ -225,5 +225,5 @@ func perfGoals(res results) []goalResult {
 		}
 		add("worst case: max with 200 MB/s in-process ≤ 1.5 × quiet cyclictest", mx, 1.5, r != nil, "", "")
 	}
-	return append(out, setGoals(res)...)
+	return append(append(out, setGoals(res)...), scrapeGoals(res)...)
 }

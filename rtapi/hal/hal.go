@@ -369,3 +369,15 @@ func (h *HAL) checkOpen(op, thread, funct string) error {
 // checkName refuses names a monitor could not show or store: the one rule
 // of internal/names (at most NameLen-1 bytes).
 func checkName(kind, name string) error { return names.Check(kind, name) }
+
+// StatsErr reports why the stats segment stopped publishing: a
+// *shm.TruncatedError (shm.ErrTruncated) once another process truncated it
+// under a running thread. The threads then go on running their chains and
+// keep their counters in this process's memory only. nil while the
+// segment publishes, and without Options.StatsKey.
+func (h *HAL) StatsErr() error {
+	if h.pub == nil {
+		return nil
+	}
+	return h.pub.err()
+}

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/ipc"
@@ -28,6 +31,9 @@ type statsLayout struct {
 type publisher struct {
 	seg    *shm.Segment
 	layout *statsLayout
+
+	lostOnce sync.Once
+	lostErr  atomic.Pointer[error] // why publishing stopped (lost)
 }
 
 func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
@@ -128,10 +134,47 @@ func (p *publisher) setThreads(n int, base time.Duration) {
 // ErrTruncated too).
 func (p *publisher) guard(f func()) error { return p.seg.Guard(f) }
 
+// lost reports whether v, a panic a thread recovered, is a fault in the
+// stats segment: another process truncated it under the thread's stores.
+// The first such fault orphans the segment (shm.Segment.Orphan), so that
+// every thread's stores land in private memory from then on, and logs it
+// once; err reports it after. Runs on the faulting thread, on the fault's
+// path only: it allocates and makes system calls, once.
+func (p *publisher) lost(v any, log *zap.Logger) bool {
+	if p == nil {
+		return false
+	}
+	te := p.seg.Fault(v)
+	if te == nil {
+		return false
+	}
+	p.lostOnce.Do(func() {
+		err := error(te)
+		if oerr := p.seg.Orphan(); oerr != nil {
+			err = errors.Join(te, oerr)
+		}
+		p.lostErr.Store(&err)
+		log.Error("hal stats segment lost: another process truncated it; the threads go on, no longer publishing",
+			zap.String("segment", p.seg.Name()), zap.Error(err))
+	})
+	return true
+}
+
+// err reports why the segment stopped publishing, nil while it publishes.
+func (p *publisher) err() error {
+	if e := p.lostErr.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
 // close marks the segment closed for monitors and removes it. A segment
 // another process truncated is removed all the same, and close returns
-// the shm.ErrTruncated of the mark.
+// the shm.ErrTruncated of the mark, or of the thread that lost it.
 func (p *publisher) close() error {
-	err := p.guard(func() { atomic.StoreInt64(&p.layout.Header.Closed, 1) })
+	err := p.err()
+	if err == nil {
+		err = p.guard(func() { atomic.StoreInt64(&p.layout.Header.Closed, 1) })
+	}
 	return errors.Join(err, p.seg.Delete())
 }

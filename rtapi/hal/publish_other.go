@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -27,3 +29,5 @@ func (p *publisher) funct(index int, name string) *functSlot { return &functSlot
 func (p *publisher) setThreads(n int, base time.Duration)    {}
 func (p *publisher) close() error                            { return nil }
 func (p *publisher) guard(f func()) error                    { f(); return nil }
+func (p *publisher) lost(v any, log *zap.Logger) bool        { return false }
+func (p *publisher) err() error                              { return nil }

@@ -16,42 +16,70 @@ import (
 // body is the rtapi task body of a thread. A panicking function ends the
 // thread with a *PanicError naming it, one that calls runtime.Goexit with
 // the task's ErrGoexit; either way the thread is "failed" and runs no
-// chain any more. The defer is set up once per run, not per cycle.
-func (th *Thread) body(tc *rtapi.TaskContext) (err error) {
-	returned := false
-	defer func() {
-		if v := recover(); v != nil {
-			err = th.panicked(v)
-		} else if !returned {
-			th.ended() // runtime.Goexit: the task reports it
-		}
-	}()
+// chain any more. A store into a stats segment that another process
+// truncated does not end it (see run). Set-up is once per run, not per
+// cycle.
+func (th *Thread) body(tc *rtapi.TaskContext) error {
+	// A fault (SIGBUS past a truncated file's end) becomes a panic of
+	// this goroutine instead of killing the process. Setting it is a
+	// store in the goroutine; the normal path pays nothing more.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	th.state.Store(stateRunning)
 	th.nextPublish = th.beat.Load()
 	th.fc.tc = tc
+	for resume := false; ; resume = true {
+		if done, err := th.run(tc, resume); done {
+			return err
+		}
+	}
+}
+
+// run runs cycles until the thread ends (done), or until a store into
+// the stats segment faults because another process truncated it. The
+// segment is then lost (publisher.lost: it becomes private memory and
+// stops faulting) and run returns to be called again with resume, which
+// finishes the interrupted cycle and goes on waiting for the next
+// release. Recovering outside the deferred call keeps a later panic of a
+// function recoverable.
+func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		switch {
+		case v == nil:
+			th.ended() // runtime.Goexit: the task reports it
+		case th.h.pub.lost(v, th.h.log):
+			// done stays false: resume
+		default:
+			err, done = th.panicked(v), true
+		}
+	}()
+	if resume {
+		th.resume(tc)
+	}
 	for {
-		th.cycle(tc)
-		if !tc.WaitPeriod() {
+		if resume && !tc.WaitPeriod() {
 			state := stateStopped
 			if tc.Faulted() {
 				state = stateFailed // the deadline policy: rtapi reports it
 			}
 			th.finish(state)
 			returned = true
-			return nil
+			return true, nil
 		}
+		resume = true
+		th.cycle(tc)
 	}
 }
 
 // finish records the thread's end and publishes its final record, so
 // that a monitor sees the state at once. The thread is still the only
-// writer of its record here.
-func (th *Thread) finish(state int64) {
-	th.state.Store(state)
-	if th.seq != nil {
-		th.publish(th.chain.Load(), state)
-	}
-}
+// writer of its record here; the thread is ending, so the publication is
+// guarded against a truncated segment.
+func (th *Thread) finish(state int64) { th.publishIdle(state) }
 
 // cycle runs the chain once.
 func (th *Thread) cycle(tc *rtapi.TaskContext) {
@@ -59,10 +87,16 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	th.inCycle = true
 	c := th.pin()
 	start := tc.Now()
-	due := tc.Deadline() // the next release
-	t0 := start
 	th.fc.start = start
-	for _, f := range c.functs {
+	th.complete(tc, c, c.functs, start)
+}
+
+// complete calls fs, the rest of chain c from time t0, accounts for the
+// cycle and publishes now and then.
+func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int64) {
+	start := th.fc.start
+	due := tc.Deadline() // the next release
+	for _, f := range fs {
 		th.current = f
 		if f.cfn != nil {
 			f.cfn(&th.fc)
@@ -92,6 +126,33 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 		th.nextPublish = beat + th.publishEvery
 		th.publish(c, stateRunning)
 	}
+}
+
+// resume finishes the cycle that a fault in the stats segment
+// interrupted. A fault inside the chain came from accounting for
+// th.current, which had returned: the chain goes on after it, and that
+// one call goes unaccounted. A fault after the chain was in publishing,
+// which was the cycle's last step. Should the chain have been replaced
+// since the cycle pinned it (so rare on top of a truncation that it is
+// not worth a per-cycle store), the rest of this cycle is skipped and the
+// next one runs the new chain.
+func (th *Thread) resume(tc *rtapi.TaskContext) {
+	if !th.inCycle {
+		return
+	}
+	c := th.chain.Load()
+	if c.gen == th.inUse.Load() {
+		for i, f := range c.functs {
+			if f == th.current {
+				th.complete(tc, c, c.functs[i+1:], tc.Now())
+				return
+			}
+		}
+	}
+	th.current = nil
+	th.inUse.Store(0)
+	th.inCycle = false
+	th.h.leaveCycle()
 }
 
 // pin loads the current chain and marks its generation in use, retrying

@@ -9,6 +9,15 @@
 //
 // Handler bounds what scrapers cost the host: one scrape is gathered at a
 // time (others get 503 at once) and each is cut off after ScrapeTimeout.
+// Listen and NewServer bound the connections: one is open at a time (the
+// rest wait in the kernel's queue, costing the host nothing) and a silent
+// one is dropped after ReadHeaderTimeout, so that a flood cannot fill the
+// Go scheduler's run queue that a woken task's goroutine waits in:
+//
+//	ln, err := promrt.Listen("127.0.0.1:9100")
+//	...
+//	go promrt.NewServer(reg).Serve(ln)
+//
 // Label values are made valid UTF-8; collecting never panics.
 //
 // Collecting never touches a task's real-time path: it reads the

@@ -4,6 +4,7 @@ package shm
 
 import (
 	"os"
+	"runtime/debug"
 	"strconv"
 	"testing"
 
@@ -136,4 +137,45 @@ func TestCloseAfterTruncation(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, ok)
 	}
+}
+
+// A writer that cannot guard each store recovers a fault once: Fault
+// names it as this segment's, Orphan makes the same memory private, and
+// the same pointers then read what the file still held and take stores
+// without faulting. Nothing after reaches the file.
+func TestOrphanAfterTruncation(t *testing.T) {
+	const key, size = 63, 3 * 4096
+	s, err := New(tmpOpts(t), key, size)
+	require.NoError(t, err)
+	defer s.Delete()
+	mem := s.Bytes()
+	mem[0], mem[size-1] = 7, 5
+	require.NoError(t, os.Truncate(s.Path(), 4096)) // the header and mem[0] survive
+
+	fault := func() (v any) {
+		defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+		defer func() { v = recover() }()
+		mem[size-1] = 6
+		return nil
+	}()
+	require.NotNil(t, fault, "the store past the file's end faulted")
+	te := s.Fault(fault)
+	require.NotNil(t, te)
+	assert.ErrorIs(t, te, ErrTruncated)
+	assert.Equal(t, int64(4096), te.FileSize)
+	assert.Nil(t, s.Fault("not a fault"))
+	assert.Nil(t, s.Fault(nil))
+
+	require.NoError(t, s.Orphan())
+	require.NoError(t, s.Orphan(), "again: nothing to do")
+	mem[size-1] = 6 // no fault any more
+	assert.Equal(t, byte(6), mem[size-1])
+	assert.Equal(t, byte(7), mem[0], "what the file held is kept")
+	mem[0] = 9
+	file, err := os.ReadFile(s.Path())
+	require.NoError(t, err)
+	assert.Equal(t, byte(7), file[HeaderSize], "stores reach the file no more")
+	require.NoError(t, s.Delete())
+	assert.ErrorIs(t, s.Orphan(), ErrClosed)
+	assert.Nil(t, s.Fault(fault), "a closed attachment owns no fault")
 }

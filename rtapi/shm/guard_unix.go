@@ -4,6 +4,7 @@ package shm
 
 import (
 	"fmt"
+	"os"
 	"runtime/debug"
 	"unsafe"
 
@@ -26,11 +27,18 @@ import (
 //     a *TruncatedError. Readers outside real-time tasks (monitors, tools)
 //     go through it.
 //
-// What is not contained: a real-time task body that touches a truncated
-// segment directly still faults and the process dies, because a task's hot
-// path takes no recover and no system call. Only a user that may write the
-// file can truncate it (see Options.Group and the ownership checks on
-// attach), so this is a trusted writer misbehaving, not a stranger.
+//   - a writer that cannot guard each store, such as a real-time task,
+//     turns faults into panics once (SetPanicOnFault on its goroutine) and
+//     recovers them where it can resume; Fault tells a fault of this
+//     segment from anything else, and Orphan swaps the mapping for
+//     private memory so that the same pointers stop faulting. The hal
+//     package's threads do this with the stats segment.
+//
+// What is not contained: a task body that touches a truncated segment
+// with no such recovery still faults and the process dies. Only a user
+// that may write the file can truncate it (see Options.Group and the
+// ownership checks on attach), so this is a trusted writer misbehaving,
+// not a stranger.
 
 // Check reports, with one fstat, whether the file still holds everything
 // this attachment mapped: nil, a *TruncatedError (ErrTruncated) when it was
@@ -75,6 +83,58 @@ func (s *Segment) Guard(f func()) (err error) {
 	if addr := s.guard(f); addr != 0 {
 		return &TruncatedError{Name: s.name, FileSize: s.fileSize(), Mapped: len(s.mapping), Fault: addr}
 	}
+	return nil
+}
+
+// Fault returns a *TruncatedError (ErrTruncated) describing v when v, a
+// value recovered from a panic, is a memory fault (runtime/debug.
+// SetPanicOnFault) at an address inside this attachment's mapping; nil for
+// any other value. It reads the file's size (one fstat) only when v is
+// such a fault.
+func (s *Segment) Fault(v any) *TruncatedError {
+	e, ok := v.(interface{ Addr() uintptr })
+	if !ok || s.closed.Load() || !s.contains(e.Addr()) {
+		return nil
+	}
+	return &TruncatedError{Name: s.name, FileSize: s.fileSize(), Mapped: len(s.mapping), Fault: e.Addr()}
+}
+
+// Orphan replaces this attachment's memory, at the same address and size,
+// with private memory holding what could still be read of it: every
+// pointer into the segment stays valid, stores through it stop faulting,
+// and nothing written reaches another process any more, nor theirs this
+// one. It is the recovery of a writer that found the file truncated (see
+// Fault) and must go on, such as a real-time task. Close and Delete work
+// as before. Orphan after Orphan does nothing; after Close it returns
+// ErrClosed, on a read-only attachment ErrInvalid. Not RT-safe (system
+// calls; it allocates a copy of the mapping).
+func (s *Segment) Orphan() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed.Load():
+		return fmt.Errorf("orphan %s: %w", s.name, ErrClosed)
+	case s.readOnly:
+		return fmt.Errorf("orphan %s: the attachment is read-only: %w", s.name, ErrInvalid)
+	case s.orphaned:
+		return nil
+	}
+	saved := make([]byte, len(s.mapping))
+	page := unix.Getpagesize()
+	for off := 0; off < len(saved); off += page {
+		end := min(off+page, len(saved))
+		if s.guard(func() { copy(saved[off:end], s.mapping[off:end]) }) != 0 {
+			break // the rest lies past the file's end: zeros
+		}
+	}
+	base := unsafe.Pointer(unsafe.SliceData(s.mapping))
+	_, err := unix.MmapPtr(-1, 0, base, uintptr(len(s.mapping)), unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
+	if err != nil {
+		return fmt.Errorf("orphan %s: %w", s.name, os.NewSyscallError("mmap", err))
+	}
+	copy(s.mapping, saved)
+	s.orphaned = true
 	return nil
 }
 

@@ -41,5 +41,11 @@ func (s *Segment) Guard(f func()) error { return errUnsupported }
 
 func (s *Segment) guard(f func()) uintptr { f(); return 0 }
 
+// Fault returns nil: no segment can exist here.
+func (s *Segment) Fault(v any) *TruncatedError { return nil }
+
+// Orphan fails: no POSIX shared memory here.
+func (s *Segment) Orphan() error { return errUnsupported }
+
 // Unlinked fails: no POSIX shared memory here.
 func (s *Segment) Unlinked() (bool, error) { return false, errUnsupported }

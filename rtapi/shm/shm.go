@@ -163,9 +163,10 @@ type Segment struct {
 	creatorPID int
 	readOnly   bool
 
-	mu      sync.Mutex // serialises detach and Attached
-	closed  atomic.Bool
-	deleted bool // detached by Delete; guarded by mu
+	mu       sync.Mutex // serialises detach, Attached and Orphan
+	closed   atomic.Bool
+	deleted  bool // detached by Delete; guarded by mu
+	orphaned bool // the mapping is private memory (Orphan); guarded by mu
 }
 
 // Name returns the segment's POSIX name, "/gortapi-<instance>-<key>".
