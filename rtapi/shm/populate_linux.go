@@ -1,6 +1,11 @@
 package shm
 
-import "golang.org/x/sys/unix"
+import (
+	"runtime"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
 
 // mapPopulate prefaults a mapping as mmap creates it.
 const mapPopulate = unix.MAP_POPULATE
@@ -8,10 +13,36 @@ const mapPopulate = unix.MAP_POPULATE
 // allocate gives the file length bytes of backing store now, so that a full
 // filesystem is ENOSPC here rather than SIGBUS on the first store into the
 // mapping. A filesystem without fallocate gets a plain ftruncate.
+//
+// tmpfs gives up a fallocate with EINTR, undoing its work, whenever a
+// signal is pending, and the Go runtime signals its threads to preempt
+// them (SIGURG): allocate blocks SIGURG on its thread meanwhile, and
+// retries another signal's EINTR up to maxEINTR times.
 func allocate(fd int, length int64) (op string, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	block := sigset(1) << (unix.SIGURG - 1)
+	var old sigset
+	if _, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
+		uintptr(unsafe.Pointer(&block)), uintptr(unsafe.Pointer(&old)), unsafe.Sizeof(old), 0, 0); errno != 0 {
+		return "rt_sigprocmask", errno
+	}
+	defer unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_SETMASK, uintptr(unsafe.Pointer(&old)), 0, unsafe.Sizeof(old), 0, 0)
+
 	err = unix.Fallocate(fd, 0, 0, length)
+	for i := 0; err == unix.EINTR && i < maxEINTR; i++ {
+		err = unix.Fallocate(fd, 0, 0, length)
+	}
 	if err == unix.EOPNOTSUPP || err == unix.ENOSYS {
 		return "ftruncate", unix.Ftruncate(fd, length)
 	}
 	return "fallocate", err
 }
+
+// sigset is the kernel's sigset_t on every supported Linux port: 64
+// signals (internal/sys checks the size).
+type sigset uint64
+
+// maxEINTR bounds allocate's retries: a thread that other signals keep
+// interrupting still gets a clear error.
+const maxEINTR = 100
