@@ -94,15 +94,22 @@ func WriteTextHistogram(w io.Writer, h hist.Snapshot, rows int) error {
 		return err
 	}
 	rows = max(rows, 2)
-	lo := max(0, int(h.Min/h.Width))
-	hi := min(int(h.Max/h.Width)+1, len(h.Counts))
+	// Bucket indexes of Min and Max, clamped in 64 bits before the
+	// conversion (int is 32 bits on 386 and arm): every sample may lie
+	// past the bound, where only the "≥" row counts them.
+	n := int64(len(h.Counts))
+	lo := int(min(max(0, int64(h.Min/h.Width)), n))
+	hi := int(min(max(0, int64(h.Max/h.Width)+1), n))
 	hi = max(hi, lo+1)
 	edges := []int{lo}
-	if hi-lo <= rows {
+	switch {
+	case lo >= len(h.Counts):
+		edges = nil
+	case hi-lo <= rows:
 		for b := lo + 1; b <= hi; b++ {
 			edges = append(edges, b)
 		}
-	} else {
+	default:
 		ratio := math.Pow(float64(hi+1)/float64(lo+1), 1/float64(rows))
 		for e := float64(lo + 1); ; {
 			e *= ratio

@@ -117,3 +117,29 @@ func TestWriteTextHistogram(t *testing.T) {
 		t.Fatalf("rows count %d samples, want %d:\n%s", total, len(vals), out)
 	}
 }
+
+// Every sample past the bound: only the "≥" row. Before, the minimum's
+// bucket index (339,369 of 10,000) indexed Counts and panicked, as the
+// 386 guest's TestCancelPrintsSummary did when a 339 ms wake-up was its
+// first and only sample.
+func TestWriteTextHistogramAllPastTheBound(t *testing.T) {
+	h := hist.New(time.Microsecond, 10*time.Millisecond)
+	h.Record(339369 * time.Microsecond)
+	h.Record(400 * time.Millisecond)
+	var buf bytes.Buffer
+	if err := WriteTextHistogram(&buf, h.Snapshot(), 10); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "≥10000") || !strings.HasSuffix(lines[0], " 2") {
+		t.Fatalf("want one overflow row of 2:\n%s", buf.String())
+	}
+	// A maximum whose bucket index does not fit 32 bits.
+	h = hist.New(time.Nanosecond, time.Microsecond)
+	h.Record(500)
+	h.Record(1 << 40)
+	buf.Reset()
+	if err := WriteTextHistogram(&buf, h.Snapshot(), 10); err != nil {
+		t.Fatal(err)
+	}
+}
