@@ -141,11 +141,6 @@ func (c *Config) probe(prio int) error {
 type Descriptor struct {
 	// Name is what Options.Flavor and RTAPI_FLAVOR take.
 	Name string
-	// ID follows Machinekit-HAL's numbering where one exists (posix 0,
-	// rt-preempt 1); others pick a free number.
-	ID int
-	// RealTime is true for backends whose threads run a real-time policy.
-	RealTime bool
 	// Open opens the backend, or says why it cannot run here (wrap
 	// ErrNotSupported or ErrPermission). why explains the choice.
 	Open func(cfg Config) (f Flavor, why string, err error)

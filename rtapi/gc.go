@@ -11,8 +11,6 @@ import (
 	_ "unsafe" // go:linkname
 
 	"go.uber.org/zap"
-
-	"github.com/gortapi/gortapi/flavors"
 )
 
 // The garbage collector's state, as a task can read it in one load.
@@ -104,7 +102,7 @@ func GCMarking() bool { return gcMarking() }
 
 // shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
 // default (Options.GCShield): whether the task sleeps raw.
-func shieldRaw(spec TaskSpec, realTime bool, instance flavors.Toggle) bool {
+func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
 	choice := spec.GCShield
 	if choice == Auto {
 		choice = instance

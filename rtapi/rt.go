@@ -83,9 +83,9 @@ func Open(opts Options) (*RT, error) {
 	}
 	choice, err := flavors.Select(opts.Flavor, flavors.Config{
 		Kernel:      kernel,
-		VanillaFIFO: opts.VanillaFIFO,
-		Strict:      opts.Strict,
-		LockMemory:  opts.LockMemory,
+		VanillaFIFO: opts.VanillaFIFO.backend(),
+		Strict:      opts.Strict.backend(),
+		LockMemory:  opts.LockMemory.backend(),
 		Logger:      opts.Logger,
 		TimerSignal: opts.TimerSignal,
 		Sim:         sim,

@@ -141,7 +141,7 @@ func (t *Task) counters() Stats {
 		VoluntarySwitches:   s.voluntary.Load(),
 		InvoluntarySwitches: s.involuntary.Load(),
 		Interference:        intf,
-		Policy:              policyName(b),
+		Policy:              b.Policy,
 		Priority:            b.Priority,
 		CPUs:                b.CPUs,
 		Wake:                b.Wake.String(),

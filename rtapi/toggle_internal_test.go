@@ -1,4 +1,4 @@
-package flavors
+package rtapi
 
 import (
 	"flag"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/flavors"
 )
 
 func TestToggleSpellings(t *testing.T) {
@@ -45,4 +47,20 @@ func TestToggleMisuse(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"-lock", "off"}))
 	require.Equal(t, Off, lock)
 	require.Error(t, fs.Parse([]string{"-lock=maybe"}))
+}
+
+// rtapi's wake modes and toggles convert to the backend's by number: the
+// numbering must stay the same, and so must the spelling.
+func TestWakeModesMatchBackend(t *testing.T) {
+	for m := WakeAuto; m <= WakePosixTimer; m++ {
+		require.Equal(t, m.String(), m.backend().String())
+		back, err := ParseWakeMode(m.String())
+		require.NoError(t, err)
+		require.Equal(t, m, back)
+	}
+	_, err := ParseWakeMode("doorbell")
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Equal(t, flavors.Auto, Auto.backend())
+	require.Equal(t, flavors.On, On.backend())
+	require.Equal(t, flavors.Off, Off.backend())
 }
