@@ -162,7 +162,7 @@ func BenchmarkCycleOverhead(b *testing.B) {
 	}
 }
 
-// A raw sleep longer than flavors.RawSleepChunk is several kernel sleeps;
+// A raw sleep longer than backend.RawSleepChunk is several kernel sleeps;
 // they are one cycle's sleep, not blocks. (Counted per chunk, every such
 // cycle read as blocked.) What remains blocked is the Go runtime's forced
 // preemption of a task that keeps its P, at most one every 10 ms: at most

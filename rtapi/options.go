@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -161,7 +161,7 @@ const (
 
 // DefaultTimerSignal is the signal the posix-timer wake mode uses unless
 // Options.TimerSignal names another: 40, SIGRTMIN+6 in glibc's numbering.
-const DefaultTimerSignal = flavors.DefaultTimerSignal
+const DefaultTimerSignal = backend.DefaultTimerSignal
 
 // RegisterFlags registers a flag on fs for each setting the table in
 // Options' doc gives one (-rtapi.flavor, -rtapi.strict, ...), and returns
@@ -489,7 +489,7 @@ func checkFlavor(name string) (string, error) {
 	if name == "" || name == "auto" {
 		return name, nil
 	}
-	_, err := flavors.Lookup(name)
+	_, err := backend.Lookup(name)
 	return name, err
 }
 
@@ -543,9 +543,9 @@ func checkTimerSignal(n int) (int, error) {
 	if n == 0 {
 		return DefaultTimerSignal, nil
 	}
-	if n < flavors.TimerSignalMin || n > flavors.TimerSignalMax {
+	if n < backend.TimerSignalMin || n > backend.TimerSignalMax {
 		return n, fmt.Errorf("timer signal %d is not a real-time signal in [%d, %d]: %w",
-			n, flavors.TimerSignalMin, flavors.TimerSignalMax, ErrInvalid)
+			n, backend.TimerSignalMin, backend.TimerSignalMax, ErrInvalid)
 	}
 	return n, nil
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -210,7 +210,7 @@ func (s Stats) Since(mark Stats) (Stats, error) {
 const PolicyVirtual = "virtual"
 
 // policyName is Stats.Policy for a binding.
-func policyName(b flavors.Binding) string {
+func policyName(b backend.Binding) string {
 	if b.Virtual {
 		return PolicyVirtual
 	}

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/internal/spinguard"
 	"github.com/gortapi/gortapi/internal/sys"
@@ -240,7 +240,7 @@ type Task struct {
 	// so RT.Run does not count it as the task failing. Guarded by mu.
 	startFailed bool
 
-	binding flavors.Binding
+	binding backend.Binding
 	stats   taskStats
 	tc      TaskContext
 	wd      taskWatch
@@ -434,7 +434,7 @@ func (t *Task) Start() error {
 // the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
-	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
+	w, b, err := t.rt.flavor.Bind(backend.ThreadSpec{
 		Name:     t.spec.Name,
 		Priority: t.spec.Priority,
 		CPUs:     t.cpus,

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 )
 
 // Toggle is a yes/no setting that can also say "not given": Auto, the
@@ -58,7 +58,7 @@ func (t *Toggle) Set(s string) error {
 func (t Toggle) Valid() bool { return t == Auto || t == On || t == Off }
 
 // backend is t as the flavor's Config takes it.
-func (t Toggle) backend() flavors.Toggle { return flavors.Toggle(t) }
+func (t Toggle) backend() backend.Toggle { return backend.Toggle(t) }
 
 // WakeMode is how a periodic task's thread is woken for each release.
 // The modes differ in what a wake-up costs and in how late it comes on a
@@ -103,7 +103,7 @@ func ParseWakeMode(s string) (WakeMode, error) {
 
 // backend is m as the flavor's ThreadSpec takes it; the numbering is the
 // same (TestWakeModesMatchBackend).
-func (m WakeMode) backend() flavors.WakeMode { return flavors.WakeMode(m) }
+func (m WakeMode) backend() backend.WakeMode { return backend.WakeMode(m) }
 
 // Binding is what the flavor applied to a task's thread (Task.Binding).
 type Binding struct {
@@ -124,7 +124,7 @@ type Binding struct {
 }
 
 // publicBinding is b as Task.Binding reports it, with its own CPUs.
-func publicBinding(b flavors.Binding) Binding {
+func publicBinding(b backend.Binding) Binding {
 	return Binding{Tid: b.Tid, Policy: policyName(b), Priority: b.Priority,
 		CPUs: slices.Clone(b.CPUs), Wake: WakeMode(b.Wake), Degraded: b.Degraded}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 )
 
 func TestToggleSpellings(t *testing.T) {
@@ -60,7 +60,7 @@ func TestWakeModesMatchBackend(t *testing.T) {
 	}
 	_, err := ParseWakeMode("doorbell")
 	require.ErrorIs(t, err, ErrInvalid)
-	require.Equal(t, flavors.Auto, Auto.backend())
-	require.Equal(t, flavors.On, On.backend())
-	require.Equal(t, flavors.Off, Off.backend())
+	require.Equal(t, backend.Auto, Auto.backend())
+	require.Equal(t, backend.On, On.backend())
+	require.Equal(t, backend.Off, Off.backend())
 }
