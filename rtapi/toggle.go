@@ -123,8 +123,12 @@ type Binding struct {
 	Degraded string
 }
 
-// publicBinding is b as Task.Binding reports it, with its own CPUs.
+// publicBinding is b as Task.Binding reports it, with its own CPUs: the
+// zero Binding before Bind filled b in.
 func publicBinding(b backend.Binding) Binding {
+	if b.Tid == 0 && !b.Virtual {
+		return Binding{}
+	}
 	return Binding{Tid: b.Tid, Policy: policyName(b), Priority: b.Priority,
 		CPUs: slices.Clone(b.CPUs), Wake: WakeMode(b.Wake), Degraded: b.Degraded}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/internal/backend"
+	"github.com/gortapi/gortapi/internal/sys"
 )
 
 func TestToggleSpellings(t *testing.T) {
@@ -63,4 +64,18 @@ func TestWakeModesMatchBackend(t *testing.T) {
 	require.Equal(t, backend.Auto, Auto.backend())
 	require.Equal(t, backend.On, On.backend())
 	require.Equal(t, backend.Off, Off.backend())
+}
+
+// Task.Binding is the zero Binding before Start (a zero backend binding
+// once read "SCHED_OTHER"), "virtual" on the sim flavor, and the
+// kernel's policy name otherwise.
+func TestPublicBinding(t *testing.T) {
+	require.Equal(t, Binding{}, publicBinding(backend.Binding{}))
+	cpus := []int{1}
+	b := publicBinding(backend.Binding{Tid: 7, Policy: sys.SchedFIFO, Priority: 90, CPUs: cpus, Wake: backend.WakeTimerfd})
+	require.Equal(t, Binding{Tid: 7, Policy: "SCHED_FIFO", Priority: 90, CPUs: []int{1}, Wake: WakeTimerfd}, b)
+	cpus[0] = 0
+	require.Equal(t, []int{1}, b.CPUs, "its own copy")
+	require.Equal(t, Binding{Policy: PolicyVirtual, Priority: 3, Wake: WakeNanosleep},
+		publicBinding(backend.Binding{Priority: 3, Wake: backend.WakeNanosleep, Virtual: true}))
 }
