@@ -1,35 +1,21 @@
-// Package flavors holds gortapi's backends: how a task's thread is
-// scheduled and how it sleeps until its next release. It corresponds to
-// Machinekit-HAL's RTAPI flavors.
-//
-// Backends, one file each, registered by name:
+// Package flavors names gortapi's backends and explains the choice
+// between them. It corresponds to Machinekit-HAL's RTAPI flavors.
 //
 //   - posix: runs anywhere without privileges. Task threads stay
-//     SCHED_OTHER and sleep to each absolute release (a futex wait on
-//     the CLOCK_MONOTONIC hrtimer, as clock_nanosleep, which Stop can
-//     end). With the VanillaFIFO runtime flag (Arvid Brodin's scheme for
-//     a non-real-time kernel) it runs them SCHED_FIFO and wakes them with
-//     a periodic POSIX timer aimed at the task's own thread; when the
-//     kernel refuses SCHED_FIFO it keeps running SCHED_OTHER and says so
-//     (Strict refuses instead).
+//     SCHED_OTHER and sleep to each absolute release; with VanillaFIFO
+//     (Arvid Brodin's scheme for a non-real-time kernel) they run
+//     SCHED_FIFO and are woken by a periodic POSIX timer.
 //   - rt-preempt: the real-time backend for PREEMPT_RT kernels (and the
 //     Linux-domain fallback on Xenomai and RTAI, which have no native
 //     backend here): SCHED_FIFO per task thread, CPU affinity, memory
 //     locked, /dev/cpu_dma_latency held at 0.
-//   - sim: virtual time for tests. Task bodies run one at a time on a
-//     clock driven by package rtapi/sim's Controller; deterministic, needs
-//     no privileges, builds on every GOOS (the Linux backends there
-//     return ErrNotSupported).
+//   - sim: virtual time for tests, driven by package rtapi/sim;
+//     deterministic, needs no privileges, builds on every GOOS (the
+//     Linux backends there return ErrNotSupported).
 //
-// Select picks a backend from a kerneldetect.Report and the user's
-// settings, and says why. A backend that was asked for by name but cannot
-// run is refused, never silently replaced (Machinekit-HAL issue 263).
-// ExampleSelect (example_test.go) shows a choice and its Why. Programs
-// rarely call this package: rtapi.Open selects the flavor, and
-// rtapi.RT.Flavor reports the choice.
-//
-// The per-cycle path is the Waker: a concrete type whose Wait neither
-// allocates nor locks and makes no interface call on the real backends.
-// Everything else here (Select, Bind, Close) is set-up code: it allocates,
-// logs and may block.
+// Programs rarely need this package: rtapi.Open selects the flavor named
+// by Options.Flavor (or the best one for the kernel) and rtapi.RT.Flavor
+// reports the choice. Select makes the same choice without opening an RT,
+// to list or explain it. A backend asked for by name that cannot run is
+// refused, never silently replaced (Machinekit-HAL issue 263).
 package flavors

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/flavors"
@@ -17,8 +16,8 @@ import (
 // SCHED_FIFO probe, and says why in a sentence a user can act on. Here
 // the kernel is a tree captured on a PREEMPT_RT machine and the probe is
 // refused, as for an unprivileged user: Select falls back to posix and
-// says what would do better. (rtapi.Open makes this call; programs
-// normally read its outcome from rtapi.RT.Flavor.)
+// says what would do better. (rtapi.Open makes the same choice;
+// programs normally read it from rtapi.RT.Flavor.)
 func ExampleSelect() {
 	report, err := kerneldetect.DetectFS(os.DirFS("../kerneldetect/testdata/debian-6.1-rt"))
 	if err != nil {
@@ -26,17 +25,14 @@ func ExampleSelect() {
 		return
 	}
 	choice, err := flavors.Select("", flavors.Config{
-		Kernel:     report,
-		LockMemory: flavors.Off,
-		Logger:     zap.NewNop(),
-		Probe:      func(prio int) error { return unix.EPERM },
+		Kernel: report,
+		Probe:  func(prio int) error { return unix.EPERM },
 	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer choice.Flavor.Close()
-	fmt.Println(choice.Flavor.Name(), choice.Flavor.RealTime())
+	fmt.Println(choice.Name, choice.RealTime)
 	fmt.Println(choice.Why)
 	// Output:
 	// posix false

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
@@ -18,7 +18,7 @@ import (
 // task's goroutine: its methods must only be called from the body.
 type TaskContext struct {
 	task    *Task
-	waker   *flavors.Waker
+	waker   *backend.Waker
 	period  int64
 	oneshot bool // nanosleep: each deadline is a new absolute sleep
 	skip    bool // OverrunPolicy Skip

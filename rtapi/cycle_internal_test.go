@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 )
 
 // scriptedThread is a virtual clock for one hand-built TaskContext: each
@@ -44,7 +44,7 @@ func TestPauseResumeAfterWakeUpIsNoOverrun(t *testing.T) {
 		task.state.Store(stateRunning)
 		clock := &scriptedThread{}
 		tc := &task.tc
-		tc.task, tc.waker = task, flavors.NewVirtualWaker(clock)
+		tc.task, tc.waker = task, backend.NewVirtualWaker(clock)
 		tc.period, tc.oneshot = int64(time.Millisecond), oneshot
 		tc.sampleEvery, tc.nextSample = 1<<62, 1<<62
 

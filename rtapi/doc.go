@@ -44,7 +44,7 @@
 // variable, read by one parser for both; a field set in code beats its
 // flag, a flag given explicitly (even -rtapi.strict=false) beats the
 // environment, and the environment beats the default. Options' doc has
-// the table. Yes/no settings are a flavors.Toggle, whose zero value Auto
+// the table. Yes/no settings are a Toggle, whose zero value Auto
 // means "not set"; rtapi's Auto, On and Off are its values.
 //
 // Flavor choice: Options.Flavor, the -rtapi.flavor flag or RTAPI_FLAVOR

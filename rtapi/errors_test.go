@@ -64,7 +64,6 @@ func TestOneErrorSet(t *testing.T) {
 		{"Wait on a task never started", created.Wait(), rtapi.ErrState, nil},
 		{"SetMsgLevel out of range", rt.SetMsgLevel(msg.Level(42)), rtapi.ErrInvalid, msg.ErrInvalid},
 		{"MsgLogger on a closed RT", second(closed.MsgLogger("x")), rtapi.ErrClosed, nil},
-		{"Backend of a closed RT", second(closed.Backend()), rtapi.ErrClosed, nil},
 		{"Stats.Since a later mark", second(rtapi.Stats{Name: "a", Cycles: 1}.Since(rtapi.Stats{Name: "a", Cycles: 2})), rtapi.ErrInvalid, nil},
 		// shared memory
 		{"ShmNew with a negative size", second(rt.ShmNew(0xe3, -1)), rtapi.ErrInvalid, shm.ErrInvalid},

@@ -11,8 +11,6 @@ import (
 	_ "unsafe" // go:linkname
 
 	"go.uber.org/zap"
-
-	"github.com/gortapi/gortapi/flavors"
 )
 
 // The garbage collector's state, as a task can read it in one load.
@@ -64,7 +62,7 @@ func GCMarking() bool { return gcMarking() }
 // sysmon or a GC worker (SCHED_OTHER) holds. Costs: the task holds its P
 // while it sleeps, so the rest of the process has one P fewer per
 // shielded task; a stop-the-world that begins while the task sleeps waits
-// for the sleep to end (sleeps are cut into flavors.RawSleepChunk pieces)
+// for the sleep to end (sleeps are cut into backend.RawSleepChunk pieces)
 // and then stops the task right after its wake-up; and sysmon, seeing a
 // goroutine that never passes through the scheduler, preempts it about
 // every 10 ms, a round trip through a helper thread (49 µs median,
@@ -104,7 +102,7 @@ func GCMarking() bool { return gcMarking() }
 
 // shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
 // default (Options.GCShield): whether the task sleeps raw.
-func shieldRaw(spec TaskSpec, realTime bool, instance flavors.Toggle) bool {
+func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
 	choice := spec.GCShield
 	if choice == Auto {
 		choice = instance

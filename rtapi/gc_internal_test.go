@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/rttest"
 
 	"github.com/stretchr/testify/require"
@@ -15,9 +14,9 @@ import (
 func TestShieldRaw(t *testing.T) {
 	cases := []struct {
 		name     string
-		toggle   flavors.Toggle
+		toggle   Toggle
 		realTime bool
-		instance flavors.Toggle // Options.GCShield
+		instance Toggle // Options.GCShield
 		want     bool
 	}{
 		{"auto on a real-time flavor", Auto, true, Auto, true},

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -138,7 +137,7 @@ func TestDefaultLateThreshold(t *testing.T) {
 // takes the catch-up path and none sleeps. The stall costs b.N × 10 µs:
 // run it with a fixed count, e.g. -benchtime=100000x.
 func BenchmarkCycleOverhead(b *testing.B) {
-	for _, mode := range []flavors.Toggle{rtapi.On, rtapi.Auto, rtapi.Off} {
+	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Auto, rtapi.Off} {
 		b.Run("interference="+mode.String(), func(b *testing.B) {
 			rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
 			require.NoError(b, err)
@@ -163,7 +162,7 @@ func BenchmarkCycleOverhead(b *testing.B) {
 	}
 }
 
-// A raw sleep longer than flavors.RawSleepChunk is several kernel sleeps;
+// A raw sleep longer than backend.RawSleepChunk is several kernel sleeps;
 // they are one cycle's sleep, not blocks. (Counted per chunk, every such
 // cycle read as blocked.) What remains blocked is the Go runtime's forced
 // preemption of a task that keeps its P, at most one every 10 ms: at most
@@ -192,7 +191,7 @@ func TestInterferenceSampledAttributesAsExact(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 	var tasks []*rtapi.Task
-	for _, mode := range []flavors.Toggle{rtapi.On, rtapi.Auto} {
+	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Auto} {
 		task, err := rt.NewTask(rtapi.TaskSpec{Name: "interference=" + mode.String(), Period: time.Millisecond,
 			GCShield: rtapi.Off, Interference: mode}, loop)
 		require.NoError(t, err)
@@ -269,7 +268,7 @@ func TestLateNeverExceedsMeasuredWakeups(t *testing.T) {
 		if e := rttest.Emulator(); e != "" && wake == rtapi.WakePosixTimer {
 			continue // see flavors' TestWakerInterrupt
 		}
-		for _, intf := range []flavors.Toggle{rtapi.Auto, rtapi.On} {
+		for _, intf := range []rtapi.Toggle{rtapi.Auto, rtapi.On} {
 			const period = 2 * time.Millisecond
 			task, err := rt.NewTask(rtapi.TaskSpec{Name: wake.String() + "-" + intf.String(), Period: period, Wake: wake,
 				Interference: intf, LateThreshold: time.Nanosecond},

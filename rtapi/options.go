@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -67,11 +67,11 @@ type Options struct {
 	// kernel that is not real-time (vanilla or PREEMPT), each woken by a
 	// periodic POSIX timer aimed at its thread. Auto (unset) and Off:
 	// SCHED_OTHER.
-	VanillaFIFO flavors.Toggle
+	VanillaFIFO Toggle
 	// Strict On refuses to run degraded: when SCHED_FIFO is refused, or on
 	// a Xenomai or RTAI kernel that has no native backend here, Open or
 	// Start fails instead of warning. Auto (unset) and Off: warn and run.
-	Strict flavors.Toggle
+	Strict Toggle
 	// Logger receives set-up messages and, through the RT-safe message
 	// ring, what task bodies report. nil: warnings and errors go to
 	// stderr, one line each (a warning means the program runs other than
@@ -93,7 +93,7 @@ type Options struct {
 	// Close undoes it when the last of those closes — unless the program
 	// had locked memory itself before (VmLck), in which case it is left
 	// locked, since munlockall would undo the program's own lock.
-	LockMemory flavors.Toggle
+	LockMemory Toggle
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Negative: ErrInvalid.
 	Instance int
@@ -134,7 +134,7 @@ type Options struct {
 	// On, not when it is Off, and on real-time flavors only when it is
 	// Auto (unset). For measurements, RTAPI_GC_SHIELD=off turns the
 	// shield off without changing the program.
-	GCShield flavors.Toggle
+	GCShield Toggle
 	// SpinGuard bounds how long a task thread under SCHED_FIFO can keep
 	// its CPU without a context switch: to DefaultSpinBound, or the
 	// task's period when longer; the thread then runs SCHED_OTHER until
@@ -146,19 +146,12 @@ type Options struct {
 	// first task Start. Auto (unset): on for real-time flavors, with a
 	// warning when it cannot start; On: Start fails when it cannot; Off:
 	// none.
-	SpinGuard flavors.Toggle
+	SpinGuard Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given: the field
 	// then holds a value even when it is the zero one.
 	flagged uint32
 }
-
-// The values of a flavors.Toggle, as Options and TaskSpec use them.
-const (
-	Auto = flavors.Auto
-	On   = flavors.On
-	Off  = flavors.Off
-)
 
 // Defaults of Options' zero fields.
 const (
@@ -168,7 +161,7 @@ const (
 
 // DefaultTimerSignal is the signal the posix-timer wake mode uses unless
 // Options.TimerSignal names another: 40, SIGRTMIN+6 in glibc's numbering.
-const DefaultTimerSignal = flavors.DefaultTimerSignal
+const DefaultTimerSignal = backend.DefaultTimerSignal
 
 // RegisterFlags registers a flag on fs for each setting the table in
 // Options' doc gives one (-rtapi.flavor, -rtapi.strict, ...), and returns
@@ -258,11 +251,11 @@ var settings = []setting{{
 }, {
 	field: "VanillaFIFO", flag: "rtapi.vanilla-fifo", env: "RTAPI_VANILLA_FIFO",
 	usage: "on a non-RT kernel, run tasks SCHED_FIFO woken by POSIX timers",
-	value: toggle(func(o *Options) *flavors.Toggle { return &o.VanillaFIFO }, true),
+	value: toggle(func(o *Options) *Toggle { return &o.VanillaFIFO }, true),
 }, {
 	field: "Strict", flag: "rtapi.strict", env: "RTAPI_STRICT",
 	usage: "refuse to run degraded, e.g. without SCHED_FIFO",
-	value: toggle(func(o *Options) *flavors.Toggle { return &o.Strict }, true),
+	value: toggle(func(o *Options) *Toggle { return &o.Strict }, true),
 }, {
 	field: "Logger",
 	value: field[*zap.Logger]{at: func(o *Options) **zap.Logger { return &o.Logger },
@@ -275,7 +268,7 @@ var settings = []setting{{
 }, {
 	field: "LockMemory", flag: "rtapi.lock-memory", env: "RTAPI_LOCK_MEMORY",
 	usage: "mlockall on real-time flavors: `auto|on|off`",
-	value: toggle(func(o *Options) *flavors.Toggle { return &o.LockMemory }, false),
+	value: toggle(func(o *Options) *Toggle { return &o.LockMemory }, false),
 }, {
 	field: "Instance", flag: "rtapi.instance", env: "RTAPI_INSTANCE",
 	usage: "instance `number` of this host's shared memory",
@@ -314,11 +307,11 @@ var settings = []setting{{
 }, {
 	field: "GCShield", flag: "rtapi.gc-shield", env: "RTAPI_GC_SHIELD", legacy: "GORTAPI_GC_SHIELD",
 	usage: "GC shield of tasks that leave it auto: `auto|on|off`",
-	value: toggle(func(o *Options) *flavors.Toggle { return &o.GCShield }, false),
+	value: toggle(func(o *Options) *Toggle { return &o.GCShield }, false),
 }, {
 	field: "SpinGuard", flag: "rtapi.spin-guard", env: "RTAPI_SPIN_GUARD",
 	usage: "bound task threads' spins with a guard process: `auto|on|off`",
-	value: toggle(func(o *Options) *flavors.Toggle { return &o.SpinGuard }, false),
+	value: toggle(func(o *Options) *Toggle { return &o.SpinGuard }, false),
 }}
 
 // lookupEnv reads the setting's variable and, where it has one, its older
@@ -434,9 +427,9 @@ func (f field[T]) check(o *Options) error {
 
 func (f field[T]) format(o *Options) string { return f.text(*f.at(o)) }
 
-func toggle(at func(*Options) *flavors.Toggle, boolean bool) field[flavors.Toggle] {
-	return field[flavors.Toggle]{at: at, unset: isZero[flavors.Toggle], decode: parseToggle,
-		verify: checkToggle, text: flavors.Toggle.String, boolean: boolean}
+func toggle(at func(*Options) *Toggle, boolean bool) field[Toggle] {
+	return field[Toggle]{at: at, unset: isZero[Toggle], decode: parseToggle,
+		verify: checkToggle, text: Toggle.String, boolean: boolean}
 }
 
 func isZero[T comparable](v T) bool {
@@ -449,13 +442,13 @@ func isEmpty(v []int) bool { return len(v) == 0 }
 func parseText(s string) (string, error) { return s, nil }
 func formatText(s string) string         { return s }
 
-func parseToggle(s string) (flavors.Toggle, error) {
-	var t flavors.Toggle
+func parseToggle(s string) (Toggle, error) {
+	var t Toggle
 	err := t.Set(s)
 	return t, err
 }
 
-func checkToggle(t flavors.Toggle) (flavors.Toggle, error) {
+func checkToggle(t Toggle) (Toggle, error) {
 	if !t.Valid() {
 		return t, fmt.Errorf("%v is not Auto, On or Off: %w", t, ErrInvalid)
 	}
@@ -496,7 +489,7 @@ func checkFlavor(name string) (string, error) {
 	if name == "" || name == "auto" {
 		return name, nil
 	}
-	_, err := flavors.Lookup(name)
+	_, err := backend.Lookup(name)
 	return name, err
 }
 
@@ -550,9 +543,9 @@ func checkTimerSignal(n int) (int, error) {
 	if n == 0 {
 		return DefaultTimerSignal, nil
 	}
-	if n < flavors.TimerSignalMin || n > flavors.TimerSignalMax {
+	if n < backend.TimerSignalMin || n > backend.TimerSignalMax {
 		return n, fmt.Errorf("timer signal %d is not a real-time signal in [%d, %d]: %w",
-			n, flavors.TimerSignalMin, flavors.TimerSignalMax, ErrInvalid)
+			n, backend.TimerSignalMin, backend.TimerSignalMax, ErrInvalid)
 	}
 	return n, nil
 }

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gortapi/gortapi/flavors"
 )
 
 // A resolverCase is one setting that has a flag and a variable, with two
@@ -186,7 +184,7 @@ func TestResolveFlagSpellings(t *testing.T) {
 func TestResolveGCShieldOlderName(t *testing.T) {
 	for _, c := range []struct {
 		env  env
-		want flavors.Toggle
+		want Toggle
 		err  string
 	}{
 		{env: env{"GORTAPI_GC_SHIELD": "off"}, want: Off},

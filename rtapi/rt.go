@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
@@ -22,7 +22,7 @@ type RT struct {
 	opts   Options
 	kernel *kerneldetect.Report
 	cpus   cpuFacts // what task placement is checked against
-	flavor flavors.Flavor
+	flavor backend.Flavor
 	info   FlavorInfo
 	logger *zap.Logger
 
@@ -34,7 +34,7 @@ type RT struct {
 	closing chan struct{}
 	// closeBegun is closed when the first Close begins: it ends Run.
 	closeBegun chan struct{}
-	traits     flavors.Traits // what the flavor needs: its clock, its threads
+	traits     backend.Traits // what the flavor needs: its clock, its threads
 
 	msgMu sync.Mutex
 	msg   *msgState // the message drainer, started by the first MsgLogger
@@ -81,11 +81,11 @@ func Open(opts Options) (*RT, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	choice, err := flavors.Select(opts.Flavor, flavors.Config{
+	choice, err := backend.Select(opts.Flavor, backend.Config{
 		Kernel:      kernel,
-		VanillaFIFO: opts.VanillaFIFO,
-		Strict:      opts.Strict,
-		LockMemory:  opts.LockMemory,
+		VanillaFIFO: opts.VanillaFIFO.backend(),
+		Strict:      opts.Strict.backend(),
+		LockMemory:  opts.LockMemory.backend(),
 		Logger:      opts.Logger,
 		TimerSignal: opts.TimerSignal,
 		Sim:         sim,
@@ -188,15 +188,14 @@ func (rt *RT) releaseAfter(running []*Task) {
 // Flavor says which flavor runs the tasks and why.
 func (rt *RT) Flavor() FlavorInfo { return rt.info }
 
-// Backend returns the flavor instance that runs this RT's tasks, for a
-// package that drives a flavor of its own kind (rtapi/sim asserts
-// *flavors.Sim); ErrClosed once the RT is closed. Tasks are created,
-// started and stopped through the RT, never through the backend.
-func (rt *RT) Backend() (flavors.Flavor, error) {
-	if rt.isClosed() {
-		return nil, fmt.Errorf("rtapi: Backend: %w", ErrClosed)
+func init() {
+	backend.FlavorOf = func(x any) (backend.Flavor, error) {
+		rt := x.(*RT)
+		if rt.isClosed() {
+			return nil, fmt.Errorf("rtapi: %w", ErrClosed)
+		}
+		return rt.flavor, nil
 	}
-	return rt.flavor, nil
 }
 
 // Kernel is the detection report the flavor was chosen from. rt keeps its

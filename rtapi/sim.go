@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 )
 
 // SimOptions configure the sim flavor (Options.Sim). The zero value
@@ -35,15 +35,15 @@ type SimOptions struct {
 // simConfig is Options.Sim as the sim flavor takes it (other flavors
 // ignore it). Ties between tasks go by creation order, from rt.Tasks.
 // Called by Open before it selects the flavor.
-func (rt *RT) simConfig() (flavors.SimConfig, error) {
+func (rt *RT) simConfig() (backend.SimConfig, error) {
 	o := SimOptions{}
 	if rt.opts.Sim != nil {
 		o = *rt.opts.Sim
 	}
 	if o.HangTimeout < 0 {
-		return flavors.SimConfig{}, fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
+		return backend.SimConfig{}, fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
 	}
-	return flavors.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
+	return backend.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
 		SharedCPU: o.SharedCPU, Order: rt.taskNames}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -141,7 +141,7 @@ func (t *Task) counters() Stats {
 		VoluntarySwitches:   s.voluntary.Load(),
 		InvoluntarySwitches: s.involuntary.Load(),
 		Interference:        intf,
-		Policy:              policyName(b),
+		Policy:              b.Policy,
 		Priority:            b.Priority,
 		CPUs:                b.CPUs,
 		Wake:                b.Wake.String(),
@@ -210,7 +210,7 @@ func (s Stats) Since(mark Stats) (Stats, error) {
 const PolicyVirtual = "virtual"
 
 // policyName is Stats.Policy for a binding.
-func policyName(b flavors.Binding) string {
+func policyName(b backend.Binding) string {
 	if b.Virtual {
 		return PolicyVirtual
 	}

@@ -5,36 +5,18 @@ import (
 	"fmt"
 	"math"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/internal/spinguard"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
-
-// WakeMode is how a periodic task is woken each period; see the constants.
-type WakeMode = flavors.WakeMode
-
-// Wake modes: how a task's thread sleeps to its next release (go doc
-// flavors.WakeMode has the details of each). They differ in what a
-// wake-up costs and in how late it comes on a kernel that is not
-// real-time; examples/latency-bench measures them side by side.
-const (
-	WakeAuto       = flavors.WakeAuto       // the flavor's default
-	WakeNanosleep  = flavors.WakeNanosleep  // oneshot absolute sleep (a futex wait Stop can end)
-	WakeTimerfd    = flavors.WakeTimerfd    // periodic timerfd, blocking read
-	WakePosixTimer = flavors.WakePosixTimer // periodic POSIX timer, signal to the task thread
-)
-
-// ParseWakeMode parses "auto", "nanosleep", "timerfd" or "posix-timer".
-func ParseWakeMode(s string) (WakeMode, error) { return flavors.ParseWakeMode(s) }
 
 // OverrunPolicy says what a periodic task does when a release passed
 // while its body was still running.
@@ -142,7 +124,7 @@ type TaskSpec struct {
 	// the thread's counters (a getrusage system call, about a
 	// microsecond) only after a late wake-up and about every 100 ms; On
 	// reads them every cycle, for exact per-cycle counts.
-	Interference flavors.Toggle
+	Interference Toggle
 	// LateThreshold is the wake-up latency above which a wake-up counts
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period);
 	// at most MaxPeriod.
@@ -163,7 +145,7 @@ type TaskSpec struct {
 	// handed out again whenever a task starts or ends, except once
 	// RT.Close has begun: a task ending there frees no P for the others.
 	// Stats.GCShield says what the task got and why.
-	GCShield flavors.Toggle
+	GCShield Toggle
 	// DeadlinePolicy faults a periodic task after a run of overruns or
 	// one wake-up too late; the zero value never does. See DeadlinePolicy.
 	DeadlinePolicy DeadlinePolicy
@@ -258,7 +240,7 @@ type Task struct {
 	// so RT.Run does not count it as the task failing. Guarded by mu.
 	startFailed bool
 
-	binding flavors.Binding
+	binding backend.Binding
 	stats   taskStats
 	tc      TaskContext
 	wd      taskWatch
@@ -321,7 +303,7 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	}
 	for _, tg := range []struct {
 		field string
-		v     flavors.Toggle
+		v     Toggle
 	}{{"GCShield", spec.GCShield}, {"Interference", spec.Interference}} {
 		if !tg.v.Valid() {
 			return nil, taskErrf(name, "new", ErrInvalid, "%s %v is not Auto, On or Off", tg.field, tg.v)
@@ -452,12 +434,12 @@ func (t *Task) Start() error {
 // the body returns, panics or calls runtime.Goexit.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
-	w, b, err := t.rt.flavor.Bind(flavors.ThreadSpec{
+	w, b, err := t.rt.flavor.Bind(backend.ThreadSpec{
 		Name:     t.spec.Name,
 		Priority: t.spec.Priority,
 		CPUs:     t.cpus,
 		Period:   int64(t.spec.Period),
-		Wake:     t.spec.Wake,
+		Wake:     t.spec.Wake.backend(),
 		RawSleep: t.spec.RawSleep,
 		Control:  &t.ctl,
 	})
@@ -470,7 +452,7 @@ func (t *Task) run(ready chan<- error) {
 	tc := &t.tc
 	tc.waker = w
 	tc.period = int64(t.spec.Period)
-	tc.oneshot = b.Wake == WakeNanosleep
+	tc.oneshot = WakeMode(b.Wake) == WakeNanosleep
 	tc.skip = t.spec.Overrun == Skip
 	tc.sampleEvery = usageSampleEvery(t.spec.Period)
 	if t.rt.traits.VirtualClock {
@@ -486,7 +468,7 @@ func (t *Task) run(ready chan<- error) {
 	tc.maxOverruns = int64(t.spec.DeadlinePolicy.MaxOverruns)
 	tc.maxLate = int64(t.spec.DeadlinePolicy.MaxLate)
 	tc.startInterference()
-	tc.raw = t.rt.shields.join(t, b.Wake, t.rt.logger)
+	tc.raw = t.rt.shields.join(t, WakeMode(b.Wake), t.rt.logger)
 	w.SetRawSleep(tc.raw)
 	now := w.Now()
 	tc.release, tc.wake = now, now
@@ -778,12 +760,10 @@ func (rt *RT) isClosed() bool {
 // Binding reports what the flavor applied to the task's thread: thread
 // id, policy, priority, CPUs, wake mode, and why it runs degraded if it
 // does. Zero before Start.
-func (t *Task) Binding() flavors.Binding {
+func (t *Task) Binding() Binding {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.binding
-	b.CPUs = slices.Clone(b.CPUs) // the caller's own copy
-	return b
+	return publicBinding(t.binding)
 }
 
 // Tid is the kernel thread id of the task's thread, 0 before Start.

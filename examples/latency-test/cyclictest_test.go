@@ -18,7 +18,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -305,7 +304,7 @@ func TestUnwritableOutputsFailAtStart(t *testing.T) {
 func TestTwinFlags(t *testing.T) {
 	for _, c := range []struct {
 		args         []string
-		vanilla, mem flavors.Toggle
+		vanilla, mem rtapi.Toggle
 	}{
 		{[]string{"-vanilla-fifo=false", "-rtapi.vanilla-fifo"}, rtapi.Off, rtapi.Auto},
 		{[]string{"-vanilla-fifo", "-rtapi.vanilla-fifo=false"}, rtapi.On, rtapi.Auto},

@@ -96,7 +96,7 @@ func given(fs *flag.FlagSet, names ...string) bool {
 }
 
 // toggle is On for true, Off for false: a flag given explicitly.
-func toggle(on bool) flavors.Toggle {
+func toggle(on bool) rtapi.Toggle {
 	if on {
 		return rtapi.On
 	}
@@ -162,8 +162,8 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		c.lat.Options = *opts
 		if *flavor != "" {
 			if *flavor != "auto" {
-				if _, err := flavors.Lookup(*flavor); err != nil {
-					return usagef("-flavor: %v", err)
+				if !slices.Contains(flavors.Names(), *flavor) {
+					return usagef("-flavor: unknown flavor %q (valid: auto, %s)", *flavor, strings.Join(flavors.Names(), ", "))
 				}
 			}
 			c.lat.Options.Flavor = *flavor
@@ -180,8 +180,8 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 		if err != nil {
 			return usagef("-i: %v", err)
 		}
-		if period < flavors.MinPeriod {
-			return usagef("-i: interval %v is below the %v floor", period, flavors.MinPeriod)
+		if period <= 0 { // the floor is the flavor's: NewTask checks it
+			return usagef("-i: interval %v is not positive", period)
 		}
 		switch {
 		case c.linuxcnc:
@@ -192,11 +192,6 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			defs, err := latency.ParseThreads(*named)
 			if err != nil {
 				return usagef("-threads: %v", err)
-			}
-			for _, d := range defs {
-				if d.Period < flavors.MinPeriod {
-					return usagef("-threads: %s period %v is below the %v floor", d.Name, d.Period, flavors.MinPeriod)
-				}
 			}
 			c.lat.Tasks = defs
 		case *threads < 1 || *threads > 256:
@@ -227,8 +222,8 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 			// cyclictest -p runs SCHED_FIFO on any kernel: so do we
 			c.lat.Options.VanillaFIFO = rtapi.On
 		}
-		if *prio < 0 || *prio > flavors.PrioHighest {
-			return usagef("-p: priority %d out of range [%d, %d] (0: highest)", *prio, flavors.PrioLowest, flavors.PrioHighest)
+		if *prio < 0 { // the top of the range is the flavor's: rt.PrioHighest, checked at Open
+			return usagef("-p: priority %d is negative (0: highest)", *prio)
 		}
 		c.lat.Priority = *prio
 		if *cpus != "" {

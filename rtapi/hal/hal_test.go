@@ -592,7 +592,7 @@ func realTimePriorities(t *testing.T, rt *rtapi.RT) {
 	require.NoError(t, h.Start())
 	waitBeat(t, servo, 3)
 	bb, sb := base.Task().Binding(), servo.Task().Binding()
-	assert.Equal(t, "SCHED_FIFO", bb.Policy.String())
+	assert.Equal(t, "SCHED_FIFO", bb.Policy)
 	assert.Equal(t, rt.PrioHighest(), bb.Priority)
 	assert.Equal(t, rt.PrioNextLower(rt.PrioHighest()), sb.Priority, "the slower thread runs one priority lower")
 	require.NoError(t, h.Stop())

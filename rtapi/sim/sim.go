@@ -33,7 +33,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gortapi/gortapi/flavors"
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -43,7 +43,7 @@ import (
 // A cycle lasts its declared cost (TaskConfig.Cost, zero by default) on its
 // task's clock; tasks do not wait for one another's costs, as if each had
 // a CPU of its own, unless rtapi.SimOptions.SharedCPU puts them on one (see
-// flavors.Sim for the model). Starting a task does not run it: its first
+// backend.Sim for the model). Starting a task does not run it: its first
 // cycle is due at the virtual time of Start, and runs at the next
 // controller call.
 //
@@ -54,7 +54,7 @@ import (
 // controller calls, or from task bodies.
 type Controller struct {
 	rt  *rtapi.RT
-	sim *flavors.Sim
+	sim *backend.Sim
 }
 
 // New returns a controller of rt's virtual clock: rtapi.ErrNotSupported
@@ -64,11 +64,11 @@ func New(rt *rtapi.RT) (*Controller, error) {
 	if rt == nil {
 		return nil, fmt.Errorf("sim.New: nil RT: %w", rtapi.ErrInvalid)
 	}
-	backend, err := rt.Backend()
+	f, err := backend.FlavorOf(rt)
 	if err != nil {
 		return nil, fmt.Errorf("sim.New: %w", err)
 	}
-	s, ok := backend.(*flavors.Sim)
+	s, ok := f.(*backend.Sim)
 	if !ok {
 		return nil, fmt.Errorf("sim.New: the %s flavor has no virtual clock (open with Flavor \"sim\"): %w",
 			rt.Flavor().Name, rtapi.ErrNotSupported)
@@ -150,7 +150,7 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 	period := t.Spec().Period
 	within := max(RunCyclesBound*time.Duration(n)*period, time.Second)
 	met, err := c.sim.Run(c.sim.Now()+int64(within), nil, t.Name(), n)
-	if errors.Is(err, flavors.ErrSimTaskLeft) {
+	if errors.Is(err, backend.ErrSimTaskLeft) {
 		return taskErr(t, op, fmt.Errorf("%v: %w", err, rtapi.ErrState))
 	}
 	if err == nil && !met {
@@ -168,7 +168,7 @@ func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
 	if err := c.own(t, op); err != nil {
 		return err
 	}
-	return c.wrapTask(t, op, c.sim.SetTask(t.Name(), flavors.SimTaskConfig{Jitter: cfg.Jitter.j, Cost: cfg.Cost, RealExec: cfg.RealExec}))
+	return c.wrapTask(t, op, c.sim.SetTask(t.Name(), backend.SimTaskConfig{Jitter: cfg.Jitter.j, Cost: cfg.Cost, RealExec: cfg.RealExec}))
 }
 
 // InjectStall delays the release of t's cycle cycle (1 or later, not yet
@@ -232,13 +232,13 @@ func (c *Controller) own(t *rtapi.Task, op string) error {
 // wrap maps the flavor's errors onto the rtapi sentinels: a hang names
 // its task (ErrTimeout), a call during a run is ErrState.
 func (c *Controller) wrap(err error) error {
-	var h *flavors.HangError
+	var h *backend.HangError
 	switch {
 	case err == nil:
 		return nil
 	case errors.As(err, &h):
 		return &rtapi.TaskError{Task: h.Task, Op: "sim", Err: err}
-	case errors.Is(err, flavors.ErrSimBusy):
+	case errors.Is(err, backend.ErrSimBusy):
 		return fmt.Errorf("%w: %w", err, rtapi.ErrState)
 	}
 	return err
@@ -246,8 +246,8 @@ func (c *Controller) wrap(err error) error {
 
 // wrapTask is wrap for a call about task t.
 func (c *Controller) wrapTask(t *rtapi.Task, op string, err error) error {
-	var h *flavors.HangError
-	if err == nil || errors.As(err, &h) || errors.Is(err, flavors.ErrSimBusy) {
+	var h *backend.HangError
+	if err == nil || errors.As(err, &h) || errors.Is(err, backend.ErrSimBusy) {
 		return c.wrap(err)
 	}
 	return taskErr(t, op, err)
@@ -275,50 +275,50 @@ type TaskConfig struct {
 // a task's releases (TaskConfig.Jitter). The zero value adds none. A
 // distribution with bad parameters is refused by SetTask
 // (rtapi.ErrInvalid).
-type Jitter struct{ j flavors.Jitter }
+type Jitter struct{ j backend.Jitter }
 
 // String describes the distribution, e.g. "normal mean 20µs stddev 5µs".
 func (j Jitter) String() string { return j.j.String() }
 
 // ConstantJitter wakes every release exactly d late.
-func ConstantJitter(d time.Duration) Jitter { return Jitter{flavors.ConstantJitter(d)} }
+func ConstantJitter(d time.Duration) Jitter { return Jitter{backend.ConstantJitter(d)} }
 
 // UniformJitter draws lateness uniformly from [lo, hi).
-func UniformJitter(lo, hi time.Duration) Jitter { return Jitter{flavors.UniformJitter(lo, hi)} }
+func UniformJitter(lo, hi time.Duration) Jitter { return Jitter{backend.UniformJitter(lo, hi)} }
 
 // NormalJitter draws lateness from a normal distribution cut off at 0.
 func NormalJitter(mean, stddev time.Duration) Jitter {
-	return Jitter{flavors.NormalJitter(mean, stddev)}
+	return Jitter{backend.NormalJitter(mean, stddev)}
 }
 
 // ExponentialJitter draws lateness from an exponential distribution:
 // mostly small, with a long tail.
-func ExponentialJitter(mean time.Duration) Jitter { return Jitter{flavors.ExponentialJitter(mean)} }
+func ExponentialJitter(mean time.Duration) Jitter { return Jitter{backend.ExponentialJitter(mean)} }
 
 // HistogramJitter replays a latency histogram recorded on a real machine
 // (a task's Stats().Latency, or one read by package rtapi/latencyfile), so
 // that a test can ask whether a servo stays stable with that machine's
 // jitter.
-func HistogramJitter(h hist.Snapshot) Jitter { return Jitter{flavors.HistogramJitter(h)} }
+func HistogramJitter(h hist.Snapshot) Jitter { return Jitter{backend.HistogramJitter(h)} }
 
 // EventKind says what an Event records.
 type EventKind uint8
 
 // Trace event kinds; Event.Value holds what each comment says.
 const (
-	Start     = EventKind(flavors.SimStart)     // first cycle released
-	Wake      = EventKind(flavors.SimWake)      // woken for a release; Value: latency
-	End       = EventKind(flavors.SimEnd)       // cycle ended; Value: execution time
-	Pause     = EventKind(flavors.SimPause)     // task suspended by Pause
-	Resume    = EventKind(flavors.SimResume)    // task back in the schedule after Resume
-	Exit      = EventKind(flavors.SimExit)      // task body returned
-	Stall     = EventKind(flavors.SimStall)     // injected stall; Value: delay
-	Overrun   = EventKind(flavors.SimOverrun)   // injected overrun; Value: extra execution time
-	ClockStep = EventKind(flavors.SimClockStep) // virtual clock jumped; Value: the jump
+	Start     = EventKind(backend.SimStart)     // first cycle released
+	Wake      = EventKind(backend.SimWake)      // woken for a release; Value: latency
+	End       = EventKind(backend.SimEnd)       // cycle ended; Value: execution time
+	Pause     = EventKind(backend.SimPause)     // task suspended by Pause
+	Resume    = EventKind(backend.SimResume)    // task back in the schedule after Resume
+	Exit      = EventKind(backend.SimExit)      // task body returned
+	Stall     = EventKind(backend.SimStall)     // injected stall; Value: delay
+	Overrun   = EventKind(backend.SimOverrun)   // injected overrun; Value: extra execution time
+	ClockStep = EventKind(backend.SimClockStep) // virtual clock jumped; Value: the jump
 )
 
 // String is the kind's name in a trace line: "start", "wake", ...
-func (k EventKind) String() string { return flavors.SimEventKind(k).String() }
+func (k EventKind) String() string { return backend.SimEventKind(k).String() }
 
 // Event is one entry of the simulation trace.
 type Event struct {

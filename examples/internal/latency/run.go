@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/sim"
@@ -45,7 +44,7 @@ type Config struct {
 	Watchdog time.Duration
 	// Interference toggles rtapi's per-cycle interference counters
 	// (Stats.Interference); Auto leaves them on.
-	Interference flavors.Toggle
+	Interference rtapi.Toggle
 	// Body is what each cycle does (nothing by default).
 	Body Body
 	// SimJitter is the wake-up lateness the sim flavor injects into every

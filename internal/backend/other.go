@@ -1,6 +1,6 @@
 //go:build !linux
 
-package flavors
+package backend
 
 import "fmt"
 
@@ -8,8 +8,8 @@ import "fmt"
 // for "auto") says why it cannot run rather than that it does not exist.
 // Only the sim flavor runs on this system.
 func init() {
-	Register(Descriptor{Name: PosixName, ID: 0, Open: openLinuxOnly(PosixName)})
-	Register(Descriptor{Name: RTPreemptName, ID: 1, RealTime: true, Open: openLinuxOnly(RTPreemptName)})
+	Register(Descriptor{Name: PosixName, Open: openLinuxOnly(PosixName)})
+	Register(Descriptor{Name: RTPreemptName, Open: openLinuxOnly(RTPreemptName)})
 }
 
 func openLinuxOnly(name string) func(Config) (Flavor, string, error) {

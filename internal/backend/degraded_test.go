@@ -1,6 +1,6 @@
 //go:build linux
 
-package flavors
+package backend
 
 import (
 	"sync"
@@ -37,7 +37,7 @@ func TestVanillaFIFORefusedBindsDegraded(t *testing.T) {
 // linuxFlavor.warnedFIFO). Priority 200 is refused by any kernel (EINVAL).
 func TestConcurrentDegradedBindsWarnOnce(t *testing.T) {
 	core, logs := observer.New(zap.WarnLevel)
-	f := &linuxFlavor{name: PosixName, fifo: true, highest: PrioHighest, defaultWake: WakeNanosleep,
+	f := &linuxFlavor{name: PosixName, fifo: true, highest: prioHighest, defaultWake: WakeNanosleep,
 		log: zap.New(core), timerSignal: DefaultTimerSignal}
 	var wg sync.WaitGroup
 	for range 8 {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package flavors
+package backend
 
 import (
 	"testing"
@@ -23,7 +23,7 @@ func probeUpTo(limit int, probed *[]int) func(int) error {
 }
 
 // The probe asks for the priority that will be used (the watchdog's, one
-// above PrioHighest), not the lowest; under a lower rtprio limit the task
+// above prioHighest), not the lowest; under a lower rtprio limit the task
 // priorities are capped below it and the why says so. (The real-process
 // version, a child under RLIMIT_RTPRIO 50, is rtapi's TestRTPrioLimit.)
 func TestSelectUnderRTPrioLimit(t *testing.T) {
@@ -31,7 +31,7 @@ func TestSelectUnderRTPrioLimit(t *testing.T) {
 		limit, highest int
 		says           string
 	}{
-		{99, PrioHighest, ""},
+		{99, prioHighest, ""},
 		{50, 49, "allowed up to priority 50 only"},
 		{98, 97, "the watchdog at 98 above them"},
 		{2, 1, "task priorities 1 to 1, the watchdog at 2"},
@@ -48,9 +48,9 @@ func TestSelectUnderRTPrioLimit(t *testing.T) {
 			require.NoError(t, err, "limit %d", tc.limit)
 			require.True(t, c.Flavor.RealTime())
 			lo, hi := c.Flavor.Priorities()
-			require.Equal(t, PrioLowest, lo)
+			require.Equal(t, prioLowest, lo)
 			require.Equal(t, tc.highest, hi, "limit %d: %s", tc.limit, c.Why)
-			require.Equal(t, PrioHighest+1, probed[0], "the first probe is at the priority used")
+			require.Equal(t, prioHighest+1, probed[0], "the first probe is at the priority used")
 			if tc.says == "" {
 				require.NotContains(t, c.Why, "allowed up to")
 			} else {

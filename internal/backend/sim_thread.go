@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 import "hash/fnv"
 

@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 import (
 	"fmt"
@@ -43,16 +43,6 @@ func (m WakeMode) String() string {
 		return wakeNames[m]
 	}
 	return fmt.Sprintf("wake(%d)", uint8(m))
-}
-
-// ParseWakeMode parses a name as String spells it.
-func ParseWakeMode(s string) (WakeMode, error) {
-	for i, n := range wakeNames {
-		if s == n {
-			return WakeMode(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown wake mode %q (valid: auto, nanosleep, timerfd, posix-timer): %w", s, ErrInvalid)
 }
 
 // VirtualThread is what a flavor with its own clock (the sim flavor)

@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 import (
 	"time"
@@ -18,8 +18,8 @@ const (
 // Where RLIMIT_RTPRIO allows less, a SCHED_FIFO flavor's Priorities stop
 // one below the limit instead.
 const (
-	PrioLowest  = sys.FIFOPrioMin
-	PrioHighest = sys.FIFOPrioMax - 1
+	prioLowest  = sys.FIFOPrioMin
+	prioHighest = sys.FIFOPrioMax - 1
 )
 
 // MinPeriod is the shortest period the Linux backends accept. Shorter

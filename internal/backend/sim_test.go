@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 func TestSimRegisteredAndSelectable(t *testing.T) {
 	d, err := Lookup(SimName)
 	require.NoError(t, err)
-	require.False(t, d.RealTime)
+	require.Equal(t, SimName, d.Name)
 	ch, err := Select(SimName, Config{Kernel: &kerneldetect.Report{}})
 	require.NoError(t, err)
 	s, ok := ch.Flavor.(*Sim)

@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 import (
 	"fmt"
@@ -141,11 +141,6 @@ func (c *Config) probe(prio int) error {
 type Descriptor struct {
 	// Name is what Options.Flavor and RTAPI_FLAVOR take.
 	Name string
-	// ID follows Machinekit-HAL's numbering where one exists (posix 0,
-	// rt-preempt 1); others pick a free number.
-	ID int
-	// RealTime is true for backends whose threads run a real-time policy.
-	RealTime bool
 	// Open opens the backend, or says why it cannot run here (wrap
 	// ErrNotSupported or ErrPermission). why explains the choice.
 	Open func(cfg Config) (f Flavor, why string, err error)
@@ -162,10 +157,10 @@ func Register(d Descriptor) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
 	if d.Name == "" || d.Open == nil {
-		panic("flavors.Register: descriptor needs a Name and an Open func")
+		panic("backend.Register: descriptor needs a Name and an Open func")
 	}
 	if _, dup := registry[d.Name]; dup {
-		panic("flavors.Register: duplicate flavor " + d.Name)
+		panic("backend.Register: duplicate flavor " + d.Name)
 	}
 	registry[d.Name] = d
 }
@@ -210,7 +205,7 @@ func Select(name string, cfg Config) (Choice, error) {
 		cfg.Logger = zap.NewNop()
 	}
 	if cfg.Kernel == nil {
-		return Choice{}, fmt.Errorf("flavors.Select: no kernel report: %w", ErrInvalid)
+		return Choice{}, fmt.Errorf("select flavor: no kernel report: %w", ErrInvalid)
 	}
 	if name != "" && name != "auto" {
 		d, err := Lookup(name)

@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 // SharedCPU: all tasks on one simulated CPU, scheduled like SCHED_FIFO.
 // A thread that ended a cycle stays "executing" on the run queue until

@@ -1,4 +1,4 @@
-package flavors
+package backend
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ const (
 )
 
 func init() {
-	Register(Descriptor{Name: SimName, ID: 9, RealTime: false, Open: openSim})
+	Register(Descriptor{Name: SimName, Open: openSim})
 }
 
 var (

@@ -1,6 +1,6 @@
 //go:build linux
 
-package flavors
+package backend
 
 import (
 	"io/fs"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package flavors
+package backend
 
 import (
 	"errors"
@@ -17,8 +17,8 @@ import (
 )
 
 func init() {
-	Register(Descriptor{Name: PosixName, ID: 0, RealTime: false, Open: openPosix})
-	Register(Descriptor{Name: RTPreemptName, ID: 1, RealTime: true, Open: openRTPreempt})
+	Register(Descriptor{Name: PosixName, Open: openPosix})
+	Register(Descriptor{Name: RTPreemptName, Open: openRTPreempt})
 }
 
 // linuxFlavor is both Linux backends: they differ only in whether task
@@ -31,7 +31,7 @@ type linuxFlavor struct {
 	// mustFIFO: a thread that cannot get SCHED_FIFO is an error rather
 	// than a warning (rt-preempt, or Strict).
 	mustFIFO bool
-	// highest is the highest task priority: PrioHighest, or less where
+	// highest is the highest task priority: prioHighest, or less where
 	// RLIMIT_RTPRIO allows less (see fifoHighest).
 	highest     int
 	defaultWake WakeMode
@@ -45,7 +45,7 @@ type linuxFlavor struct {
 }
 
 func openPosix(cfg Config) (Flavor, string, error) {
-	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, highest: PrioHighest, log: cfg.Logger,
+	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, highest: prioHighest, log: cfg.Logger,
 		timerSignal: cfg.timerSignal()}
 	if cfg.VanillaFIFO != On {
 		return f, "posix flavor: SCHED_OTHER threads and absolute sleeps to each release, no real-time guarantee " +
@@ -80,8 +80,8 @@ func openRTPreempt(cfg Config) (Flavor, string, error) {
 }
 
 // fifoHighest finds the highest priority tasks may run SCHED_FIFO at, and
-// when that is below PrioHighest, says why in a clause for the flavor's
-// why. It probes the priority that will be used: one above PrioHighest,
+// when that is below prioHighest, says why in a clause for the flavor's
+// why. It probes the priority that will be used: one above prioHighest,
 // where the watchdog runs. Where that is refused but SCHED_FIFO is not
 // (RLIMIT_RTPRIO between 1 and 98 without CAP_SYS_NICE, a common
 // limits.d setting), it bisects for the highest allowed priority (the
@@ -89,18 +89,18 @@ func openRTPreempt(cfg Config) (Flavor, string, error) {
 // and the tasks below it. The error is the kernel's answer when SCHED_FIFO
 // is refused at every priority.
 func (c *Config) fifoHighest() (highest int, limited string, err error) {
-	top := PrioHighest + 1 // the watchdog's
+	top := prioHighest + 1 // the watchdog's
 	err = c.probe(top)
 	if err == nil {
-		return PrioHighest, "", nil
+		return prioHighest, "", nil
 	}
 	if !errors.Is(err, unix.EPERM) {
 		return 0, "", err
 	}
-	if err := c.probe(PrioLowest); err != nil {
+	if err := c.probe(prioLowest); err != nil {
 		return 0, "", err
 	}
-	allowed, refused := PrioLowest, top
+	allowed, refused := prioLowest, top
 	for refused-allowed > 1 {
 		if mid := (allowed + refused) / 2; c.probe(mid) == nil {
 			allowed = mid
@@ -112,14 +112,14 @@ func (c *Config) fifoHighest() (highest int, limited string, err error) {
 	if l, err := sys.RTPrioLimit(); err == nil && l == uint64(allowed) {
 		limit = fmt.Sprintf(" (RLIMIT_RTPRIO %d)", l)
 	}
-	highest = max(PrioLowest, allowed-1)
+	highest = max(prioLowest, allowed-1)
 	watchdog := fmt.Sprintf("the watchdog at %d above them", allowed)
 	if highest == allowed {
 		watchdog = "the watchdog cannot run above them"
 	}
 	return highest, fmt.Sprintf("; SCHED_FIFO is allowed up to priority %d only%s: task priorities %d to %d, %s "+
 		"(an rtprio limit of %d, e.g. @%s - rtprio %d in %s, gives the full range)",
-		allowed, limit, PrioLowest, highest, watchdog, top, remedy.Group, top, remedy.LimitsFile), nil
+		allowed, limit, prioLowest, highest, watchdog, top, remedy.Group, top, remedy.LimitsFile), nil
 }
 
 // fifoRemedy names the concrete fix for a refused SCHED_FIFO.
@@ -135,7 +135,7 @@ func fifoRemedy(err error) string {
 func (f *linuxFlavor) Name() string                      { return f.name }
 func (f *linuxFlavor) RealTime() bool                    { return f.fifo }
 func (f *linuxFlavor) Now() int64                        { return sys.Nanotime() }
-func (f *linuxFlavor) Priorities() (lowest, highest int) { return PrioLowest, f.highest }
+func (f *linuxFlavor) Priorities() (lowest, highest int) { return prioLowest, f.highest }
 func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 
 // Traits: CLOCK_MONOTONIC, and a real OS thread per task.
