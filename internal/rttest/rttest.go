@@ -25,8 +25,9 @@ import (
 const RequireEnv = "GORTAPI_REQUIRE_RT"
 
 // SkipShort skips t under go test -short, the unit lane: no SCHED_FIFO,
-// no root, no child toolchains or kernels, whatever GORTAPI_REQUIRE_RT
-// says. RequireRT, RequireRoot and RequireGo call it.
+// no root, no other programs (toolchains, renderers, kernels), whatever
+// GORTAPI_REQUIRE_RT says. RequireRT, RequireRoot, RequireGo and
+// RequireTool call it.
 func SkipShort(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
@@ -98,8 +99,15 @@ const ToolsEnv = "GORTAPI_TOOLS"
 // RequireTool returns the path of the program name, or skips t, loudly,
 // saying how to install it (install: "apt-get install rt-tests"); with
 // GORTAPI_REQUIRE_RT=1 (CI installs every tool) it fails instead, unless
-// GORTAPI_TOOLS=absent.
+// GORTAPI_TOOLS=absent. Under -short it skips (SkipShort): running
+// another program is not a unit test.
 func RequireTool(t testing.TB, name, install string) string {
+	t.Helper()
+	SkipShort(t, "test that runs "+name)
+	return requireTool(t, name, install)
+}
+
+func requireTool(t testing.TB, name, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err == nil {
@@ -121,7 +129,7 @@ func RequireTool(t testing.TB, name, install string) string {
 func RequireGo(t testing.TB) string {
 	t.Helper()
 	SkipShort(t, "test that builds with the go command")
-	return RequireTool(t, "go", "install Go 1.26 or later")
+	return requireTool(t, "go", "install Go 1.26 or later")
 }
 
 // skipped counts the tests the Require helpers skipped, by what they
