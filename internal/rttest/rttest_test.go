@@ -128,4 +128,14 @@ func TestRequireSkipsUnderShort(t *testing.T) {
 	if after := SkipSummary(); after != before {
 		t.Fatalf("a -short skip was counted: %q, before %q", after, before)
 	}
+	if got := Rounds(2000); got != 200 {
+		t.Errorf("Rounds(2000) under -short = %d, want 200", got)
+	}
+	if got := Rounds(5); got != 1 {
+		t.Errorf("Rounds(5) under -short = %d, want 1", got)
+	}
+	short.Value.Set("false")
+	if got := Rounds(2000); got != 2000 {
+		t.Errorf("Rounds(2000) = %d, want 2000", got)
+	}
 }
