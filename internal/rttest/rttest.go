@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -32,6 +33,19 @@ func SkipShort(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short (the unit lane) runs no " + what + "; go test without -short does")
+	}
+}
+
+// ParallelUnlessRT calls t.Parallel under go test -short, where Main has
+// refused SCHED_FIFO to the process (its package's TestMain must call
+// Main): a test that runs tasks in real time, with none of them
+// real-time, may then share the CPUs with others. Without -short its
+// tasks may be SCHED_FIFO, and two such tests at once on a small machine
+// starve each other, so it runs alone.
+func ParallelUnlessRT(t *testing.T) {
+	t.Helper()
+	if realTimeDenied.Load() {
+		t.Parallel()
 	}
 }
 
@@ -172,11 +186,13 @@ func SkipSummary() string {
 		filepath.Base(os.Args[0]), n, plural, strings.Join(what, ", "), RequireEnv)
 }
 
+// realTimeDenied says that Main called sys.DenyRealTime.
+var realTimeDenied atomic.Bool
+
 // Main runs the tests (call it from TestMain: os.Exit(rttest.Main(m)))
-// and then prints SkipSummary where a person sees it: go test shows a
-// passing package's output only with -v, so the line goes to the
-// terminal (/dev/tty) when there is one, else to stderr (shown with -v or
-// when the package fails).
+// and prints SkipSummary where a person sees it: go test shows a passing package's output only with -v, so the line
+// goes to the terminal (/dev/tty) when there is one, else to stderr
+// (shown with -v or when the package fails).
 //
 // Under go test -short (the unit lane) it first makes SCHED_FIFO and
 // SCHED_RR refused (sys.DenyRealTime): every test runs as an unprivileged
@@ -185,6 +201,7 @@ func Main(m *testing.M) int {
 	flag.Parse()
 	if testing.Short() {
 		sys.DenyRealTime()
+		realTimeDenied.Store(true)
 	}
 	code := m.Run()
 	if line := SkipSummary(); line != "" {

@@ -47,6 +47,7 @@ func wellFormed(t *testing.T, data []byte) map[string]int {
 }
 
 func TestWriteSVG(t *testing.T) {
+	t.Parallel()
 	a := hist.New(time.Microsecond, 10*time.Millisecond)
 	b := hist.New(time.Microsecond, 10*time.Millisecond)
 	for i := int64(0); i < 10000; i++ {
@@ -72,6 +73,7 @@ func TestWriteSVG(t *testing.T) {
 }
 
 func TestWriteSVGEmpty(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, "nothing", []Series{{"idle", hist.Snapshot{}}}); err != nil {
 		t.Fatal(err)
@@ -85,6 +87,7 @@ func TestWriteSVGEmpty(t *testing.T) {
 }
 
 func TestNiceStep(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[float64]float64{0: 1, 0.3: 0.5, 1: 1, 1.2: 2, 3: 5, 7: 10, 120: 200} {
 		if got := niceStep(raw); got != want {
 			t.Errorf("niceStep(%g) = %g, want %g", raw, got, want)
@@ -156,6 +159,7 @@ func TestSVGRendersCleanly(t *testing.T) {
 // distribution (12-29 µs) must span a readable width, not the ~20 px a
 // linear axis gave it.
 func TestSVGLogAxisGivesTheBodyRoom(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, "t", tailSeries()[:1]); err != nil {
 		t.Fatal(err)
