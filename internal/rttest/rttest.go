@@ -189,8 +189,9 @@ func SkipSummary() string {
 // realTimeDenied says that Main called sys.DenyRealTime.
 var realTimeDenied atomic.Bool
 
-// Main runs the tests (call it from TestMain: os.Exit(rttest.Main(m)))
-// and prints SkipSummary where a person sees it: go test shows a passing package's output only with -v, so the line
+// Main runs the tests (call it from TestMain: os.Exit(rttest.Main(m))),
+// removes what Program built, and prints SkipSummary where a person sees
+// it: go test shows a passing package's output only with -v, so the line
 // goes to the terminal (/dev/tty) when there is one, else to stderr
 // (shown with -v or when the package fails).
 //
@@ -204,6 +205,7 @@ func Main(m *testing.M) int {
 		realTimeDenied.Store(true)
 	}
 	code := m.Run()
+	removePrograms()
 	if line := SkipSummary(); line != "" {
 		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 			fmt.Fprintln(tty, line)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -137,5 +138,23 @@ func TestRequireSkipsUnderShort(t *testing.T) {
 	short.Value.Set("false")
 	if got := Rounds(2000); got != 2000 {
 		t.Errorf("Rounds(2000) = %d, want 2000", got)
+	}
+}
+
+// Program builds a program once, into a directory other users may read,
+// and the path it returns runs.
+func TestProgram(t *testing.T) {
+	bin := Program(t, "./testdata/hello")
+	t.Cleanup(removePrograms) // this package's tests do not run under Main
+	if again := Program(t, "./testdata/hello"); again != bin {
+		t.Fatalf("built twice: %s, then %s", bin, again)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil || string(out) != "hello\n" {
+		t.Fatalf("%s: %q, %v", bin, out, err)
+	}
+	st, err := os.Stat(ProgramDir())
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("program directory %s: %v, %v", ProgramDir(), st.Mode(), err)
 	}
 }
