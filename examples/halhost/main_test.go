@@ -69,6 +69,10 @@ func start(t *testing.T, bin string, args ...string) *proc {
 	p := &proc{t: t, cmd: exec.Command(bin, args...), lines: make(chan string, 10000), done: make(chan struct{})}
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w
+	// Killed with the test binary, which a timeout may end before the
+	// cleanups: an orphaned host would keep what it inherited, such as
+	// the fd of a flock(1) that serializes test runs.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(r)
