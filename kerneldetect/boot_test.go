@@ -43,6 +43,7 @@ const (
 // default; preempt= means nothing to a kernel without PREEMPT_DYNAMIC, and
 // PREEMPT_RT stays rt whatever mode it runs in.
 func TestPreemptEffectiveAndSource(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, version, config, cmdline string
 		extra                          map[string]string
@@ -93,6 +94,7 @@ const (
 // isolcpus= flags change what is isolated: with flags, domain (scheduler)
 // isolation happens only when named.
 func TestIsolcpusFlags(t *testing.T) {
+	t.Parallel()
 	// Flags without domain: sysfs rightly shows nothing isolated, and the
 	// check says why instead of guessing.
 	r, err := DetectFS(bootTree(volVersion, noHzFull, "isolcpus=managed_irq,nohz,2-3", map[string]string{nohzFile: "2-3\n"}))
@@ -120,6 +122,7 @@ func TestIsolcpusFlags(t *testing.T) {
 
 // nohz_full= and rcu_nocbs= mean nothing to a kernel built without them.
 func TestBootParamsIgnoredByConfig(t *testing.T) {
+	t.Parallel()
 	r, err := DetectFS(bootTree(volVersion, tickful, "nohz_full=2-3 rcu_nocbs=2-3 threadirqs", nil))
 	require.NoError(t, err)
 	assert.Nil(t, r.NohzFull)
@@ -132,6 +135,7 @@ func TestBootParamsIgnoredByConfig(t *testing.T) {
 }
 
 func TestBootSettingsSources(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, version, config, cmdline string
 		irqs, mitigations              Setting
@@ -160,6 +164,7 @@ func TestBootSettingsSources(t *testing.T) {
 
 // Without sysfs's smt/active, nosmt on the command line is the evidence.
 func TestSMTFromCmdline(t *testing.T) {
+	t.Parallel()
 	for _, cmdline := range []string{"nosmt", "mitigations=auto,nosmt"} {
 		r, err := DetectFS(bootTree(volVersion, noHzFull, cmdline, nil))
 		require.NoError(t, err)
@@ -170,6 +175,7 @@ func TestSMTFromCmdline(t *testing.T) {
 }
 
 func TestCmdlineParams(t *testing.T) {
+	t.Parallel()
 	got := cmdlineParams(`ro "quoted param" nohz-full=2 "preempt=full" x="a b" bare= -- init=1`)
 	assert.Equal(t, []cmdParam{
 		{name: "ro"}, {name: "quoted param"}, {name: "nohz_full", value: "2", hasValue: true},
@@ -182,6 +188,7 @@ func TestCmdlineParams(t *testing.T) {
 }
 
 func TestParseCmdlineCPUList(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		nr   int
@@ -212,6 +219,7 @@ func TestParseCmdlineCPUList(t *testing.T) {
 }
 
 func TestParseIsolcpus(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in, flags string
 		cpus      []int

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseCPUListExported(t *testing.T) {
+	t.Parallel()
 	cpus, err := ParseCPUList("3,0-1,3")
 	require.NoError(t, err)
 	require.Equal(t, []int{0, 1, 3}, cpus)

@@ -13,12 +13,14 @@ import (
 )
 
 func TestDetectFSNil(t *testing.T) {
+	t.Parallel()
 	r, err := DetectFS(nil)
 	assert.ErrorIs(t, err, ErrInvalid)
 	assert.Nil(t, r)
 }
 
 func TestDetectFSEmptyTree(t *testing.T) {
+	t.Parallel()
 	r, err := DetectFS(fstest.MapFS{})
 	require.NoError(t, err)
 	assert.Equal(t, Unknown, r.Kind)
@@ -42,6 +44,7 @@ func evidenceText(r *Report) string {
 
 // Garbled, empty and truncated files leave fields unknown with evidence.
 func TestDetectFSBadInput(t *testing.T) {
+	t.Parallel()
 	huge := bytes.Repeat([]byte("x"), maxSmallFile+10)
 	fsys := fstest.MapFS{
 		"proc/sys/kernel/osrelease":           {Data: []byte("6.1.0-47-rt-amd64\n")},
@@ -82,6 +85,7 @@ func TestDetectFSBadInput(t *testing.T) {
 
 // A release with path elements must not escape into other files.
 func TestDetectFSReleasePathTraversal(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"proc/sys/kernel/osrelease": {Data: []byte("../../etc/passwd\n")},
 		"etc/passwd":                {Data: []byte("CONFIG_PREEMPT_RT=y\n")},
@@ -93,6 +97,7 @@ func TestDetectFSReleasePathTraversal(t *testing.T) {
 }
 
 func TestKindNames(t *testing.T) {
+	t.Parallel()
 	for k, name := range map[Kind]string{Unknown: "unknown", Vanilla: "vanilla", Preempt: "preempt", PreemptRT: "preempt-rt", Xenomai: "xenomai", RTAI: "rtai"} {
 		assert.Equal(t, name, k.String())
 		b, err := k.MarshalText()
@@ -116,6 +121,7 @@ func TestKindNames(t *testing.T) {
 }
 
 func TestReportCheckMisuse(t *testing.T) {
+	t.Parallel()
 	var r *Report
 	_, ok := r.Check(CheckSchedFIFO)
 	assert.False(t, ok)
@@ -131,6 +137,7 @@ func TestReportCheckMisuse(t *testing.T) {
 }
 
 func TestDetectLive(t *testing.T) {
+	t.Parallel()
 	r, err := Detect()
 	require.NoError(t, err)
 	assert.NotEqual(t, Unknown, r.Kind, "a Linux host has /proc")

@@ -169,6 +169,7 @@ var fixtureBoot = map[string]struct {
 }
 
 func TestFixtureTrees(t *testing.T) {
+	t.Parallel()
 	dirs, err := os.ReadDir("testdata")
 	require.NoError(t, err)
 	var trees []string

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseCPUList(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want []int
@@ -40,12 +41,14 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestFormatCPUList(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "", formatCPUList(nil))
 	assert.Equal(t, "0-3,8,10-11", formatCPUList([]int{0, 1, 2, 3, 8, 10, 11}))
 	assert.Equal(t, "5", formatCPUList([]int{5}))
 }
 
 func TestParseStatus(t *testing.T) {
+	t.Parallel()
 	st, err := parseStatus([]byte("Name:\tx\nUid:\t1000\t1000\t1000\t1000\nCapInh:\t0\nCapEff:\t0000000000800000\n"))
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1<<CapSysNice), st.capEff)
@@ -63,6 +66,7 @@ func TestParseStatus(t *testing.T) {
 }
 
 func TestParseLimits(t *testing.T) {
+	t.Parallel()
 	in := "Limit                     Soft Limit           Hard Limit           Units     \n" +
 		"Max locked memory         8388608              8388608              bytes     \n" +
 		"Max realtime priority     0                    99                   \n" +
@@ -82,6 +86,7 @@ func TestParseLimits(t *testing.T) {
 }
 
 func TestParseVersionFlags(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want versionFlags
@@ -100,6 +105,7 @@ func TestParseVersionFlags(t *testing.T) {
 }
 
 func TestParseKconfig(t *testing.T) {
+	t.Parallel()
 	cfg, err := parseKconfig([]byte("#\n# comment\nCONFIG_HZ=250\nCONFIG_PREEMPT_RT=y\n# CONFIG_PREEMPT is not set\nCONFIG_CC_VERSION_TEXT=\"gcc 12\"\nCONFIG_=x\nCONFIG_BAD NAME=y\n"))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{
@@ -110,6 +116,7 @@ func TestParseKconfig(t *testing.T) {
 }
 
 func TestConfigModel(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cfg     map[string]string
 		model   string
@@ -129,6 +136,7 @@ func TestConfigModel(t *testing.T) {
 }
 
 func TestParsePreemptDebugfs(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"none voluntary (full) lazy\n": ModelFull,
 		"(none) voluntary full\n":      ModelNone,
@@ -146,6 +154,7 @@ func TestParsePreemptDebugfs(t *testing.T) {
 }
 
 func TestCmdlineValue(t *testing.T) {
+	t.Parallel()
 	v, ok := cmdlineValue("ro preempt=voluntary quiet preempt=full", "preempt")
 	assert.True(t, ok)
 	assert.Equal(t, "full", v, "the last occurrence wins, as in the kernel")
@@ -159,6 +168,7 @@ func TestCmdlineValue(t *testing.T) {
 }
 
 func TestParseSingleInt(t *testing.T) {
+	t.Parallel()
 	n, err := parseSingleInt([]byte("950000\n"))
 	require.NoError(t, err)
 	assert.Equal(t, int64(950000), n)
@@ -172,6 +182,7 @@ func TestParseSingleInt(t *testing.T) {
 }
 
 func TestCgroupV1Path(t *testing.T) {
+	t.Parallel()
 	p, ctl, ok := cgroupV1Path([]byte("4:memory:/x\n3:cpu,cpuacct:/docker/abc\n0::/\n"), "cpu")
 	assert.True(t, ok)
 	assert.Equal(t, "/docker/abc", p)
@@ -183,6 +194,7 @@ func TestCgroupV1Path(t *testing.T) {
 }
 
 func TestCpuinfoAndModules(t *testing.T) {
+	t.Parallel()
 	has, found := cpuinfoHasFlag([]byte("processor\t: 0\nflags\t\t: fpu hypervisor sse\n"), "hypervisor")
 	assert.True(t, has)
 	assert.True(t, found)

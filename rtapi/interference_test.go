@@ -263,6 +263,7 @@ func TestInterferenceSampledAccountsTheLastWindow(t *testing.T) {
 // previous wake-up's latency). A threshold of 1 ns makes every measured
 // wake-up late.
 func TestLateNeverExceedsMeasuredWakeups(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 	for _, wake := range []rtapi.WakeMode{rtapi.WakeTimerfd, rtapi.WakePosixTimer} {
 		if e := rttest.Emulator(); e != "" && wake == rtapi.WakePosixTimer {
@@ -300,6 +301,7 @@ func TestLateNeverExceedsMeasuredWakeups(t *testing.T) {
 // (Read the other way round, the cycles that ran between the two reads
 // showed as late but not yet measured.)
 func TestLiveStatsNeverShowMoreLateThanMeasured(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "fast", Period: 50 * time.Microsecond, LateThreshold: time.Nanosecond,
 		Interference: rtapi.On}, loop)

@@ -256,6 +256,7 @@ func TestStopWakesASleepingTask(t *testing.T) {
 // Pause while the task sleeps: once Pause has returned, the body does not
 // run again until Resume.
 func TestPauseWhileSleepingRunsNoMoreBody(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	const period = 100 * time.Millisecond
 	type run struct {
@@ -297,6 +298,7 @@ func TestPauseWhileSleepingRunsNoMoreBody(t *testing.T) {
 
 // Two Close calls at once: both return only when every task has stopped.
 func TestConcurrentCloseWaitsForTasks(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix"})
 	require.NoError(t, err)
 	var ended atomic.Bool

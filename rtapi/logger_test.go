@@ -31,6 +31,7 @@ func TestNilLoggerShowsWarnings(t *testing.T) {
 		require.NoError(t, rt.Close())
 		return
 	}
+	rttest.ParallelUnlessRT(t)
 	rttest.RequireSelfExec(t)
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	require.True(t, rt.Logger().Core().Enabled(zapcore.WarnLevel))

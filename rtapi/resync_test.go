@@ -16,6 +16,7 @@ import (
 // the task at once (issue 21's unconfirmed item). .ci/realkernel.sh runs
 // this on Debian's 6.1 kernels.
 func TestResyncForgetsAFiredRelease(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 	for _, wake := range wakeModes {
 		if e := rttest.Emulator(); e != "" && wake == rtapi.WakePosixTimer {

@@ -392,6 +392,7 @@ func TestOverruns(t *testing.T) {
 }
 
 func TestPauseResume(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	for _, wake := range []rtapi.WakeMode{rtapi.WakeNanosleep, rtapi.WakeTimerfd, rtapi.WakePosixTimer} {
 		// The body holds its 10th cycle until the test has paused it,

@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -20,40 +18,13 @@ import (
 // These tests run halrun and halcmd as real processes, as a user would in
 // two terminals, against a temporary segment directory.
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
+// binaries builds halrun and halcmd once.
 func binaries(t *testing.T) (halrun, halcmd string) {
 	t.Helper()
-	rttest.RequireSelfExec(t)
-	rttest.RequireGo(t)
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "halcmd-test")
-		if buildErr != nil {
-			return
-		}
-		for _, p := range []string{"../halrun", "."} {
-			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
-				return
-			}
-		}
-	})
-	require.NoError(t, buildErr)
-	return filepath.Join(binDir, "halrun"), filepath.Join(binDir, "halcmd")
+	return rttest.Program(t, "../halrun"), rttest.Program(t, ".")
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
 
 var rtFlags = []string{"-rtapi.flavor", "posix", "-rtapi.lock-memory=off", "-rtapi.instance", "7"}
 

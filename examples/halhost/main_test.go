@@ -26,43 +26,17 @@ import (
 // two terminals: build, start, read their output, interrupt, check the
 // exit status and that /dev/shm is clean.
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
+// binaries builds halhost, halmon, halrun and halcmd once, before any
+// test starts a host (one that faults after 1 s must not wait for a
+// build), and returns the first two; rttest.Program returns the others.
 func binaries(t *testing.T) (host, mon string) {
 	t.Helper()
-	rttest.RequireGo(t)
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "halhost-test")
-		if buildErr != nil {
-			return
-		}
-		// Other users (the group tests) run halmon from here.
-		if buildErr = os.Chmod(binDir, 0o755); buildErr != nil {
-			return
-		}
-		for _, p := range []string{".", "../halmon", "../halrun", "../halcmd"} {
-			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
-				return
-			}
-		}
-	})
-	require.NoError(t, buildErr)
-	return filepath.Join(binDir, "halhost"), filepath.Join(binDir, "halmon")
+	rttest.Program(t, "../halrun")
+	rttest.Program(t, "../halcmd")
+	return rttest.Program(t, "."), rttest.Program(t, "../halmon")
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
 
 // keys picks segment keys no other test or running halhost uses.
 func keys(t *testing.T) []string {
@@ -95,6 +69,10 @@ func start(t *testing.T, bin string, args ...string) *proc {
 	p := &proc{t: t, cmd: exec.Command(bin, args...), lines: make(chan string, 10000), done: make(chan struct{})}
 	r, w := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = w, w
+	// Killed with the test binary, which a timeout may end before the
+	// cleanups: an orphaned host would keep what it inherited, such as
+	// the fd of a flock(1) that serializes test runs.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(r)
@@ -278,9 +256,10 @@ func TestFaultDropsAmpEnableForOtherProcesses(t *testing.T) {
 	k := keys(t)
 	host := start(t, hostBin, append([]string{"-fault-after", "1s"}, k...)...)
 	host.waitFor("halhost ready")
+	halcmdBin := rttest.Program(t, "../halcmd")
 	halcmd := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(filepath.Join(binDir, "halcmd"), append([]string{"-data-key", k[3]}, args...)...).CombinedOutput()
+		out, err := exec.Command(halcmdBin, append([]string{"-data-key", k[3]}, args...)...).CombinedOutput()
 		require.NoError(t, err, "halcmd %v: %s", args, out)
 		return strings.TrimSpace(string(out))
 	}
@@ -456,7 +435,7 @@ func instance(t *testing.T) string {
 // start was refused.
 func TestHalhostAndHalrunAtOnce(t *testing.T) {
 	hostBin, _ := binaries(t)
-	runBin := filepath.Join(binDir, "halrun")
+	runBin := rttest.Program(t, "../halrun")
 	inst := instance(t)
 	run := start(t, runBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix", "../halrun/testdata/servo-loop.hal")
 	run.waitFor("halrun: ")
@@ -475,7 +454,7 @@ func TestHalhostAndHalrunAtOnce(t *testing.T) {
 // halhost's pins are the library's: halcmd shows, sets and rewires them.
 func TestHalcmdSeesHostPins(t *testing.T) {
 	hostBin, _ := binaries(t)
-	cmdBin := filepath.Join(binDir, "halcmd")
+	cmdBin := rttest.Program(t, "../halcmd")
 	inst := instance(t)
 	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix")
 	host.waitFor("halhost ready")
@@ -515,7 +494,7 @@ func TestGroupMemberMonitors(t *testing.T) {
 	as := func(gid string, args ...string) (string, error) {
 		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=" + gid, "--clear-groups", monBin,
 			"-rtapi.shm-group", "65534", "-count", "1"}, append(k, args...)...)...)
-		cmd.Dir = binDir
+		cmd.Dir = rttest.ProgramDir()
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -541,10 +520,11 @@ func TestHalcmdReadOnlyMember(t *testing.T) {
 	n, err := strconv.Atoi(inst)
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(fmt.Sprintf("/dev/shm/gortapi-%d-48414c50", n), 0o640))
+	halcmdBin := rttest.Program(t, "../halcmd")
 	halcmd := func(args ...string) (string, error) {
 		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
-			filepath.Join(binDir, "halcmd"), "-rtapi.instance", inst, "-data-key", "0x48414c50", "-group", "65534"}, args...)...)
-		cmd.Dir = binDir
+			halcmdBin, "-rtapi.instance", inst, "-data-key", "0x48414c50", "-group", "65534"}, args...)...)
+		cmd.Dir = rttest.ProgramDir()
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

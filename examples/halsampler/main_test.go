@@ -3,13 +3,11 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,40 +19,13 @@ import (
 // These tests run halrun, halsampler and halcmd as real processes, as a
 // user would in separate terminals, against a temporary segment directory.
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
+// binary builds the program name (this package's or a sibling's) once.
 func binary(t *testing.T, name string) string {
 	t.Helper()
-	rttest.RequireSelfExec(t)
-	rttest.RequireGo(t)
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "halsampler-test")
-		if buildErr != nil {
-			return
-		}
-		for _, p := range []string{"../halrun", "../halcmd", "."} {
-			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
-				return
-			}
-		}
-	})
-	require.NoError(t, buildErr)
-	return filepath.Join(binDir, name)
+	return rttest.Program(t, "../"+name)
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
 
 const instance = "9"
 

@@ -4,13 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/csv"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,40 +19,13 @@ import (
 
 // This test runs halrun and halscope as real processes.
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
+// binary builds the program name (this package's or a sibling's) once.
 func binary(t *testing.T, name string) string {
 	t.Helper()
-	rttest.RequireSelfExec(t)
-	rttest.RequireGo(t)
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "halscope-test")
-		if buildErr != nil {
-			return
-		}
-		for _, p := range []string{"../halrun", "."} {
-			out, err := exec.Command("go", "build", "-o", binDir, p).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("go build %s: %v\n%s", p, err, out)
-				return
-			}
-		}
-	})
-	require.NoError(t, buildErr)
-	return filepath.Join(binDir, name)
+	return rttest.Program(t, "../"+name)
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
 
 func host(t *testing.T, dir, file string) {
 	t.Helper()
@@ -120,6 +91,7 @@ func TestHalscopeTriggersOnRisingEdge(t *testing.T) {
 }
 
 func TestHalscopeUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"-edge", "up"}, {"-n", "0"}, {"-pre", "10", "-n", "10"}, {"-c", "-1"}, {"extra"}} {
 		err := exec.Command(binary(t, "halscope"), append([]string{"-shm-dir", t.TempDir()}, args...)...).Run()
 		require.Error(t, err, "%q", args)

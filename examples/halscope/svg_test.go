@@ -57,6 +57,7 @@ func TestWriteSVGWellFormed(t *testing.T) {
 // inside the canvas, that no two labels overlap, that each trace stays in
 // its lane, and that no label lies on a trace.
 func TestSVGRendersCleanly(t *testing.T) {
+	t.Parallel()
 	bin := rttest.RequireTool(t, "rsvg-convert", "apt-get install librsvg2-bin")
 	c, traces := scopeCapture()
 	var b bytes.Buffer

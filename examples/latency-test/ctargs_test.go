@@ -240,6 +240,7 @@ func TestCyclictestCommandLineMeans(t *testing.T) {
 // TestCyclictestLoops: -l ends the run when the first task ran its loops,
 // on a real clock and on sim; -N prints ns; -H adds the summary column.
 func TestCyclictestLoops(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"-flavor", "posix", "-q", "-l", "30", "-t", "2", "-N"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())

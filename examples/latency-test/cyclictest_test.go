@@ -203,6 +203,7 @@ func TestCyclictestOutputParity(t *testing.T) {
 // TestCyclictestLiveLines: without -q, the status block has cyclictest's
 // policy/loadavg line before the thread lines.
 func TestCyclictestLiveLines(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	var stdout bytes.Buffer
 	if code := run(context.Background(), []string{"-flavor", "posix", "-D", "1.2", "-format", "cyclictest"}, &stdout, io.Discard); code != exitOK {
 		t.Fatal(code)
@@ -223,6 +224,7 @@ func TestCyclictestLiveLines(t *testing.T) {
 // TestCyclictestJSON: -format cyclictest --json writes rt-tests' layout;
 // the key structure is that of the captured cyclictest --json.
 func TestCyclictestJSON(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	file := filepath.Join(t.TempDir(), "ct.json")
 	var stderr bytes.Buffer
 	if code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.3", "-q", "-h", "30", "-format", "cyclictest", "--json=" + file}, io.Discard, &stderr); code != exitOK {

@@ -146,6 +146,7 @@ func (w *liveWatcher) String() string {
 // first live line, whenever the machine's load lets that come: the line
 // is due once a second has passed, and says so.
 func TestRunWritesEveryFormat(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	jsonFile, svgFile, histFile := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg"), filepath.Join(dir, "r.hist")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -231,6 +232,7 @@ func TestRunWritesEveryFormat(t *testing.T) {
 }
 
 func TestCyclictestFormat(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
@@ -258,6 +260,7 @@ func TestCyclictestFormat(t *testing.T) {
 }
 
 func TestCancelPrintsSummary(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 	defer cancel()
 	var stdout bytes.Buffer
@@ -343,6 +346,7 @@ func TestProgram(t *testing.T) {
 // TestSimReplay records a run's histogram as JSON and replays it on the
 // sim flavor: the replayed latencies stay within the recorded range.
 func TestSimReplay(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "rec.json")
 	if code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-json", rec}, io.Discard, io.Discard); code != exitOK {

@@ -31,6 +31,16 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// Rounds returns n, or n/10 (at least 1) under go test -short: a stress
+// or race test's iteration count. The unit lane still takes every path
+// the test takes; the full lane runs it n times.
+func Rounds(n int) int {
+	if testing.Short() {
+		return max(n/10, 1)
+	}
+	return n
+}
+
 // Open calls open and fails t on its error; the value is closed when t
 // ends, and a failing Close fails t. It is every package's open-the-RT
 // helper (rttest cannot import rtapi, so open is a func):

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -25,12 +26,26 @@ import (
 const RequireEnv = "GORTAPI_REQUIRE_RT"
 
 // SkipShort skips t under go test -short, the unit lane: no SCHED_FIFO,
-// no root, no child toolchains or kernels, whatever GORTAPI_REQUIRE_RT
-// says. RequireRT, RequireRoot and RequireGo call it.
+// no root, no other programs (toolchains, renderers, kernels), whatever
+// GORTAPI_REQUIRE_RT says. RequireRT, RequireRoot, RequireGo and
+// RequireTool call it.
 func SkipShort(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short (the unit lane) runs no " + what + "; go test without -short does")
+	}
+}
+
+// ParallelUnlessRT calls t.Parallel under go test -short, where Main has
+// refused SCHED_FIFO to the process (its package's TestMain must call
+// Main): a test that runs tasks in real time, with none of them
+// real-time, may then share the CPUs with others. Without -short its
+// tasks may be SCHED_FIFO, and two such tests at once on a small machine
+// starve each other, so it runs alone.
+func ParallelUnlessRT(t *testing.T) {
+	t.Helper()
+	if realTimeDenied.Load() {
+		t.Parallel()
 	}
 }
 
@@ -98,8 +113,15 @@ const ToolsEnv = "GORTAPI_TOOLS"
 // RequireTool returns the path of the program name, or skips t, loudly,
 // saying how to install it (install: "apt-get install rt-tests"); with
 // GORTAPI_REQUIRE_RT=1 (CI installs every tool) it fails instead, unless
-// GORTAPI_TOOLS=absent.
+// GORTAPI_TOOLS=absent. Under -short it skips (SkipShort): running
+// another program is not a unit test.
 func RequireTool(t testing.TB, name, install string) string {
+	t.Helper()
+	SkipShort(t, "test that runs "+name)
+	return requireTool(t, name, install)
+}
+
+func requireTool(t testing.TB, name, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err == nil {
@@ -121,7 +143,7 @@ func RequireTool(t testing.TB, name, install string) string {
 func RequireGo(t testing.TB) string {
 	t.Helper()
 	SkipShort(t, "test that builds with the go command")
-	return RequireTool(t, "go", "install Go 1.26 or later")
+	return requireTool(t, "go", "install Go 1.26 or later")
 }
 
 // skipped counts the tests the Require helpers skipped, by what they
@@ -164,11 +186,14 @@ func SkipSummary() string {
 		filepath.Base(os.Args[0]), n, plural, strings.Join(what, ", "), RequireEnv)
 }
 
-// Main runs the tests (call it from TestMain: os.Exit(rttest.Main(m)))
-// and then prints SkipSummary where a person sees it: go test shows a
-// passing package's output only with -v, so the line goes to the
-// terminal (/dev/tty) when there is one, else to stderr (shown with -v or
-// when the package fails).
+// realTimeDenied says that Main called sys.DenyRealTime.
+var realTimeDenied atomic.Bool
+
+// Main runs the tests (call it from TestMain: os.Exit(rttest.Main(m))),
+// removes what Program built, and prints SkipSummary where a person sees
+// it: go test shows a passing package's output only with -v, so the line
+// goes to the terminal (/dev/tty) when there is one, else to stderr
+// (shown with -v or when the package fails).
 //
 // Under go test -short (the unit lane) it first makes SCHED_FIFO and
 // SCHED_RR refused (sys.DenyRealTime): every test runs as an unprivileged
@@ -177,8 +202,10 @@ func Main(m *testing.M) int {
 	flag.Parse()
 	if testing.Short() {
 		sys.DenyRealTime()
+		realTimeDenied.Store(true)
 	}
 	code := m.Run()
+	removePrograms()
 	if line := SkipSummary(); line != "" {
 		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
 			fmt.Fprintln(tty, line)

@@ -1,8 +1,10 @@
 package rttest
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -16,14 +18,14 @@ func TestSkipSummary(t *testing.T) {
 	}
 	t.Setenv(RequireEnv, "") // this test wants the skip, even in CI
 	t.Run("lacks a tool", func(t *testing.T) {
-		RequireTool(t, "gortapi-no-such-tool", "apt-get install nothing")
+		requireTool(t, "gortapi-no-such-tool", "apt-get install nothing") // RequireTool but for -short
 		t.Fatal("RequireTool did not skip")
 	})
 	s := SkipSummary()
 	if !strings.Contains(s, "1 test SKIPPED: 1 for gortapi-no-such-tool (apt-get install nothing)") || !strings.Contains(s, RequireEnv+"=1") {
 		t.Fatalf("summary %q", s)
 	}
-	if p := RequireTool(t, "sh", "a shell"); p == "" {
+	if p := requireTool(t, "sh", "a shell"); p == "" {
 		t.Fatal("sh not found")
 	}
 }
@@ -41,7 +43,7 @@ func TestToolsAbsent(t *testing.T) {
 		skipped.Unlock()
 	})
 	ran := t.Run("lacks a tool", func(t *testing.T) {
-		RequireTool(t, "gortapi-no-such-tool", "apt-get install nothing")
+		requireTool(t, "gortapi-no-such-tool", "apt-get install nothing") // RequireTool but for -short
 		t.Fatal("RequireTool did not skip")
 	})
 	if !ran {
@@ -97,4 +99,62 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// TestRequireSkipsUnderShort: under -short (the unit lane) every Require
+// helper skips, even with GORTAPI_REQUIRE_RT=1 and the tool, the root or
+// the toolchain at hand, and counts no skip for want of it.
+func TestRequireSkipsUnderShort(t *testing.T) {
+	short := flag.Lookup("test.short")
+	was := short.Value.String()
+	if err := short.Value.Set("true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { short.Value.Set(was) })
+	t.Setenv(RequireEnv, "1")
+	before := SkipSummary()
+	for name, require := range map[string]func(testing.TB){
+		"RequireRT":   RequireRT,
+		"RequireRoot": func(t testing.TB) { RequireRoot(t, "a test") },
+		"RequireGo":   func(t testing.TB) { RequireGo(t) },
+		"RequireTool": func(t testing.TB) { RequireTool(t, "sh", "a shell") },
+	} {
+		if t.Run(name, func(t *testing.T) {
+			require(t)
+			t.Fatal("did not skip under -short")
+		}) == false {
+			t.Errorf("%s failed the test instead of skipping it", name)
+		}
+	}
+	if after := SkipSummary(); after != before {
+		t.Fatalf("a -short skip was counted: %q, before %q", after, before)
+	}
+	if got := Rounds(2000); got != 200 {
+		t.Errorf("Rounds(2000) under -short = %d, want 200", got)
+	}
+	if got := Rounds(5); got != 1 {
+		t.Errorf("Rounds(5) under -short = %d, want 1", got)
+	}
+	short.Value.Set("false")
+	if got := Rounds(2000); got != 2000 {
+		t.Errorf("Rounds(2000) = %d, want 2000", got)
+	}
+}
+
+// Program builds a program once, into a directory other users may read,
+// and the path it returns runs.
+func TestProgram(t *testing.T) {
+	bin := Program(t, "./testdata/hello")
+	t.Cleanup(removePrograms) // this package's tests do not run under Main
+	if again := Program(t, "./testdata/hello"); again != bin {
+		t.Fatalf("built twice: %s, then %s", bin, again)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil || string(out) != "hello\n" {
+		t.Fatalf("%s: %q, %v", bin, out, err)
+	}
+	st, err := os.Stat(ProgramDir())
+	if err != nil || st.Mode().Perm() != 0o755 {
+		t.Fatalf("program directory %s: %v, %v", ProgramDir(), st.Mode(), err)
+	}
 }

@@ -2,11 +2,13 @@ package rttest
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"os/exec"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -14,28 +16,46 @@ import (
 // RequireTool(t, "rsvg-convert", ...)), failing t if it cannot.
 func RenderSVG(t testing.TB, bin string, svg []byte) image.Image {
 	t.Helper()
+	img, err := renderSVG(bin, svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+func renderSVG(bin string, svg []byte) (image.Image, error) {
 	cmd := exec.Command(bin, "-f", "png")
 	cmd.Stdin = bytes.NewReader(svg)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("rsvg-convert: %v\n%s", err, stderr.String())
+		return nil, fmt.Errorf("rsvg-convert: %v\n%s", err, stderr.String())
 	}
 	img, err := png.Decode(&out)
 	if err != nil {
-		t.Fatalf("rsvg-convert wrote no PNG: %v", err)
+		return nil, fmt.Errorf("rsvg-convert wrote no PNG: %v", err)
 	}
-	return img
+	return img, nil
 }
+
+// renderers bounds the rsvg-convert processes SVGInk runs at once. Each
+// spends most of its ~0.2 s starting up (libraries, fonts), little of it
+// on a CPU, so a few at a time cut a test's wall time several fold even
+// on 2 CPUs.
+const renderers = 8
 
 // InkBox returns the bounding box of the pixels of img that are not
 // transparent, and false when there are none.
 func InkBox(img image.Image) (image.Rectangle, bool) {
 	r := img.Bounds()
+	alpha := func(x, y int) uint32 { _, _, _, a := img.At(x, y).RGBA(); return a }
+	if n, ok := img.(*image.NRGBA); ok { // what rsvg-convert's PNGs decode to; At would allocate per pixel
+		alpha = func(x, y int) uint32 { return uint32(n.Pix[n.PixOffset(x, y)+3]) * 0x101 }
+	}
 	box, found := image.Rectangle{}, false
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
-			if _, _, _, a := img.At(x, y).RGBA(); a > 0x2000 {
+			if alpha(x, y) > 0x2000 {
 				p := image.Rect(x, y, x+1, y+1)
 				if !found {
 					box, found = p, true
@@ -73,15 +93,31 @@ func SVGInk(t testing.TB, bin string, svg []byte, elem *regexp.Regexp) (image.Re
 	w, _ := strconv.Atoi(string(head[1]))
 	h, _ := strconv.Atoi(string(head[2]))
 	canvas := image.Rect(0, 0, w, h)
-	var out []SVGElement
-	for _, line := range elem.FindAll(svg, -1) {
+	lines := elem.FindAll(svg, -1)
+	imgs := make([]image.Image, len(lines))
+	errs := make([]error, len(lines))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, renderers)
+	for i, line := range lines {
 		alone := append(append(append([]byte(nil), head[0]...), '\n'), line...)
 		alone = append(alone, "\n</svg>\n"...)
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			imgs[i], errs[i] = renderSVG(bin, alone)
+		})
+	}
+	wg.Wait()
+	var out []SVGElement
+	for i, line := range lines {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
 		e := SVGElement{Source: string(line)}
 		if m := svgText.FindSubmatch(line); m != nil {
 			e.Text = string(m[1])
 		}
-		r, ok := InkBox(RenderSVG(t, bin, alone))
+		r, ok := InkBox(imgs[i])
 		if !ok {
 			t.Errorf("%s renders nothing", line)
 			continue

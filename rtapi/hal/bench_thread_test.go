@@ -40,34 +40,38 @@ func addChain(tb testing.TB, h *hal.HAL, thread string, n, pins int) {
 	}
 }
 
+// benchSimCycle times a sim-flavor cycle of a 50 µs thread running
+// addChain's n functions over pins pins each: ns/op is per cycle.
+func benchSimCycle(b *testing.B, n, pins int) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(b, err)
+	defer rt.Close()
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(b, err)
+	defer h.Close()
+	th, err := h.NewThread("base", 50*time.Microsecond)
+	require.NoError(b, err)
+	addChain(b, h, "base", n, pins)
+	require.NoError(b, h.Start())
+	clock, err := sim.New(rt)
+	require.NoError(b, err)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := clock.RunCycles(th.Task(), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.NoError(b, h.Stop())
+}
+
 // BenchmarkCallOverhead is a function's cost in a thread against a plain
 // Go call: a sim-flavor cycle of 1 and of 51 empty functions (ns/op per
 // cycle; (chain-51 - chain-1) / 50 is one call with its timing and
 // counters), next to 50 empty calls through a slice of func values.
 func BenchmarkCallOverhead(b *testing.B) {
 	for _, n := range []int{1, 51} {
-		b.Run(fmt.Sprintf("chain-%d", n), func(b *testing.B) {
-			rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
-			require.NoError(b, err)
-			defer rt.Close()
-			h, err := hal.New(rt, hal.Options{})
-			require.NoError(b, err)
-			defer h.Close()
-			th, err := h.NewThread("base", 50*time.Microsecond)
-			require.NoError(b, err)
-			addChain(b, h, "base", n, 0)
-			require.NoError(b, h.Start())
-			clock, err := sim.New(rt)
-			require.NoError(b, err)
-			b.ResetTimer()
-			for b.Loop() {
-				if err := clock.RunCycles(th.Task(), 1); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			require.NoError(b, h.Stop())
-		})
+		b.Run(fmt.Sprintf("chain-%d", n), func(b *testing.B) { benchSimCycle(b, n, 0) })
 	}
 	b.Run("go-calls-50", func(b *testing.B) {
 		fs := make([]func(time.Duration, int64), 50)

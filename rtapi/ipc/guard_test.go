@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // guardedMem returns size bytes (a multiple of 8) of anonymous memory that
@@ -109,7 +111,7 @@ func TestOpenRecordRingCapacityChanging(t *testing.T) {
 		}
 	}()
 	defer func() { stop.Store(true); <-done }()
-	for range 500000 {
+	for range rttest.Rounds(500_000) {
 		q, err := OpenRecordRing(mem)
 		if err != nil {
 			require.ErrorIs(t, err, ErrCorrupt)

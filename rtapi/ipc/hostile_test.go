@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -196,6 +197,8 @@ func typed(err error, allowed ...error) bool {
 	return false
 }
 
+// hostileOps is how many operations each hostile test makes under
+// attack (a tenth under -short: rttest.Rounds).
 const hostileOps = 200_000
 
 func TestHostileWriterRecordRing(t *testing.T) {
@@ -210,7 +213,7 @@ func TestHostileWriterRecordRing(t *testing.T) {
 		var bad atomic.Value
 		wg.Go(func() { // producer
 			rec := make([]byte, q.MaxRecord())
-			for i := range hostileOps {
+			for i := range rttest.Rounds(hostileOps) {
 				if err := q.Put(rec[:i%len(rec)]); !typed(err, ErrFull, ErrCorrupt) {
 					bad.Store(err)
 					return
@@ -219,7 +222,7 @@ func TestHostileWriterRecordRing(t *testing.T) {
 		})
 		buf := make([]byte, 2048)
 		data, corrupt := 0, 0
-		for i := range hostileOps {
+		for i := range rttest.Rounds(hostileOps) {
 			var err error
 			var n int
 			switch i % 3 {
@@ -280,7 +283,7 @@ func TestHostileWriterStreamRing(t *testing.T) {
 		var bad atomic.Value
 		wg.Go(func() {
 			chunk := make([]byte, 700)
-			for i := range hostileOps {
+			for i := range rttest.Rounds(hostileOps) {
 				n, err := s.Write(chunk[:i%len(chunk)])
 				if !typed(err, ErrFull, ErrCorrupt) || n > i%len(chunk) {
 					bad.Store(err)
@@ -289,7 +292,7 @@ func TestHostileWriterStreamRing(t *testing.T) {
 			}
 		})
 		buf := make([]byte, 2048)
-		for i := range hostileOps {
+		for i := range rttest.Rounds(hostileOps) {
 			n, err := s.Read(buf[:i%len(buf)])
 			require.True(t, typed(err, ErrEmpty, ErrCorrupt), "%v", err)
 			require.LessOrEqual(t, n, i%len(buf))
@@ -318,14 +321,14 @@ func TestHostileWriterSeqlock(t *testing.T) {
 	}, func([]byte) {
 		var got snapshot
 		busy := 0
-		for i := range hostileOps {
+		for i := range rttest.Rounds(hostileOps) {
 			sl.Write(&snapshot{Seq: uint64(i), Copy: uint64(i)})
 			if _, err := sl.ReadBounded(&got, 8); err != nil {
 				require.ErrorIs(t, err, ErrBusy)
 				busy++
 			}
 		}
-		t.Logf("ReadBounded busy %d of %d", busy, hostileOps)
+		t.Logf("ReadBounded busy %d of %d", busy, rttest.Rounds(hostileOps))
 	})
 }
 
@@ -335,7 +338,7 @@ func TestHostileWriterMutex(t *testing.T) {
 	underAttack(t, obj, func(mem []byte) {
 		m = (*Mutex)(unsafe.Pointer(&mem[0]))
 	}, func([]byte) {
-		for i := range hostileOps / 10 {
+		for i := range rttest.Rounds(hostileOps / 10) {
 			var err error
 			if i%2 == 0 {
 				err = m.TryLock()

@@ -29,6 +29,7 @@ func readCyclictest(t *testing.T, name string) ([]hist.Snapshot, []byte) {
 }
 
 func TestParseRealCyclictestHistfile(t *testing.T) {
+	t.Parallel()
 	hs, _ := readCyclictest(t, "testdata/cyclictest-2.40-1thread.hist")
 	if len(hs) != 1 {
 		t.Fatalf("%d columns, want 1", len(hs))
@@ -47,6 +48,7 @@ func TestParseRealCyclictestHistfile(t *testing.T) {
 // write it back, and get cyclictest's bytes, except for the per-cycle
 // overflow list gortapi does not record.
 func TestWriteHistfileReproducesCyclictest(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"testdata/cyclictest-2.40-1thread.hist", "testdata/cyclictest-2.40-2threads.out"} {
 		hs, data := readCyclictest(t, name)
 		var out bytes.Buffer
@@ -74,6 +76,7 @@ func TestWriteHistfileReproducesCyclictest(t *testing.T) {
 }
 
 func TestHistfileRoundTrip(t *testing.T) {
+	t.Parallel()
 	a := hist.New(time.Microsecond, 20*time.Microsecond)
 	b := hist.New(time.Microsecond, 20*time.Microsecond)
 	for i := int64(0); i < 200; i++ {
@@ -103,6 +106,7 @@ func TestHistfileRoundTrip(t *testing.T) {
 }
 
 func TestWriteHistfileRefusesOtherWidths(t *testing.T) {
+	t.Parallel()
 	h := hist.New(100*time.Nanosecond, time.Microsecond)
 	if err := WriteHistfile(&bytes.Buffer{}, []hist.Snapshot{h.Snapshot()}, nil); err == nil {
 		t.Fatal("accepted 100 ns buckets")
@@ -110,6 +114,7 @@ func TestWriteHistfileRefusesOtherWidths(t *testing.T) {
 }
 
 func TestReadHistfileErrors(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{
 		"",
 		"# Histogram\n",
@@ -143,6 +148,7 @@ func allocated(f func()) uint64 {
 // was grown to the row's bucket. Rows that skip buckets may not ask for
 // more counts than the file has bytes.
 func TestReadHistfileMemoryBomb(t *testing.T) {
+	t.Parallel()
 	for _, columns := range []int{100, 1000} {
 		bomb := "# Histogram\n1048575" + strings.Repeat(" 1", columns) + "\n"
 		var err error
@@ -216,6 +222,7 @@ func overflowLists(data []byte) [][]int64 {
 // overflows, the output is cyclictest's, byte for byte, overflow list
 // included (cyclictest's own header line aside).
 func TestWriteHistfileWithOverflowCyclesReproducesCyclictest(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"testdata/cyclictest-2.40-2threads-h400.out", "testdata/cyclictest-2.40-2threads.out"} {
 		hs, data := readCyclictest(t, name)
 		var out bytes.Buffer

@@ -46,6 +46,7 @@ func recording() *latencyfile.Recording {
 }
 
 func TestRecordingRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := recording()
 	var buf bytes.Buffer
 	require.NoError(t, in.Write(&buf))
@@ -60,6 +61,7 @@ func TestRecordingRoundTrip(t *testing.T) {
 }
 
 func TestTaskByPeriod(t *testing.T) {
+	t.Parallel()
 	rec := recording()
 	for period, want := range map[time.Duration]string{
 		time.Millisecond:      "servo",
@@ -104,6 +106,7 @@ func TestReadLatencyFormats(t *testing.T) {
 // What a file may hold but a replay cannot use is an error that matches
 // rtapi.ErrInvalid, or says which format it is not; never a panic.
 func TestReadLatencyRefuses(t *testing.T) {
+	t.Parallel()
 	empty := histogramOf()
 	noWidth := histogramOf(1_000)
 	noWidth.Width = 0
@@ -149,6 +152,7 @@ func TestReadLatencyRefuses(t *testing.T) {
 }
 
 func TestReadRefuses(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"", "{", `{"tool":"x"}`, `{"tasks":[]}`, `{"tasks":"no"}`} {
 		_, err := latencyfile.Read(strings.NewReader(bad))
 		require.Error(t, err, "%q", bad)
@@ -160,6 +164,7 @@ type failingWriter struct{}
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestWriteReportsTheWritersError(t *testing.T) {
+	t.Parallel()
 	require.ErrorContains(t, recording().Write(failingWriter{}), "disk full")
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // maxBytesPerRecord is the most the drainer may allocate for one record
@@ -174,7 +176,7 @@ func TestHostileMessageFormats(t *testing.T) {
 	var out bytes.Buffer
 	zl := jsonLogger(&out)
 	formats := append([]string(nil), hostileFormats...)
-	for range 2000 {
+	for range rttest.Rounds(2000) {
 		formats = append(formats, randomFormat(rng))
 	}
 	for _, format := range formats {

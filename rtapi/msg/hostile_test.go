@@ -245,7 +245,7 @@ func TestHostileWriterMessageRing(t *testing.T) {
 	require.NoError(t, err)
 
 	zl, logs := observed(zapcore.DebugLevel)
-	const rounds = 20000
+	rounds := rttest.Rounds(20000)
 	for i := range rounds {
 		log.Info("cycle %d took %.3f us, ok %v", Int(i), Float(1.5), Bool(true))
 		if i%16 == 0 {

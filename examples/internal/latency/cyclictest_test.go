@@ -16,6 +16,7 @@ import (
 )
 
 func TestFormatThreadLineMatchesCyclictest(t *testing.T) {
+	t.Parallel()
 	// lines printed by cyclictest 2.40 on the development VM
 	for _, c := range []struct {
 		l    ThreadLine
@@ -38,6 +39,7 @@ func TestFormatThreadLineMatchesCyclictest(t *testing.T) {
 }
 
 func TestLineOf(t *testing.T) {
+	t.Parallel()
 	h := hist.New(time.Microsecond, time.Millisecond)
 	for _, ns := range []int64{3_400, 5_900, 41_200} {
 		h.Record(time.Duration(ns))

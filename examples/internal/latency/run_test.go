@@ -16,6 +16,7 @@ import (
 // check what was measured, never how fast.
 
 func TestRunPosix(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	cfg := Config{
 		Options: rtapi.Options{Flavor: "posix"},
 		Tasks:   []TaskDef{{Name: "servo", Period: time.Millisecond}, {Name: "base", Period: 200 * time.Microsecond}},
@@ -53,6 +54,7 @@ func TestRunPosix(t *testing.T) {
 }
 
 func TestRunCancelled(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	res, err := Run(ctx, Config{Options: rtapi.Options{Flavor: "posix"}, Tasks: []TaskDef{{Name: "servo", Period: time.Millisecond}}}, 0, 0, nil)
@@ -62,6 +64,7 @@ func TestRunCancelled(t *testing.T) {
 }
 
 func TestStartBadSettings(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	for name, cfg := range map[string]Config{
 		"no tasks":       {Options: rtapi.Options{Flavor: "posix"}},
 		"priority":       {Options: rtapi.Options{Flavor: "posix"}, Priority: 500, Tasks: []TaskDef{{Name: "a", Period: time.Millisecond}}},
@@ -101,6 +104,7 @@ func TestRunRealTime(t *testing.T) {
 // TestRunSim runs on the sim flavor's virtual clock: the figures are
 // exact, so they are checked exactly.
 func TestRunSim(t *testing.T) {
+	t.Parallel()
 	ticks := 0
 	res, err := Run(context.Background(), Config{
 		Options:   rtapi.Options{Flavor: "sim"},
@@ -136,6 +140,7 @@ func TestRunSim(t *testing.T) {
 // the Linux flavors (a replay whose p99.9 is 241 µs used to report 0 late
 // wake-ups over 100 µs).
 func TestRunSimCountsLate(t *testing.T) {
+	t.Parallel()
 	h := hist.New(time.Microsecond, 10*time.Millisecond)
 	for i := range 1000 {
 		switch {

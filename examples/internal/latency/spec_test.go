@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseThreads(t *testing.T) {
+	t.Parallel()
 	got, err := ParseThreads("servo=1ms, base=25us,slow=2000")
 	if err != nil {
 		t.Fatal(err)
@@ -26,6 +27,7 @@ func TestParseThreads(t *testing.T) {
 }
 
 func TestParseMicros(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Duration{
 		"1000": time.Millisecond, "25us": 25 * time.Microsecond, "25µs": 25 * time.Microsecond, " 2ms ": 2 * time.Millisecond, "0": 0,
 	} {
@@ -42,6 +44,7 @@ func TestParseMicros(t *testing.T) {
 }
 
 func TestParseRunDuration(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]time.Duration{
 		"10": 10 * time.Second, "0": 0, "1.5": 1500 * time.Millisecond, "5m": 5 * time.Minute, "2h": 2 * time.Hour,
 		"1d": 24 * time.Hour, "500ms": 500 * time.Millisecond, "30s": 30 * time.Second, "1m30s": 90 * time.Second,
@@ -61,6 +64,7 @@ func TestParseRunDuration(t *testing.T) {
 }
 
 func TestParseLoad(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Load{
 		"alloc=200MB/s":  {Kind: LoadAlloc, Rate: 200e6},
 		"alloc=1GiB/s":   {Kind: LoadAlloc, Rate: 1 << 30},
@@ -89,6 +93,7 @@ func TestParseLoad(t *testing.T) {
 }
 
 func TestParseBody(t *testing.T) {
+	t.Parallel()
 	b, err := ParseBody("busy=50us")
 	if err != nil || b.Busy != 50*time.Microsecond {
 		t.Fatalf("ParseBody = %+v, %v", b, err)
@@ -101,6 +106,7 @@ func TestParseBody(t *testing.T) {
 }
 
 func TestParseCPUList(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string][]int{"1": {1}, "0,2": {0, 2}, "2-4,7": {2, 3, 4, 7}} {
 		got, err := ParseCPUList(in)
 		if err != nil || !reflect.DeepEqual(got, want) {
@@ -115,6 +121,7 @@ func TestParseCPUList(t *testing.T) {
 }
 
 func TestAssignPriorities(t *testing.T) {
+	t.Parallel()
 	defs := []TaskDef{
 		{Name: "slow", Period: 10 * time.Millisecond},
 		{Name: "base", Period: 25 * time.Microsecond},

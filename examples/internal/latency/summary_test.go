@@ -19,6 +19,7 @@ func sample(values ...int64) hist.Snapshot {
 }
 
 func TestSummarize(t *testing.T) {
+	t.Parallel()
 	var vals []int64
 	for i := int64(1); i <= 1000; i++ {
 		vals = append(vals, i*50) // 50 ns .. 50 µs
@@ -40,6 +41,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestWritePercentiles(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	WritePercentiles(&buf, "wake-up latency", []Named{{Name: "servo", Summary: Summarize(sample(1_000, 2_000, 3_000))}})
 	out := buf.String()
@@ -58,6 +60,7 @@ func TestWritePercentiles(t *testing.T) {
 // histogram's bound reads ≥bound, not the maximum it is capped at (with
 // -h 400, p99.9 once equalled max).
 func TestWritePercentilesSaysWhatIsLeftOut(t *testing.T) {
+	t.Parallel()
 	h := hist.New(time.Microsecond, 400*time.Microsecond)
 	for range 990 {
 		h.Record(20 * time.Microsecond)
@@ -79,6 +82,7 @@ func TestWritePercentilesSaysWhatIsLeftOut(t *testing.T) {
 }
 
 func TestWriteTextHistogram(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	WriteTextHistogram(&buf, hist.Snapshot{}, 10)
 	if !strings.Contains(buf.String(), "no samples") {

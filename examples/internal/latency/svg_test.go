@@ -3,7 +3,6 @@ package latency
 import (
 	"bytes"
 	"encoding/xml"
-	"image"
 	"io"
 	"os"
 	"path/filepath"
@@ -48,6 +47,7 @@ func wellFormed(t *testing.T, data []byte) map[string]int {
 }
 
 func TestWriteSVG(t *testing.T) {
+	t.Parallel()
 	a := hist.New(time.Microsecond, 10*time.Millisecond)
 	b := hist.New(time.Microsecond, 10*time.Millisecond)
 	for i := int64(0); i < 10000; i++ {
@@ -73,6 +73,7 @@ func TestWriteSVG(t *testing.T) {
 }
 
 func TestWriteSVGEmpty(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, "nothing", []Series{{"idle", hist.Snapshot{}}}); err != nil {
 		t.Fatal(err)
@@ -86,6 +87,7 @@ func TestWriteSVGEmpty(t *testing.T) {
 }
 
 func TestNiceStep(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[float64]float64{0: 1, 0.3: 0.5, 1: 1, 1.2: 2, 3: 5, 7: 10, 120: 200} {
 		if got := niceStep(raw); got != want {
 			t.Errorf("niceStep(%g) = %g, want %g", raw, got, want)
@@ -120,51 +122,24 @@ func tailSeries() []Series {
 // overlap. The old plot failed this: its legend ran off the right edge and
 // its percentile labels collided with each other and the title.
 func TestSVGRendersCleanly(t *testing.T) {
+	t.Parallel()
 	bin := rttest.RequireTool(t, "rsvg-convert", "apt-get install librsvg2-bin")
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, "synthetic wake-up latency: two tasks, tails to 7 ms, samples past the 10 ms bound", tailSeries()); err != nil {
 		t.Fatal(err)
 	}
 	svg := buf.Bytes()
-	whole := rttest.RenderSVG(t, bin, svg)
-	size := whole.Bounds().Size()
-	head := regexp.MustCompile(`<svg [^>]*width="(\d+)" height="(\d+)"[^>]*>`).FindSubmatch(svg)
-	if head == nil {
-		t.Fatal("no <svg> element")
+	canvas, texts := rttest.SVGInk(t, bin, svg, regexp.MustCompile(`(?m)^<text .*</text>$`))
+	if size := rttest.RenderSVG(t, bin, svg).Bounds(); size != canvas {
+		t.Fatalf("rendered %v for the %v canvas", size, canvas)
 	}
-	if w, _ := strconv.Atoi(string(head[1])); w != size.X {
-		t.Fatalf("rendered %v for width %d", size, w)
-	}
-
-	// each text element alone, on a transparent canvas of the same size
-	texts := regexp.MustCompile(`(?m)^<text .*</text>$`).FindAll(svg, -1)
 	if len(texts) < 10 {
 		t.Fatalf("only %d text elements", len(texts))
 	}
-	type box struct {
-		text string
-		r    image.Rectangle
-	}
-	var boxes []box
-	canvas := image.Rect(0, 0, size.X, size.Y)
-	for _, tx := range texts {
-		alone := append(append(append([]byte(nil), head[0]...), '\n'), tx...)
-		alone = append(alone, "\n</svg>\n"...)
-		r, ok := rttest.InkBox(rttest.RenderSVG(t, bin, alone))
-		content := regexp.MustCompile(`>(.*)</text>`).FindSubmatch(tx)[1]
-		if !ok {
-			t.Errorf("text %q renders nothing", content)
-			continue
-		}
-		if !r.In(canvas.Inset(1)) {
-			t.Errorf("text %q at %v touches or leaves the %v canvas", content, r, canvas)
-		}
-		boxes = append(boxes, box{string(content), r})
-	}
-	for i := range boxes {
-		for j := i + 1; j < len(boxes); j++ {
-			if boxes[i].r.Overlaps(boxes[j].r) {
-				t.Errorf("labels overlap: %q %v and %q %v", boxes[i].text, boxes[i].r, boxes[j].text, boxes[j].r)
+	for i := range texts {
+		for j := i + 1; j < len(texts); j++ {
+			if texts[i].Box.Overlaps(texts[j].Box) {
+				t.Errorf("labels overlap: %q %v and %q %v", texts[i].Text, texts[i].Box, texts[j].Text, texts[j].Box)
 			}
 		}
 	}
@@ -184,6 +159,7 @@ func TestSVGRendersCleanly(t *testing.T) {
 // distribution (12-29 µs) must span a readable width, not the ~20 px a
 // linear axis gave it.
 func TestSVGLogAxisGivesTheBodyRoom(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteSVG(&buf, "t", tailSeries()[:1]); err != nil {
 		t.Fatal(err)

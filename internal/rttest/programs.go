@@ -1,0 +1,90 @@
+package rttest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// programs holds the programs Program built for this test binary.
+var programs struct {
+	sync.Mutex
+	dir   string // made 0755 on first use: other users run the programs from it
+	built map[string]*builtProgram
+}
+
+type builtProgram struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Program builds the main package pkg (a path as go build takes it,
+// relative to the test's directory: "." or "../halrun") once per test
+// binary and returns the program's path. Every program lands in one
+// directory that other users may read, removed by Main after the tests;
+// a failed build fails t. Program needs the go command and a kernel that
+// can execute the program: otherwise it skips t, loudly (RequireGo,
+// RequireSelfExec), and under -short it skips (SkipShort). It is safe
+// to call from parallel tests.
+func Program(t testing.TB, pkg string) string {
+	t.Helper()
+	RequireGo(t)
+	RequireSelfExec(t)
+	programs.Lock()
+	if programs.dir == "" {
+		dir, err := os.MkdirTemp("", "gortapi-programs-")
+		if err == nil {
+			err = os.Chmod(dir, 0o755)
+		}
+		if err != nil {
+			programs.Unlock()
+			t.Fatalf("a directory for the programs: %v", err)
+		}
+		programs.dir = dir
+		programs.built = map[string]*builtProgram{}
+	}
+	p := programs.built[pkg]
+	if p == nil {
+		p = &builtProgram{}
+		programs.built[pkg] = p
+	}
+	dir := programs.dir
+	programs.Unlock()
+	p.once.Do(func() {
+		abs, err := filepath.Abs(pkg)
+		if err != nil {
+			p.err = err
+			return
+		}
+		p.path = filepath.Join(dir, filepath.Base(abs))
+		if out, err := exec.Command("go", "build", "-o", p.path, pkg).CombinedOutput(); err != nil {
+			p.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return p.path
+}
+
+// ProgramDir is the directory Program builds into ("" before its first
+// build).
+func ProgramDir() string {
+	programs.Lock()
+	defer programs.Unlock()
+	return programs.dir
+}
+
+// removePrograms removes what Program built.
+func removePrograms() {
+	programs.Lock()
+	defer programs.Unlock()
+	if programs.dir != "" {
+		os.RemoveAll(programs.dir)
+		programs.dir, programs.built = "", nil
+	}
+}
