@@ -201,13 +201,13 @@ func (h *HAL) Running() bool {
 	return h.running
 }
 
-// assignPriorities gives every thread without an explicit priority its
-// rate-monotonic one: the fastest rtapi's highest, each slower thread
+// assignPriorities gives every RateMonotonic thread its rate-monotonic
+// priority: the fastest rtapi's highest, each slower thread
 // (and each later one of equal period) the next lower. Called with h.mu.
 func (h *HAL) assignPriorities() {
 	auto := make([]*Thread, 0, len(h.threads))
 	for _, th := range h.threads {
-		if th.spec.Priority != 0 {
+		if th.spec.Priority != RateMonotonic {
 			th.prio.Store(int64(th.spec.Priority))
 			continue
 		}
