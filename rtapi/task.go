@@ -361,7 +361,8 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 		done: make(chan struct{}),
 	}
 	timeout := watchTimeout(spec)
-	t.wd.timeout = int64(timeout)
+	t.wd.Timeout = timeout
+	t.wd.Subject = (*watchSubject)(t)
 	t.wd.faultc = make(chan struct{})
 	t.wd.fault = &FaultError{Task: name, Timeout: timeout}
 	t.deadlineErr = &DeadlineError{Task: name, Policy: spec.DeadlinePolicy}
