@@ -221,12 +221,12 @@ func (tc *TaskContext) control() (run, parked bool) {
 		return true, false
 	}
 	_ = tc.waker.Suspend()
-	t.wd.idle.Store(true) // parked on purpose: not a runaway
+	t.wd.Idle.Store(true) // parked on purpose: not a runaway
 	for {
 		<-t.kick
 		c = t.ctl.Load()
 		if c&(ctlStop|ctlFault) != 0 {
-			t.wd.idle.Store(false)
+			t.wd.Idle.Store(false)
 			return false, true
 		}
 		if c&ctlPause == 0 {
@@ -236,7 +236,7 @@ func (tc *TaskContext) control() (run, parked bool) {
 		// so again; a virtual clock waits for a resumed task otherwise.
 		_ = tc.waker.Suspend()
 	}
-	t.wd.idle.Store(false)
+	t.wd.Idle.Store(false)
 	now := tc.waker.Now()
 	tc.pending = 0
 	if tc.period > 0 {

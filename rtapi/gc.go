@@ -82,7 +82,7 @@ func GCMarking() bool { return gcMarking() }
 // thread, every 10-20 ms, which costs a 50 µs task releases, while its
 // ordinary sleeps are too short for the runtime to take its P; and
 // shielding a slower task next to it took the last P from the rest of
-// the program (docs/GC.md). Order: forced tasks (GCShield On, RawSleep)
+// the program (docs/GC.md). Order: forced tasks (GCShield On)
 // first, then Auto ones by shortest period, then highest priority, then
 // start order. The choice is made again whenever a task starts or ends,
 // and each task follows it at its next sleep; once RT.Close has begun it
@@ -130,7 +130,7 @@ const GCShieldMinPeriod = 500 * time.Microsecond
 // taskShield is one task's part of its RT's shield board.
 type taskShield struct {
 	want   bool        // resolved at start: shieldRaw, nanosleep wake
-	forced bool        // GCShield On or RawSleep on a nanosleep wait: never given up
+	forced bool        // GCShield On on a nanosleep wait: never given up
 	raw    atomic.Bool // the board's decision, read by the task once per cycle
 	note   string      // Stats.GCShield; guarded by shieldBoard.mu
 }
@@ -158,11 +158,11 @@ func (b *shieldBoard) freeze() {
 // cycle; it returns whether t sleeps raw to begin with.
 func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh := &t.shield
-	asked := t.spec.RawSleep || t.spec.GCShield == On
+	asked := t.spec.GCShield == On
 	// Only a nanosleep wait can keep its P: a timer wake asking for the
 	// shield is no claim on one.
 	sh.forced = asked && wake == WakeNanosleep
-	sh.want = wake == WakeNanosleep && (t.spec.RawSleep || shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield))
+	sh.want = wake == WakeNanosleep && shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	sh.note = shieldOffNote(t.spec, wake)
@@ -224,7 +224,7 @@ type shieldCandidate struct {
 	Period   time.Duration
 	Priority int
 	Want     bool   // offered the shield: a nanosleep wait, GCShield resolved on
-	Forced   bool   // GCShield On or RawSleep on a nanosleep wait: served regardless
+	Forced   bool   // GCShield On on a nanosleep wait: served regardless
 	Stopping bool   // told to stop, not ended yet
 	Raw      bool   // the decision it has now
 	Note     string // Stats.GCShield now

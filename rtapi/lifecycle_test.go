@@ -216,7 +216,7 @@ func TestStopWakesASleepingTask(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rt, err := rtapi.Open(o)
 			require.NoError(t, err)
-			specs := []rtapi.TaskSpec{{Name: "raw", Wake: rtapi.WakeNanosleep, RawSleep: true, GCShield: rtapi.On}}
+			specs := []rtapi.TaskSpec{{Name: "raw", Wake: rtapi.WakeNanosleep, GCShield: rtapi.On}}
 			for _, wake := range wakeModes {
 				specs = append(specs, rtapi.TaskSpec{Name: wake.String(), Wake: wake, GCShield: rtapi.Off})
 			}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/internal/backend"
+	"github.com/gortapi/gortapi/internal/watchdog"
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
@@ -37,8 +38,8 @@ type RT struct {
 	traits     backend.Traits // what the flavor needs: its clock, its threads
 
 	msgMu sync.Mutex
-	msg   *msgState // the message drainer, started by the first MsgLogger
-	wd    *watchdog // guarded by mu; started by the first watched Start
+	msg   *msgState     // the message drainer, started by the first MsgLogger
+	wd    *watchdog.Dog // guarded by mu; started by the first watched Start
 
 	shields shieldBoard    // which tasks keep their P while they sleep (gc.go)
 	spin    spinGuardState // bounds a task thread's spins (spin.go)

@@ -107,10 +107,6 @@ type TaskSpec struct {
 	StackPrefault int
 	// HistogramBound overrides Options.HistogramBound for this task.
 	HistogramBound time.Duration
-	// RawSleep makes a nanosleep wait keep the Go scheduler's P
-	// (RawSyscall): wake-ups never wait for a P, but a stop-the-world of
-	// the process waits for the sleep to end. It counts as GCShield On.
-	RawSleep bool
 	// Watchdog is how long the task may go without completing a cycle,
 	// its thread busy on the CPU for at least half of that time, before
 	// the watchdog demotes the thread to SCHED_OTHER and faults the task
@@ -130,7 +126,7 @@ type TaskSpec struct {
 	// at most MaxPeriod.
 	LateThreshold time.Duration
 	// GCShield keeps the task on time while the rest of the process
-	// allocates: its nanosleep wait keeps its P, as RawSleep (docs/GC.md
+	// allocates: its nanosleep wait keeps its P (a raw sleep; docs/GC.md
 	// has the measurements and the costs: the rest of the process has
 	// one P fewer per shielded task). Auto (the zero value) takes
 	// Options.GCShield, and when that is Auto too: on for periodic
@@ -347,7 +343,8 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 		done: make(chan struct{}),
 	}
 	timeout := watchTimeout(spec)
-	t.wd.timeout = int64(timeout)
+	t.wd.Timeout = timeout
+	t.wd.Subject = (*watchSubject)(t)
 	t.wd.faultc = make(chan struct{})
 	t.wd.fault = &FaultError{Task: name, Timeout: timeout}
 	t.deadlineErr = &DeadlineError{Task: name, Policy: spec.DeadlinePolicy}
@@ -440,7 +437,6 @@ func (t *Task) run(ready chan<- error) {
 		CPUs:     t.cpus,
 		Period:   int64(t.spec.Period),
 		Wake:     t.spec.Wake.backend(),
-		RawSleep: t.spec.RawSleep,
 		Control:  &t.ctl,
 	})
 	if err != nil {

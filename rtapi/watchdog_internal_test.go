@@ -26,11 +26,9 @@ func TestWatchdogGoesAwayWithItsTasks(t *testing.T) {
 	wd := rt.wd
 	rt.mu.Unlock()
 	require.NotNil(t, wd, "a watched task starts the watchdog")
-	require.NotZero(t, wd.tid.Load())
+	require.NotZero(t, wd.Tid())
 	require.NoError(t, rt.Close()) // waits for the watchdog to exit
-	wd.mu.Lock()
-	defer wd.mu.Unlock()
-	require.False(t, wd.running)
+	require.False(t, wd.Running())
 }
 
 func TestWatchTimeout(t *testing.T) {
@@ -63,29 +61,11 @@ func TestWatchdogForgetsEndedTasks(t *testing.T) {
 	rt.mu.Lock()
 	wd := rt.wd
 	rt.mu.Unlock()
-	require.Len(t, *wd.tasks.Load(), 3)
+	require.Len(t, wd.Watched(), 3)
 	require.NoError(t, tasks[1].Delete())
 	tasks[2].Stop()
 	require.NoError(t, tasks[2].Wait())
-	list := *wd.tasks.Load()
+	list := wd.Watched()
 	require.Len(t, list, 1, "ended and deleted tasks stay watched")
-	require.Same(t, tasks[0], list[0])
-}
-
-// The watchdog leaves only if the list in which it found nothing live is
-// still the current one. Here a task was added and an ended one removed
-// between the scan and the exit: same length, another list, and the new
-// task must stay watched.
-func TestWatchdogStaysForATaskAddedDuringItsExit(t *testing.T) {
-	ended, added := new(Task), new(Task)
-	wd := &watchdog{running: true, reports: make(chan *FaultError)}
-	seen := &[]*Task{ended}
-	wd.tasks.Store(&[]*Task{added})
-	require.False(t, wd.leave(seen), "left with a task added since the scan")
-	require.True(t, wd.running)
-	require.Equal(t, []*Task{added}, *wd.tasks.Load())
-
-	require.True(t, wd.leave(wd.tasks.Load()), "stayed with its list unchanged")
-	require.False(t, wd.running)
-	require.Empty(t, *wd.tasks.Load())
+	require.Same(t, &tasks[0].wd.Entry, list[0])
 }

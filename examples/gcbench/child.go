@@ -156,9 +156,11 @@ func runChild(rowJSON, settingsJSON string) int {
 	if err != nil {
 		fail(err)
 	}
-	task, err := rt.NewTask(rtapi.TaskSpec{
-		Name: "rt", Period: s.Period, CPU: rtapi.OnCPU(s.CPU), RawSleep: r.Raw,
-	}, func(tc *rtapi.TaskContext) error {
+	spec := rtapi.TaskSpec{Name: "rt", Period: s.Period, CPU: rtapi.OnCPU(s.CPU)}
+	if r.Raw {
+		spec.GCShield = rtapi.On
+	}
+	task, err := rt.NewTask(spec, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() { // an empty body: nothing allocates here
 		}
 		return nil

@@ -26,7 +26,7 @@ type row struct {
 	Load     bool `json:",omitempty"`
 	LoadOnly bool `json:",omitempty"`
 	// Mitigations.
-	Raw       bool   `json:",omitempty"` // TaskSpec.RawSleep
+	Raw       bool   `json:",omitempty"` // TaskSpec.GCShield On: a raw sleep
 	Procs     int    `json:",omitempty"` // GOMAXPROCS += Procs
 	GCPercent int    `json:",omitempty"` // debug.SetGCPercent, 0: leave
 	MemLimit  bool   `json:",omitempty"` // GOGC off, soft limit at 8x the live heap

@@ -31,8 +31,8 @@ type childSpec struct {
 	Duration time.Duration `json:"duration"`
 	Loads    []string      `json:"loads"`
 	Busy     time.Duration `json:"busy"`
-	RawSleep bool          `json:"raw_sleep"`
-	// Interference: "" (rtapi's default, on) or "off".
+	// GCShield and Interference: "" (rtapi's default), "on" or "off".
+	GCShield     string `json:"gc_shield"`
 	Interference string `json:"interference"`
 	// Threads runs several tasks (latency.ParseThreads: "base=50us,servo=1ms"),
 	// unpinned unless CPU is set, each reported in childResult.Tasks.
@@ -171,10 +171,14 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		Wake:     wake,
 		Overrun:  rtapi.Skip, // cyclictest's rule, so the samples compare
 		Body:     latency.Body{Busy: spec.Busy},
-		RawSleep: spec.RawSleep,
 		Watchdog: -1, // a stall is a result to report, not a fault
 
 		HistogramBound: spec.HistBound,
+	}
+	if spec.GCShield != "" {
+		if err := cfg.GCShield.Set(spec.GCShield); err != nil {
+			return childResult{}, err
+		}
 	}
 	if spec.Interference != "" {
 		if err := cfg.Interference.Set(spec.Interference); err != nil {

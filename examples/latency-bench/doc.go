@@ -18,7 +18,7 @@
 //	         and cyclictest -x, and a plain time.Ticker loop
 //	stress   gortapi vs cyclictest under stress-ng (or a load of its own)
 //	alloc    gortapi with a 200 MB/s allocating goroutine in its own process,
-//	         with RawSleep, and with the load in another process; cyclictest
+//	         with GCShield On, and with the load in another process; cyclictest
 //	         next to the same load
 //	vanilla  posix flavor SCHED_OTHER vs -vanilla-fifo (SCHED_FIFO threads
 //	         woken by POSIX timers on a non-RT kernel) under load

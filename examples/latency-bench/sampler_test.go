@@ -22,7 +22,7 @@ func TestSamplerHALLoads(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := h.NewThreadSpec(hal.ThreadSpec{Name: "base", Period: 50 * time.Microsecond}); err != nil {
+		if _, err := h.NewThreadSpec(hal.ThreadSpec{Name: "base", Period: 50 * time.Microsecond, Priority: hal.RateMonotonic}); err != nil {
 			t.Fatal(err)
 		}
 		cmds, err := halfile.Parse("sampler-group.hal", strings.NewReader(samplerHAL(sampled)))

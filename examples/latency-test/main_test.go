@@ -42,7 +42,7 @@ func TestParseDefaults(t *testing.T) {
 
 func TestParseMapsFlags(t *testing.T) {
 	c, err := parse([]string{"-p", "80", "-i", "250", "-t", "3", "-a", "0-1", "-D", "1m", "-h", "500", "-q",
-		"-flavor", "posix", "-vanilla-fifo", "-wake", "timerfd", "-overrun", "skip", "-raw-sleep",
+		"-flavor", "posix", "-vanilla-fifo", "-wake", "timerfd", "-overrun", "skip", "-gc-shield", "on",
 		"-load", "alloc=10MB/s,cpu=1", "-load", "hrtimers=5", "-body", "busy=20us", "-format", "cyclictest",
 		"-rtapi.lock-memory", "off"}, io.Discard)
 	if err != nil {
@@ -52,13 +52,16 @@ func TestParseMapsFlags(t *testing.T) {
 	// -format cyclictest with -h: every thread at -i, as cyclictest
 	if l.Priority != 80 || len(l.Tasks) != 3 || l.Tasks[2].Period != 250*time.Microsecond || !l.SamePriority || !reflect.DeepEqual(l.CPUs, []int{0, 1}) ||
 		c.duration != time.Minute || l.HistogramBound != 500*time.Microsecond || !c.quiet || l.Options.Flavor != "posix" ||
-		l.Options.VanillaFIFO != rtapi.On || l.Wake != rtapi.WakeTimerfd || l.Overrun != rtapi.Skip || !l.RawSleep ||
+		l.Options.VanillaFIFO != rtapi.On || l.Wake != rtapi.WakeTimerfd || l.Overrun != rtapi.Skip || l.GCShield != rtapi.On ||
 		len(c.loads) != 3 || l.Body.Busy != 20*time.Microsecond || c.format != "cyclictest" || l.Options.LockMemory != rtapi.Off {
 		t.Fatalf("parsed %+v", c)
 	}
 	c, err = parse([]string{"-threads", "servo=1ms,base=25us"}, io.Discard)
 	if err != nil || len(c.lat.Tasks) != 2 || c.lat.Tasks[1].Period != 25*time.Microsecond {
 		t.Fatalf("-threads: %+v, %v", c, err)
+	}
+	if _, err := parse([]string{"-raw-sleep"}, io.Discard); err == nil {
+		t.Fatal("-raw-sleep, removed for -gc-shield on, still parses")
 	}
 }
 

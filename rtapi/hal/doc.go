@@ -15,10 +15,10 @@
 // The first thread fixes the base period. Later periods are rounded to the
 // nearest whole multiple of it (Thread.Requested keeps what was asked, and
 // the rounding is logged); a period shorter than the base is refused.
-// Threads are created in any order; priorities are assigned rate-monotonic
-// at Start (the fastest thread gets rtapi's highest priority, each slower
-// one rt.PrioNextLower of the one before) unless ThreadSpec.Priority gives
-// one. Start and Stop act on all threads together. Each thread is an
+// Threads are created in any order. NewThread's threads, and those whose
+// ThreadSpec.Priority is RateMonotonic, get their priorities at Start (the
+// fastest thread gets rtapi's highest priority, each slower one
+// rt.PrioNextLower of the one before); a ThreadSpec may give one instead. Start and Stop act on all threads together. Each thread is an
 // rtapi task on its own OS thread, so it runs on every flavor — on the sim
 // flavor deterministically, in virtual time.
 //

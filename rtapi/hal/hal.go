@@ -33,10 +33,6 @@ const (
 // stats segment when Options.PublishEvery is zero.
 const DefaultPublishEvery = time.Millisecond
 
-// DefaultStopTimeout bounds how long Stop waits for each thread when
-// Options.StopTimeout is zero.
-const DefaultStopTimeout = 2 * time.Second
-
 // Options configure New. The zero value works: nothing is published to
 // shared memory.
 type Options struct {
@@ -66,7 +62,7 @@ type Options struct {
 	// every max(1, PublishEvery/period) cycles. Zero: 1 ms.
 	PublishEvery time.Duration
 	// StopTimeout bounds how long Stop and RemoveFunct wait for a thread.
-	// Zero: 2 s.
+	// Zero: rtapi.DefaultStopTimeout (2 s).
 	StopTimeout time.Duration
 }
 
@@ -123,7 +119,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 		opts.PublishEvery = DefaultPublishEvery
 	}
 	if opts.StopTimeout == 0 {
-		opts.StopTimeout = DefaultStopTimeout
+		opts.StopTimeout = rtapi.DefaultStopTimeout
 	}
 	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{},
 		pins: map[string]*pin{}, params: map[string]*param{}, sigs: map[string]*Signal{}}
@@ -201,13 +197,13 @@ func (h *HAL) Running() bool {
 	return h.running
 }
 
-// assignPriorities gives every thread without an explicit priority its
-// rate-monotonic one: the fastest rtapi's highest, each slower thread
+// assignPriorities gives every RateMonotonic thread its rate-monotonic
+// priority: the fastest rtapi's highest, each slower thread
 // (and each later one of equal period) the next lower. Called with h.mu.
 func (h *HAL) assignPriorities() {
 	auto := make([]*Thread, 0, len(h.threads))
 	for _, th := range h.threads {
-		if th.spec.Priority != 0 {
+		if th.spec.Priority != RateMonotonic {
 			th.prio.Store(int64(th.spec.Priority))
 			continue
 		}

@@ -148,6 +148,7 @@ func TestNewThreadBadInput(t *testing.T) {
 		{"negative period", hal.ThreadSpec{Name: "n", Period: -time.Millisecond}, "not positive"},
 		{"priority too high", hal.ThreadSpec{Name: "p", Period: time.Millisecond, Priority: 1000}, "priority"},
 		{"priority too low", hal.ThreadSpec{Name: "q", Period: time.Millisecond, Priority: -5}, "priority"},
+		{"priority zero", hal.ThreadSpec{Name: "r", Period: time.Millisecond}, "priority 0: want hal.RateMonotonic"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.NewThreadSpec(tc.spec)
@@ -195,7 +196,7 @@ func TestRateMonotonicPriorities(t *testing.T) {
 	require.NoError(t, err)
 	slow, err := h.NewThread("slow", 10*time.Millisecond)
 	require.NoError(t, err)
-	servo, err := h.NewThread("servo", time.Millisecond)
+	servo, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: time.Millisecond, Priority: hal.RateMonotonic})
 	require.NoError(t, err)
 	fixed, err := h.NewThreadSpec(hal.ThreadSpec{Name: "fixed", Period: 5 * time.Millisecond, Priority: rt.PrioLowest()})
 	require.NoError(t, err)
@@ -528,7 +529,7 @@ func TestOverrunCountedPerFunction(t *testing.T) {
 
 func TestHotPathDoesNotAllocate(t *testing.T) {
 	h := newHAL(t, hal.Options{StatsKey: 0x6a110c, ShmDir: t.TempDir(), PublishEvery: time.Nanosecond})
-	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: 200 * time.Microsecond,
+	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: 200 * time.Microsecond, Priority: hal.RateMonotonic,
 		DeadlinePolicy: rtapi.DeadlinePolicy{MaxOverruns: 1 << 30, MaxLate: time.Hour}})
 	require.NoError(t, err)
 	var sum atomic.Int64

@@ -66,7 +66,7 @@ func TestSimSafeStateTriggers(t *testing.T) {
 	} {
 		t.Run(tc.trigger, func(t *testing.T) {
 			h, clock := openSim(t)
-			th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: time.Millisecond,
+			th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: time.Millisecond, Priority: hal.RateMonotonic,
 				DeadlinePolicy: rtapi.DeadlinePolicy{MaxOverruns: 2, MaxLate: 3 * time.Millisecond}})
 			require.NoError(t, err)
 			a := newAmp(t, h, "servo", func(cycle int64) {
@@ -151,7 +151,7 @@ func TestSafeStateSeenByAnotherProcess(t *testing.T) {
 	t.Cleanup(func() { _ = h.Close() })
 	clock, err := sim.New(rt)
 	require.NoError(t, err)
-	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: time.Millisecond,
+	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "servo", Period: time.Millisecond, Priority: hal.RateMonotonic,
 		DeadlinePolicy: rtapi.DeadlinePolicy{MaxOverruns: 3}})
 	require.NoError(t, err)
 	newAmp(t, h, "servo", nil)

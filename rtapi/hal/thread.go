@@ -10,7 +10,12 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// ThreadSpec describes a thread. Only Name and Period are required.
+// RateMonotonic, as ThreadSpec.Priority, has Start assign the thread its
+// rate-monotonic priority: the fastest thread gets rtapi's highest, each
+// slower one the next lower. NewThread asks for it.
+const RateMonotonic = -1
+
+// ThreadSpec describes a thread. Name, Period and Priority are required.
 type ThreadSpec struct {
 	// Name is unique among the HAL's threads and the rtapi instance's
 	// tasks; at most NameLen-1 bytes, no spaces.
@@ -18,8 +23,8 @@ type ThreadSpec struct {
 	// Period: the first thread's sets the base period; later ones are
 	// rounded to the nearest whole multiple of it and may not be shorter.
 	Period time.Duration
-	// Priority in [rt.PrioLowest(), rt.PrioHighest()]; 0 assigns it
-	// rate-monotonic at Start.
+	// Priority is RateMonotonic or in [rt.PrioLowest(), rt.PrioHighest()].
+	// 0 is refused (ErrInvalid), not taken as rtapi.TaskSpec's "highest".
 	Priority int
 	// CPU places the thread's OS thread (rtapi.CPUChoice).
 	CPU rtapi.CPUChoice
@@ -96,10 +101,10 @@ func stateName(s int64) string {
 	return stateNames[s]
 }
 
-// NewThread creates a thread with the given name and period
-// (hal_create_thread); see NewThreadSpec.
+// NewThread creates a thread with the given name and period and a
+// RateMonotonic priority (hal_create_thread); see NewThreadSpec.
 func (h *HAL) NewThread(name string, period time.Duration) (*Thread, error) {
-	return h.NewThreadSpec(ThreadSpec{Name: name, Period: period})
+	return h.NewThreadSpec(ThreadSpec{Name: name, Period: period, Priority: RateMonotonic})
 }
 
 // NewThreadSpec creates a thread, not yet running. The first thread fixes
@@ -131,9 +136,9 @@ func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
 	if spec.Period <= 0 {
 		return nil, errf(op, name, "", rtapi.ErrInvalid, "period %v is not positive", spec.Period)
 	}
-	if spec.Priority != 0 && (spec.Priority < h.rt.PrioLowest() || spec.Priority > h.rt.PrioHighest()) {
-		return nil, errf(op, name, "", rtapi.ErrInvalid, "priority %d outside [%d, %d]",
-			spec.Priority, h.rt.PrioLowest(), h.rt.PrioHighest())
+	if p := spec.Priority; p == 0 || p != RateMonotonic && (p < h.rt.PrioLowest() || p > h.rt.PrioHighest()) {
+		return nil, errf(op, name, "", rtapi.ErrInvalid, "priority %d: want hal.RateMonotonic or one in [%d, %d]",
+			p, h.rt.PrioLowest(), h.rt.PrioHighest())
 	}
 	period := spec.Period
 	if h.base != 0 {
