@@ -26,6 +26,7 @@ type Funct struct {
 	cfn    ContextFunc // instead of fn, from ExportContext
 	index  int         // export order: the function's slot in the stats segment
 	slot   *functSlot  // its counters: in the stats segment when publishing
+	pub    *publisher  // the stats segment's, nil when not publishing
 	thread *Thread     // guarded by h.mu
 }
 
@@ -95,7 +96,7 @@ func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
 	}
 	f := &Funct{name: name, fn: fn, cfn: cfn, index: len(h.order)}
 	if h.pub != nil {
-		f.slot = h.pub.funct(f.index, name)
+		f.slot, f.pub = h.pub.funct(f.index, name), h.pub
 	} else {
 		f.slot = &functSlot{}
 	}
@@ -239,13 +240,15 @@ type FunctStats struct {
 	Overruns int64
 }
 
-// Stats reads the function's counters; safe while its thread runs.
+// Stats reads the function's counters; safe while its thread runs, and
+// after another process truncated the stats segment (HAL.StatsErr).
 func (f *Funct) Stats() FunctStats {
-	return FunctStats{
-		Name:     f.name,
-		Time:     time.Duration(atomic.LoadInt64(&f.slot.Time)),
-		TMax:     time.Duration(atomic.LoadInt64(&f.slot.TMax)),
-		Calls:    atomic.LoadInt64(&f.slot.Calls),
-		Overruns: atomic.LoadInt64(&f.slot.Overruns),
-	}
+	s := FunctStats{Name: f.name}
+	f.pub.access(func() {
+		s.Time = time.Duration(atomic.LoadInt64(&f.slot.Time))
+		s.TMax = time.Duration(atomic.LoadInt64(&f.slot.TMax))
+		s.Calls = atomic.LoadInt64(&f.slot.Calls)
+		s.Overruns = atomic.LoadInt64(&f.slot.Overruns)
+	})
+	return s
 }

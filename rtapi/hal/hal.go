@@ -134,6 +134,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 			_ = data.close()
 			return nil, &Error{Op: "new", Err: err}
 		}
+		p.log = h.log
 		h.pub = p
 	}
 	return h, nil

@@ -32,6 +32,7 @@ type publisher struct {
 	seg    *shm.Segment
 	layout *statsLayout
 
+	log      *zap.Logger
 	lostOnce sync.Once
 	lostErr  atomic.Pointer[error] // why publishing stopped (lost)
 }
@@ -136,11 +137,9 @@ func (p *publisher) guard(f func()) error { return p.seg.Guard(f) }
 
 // lost reports whether v, a panic a thread recovered, is a fault in the
 // stats segment: another process truncated it under the thread's stores.
-// The first such fault orphans the segment (shm.Segment.Orphan), so that
-// every thread's stores land in private memory from then on, and logs it
-// once; err reports it after. Runs on the faulting thread, on the fault's
-// path only: it allocates and makes system calls, once.
-func (p *publisher) lost(v any, log *zap.Logger) bool {
+// The segment is then orphaned (see orphan). Runs on the faulting thread,
+// on the fault's path only: it allocates and makes system calls, once.
+func (p *publisher) lost(v any) bool {
 	if p == nil {
 		return false
 	}
@@ -148,16 +147,41 @@ func (p *publisher) lost(v any, log *zap.Logger) bool {
 	if te == nil {
 		return false
 	}
+	p.orphan(te)
+	return true
+}
+
+// orphan handles the first truncation found (te): the segment becomes
+// private memory (shm.Segment.Orphan), so that every store and load
+// through the same pointers lands there from then on, and the loss is
+// logged once; err reports it after.
+func (p *publisher) orphan(te *shm.TruncatedError) {
 	p.lostOnce.Do(func() {
 		err := error(te)
 		if oerr := p.seg.Orphan(); oerr != nil {
 			err = errors.Join(te, oerr)
 		}
 		p.lostErr.Store(&err)
-		log.Error("hal stats segment lost: another process truncated it; the threads go on, no longer publishing",
+		p.log.Error("hal stats segment lost: another process truncated it; the threads go on, no longer publishing",
 			zap.String("segment", p.seg.Name()), zap.Error(err))
 	})
-	return true
+}
+
+// access runs f, which reads or writes the segment outside a thread's
+// cycle (counters read by Stats, ResetMax). If f faults because the
+// segment was truncated, the segment is orphaned and f runs again on the
+// private memory. After close f does not run. A nil p (no stats
+// segment: the counters are private) just runs f.
+func (p *publisher) access(f func()) {
+	if p == nil {
+		f()
+		return
+	}
+	var te *shm.TruncatedError
+	if err := p.guard(f); errors.As(err, &te) {
+		p.orphan(te)
+		_ = p.guard(f)
+	}
 }
 
 // err reports why the segment stopped publishing, nil while it publishes.

@@ -88,3 +88,47 @@ func truncatedPublisher(t *testing.T, dir string) {
 	require.NoError(t, h.Stop())
 	require.ErrorIs(t, h.Close(), shm.ErrTruncated)
 }
+
+// Another process truncates the stats segment while the threads do not
+// run: reading the functions' counters (HAL.Stats, what a metrics scrape
+// does) and ResetMax still work, and the segment is reported lost. The
+// reader is a child process, so that this test survives to see it die:
+// before, Funct.Stats died of SIGBUS.
+func TestStatsReadSurvivesTruncation(t *testing.T) {
+	const role = "truncated-reader"
+	if rttest.ChildRole() == role {
+		truncatedReader(t, os.Getenv("GORTAPI_TEST_DIR"))
+		return
+	}
+	rttest.RequireSelfExec(t)
+	dir := t.TempDir()
+	cmd := rttest.Child(role, "-test.run=^TestStatsReadSurvivesTruncation$", "-test.v")
+	cmd.Env = append(cmd.Env, "GORTAPI_TEST_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the host: %s", out)
+	assert.Contains(t, string(out), "--- PASS: TestStatsReadSurvivesTruncation")
+}
+
+func truncatedReader(t *testing.T, dir string) {
+	h := newHAL(t, hal.Options{StatsKey: 0x7a, ShmDir: dir})
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	_, err = h.Export("servo.update", nop)
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("servo.update", "servo", hal.Last))
+
+	cmd := rttest.Child("truncate", filepath.Join(dir, "gortapi-0-0000007a")+":0")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+
+	th.ResetMax()
+	s := h.Stats()
+	require.Len(t, s, 1)
+	require.Len(t, s[0].Functs, 1)
+	assert.Zero(t, s[0].Functs[0].Calls)
+	require.ErrorIs(t, h.StatsErr(), shm.ErrTruncated)
+	require.NoError(t, h.Start(), "the thread runs on private counters")
+	waitBeat(t, th, 3)
+	assert.NotZero(t, h.Stats()[0].Functs[0].Calls)
+	require.NoError(t, h.Stop())
+}

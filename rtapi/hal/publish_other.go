@@ -18,7 +18,10 @@ type statsSeqlock struct{}
 
 func (*statsSeqlock) Write(*threadRecord) {}
 
-type publisher struct{ seg interface{ Name() string } }
+type publisher struct {
+	seg interface{ Name() string }
+	log *zap.Logger
+}
 
 func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
 	return nil, fmt.Errorf("stats segment 0x%08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
@@ -29,5 +32,6 @@ func (p *publisher) funct(index int, name string) *functSlot { return &functSlot
 func (p *publisher) setThreads(n int, base time.Duration)    {}
 func (p *publisher) close() error                            { return nil }
 func (p *publisher) guard(f func()) error                    { f(); return nil }
-func (p *publisher) lost(v any, log *zap.Logger) bool        { return false }
+func (p *publisher) lost(v any) bool                         { return false }
+func (p *publisher) access(f func())                         { f() }
 func (p *publisher) err() error                              { return nil }

@@ -51,7 +51,7 @@ func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error)
 		switch {
 		case v == nil:
 			th.ended() // runtime.Goexit: the task reports it
-		case th.h.pub.lost(v, th.h.log):
+		case th.h.pub.lost(v):
 			// done stays false: resume
 		default:
 			err, done = th.panicked(v), true

@@ -326,6 +326,6 @@ func (th *Thread) Stats() ThreadStats {
 func (th *Thread) ResetMax() {
 	th.tmax.Store(0)
 	for _, f := range th.chain.Load().functs {
-		atomic.StoreInt64(&f.slot.TMax, 0)
+		f.pub.access(func() { atomic.StoreInt64(&f.slot.TMax, 0) })
 	}
 }
