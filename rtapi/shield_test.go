@@ -36,7 +36,9 @@ func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
 	// base is fast enough to keep a P busy (under GCShieldMinPeriod) and
 	// slow enough not to take a whole CPU under the race detector, where
 	// SCHED_FIFO throttling would then starve the other tasks.
-	base, err := rt.NewTask(rtapi.TaskSpec{Name: "base", Period: 300 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
+	// No watchdog: a task it faulted (an emulator's 70 ms stall in CI's
+	// 386 guest) would end and hand its P over while the set runs.
+	base, err := rt.NewTask(rtapi.TaskSpec{Name: "base", Period: 300 * time.Microsecond, Watchdog: -1}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
 			select {
 			case <-hold: // stays in its body, told to stop or not
@@ -50,7 +52,7 @@ func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, base.Start())
 	var slow []*rtapi.Task
-	for _, spec := range []rtapi.TaskSpec{{Name: "servo", Period: time.Millisecond}, {Name: "user", Period: 2 * time.Millisecond}} {
+	for _, spec := range []rtapi.TaskSpec{{Name: "servo", Period: time.Millisecond, Watchdog: -1}, {Name: "user", Period: 2 * time.Millisecond, Watchdog: -1}} {
 		task, err := rt.NewTask(spec, loop)
 		require.NoError(t, err)
 		require.NoError(t, task.Start())
