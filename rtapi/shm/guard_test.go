@@ -144,6 +144,7 @@ func TestCloseAfterTruncation(t *testing.T) {
 // the same pointers then read what the file still held and take stores
 // without faulting. Nothing after reaches the file.
 func TestOrphanAfterTruncation(t *testing.T) {
+	rttest.SkipIfEmulated(t, "qemu-user reports a SIGBUS past a file's end at address 0, which Go takes for a nil dereference: truncation faults are checked natively")
 	const key, size = 63, 3 * 4096
 	s, err := New(tmpOpts(t), key, size)
 	require.NoError(t, err)
@@ -160,7 +161,7 @@ func TestOrphanAfterTruncation(t *testing.T) {
 	}()
 	require.NotNil(t, fault, "the store past the file's end faulted")
 	te := s.Fault(fault)
-	require.NotNil(t, te)
+	require.NotNil(t, te, "%v", fault)
 	assert.ErrorIs(t, te, ErrTruncated)
 	assert.Equal(t, int64(4096), te.FileSize)
 	assert.Nil(t, s.Fault("not a fault"))
