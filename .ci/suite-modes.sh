@@ -59,7 +59,7 @@ run() { # mode k
 			stress-ng --cpu 2 --quiet &
 			sp=$!
 		fi
-		(cd "$dir/src" && GORTAPI_REQUIRE_RT=1 flock /tmp/gortapi-test.lock go test -race -count=1 ./... >"$log" 2>&1)
+		(cd "$dir/src" && GORTAPI_REQUIRE_RT=1 flock -o /tmp/gortapi-test.lock go test -race -count=1 ./... >"$log" 2>&1)
 		rc=$?
 		[ -z "$sp" ] || { kill "$sp"; wait "$sp" 2>/dev/null; }
 		;;
