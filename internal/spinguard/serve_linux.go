@@ -91,15 +91,16 @@ type watched struct {
 
 // guard is the state of the guard process's loop.
 type guard struct {
-	ppid  int
-	prio  int
-	tick  int64
-	tid   int
-	table []watched
-	in    [recordSize * 64]byte
-	inLen int
-	buf   [128]byte
-	stat  [512]byte // the start of a stat file: pid, (comm), state
+	ppid    int
+	prio    int
+	tick    int64
+	tid     int
+	in, out int // command and event descriptors: stdin and stdout
+	table   []watched
+	cmd     [recordSize * 64]byte
+	cmdLen  int
+	buf     [128]byte
+	stat    [512]byte // the start of a stat file: pid, (comm), state
 }
 
 // serve runs the guard process. It returns the exit status.
@@ -119,7 +120,7 @@ func serve(arg string) int {
 	if os.Getppid() != ppid {
 		return 0 // the process to guard is gone already
 	}
-	g := &guard{ppid: ppid, prio: prio, tick: tick, table: make([]watched, 0, maxWatched)}
+	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched)}
 	_ = unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE) // page faults at the top priority are what it can afford least
 	_ = unix.SetNonblock(0, true)
 	_ = unix.SetNonblock(1, true)
@@ -193,12 +194,14 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 		g.send(record{op: evRestored, tid: uint32(w.tid), arg: uint32(errno)})
 		// A watchdog that faulted the thread meanwhile unwatched it
 		// before demoting it for good: read that now, so that its
-		// demotion is not undone.
+		// demotion is not undone. Reading it may move another thread
+		// into w's slot, so the tid is taken first.
+		tid := w.tid
 		if !g.commands() {
 			return true
 		}
-		if g.find(w.tid) < 0 {
-			setScheduler(w.tid, int(sys.SchedOther), 0)
+		if g.find(tid) < 0 {
+			setScheduler(tid, int(sys.SchedOther), 0)
 		}
 	}
 	return true
@@ -249,8 +252,8 @@ func (w *watched) observe(ran, pcount uint64, state byte, now int64, stalled boo
 // closed the pipe or exited).
 func (g *guard) commands() bool {
 	for {
-		n, _, errno := unix.RawSyscall(unix.SYS_READ, 0,
-			uintptr(unsafe.Pointer(&g.in[g.inLen])), uintptr(len(g.in)-g.inLen))
+		n, _, errno := unix.RawSyscall(unix.SYS_READ, uintptr(g.in),
+			uintptr(unsafe.Pointer(&g.cmd[g.cmdLen])), uintptr(len(g.cmd)-g.cmdLen))
 		switch {
 		case errno == unix.EINTR:
 			continue
@@ -259,12 +262,12 @@ func (g *guard) commands() bool {
 		case n == 0:
 			return false
 		}
-		g.inLen += int(n)
+		g.cmdLen += int(n)
 		done := 0
-		for ; g.inLen-done >= recordSize; done += recordSize {
-			g.apply(getRecord(g.in[done : done+recordSize]))
+		for ; g.cmdLen-done >= recordSize; done += recordSize {
+			g.apply(getRecord(g.cmd[done : done+recordSize]))
 		}
-		g.inLen = copy(g.in[:], g.in[done:g.inLen])
+		g.cmdLen = copy(g.cmd[:], g.cmd[done:g.cmdLen])
 	}
 }
 
@@ -321,7 +324,7 @@ func (g *guard) find(tid int) int {
 func (g *guard) send(r record) {
 	var b [recordSize]byte
 	r.put(&b)
-	unix.RawSyscall(unix.SYS_WRITE, 1, uintptr(unsafe.Pointer(&b[0])), recordSize)
+	unix.RawSyscall(unix.SYS_WRITE, uintptr(g.out), uintptr(unsafe.Pointer(&b[0])), recordSize)
 }
 
 func (w *watched) close() {

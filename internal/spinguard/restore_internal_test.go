@@ -1,0 +1,92 @@
+//go:build linux
+
+package spinguard
+
+import (
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// parked starts a thread that blocks until the test ends and returns its
+// tid.
+func parked(t *testing.T) int {
+	t.Helper()
+	tids := make(chan int)
+	end := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		tids <- unix.Gettid()
+		<-end
+	}()
+	t.Cleanup(func() { close(end) })
+	return <-tids
+}
+
+// A thread the guard gives its policy back to while the watchdog faults
+// it stays demoted, wherever it sits in the guard's table: the watchdog
+// unwatches it before demoting it for good, and the guard reads that
+// right after its restore. The guard used to look the thread up again
+// through its table slot, which the unwatch had just filled with another
+// thread, and left the faulted one at SCHED_FIFO.
+func TestRestoreKeepsAFaultedThreadDemoted(t *testing.T) {
+	rttest.RequireRT(t)
+	faulted, other := parked(t), parked(t)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	r, w := p[0], p[1]
+	defer unix.Close(r)
+	defer unix.Close(w)
+	devnull, err := unix.Open("/dev/null", unix.O_WRONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(devnull)
+
+	g := &guard{ppid: unix.Getpid(), prio: 2, tick: 1_000_000, in: r, out: devnull, table: make([]watched, 0, maxWatched)}
+	bound := int64(3_000_000)
+	for _, tid := range []int{faulted, other} {
+		g.apply(record{op: opWatch, tid: uint32(tid), arg: 1, value: bound})
+	}
+	defer func() {
+		for i := range g.table {
+			g.table[i].close()
+		}
+	}()
+	if len(g.table) != 2 || g.table[0].tid != faulted {
+		t.Fatalf("table %+v: want the faulted thread first of two", g.table)
+	}
+	// The guard demoted it one bound ago; the watchdog has since
+	// unwatched it and set SCHED_OTHER, and the guard reads that only
+	// after its restore.
+	if e := setScheduler(faulted, int(sys.SchedOther), 0); e != 0 {
+		t.Fatal(e)
+	}
+	now := nanotime()
+	g.table[0].demoted, g.table[0].demotedAt = true, now-2*bound
+	var b [recordSize]byte
+	record{op: opUnwatch, tid: uint32(faulted)}.put(&b)
+	if _, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(w), uintptr(unsafe.Pointer(&b[0])), recordSize); e != 0 {
+		t.Fatal(e)
+	}
+
+	g.check(&g.table[0], now, false)
+
+	policy, _, err := sys.Scheduler(faulted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if policy != sys.SchedOther {
+		t.Errorf("faulted thread has policy %v after the restore, want SCHED_OTHER", policy)
+	}
+	if g.find(faulted) >= 0 || g.find(other) < 0 {
+		t.Errorf("table after the unwatch: %+v", g.table)
+	}
+}
