@@ -23,6 +23,7 @@ fi
 OUT=${SUITE_OUT:-/tmp/gortapi-suite-modes}
 ROOT=$(git rev-parse --show-toplevel) || exit 2
 HEAD=$(git -C "$ROOT" rev-parse --short HEAD)
+SHA=$(git -C "$ROOT" rev-parse HEAD) # every run tests this commit, even if HEAD moves meanwhile
 mkdir -p "$OUT"
 [ "$(id -u)" = 0 ] || { echo "suite-modes: run as root (it drops to uid 65534 itself)" >&2; exit 2; }
 command -v setpriv >/dev/null || { echo "suite-modes: setpriv missing (apt-get install util-linux)" >&2; exit 2; }
@@ -36,7 +37,7 @@ run() { # mode k
 	local mode=$1 k=$2 dir log t0 rc
 	dir=$(mktemp -d /tmp/gortapi-suite.XXXXXX)
 	chmod 755 "$dir"
-	git clone -q "$ROOT" "$dir/src" || return 1
+	git clone -q "$ROOT" "$dir/src" && git -C "$dir/src" checkout -q "$SHA" || return 1
 	log="$OUT/$mode-$k.log"
 	t0=$(date +%s)
 	case $mode in
