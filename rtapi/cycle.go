@@ -11,14 +11,14 @@ import (
 // This file is the per-cycle path. It reads top to bottom: account for the
 // body that just ran, compute the next release, sleep, measure the
 // wake-up, count the cycle's interference (interference.go), return to the
-// body. It allocates nothing, takes no lock, logs nothing and makes no
-// interface call on the Linux flavors.
+// body. It allocates nothing, takes no lock and logs nothing; the Waker
+// is its one interface.
 
 // TaskContext is what a task body sees of its task. It belongs to the
 // task's goroutine: its methods must only be called from the body.
 type TaskContext struct {
 	task    *Task
-	waker   *backend.Waker
+	waker   backend.Waker
 	period  int64
 	oneshot bool // nanosleep: each deadline is a new absolute sleep
 	skip    bool // OverrunPolicy Skip
@@ -46,7 +46,9 @@ type TaskContext struct {
 	gcAtStart         bool  // GC was marking when the body started
 	gcAtEnd           bool  // GC was marking when the previous body ended
 	lateThreshold     int64
-	virtualLate       bool // sim: count late wake-ups without the thread counters
+	// counters: the thread's getrusage counters say what held it up.
+	// Not on a virtual clock, where only a wake-up's lateness counts.
+	counters bool
 
 	// deadline policy (DeadlinePolicy; policy.go)
 	maxOverruns int64 // 0: no limit
@@ -181,10 +183,6 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		if tc.trace.threshold > 0 && tc.latency > tc.trace.threshold {
 			tc.traceLate(tc.latency, tc.cycle+1)
 		}
-		if tc.virtualLate && tc.latency > tc.lateThreshold {
-			// virtual time: the injected jitter is the only cause
-			t.stats.intf.late.Store(t.stats.intf.late.Load() + 1)
-		}
 		return next, now, true
 	}
 }
@@ -233,7 +231,7 @@ func (tc *TaskContext) control() (run, parked bool) {
 			break
 		}
 		// Still paused (a Pause came after the Resume that woke us): say
-		// so again; a virtual clock waits for a resumed task otherwise.
+		// so again.
 		_ = tc.waker.Suspend()
 	}
 	t.wd.Idle.Store(false)
@@ -249,8 +247,8 @@ func (tc *TaskContext) control() (run, parked bool) {
 		tc.release = first - tc.period - tc.correction
 		_ = tc.waker.Arm(first, tc.period)
 	} else {
-		// No wait will take the task back into a virtual clock's
-		// schedule: Rejoin does.
+		// No wait follows to put a task that is not periodic back on
+		// its waker's schedule: Rejoin does.
 		tc.waker.Rejoin()
 	}
 	return true, true

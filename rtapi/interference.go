@@ -106,7 +106,7 @@ func interferenceOn(spec TaskSpec) bool { return spec.Interference != Off }
 // startInterference takes the thread's baseline counters before the first
 // cycle. Called on the task's thread.
 func (tc *TaskContext) startInterference() {
-	if !tc.interference {
+	if !tc.interference || !tc.counters {
 		return
 	}
 	_ = sys.ReadThreadUsage(&tc.usage)
@@ -131,6 +131,14 @@ func (tc *TaskContext) startInterference() {
 // raw (x/sys issues it without entering the Go scheduler's syscall state).
 func (tc *TaskContext) observe() {
 	in := &tc.task.stats.intf
+	if !tc.counters {
+		// A virtual clock: the injected jitter is the only cause.
+		if tc.slept && tc.latency > tc.lateThreshold {
+			in.late.Store(in.late.Load() + 1)
+		}
+		tc.slept = false
+		return
+	}
 	gcEnd := gcMarking()
 	if tc.gcAtStart || gcEnd {
 		in.gc.Store(in.gc.Load() + 1)

@@ -457,8 +457,8 @@ func (t *Task) run(ready chan<- error) {
 		tc.sampleEvery = 1<<63 - 1
 	}
 	tc.nextSample = tc.sampleEvery
-	tc.interference = interferenceOn(t.spec) && !t.rt.traits.VirtualClock // thread counters mean nothing in virtual time
-	tc.virtualLate = interferenceOn(t.spec) && t.rt.traits.VirtualClock   // but late wake-ups do
+	tc.interference = interferenceOn(t.spec)
+	tc.counters = !t.rt.traits.VirtualClock // thread counters mean nothing in virtual time
 	tc.exactInterference = t.spec.Interference == On
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.maxOverruns = int64(t.spec.DeadlinePolicy.MaxOverruns)
@@ -505,7 +505,7 @@ func (t *Task) finish(err error, returned bool) {
 	t.rt.shields.leave(t, t.rt.logger)
 	t.unguardTask()                // while the thread, and so its tid, is still this task's
 	t.ctl.Or(ctlStop)              // a TaskContext kept past the body: WaitPeriod returns false
-	if !t.rt.traits.VirtualClock { // thread counters mean nothing in virtual time
+	if t.tc.counters {
 		t.tc.sampleUsage()
 	}
 	if cerr := t.tc.waker.Close(); err == nil && cerr != nil {

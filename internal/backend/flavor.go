@@ -32,7 +32,7 @@ type Flavor interface {
 	// Bind is called on a task's goroutine (locked to its OS thread when
 	// Traits().OSThreads), before the first cycle: it applies the policy,
 	// priority and affinity and returns the Waker the task sleeps with.
-	Bind(spec ThreadSpec) (*Waker, Binding, error)
+	Bind(spec ThreadSpec) (Waker, Binding, error)
 	// Close releases what Open took (memory locks, latency requests).
 	Close() error
 	// Traits says how the flavor runs tasks, so that rtapi acts on what

@@ -291,7 +291,7 @@ func TestWakerInterrupt(t *testing.T) {
 			<-done
 		}
 	}
-	var w *Waker = NewVirtualWaker(nil)
+	w := NewVirtualWaker(nil)
 	w.Interrupt() // a virtual clock is told through Kick
 }
 

@@ -141,7 +141,7 @@ func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 // Traits: CLOCK_MONOTONIC, and a real OS thread per task.
 func (f *linuxFlavor) Traits() Traits { return Traits{OSThreads: true} }
 
-func (f *linuxFlavor) Bind(spec ThreadSpec) (*Waker, Binding, error) {
+func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 	b := Binding{Tid: sys.Gettid(), Policy: sys.SchedOther, Degraded: f.degraded}
 	if spec.CPUs != nil {
 		if err := sys.SetAffinity(0, spec.CPUs); err != nil {

@@ -319,7 +319,7 @@ func (s *Sim) MinPeriod() time.Duration { return simMinPeriod }
 
 // Bind creates the virtual thread of a starting task. Its first cycle is
 // due at the current virtual time; it runs when the simulation reaches it.
-func (s *Sim) Bind(spec ThreadSpec) (*Waker, Binding, error) {
+func (s *Sim) Bind(spec ThreadSpec) (Waker, Binding, error) {
 	wake, err := resolveWake(spec.Wake, WakeNanosleep)
 	if err != nil {
 		return nil, Binding{}, err

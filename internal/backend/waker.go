@@ -46,8 +46,7 @@ func (m WakeMode) String() string {
 }
 
 // VirtualThread is what a flavor with its own clock (the sim flavor)
-// provides for one task thread. Real flavors leave it nil, so their
-// per-cycle path makes no interface call.
+// provides for one task thread; NewVirtualWaker makes it a Waker.
 type VirtualThread interface {
 	Now() int64
 	Arm(first, period int64) error
@@ -71,180 +70,209 @@ type VirtualThread interface {
 	Kick(stop bool)
 }
 
-// Waker puts one task thread to sleep until its next release. It belongs
+// Waker puts one task thread to sleep until its next release. There is
+// one implementation per wake mode: nanosleep (a futex or raw sleep to
+// each deadline), timerfd, POSIX timer, and the virtual clock. It belongs
 // to the task's locked OS thread: only that thread may call it, except
 // Interrupt and Kick.
-type Waker struct {
-	mode   WakeMode
-	raw    bool
-	period int64
-	tfd    *sys.Timerfd
-	pt     *sys.PosixTimer
-	virt   VirtualThread
-	// ctl is the task's control word (ThreadSpec.Control): a wait ends
-	// early once it is non-zero and Interrupt was called. nil: waits are
-	// not interruptible.
-	ctl *atomic.Uint32
-
-	// Interrupt fires a periodic timer (kicks counts those fires) and
-	// the task thread puts it back on its schedule when it sees a new
-	// count. mu orders a fire against Close and against that re-arm.
-	mu        sync.Mutex
-	closed    bool
-	kicks     atomic.Uint32
-	seenKicks uint32 // the task thread's
-
-	sleeps int64 // kernel sleeps made so far (Sleeps); the task thread's
+type Waker interface {
+	// Now reads the flavor's clock. RT-safe.
+	Now() int64
+	// Arm (re)starts the release schedule: first release at first, then
+	// every period. Called at start, after a pause and on Resync.
+	Arm(first, period int64) error
+	// Wait sleeps until the release at deadline and returns the time it
+	// woke and the number of releases that passed: 1 normally; more
+	// when a periodic timer expired several times while the task was
+	// busy (the extra ones are overruns). A nanosleep deadline already
+	// past returns at once with one release. It returns 0 releases, at
+	// once, when the control word is non-zero and Interrupt was called
+	// (before the wait or during it); a periodic timer is then back on
+	// its schedule, the release at deadline not yet consumed. RT-safe.
+	Wait(deadline int64) (now int64, releases uint64, err error)
+	// EndCycle reads the clock as the body ends a cycle; a virtual
+	// clock charges the cycle's execution cost here. RT-safe.
+	EndCycle() int64
+	// Suspend stops a periodic timer while the task is paused, so that
+	// a pause does not come back as a burst of overruns.
+	Suspend() error
+	// Begin blocks until the task's first cycle may run: at once, or
+	// when a virtual clock reaches the task's start.
+	Begin()
+	// Rejoin takes a resumed task that is not periodic back into a
+	// virtual clock's schedule; the others do nothing.
+	Rejoin()
+	// SetRawSleep switches a nanosleep wait between a raw sleep, which
+	// keeps the Go scheduler's P, and an ordinary one; the other modes
+	// ignore it. It takes effect at the next Wait. RT-safe.
+	SetRawSleep(raw bool)
+	// Sleeps is the number of times the Waits so far put the thread to
+	// sleep in the kernel: one per Wait, or one per RawSleepChunk of a
+	// raw sleep, each one voluntary context switch (getrusage's
+	// ru_nvcsw). RT-safe.
+	Sleeps() int64
+	// Close releases the kernel objects. It is safe to call twice.
+	Close() error
+	// Interrupt makes the Wait in progress, or the next one, return with
+	// 0 releases; the caller has made the control word non-zero first.
+	// Any goroutine may call it, at any time, also after Close; a
+	// virtual clock ignores it (it is told through Kick).
+	Interrupt()
+	// Kick tells a virtual clock that Stop (stop true) or Resume changed
+	// the task's control word; the others ignore it. Any goroutine may
+	// call it.
+	Kick(stop bool)
 }
-
-// NewVirtualWaker returns a Waker driven by a VirtualThread.
-func NewVirtualWaker(v VirtualThread) *Waker { return &Waker{virt: v} }
 
 // newWaker creates the kernel objects for mode on the calling thread; a
 // POSIX timer signals sig. ctl, when not nil, is the control word that
 // makes waits interruptible (see Interrupt).
-func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (*Waker, error) {
-	w := &Waker{mode: mode, raw: raw, ctl: ctl}
-	var err error
+func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (Waker, error) {
 	switch mode {
 	case WakeTimerfd:
-		w.tfd, err = sys.NewTimerfd()
+		tfd, err := sys.NewTimerfd()
+		if err != nil {
+			return nil, err
+		}
+		return &timerWaker{timer: tfd, ctl: ctl}, nil
 	case WakePosixTimer:
-		w.pt, err = sys.NewPosixTimer(sig)
-	default:
-		if ctl != nil {
-			// The interruptible sleep is a futex wait, which older
-			// kernels give the thread's timer slack (50 µs by default)
-			// where clock_nanosleep has none for real-time threads.
-			err = sys.SetMinimalTimerSlack()
+		pt, err := sys.NewPosixTimer(sig)
+		if err != nil {
+			return nil, err
+		}
+		return &timerWaker{timer: pt, ctl: ctl}, nil
+	}
+	if ctl != nil {
+		// The interruptible sleep is a futex wait, which older kernels
+		// give the thread's timer slack (50 µs by default) where
+		// clock_nanosleep has none for real-time threads.
+		if err := sys.SetMinimalTimerSlack(); err != nil {
+			return nil, err
 		}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return w, nil
+	return &sleepWaker{raw: raw, ctl: ctl}, nil
 }
 
-// Mode is the wake mode in use.
-func (w *Waker) Mode() WakeMode { return w.mode }
-
-// Now reads the flavor's clock.
-//
-// RT-safe.
-func (w *Waker) Now() int64 {
-	if w.virt != nil {
-		return w.virt.Now()
-	}
-	return sys.Nanotime()
+// sleepWaker is the nanosleep wake mode: an absolute sleep to each
+// deadline. With a control word the sleep is a futex wait on it that
+// Interrupt can end; raw, the sleep keeps the P (sleepRaw).
+type sleepWaker struct {
+	raw    bool
+	ctl    *atomic.Uint32
+	sleeps int64
 }
 
-// Arm (re)starts the release schedule: first release at first, then every
-// period. For nanosleep it only records the period; the periodic kernel
-// timers are programmed here. Called at start and after a pause.
-func (w *Waker) Arm(first, period int64) error {
-	w.period = period
+func (w *sleepWaker) Now() int64                    { return sys.Nanotime() }
+func (w *sleepWaker) Arm(first, period int64) error { return nil }
+func (w *sleepWaker) EndCycle() int64               { return sys.Nanotime() }
+func (w *sleepWaker) Suspend() error                { return nil }
+func (w *sleepWaker) Begin()                        {}
+func (w *sleepWaker) Rejoin()                       {}
+func (w *sleepWaker) SetRawSleep(raw bool)          { w.raw = raw }
+func (w *sleepWaker) Sleeps() int64                 { return w.sleeps }
+func (w *sleepWaker) Close() error                  { return nil }
+func (w *sleepWaker) Kick(stop bool)                {}
+
+func (w *sleepWaker) Wait(deadline int64) (now int64, releases uint64, err error) {
+	var interrupted bool
 	switch {
-	case w.virt != nil:
-		return w.virt.Arm(first, period)
-	case w.tfd != nil:
-		return w.tfd.Arm(first, period)
-	case w.pt != nil:
-		return w.pt.Arm(first, period)
-	}
-	return nil
-}
-
-// Wait sleeps until the release at deadline and returns the time it woke
-// and the number of releases that passed: 1 normally; more when a periodic
-// kernel timer expired several times while the task was busy (the extra
-// ones are overruns). In nanosleep mode a deadline already past returns at
-// once with one release.
-//
-// It returns 0 releases, at once, when the control word is non-zero and
-// Interrupt was called (before the wait or during it): the caller looks at
-// the word. A periodic timer is then back on its schedule, the release at
-// deadline not yet consumed.
-//
-// RT-safe: no allocation, no lock (but after an Interrupt); on the Linux
-// backends no interface call.
-func (w *Waker) Wait(deadline int64) (now int64, releases uint64, err error) {
-	switch {
-	case w.virt != nil:
-		return w.virt.Wait(deadline)
-	case w.tfd != nil, w.pt != nil:
-		releases, err = w.waitTimer(deadline)
+	case w.raw:
+		var n int64
+		n, interrupted, err = sleepRaw(deadline, w.ctl)
+		w.sleeps += n
+	case w.ctl != nil:
+		interrupted, err = sys.SleepUntilOr(deadline, w.ctl, false)
 		w.sleeps++
 	default:
-		var interrupted bool
-		switch {
-		case w.raw:
-			var n int64
-			n, interrupted, err = sleepRaw(deadline, w.ctl)
-			w.sleeps += n
-		case w.ctl != nil:
-			interrupted, err = sys.SleepUntilOr(deadline, w.ctl, false)
-			w.sleeps++
-		default:
-			err = sys.SleepUntil(deadline)
-			w.sleeps++
-		}
-		if !interrupted {
-			releases = 1
-		}
+		err = sys.SleepUntil(deadline)
+		w.sleeps++
+	}
+	if !interrupted {
+		releases = 1
 	}
 	return sys.Nanotime(), releases, err
 }
 
-// waitTimer reads a periodic timer. When Interrupt fired it in the
-// meantime, the expirations read mean nothing: the timer is re-armed on
-// its schedule, with the release at deadline next (at once, with the
-// releases missed since, if deadline is past), and the wait goes on unless
-// the control word asks the caller to look.
-func (w *Waker) waitTimer(deadline int64) (uint64, error) {
+func (w *sleepWaker) Interrupt() {
+	if w.ctl != nil {
+		sys.WakeSleeper(w.ctl)
+	}
+}
+
+// periodicTimer is a kernel timer that expires every period: a timerfd
+// or a POSIX timer aimed at the task's thread.
+type periodicTimer interface {
+	Arm(first, period int64) error
+	Wait() (expirations uint64, err error)
+	Fire() error
+	Disarm() error
+	Close() error
+}
+
+// timerWaker is the timerfd and posix-timer wake modes: a periodic kernel
+// timer the thread reads. Interrupt fires it (kicks counts those fires)
+// and the task thread puts it back on its schedule when it sees a new
+// count; mu orders a fire against Close and against that re-arm.
+type timerWaker struct {
+	timer  periodicTimer
+	ctl    *atomic.Uint32
+	period int64
+	sleeps int64
+
+	mu        sync.Mutex
+	closed    bool
+	kicks     atomic.Uint32
+	seenKicks uint32 // the task thread's
+}
+
+func (w *timerWaker) Now() int64           { return sys.Nanotime() }
+func (w *timerWaker) EndCycle() int64      { return sys.Nanotime() }
+func (w *timerWaker) Suspend() error       { return w.timer.Disarm() }
+func (w *timerWaker) Begin()               {}
+func (w *timerWaker) Rejoin()              {}
+func (w *timerWaker) SetRawSleep(raw bool) {}
+func (w *timerWaker) Sleeps() int64        { return w.sleeps }
+func (w *timerWaker) Kick(stop bool)       {}
+
+func (w *timerWaker) Arm(first, period int64) error {
+	w.period = period
+	return w.timer.Arm(first, period)
+}
+
+// Wait reads the timer. When Interrupt fired it in the meantime, the
+// expirations read mean nothing: the timer is re-armed on its schedule,
+// with the release at deadline next (at once, with the releases missed
+// since, if deadline is past), and the wait goes on unless the control
+// word asks the caller to look.
+func (w *timerWaker) Wait(deadline int64) (now int64, releases uint64, err error) {
+	w.sleeps++
 	for {
-		var n uint64
-		var err error
-		if w.tfd != nil {
-			n, err = w.tfd.Wait()
-		} else {
-			n, err = w.pt.Wait()
-		}
+		releases, err = w.timer.Wait()
 		if err != nil || w.kicks.Load() == w.seenKicks {
-			return n, err
+			return sys.Nanotime(), releases, err
 		}
 		if err := w.rearm(deadline); err != nil {
-			return 0, err
+			return sys.Nanotime(), 0, err
 		}
 		if w.ctl.Load() != 0 {
-			return 0, nil
+			return sys.Nanotime(), 0, nil
 		}
 	}
 }
 
 // rearm puts a fired timer back on its schedule. Off the common path: it
 // runs only after an Interrupt.
-func (w *Waker) rearm(first int64) error {
+func (w *timerWaker) rearm(first int64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seenKicks = w.kicks.Load()
-	if w.tfd != nil {
-		return w.tfd.Arm(first, w.period)
-	}
-	return w.pt.Arm(first, w.period)
+	return w.timer.Arm(first, w.period)
 }
 
-// Interrupt makes the task's Wait in progress, or its next one, return
-// with 0 releases; the caller has made the control word non-zero first.
-// In nanosleep mode it wakes the futex sleep; a periodic timer is fired at
-// once (Wait puts it back on its schedule). Any goroutine may call it, at
-// any time, also after Close; a virtual clock ignores it (it is told
-// through Kick). It never blocks for long: a short lock against Close.
-func (w *Waker) Interrupt() {
-	switch {
-	case w.virt != nil, w.ctl == nil:
-		return
-	case w.tfd == nil && w.pt == nil:
-		sys.WakeSleeper(w.ctl)
+// Interrupt fires the timer at once; Wait puts it back on its schedule.
+// It never blocks for long: a short lock against Close.
+func (w *timerWaker) Interrupt() {
+	if w.ctl == nil {
 		return
 	}
 	w.mu.Lock()
@@ -253,99 +281,47 @@ func (w *Waker) Interrupt() {
 		return
 	}
 	w.kicks.Add(1)
-	if w.tfd != nil {
-		_ = w.tfd.Fire()
-	} else {
-		_ = w.pt.Fire()
-	}
+	_ = w.timer.Fire()
 }
 
-// SetRawSleep switches the nanosleep wait between a raw sleep, which keeps
-// the Go scheduler's P (ThreadSpec.RawSleep), and an ordinary one, which
-// lets the runtime hand the P to other goroutines. The other wake modes
-// ignore it. Only the task's thread may call it; it takes effect at the
-// next Wait.
-//
-// RT-safe.
-func (w *Waker) SetRawSleep(raw bool) { w.raw = raw }
-
-// Sleeps is the number of times the Waits so far put the thread to sleep
-// in the kernel: one per Wait, or one per RawSleepChunk of a raw sleep.
-// Each is one voluntary context switch of the thread (getrusage's
-// ru_nvcsw), which is how the interference counters tell a sleep from a
-// block. Only the task's thread may call it.
-//
-// RT-safe.
-func (w *Waker) Sleeps() int64 { return w.sleeps }
-
-// Begin blocks until the task's first cycle may run: at once on the
-// Linux backends, when the simulation reaches the task's start on a
-// virtual clock.
-func (w *Waker) Begin() {
-	if w.virt != nil {
-		w.virt.Begin()
-	}
-}
-
-// EndCycle reads the clock as the body ends a cycle: the flavor's Now on
-// the Linux backends; on a virtual clock, the cycle's start plus its
-// declared (or measured) execution cost.
-//
-// RT-safe: no allocation, no lock; on the Linux backends no interface call.
-func (w *Waker) EndCycle() int64 {
-	if w.virt != nil {
-		return w.virt.EndCycle()
-	}
-	return sys.Nanotime()
-}
-
-// Kick tells a virtual clock that Stop (stop true) or Resume changed the
-// task's control word; the Linux backends ignore it. Unlike the other
-// methods it may be called from any goroutine.
-func (w *Waker) Kick(stop bool) {
-	if w.virt != nil {
-		w.virt.Kick(stop)
-	}
-}
-
-// Rejoin takes a resumed task that is not periodic back into a virtual
-// clock's schedule, waiting for its turn there; a periodic task's next
-// Wait does that. The Linux backends do nothing.
-func (w *Waker) Rejoin() {
-	if w.virt != nil {
-		_, _, _ = w.virt.Wait(w.virt.Now())
-	}
-}
-
-// Suspend stops the periodic kernel timers while the task is paused, so
-// a pause does not come back as a burst of overruns.
-func (w *Waker) Suspend() error {
-	switch {
-	case w.virt != nil:
-		w.virt.Suspend()
-	case w.tfd != nil:
-		return w.tfd.Disarm()
-	case w.pt != nil:
-		return w.pt.Disarm()
-	}
-	return nil
-}
-
-// Close releases the kernel objects. It is safe to call twice.
-func (w *Waker) Close() error {
-	if w.virt != nil {
-		return w.virt.Close()
-	}
+func (w *timerWaker) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.closed = true
-	switch {
-	case w.tfd != nil:
-		return w.tfd.Close()
-	case w.pt != nil:
-		return w.pt.Close()
+	if w.closed {
+		return nil
 	}
+	w.closed = true
+	return w.timer.Close()
+}
+
+// virtualWaker is the wake mode of a flavor with its own clock.
+type virtualWaker struct {
+	v VirtualThread
+}
+
+// NewVirtualWaker returns the Waker of a thread on a virtual clock.
+func NewVirtualWaker(v VirtualThread) Waker { return &virtualWaker{v} }
+
+func (w *virtualWaker) Now() int64                    { return w.v.Now() }
+func (w *virtualWaker) Arm(first, period int64) error { return w.v.Arm(first, period) }
+func (w *virtualWaker) Wait(deadline int64) (int64, uint64, error) {
+	return w.v.Wait(deadline)
+}
+func (w *virtualWaker) EndCycle() int64      { return w.v.EndCycle() }
+func (w *virtualWaker) Begin()               { w.v.Begin() }
+func (w *virtualWaker) SetRawSleep(raw bool) {}
+func (w *virtualWaker) Sleeps() int64        { return 0 }
+func (w *virtualWaker) Close() error         { return w.v.Close() }
+func (w *virtualWaker) Interrupt()           {}
+func (w *virtualWaker) Kick(stop bool)       { w.v.Kick(stop) }
+
+func (w *virtualWaker) Suspend() error {
+	w.v.Suspend()
 	return nil
+}
+
+func (w *virtualWaker) Rejoin() {
+	_, _, _ = w.v.Wait(w.v.Now())
 }
 
 // RawSleepChunk bounds one raw sleep. A raw sleeper keeps its P, and a
