@@ -146,6 +146,10 @@ func (rec *Recording) Task(period time.Duration) (Task, bool) {
 	return rec.Tasks[0], true
 }
 
+// MaxLatencyFile bounds what ReadLatency reads: 64 MiB, room for several
+// tasks' histograms of hist.MaxBuckets buckets each.
+const MaxLatencyFile = 64 << 20
+
 // ReadLatency reads one wake-up latency histogram from whichever of these
 // r holds:
 //
@@ -154,18 +158,27 @@ func (rec *Recording) Task(period time.Duration) (Task, bool) {
 //   - a cyclictest histogram file: its first column (ReadHistfile).
 //
 // The histogram must hold samples, have a bucket width and at most 2^20
-// buckets whose counts do not overflow; else ReadLatency returns an error
-// matching rtapi.ErrInvalid.
+// buckets whose counts do not overflow, and r at most MaxLatencyFile bytes;
+// else ReadLatency returns an error matching rtapi.ErrInvalid.
 func ReadLatency(r io.Reader, period time.Duration) (hist.Snapshot, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxLatencyFile+1))
 	if err != nil {
 		return hist.Snapshot{}, err
 	}
+	if len(data) > MaxLatencyFile {
+		return hist.Snapshot{}, fmt.Errorf("latency file larger than %d MiB: %w", MaxLatencyFile>>20, rtapi.ErrInvalid)
+	}
 	var h hist.Snapshot
-	if rec, recErr := Read(bytes.NewReader(data)); recErr == nil {
+	rec, recErr := Read(bytes.NewReader(data))
+	if errors.Is(recErr, rtapi.ErrInvalid) {
+		return hist.Snapshot{}, recErr // a histogram too large to decode
+	}
+	if recErr == nil {
 		t, _ := rec.Task(period)
 		h = t.Latency.Histogram
-	} else if jsonErr := json.Unmarshal(data, &h); jsonErr != nil || h.Width == 0 && len(h.Counts) == 0 {
+	} else if jsonErr := json.Unmarshal(data, &h); errors.Is(jsonErr, rtapi.ErrInvalid) {
+		return hist.Snapshot{}, jsonErr
+	} else if jsonErr != nil || h.Width == 0 && len(h.Counts) == 0 {
 		hs, histErr := ReadHistfile(bytes.NewReader(data))
 		if histErr != nil {
 			return hist.Snapshot{}, fmt.Errorf("neither a latency recording, a histogram as JSON nor a cyclictest histogram file: %w", histErr)

@@ -151,6 +151,34 @@ func TestReadLatencyRefuses(t *testing.T) {
 	}
 }
 
+// endless is a reader that never ends: it fails once more than limit
+// bytes were read from it.
+type endless struct{ read, limit int }
+
+var errReadOn = errors.New("read on past the limit")
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.read > e.limit {
+		return 0, errReadOn
+	}
+	for i := range p {
+		p[i] = ' '
+	}
+	e.read += len(p)
+	return len(p), nil
+}
+
+// ReadLatency reads at most MaxLatencyFile bytes: a reader that never
+// ends is refused, not read until memory runs out.
+func TestReadLatencyBoundsItsInput(t *testing.T) {
+	t.Parallel()
+	r := &endless{limit: 2 * latencyfile.MaxLatencyFile}
+	_, err := latencyfile.ReadLatency(r, 0)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	require.Contains(t, err.Error(), "larger than")
+	require.LessOrEqual(t, r.read, latencyfile.MaxLatencyFile+64<<10)
+}
+
 func TestReadRefuses(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{"", "{", `{"tool":"x"}`, `{"tasks":[]}`, `{"tasks":"no"}`} {
