@@ -503,8 +503,8 @@ func (t *Task) finish(err error, returned bool) {
 	}
 	t.safeState()
 	t.rt.shields.leave(t, t.rt.logger)
-	t.unguardTask()                // while the thread, and so its tid, is still this task's
-	t.ctl.Or(ctlStop)              // a TaskContext kept past the body: WaitPeriod returns false
+	t.unguardTask()   // while the thread, and so its tid, is still this task's
+	t.ctl.Or(ctlStop) // a TaskContext kept past the body: WaitPeriod returns false
 	if t.tc.counters {
 		t.tc.sampleUsage()
 	}
