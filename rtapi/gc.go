@@ -33,15 +33,15 @@ var runtimeWriteBarrier struct {
 }
 
 // gcMarking reports whether a garbage-collection cycle is marking right
-// now. RT-safe: one byte load, no call into the runtime.
+// now: one byte load, no call into the runtime.
+// RT-safe.
 func gcMarking() bool { return runtimeWriteBarrier.enabled }
 
 // GCMarking reports whether a garbage-collection cycle of this process is
 // in its mark phase right now (between the two stop-the-world pauses of a
 // cycle). A task body may read it, for instance to postpone optional work
 // while the collector runs.
-//
-// RT-safe: a single memory load.
+// RT-safe.
 func GCMarking() bool { return gcMarking() }
 
 // The GC shield: what a real-time task needs so that the rest of the
@@ -333,9 +333,8 @@ func shieldOffNote(spec TaskSpec, wake WakeMode) string {
 }
 
 // followShield makes the task's next sleep raw or not, as the board last
-// decided. Called once per cycle before the sleep.
-//
-// RT-safe: one atomic load.
+// decided, with one atomic load. Called once per cycle before the sleep.
+// RT-safe.
 func (tc *TaskContext) followShield() {
 	if raw := tc.task.shield.raw.Load(); raw != tc.raw {
 		tc.raw = raw

@@ -126,9 +126,9 @@ func (tc *TaskContext) startInterference() {
 // system call (1.5 µs on a VM), so by default they are read only when the
 // wake-up was late, to attribute it, and every sampleEvery cycles (about
 // 100 ms); with TaskSpec.Interference On, every cycle.
-//
-// RT-safe: no allocation, no lock; at most one getrusage system call, made
-// raw (x/sys issues it without entering the Go scheduler's syscall state).
+// That getrusage call is raw: x/sys issues it without entering the Go
+// scheduler's syscall state.
+// RT-safe.
 func (tc *TaskContext) observe() {
 	in := &tc.task.stats.intf
 	gcEnd := gcMarking()

@@ -179,10 +179,12 @@ type word = atomic.Pointer[uint64]
 // Bit is a handle on a bit pin or parameter.
 type Bit struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h Bit) Get() bool { return atomic.LoadUint64(h.w.Load()) != 0 }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h Bit) Set(v bool) {
 	var u uint64
 	if v {
@@ -194,44 +196,54 @@ func (h Bit) Set(v bool) {
 // Float is a handle on a float pin or parameter.
 type Float struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h Float) Get() float64 { return math.Float64frombits(atomic.LoadUint64(h.w.Load())) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h Float) Set(v float64) { atomic.StoreUint64(h.w.Load(), math.Float64bits(v)) }
 
 // S32 is a handle on an s32 pin or parameter.
 type S32 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h S32) Get() int32 { return int32(uint32(atomic.LoadUint64(h.w.Load()))) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h S32) Set(v int32) { atomic.StoreUint64(h.w.Load(), uint64(int64(v))) }
 
 // U32 is a handle on a u32 pin or parameter.
 type U32 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h U32) Get() uint32 { return uint32(atomic.LoadUint64(h.w.Load())) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h U32) Set(v uint32) { atomic.StoreUint64(h.w.Load(), uint64(v)) }
 
 // S64 is a handle on an s64 pin or parameter.
 type S64 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h S64) Get() int64 { return int64(atomic.LoadUint64(h.w.Load())) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h S64) Set(v int64) { atomic.StoreUint64(h.w.Load(), uint64(v)) }
 
 // U64 is a handle on a u64 pin or parameter.
 type U64 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h U64) Get() uint64 { return atomic.LoadUint64(h.w.Load()) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h U64) Set(v uint64) { atomic.StoreUint64(h.w.Load(), v) }

@@ -83,8 +83,7 @@ func Validate(width, bound time.Duration) error {
 }
 
 // Record adds one sample. Only one goroutine may call Record at a time.
-//
-// RT-safe: no allocation, no lock, no read-modify-write loop.
+// RT-safe.
 func (h *Histogram) Record(d time.Duration) {
 	ns := int64(d)
 	seq := h.seq.Load()

@@ -75,10 +75,9 @@ func (m *PIMutex) LockDeadline(deadlineNs int64) error {
 // TryLock takes the lock if it is free and returns nil; ErrBusy if a live
 // thread holds it; ErrOwnerDead if it took it over from a dead thread. On
 // nil and ErrOwnerDead the goroutine stays locked to its thread until
-// Unlock.
-//
-// RT-safe: no allocation, never blocks (a gettid system call, and a
-// kill(tid, 0) when the lock is held, to check the holder is alive).
+// Unlock. It never blocks; it makes a gettid system call and, when the
+// lock is held, a kill(tid, 0) to check that the holder is alive.
+// RT-safe.
 func (m *PIMutex) TryLock() error {
 	runtime.LockOSThread()
 	tid := uint32(sys.Gettid())
@@ -156,10 +155,9 @@ func (m *PIMutex) acquired() error {
 // Unlock releases the lock, hands it to the highest-priority waiter if
 // any, and unlocks the goroutine from its thread once (the LockOSThread of
 // Lock). ErrNotLocked if it is not held, ErrNotOwner if another thread
-// holds it; the goroutine stays locked then.
-//
-// RT-safe: no allocation, never blocks (a gettid system call, and
-// FUTEX_UNLOCK_PI only when someone waits).
+// holds it; the goroutine stays locked then. It makes a gettid system
+// call, and FUTEX_UNLOCK_PI only when someone waits.
+// RT-safe.
 func (m *PIMutex) Unlock() error {
 	tid := uint32(sys.Gettid())
 	v := atomic.LoadUint32(&m.word)

@@ -14,10 +14,10 @@ import (
 // padded to 8 bytes, so a payload is 8-byte aligned. A record never wraps:
 // when it does not fit before the end, a skip marker fills the rest.
 //
-// The producer side (Put, Reserve, Commit) is wait-free: no allocation, no
-// lock, never blocks; after publishing it issues one FUTEX_WAKE only if the
-// consumer sleeps in Wait. The consumer side (Peek, Consume, Get) is also
-// RT-safe; Wait blocks.
+// The producer side (Put, Reserve, Commit) is wait-free and never blocks;
+// after publishing it issues one FUTEX_WAKE only if the consumer sleeps in
+// Wait. The consumer side (Peek, Consume, Get, Discard) never blocks
+// either; only Wait does.
 //
 // A handle is process-local; the producer and the consumer may share one
 // handle or each open their own on the same memory. Each side keeps its own
@@ -91,8 +91,8 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 //
 // The producer writes only at its own position, kept in the handle: no
 // value in the shared header can make it write outside the ring.
-//
-// RT-safe: producer side.
+// Only the producer may call it.
+// RT-safe.
 func (q *RecordRing) Reserve(n int) ([]byte, error) {
 	r := &q.r
 	r.resPos = 0
@@ -127,8 +127,8 @@ func (q *RecordRing) Reserve(n int) ([]byte, error) {
 
 // Commit publishes the record obtained from Reserve. ErrInvalid if there is
 // no reservation.
-//
-// RT-safe: producer side.
+// Only the producer may call it.
+// RT-safe.
 func (q *RecordRing) Commit() error {
 	r := &q.r
 	if r.resPos == 0 {
@@ -142,9 +142,9 @@ func (q *RecordRing) Commit() error {
 
 // Put copies p into the ring as one record. ErrFull (counted in Dropped)
 // when there is no room, ErrInvalid when p is larger than MaxRecord,
-// ErrCorrupt as for Reserve.
-//
-// RT-safe: producer side, wait-free.
+// ErrCorrupt as for Reserve. Only the producer may call it. It is
+// wait-free.
+// RT-safe.
 func (q *RecordRing) Put(p []byte) error {
 	b, err := q.Reserve(len(p))
 	if err != nil {
@@ -179,9 +179,9 @@ func (q *RecordRing) hdr(pos uint64) (n uint64, kind uint32) {
 //
 // The consumer reads only at its own position, kept in the handle, and
 // checks every header against the ring's private geometry before using it:
-// no value in shared memory makes Peek read outside the ring or loop.
-//
-// RT-safe: consumer side, bounded (it steps over at most one wrap marker).
+// no value in shared memory makes Peek read outside the ring or loop: it
+// steps over at most one wrap marker. Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Peek() ([]byte, error) {
 	r := &q.r
 	avail := r.cachedHead - r.tail
@@ -219,8 +219,8 @@ func (q *RecordRing) Peek() ([]byte, error) {
 
 // Consume drops the record returned by the last Peek; ErrEmpty if Peek did
 // not return one.
-//
-// RT-safe: consumer side.
+// Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Consume() error {
 	r := &q.r
 	if r.peekNext == 0 {
@@ -235,8 +235,8 @@ func (q *RecordRing) Consume() error {
 // length. ErrEmpty when there is none; ErrShortBuffer when dst is too
 // small, with the record's length as n and the record left in place;
 // ErrCorrupt as for Peek.
-//
-// RT-safe: consumer side.
+// Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Get(dst []byte) (int, error) {
 	p, err := q.Peek()
 	if err != nil {
@@ -259,8 +259,8 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 // finds the consumer's new position inconsistent, puts its own back, and
 // the consumer's next ErrCorrupt and Discard land on it: both sides find
 // each other again once the writing stops.
-//
-// RT-safe: consumer side.
+// Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Discard() (int, error) {
 	q.r.peekNext = 0
 	return q.r.discard()

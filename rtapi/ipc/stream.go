@@ -6,9 +6,9 @@ import "sync/atomic"
 // stream ring): writes and reads move as many bytes as fit, with no record
 // boundaries.
 //
-// Write and Read are wait-free and RT-safe: no allocation, no lock, never
-// block; Write issues one FUTEX_WAKE only if the consumer sleeps in Wait.
-// Their errors are pre-built sentinels. Each side keeps its own position in
+// Write and Read are wait-free and never block; Write issues one
+// FUTEX_WAKE only if the consumer sleeps in Wait. Their errors are
+// pre-built sentinels. Each side keeps its own position in
 // the handle and checks the other side's against the private capacity, as
 // RecordRing does.
 type StreamRing struct{ r ring }
@@ -35,9 +35,9 @@ func OpenStreamRing(mem []byte) (*StreamRing, error) {
 // A short write returns ErrFull and counts one drop in Dropped; ErrCorrupt
 // (counted in CorruptEvents, nothing written) when another process wrote a
 // tail the consumer cannot have reached. The producer writes only at its
-// own position, kept in the handle.
-//
-// RT-safe: producer side, wait-free.
+// own position, kept in the handle. Only the producer may call it. It is
+// wait-free.
+// RT-safe.
 func (s *StreamRing) Write(p []byte) (int, error) {
 	r := &s.r
 	free, err := r.free(uint64(len(p)))
@@ -62,9 +62,8 @@ func (s *StreamRing) Write(p []byte) (int, error) {
 // ErrEmpty when there are none (and p is not empty), ErrCorrupt (counted in
 // CorruptEvents) when another process wrote a head the producer cannot have
 // published. The consumer reads only at its own position, kept in the
-// handle.
-//
-// RT-safe: consumer side, wait-free.
+// handle. Only the consumer may call it. It is wait-free.
+// RT-safe.
 func (s *StreamRing) Read(p []byte) (int, error) {
 	r := &s.r
 	if len(p) == 0 {
@@ -84,9 +83,9 @@ func (s *StreamRing) Read(p []byte) (int, error) {
 
 // Discard drops every byte the ring holds now, moving the consumer to the
 // producer's published position: the way to go on after Read returned
-// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped.
-//
-// RT-safe: consumer side.
+// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped. Only
+// the consumer may call it.
+// RT-safe.
 func (s *StreamRing) Discard() (int, error) { return s.r.discard() }
 
 // Wait blocks until bytes are available (or Read has an error to report)

@@ -134,9 +134,8 @@ const (
 	maxRecordPayload = recFixed + MaxArgs*9 + MaxTask + MaxFormat + 8
 )
 
-// Logger writes messages of one task into one ring. Its methods are RT-safe
-// (see the package comment) and safe to call on a nil *Logger, which drops
-// everything. One Logger is meant for one task; concurrent calls do not
+// Logger writes messages of one task into one ring. Its methods are safe
+// to call on a nil *Logger, which drops everything. One Logger is meant for one task; concurrent calls do not
 // corrupt anything, but all except one are dropped and counted.
 type Logger struct {
 	ring    *ipc.RecordRing
@@ -196,16 +195,20 @@ func (l *Logger) Dropped() uint64 {
 	return l.drops.Load()
 }
 
-// Err logs at LevelErr. RT-safe.
+// Err logs at LevelErr.
+// RT-safe.
 func (l *Logger) Err(format string, args ...Arg) { l.print(LevelErr, format, args) }
 
-// Warn logs at LevelWarn. RT-safe.
+// Warn logs at LevelWarn.
+// RT-safe.
 func (l *Logger) Warn(format string, args ...Arg) { l.print(LevelWarn, format, args) }
 
-// Info logs at LevelInfo. RT-safe.
+// Info logs at LevelInfo.
+// RT-safe.
 func (l *Logger) Info(format string, args ...Arg) { l.print(LevelInfo, format, args) }
 
-// Dbg logs at LevelDbg. RT-safe.
+// Dbg logs at LevelDbg.
+// RT-safe.
 func (l *Logger) Dbg(format string, args ...Arg) { l.print(LevelDbg, format, args) }
 
 // Print logs at level lv (rtapi_print_msg). The format uses fmt verbs and
@@ -218,8 +221,7 @@ func (l *Logger) Dbg(format string, args ...Arg) { l.print(LevelDbg, format, arg
 // default zap.NewNop, for one) it records none and costs one atomic load. A Logger over a
 // ring another process drains never does, since a program counter means
 // nothing there.
-//
-// RT-safe: no allocation, no lock, never blocks.
+// RT-safe.
 func (l *Logger) Print(lv Level, format string, args ...Arg) { l.print(lv, format, args) }
 
 // print is Print for the exported methods, each of which calls it

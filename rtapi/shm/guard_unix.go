@@ -42,7 +42,7 @@ import (
 
 // Check reports, with one fstat, whether the file still holds everything
 // this attachment mapped: nil, a *TruncatedError (ErrTruncated) when it was
-// shrunk, or ErrClosed. Not RT-safe (a system call); call it from set-up or
+// shrunk, or ErrClosed. Being a system call, it belongs in set-up or
 // monitoring code.
 func (s *Segment) Check() error {
 	if s.closed.Load() {
@@ -106,8 +106,8 @@ func (s *Segment) Fault(v any) *TruncatedError {
 // one. It is the recovery of a writer that found the file truncated (see
 // Fault) and must go on, such as a real-time task. Close and Delete work
 // as before. Orphan after Orphan does nothing; after Close it returns
-// ErrClosed, on a read-only attachment ErrInvalid. Not RT-safe (system
-// calls; it allocates a copy of the mapping).
+// ErrClosed, on a read-only attachment ErrInvalid. It makes system calls
+// and allocates a copy of the mapping.
 func (s *Segment) Orphan() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
