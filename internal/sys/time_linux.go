@@ -21,7 +21,6 @@ func nanotime() int64
 // Timespec converts nanoseconds to a unix.Timespec. On 32-bit Linux,
 // whose timespec holds 32-bit seconds, a time more than 68 years ahead
 // saturates to the largest one the kernel accepts.
-//
 // RT-safe.
 func Timespec(ns int64) unix.Timespec {
 	sec, nsec := ns/1e9, ns%1e9

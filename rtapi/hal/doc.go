@@ -58,8 +58,8 @@
 // examples/halmon): every exported function's counters are updated there
 // in place after each call, and each thread publishes its own record — its
 // timing and its chain — through a seqlock about once a millisecond
-// (Options.PublishEvery). A publication costs about 0.2 µs whatever the
-// chain's length (BenchmarkPublish).
+// (Options.PublishEvery). A publication's cost does not grow with the
+// chain (docs/BENCHMARKS.md).
 //
 // # Components, pins, parameters and signals
 //

@@ -159,6 +159,5 @@ func (m *Mutex) Unlock() error {
 }
 
 // Owner returns the pid of the process holding the lock, 0 when free.
-//
 // RT-safe.
 func (m *Mutex) Owner() int { return int(atomic.LoadUint32(&m.state) & mutexPIDMask) }

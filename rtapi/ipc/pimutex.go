@@ -177,6 +177,5 @@ func (m *PIMutex) Unlock() error {
 }
 
 // Owner returns the kernel thread id of the holder, 0 when free.
-//
 // RT-safe.
 func (m *PIMutex) Owner() int { return int(atomic.LoadUint32(&m.word) & sys.FutexTIDMask) }

@@ -39,10 +39,9 @@ type RecordRing struct {
 // Guard calls f, which uses the ring, and returns a *shm.TruncatedError
 // (shm.ErrTruncated) instead of crashing when the segment the ring lives
 // in (RecordRingAt) was truncated under it; shm.ErrClosed once that segment
-// is closed. A ring in process memory just runs f. See shm.Segment.Guard.
-//
-// Not for real-time tasks: it is how a non-RT consumer (a drainer) reads a
-// ring another process may damage.
+// is closed. A ring in process memory just runs f. It is how a consumer
+// outside the real-time tasks (a drainer) reads a ring another process
+// may damage; see shm.Segment.Guard.
 func (q *RecordRing) Guard(f func()) error {
 	if q.seg == nil {
 		f()
@@ -88,9 +87,6 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 // no room, ErrInvalid when n is negative or above MaxRecord, ErrCorrupt
 // (counted in CorruptEvents) when another process wrote a tail the consumer
 // cannot have reached. A second Reserve before Commit replaces the first.
-//
-// The producer writes only at its own position, kept in the handle: no
-// value in the shared header can make it write outside the ring.
 // Only the producer may call it.
 // RT-safe.
 func (q *RecordRing) Reserve(n int) ([]byte, error) {
@@ -173,14 +169,8 @@ func (q *RecordRing) hdr(pos uint64) (n uint64, kind uint32) {
 // wrote a head or a record header that the producer cannot have written.
 // The slice points into the ring and is valid until Consume; another
 // process that can write the ring can also change its bytes meanwhile.
-//
 // After ErrCorrupt the consumer stays where it was: Peek again reports the
-// same damage, so a consumer that wants to go on calls Discard.
-//
-// The consumer reads only at its own position, kept in the handle, and
-// checks every header against the ring's private geometry before using it:
-// no value in shared memory makes Peek read outside the ring or loop: it
-// steps over at most one wrap marker. Only the consumer may call it.
+// same damage, and Discard goes on. Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Peek() ([]byte, error) {
 	r := &q.r
@@ -255,10 +245,8 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 // returned ErrCorrupt. It returns the bytes skipped (a large count when
 // that position came from another process), or ErrCorrupt (counted) when
 // the position is not a multiple of 8; the consumer then stays where it
-// was. If the published position was not the producer's, the producer
-// finds the consumer's new position inconsistent, puts its own back, and
-// the consumer's next ErrCorrupt and Discard land on it: both sides find
-// each other again once the writing stops.
+// was. Once a hostile writer stops, producer and consumer find each other
+// again after at most one more ErrCorrupt and Discard.
 // Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Discard() (int, error) {
@@ -268,10 +256,8 @@ func (q *RecordRing) Discard() (int, error) {
 
 // Wait blocks until a record is available (or Peek has an error to report)
 // or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
-// ErrTimeout, or ErrClosed after Close. Only the consumer may call it.
-//
-// Wait blocks: for the non-RT consumer. A polling consumer calls Peek
-// instead.
+// ErrTimeout, or ErrClosed after Close. Only the consumer may call it, from
+// an ordinary goroutine; a task body polls with Peek instead.
 func (q *RecordRing) Wait(deadlineNs int64) error {
 	r := &q.r
 	return r.waitUntil(deadlineNs, r.readable)
@@ -286,7 +272,6 @@ func (q *RecordRing) Close() {
 }
 
 // Dropped returns how many records were refused because the ring was full.
-//
 // RT-safe.
 func (q *RecordRing) Dropped() uint64 { return q.r.Dropped() }
 
@@ -301,6 +286,5 @@ func (q *RecordRing) Used() int { return q.r.Used() }
 // state inconsistent and returned ErrCorrupt: an index or a record header
 // that the other side cannot have written. The count lives in the handle,
 // so no other process can reset it.
-//
 // RT-safe.
 func (q *RecordRing) CorruptEvents() uint64 { return q.r.CorruptEvents() }

@@ -107,6 +107,5 @@ func (s *Semaphore) take(deadline int64) error {
 }
 
 // Count returns the current count.
-//
 // RT-safe.
 func (s *Semaphore) Count() int { return int(atomic.LoadUint32(&s.count)) }

@@ -94,7 +94,6 @@ func (s *Seqlock[T]) TryRead(v *T) (seq uint64, ok bool) {
 
 // Seq returns the sequence number of the latest snapshot: it grows by one
 // per Write.
-//
 // RT-safe.
 func (s *Seqlock[T]) Seq() uint64 { return atomic.LoadUint64(&s.seq) }
 

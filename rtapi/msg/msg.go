@@ -175,18 +175,15 @@ func (l *Logger) Task() string { return l.task }
 // SetLevel sets the threshold: messages above it are discarded at the call
 // site, without being counted as drops (rtapi_set_msg_level). For Loggers of
 // a Sink the threshold is the Sink's and shared by all of them.
-//
 // RT-safe.
 func (l *Logger) SetLevel(lv Level) { l.level.Store(int32(lv)) }
 
 // Level returns the threshold (rtapi_get_msg_level).
-//
 // RT-safe.
 func (l *Logger) Level() Level { return Level(l.level.Load()) }
 
 // Dropped returns how many messages this Logger dropped (ring full or
 // concurrent use).
-//
 // RT-safe.
 func (l *Logger) Dropped() uint64 {
 	if l == nil {
@@ -213,14 +210,10 @@ func (l *Logger) Dbg(format string, args ...Arg) { l.print(LevelDbg, format, arg
 
 // Print logs at level lv (rtapi_print_msg). The format uses fmt verbs and
 // is rendered later, by the drainer. Levels outside ERR..DBG are ignored.
-// A Sink's own Logger, drained into a zap logger that reports callers
-// (zap.AddCaller), records the call site too, which the Sink gives zap as
-// the entry's caller: one runtime.Callers of one frame, 230-250 ns a
-// message instead of 75-85 ns on a 2-CPU EPYC VM (BenchmarkPrint and
-// BenchmarkPrintWithCaller). Drained into a logger without callers (rtapi's
-// default zap.NewNop, for one) it records none and costs one atomic load. A Logger over a
-// ring another process drains never does, since a program counter means
-// nothing there.
+// A Sink's own Logger whose zap logger reports callers (zap.AddCaller)
+// also records the call site, which becomes the entry's caller; that
+// triples a message's cost (docs/BENCHMARKS.md). Otherwise it records
+// none; a Logger over a ring another process drains never does.
 // RT-safe.
 func (l *Logger) Print(lv Level, format string, args ...Arg) { l.print(lv, format, args) }
 
