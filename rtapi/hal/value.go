@@ -167,14 +167,9 @@ func FormatValue(t Type, w uint64) string {
 // word in the data segment, swapped atomically when the pin is linked.
 type word = atomic.Pointer[uint64]
 
-// The handles below are what a component keeps to read and write its pins
-// and parameters from its functions. Each Get is two atomic loads (where
-// the pin points, then the value) and each Set a load and an atomic
-// store: no lock, no allocation, no interface call, and 64-bit values are
-// atomic on 32-bit systems too. A pin linked to a signal reads and writes
-// the signal's word; an unlinked pin its own. The zero handle is not
-// usable, nor is any handle after HAL.Close, which unmaps the values.
-// RT-safe.
+// The handles below: each Get is two atomic loads (where the pin points,
+// then the value), each Set a load and an atomic store. The package doc
+// states their contract.
 
 // Bit is a handle on a bit pin or parameter.
 type Bit struct{ w *word }

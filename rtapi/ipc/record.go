@@ -9,28 +9,26 @@ import (
 )
 
 // RecordRing is a single-producer single-consumer ring of variable-length
-// records (Machinekit's record ring). One goroutine (or process) writes,
-// one reads; each record is stored as an 8-byte header and its payload
-// padded to 8 bytes, so a payload is 8-byte aligned. A record never wraps:
-// when it does not fit before the end, a skip marker fills the rest.
+// records (Machinekit's record ring). Each record is an 8-byte header and
+// its payload padded to 8 bytes, so a payload is 8-byte aligned; a record
+// that does not fit before the end is placed at the start, behind a skip
+// marker.
 //
-// The producer side (Put, Reserve, Commit) is wait-free and never blocks;
-// after publishing it issues one FUTEX_WAKE only if the consumer sleeps in
-// Wait. The consumer side (Peek, Consume, Get, Discard) never blocks
-// either; only Wait does.
+// Neither side blocks but in Wait. The producer side (Put, Reserve,
+// Commit) is wait-free and issues one FUTEX_WAKE only if the consumer
+// sleeps in Wait.
 //
-// A handle is process-local; the producer and the consumer may share one
-// handle or each open their own on the same memory. Each side keeps its own
-// position in the handle (taken from the header at Open) and only publishes
-// it, so use one handle per side: a second producer handle on the same ring
-// would not see the first one's records.
+// A handle is process-local and keeps each side's position, taken from
+// the header at Open. Producer and consumer may share a handle or open one
+// each, but each side uses one handle only: a second producer handle would
+// not see the first one's records.
 //
-// The header and the records are shared with whoever else maps the memory,
-// and so untrusted: no value another process writes there can make a handle
-// read or write outside the ring, panic or loop without bound. Inconsistent
-// shared state is ErrCorrupt (errors.Is), counted in CorruptEvents; a
-// consumer goes on after it with Discard. A hostile writer can still feed
-// wrong records and refuse or drop good ones.
+// The header and the records are shared with whoever else maps the
+// memory, and so untrusted: nothing another process writes there makes a
+// handle read or write outside the ring, panic or loop without bound.
+// Inconsistent shared state is ErrCorrupt, counted in CorruptEvents; the
+// consumer goes on with Discard. A hostile writer can still feed wrong
+// records and refuse or drop good ones.
 type RecordRing struct {
 	r   ring
 	seg *shm.Segment // the segment holding the ring (RecordRingAt), for Guard

@@ -98,6 +98,7 @@ func (s *StreamRing) Close() {
 }
 
 // Dropped returns how many writes were short because the ring was full.
+// RT-safe.
 func (s *StreamRing) Dropped() uint64 { return s.r.Dropped() }
 
 // Capacity returns the data capacity in bytes.

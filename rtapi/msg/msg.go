@@ -135,8 +135,9 @@ const (
 )
 
 // Logger writes messages of one task into one ring. Its methods are safe
-// to call on a nil *Logger, which drops everything. One Logger is meant for one task; concurrent calls do not
-// corrupt anything, but all except one are dropped and counted.
+// to call on a nil *Logger, which drops everything. One Logger is meant
+// for one task; concurrent calls corrupt nothing, but all except one are
+// dropped and counted.
 type Logger struct {
 	ring    *ipc.RecordRing
 	task    string
