@@ -64,10 +64,14 @@
 // sim.Controller.AdvanceTo read and take it; a span (period, latency,
 // histogram value, correction, timeout) is a time.Duration.
 //
-// Real-time safety: the methods of TaskContext and Cycle, Now and Delay
-// are RT-safe — they neither allocate nor lock nor log and may be called
-// from a task body. Everything on RT and Task is set-up code: call it from
-// ordinary goroutines. A body's panic ends that task only: Wait returns a
+// Real-time safety: a doc comment in gortapi that ends with the line
+// "RT-safe." marks what a task body may call. Such a call allocates
+// nothing, takes no lock that a thread outside the real-time tasks can
+// hold, makes no system call that blocks (except a sleep or wait its doc
+// names, as WaitPeriod's) and returns in bounded time; on a type, the line
+// covers every method. What lacks the line is set-up code: call it from
+// ordinary goroutines. The methods of TaskContext and Cycle, Now and Delay
+// are RT-safe; everything on RT and Task is set-up code. A body's panic ends that task only: Wait returns a
 // *PanicError and the other tasks keep running. A body that calls
 // runtime.Goexit (testing's FailNow, testify's require) ends its task too:
 // Wait returns ErrGoexit.

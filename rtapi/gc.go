@@ -13,17 +13,11 @@ import (
 	"go.uber.org/zap"
 )
 
-// The garbage collector's state, as a task can read it in one load.
-//
-// runtime.writeBarrier is the flag the compiler's write-barrier checks
-// read: the runtime turns it on when a GC cycle enters its mark phase
-// (inside the sweep-termination stop-the-world) and off at mark
-// termination (inside that stop-the-world). It is therefore exactly "a GC
-// cycle is marking", the phase in which allocating goroutines pay mark
-// assists, GC workers take a quarter of GOMAXPROCS, and goroutine stacks
-// are scanned. The runtime keeps the symbol and its layout for packages
-// that link to it (go.dev/issue/67401: "Do not remove or change the type
-// signature"), so reading it is stable across Go releases.
+// runtimeWriteBarrier is the flag the compiler's write-barrier checks
+// read. The runtime sets it while a GC cycle marks: from sweep termination
+// to mark termination, the phase with mark assists and GC workers. The
+// runtime keeps the symbol and its layout for packages that link to it
+// (go.dev/issue/67401), so reading it is stable across Go releases.
 //
 //go:linkname runtimeWriteBarrier runtime.writeBarrier
 var runtimeWriteBarrier struct {
@@ -33,72 +27,23 @@ var runtimeWriteBarrier struct {
 }
 
 // gcMarking reports whether a garbage-collection cycle is marking right
-// now. RT-safe: one byte load, no call into the runtime.
+// now: one byte load, no call into the runtime.
+// RT-safe.
 func gcMarking() bool { return runtimeWriteBarrier.enabled }
 
 // GCMarking reports whether a garbage-collection cycle of this process is
 // in its mark phase right now (between the two stop-the-world pauses of a
 // cycle). A task body may read it, for instance to postpone optional work
 // while the collector runs.
-//
-// RT-safe: a single memory load.
+// RT-safe.
 func GCMarking() bool { return gcMarking() }
 
-// The GC shield: what a real-time task needs so that the rest of the
-// process allocating does not make it late. Each candidate was measured on
-// and off by examples/gcbench; docs/GC.md has the figures. TaskSpec.GCShield
-// turns it on or off per task; Auto (the default) offers it to every task
-// on a real-time flavor, as far as the Ps allow (below). Options.GCShield
-// (RTAPI_GC_SHIELD, -rtapi.gc-shield) changes that default, e.g. to
-// measure without the shield.
-//
-// The shield is a raw sleep: the nanosleep wait keeps the task's P
-// (RawSyscall), so a wake-up never waits for a P in exitsyscall, which
-// under allocation load means waiting for another goroutine's time slice
-// (the execution trace of an unshielded task: a quarter of its wake-ups
-// lose the P, and those wait 1.3 ms at p99, 7.5 ms at worst). It also
-// keeps the task out of the scheduler's syscall state, where a SCHED_FIFO
-// thread returning from the kernel can spin on a goroutine status that
-// sysmon or a GC worker (SCHED_OTHER) holds. Costs: the task holds its P
-// while it sleeps, so the rest of the process has one P fewer per
-// shielded task; a stop-the-world that begins while the task sleeps waits
-// for the sleep to end (sleeps are cut into backend.RawSleepChunk pieces)
-// and then stops the task right after its wake-up; and sysmon, seeing a
-// goroutine that never passes through the scheduler, preempts it about
-// every 10 ms, a round trip through a helper thread (49 µs median,
-// milliseconds at worst under load).
-//
-// How many tasks may hold a P: one P of an RT is always left for
-// everything else (the other tasks, whose wake-ups then go through
-// exitsyscall as without the shield, and every other goroutine), and each
-// periodic task faster than GCShieldMinPeriod keeps one busy whether it is
-// shielded or not; the Ps left go to the tasks that lose most by waiting
-// for one. Shielding every task was measured to collapse as soon as there
-// were as many tasks as Ps: a task or goroutine without a P ran only when
-// sysmon forcibly preempted a sleeper, about every 10 ms (a 50 µs base
-// task overran 19 % of its cycles, a 1 ms servo 41 %; twenty 100 µs
-// time.Sleeps on main took 330 ms). Fast tasks are not shielded: a raw
-// sleeper pays sysmon's forced preemption, a round trip through another
-// thread, every 10-20 ms, which costs a 50 µs task releases, while its
-// ordinary sleeps are too short for the runtime to take its P; and
-// shielding a slower task next to it took the last P from the rest of
-// the program (docs/GC.md). Order: forced tasks (GCShield On)
-// first, then Auto ones by shortest period, then highest priority, then
-// start order. The choice is made again whenever a task starts or ends,
-// and each task follows it at its next sleep; once RT.Close has begun it
-// is not made again (tasks ending there free no P for the others, so each
-// task's Stats.GCShield keeps what it had while the set ran). A task that wanted the
-// shield and did not get it says so in Stats.GCShield and in a log
-// warning; so does a set of forced tasks that leaves no P.
-//
-// Measured and left out: one more P per shielded task (GOMAXPROCS above
-// the CPU count) gave the P back to the rest of the process, but with
-// several SCHED_FIFO tasks on all CPUs it produced livelocks of up to the
-// kernel's RT throttling period (FIFO threads spinning in the runtime on
-// something a starved SCHED_OTHER runtime thread held; the watchdog
-// caught them); a runtime.Gosched after the body every 4 ms to beat
-// sysmon's forced preemption made p99 4-9x worse; pinning the goroutine
-// to its P around the sleep (procPin) multiplied scheduler parks by 8.
+// The GC shield (TaskSpec.GCShield, Options.GCShield): a task on a
+// nanosleep wait sleeps raw and keeps its P, so its wake-up never waits
+// for one while the rest of the process allocates. The shield board below
+// hands the Ps out, keeping one for the rest of the program. HACKING.md
+// ("Why a raw sleep keeps the P") has the design; docs/GC.md the costs,
+// the measurements and the alternatives left out.
 
 // shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
 // default (Options.GCShield): whether the task sleeps raw.
@@ -116,15 +61,12 @@ func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
 	return realTime
 }
 
-// GCShieldMinPeriod is the shortest period GCShield Auto shields. A raw
-// sleeper is forcibly preempted by the Go runtime every 10-20 ms, and each
-// preemption is a round trip through another thread (25-80 µs median on
-// a 2-CPU VM, milliseconds at worst under load) that a shorter period
-// cannot hide; an ordinary sleep that short, on the other hand, seldom
-// loses its P, since the runtime takes a P from a thread in a system call
-// only when it finds the same call twice. A task with a shorter period
-// keeps a P busy either way, so it counts against the Ps the shield may
-// hand out. docs/GC.md has the measurements.
+// GCShieldMinPeriod is the shortest period GCShield Auto shields. A task
+// with a shorter period keeps a P busy whether it is shielded or not, so
+// it counts against the Ps the shield hands out. A raw sleeper is
+// preempted by the Go runtime every 10-20 ms, a round trip through another
+// thread that so short a period cannot hide. docs/GC.md ("Several tasks")
+// has the measurements.
 const GCShieldMinPeriod = 500 * time.Microsecond
 
 // taskShield is one task's part of its RT's shield board.
@@ -333,9 +275,8 @@ func shieldOffNote(spec TaskSpec, wake WakeMode) string {
 }
 
 // followShield makes the task's next sleep raw or not, as the board last
-// decided. Called once per cycle before the sleep.
-//
-// RT-safe: one atomic load.
+// decided, with one atomic load. Called once per cycle before the sleep.
+// RT-safe.
 func (tc *TaskContext) followShield() {
 	if raw := tc.task.shield.raw.Load(); raw != tc.raw {
 		tc.raw = raw

@@ -9,25 +9,19 @@ import (
 
 // Interference counts what the kernel and the Go runtime did to a task,
 // cycle by cycle: the Go analog of Xenomai's mode-switch counter. A cycle
-// here is one body run plus the sleep and wake-up that follow it.
+// is one body run plus the sleep and wake-up that follow it.
 //
-// The counters come from the thread's getrusage(RUSAGE_THREAD) switch and
-// fault counts and a load of the runtime's GC flag. The getrusage call
-// costs about a microsecond, so by default (TaskSpec.Interference Auto)
-// it is made only after a late wake-up, to attribute it, about every
-// 100 ms, and when the task ends: late wake-ups are attributed exactly as
-// with a read every cycle whenever the cycles since the previous read were
-// clean, and PreemptedCycles, BlockedCycles and FaultCycles count the
-// events of each window, at most one per cycle (so a snapshot taken while
-// the task runs may be up to 100 ms behind). Interference On reads every cycle and
-// counts exactly; Off turns the counters off.
+// The counters come from the thread's getrusage(RUSAGE_THREAD) and the
+// runtime's GC flag. With TaskSpec.Interference Auto, getrusage is read
+// after a late wake-up (to attribute it), about every 100 ms and when the
+// task ends: PreemptedCycles, BlockedCycles and FaultCycles then count at
+// most one event per window, and a snapshot of a running task may be up to
+// 100 ms behind. On reads every cycle and counts exactly; Off turns the
+// counters off.
 //
-// There is no per-goroutine allocation counter in the Go runtime, so no
-// cheap exact "the body allocated" count exists. What allocation costs a
-// real-time task shows here instead: FaultCycles (fresh memory touched),
-// BlockedCycles (a stop-the-world or mark-assist park), GCCycles. Prove a
-// body allocation-free with testing.AllocsPerRun around one cycle in a
-// test, as rtapi's own tests do.
+// The Go runtime has no cheap per-goroutine allocation counter. What
+// allocation costs a task shows as FaultCycles, BlockedCycles and
+// GCCycles; prove a body allocation-free with testing.AllocsPerRun.
 type Interference struct {
 	// PreemptedCycles: cycles in which the task's thread was switched out
 	// involuntarily (ru_nivcsw grew): a higher-priority thread, an
@@ -122,13 +116,10 @@ func (tc *TaskContext) startInterference() {
 // (tc.slept, tc.latency), then the body; a late wake-up is thus
 // attributed one body later.
 //
-// The GC flag is read every cycle. The thread's getrusage counters cost a
-// system call (1.5 µs on a VM), so by default they are read only when the
-// wake-up was late, to attribute it, and every sampleEvery cycles (about
-// 100 ms); with TaskSpec.Interference On, every cycle.
-//
-// RT-safe: no allocation, no lock; at most one getrusage system call, made
-// raw (x/sys issues it without entering the Go scheduler's syscall state).
+// The GC flag is read every cycle; the thread's getrusage counters, a
+// raw system call, only after a late wake-up and every sampleEvery cycles
+// (every cycle with TaskSpec.Interference On).
+// RT-safe.
 func (tc *TaskContext) observe() {
 	in := &tc.task.stats.intf
 	if !tc.counters {

@@ -51,13 +51,13 @@ func (rt *RT) messages() (*msgState, error) {
 //	...
 //	log.Warn("following error %.3f mm at cycle %d", msg.Float(fe), msg.Int(n)) // in the body
 //
-// The Logger's methods (Err, Warn, Info, Dbg, Print) are RT-safe: no
-// allocation, no lock, no blocking (at most one FUTEX_WAKE of the
-// drainer). Give each task its own Logger: one used by two goroutines at
-// once drops messages (counted in Dropped), as does a full ring.
-// MsgLogger itself is set-up code: it allocates the ring, and its first
-// call starts this RT's drainer goroutine, which Close stops after
-// writing what the rings hold. After Close it returns ErrClosed.
+// The Logger's methods (Err, Warn, Info, Dbg, Print) may be called from
+// the body: at most they make one FUTEX_WAKE of the drainer. Give each
+// task its own Logger: one used by two goroutines at once drops messages
+// (counted in Dropped), as does a full ring. MsgLogger itself is set-up
+// code: it allocates the ring, and its first call starts this RT's
+// drainer goroutine, which Close stops after writing what the rings hold.
+// After Close it returns ErrClosed.
 func (rt *RT) MsgLogger(task string) (*msg.Logger, error) {
 	st, err := rt.messages()
 	if err != nil {

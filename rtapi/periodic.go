@@ -1,7 +1,8 @@
 package rtapi
 
 // Cycle is what a NewPeriodicTask function sees each cycle. It is only
-// valid during the call. RT-safe throughout.
+// valid during the call.
+// RT-safe.
 type Cycle struct {
 	tc  *TaskContext
 	err error

@@ -97,7 +97,8 @@ func (tc *TaskContext) trip(overruns, late int64) {
 
 // Faulted reports whether the task is ending on a fault: its
 // DeadlinePolicy tripped, or the watchdog faulted it. WaitPeriod has then
-// returned false. RT-safe.
+// returned false.
+// RT-safe.
 func (tc *TaskContext) Faulted() bool {
 	return tc.tripped || tc.task.ctl.Load()&ctlFault != 0
 }

@@ -96,7 +96,7 @@ type Stats struct {
 }
 
 // Stats returns a snapshot of the task's statistics. It may be called from
-// any goroutine at any time (it allocates; not RT-safe).
+// any goroutine at any time. It allocates.
 func (t *Task) Stats() Stats {
 	s := t.counters()
 	s.Latency = t.stats.latency.Snapshot()
@@ -110,7 +110,7 @@ func (t *Task) Stats() Stats {
 // bucket copies, where Stats copies every bucket up to HistogramBound. In
 // the Stats it returns, Latency and Exec have no Counts; their Count, Sum,
 // Min, Max and Overflow are the folds'. It may be called from any
-// goroutine at any time (it allocates; not RT-safe).
+// goroutine at any time. It allocates.
 func (t *Task) StatsFolded(upper []time.Duration) (s Stats, latency, exec hist.Folded) {
 	s = t.counters()
 	latency, exec = t.stats.latency.Fold(upper), t.stats.exec.Fold(upper)
@@ -223,7 +223,7 @@ func policyName(b backend.Binding) string {
 //
 // On the sim flavor the policy reads "virtual" and the priority is the
 // virtual one. p99 is the upper edge of a 1 µs bucket, capped at max.
-// It allocates; not RT-safe.
+// It allocates.
 func (s Stats) String() string {
 	var b strings.Builder
 	writeStatsLine(&b, s, s.Name+":", 0, 0, 0, 0)
@@ -237,7 +237,7 @@ func (s Stats) String() string {
 //	task-100µs     SCHED_FIFO prio 98 wake posix-timer cycles  10068 overruns  148 latency min 3.021µs avg 70.596µs p99 161µs max 214.739µs
 //	task-1ms       SCHED_FIFO prio 97 wake posix-timer cycles   1004 overruns    2 latency min 9.48µs avg 65.496µs p99 180µs max 2.810166ms
 //
-// It returns the first write error. It allocates; not RT-safe.
+// It returns the first write error. It allocates.
 func WriteStats(w io.Writer, stats ...Stats) error {
 	name, wake, cycles, overruns := 14, 11, 6, 4
 	for _, s := range stats {

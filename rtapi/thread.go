@@ -12,15 +12,10 @@ import (
 // (or calls runtime.Goexit) the runtime destroys the thread, whatever fn
 // left on it (SCHED_FIFO, an affinity, blocked signals). The thread is
 // locked twice (the locks nest), so that one stray runtime.UnlockOSThread
-// in a task body cannot hand it back to Go's pool.
-//
-// The main thread is avoided for two reasons. The kernel prefers it for
-// process-directed signals (SIGINT, SIGWINCH …), which would interrupt a
-// task there. And Go cannot destroy it: a locked goroutine exiting on it
-// leaves it parked forever, still real-time. A goroutine started and
-// waited for from main usually runs next on main's thread; that one hands
-// fn to another goroutine, which cannot be scheduled on the main thread
-// while the first holds it locked, and then lets the main thread go.
+// in a task body cannot hand it back to Go's pool. HACKING.md
+// ("Thread ownership") says why the main thread is avoided. A goroutine
+// started from main usually runs next on main's thread, so the first one
+// holds that thread locked while it starts fn's goroutine elsewhere.
 func goLocked(fn func()) {
 	go func() {
 		runtime.LockOSThread()

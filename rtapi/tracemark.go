@@ -107,8 +107,7 @@ func (tr *tracer) close() {
 
 // traceLate writes the marker of a wake-up latency ns late in the given cycle
 // and, with TraceStop, stops tracing the first time.
-//
-// RT-safe: no allocation, no lock, no logging.
+// RT-safe.
 func (tc *TaskContext) traceLate(latency, cycle int64) {
 	tr := &tc.trace
 	n := tr.head

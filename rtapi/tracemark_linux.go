@@ -14,7 +14,8 @@ func sysOpenWrite(path string) (int, error) {
 func sysClose(fd int) { _ = unix.Close(fd) }
 
 // rawWrite writes n bytes at p to fd with one raw system call; it reports
-// whether the kernel took them. RT-safe: no allocation.
+// whether the kernel took them.
+// RT-safe.
 func rawWrite(fd int, p *byte, n int) bool {
 	_, _, errno := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(p)), uintptr(n))
 	return errno == 0

@@ -35,8 +35,9 @@ const (
 
 // FaultError is what Wait returns for a task the watchdog faulted: the task
 // did not complete a cycle within its watchdog timeout while its thread
-// kept the CPU busy, so the thread was demoted to SCHED_OTHER. The body may still be running (Go cannot kill a
-// goroutine); if it ever returns to WaitPeriod, WaitPeriod returns false.
+// kept the CPU busy, so the thread was demoted to SCHED_OTHER. The body may
+// still be running (Go cannot kill a goroutine); if it ever returns to
+// WaitPeriod, WaitPeriod returns false.
 type FaultError struct {
 	Task string
 	// Timeout is the task's watchdog timeout; Stalled how long it had gone

@@ -107,7 +107,8 @@ func (s *Servo) Install(h *hal.HAL, thread string) error {
 	return nil
 }
 
-// Done reports whether every move and dwell has been made. RT-safe.
+// Done reports whether every move and dwell has been made.
+// RT-safe.
 func (s *Servo) Done() bool { return s.done.Load() }
 
 func (s *Servo) plan(move int, from float64) {

@@ -10,7 +10,6 @@ import (
 // pthread_getcpuclockid's encoding) in nanoseconds, or -1 when it cannot
 // (the thread is gone). A raw system call: it keeps the P and does not
 // allocate.
-//
 // RT-safe.
 func ThreadCPUTime(clock int32) int64 {
 	var ts unix.Timespec

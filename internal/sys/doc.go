@@ -11,7 +11,8 @@
 // where the call allows it; an absolute sleep retries with the same
 // deadline, so an interruption never shifts a period.
 //
-// Functions marked RT-safe neither allocate nor take locks and may be
-// called from a real-time task body. Everything else belongs in set-up and
+// A function whose doc ends with "RT-safe." may be called from a real-time
+// task body, as package rtapi defines the phrase; a sleep or wait it names
+// is the only way it blocks. Everything else belongs in set-up and
 // tear-down code.
 package sys

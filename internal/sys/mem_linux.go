@@ -48,8 +48,8 @@ type ThreadUsage struct {
 }
 
 // ReadThreadUsage fills u with the calling thread's resource usage.
-//
-// RT-safe: no allocation (one system call, about a microsecond).
+// It makes one system call.
+// RT-safe.
 func ReadThreadUsage(u *ThreadUsage) error {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {

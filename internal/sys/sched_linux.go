@@ -11,7 +11,6 @@ import (
 
 // Gettid returns the calling thread's kernel thread id. The result only
 // stays meaningful while the goroutine is locked to its thread.
-//
 // RT-safe.
 func Gettid() int { return unix.Gettid() }
 

@@ -28,8 +28,7 @@ const (
 // an absolute timeout, the same hrtimer clock_nanosleep arms), so a wake-up
 // is never lost between them. Signals (Go's preemption) restart the sleep
 // with the same deadline. raw keeps the P, as SleepUntilRaw.
-//
-// RT-safe: no allocation.
+// RT-safe.
 func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (interrupted bool, err error) {
 	ts := Timespec(deadline)
 	for {
@@ -91,8 +90,7 @@ func errFutexSleep(errno unix.Errno) error { return os.NewSyscallError("futex_wa
 // first. Neither, without an error, means the deadline passed or a
 // spurious wake-up: the caller looks at the clock. word may be nil: then
 // it is SleepRawOnce.
-//
-// RT-safe: no allocation.
+// RT-safe.
 func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
 	if word == nil {
 		signalled, err = SleepRawOnce(deadline)

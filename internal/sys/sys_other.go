@@ -20,7 +20,8 @@ var errUnsupported = fmt.Errorf("needs Linux: %w", errors.ErrUnsupported)
 var monoBase = time.Now()
 
 // Nanotime reads a monotonic clock in nanoseconds (not CLOCK_MONOTONIC's
-// origin). RT-safe.
+// origin).
+// RT-safe.
 func Nanotime() int64 { return int64(time.Since(monoBase)) }
 
 // Gettid returns 0: there are no kernel thread ids here.
@@ -80,7 +81,8 @@ type ThreadUsage struct {
 	InvoluntarySwitches int64
 }
 
-// ReadThreadUsage fails: per-thread usage needs Linux. RT-safe.
+// ReadThreadUsage fails: per-thread usage needs Linux.
+// RT-safe.
 func ReadThreadUsage(u *ThreadUsage) error { return errUnsupported }
 
 // PosixTimer is a periodic POSIX timer aimed at one thread (Linux only).

@@ -9,9 +9,9 @@ import (
 
 // Nanotime returns CLOCK_MONOTONIC in nanoseconds, read through the vDSO
 // exactly as the Go runtime reads it. It is the clock every gortapi
-// deadline is expressed in.
-//
-// RT-safe: no allocation, no system call on hardware with a vDSO clock.
+// deadline is expressed in. It makes no system call where the hardware
+// has a vDSO clock.
+// RT-safe.
 func Nanotime() int64 { return nanotime() }
 
 //go:linkname nanotime runtime.nanotime
@@ -21,7 +21,6 @@ func nanotime() int64
 // Timespec converts nanoseconds to a unix.Timespec. On 32-bit Linux,
 // whose timespec holds 32-bit seconds, a time more than 68 years ahead
 // saturates to the largest one the kernel accepts.
-//
 // RT-safe.
 func Timespec(ns int64) unix.Timespec {
 	sec, nsec := ns/1e9, ns%1e9
@@ -38,15 +37,13 @@ func Timespec(ns int64) unix.Timespec {
 // The call goes through the Go runtime's syscall path: the thread's P may
 // be handed to another goroutine while it sleeps and must be reacquired on
 // wake-up. SleepUntilRaw keeps the P instead.
-//
-// RT-safe: no allocation.
+// RT-safe.
 func SleepUntil(deadline int64) error { return sleepUntil(deadline, false) }
 
 // SleepUntilRaw is SleepUntil through RawSyscall: the calling thread keeps
 // its P while it sleeps, so waking up never waits for one, at the price of
 // delaying a stop-the-world of the whole process until the sleep ends.
-//
-// RT-safe: no allocation.
+// RT-safe.
 func SleepUntilRaw(deadline int64) error { return sleepUntil(deadline, true) }
 
 // SleepRawOnce is one raw absolute sleep, as SleepUntilRaw makes, that
@@ -55,8 +52,7 @@ func SleepUntilRaw(deadline int64) error { return sleepUntil(deadline, true) }
 // kept its P for 10 ms to yield with a signal (SIGURG) to its thread; a
 // raw sleeper that learns of it here can yield at once, while it has time
 // to spare, rather than at its next function call after the wake-up.
-//
-// RT-safe: no allocation.
+// RT-safe.
 func SleepRawOnce(deadline int64) (interrupted bool, err error) {
 	ts := Timespec(deadline)
 	_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,

@@ -125,8 +125,7 @@ func (t *PosixTimer) Fire() error {
 // process (kill(2)), which belong to the program: Wait hands each on to
 // the main thread (rt_tgsigqueueinfo, same siginfo; a kill's SI_USER code
 // becomes SI_QUEUE, the only change the kernel allows) and waits on.
-//
-// RT-safe: no allocation.
+// RT-safe.
 func (t *PosixTimer) Wait() (uint64, error) {
 	for {
 		_, _, errno := unix.Syscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&t.set)),
@@ -267,8 +266,7 @@ func (t *Timerfd) Disarm() error {
 
 // Wait blocks until the timer expires and returns the number of
 // expirations (more than 1 when periods were missed).
-//
-// RT-safe: no allocation.
+// RT-safe.
 func (t *Timerfd) Wait() (uint64, error) {
 	for {
 		_, _, errno := unix.Syscall(unix.SYS_READ, uintptr(t.fd), uintptr(unsafe.Pointer(&t.buf[0])), 8)

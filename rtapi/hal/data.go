@@ -14,7 +14,7 @@ import (
 // and calls Ready once, which returns that error. A handle returned after
 // an error is usable but belongs to no pin.
 //
-// Set-up code: not RT-safe, safe for concurrent use.
+// Its methods are set-up code, safe for concurrent use.
 type Component struct {
 	h     *HAL
 	name  string

@@ -40,7 +40,7 @@ func hostGone(seg *shm.Segment, closed *int64) bool {
 // HostGone reports whether the host is gone: it closed its HAL, its
 // process no longer exists, or the segment's name was unlinked (a new host
 // may have made another under it). A viewer that sees it closes and
-// attaches again to follow a restarted host. Not RT-safe: system calls.
+// attaches again to follow a restarted host. It makes system calls.
 func (d *Data) HostGone() bool {
 	if d.closed {
 		return true

@@ -58,26 +58,27 @@
 // examples/halmon): every exported function's counters are updated there
 // in place after each call, and each thread publishes its own record — its
 // timing and its chain — through a seqlock about once a millisecond
-// (Options.PublishEvery). A publication costs about 0.2 µs whatever the
-// chain's length (BenchmarkPublish).
+// (Options.PublishEvery). A publication's cost does not grow with the
+// chain (docs/BENCHMARKS.md).
 //
 // # Components, pins, parameters and signals
 //
-// A Component (NewComponent, LinuxCNC's hal_init) makes pins of type
-// bit, float, s32, u32, s64 or u64 and direction In, Out or IO, and
-// parameters RO or RW, then calls Ready. Each returns a handle (Bit,
-// Float, S32, ...) whose Get and Set a function calls every cycle: two
-// atomic loads, or a load and an atomic store of one 64-bit word, with no
-// lock, allocation, interface call or map lookup, atomic on 32-bit
-// systems too. Net links pins to a signal (at most one Out writer, and
-// not beside IO pins; a type mismatch or a second writer is refused with
-// an error naming both pins); Unlink, SetP, GetP, SetS and GetS are
-// halcmd's unlinkp, setp, getp, sets and gets. An unlinked In pin reads
-// its own value, which SetP sets. A change of links (Net, Link, Unlink,
-// DeleteSignal) made while threads run takes effect between cycles, for
-// all its pins at once: no cycle sees it half made, and no thread waits
-// for the host (links.go says how). It returns once every running thread
-// has left the cycle it was in.
+// A Component (NewComponent, LinuxCNC's hal_init) makes pins of type bit,
+// float, s32, u32, s64 or u64 and direction In, Out or IO, and parameters
+// RO or RW, then calls Ready. Each returns a handle (Bit, Float, S32, ...)
+// whose Get and Set a function calls every cycle: two atomic loads, or a
+// load and an atomic store of one 64-bit word, with no lock, allocation,
+// interface call or map lookup, atomic on 32-bit systems too. The zero
+// handle is not usable, nor is any handle after HAL.Close, which unmaps the
+// values. Net links pins to a signal (at most one Out writer, and not
+// beside IO pins; a type mismatch or a second writer is refused with an
+// error naming both pins); Unlink, SetP, GetP, SetS and GetS are halcmd's
+// unlinkp, setp, getp, sets and gets. An unlinked In pin reads its own
+// value, which SetP sets. A change of links (Net, Link, Unlink,
+// DeleteSignal) made while threads run takes effect between cycles, for all
+// its pins at once: no cycle sees it half made, and no thread waits for the
+// host (links.go says how). It returns once every running thread has left
+// the cycle it was in.
 //
 // The values live in fixed-size tables of a data segment
 // (Options.DataKey) that another process reads and sets through

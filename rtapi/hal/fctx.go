@@ -9,14 +9,14 @@ import (
 // ContextFunc is a function a component exports that wants the cycle's
 // timing: its release, deadline and missed releases, and the thread's PLL
 // (an EtherCAT-style distributed-clock sync runs as one). It is called
-// like a Func, on the thread's real-time OS thread, and must be as
-// RT-safe. See HAL.ExportContext.
+// like a Func, on the thread's real-time OS thread, under the same rules.
+// See HAL.ExportContext.
 type ContextFunc func(c *FuncContext)
 
 // FuncContext is what a ContextFunc sees of its thread's current cycle.
 // The thread owns it and passes the same one to each call: it is only
 // valid during the call, and its methods must only be called from it.
-// All methods are RT-safe: no allocation, no lock.
+// RT-safe.
 type FuncContext struct {
 	tc    *rtapi.TaskContext
 	start int64

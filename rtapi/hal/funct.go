@@ -14,8 +14,8 @@ import (
 // Func is a function a component exports: it is called once per cycle of
 // the thread it is added to, with the thread's period and the time the
 // cycle began (nanoseconds on the flavor's clock, virtual on sim). It runs
-// on the thread's real-time OS thread, so it must itself be RT-safe: no
-// allocation, lock, blocking call or logging in the steady state.
+// on the thread's real-time OS thread, so in the steady state it must not
+// allocate, lock, block or log.
 type Func func(period time.Duration, now int64)
 
 // Funct is an exported function (LinuxCNC's funct) and its timing

@@ -68,7 +68,7 @@ type Options struct {
 
 // HAL is a set of threads and the functions exported to them, on one
 // rtapi.RT. Its methods are safe for concurrent use from ordinary
-// goroutines; none is RT-safe (never call them from a Func).
+// goroutines, never from a Func.
 type HAL struct {
 	rt   *rtapi.RT
 	opts Options
@@ -330,7 +330,7 @@ func (h *HAL) Close() error {
 
 // Stats returns a snapshot of every thread and its functions, in creation
 // order. Lock-free with respect to the threads: it reads their atomic
-// counters while they run. It allocates; not RT-safe.
+// counters while they run. It allocates.
 func (h *HAL) Stats() []ThreadStats {
 	out := make([]ThreadStats, 0, MaxThreads)
 	for _, th := range h.Threads() {

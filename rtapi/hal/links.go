@@ -42,7 +42,8 @@ func (c *linkChange) apply() {
 }
 
 // enterCycle marks the thread inside a cycle and applies the change being
-// made, if any. RT-safe: one atomic add, no wait.
+// made, if any: one atomic add, no wait.
+// RT-safe.
 func (h *HAL) enterCycle() {
 	if g := uint32(h.gate.Add(1) >> 32); g != 0 {
 		// The change that pending holds is g's until the host disarms g;
@@ -53,7 +54,8 @@ func (h *HAL) enterCycle() {
 	}
 }
 
-// leaveCycle marks the thread out of its cycle. RT-safe.
+// leaveCycle marks the thread out of its cycle.
+// RT-safe.
 func (h *HAL) leaveCycle() { h.gate.Add(^uint64(0)) }
 
 // setRef points p at to: at once while no thread runs, else at the end of

@@ -207,8 +207,8 @@ func (m *Monitor) HostPID() int { return m.seg.CreatorPID() }
 // HostGone reports whether the host this monitor watches is gone: it
 // closed its HAL, its process no longer exists, or the segment's name was
 // unlinked (a new host may have made another under it). A monitor that
-// sees it closes and opens again to follow a restarted host. Not RT-safe:
-// a system call or two.
+// sees it closes and opens again to follow a restarted host. It makes a
+// system call or two.
 func (m *Monitor) HostGone() bool {
 	if m.closed {
 		return true

@@ -54,8 +54,8 @@ type threadRecord struct {
 }
 
 // publish writes the thread's record: its timing and its chain. It runs
-// on the thread (RT-safe: no allocation, no lock) or, while the thread does
-// not run, from the HAL.
+// on the thread or, while the thread does not run, from the HAL.
+// RT-safe.
 func (th *Thread) publish(c *chain, state int64) {
 	r := &th.rec
 	r.Name = th.nameBuf

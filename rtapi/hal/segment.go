@@ -14,9 +14,7 @@ import (
 // still runs is refused (ErrInvalid). Close deletes it after the threads
 // have stopped, so a function may use it until then. It is how a
 // component offers data to other processes (the sampler's ring).
-// ErrNotSupported off Linux.
-//
-// Set-up code: not RT-safe.
+// ErrNotSupported off Linux. It is set-up code.
 func (c *Component) NewSegment(key uint32, size int) (*shm.Segment, error) {
 	const op = "new segment"
 	h := c.h

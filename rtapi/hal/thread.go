@@ -264,8 +264,9 @@ func (th *Thread) Err() error {
 	}
 }
 
-// Beat is the thread-beat: the number of cycles completed. It is an
-// atomic load: RT-safe, and cheap enough to poll.
+// Beat is the thread-beat: the number of cycles completed. It is one
+// atomic load, cheap enough to poll.
+// RT-safe.
 func (th *Thread) Beat() int64 { return th.beat.Load() }
 
 // Functs lists the names of the thread's functions in calling order.
@@ -299,7 +300,7 @@ type ThreadStats struct {
 }
 
 // Stats reads the thread's counters and its functions' while it runs,
-// without locking the thread out. It allocates; not RT-safe.
+// without locking the thread out. It allocates.
 func (th *Thread) Stats() ThreadStats {
 	s := ThreadStats{
 		Name:      th.name,

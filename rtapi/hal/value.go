@@ -167,22 +167,19 @@ func FormatValue(t Type, w uint64) string {
 // word in the data segment, swapped atomically when the pin is linked.
 type word = atomic.Pointer[uint64]
 
-// The handles below are what a component keeps to read and write its pins
-// and parameters from its functions. Each Get is two atomic loads (where
-// the pin points, then the value) and each Set a load and an atomic
-// store: no lock, no allocation, no interface call, and 64-bit values are
-// atomic on 32-bit systems too. A pin linked to a signal reads and writes
-// the signal's word; an unlinked pin its own. The zero handle is not
-// usable, nor is any handle after HAL.Close, which unmaps the values.
-// RT-safe.
+// The handles below: each Get is two atomic loads (where the pin points,
+// then the value), each Set a load and an atomic store. The package doc
+// states their contract.
 
 // Bit is a handle on a bit pin or parameter.
 type Bit struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h Bit) Get() bool { return atomic.LoadUint64(h.w.Load()) != 0 }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h Bit) Set(v bool) {
 	var u uint64
 	if v {
@@ -194,44 +191,54 @@ func (h Bit) Set(v bool) {
 // Float is a handle on a float pin or parameter.
 type Float struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h Float) Get() float64 { return math.Float64frombits(atomic.LoadUint64(h.w.Load())) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h Float) Set(v float64) { atomic.StoreUint64(h.w.Load(), math.Float64bits(v)) }
 
 // S32 is a handle on an s32 pin or parameter.
 type S32 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h S32) Get() int32 { return int32(uint32(atomic.LoadUint64(h.w.Load()))) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h S32) Set(v int32) { atomic.StoreUint64(h.w.Load(), uint64(int64(v))) }
 
 // U32 is a handle on a u32 pin or parameter.
 type U32 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h U32) Get() uint32 { return uint32(atomic.LoadUint64(h.w.Load())) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h U32) Set(v uint32) { atomic.StoreUint64(h.w.Load(), uint64(v)) }
 
 // S64 is a handle on an s64 pin or parameter.
 type S64 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h S64) Get() int64 { return int64(atomic.LoadUint64(h.w.Load())) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h S64) Set(v int64) { atomic.StoreUint64(h.w.Load(), uint64(v)) }
 
 // U64 is a handle on a u64 pin or parameter.
 type U64 struct{ w *word }
 
-// Get reads the value. RT-safe.
+// Get reads the value.
+// RT-safe.
 func (h U64) Get() uint64 { return atomic.LoadUint64(h.w.Load()) }
 
-// Set writes the value. RT-safe.
+// Set writes the value.
+// RT-safe.
 func (h U64) Set(v uint64) { atomic.StoreUint64(h.w.Load(), v) }

@@ -12,7 +12,7 @@ import (
 func Example() {
 	h := hist.New(time.Microsecond, 100*time.Microsecond) // 1 µs buckets up to 100 µs
 	for _, us := range []time.Duration{12, 15, 15, 18, 250} {
-		h.Record(us * time.Microsecond) // RT-safe: no allocation, no lock
+		h.Record(us * time.Microsecond) // RT-safe
 	}
 	s := h.Snapshot()
 	fmt.Println(s.Count, "samples,", s.Overflow, "past the bound; min", s.Min, "max", s.Max, "mean", s.Mean())

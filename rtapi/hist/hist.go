@@ -2,10 +2,9 @@
 // number of concurrent readers, the shape cyclictest -h and LinuxCNC's
 // latency-histogram print.
 //
-// Record is RT-safe: it neither allocates nor locks; it loads and stores
-// atomics (four stores per sample, one more for each new minimum, maximum
-// or highest bucket), which is enough because exactly one goroutine (the task that
-// owns the histogram) writes. Snapshot may run on any goroutine at any
+// Record is RT-safe: exactly one goroutine (the task that owns the
+// histogram) writes, with atomic stores (four per sample, one more for
+// each new minimum, maximum or highest bucket) and no lock. Snapshot may run on any goroutine at any
 // time and never blocks the writer. A snapshot is self-consistent: the
 // writer brackets each sample with a sequence count (a seqlock with one
 // writer), and the reader copies again when a sample landed during its
@@ -83,8 +82,7 @@ func Validate(width, bound time.Duration) error {
 }
 
 // Record adds one sample. Only one goroutine may call Record at a time.
-//
-// RT-safe: no allocation, no lock, no read-modify-write loop.
+// RT-safe.
 func (h *Histogram) Record(d time.Duration) {
 	ns := int64(d)
 	seq := h.seq.Load()

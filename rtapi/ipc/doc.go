@@ -25,12 +25,13 @@
 // Futex words use the shared (not PRIVATE) futex operations, so waiters in
 // other processes are woken.
 //
-// What is RT-safe (no allocation, no lock, never blocks) is stated on each
-// method: Mutex.TryLock, Semaphore.Give and TryTake, ring writers, ring
-// reader Peek/Get/Read, Seqlock Write/Read. Calls that can block (Mutex.Lock,
-// Semaphore.Take, ring Wait) are for non-RT goroutines or for RT tasks that
-// accept blocking. Errors returned from RT-safe calls are pre-built
-// sentinels, so returning them does not allocate either.
+// A method whose doc ends with "RT-safe." (as package rtapi defines it) may
+// be called from a task body: Mutex.TryLock and Unlock, Semaphore.Give and
+// TryTake, the ring writers and readers, Seqlock's Write and reads. Calls
+// that can block (Mutex.Lock, Semaphore.Take, ring Wait) are for non-RT
+// goroutines or for RT tasks that accept blocking. Errors returned from
+// RT-safe calls are pre-built sentinels, so returning them does not
+// allocate either.
 //
 // PIMutex is the priority-inheritance variant (FUTEX_LOCK_PI): its holder
 // runs at the priority of its highest waiter, so a SCHED_FIFO task waiting

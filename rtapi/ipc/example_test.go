@@ -13,7 +13,7 @@ import (
 
 // A record ring in a shared-memory segment: the attachment that created
 // the segment lays the ring out, another (in practice another process)
-// opens it; the writer side is wait-free and RT-safe.
+// opens it; the writer side is wait-free and may run in a task body.
 func ExampleRecordRingAt() {
 	o := shm.Options{Instance: 700000 + os.Getpid()}
 	size := ipc.RingSize(1024)

@@ -48,9 +48,9 @@ type Mutex struct {
 
 // TryLock takes the lock if it is free and returns nil; ErrBusy if another
 // live holder has it; ErrOwnerDead if it took it over from a dead process.
-//
-// RT-safe: no allocation, never blocks (one kill(pid, 0) system call when
-// the lock is held, to check the holder is alive).
+// It never blocks; when the lock is held it makes one kill(pid, 0) system
+// call to check that the holder is alive.
+// RT-safe.
 func (m *Mutex) TryLock() error {
 	if atomic.CompareAndSwapUint32(&m.state, 0, selfPID) {
 		return nil
@@ -139,10 +139,9 @@ func (m *Mutex) lock(deadline int64) error {
 }
 
 // Unlock releases the lock and wakes one waiter. ErrNotLocked if it is not
-// held, ErrNotOwner if another process holds it.
-//
-// RT-safe: no allocation, never blocks (one FUTEX_WAKE system call only when
-// someone waits).
+// held, ErrNotOwner if another process holds it. It makes a FUTEX_WAKE
+// system call only when someone waits.
+// RT-safe.
 func (m *Mutex) Unlock() error {
 	v := atomic.LoadUint32(&m.state)
 	switch {
@@ -160,6 +159,5 @@ func (m *Mutex) Unlock() error {
 }
 
 // Owner returns the pid of the process holding the lock, 0 when free.
-//
 // RT-safe.
 func (m *Mutex) Owner() int { return int(atomic.LoadUint32(&m.state) & mutexPIDMask) }

@@ -27,24 +27,20 @@ const piTakeoverTries = 1024
 // PIMutex is a priority-inheritance mutex in shared memory, between
 // processes and between goroutines of one process: while a thread holds
 // it, the kernel runs that thread at the priority of the highest waiter
-// (FUTEX_LOCK_PI), so a SCHED_FIFO task waiting behind a lower-priority
-// holder is not starved by the tasks in between. Its zero value is
-// unlocked; it is 8 bytes, 4-byte aligned and pointer-free, so it can be
-// embedded in a struct mapped onto a segment (or found with PIMutexAt).
+// (FUTEX_LOCK_PI). Its zero value is unlocked; it is 8 bytes, 4-byte
+// aligned and pointer-free, so it can be embedded in a struct mapped onto
+// a segment (or found with PIMutexAt).
 //
-// The lock belongs to a thread, not a process: the word holds the holder's
-// kernel thread id. Lock locks the calling goroutine to its OS thread
-// (runtime.LockOSThread) and Unlock, which must be called by the same
-// goroutine, unlocks it again; the calls nest with the goroutine's own
-// LockOSThread, so a real-time task's thread stays its own.
+// The lock belongs to a thread: Lock locks the calling goroutine to its OS
+// thread and Unlock, called by the same goroutine, unlocks it; the calls
+// nest with the goroutine's own runtime.LockOSThread.
 //
-// A holder that dies is detected: when its thread exits, the kernel hands
-// the lock to the highest waiter, and a Lock that finds the word naming a
-// thread that no longer exists takes it over; either gets ErrOwnerDead.
-// Like Mutex's, the check trusts the thread id: a reused id reads as
-// alive, and processes must share a pid namespace. Any process that may
-// write the segment may also name any thread as the holder, and so boost
-// it: share a PIMutex only with trusted writers (docs/SECURITY.md).
+// When a holder's thread exits, the kernel hands the lock to the highest
+// waiter, and a Lock that finds the word naming a gone thread takes it
+// over; either gets ErrOwnerDead. As with Mutex, a reused thread id reads
+// as alive, and processes must share a pid namespace. A process that may
+// write the segment may name any thread as the holder, and so boost it:
+// share a PIMutex only with trusted writers (docs/SECURITY.md).
 type PIMutex struct {
 	word uint32
 	_    uint32
@@ -57,10 +53,8 @@ func PIMutexAt(seg *shm.Segment, off int) (*PIMutex, error) { return shm.View[PI
 // holder the caller's priority. It returns nil, or ErrOwnerDead with the
 // lock taken over from a dead thread, and the goroutine locked to its
 // thread until Unlock; ErrRecursive if this thread holds it already, or
-// a system call error, with the lock not held.
-//
-// Lock blocks: not for a real-time task body that must not sleep. It does
-// not allocate unless it returns a system call error.
+// a system call error, with the lock not held. It blocks, so a task body
+// that must not sleep uses TryLock.
 func (m *PIMutex) Lock() error { return m.lock(0) }
 
 // LockDeadline is Lock with an absolute CLOCK_MONOTONIC deadline in
@@ -75,10 +69,9 @@ func (m *PIMutex) LockDeadline(deadlineNs int64) error {
 // TryLock takes the lock if it is free and returns nil; ErrBusy if a live
 // thread holds it; ErrOwnerDead if it took it over from a dead thread. On
 // nil and ErrOwnerDead the goroutine stays locked to its thread until
-// Unlock.
-//
-// RT-safe: no allocation, never blocks (a gettid system call, and a
-// kill(tid, 0) when the lock is held, to check the holder is alive).
+// Unlock. It never blocks; it makes a gettid system call and, when the
+// lock is held, a kill(tid, 0) to check that the holder is alive.
+// RT-safe.
 func (m *PIMutex) TryLock() error {
 	runtime.LockOSThread()
 	tid := uint32(sys.Gettid())
@@ -156,10 +149,9 @@ func (m *PIMutex) acquired() error {
 // Unlock releases the lock, hands it to the highest-priority waiter if
 // any, and unlocks the goroutine from its thread once (the LockOSThread of
 // Lock). ErrNotLocked if it is not held, ErrNotOwner if another thread
-// holds it; the goroutine stays locked then.
-//
-// RT-safe: no allocation, never blocks (a gettid system call, and
-// FUTEX_UNLOCK_PI only when someone waits).
+// holds it; the goroutine stays locked then. It makes a gettid system
+// call, and FUTEX_UNLOCK_PI only when someone waits.
+// RT-safe.
 func (m *PIMutex) Unlock() error {
 	tid := uint32(sys.Gettid())
 	v := atomic.LoadUint32(&m.word)
@@ -179,6 +171,5 @@ func (m *PIMutex) Unlock() error {
 }
 
 // Owner returns the kernel thread id of the holder, 0 when free.
-//
 // RT-safe.
 func (m *PIMutex) Owner() int { return int(atomic.LoadUint32(&m.word) & sys.FutexTIDMask) }

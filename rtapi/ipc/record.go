@@ -9,28 +9,26 @@ import (
 )
 
 // RecordRing is a single-producer single-consumer ring of variable-length
-// records (Machinekit's record ring). One goroutine (or process) writes,
-// one reads; each record is stored as an 8-byte header and its payload
-// padded to 8 bytes, so a payload is 8-byte aligned. A record never wraps:
-// when it does not fit before the end, a skip marker fills the rest.
+// records (Machinekit's record ring). Each record is an 8-byte header and
+// its payload padded to 8 bytes, so a payload is 8-byte aligned; a record
+// that does not fit before the end is placed at the start, behind a skip
+// marker.
 //
-// The producer side (Put, Reserve, Commit) is wait-free: no allocation, no
-// lock, never blocks; after publishing it issues one FUTEX_WAKE only if the
-// consumer sleeps in Wait. The consumer side (Peek, Consume, Get) is also
-// RT-safe; Wait blocks.
+// Neither side blocks but in Wait. The producer side (Put, Reserve,
+// Commit) is wait-free and issues one FUTEX_WAKE only if the consumer
+// sleeps in Wait.
 //
-// A handle is process-local; the producer and the consumer may share one
-// handle or each open their own on the same memory. Each side keeps its own
-// position in the handle (taken from the header at Open) and only publishes
-// it, so use one handle per side: a second producer handle on the same ring
-// would not see the first one's records.
+// A handle is process-local and keeps each side's position, taken from
+// the header at Open. Producer and consumer may share a handle or open one
+// each, but each side uses one handle only: a second producer handle would
+// not see the first one's records.
 //
-// The header and the records are shared with whoever else maps the memory,
-// and so untrusted: no value another process writes there can make a handle
-// read or write outside the ring, panic or loop without bound. Inconsistent
-// shared state is ErrCorrupt (errors.Is), counted in CorruptEvents; a
-// consumer goes on after it with Discard. A hostile writer can still feed
-// wrong records and refuse or drop good ones.
+// The header and the records are shared with whoever else maps the
+// memory, and so untrusted: nothing another process writes there makes a
+// handle read or write outside the ring, panic or loop without bound.
+// Inconsistent shared state is ErrCorrupt, counted in CorruptEvents; the
+// consumer goes on with Discard. A hostile writer can still feed wrong
+// records and refuse or drop good ones.
 type RecordRing struct {
 	r   ring
 	seg *shm.Segment // the segment holding the ring (RecordRingAt), for Guard
@@ -39,10 +37,9 @@ type RecordRing struct {
 // Guard calls f, which uses the ring, and returns a *shm.TruncatedError
 // (shm.ErrTruncated) instead of crashing when the segment the ring lives
 // in (RecordRingAt) was truncated under it; shm.ErrClosed once that segment
-// is closed. A ring in process memory just runs f. See shm.Segment.Guard.
-//
-// Not for real-time tasks: it is how a non-RT consumer (a drainer) reads a
-// ring another process may damage.
+// is closed. A ring in process memory just runs f. It is how a consumer
+// outside the real-time tasks (a drainer) reads a ring another process
+// may damage; see shm.Segment.Guard.
 func (q *RecordRing) Guard(f func()) error {
 	if q.seg == nil {
 		f()
@@ -88,11 +85,8 @@ func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 // no room, ErrInvalid when n is negative or above MaxRecord, ErrCorrupt
 // (counted in CorruptEvents) when another process wrote a tail the consumer
 // cannot have reached. A second Reserve before Commit replaces the first.
-//
-// The producer writes only at its own position, kept in the handle: no
-// value in the shared header can make it write outside the ring.
-//
-// RT-safe: producer side.
+// Only the producer may call it.
+// RT-safe.
 func (q *RecordRing) Reserve(n int) ([]byte, error) {
 	r := &q.r
 	r.resPos = 0
@@ -127,8 +121,8 @@ func (q *RecordRing) Reserve(n int) ([]byte, error) {
 
 // Commit publishes the record obtained from Reserve. ErrInvalid if there is
 // no reservation.
-//
-// RT-safe: producer side.
+// Only the producer may call it.
+// RT-safe.
 func (q *RecordRing) Commit() error {
 	r := &q.r
 	if r.resPos == 0 {
@@ -142,9 +136,9 @@ func (q *RecordRing) Commit() error {
 
 // Put copies p into the ring as one record. ErrFull (counted in Dropped)
 // when there is no room, ErrInvalid when p is larger than MaxRecord,
-// ErrCorrupt as for Reserve.
-//
-// RT-safe: producer side, wait-free.
+// ErrCorrupt as for Reserve. Only the producer may call it. It is
+// wait-free.
+// RT-safe.
 func (q *RecordRing) Put(p []byte) error {
 	b, err := q.Reserve(len(p))
 	if err != nil {
@@ -173,15 +167,9 @@ func (q *RecordRing) hdr(pos uint64) (n uint64, kind uint32) {
 // wrote a head or a record header that the producer cannot have written.
 // The slice points into the ring and is valid until Consume; another
 // process that can write the ring can also change its bytes meanwhile.
-//
 // After ErrCorrupt the consumer stays where it was: Peek again reports the
-// same damage, so a consumer that wants to go on calls Discard.
-//
-// The consumer reads only at its own position, kept in the handle, and
-// checks every header against the ring's private geometry before using it:
-// no value in shared memory makes Peek read outside the ring or loop.
-//
-// RT-safe: consumer side, bounded (it steps over at most one wrap marker).
+// same damage, and Discard goes on. Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Peek() ([]byte, error) {
 	r := &q.r
 	avail := r.cachedHead - r.tail
@@ -219,8 +207,8 @@ func (q *RecordRing) Peek() ([]byte, error) {
 
 // Consume drops the record returned by the last Peek; ErrEmpty if Peek did
 // not return one.
-//
-// RT-safe: consumer side.
+// Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Consume() error {
 	r := &q.r
 	if r.peekNext == 0 {
@@ -235,8 +223,8 @@ func (q *RecordRing) Consume() error {
 // length. ErrEmpty when there is none; ErrShortBuffer when dst is too
 // small, with the record's length as n and the record left in place;
 // ErrCorrupt as for Peek.
-//
-// RT-safe: consumer side.
+// Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Get(dst []byte) (int, error) {
 	p, err := q.Peek()
 	if err != nil {
@@ -255,12 +243,10 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 // returned ErrCorrupt. It returns the bytes skipped (a large count when
 // that position came from another process), or ErrCorrupt (counted) when
 // the position is not a multiple of 8; the consumer then stays where it
-// was. If the published position was not the producer's, the producer
-// finds the consumer's new position inconsistent, puts its own back, and
-// the consumer's next ErrCorrupt and Discard land on it: both sides find
-// each other again once the writing stops.
-//
-// RT-safe: consumer side.
+// was. Once a hostile writer stops, producer and consumer find each other
+// again after at most one more ErrCorrupt and Discard.
+// Only the consumer may call it.
+// RT-safe.
 func (q *RecordRing) Discard() (int, error) {
 	q.r.peekNext = 0
 	return q.r.discard()
@@ -268,10 +254,8 @@ func (q *RecordRing) Discard() (int, error) {
 
 // Wait blocks until a record is available (or Peek has an error to report)
 // or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
-// ErrTimeout, or ErrClosed after Close. Only the consumer may call it.
-//
-// Wait blocks: for the non-RT consumer. A polling consumer calls Peek
-// instead.
+// ErrTimeout, or ErrClosed after Close. Only the consumer may call it, from
+// an ordinary goroutine; a task body polls with Peek instead.
 func (q *RecordRing) Wait(deadlineNs int64) error {
 	r := &q.r
 	return r.waitUntil(deadlineNs, r.readable)
@@ -286,7 +270,6 @@ func (q *RecordRing) Close() {
 }
 
 // Dropped returns how many records were refused because the ring was full.
-//
 // RT-safe.
 func (q *RecordRing) Dropped() uint64 { return q.r.Dropped() }
 
@@ -301,6 +284,5 @@ func (q *RecordRing) Used() int { return q.r.Used() }
 // state inconsistent and returned ErrCorrupt: an index or a record header
 // that the other side cannot have written. The count lives in the handle,
 // so no other process can reset it.
-//
 // RT-safe.
 func (q *RecordRing) CorruptEvents() uint64 { return q.r.CorruptEvents() }

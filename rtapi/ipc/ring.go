@@ -344,7 +344,6 @@ func (r *ring) wake() {
 }
 
 // Dropped returns how many writes were refused because the ring was full.
-//
 // RT-safe.
 func (r *ring) Dropped() uint64 { return atomic.LoadUint64(&r.h.dropped) }
 
@@ -354,7 +353,6 @@ func (r *ring) Capacity() int { return len(r.data) }
 // Used returns the bytes written and not yet consumed (record headers and
 // padding included), from the shared indices; a value another process made
 // inconsistent reads as the capacity.
-//
 // RT-safe.
 func (r *ring) Used() int {
 	u := atomic.LoadUint64(&r.h.head) - atomic.LoadUint64(&r.h.tail)
@@ -365,6 +363,5 @@ func (r *ring) Used() int {
 // state inconsistent (an index or a record header another process wrote,
 // each reported as ErrCorrupt). The count is private to the handle: no other
 // process can reset it.
-//
 // RT-safe.
 func (r *ring) CorruptEvents() uint64 { return r.corrupt.Load() }

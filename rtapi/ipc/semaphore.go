@@ -18,10 +18,9 @@ type Semaphore struct {
 
 // Give increments the count and wakes one waiter if any. ErrOverflow if the
 // count is at its maximum; ErrBusy if the count changed under each of 64
-// tries (only another process rewriting it without end does that).
-//
-// RT-safe: no allocation, never blocks (one FUTEX_WAKE system call only when
-// someone waits), bounded.
+// tries (only another process rewriting it without end does that). It
+// makes a FUTEX_WAKE system call only when someone waits.
+// RT-safe.
 func (s *Semaphore) Give() error {
 	for try := 0; ; try++ {
 		if try == casTries {
@@ -45,8 +44,7 @@ func (s *Semaphore) Give() error {
 
 // TryTake decrements the count if it is above zero and returns nil, else
 // ErrBusy (also when the count changed under each of 64 tries).
-//
-// RT-safe: no allocation, never blocks, bounded.
+// RT-safe.
 func (s *Semaphore) TryTake() error {
 	for range casTries {
 		c := atomic.LoadUint32(&s.count)
@@ -109,6 +107,5 @@ func (s *Semaphore) take(deadline int64) error {
 }
 
 // Count returns the current count.
-//
 // RT-safe.
 func (s *Semaphore) Count() int { return int(atomic.LoadUint32(&s.count)) }

@@ -43,9 +43,8 @@ type seqSlot[T any] struct {
 // offset is refused instead of panicking.
 type align64 [0]atomic.Uint64
 
-// Write publishes *v as the new snapshot.
-//
-// RT-safe: wait-free, no allocation, no system call.
+// Write publishes *v as the new snapshot. It is wait-free.
+// RT-safe.
 func (s *Seqlock[T]) Write(v *T) {
 	next := atomic.LoadUint64(&s.seq) + 1
 	storeWords(&s.slots[next&1], v)
@@ -54,12 +53,10 @@ func (s *Seqlock[T]) Write(v *T) {
 
 // Read copies the latest complete snapshot into *v and returns its
 // sequence number (0 before the first Write). It retries while Writes
-// complete during the copy.
-//
-// RT-safe: no allocation, no system call; it loops only while the writer
-// keeps completing Writes faster than one copy. A writer in another process
-// can do that on purpose and keep Read looping: where the writer is not
-// trusted, use ReadBounded.
+// complete during the copy, so it loops as long as the writer completes
+// Writes faster than one copy. A writer in another process can do that on
+// purpose; where the writer is not trusted, use ReadBounded.
+// RT-safe.
 func (s *Seqlock[T]) Read(v *T) uint64 {
 	for {
 		if seq, ok := s.TryRead(v); ok {
@@ -73,8 +70,7 @@ func (s *Seqlock[T]) Read(v *T) uint64 {
 // *v holds a torn value to discard. It is the read for a seqlock in a
 // segment that another, untrusted process writes: that process can make
 // every attempt fail, but not keep the reader looping.
-//
-// RT-safe: bounded, no allocation, no system call.
+// RT-safe.
 func (s *Seqlock[T]) ReadBounded(v *T, maxTries int) (uint64, error) {
 	for range max(maxTries, 1) {
 		if seq, ok := s.TryRead(v); ok {
@@ -86,8 +82,7 @@ func (s *Seqlock[T]) ReadBounded(v *T, maxTries int) (uint64, error) {
 
 // TryRead makes one attempt: ok is false when a Write completed during the
 // copy (*v may then hold a torn value and must be discarded).
-//
-// RT-safe: bounded, no allocation, no system call.
+// RT-safe.
 func (s *Seqlock[T]) TryRead(v *T) (seq uint64, ok bool) {
 	// The sequence is loaded once; its low bit picks one of the two slots,
 	// so whatever another process wrote into it, the copy stays inside the
@@ -99,7 +94,6 @@ func (s *Seqlock[T]) TryRead(v *T) (seq uint64, ok bool) {
 
 // Seq returns the sequence number of the latest snapshot: it grows by one
 // per Write.
-//
 // RT-safe.
 func (s *Seqlock[T]) Seq() uint64 { return atomic.LoadUint64(&s.seq) }
 

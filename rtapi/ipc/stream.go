@@ -6,11 +6,9 @@ import "sync/atomic"
 // stream ring): writes and reads move as many bytes as fit, with no record
 // boundaries.
 //
-// Write and Read are wait-free and RT-safe: no allocation, no lock, never
-// block; Write issues one FUTEX_WAKE only if the consumer sleeps in Wait.
-// Their errors are pre-built sentinels. Each side keeps its own position in
-// the handle and checks the other side's against the private capacity, as
-// RecordRing does.
+// Write and Read are wait-free and never block; Write issues one
+// FUTEX_WAKE only if the consumer sleeps in Wait. Their errors are
+// pre-built sentinels. Shared state is untrusted as in RecordRing.
 type StreamRing struct{ r ring }
 
 // InitStreamRing lays out an empty stream ring in mem (see InitRecordRing).
@@ -34,10 +32,9 @@ func OpenStreamRing(mem []byte) (*StreamRing, error) {
 // Write copies as much of p as fits and returns how many bytes it wrote.
 // A short write returns ErrFull and counts one drop in Dropped; ErrCorrupt
 // (counted in CorruptEvents, nothing written) when another process wrote a
-// tail the consumer cannot have reached. The producer writes only at its
-// own position, kept in the handle.
-//
-// RT-safe: producer side, wait-free.
+// tail the consumer cannot have reached. Only the producer may call it.
+// It is wait-free.
+// RT-safe.
 func (s *StreamRing) Write(p []byte) (int, error) {
 	r := &s.r
 	free, err := r.free(uint64(len(p)))
@@ -61,10 +58,8 @@ func (s *StreamRing) Write(p []byte) (int, error) {
 // Read copies up to len(p) available bytes into p and returns how many:
 // ErrEmpty when there are none (and p is not empty), ErrCorrupt (counted in
 // CorruptEvents) when another process wrote a head the producer cannot have
-// published. The consumer reads only at its own position, kept in the
-// handle.
-//
-// RT-safe: consumer side, wait-free.
+// published. Only the consumer may call it. It is wait-free.
+// RT-safe.
 func (s *StreamRing) Read(p []byte) (int, error) {
 	r := &s.r
 	if len(p) == 0 {
@@ -84,15 +79,14 @@ func (s *StreamRing) Read(p []byte) (int, error) {
 
 // Discard drops every byte the ring holds now, moving the consumer to the
 // producer's published position: the way to go on after Read returned
-// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped.
-//
-// RT-safe: consumer side.
+// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped. Only
+// the consumer may call it.
+// RT-safe.
 func (s *StreamRing) Discard() (int, error) { return s.r.discard() }
 
 // Wait blocks until bytes are available (or Read has an error to report)
 // or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
-// ErrTimeout, or ErrClosed after Close. Only the consumer may call it; it
-// blocks.
+// ErrTimeout, or ErrClosed after Close. Only the consumer may call it.
 func (s *StreamRing) Wait(deadlineNs int64) error {
 	return s.r.waitUntil(deadlineNs, s.r.readable)
 }
@@ -104,6 +98,7 @@ func (s *StreamRing) Close() {
 }
 
 // Dropped returns how many writes were short because the ring was full.
+// RT-safe.
 func (s *StreamRing) Dropped() uint64 { return s.r.Dropped() }
 
 // Capacity returns the data capacity in bytes.
@@ -116,6 +111,5 @@ func (s *StreamRing) Used() int { return s.r.Used() }
 // CorruptEvents returns how many times this handle found the ring's shared
 // indices inconsistent and returned ErrCorrupt. The count lives in the
 // handle, so no other process can reset it.
-//
 // RT-safe.
 func (s *StreamRing) CorruptEvents() uint64 { return s.r.CorruptEvents() }

@@ -18,7 +18,7 @@ func Example() {
 		return
 	}
 
-	// In the task body (RT-safe: no allocation, no lock, never blocks):
+	// In the task body (RT-safe):
 	log.Warn("following error %.2f mm at cycle %d", msg.Float(0.25), msg.Int(42))
 	log.Dbg("not shown: above the INFO threshold")
 

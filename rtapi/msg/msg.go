@@ -134,10 +134,10 @@ const (
 	maxRecordPayload = recFixed + MaxArgs*9 + MaxTask + MaxFormat + 8
 )
 
-// Logger writes messages of one task into one ring. Its methods are RT-safe
-// (see the package comment) and safe to call on a nil *Logger, which drops
-// everything. One Logger is meant for one task; concurrent calls do not
-// corrupt anything, but all except one are dropped and counted.
+// Logger writes messages of one task into one ring. Its methods are safe
+// to call on a nil *Logger, which drops everything. One Logger is meant
+// for one task; concurrent calls corrupt nothing, but all except one are
+// dropped and counted.
 type Logger struct {
 	ring    *ipc.RecordRing
 	task    string
@@ -176,18 +176,15 @@ func (l *Logger) Task() string { return l.task }
 // SetLevel sets the threshold: messages above it are discarded at the call
 // site, without being counted as drops (rtapi_set_msg_level). For Loggers of
 // a Sink the threshold is the Sink's and shared by all of them.
-//
 // RT-safe.
 func (l *Logger) SetLevel(lv Level) { l.level.Store(int32(lv)) }
 
 // Level returns the threshold (rtapi_get_msg_level).
-//
 // RT-safe.
 func (l *Logger) Level() Level { return Level(l.level.Load()) }
 
 // Dropped returns how many messages this Logger dropped (ring full or
 // concurrent use).
-//
 // RT-safe.
 func (l *Logger) Dropped() uint64 {
 	if l == nil {
@@ -196,30 +193,29 @@ func (l *Logger) Dropped() uint64 {
 	return l.drops.Load()
 }
 
-// Err logs at LevelErr. RT-safe.
+// Err logs at LevelErr.
+// RT-safe.
 func (l *Logger) Err(format string, args ...Arg) { l.print(LevelErr, format, args) }
 
-// Warn logs at LevelWarn. RT-safe.
+// Warn logs at LevelWarn.
+// RT-safe.
 func (l *Logger) Warn(format string, args ...Arg) { l.print(LevelWarn, format, args) }
 
-// Info logs at LevelInfo. RT-safe.
+// Info logs at LevelInfo.
+// RT-safe.
 func (l *Logger) Info(format string, args ...Arg) { l.print(LevelInfo, format, args) }
 
-// Dbg logs at LevelDbg. RT-safe.
+// Dbg logs at LevelDbg.
+// RT-safe.
 func (l *Logger) Dbg(format string, args ...Arg) { l.print(LevelDbg, format, args) }
 
 // Print logs at level lv (rtapi_print_msg). The format uses fmt verbs and
 // is rendered later, by the drainer. Levels outside ERR..DBG are ignored.
-// A Sink's own Logger, drained into a zap logger that reports callers
-// (zap.AddCaller), records the call site too, which the Sink gives zap as
-// the entry's caller: one runtime.Callers of one frame, 230-250 ns a
-// message instead of 75-85 ns on a 2-CPU EPYC VM (BenchmarkPrint and
-// BenchmarkPrintWithCaller). Drained into a logger without callers (rtapi's
-// default zap.NewNop, for one) it records none and costs one atomic load. A Logger over a
-// ring another process drains never does, since a program counter means
-// nothing there.
-//
-// RT-safe: no allocation, no lock, never blocks.
+// A Sink's own Logger whose zap logger reports callers (zap.AddCaller)
+// also records the call site, which becomes the entry's caller; that
+// triples a message's cost (docs/BENCHMARKS.md). Otherwise it records
+// none; a Logger over a ring another process drains never does.
+// RT-safe.
 func (l *Logger) Print(lv Level, format string, args ...Arg) { l.print(lv, format, args) }
 
 // print is Print for the exported methods, each of which calls it

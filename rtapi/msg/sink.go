@@ -45,8 +45,8 @@ const (
 const DefaultRateLimit = 1000
 
 // Sink owns the rings of its Loggers and drains them into zap. It is safe
-// for concurrent use; its methods are not RT-safe (they allocate and lock),
-// except that the Loggers it hands out are.
+// for concurrent use; its methods allocate and lock, so call them from
+// set-up code, not from a task body (the Loggers it hands out may be).
 type Sink struct {
 	level atomic.Int32
 	bell  uint32 // futex word: bellSleeping while Drain waits

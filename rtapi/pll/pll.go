@@ -7,8 +7,7 @@ import (
 
 // PI is a proportional-integral controller of a phase error. Its zero
 // value has no gain; set Kp and Ki. Not safe for concurrent use: it
-// belongs to the function that calls Update each cycle. RT-safe: Update
-// does not allocate or lock.
+// belongs to the function that calls Update each cycle.
 type PI struct {
 	// Kp is the share of the phase error corrected in one period, Ki the
 	// share of the accumulated error. For a loop that settles in tens of
@@ -27,6 +26,7 @@ type PI struct {
 // Update takes this cycle's phase error in nanoseconds, the release minus
 // the external event (positive: the releases are late), and returns the
 // period correction to apply: negative shortens the following periods.
+// RT-safe.
 func (p *PI) Update(phaseError int64) time.Duration {
 	e := float64(phaseError)
 	u := -(p.Kp*e + p.Ki*(p.integral+e))

@@ -11,38 +11,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Truncation. Another process that may write the segment file may also
-// shrink it (ftruncate). The mapping keeps its length, but the pages past
-// the file's new end are gone: touching them raises SIGBUS, which kills a Go
-// program ("fatal error: fault"). The kernel offers no way to forbid it on a
-// shared-memory file (seals exist only for memfd), so gortapi contains it
-// where it can:
-//
-//   - attach checks the file's size against the header, so a segment
-//     truncated before attach is refused (ErrTruncated);
-//   - Check compares the file's size with the mapping, for code that wants
-//     to look before it reads, or to explain an error after;
-//   - Guard runs reading or writing code with the fault turned into a
-//     panic (runtime/debug.SetPanicOnFault) that it recovers and returns as
-//     a *TruncatedError. Readers outside real-time tasks (monitors, tools)
-//     go through it.
-//
-//   - a writer that cannot guard each store, such as a real-time task,
-//     turns faults into panics once (SetPanicOnFault on its goroutine) and
-//     recovers them where it can resume; Fault tells a fault of this
-//     segment from anything else, and Orphan swaps the mapping for
-//     private memory so that the same pointers stop faulting. The hal
-//     package's threads do this with the stats segment.
-//
-// What is not contained: a task body that touches a truncated segment
-// with no such recovery still faults and the process dies. Only a user
-// that may write the file can truncate it (see Options.Group and the
-// ownership checks on attach), so this is a trusted writer misbehaving,
-// not a stranger.
+// Truncation: a process that may write the segment file may also shrink
+// it, and touching the pages past the new end raises SIGBUS. Attach
+// refuses a truncated file, Check compares sizes, Guard turns the fault
+// into an error, and Fault and Orphan let a writer that cannot guard each
+// store recover. docs/SECURITY.md ("Truncation") has the design and what
+// stays uncontained.
 
 // Check reports, with one fstat, whether the file still holds everything
 // this attachment mapped: nil, a *TruncatedError (ErrTruncated) when it was
-// shrunk, or ErrClosed. Not RT-safe (a system call); call it from set-up or
+// shrunk, or ErrClosed. Being a system call, it belongs in set-up or
 // monitoring code.
 func (s *Segment) Check() error {
 	if s.closed.Load() {
@@ -75,7 +53,7 @@ func (s *Segment) fileSize() int64 {
 // f runs on the calling goroutine. Guard costs a deferred recover and two
 // runtime calls; it does not allocate unless f faults. It is meant for
 // reading code outside real-time tasks; a task body does not use it (see
-// the package's notes on truncation).
+// the package doc on truncation).
 func (s *Segment) Guard(f func()) (err error) {
 	if s.closed.Load() {
 		return fmt.Errorf("guard %s: %w", s.name, ErrClosed)
@@ -106,8 +84,8 @@ func (s *Segment) Fault(v any) *TruncatedError {
 // one. It is the recovery of a writer that found the file truncated (see
 // Fault) and must go on, such as a real-time task. Close and Delete work
 // as before. Orphan after Orphan does nothing; after Close it returns
-// ErrClosed, on a read-only attachment ErrInvalid. Not RT-safe (system
-// calls; it allocates a copy of the mapping).
+// ErrClosed, on a read-only attachment ErrInvalid. It makes system calls
+// and allocates a copy of the mapping.
 func (s *Segment) Orphan() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

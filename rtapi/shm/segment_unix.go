@@ -385,8 +385,7 @@ func (s *Segment) detach(del bool) error {
 // Unlinked reports, with one fstat, whether the segment's name is gone
 // (the file has no link left): its creator deleted it, or Remove cleared
 // it, so a new segment may now stand under the name. A reader that sees it
-// closes and attaches again. After Close it returns ErrClosed. Not RT-safe
-// (a system call).
+// closes and attaches again. After Close it returns ErrClosed.
 func (s *Segment) Unlinked() (bool, error) {
 	if s.closed.Load() {
 		return false, fmt.Errorf("unlinked %s: %w", s.name, ErrClosed)

@@ -210,8 +210,7 @@ func (s *Segment) Attached() int {
 // Bytes returns the segment's data: Size bytes, 64-byte aligned, shared with
 // every other attachment. It is valid until Close or Delete, after which
 // Bytes returns nil (a slice taken before Close must not be used after it).
-//
-// RT-safe: no allocation, no system call.
+// RT-safe.
 func (s *Segment) Bytes() []byte {
 	if s.closed.Load() {
 		return nil

@@ -50,8 +50,7 @@ func firstPointer(t reflect.Type, path string) (kind, field string) {
 // ViewBytes maps *T onto mem at byte offset off. T must be pointer-free
 // (CheckPointerFree), mem[off:] must hold it, and &mem[off] must satisfy
 // T's alignment. Errors match ErrInvalid.
-//
-// Not RT-safe (it uses reflection); create views at set-up and keep them.
+// It uses reflection: create views at set-up and keep them.
 func ViewBytes[T any](mem []byte, off int) (*T, error) {
 	var zero T
 	t := reflect.TypeOf(&zero).Elem()
@@ -111,9 +110,7 @@ func checkRange(mem []byte, off, size, align int, what string) error {
 // *FieldError, ErrInvalid) names the offending field; off must respect T's
 // alignment and T must fit. The pointer is valid until the segment is
 // closed.
-//
-// Not RT-safe (reflection); create views at set-up and use them from
-// tasks.
+// It uses reflection: create views at set-up and use them from tasks.
 func View[T any](s *Segment, off int) (*T, error) {
 	mem := s.Bytes()
 	if mem == nil {

@@ -288,8 +288,8 @@ func (o *overflowLog) list() []int64 { return append([]int64(nil), o.cycles[:o.n
 
 // measureBody is the task body: note the cycle's lateness (and its
 // number when it is past the histogram's bound), then busy-wait busy on
-// the task's clock; after loops cycles (0: never) it returns. RT-safe:
-// no allocation, no lock.
+// the task's clock; after loops cycles (0: never) it returns.
+// RT-safe.
 func measureBody(act *atomic.Int64, ivl *intervals, samples *sampleRing, over *overflowLog, busy time.Duration, loops int64) func(tc *rtapi.TaskContext) error {
 	return func(tc *rtapi.TaskContext) error {
 		prev := int64(0)

@@ -73,8 +73,8 @@ type PID struct {
 }
 
 // Update computes the torque for one period dt (seconds) from the command
-// (position, velocity, acceleration) and the measured position. RT-safe:
-// arithmetic only.
+// (position, velocity, acceleration) and the measured position.
+// RT-safe.
 func (c *PID) Update(dt, cmdPos, cmdVel, cmdAcc, fb float64) float64 {
 	err := cmdPos - fb
 	deriv := 0.0
@@ -127,7 +127,8 @@ func (m *Motor) SetTorque(t float64) {
 }
 
 // Advance integrates the motion over dt seconds with the present torque
-// held (semi-implicit Euler in steps of at most 50 µs). RT-safe.
+// held (semi-implicit Euler in steps of at most 50 µs).
+// RT-safe.
 func (m *Motor) Advance(dt float64) {
 	for dt > 0 {
 		h := min(dt, motorStep)
