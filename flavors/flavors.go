@@ -49,25 +49,15 @@ type Choice struct {
 // rtapi.ErrPermission or rtapi.ErrNotSupported; an unknown name matches
 // rtapi.ErrInvalid.
 func Select(name string, cfg Config) (Choice, error) {
-	k := cfg.Kernel
-	if k == nil {
-		var err error
-		if k, err = kerneldetect.Detect(); err != nil {
-			return Choice{}, err
-		}
+	k, err := backend.DetectKernel(cfg.Kernel)
+	if err != nil {
+		return Choice{}, err
 	}
-	ch, err := backend.Select(name, backend.Config{Kernel: k, VanillaFIFO: toggle(cfg.VanillaFIFO),
-		Strict: toggle(cfg.Strict), LockMemory: backend.Off, Logger: zap.NewNop(), Probe: cfg.Probe})
+	ch, err := backend.Select(name, backend.Config{Kernel: k, VanillaFIFO: cfg.VanillaFIFO, Strict: cfg.Strict,
+		LockMemory: backend.LockNever, Logger: zap.NewNop(), TimerSignal: backend.DefaultTimerSignal, Probe: cfg.Probe})
 	if err != nil {
 		return Choice{}, err
 	}
 	c := Choice{Name: ch.Flavor.Name(), RealTime: ch.Flavor.RealTime(), Why: ch.Why}
 	return c, ch.Flavor.Close()
-}
-
-func toggle(on bool) backend.Toggle {
-	if on {
-		return backend.On
-	}
-	return backend.Off
 }

@@ -539,15 +539,21 @@ func checkStopTimeout(d time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-func checkTimerSignal(n int) (int, error) {
-	if n == 0 {
-		return DefaultTimerSignal, nil
+func checkTimerSignal(n int) (int, error) { return backend.ResolveTimerSignal(n) }
+
+// backendConfig gives the settings of o, resolved, as a flavor takes them:
+// VanillaFIFO and Strict on only when On, LockMemory's Auto as
+// backend.LockIfUnlimited.
+func (o *Options) backendConfig(kernel *kerneldetect.Report) backend.Config {
+	lock := backend.LockIfUnlimited
+	switch o.LockMemory {
+	case On:
+		lock = backend.LockAlways
+	case Off:
+		lock = backend.LockNever
 	}
-	if n < backend.TimerSignalMin || n > backend.TimerSignalMax {
-		return n, fmt.Errorf("timer signal %d is not a real-time signal in [%d, %d]: %w",
-			n, backend.TimerSignalMin, backend.TimerSignalMax, ErrInvalid)
-	}
-	return n, nil
+	return backend.Config{Kernel: kernel, VanillaFIFO: o.VanillaFIFO == On, Strict: o.Strict == On,
+		LockMemory: lock, Logger: o.Logger, TimerSignal: o.TimerSignal}
 }
 
 var osGetenv = os.Getenv

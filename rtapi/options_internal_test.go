@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/backend"
+	"github.com/gortapi/gortapi/kerneldetect"
 )
 
 // A resolverCase is one setting that has a flag and a variable, with two
@@ -325,4 +328,35 @@ func TestRegisterShmFlags(t *testing.T) {
 	}
 	require.Panics(t, func() { RegisterShmFlags(nil) })
 	require.Panics(t, func() { RegisterShmFlags(fs) }, "twice on one FlagSet")
+}
+
+// The flavor gets every setting resolved: an unset Options gives the
+// defaults, and each Toggle maps to the value Options' doc gives it.
+func TestBackendConfig(t *testing.T) {
+	t.Parallel()
+	kernel := &kerneldetect.Report{}
+	o, err := Options{}.resolve(env{}.getenv)
+	require.NoError(t, err)
+	cfg := o.backendConfig(kernel)
+	require.Same(t, kernel, cfg.Kernel)
+	require.False(t, cfg.VanillaFIFO)
+	require.False(t, cfg.Strict)
+	require.Equal(t, backend.LockIfUnlimited, cfg.LockMemory)
+	require.NotNil(t, cfg.Logger)
+	require.Equal(t, DefaultTimerSignal, cfg.TimerSignal)
+
+	o, err = Options{VanillaFIFO: On, Strict: On, LockMemory: On, TimerSignal: 41}.resolve(env{}.getenv)
+	require.NoError(t, err)
+	cfg = o.backendConfig(kernel)
+	require.True(t, cfg.VanillaFIFO)
+	require.True(t, cfg.Strict)
+	require.Equal(t, backend.LockAlways, cfg.LockMemory)
+	require.Equal(t, 41, cfg.TimerSignal)
+
+	o, err = Options{VanillaFIFO: Off, Strict: Off, LockMemory: Off}.resolve(env{"RTAPI_STRICT": "1", "RTAPI_VANILLA_FIFO": "1"}.getenv)
+	require.NoError(t, err)
+	cfg = o.backendConfig(kernel)
+	require.False(t, cfg.VanillaFIFO, "Off in code beats the environment")
+	require.False(t, cfg.Strict)
+	require.Equal(t, backend.LockNever, cfg.LockMemory)
 }

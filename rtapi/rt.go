@@ -66,11 +66,9 @@ func Open(opts Options) (*RT, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	kernel := opts.Kernel
-	if kernel == nil {
-		if kernel, err = kerneldetect.Detect(); err != nil {
-			return nil, fmt.Errorf("rtapi.Open: detect kernel: %w", err)
-		}
+	kernel, err := backend.DetectKernel(opts.Kernel)
+	if err != nil {
+		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
 	cpus := readCPUFacts(kernel)
 	if err := cpus.checkAll(opts.CPUs); err != nil {
@@ -82,15 +80,9 @@ func Open(opts Options) (*RT, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}
-	choice, err := backend.Select(opts.Flavor, backend.Config{
-		Kernel:      kernel,
-		VanillaFIFO: opts.VanillaFIFO.backend(),
-		Strict:      opts.Strict.backend(),
-		LockMemory:  opts.LockMemory.backend(),
-		Logger:      opts.Logger,
-		TimerSignal: opts.TimerSignal,
-		Sim:         sim,
-	})
+	cfg := opts.backendConfig(kernel)
+	cfg.Sim = sim
+	choice, err := backend.Select(opts.Flavor, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("rtapi.Open: %w", err)
 	}

@@ -57,9 +57,6 @@ func (t *Toggle) Set(s string) error {
 // Valid reports whether t is Auto, On or Off.
 func (t Toggle) Valid() bool { return t == Auto || t == On || t == Off }
 
-// backend is t as the flavor's Config takes it.
-func (t Toggle) backend() backend.Toggle { return backend.Toggle(t) }
-
 // WakeMode is how a periodic task's thread is woken for each release.
 // The modes differ in what a wake-up costs and in how late it comes on a
 // kernel that is not real-time; examples/latency-bench measures them

@@ -50,7 +50,7 @@ func TestToggleMisuse(t *testing.T) {
 	require.Error(t, fs.Parse([]string{"-lock=maybe"}))
 }
 
-// rtapi's wake modes and toggles convert to the backend's by number: the
+// rtapi's wake modes convert to the backend's by number: the
 // numbering must stay the same, and so must the spelling.
 func TestWakeModesMatchBackend(t *testing.T) {
 	for m := WakeAuto; m <= WakePosixTimer; m++ {
@@ -61,9 +61,6 @@ func TestWakeModesMatchBackend(t *testing.T) {
 	}
 	_, err := ParseWakeMode("doorbell")
 	require.ErrorIs(t, err, ErrInvalid)
-	require.Equal(t, backend.Auto, Auto.backend())
-	require.Equal(t, backend.On, On.backend())
-	require.Equal(t, backend.Off, Off.backend())
 }
 
 // Task.Binding is the zero Binding before Start (a zero backend binding

@@ -21,8 +21,8 @@ import (
 // 21: Start returned nil with Degraded empty).
 func TestVanillaFIFORefusedBindsDegraded(t *testing.T) {
 	rttest.SkipIfEmulated(t, "qemu-user does not deliver a POSIX timer's signal to one thread, so Wait never returns")
-	c, err := Select(PosixName, Config{Kernel: report(kerneldetect.Vanilla), VanillaFIFO: On, Probe: probeEPERM,
-		LockMemory: Off})
+	c, err := Select(PosixName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.Vanilla), VanillaFIFO: true, Probe: probeEPERM,
+		LockMemory: LockNever})
 	require.NoError(t, err)
 	defer c.Flavor.Close()
 	require.False(t, c.Flavor.RealTime())

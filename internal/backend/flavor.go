@@ -88,25 +88,24 @@ type Binding struct {
 	Virtual bool
 }
 
-// Config is what Open gets from rtapi.Options, field for field, with the
-// same types.
+// Config is a flavor's settings, every one resolved: rtapi.Open and
+// flavors.Select fill in the defaults and check the values, so a backend
+// takes each field as it is.
 type Config struct {
-	// Kernel is the detection report the choice is based on.
+	// Kernel is the detection report the choice is based on; never nil.
 	Kernel *kerneldetect.Report
-	// VanillaFIFO On switches the posix flavor to SCHED_FIFO + POSIX
-	// timers; Auto and Off leave it SCHED_OTHER.
-	VanillaFIFO Toggle
-	// Strict On refuses to run degraded (no SCHED_FIFO, no native
-	// backend); Auto and Off run degraded with a warning.
-	Strict Toggle
-	// LockMemory: Auto locks on real-time flavors when the limit allows
-	// it, On always, Off never. Memory stays locked while any open flavor
-	// asked for it (see harden).
-	LockMemory Toggle
-	// Logger gets set-up messages; never nil here.
+	// VanillaFIFO switches the posix flavor to SCHED_FIFO + POSIX timers.
+	VanillaFIFO bool
+	// Strict refuses to run degraded (no SCHED_FIFO, no native backend)
+	// instead of warning.
+	Strict bool
+	// LockMemory says when a real-time flavor locks memory. Memory stays
+	// locked while any open flavor asked for it (see harden).
+	LockMemory LockMode
+	// Logger gets set-up messages; never nil.
 	Logger *zap.Logger
-	// TimerSignal is the signal the posix-timer wake mode uses; 0 means
-	// DefaultTimerSignal.
+	// TimerSignal is the signal the posix-timer wake mode uses, in
+	// [TimerSignalMin, TimerSignalMax] (ResolveTimerSignal).
 	TimerSignal int
 	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
 	// means sys.ProbeSchedFIFOAt. Tests replace it to exercise selection.
@@ -114,6 +113,18 @@ type Config struct {
 	// Sim configures the sim flavor; other flavors ignore it.
 	Sim SimConfig
 }
+
+// LockMode is when a real-time flavor locks memory (mlockall).
+type LockMode uint8
+
+// LockMode values.
+const (
+	// LockIfUnlimited locks when the process may lock without limit: root,
+	// CAP_IPC_LOCK or an unlimited RLIMIT_MEMLOCK.
+	LockIfUnlimited LockMode = iota
+	LockAlways
+	LockNever
+)
 
 // Timer signals: the real-time signals a POSIX timer may use (glibc keeps
 // 32 and 33 for itself), and the default, SIGRTMIN+6 in glibc's numbering.
@@ -123,11 +134,31 @@ const (
 	DefaultTimerSignal = 40
 )
 
-func (c *Config) timerSignal() int {
-	if c.TimerSignal == 0 {
-		return DefaultTimerSignal
+// ResolveTimerSignal returns the timer signal n asks for: DefaultTimerSignal
+// for 0, n itself when it is in [TimerSignalMin, TimerSignalMax]. Any other
+// n is ErrInvalid.
+func ResolveTimerSignal(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultTimerSignal, nil
+	case n < TimerSignalMin || n > TimerSignalMax:
+		return n, fmt.Errorf("timer signal %d is not a real-time signal in [%d, %d]: %w",
+			n, TimerSignalMin, TimerSignalMax, ErrInvalid)
 	}
-	return c.TimerSignal
+	return n, nil
+}
+
+// DetectKernel returns k, or the live system's report
+// (kerneldetect.Detect) when k is nil.
+func DetectKernel(k *kerneldetect.Report) (*kerneldetect.Report, error) {
+	if k != nil {
+		return k, nil
+	}
+	k, err := kerneldetect.Detect()
+	if err != nil {
+		return nil, fmt.Errorf("detect kernel: %w", err)
+	}
+	return k, nil
 }
 
 func (c *Config) probe(prio int) error {
@@ -198,12 +229,9 @@ type Choice struct {
 }
 
 // Select opens the backend named name ("" or "auto": the best one that
-// can run on this kernel). A backend asked for by name that cannot run is
-// an error, never a silent fallback.
+// can run on this kernel) with cfg, which it takes as resolved. A backend
+// asked for by name that cannot run is an error, never a silent fallback.
 func Select(name string, cfg Config) (Choice, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
 	if cfg.Kernel == nil {
 		return Choice{}, fmt.Errorf("select flavor: no kernel report: %w", ErrInvalid)
 	}
@@ -238,7 +266,7 @@ func selectAuto(cfg Config) (Choice, error) {
 	if native != "" {
 		msg := native + " detected, but gortapi has no native " + native +
 			" backend (that needs cgo); tasks would run as Linux-domain SCHED_FIFO threads"
-		if cfg.Strict == On {
+		if cfg.Strict {
 			return Choice{}, fmt.Errorf("%s; Strict refuses that: %w", msg, ErrNotSupported)
 		}
 		cfg.Logger.Warn(msg)
@@ -255,7 +283,7 @@ func selectAuto(cfg Config) (Choice, error) {
 		if err == nil {
 			return Choice{Flavor: f, Why: "PREEMPT_RT kernel " + k.Uname.Release + "; " + why}, nil
 		}
-		if cfg.Strict == On {
+		if cfg.Strict {
 			return Choice{}, fmt.Errorf("PREEMPT_RT kernel, but flavor %s cannot run: %w", RTPreemptName, err)
 		}
 		msg := "PREEMPT_RT kernel, but " + err.Error() + "; running the non-real-time posix flavor"

@@ -51,9 +51,9 @@ func observed() (*zap.Logger, *observer.ObservedLogs) {
 func TestSelectAuto(t *testing.T) {
 	tests := []struct {
 		kind     kerneldetect.Kind
-		fifo     Toggle
+		fifo     bool
 		probe    func(int) error
-		strict   Toggle
+		strict   bool
 		want     string
 		wantRT   bool
 		whyHas   string
@@ -62,14 +62,14 @@ func TestSelectAuto(t *testing.T) {
 	}{
 		{kind: kerneldetect.Vanilla, probe: probeOK, want: PosixName, whyHas: "preemption none, PREEMPT_DYNAMIC"},
 		{kind: kerneldetect.Preempt, probe: probeOK, want: PosixName, whyHas: "VanillaFIFO"},
-		{kind: kerneldetect.Vanilla, fifo: On, probe: probeOK, want: PosixName, wantRT: true, whyHas: "POSIX timers"},
-		{kind: kerneldetect.Vanilla, fifo: On, probe: probeEPERM, want: PosixName, whyHas: "setcap cap_sys_nice", wantWarn: true},
-		{kind: kerneldetect.Vanilla, fifo: On, probe: probeEPERM, strict: On, wantErr: ErrPermission},
+		{kind: kerneldetect.Vanilla, fifo: true, probe: probeOK, want: PosixName, wantRT: true, whyHas: "POSIX timers"},
+		{kind: kerneldetect.Vanilla, fifo: true, probe: probeEPERM, want: PosixName, whyHas: "setcap cap_sys_nice", wantWarn: true},
+		{kind: kerneldetect.Vanilla, fifo: true, probe: probeEPERM, strict: true, wantErr: ErrPermission},
 		{kind: kerneldetect.PreemptRT, probe: probeOK, want: RTPreemptName, wantRT: true, whyHas: "PREEMPT_RT kernel 6.1.0-test"},
 		{kind: kerneldetect.PreemptRT, probe: probeEPERM, want: PosixName, whyHas: "non-real-time posix", wantWarn: true},
-		{kind: kerneldetect.PreemptRT, probe: probeEPERM, strict: On, wantErr: ErrPermission},
+		{kind: kerneldetect.PreemptRT, probe: probeEPERM, strict: true, wantErr: ErrPermission},
 		{kind: kerneldetect.Xenomai, probe: probeOK, want: RTPreemptName, wantRT: true, whyHas: "no native Xenomai (cobalt) backend", wantWarn: true},
-		{kind: kerneldetect.Xenomai, probe: probeOK, strict: On, wantErr: ErrNotSupported},
+		{kind: kerneldetect.Xenomai, probe: probeOK, strict: true, wantErr: ErrNotSupported},
 		{kind: kerneldetect.RTAI, probe: probeEPERM, want: PosixName, whyHas: "RTAI", wantWarn: true},
 	}
 	for _, tt := range tests {
@@ -77,7 +77,7 @@ func TestSelectAuto(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			log, logs := observed()
 			c, err := Select("auto", Config{Kernel: report(tt.kind), VanillaFIFO: tt.fifo, Strict: tt.strict,
-				Logger: log, Probe: tt.probe, LockMemory: Off})
+				Logger: log, TimerSignal: DefaultTimerSignal, Probe: tt.probe, LockMemory: LockNever})
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				return
@@ -93,18 +93,18 @@ func TestSelectAuto(t *testing.T) {
 }
 
 func TestSelectByName(t *testing.T) {
-	_, err := Select("xenomai", Config{Kernel: report(kerneldetect.Vanilla)})
+	_, err := Select("xenomai", Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.Vanilla)})
 	require.ErrorIs(t, err, ErrInvalid)
 	require.Contains(t, err.Error(), "valid: auto, ")
 	require.Contains(t, err.Error(), PosixName)
 
 	// A flavor asked for by name that cannot run fails: no silent fallback.
-	_, err = Select(RTPreemptName, Config{Kernel: report(kerneldetect.Vanilla), Probe: probeEPERM})
+	_, err = Select(RTPreemptName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.Vanilla), Probe: probeEPERM})
 	require.ErrorIs(t, err, ErrPermission)
 	require.ErrorIs(t, err, unix.EPERM)
 	require.Contains(t, err.Error(), "setcap")
 
-	c, err := Select(PosixName, Config{Kernel: report(kerneldetect.PreemptRT)})
+	c, err := Select(PosixName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.PreemptRT)})
 	require.NoError(t, err)
 	require.Equal(t, PosixName, c.Flavor.Name())
 	require.Contains(t, c.Why, "asked for by name")
@@ -161,7 +161,7 @@ func bindOnThread(t *testing.T, f Flavor, spec ThreadSpec) (Binding, sys.Policy,
 
 func TestBindRTPreempt(t *testing.T) {
 	rttest.RequireRT(t)
-	c, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.Vanilla), LockMemory: Off})
+	c, err := Select(RTPreemptName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.Vanilla), LockMemory: LockNever})
 	require.NoError(t, err)
 	defer c.Flavor.Close()
 	cpus, err := sys.Affinity(0)
@@ -190,7 +190,7 @@ func TestBindRTPreempt(t *testing.T) {
 
 func TestBindVanillaFIFODefaultsToPosixTimer(t *testing.T) {
 	rttest.RequireRT(t)
-	c, err := Select("auto", Config{Kernel: report(kerneldetect.Vanilla), VanillaFIFO: On, LockMemory: Off})
+	c, err := Select("auto", Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.Vanilla), VanillaFIFO: true, LockMemory: LockNever})
 	require.NoError(t, err)
 	defer c.Flavor.Close()
 	b, policy, _, err := bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 10, Period: int64(time.Millisecond)})
@@ -200,7 +200,7 @@ func TestBindVanillaFIFODefaultsToPosixTimer(t *testing.T) {
 }
 
 func TestPosixStaysSchedOther(t *testing.T) {
-	c, err := Select(PosixName, Config{Kernel: report(kerneldetect.Vanilla)})
+	c, err := Select(PosixName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.Vanilla)})
 	require.NoError(t, err)
 	defer c.Flavor.Close()
 	b, policy, _, err := bindOnThread(t, c.Flavor, ThreadSpec{Name: "t", Priority: 10, Period: int64(time.Millisecond)})
@@ -215,9 +215,9 @@ func TestPosixStaysSchedOther(t *testing.T) {
 
 func TestHardeningRefcount(t *testing.T) {
 	rttest.RequireRT(t)
-	a, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: On})
+	a, err := Select(RTPreemptName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.PreemptRT), LockMemory: LockAlways})
 	require.NoError(t, err)
-	b, err := Select(RTPreemptName, Config{Kernel: report(kerneldetect.PreemptRT), LockMemory: On})
+	b, err := Select(RTPreemptName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kerneldetect.PreemptRT), LockMemory: LockAlways})
 	require.NoError(t, err)
 	require.Contains(t, a.Why, "memory locked")
 	require.NoError(t, a.Flavor.Close())

@@ -107,15 +107,15 @@ func lockMemory(cfg Config) {
 	}
 }
 
-// shouldLock decides LockMemory's auto setting: lock when the process may
+// shouldLock decides LockMemory's LockIfUnlimited: lock when the process may
 // lock without limit (root or CAP_IPC_LOCK, or RLIMIT_MEMLOCK unlimited).
 // Locking with MCL_FUTURE under a finite limit makes the Go heap die with
 // "out of memory" once it grows past it.
 func shouldLock(cfg Config) bool {
 	switch cfg.LockMemory {
-	case On:
+	case LockAlways:
 		return true
-	case Off:
+	case LockNever:
 		return false
 	}
 	if lim, err := sys.MemlockLimit(); err == nil && lim == unix.RLIM_INFINITY {

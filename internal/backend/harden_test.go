@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
@@ -27,9 +28,9 @@ func TestLockMemoryAcrossInstances(t *testing.T) {
 		// instance that asked closes.
 		"second-asks": func(t *testing.T) {
 			requireUnlocked(t)
-			off := openFIFO(t, Off)
+			off := openFIFO(t, LockNever)
 			requireUnlocked(t)
-			on := openFIFO(t, On)
+			on := openFIFO(t, LockAlways)
 			require.Positive(t, lockedMemory(t), "the second instance asked for locked memory")
 			require.NoError(t, on.Close())
 			requireUnlocked(t)
@@ -38,7 +39,7 @@ func TestLockMemoryAcrossInstances(t *testing.T) {
 		},
 		// Two instances that ask: the lock stays until the second closes.
 		"both-ask": func(t *testing.T) {
-			a, b := openFIFO(t, On), openFIFO(t, On)
+			a, b := openFIFO(t, LockAlways), openFIFO(t, LockAlways)
 			require.NoError(t, a.Close())
 			require.Positive(t, lockedMemory(t))
 			require.NoError(t, b.Close())
@@ -49,14 +50,14 @@ func TestLockMemoryAcrossInstances(t *testing.T) {
 		"program-mlockall": func(t *testing.T) {
 			require.NoError(t, unix.Mlockall(unix.MCL_CURRENT|unix.MCL_FUTURE))
 			before := lockedMemory(t)
-			f := openFIFO(t, On)
+			f := openFIFO(t, LockAlways)
 			require.NoError(t, f.Close())
 			require.GreaterOrEqual(t, lockedMemory(t), before, "the program's own mlockall survives Close")
 		},
 		"program-mlock": func(t *testing.T) {
 			buf := make([]byte, 1<<20)
 			require.NoError(t, unix.Mlock(buf))
-			f := openFIFO(t, On)
+			f := openFIFO(t, LockAlways)
 			require.NoError(t, f.Close())
 			require.GreaterOrEqual(t, lockedMemory(t), int64(len(buf)), "the program's locked buffer survives Close")
 		},
@@ -79,10 +80,10 @@ func TestLockMemoryAcrossInstances(t *testing.T) {
 
 // openFIFO opens a real-time flavor (VanillaFIFO) with the given
 // LockMemory setting.
-func openFIFO(t *testing.T, lock Toggle) Flavor {
+func openFIFO(t *testing.T, lock LockMode) Flavor {
 	t.Helper()
-	c, err := Select(PosixName, Config{Kernel: &kerneldetect.Report{Kind: kerneldetect.Vanilla}, VanillaFIFO: On,
-		Strict: On, LockMemory: lock})
+	c, err := Select(PosixName, Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: &kerneldetect.Report{Kind: kerneldetect.Vanilla}, VanillaFIFO: true,
+		Strict: true, LockMemory: lock})
 	require.NoError(t, err)
 	require.True(t, c.Flavor.RealTime())
 	return c.Flavor

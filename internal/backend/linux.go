@@ -46,8 +46,8 @@ type linuxFlavor struct {
 
 func openPosix(cfg Config) (Flavor, string, error) {
 	f := &linuxFlavor{name: PosixName, defaultWake: WakeNanosleep, highest: prioHighest, log: cfg.Logger,
-		timerSignal: cfg.timerSignal()}
-	if cfg.VanillaFIFO != On {
+		timerSignal: cfg.TimerSignal}
+	if !cfg.VanillaFIFO {
 		return f, "posix flavor: SCHED_OTHER threads and absolute sleeps to each release, no real-time guarantee " +
 			"(set VanillaFIFO, RTAPI_VANILLA_FIFO=1 or -rtapi.vanilla-fifo for SCHED_FIFO + POSIX timers; " +
 			"boot a PREEMPT_RT kernel for real-time)", nil
@@ -56,14 +56,14 @@ func openPosix(cfg Config) (Flavor, string, error) {
 	highest, limited, err := cfg.fifoHighest()
 	if err != nil {
 		msg := "VanillaFIFO: SCHED_FIFO cannot be set (" + err.Error() + "); " + fifoRemedy(err)
-		if cfg.Strict == On {
+		if cfg.Strict {
 			return nil, "", fmt.Errorf("%s; Strict refuses to run without it: %w: %w", msg, ErrPermission, err)
 		}
 		cfg.Logger.Warn(msg + "; running SCHED_OTHER with POSIX timers")
 		f.degraded = "VanillaFIFO: SCHED_FIFO refused to this process (" + err.Error() + "): running SCHED_OTHER"
 		return f, msg + "; running SCHED_OTHER threads woken by POSIX timers", nil
 	}
-	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict == On, highest
+	f.fifo, f.mustFIFO, f.highest = true, cfg.Strict, highest
 	f.hardening = harden(cfg)
 	return f, "VanillaFIFO: SCHED_FIFO threads woken by periodic POSIX timers aimed at each thread (real-time scheduling on a non-RT kernel)" + limited + f.hardening.summary(), nil
 }
@@ -74,7 +74,7 @@ func openRTPreempt(cfg Config) (Flavor, string, error) {
 		return nil, "", fmt.Errorf("SCHED_FIFO cannot be set (%w); %s: %w", err, fifoRemedy(err), ErrPermission)
 	}
 	f := &linuxFlavor{name: RTPreemptName, fifo: true, mustFIFO: true, highest: highest,
-		defaultWake: WakeNanosleep, log: cfg.Logger, timerSignal: cfg.timerSignal()}
+		defaultWake: WakeNanosleep, log: cfg.Logger, timerSignal: cfg.TimerSignal}
 	f.hardening = harden(cfg)
 	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute sleeps to each release" + limited + f.hardening.summary(), nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/kerneldetect"
 )
@@ -37,14 +38,14 @@ func TestSelectUnderRTPrioLimit(t *testing.T) {
 		{2, 1, "task priorities 1 to 1, the watchdog at 2"},
 		{1, 1, "the watchdog cannot run above them"},
 	} {
-		for _, fifo := range []Toggle{Off, On} {
+		for _, fifo := range []bool{false, true} {
 			var probed []int
 			kind := kerneldetect.PreemptRT
-			if fifo == On {
+			if fifo {
 				kind = kerneldetect.Vanilla
 			}
-			c, err := Select("auto", Config{Kernel: report(kind), VanillaFIFO: fifo, Strict: On,
-				Probe: probeUpTo(tc.limit, &probed), LockMemory: Off})
+			c, err := Select("auto", Config{Logger: zap.NewNop(), TimerSignal: DefaultTimerSignal, Kernel: report(kind), VanillaFIFO: fifo, Strict: true,
+				Probe: probeUpTo(tc.limit, &probed), LockMemory: LockNever})
 			require.NoError(t, err, "limit %d", tc.limit)
 			require.True(t, c.Flavor.RealTime())
 			lo, hi := c.Flavor.Priorities()
