@@ -67,8 +67,8 @@ type Options struct {
 }
 
 // HAL is a set of threads and the functions exported to them, on one
-// rtapi.RT. Its methods are safe for concurrent use from ordinary
-// goroutines, never from a Func.
+// rtapi.RT. Call its methods from ordinary goroutines, never from a Func;
+// they are safe for concurrent use.
 type HAL struct {
 	rt   *rtapi.RT
 	opts Options

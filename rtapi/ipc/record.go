@@ -120,8 +120,7 @@ func (q *RecordRing) Reserve(n int) ([]byte, error) {
 }
 
 // Commit publishes the record obtained from Reserve. ErrInvalid if there is
-// no reservation.
-// Only the producer may call it.
+// no reservation. Only the producer may call it.
 // RT-safe.
 func (q *RecordRing) Commit() error {
 	r := &q.r
@@ -206,8 +205,7 @@ func (q *RecordRing) Peek() ([]byte, error) {
 }
 
 // Consume drops the record returned by the last Peek; ErrEmpty if Peek did
-// not return one.
-// Only the consumer may call it.
+// not return one. Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Consume() error {
 	r := &q.r
@@ -222,8 +220,7 @@ func (q *RecordRing) Consume() error {
 // Get copies the next record into dst and consumes it, returning its
 // length. ErrEmpty when there is none; ErrShortBuffer when dst is too
 // small, with the record's length as n and the record left in place;
-// ErrCorrupt as for Peek.
-// Only the consumer may call it.
+// ErrCorrupt as for Peek. Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Get(dst []byte) (int, error) {
 	p, err := q.Peek()
@@ -244,8 +241,8 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 // that position came from another process), or ErrCorrupt (counted) when
 // the position is not a multiple of 8; the consumer then stays where it
 // was. Once a hostile writer stops, producer and consumer find each other
-// again after at most one more ErrCorrupt and Discard.
-// Only the consumer may call it.
+// again after at most one more ErrCorrupt and Discard. Only the consumer
+// may call it.
 // RT-safe.
 func (q *RecordRing) Discard() (int, error) {
 	q.r.peekNext = 0
