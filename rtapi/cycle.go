@@ -67,7 +67,9 @@ type TaskContext struct {
 // A task that is not periodic does not sleep: WaitPeriod only honours
 // Pause and Stop.
 //
-// RT-safe: no allocation, no lock, no logging.
+// It allocates nothing, takes no lock and logs nothing.
+//
+// RT-safe.
 func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
 	end := tc.waker.EndCycle()
@@ -279,17 +281,20 @@ func (tc *TaskContext) sampleUsage() {
 }
 
 // Now reads the flavor's clock: CLOCK_MONOTONIC nanoseconds, or virtual
-// time on the sim flavor. RT-safe.
+// time on the sim flavor.
+// RT-safe.
 func (tc *TaskContext) Now() int64 { return tc.waker.Now() }
 
 // Release is the time the current cycle was released: scheduled to
 // start (for the first cycle, the time the task started). The body
-// started Late() after it. RT-safe.
+// started Late() after it.
+// RT-safe.
 func (tc *TaskContext) Release() int64 { return tc.release }
 
 // Deadline is the time the current cycle must end by: the next release,
 // Release plus the period and any PLL correction. A task that is not
-// periodic has no deadline: Deadline is then math.MaxInt64. RT-safe.
+// periodic has no deadline: Deadline is then math.MaxInt64.
+// RT-safe.
 func (tc *TaskContext) Deadline() int64 {
 	if tc.period == 0 {
 		return math.MaxInt64
@@ -299,7 +304,8 @@ func (tc *TaskContext) Deadline() int64 {
 
 // Late is how late the current cycle started: the time the body was
 // woken (or, catching up, resumed) minus Release. It is 0 for the first
-// cycle. RT-safe.
+// cycle.
+// RT-safe.
 func (tc *TaskContext) Late() time.Duration { return time.Duration(tc.wake - tc.release) }
 
 // Missed is the number of releases that had already passed when the
@@ -319,20 +325,24 @@ func (tc *TaskContext) Overruns() int64 { return tc.task.stats.overruns.Load() }
 // RT-safe.
 func (tc *TaskContext) Cycle() int64 { return tc.cycle }
 
-// Period is the task's period (0 if it is not periodic). RT-safe.
+// Period is the task's period (0 if it is not periodic).
+// RT-safe.
 func (tc *TaskContext) Period() time.Duration { return time.Duration(tc.period) }
 
-// Task is the task this context belongs to. RT-safe.
+// Task is the task this context belongs to.
+// RT-safe.
 func (tc *TaskContext) Task() *Task { return tc.task }
 
 // Stopping reports whether Stop was called; a task that is not periodic
-// polls it. RT-safe.
+// polls it.
+// RT-safe.
 func (tc *TaskContext) Stopping() bool { return tc.task.ctl.Load()&ctlStop != 0 }
 
 // Resync forgets the current schedule: the next release is one period
 // from now, and releases already missed are neither run nor counted
 // (rtapi_task_self_resync). Use it after a deliberate long pause in the
-// body. RT-safe.
+// body.
+// RT-safe.
 func (tc *TaskContext) Resync() {
 	if tc.period == 0 {
 		return
@@ -347,7 +357,8 @@ func (tc *TaskContext) Resync() {
 
 // PLLReference is the release time the current cycle was scheduled for,
 // the reference a phase-locked loop compares an external clock with
-// (rtapi_task_pll_get_reference). RT-safe.
+// (rtapi_task_pll_get_reference).
+// RT-safe.
 func (tc *TaskContext) PLLReference() int64 { return tc.release }
 
 // PLLMaxCorrection is the largest correction SetPLLCorrection applies, as
@@ -358,7 +369,8 @@ const PLLMaxCorrection = 0.01
 // following period by d, clamped to ±1 % of the period
 // (rtapi_task_pll_set_correction). It returns the correction applied. Only
 // the nanosleep wake mode can move single releases; the periodic timers
-// return ErrNotSupported. RT-safe.
+// return ErrNotSupported.
+// RT-safe.
 func (tc *TaskContext) SetPLLCorrection(d time.Duration) (time.Duration, error) {
 	if !tc.oneshot {
 		return 0, errPLLNotOneshot

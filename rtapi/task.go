@@ -219,7 +219,7 @@ const (
 
 // Task is a real-time task (rtapi_task_new). It is created paused; Start
 // runs it. Its methods are safe for concurrent use from any goroutine;
-// none is RT-safe (call them from outside task bodies).
+// they take locks, so call them from outside task bodies.
 type Task struct {
 	rt   *RT
 	spec TaskSpec

@@ -76,7 +76,8 @@ type VirtualThread interface {
 // to the task's locked OS thread: only that thread may call it, except
 // Interrupt and Kick.
 type Waker interface {
-	// Now reads the flavor's clock. RT-safe.
+	// Now reads the flavor's clock.
+	// RT-safe.
 	Now() int64
 	// Arm (re)starts the release schedule: first release at first, then
 	// every period. Called at start, after a pause and on Resync.
@@ -88,10 +89,12 @@ type Waker interface {
 	// past returns at once with one release. It returns 0 releases, at
 	// once, when the control word is non-zero and Interrupt was called
 	// (before the wait or during it); a periodic timer is then back on
-	// its schedule, the release at deadline not yet consumed. RT-safe.
+	// its schedule, the release at deadline not yet consumed.
+	// RT-safe.
 	Wait(deadline int64) (now int64, releases uint64, err error)
 	// EndCycle reads the clock as the body ends a cycle; a virtual
-	// clock charges the cycle's execution cost here. RT-safe.
+	// clock charges the cycle's execution cost here.
+	// RT-safe.
 	EndCycle() int64
 	// Suspend stops a periodic timer while the task is paused, so that
 	// a pause does not come back as a burst of overruns.
@@ -104,12 +107,14 @@ type Waker interface {
 	Rejoin()
 	// SetRawSleep switches a nanosleep wait between a raw sleep, which
 	// keeps the Go scheduler's P, and an ordinary one; the other modes
-	// ignore it. It takes effect at the next Wait. RT-safe.
+	// ignore it. It takes effect at the next Wait.
+	// RT-safe.
 	SetRawSleep(raw bool)
 	// Sleeps is the number of times the Waits so far put the thread to
 	// sleep in the kernel: one per Wait, or one per RawSleepChunk of a
 	// raw sleep, each one voluntary context switch (getrusage's
-	// ru_nvcsw). RT-safe.
+	// ru_nvcsw).
+	// RT-safe.
 	Sleeps() int64
 	// Close releases the kernel objects. It is safe to call twice.
 	Close() error
@@ -342,7 +347,9 @@ const RawSleepChunk = 2 * time.Millisecond
 // thread that makes the wake-up late; sleepRaw honours it at once instead
 // (runtime.Gosched), while the task has time to spare, and sleeps on.
 //
-// RT-safe: no allocation.
+// It allocates nothing.
+//
+// RT-safe.
 func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted bool, err error) {
 	for {
 		now := sys.Nanotime()
