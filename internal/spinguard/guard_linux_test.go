@@ -114,11 +114,18 @@ func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		// Wait (sleeping, so switched out) for the guard to give the
-		// policy back.
-		for ev.restored.Load() == 0 {
+		// policy back. Under load it may have restored and demoted the
+		// spinner more than once, the last demotion's restore still to
+		// come: wait for the policy as well as the first restore's
+		// event (the events come in order, the demotion's first).
+		var p sys.Policy
+		var err error
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); {
+			if p, _, err = sys.Scheduler(0); err != nil || p == sys.SchedFIFO && ev.restored.Load() > 0 {
+				break
+			}
 			_ = sys.SleepUntil(sys.Nanotime() + int64(time.Millisecond))
 		}
-		p, _, err := sys.Scheduler(0)
 		_ = g.Unwatch(tid)
 		spinDone <- result{tid: tid, policyAfter: p, err: err}
 	}()
