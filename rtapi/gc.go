@@ -100,14 +100,20 @@ func GCMarking() bool { return gcMarking() }
 // sysmon's forced preemption made p99 4-9x worse; pinning the goroutine
 // to its P around the sleep (procPin) multiplied scheduler parks by 8.
 
+// shieldChoice resolves TaskSpec.GCShield against the instance's default
+// (Options.GCShield): the task's own On or Off, else the instance's. Auto
+// left over offers the shield on real-time flavors, as far as the Ps allow.
+func shieldChoice(spec TaskSpec, instance Toggle) Toggle {
+	if spec.GCShield == Auto {
+		return instance
+	}
+	return spec.GCShield
+}
+
 // shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
 // default (Options.GCShield): whether the task sleeps raw.
 func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
-	choice := spec.GCShield
-	if choice == Auto {
-		choice = instance
-	}
-	switch choice {
+	switch shieldChoice(spec, instance) {
 	case On:
 		return true
 	case Off:
@@ -158,7 +164,7 @@ func (b *shieldBoard) freeze() {
 // cycle; it returns whether t sleeps raw to begin with.
 func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh := &t.shield
-	asked := t.spec.GCShield == On
+	asked := shieldChoice(t.spec, t.rt.opts.GCShield) == On
 	// Only a nanosleep wait can keep its P: a timer wake asking for the
 	// shield is no claim on one.
 	sh.forced = asked && wake == WakeNanosleep
