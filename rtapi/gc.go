@@ -45,14 +45,20 @@ func GCMarking() bool { return gcMarking() }
 // ("Why a raw sleep keeps the P") has the design; docs/GC.md the costs,
 // the measurements and the alternatives left out.
 
+// shieldChoice resolves TaskSpec.GCShield against the instance's default
+// (Options.GCShield): the task's own On or Off, else the instance's. Auto
+// left over offers the shield on real-time flavors, as far as the Ps allow.
+func shieldChoice(spec TaskSpec, instance Toggle) Toggle {
+	if spec.GCShield == Auto {
+		return instance
+	}
+	return spec.GCShield
+}
+
 // shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
 // default (Options.GCShield): whether the task sleeps raw.
 func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
-	choice := spec.GCShield
-	if choice == Auto {
-		choice = instance
-	}
-	switch choice {
+	switch shieldChoice(spec, instance) {
 	case On:
 		return true
 	case Off:
@@ -100,7 +106,7 @@ func (b *shieldBoard) freeze() {
 // cycle; it returns whether t sleeps raw to begin with.
 func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh := &t.shield
-	asked := t.spec.GCShield == On
+	asked := shieldChoice(t.spec, t.rt.opts.GCShield) == On
 	// Only a nanosleep wait can keep its P: a timer wake asking for the
 	// shield is no claim on one.
 	sh.forced = asked && wake == WakeNanosleep

@@ -203,6 +203,10 @@ func (rt *RT) Logger() *zap.Logger { return rt.logger }
 // Instance is the shared-memory instance number from Options.
 func (rt *RT) Instance() int { return rt.opts.Instance }
 
+// StopTimeout is how long Close and Task.Delete wait for each task to
+// stop: Options.StopTimeout, resolved.
+func (rt *RT) StopTimeout() time.Duration { return rt.opts.StopTimeout }
+
 // Now reads this instance's clock in nanoseconds: CLOCK_MONOTONIC, or
 // virtual time on the sim flavor (rtapi_get_time). Code that must run on
 // sim reads time here or through its TaskContext, never through the

@@ -110,3 +110,21 @@ func TestShieldOnIgnoredForTimerWakes(t *testing.T) {
 	require.True(t, warned["posix-timer"], "%v", warned)
 	require.False(t, warned["servo"], "%v", warned)
 }
+
+// Options.GCShield is the default of TaskSpec.GCShield: a task that leaves
+// its own Auto under Options.GCShield On is shielded as one that says On,
+// even with a period under GCShieldMinPeriod. The board resolved the two
+// apart (the instance's On counted as Auto there: "off: period under"),
+// so RTAPI_GC_SHIELD=on did not do what GCShield On does.
+func TestShieldInstanceOnIsTaskOn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, c := range []struct{ instance, task rtapi.Toggle }{{rtapi.Auto, rtapi.On}, {rtapi.On, rtapi.Auto}} {
+		t.Run("Options "+c.instance.String()+", TaskSpec "+c.task.String(), func(t *testing.T) {
+			rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off, GCShield: c.instance})
+			task, err := rt.NewTask(rtapi.TaskSpec{Name: "fast", Period: rtapi.GCShieldMinPeriod / 2, GCShield: c.task}, loop)
+			require.NoError(t, err)
+			require.NoError(t, task.Start())
+			require.Equal(t, "on", task.Stats().GCShield)
+		})
+	}
+}

@@ -62,7 +62,7 @@ type Options struct {
 	// every max(1, PublishEvery/period) cycles. Zero: 1 ms.
 	PublishEvery time.Duration
 	// StopTimeout bounds how long Stop and RemoveFunct wait for a thread.
-	// Zero: rtapi.DefaultStopTimeout (2 s).
+	// Zero: the RT's (rtapi.RT.StopTimeout).
 	StopTimeout time.Duration
 }
 
@@ -119,7 +119,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 		opts.PublishEvery = DefaultPublishEvery
 	}
 	if opts.StopTimeout == 0 {
-		opts.StopTimeout = rtapi.DefaultStopTimeout
+		opts.StopTimeout = rt.StopTimeout()
 	}
 	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{},
 		pins: map[string]*pin{}, params: map[string]*param{}, sigs: map[string]*Signal{}}
