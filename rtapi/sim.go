@@ -1,11 +1,6 @@
 package rtapi
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/gortapi/gortapi/internal/backend"
-)
+import "time"
 
 // SimOptions configure the sim flavor (Options.Sim). The zero value
 // works. Other flavors ignore them. Package rtapi/sim drives the virtual
@@ -30,29 +25,4 @@ type SimOptions struct {
 	// up as the servo thread's latency and execution time. Off (the
 	// default): each task behaves as if it had a CPU of its own.
 	SharedCPU bool
-}
-
-// simConfig is Options.Sim as the sim flavor takes it (other flavors
-// ignore it). Ties between tasks go by creation order, from rt.Tasks.
-// Called by Open before it selects the flavor.
-func (rt *RT) simConfig() (backend.SimConfig, error) {
-	o := SimOptions{}
-	if rt.opts.Sim != nil {
-		o = *rt.opts.Sim
-	}
-	if o.HangTimeout < 0 {
-		return backend.SimConfig{}, fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
-	}
-	return backend.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
-		SharedCPU: o.SharedCPU, Order: rt.taskNames}, nil
-}
-
-// taskNames lists the names of rt's tasks in creation order.
-func (rt *RT) taskNames() []string {
-	tasks := rt.Tasks()
-	names := make([]string, len(tasks))
-	for i, t := range tasks {
-		names[i] = t.spec.Name
-	}
-	return names
 }
