@@ -3,8 +3,9 @@ package rtapi
 import "time"
 
 // SimOptions configure the sim flavor (Options.Sim). The zero value
-// works. Other flavors ignore them. Package rtapi/sim drives the virtual
-// clock, injects jitter and faults, and reads the trace.
+// works. Other flavors ignore them. Package rtapi/sim registers the
+// flavor (a program that opens it imports that package), drives the
+// virtual clock, injects jitter and faults, and reads the trace.
 type SimOptions struct {
 	// Seed seeds the fault injection: each task draws its wake-up
 	// lateness from its own stream, keyed by Seed and the task's name, so

@@ -1,6 +1,8 @@
-// Package sim drives an RT opened on the sim flavor: virtual time for
-// unit tests of servo code, with no root, no real-time kernel and no
-// flakiness.
+// Package sim is the sim flavor and drives an RT opened on it: virtual
+// time for unit tests of servo code, with no root, no real-time kernel
+// and no flakiness. Importing it registers flavor "sim" with rtapi, as a
+// database/sql driver registers itself; rtapi.Open refuses "sim" in a
+// program that does not import it.
 //
 //	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 //	...
