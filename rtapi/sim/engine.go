@@ -60,23 +60,6 @@ func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
 		"simulation controller; deterministic, needs no privileges and no real-time kernel", nil
 }
 
-// hangError reports a task body that did not come back to WaitPeriod
-// within the hang timeout (real time). It matches os.ErrDeadlineExceeded
-// (rtapi.ErrTimeout) with errors.Is.
-type hangError struct {
-	Task    string
-	Timeout time.Duration
-	Now     int64 // virtual time when the task was released
-}
-
-func (e *hangError) Error() string {
-	return fmt.Sprintf("sim: task %q did not reach WaitPeriod within %v of real time "+
-		"(released at virtual time %v): its body never yields", e.Task, e.Timeout, time.Duration(e.Now))
-}
-
-// Unwrap makes a hangError match os.ErrDeadlineExceeded.
-func (e *hangError) Unwrap() error { return os.ErrDeadlineExceeded }
-
 // errTaskLeft is what run returns when the task it was to run cycles of
 // was paused or ended first.
 var errTaskLeft = fmt.Errorf("task left the schedule: %w", rtapi.ErrState)

@@ -264,7 +264,8 @@ func (s *engine) Run(target int64, pred func() bool, goal string, goalCycles int
 
 // await waits for the turn to come back to the controller, and declares
 // the thread that has it hung when nothing progressed (no hand-off, no
-// move of the clock) for a hang timeout.
+// move of the clock) for a hang timeout: an rtapi.TaskError naming it
+// that matches rtapi.ErrTimeout.
 func (s *engine) await() error {
 	last, lastNow := s.progress.Load(), s.now.Load()
 	timer := time.NewTimer(s.hang)
@@ -280,7 +281,8 @@ func (s *engine) await() error {
 			timer.Reset(s.hang)
 			continue
 		}
-		err := &hangError{Timeout: s.hang, Now: s.now.Load()}
+		err := &rtapi.TaskError{Op: "sim", Err: fmt.Errorf("did not reach WaitPeriod within %v of real time "+
+			"(released at virtual time %v): its body never yields: %w", s.hang, time.Duration(s.now.Load()), rtapi.ErrTimeout)}
 		if th := s.holder.Load(); th != nil {
 			err.Task = th.name // set before the thread was given the turn
 		}

@@ -183,12 +183,12 @@ func (s *engine) handoff(next *simThread) {
 	}
 }
 
-// record appends a trace event and folds it into the digest. RT-safe.
+// record folds a trace event into the digest and, when a trace is kept,
+// appends it to the ring. RT-safe.
 func (s *engine) record(th *simThread, kind EventKind, cycle, t, v int64) {
 	thread := int32(-1)
-	r := Event{Kind: kind, Cycle: cycle, Time: t, Value: time.Duration(v)}
 	if th != nil {
-		thread, r.Task = th.seq, th.name
+		thread = th.seq
 	}
 	h := s.digest ^ uint64(uint32(thread))<<8 ^ uint64(kind)
 	h = (h ^ uint64(cycle)) * 0x100000001b3
@@ -196,7 +196,11 @@ func (s *engine) record(th *simThread, kind EventKind, cycle, t, v int64) {
 	h = (h ^ uint64(v)) * 0x100000001b3
 	s.digest = h*0x9e3779b97f4a7c15 + 1
 	if s.ring != nil {
-		s.ring[s.count&uint64(len(s.ring)-1)] = r
+		var task string
+		if th != nil {
+			task = th.name
+		}
+		s.ring[s.count&uint64(len(s.ring)-1)] = Event{Task: task, Kind: kind, Cycle: cycle, Time: t, Value: time.Duration(v)}
 	}
 	s.count++
 }

@@ -97,12 +97,6 @@ func TestSimRunMisuse(t *testing.T) {
 	require.ErrorIs(t, s.SetTask("x", TaskConfig{}), os.ErrClosed)
 }
 
-func TestHangErrorMatchesTimeout(t *testing.T) {
-	err := error(&hangError{Task: "t", Timeout: time.Second, Now: 5})
-	require.True(t, errors.Is(err, os.ErrDeadlineExceeded))
-	require.Contains(t, err.Error(), `task "t"`)
-}
-
 func draw(j Jitter, seed uint64, n int) []int64 {
 	var src jitterSource
 	src.seed(seed, 99)

@@ -105,7 +105,7 @@ func (c *Controller) Advance(d time.Duration) error {
 // Now() reads it). A t before Now() is rtapi.ErrInvalid.
 func (c *Controller) AdvanceTo(t int64) error {
 	_, err := c.sim.Run(t, nil, "", 0)
-	return c.wrap(err)
+	return err
 }
 
 // RunUntil runs the simulation until pred returns true, for at most
@@ -122,7 +122,7 @@ func (c *Controller) RunUntil(pred func() bool, within time.Duration) error {
 	}
 	met, err := c.sim.Run(c.sim.Now()+int64(within), pred, "", 0)
 	if err != nil {
-		return c.wrap(err)
+		return err
 	}
 	if !met {
 		return fmt.Errorf("sim: condition not met within %v of virtual time: %w", within, rtapi.ErrTimeout)
@@ -165,7 +165,7 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 		return taskErr(t, op, fmt.Errorf("%d cycles not completed within %v of virtual time "+
 			"(starved by higher priorities on a SharedCPU?): %w", n, within, rtapi.ErrTimeout))
 	}
-	return c.wrap(err)
+	return err
 }
 
 // SetTask sets what the simulation injects into t — wake-up jitter,
@@ -206,13 +206,13 @@ func (c *Controller) InjectOverrun(t *rtapi.Task, cycle int64, extra time.Durati
 // jump wakes late at its end, as after an SMI or a paused VM. A zero or
 // negative step is rtapi.ErrInvalid: a monotonic clock never goes back.
 func (c *Controller) InjectClockStep(at int64, by time.Duration) error {
-	return c.wrap(c.sim.InjectClockStep(at, by))
+	return c.sim.InjectClockStep(at, by)
 }
 
 // Trace returns the recorded events. Call it between controller calls.
 func (c *Controller) Trace() (Trace, error) {
 	tr, err := c.sim.Trace()
-	return tr, c.wrap(err)
+	return tr, err
 }
 
 // own checks that t is one of this controller's RT's tasks.
@@ -226,21 +226,12 @@ func (c *Controller) own(t *rtapi.Task, op string) error {
 	return nil
 }
 
-// wrap maps the flavor's errors onto the rtapi sentinels: a hang names
-// its task (ErrTimeout), a call during a run is ErrState.
-func (c *Controller) wrap(err error) error {
-	var h *hangError
-	if errors.As(err, &h) {
-		return &rtapi.TaskError{Task: h.Task, Op: "sim", Err: err}
-	}
-	return err
-}
-
-// wrapTask is wrap for a call about task t.
+// wrapTask names t in err, unless err is about the whole simulation (a
+// hang names its own task; a call during a run).
 func (c *Controller) wrapTask(t *rtapi.Task, op string, err error) error {
-	var h *hangError
-	if err == nil || errors.As(err, &h) || errors.Is(err, errBusy) {
-		return c.wrap(err)
+	var te *rtapi.TaskError
+	if err == nil || errors.As(err, &te) || errors.Is(err, errBusy) {
+		return err
 	}
 	return taskErr(t, op, err)
 }
