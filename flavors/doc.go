@@ -11,7 +11,9 @@
 //     locked, /dev/cpu_dma_latency held at 0.
 //   - sim: virtual time for tests, driven by package rtapi/sim;
 //     deterministic, needs no privileges, builds on every GOOS (the
-//     Linux backends there return ErrNotSupported).
+//     Linux backends there return ErrNotSupported). It is registered
+//     only in a program that imports rtapi/sim (as a database/sql
+//     driver is); elsewhere asking for it is ErrNotSupported.
 //
 // Programs rarely need this package: rtapi.Open selects the flavor named
 // by Options.Flavor (or the best one for the kernel) and rtapi.RT.Flavor

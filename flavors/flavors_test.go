@@ -1,6 +1,7 @@
 package flavors
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,22 +12,35 @@ import (
 )
 
 // The public names are the backends' registry names, and Names lists
-// every one of them.
+// every one registered: sim only in a program that imports rtapi/sim,
+// which this one does not.
 func TestNamesMatchBackend(t *testing.T) {
 	require.Equal(t, backend.PosixName, PosixName)
 	require.Equal(t, backend.RTPreemptName, RTPreemptName)
 	require.Equal(t, backend.SimName, SimName)
-	require.Equal(t, []string{PosixName, RTPreemptName, SimName}, Names())
+	require.Equal(t, []string{PosixName, RTPreemptName}, Names())
 }
 
 // Select by name reports the backend and why; an unknown name is
 // ErrInvalid, never a fallback.
 func TestSelectByName(t *testing.T) {
-	ch, err := Select(SimName, Config{Kernel: &kerneldetect.Report{}})
+	if runtime.GOOS != "linux" {
+		t.Skip("the posix flavor runs only on Linux")
+	}
+	ch, err := Select(PosixName, Config{Kernel: &kerneldetect.Report{}})
 	require.NoError(t, err)
-	require.Equal(t, SimName, ch.Name)
+	require.Equal(t, PosixName, ch.Name)
 	require.False(t, ch.RealTime)
 	require.Contains(t, ch.Why, "asked for by name")
 	_, err = Select("warp", Config{Kernel: &kerneldetect.Report{}})
 	require.ErrorIs(t, err, errs.Invalid)
+}
+
+// Asking for sim in a program that does not import rtapi/sim says which
+// import registers it (ErrNotSupported), as database/sql does for a
+// driver.
+func TestSelectSimNeedsImport(t *testing.T) {
+	_, err := Select(SimName, Config{Kernel: &kerneldetect.Report{}})
+	require.ErrorIs(t, err, errs.NotSupported)
+	require.Contains(t, err.Error(), `import _ "github.com/gortapi/gortapi/rtapi/sim"`)
 }

@@ -54,7 +54,8 @@
 // permission it keeps running SCHED_OTHER and warns, unless Strict.
 // Flavor().Why says what was detected and why the choice was made.
 // Flavor "sim" runs tasks on virtual time for tests: package rtapi/sim
-// drives its clock. Code under test reads time through RT.Now or its
+// registers it when imported (as a database/sql driver) and drives its
+// clock; without the import, asking for "sim" is ErrNotSupported. Code under test reads time through RT.Now or its
 // TaskContext (or Cycle), which are virtual on sim; the package-level Now
 // is always CLOCK_MONOTONIC.
 //

@@ -61,7 +61,9 @@ import (
 // that names the flag or variable: flag.FlagSet.Parse fails, or Open.
 type Options struct {
 	// Flavor names the backend: "" or "auto" (the best that can run here),
-	// "posix", "rt-preempt", "sim"; any other name is ErrInvalid.
+	// "posix", "rt-preempt", "sim"; any other name is ErrInvalid. "sim"
+	// needs an import of package rtapi/sim, which registers it; without
+	// one it is ErrNotSupported.
 	Flavor string
 	// VanillaFIFO On makes the posix flavor run tasks SCHED_FIFO on a
 	// kernel that is not real-time (vanilla or PREEMPT), each woken by a

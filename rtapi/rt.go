@@ -76,9 +76,9 @@ func Open(opts Options) (*RT, error) {
 	}
 	rt := &RT{opts: opts, kernel: kernel, cpus: cpus, logger: opts.Logger, ended: make(chan struct{}, 1),
 		closeBegun: make(chan struct{})}
-	sim, err := rt.simConfig()
-	if err != nil {
-		return nil, fmt.Errorf("rtapi.Open: %w", err)
+	var sim any // the sim flavor's options: package rtapi/sim takes them
+	if opts.Sim != nil {
+		sim = *opts.Sim
 	}
 	cfg := opts.backendConfig(kernel)
 	cfg.Sim = sim

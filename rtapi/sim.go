@@ -1,15 +1,11 @@
 package rtapi
 
-import (
-	"fmt"
-	"time"
-
-	"github.com/gortapi/gortapi/internal/backend"
-)
+import "time"
 
 // SimOptions configure the sim flavor (Options.Sim). The zero value
-// works. Other flavors ignore them. Package rtapi/sim drives the virtual
-// clock, injects jitter and faults, and reads the trace.
+// works. Other flavors ignore them. Package rtapi/sim registers the
+// flavor (a program that opens it imports that package), drives the
+// virtual clock, injects jitter and faults, and reads the trace.
 type SimOptions struct {
 	// Seed seeds the fault injection: each task draws its wake-up
 	// lateness from its own stream, keyed by Seed and the task's name, so
@@ -30,29 +26,4 @@ type SimOptions struct {
 	// up as the servo thread's latency and execution time. Off (the
 	// default): each task behaves as if it had a CPU of its own.
 	SharedCPU bool
-}
-
-// simConfig is Options.Sim as the sim flavor takes it (other flavors
-// ignore it). Ties between tasks go by creation order, from rt.Tasks.
-// Called by Open before it selects the flavor.
-func (rt *RT) simConfig() (backend.SimConfig, error) {
-	o := SimOptions{}
-	if rt.opts.Sim != nil {
-		o = *rt.opts.Sim
-	}
-	if o.HangTimeout < 0 {
-		return backend.SimConfig{}, fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, ErrInvalid)
-	}
-	return backend.SimConfig{Seed: o.Seed, HangTimeout: o.HangTimeout, TraceLimit: o.TraceLimit,
-		SharedCPU: o.SharedCPU, Order: rt.taskNames}, nil
-}
-
-// taskNames lists the names of rt's tasks in creation order.
-func (rt *RT) taskNames() []string {
-	tasks := rt.Tasks()
-	names := make([]string, len(tasks))
-	for i, t := range tasks {
-		names[i] = t.spec.Name
-	}
-	return names
 }

@@ -137,7 +137,7 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s, halcmd -data-key %#x; Ctrl-C to stop\n",
 		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), h.DataSegment(), h.StatsSegment(), c.pinsKey)
 	hal.WriteThreads(w, h.Stats())
-	writeScheduling(w, rt.Flavor().Name, h)
+	writeScheduling(w, h)
 	if c.metrics != "" {
 		srv, err := serveMetrics(w, c.metrics, h)
 		if err != nil {

@@ -9,12 +9,10 @@ import (
 
 // writeScheduling says how each HAL thread really runs: the "prio" of the
 // thread table is the HAL's rank, which only a real-time policy applies.
-func writeScheduling(w io.Writer, flavor string, h *hal.HAL) {
+func writeScheduling(w io.Writer, h *hal.HAL) {
 	for _, th := range h.Threads() {
 		s := th.Task().Stats()
 		switch {
-		case flavor == "sim":
-			fmt.Fprintf(w, "halhost: thread %s runs on virtual time, virtual priority %d\n", th.Name(), s.Priority)
 		case s.Policy == "SCHED_FIFO":
 			fmt.Fprintf(w, "halhost: thread %s runs SCHED_FIFO priority %d\n", th.Name(), s.Priority)
 		default:

@@ -2,7 +2,7 @@
 // thread is scheduled and how it sleeps until its next release. Package
 // flavors exports their names and Select; rtapi uses the rest.
 //
-// Backends, one file each, registered by name:
+// Backends, registered by name:
 //
 //   - posix: runs anywhere without privileges. Task threads stay
 //     SCHED_OTHER and sleep to each absolute release (a futex wait on
@@ -16,10 +16,11 @@
 //     Linux-domain fallback on Xenomai and RTAI, which have no native
 //     backend here): SCHED_FIFO per task thread, CPU affinity, memory
 //     locked, /dev/cpu_dma_latency held at 0.
-//   - sim: virtual time for tests. Task bodies run one at a time on a
-//     clock driven by package rtapi/sim's Controller; deterministic, needs
-//     no privileges, builds on every GOOS (the Linux backends there
-//     return ErrNotSupported).
+//   - sim: virtual time for tests, in package rtapi/sim, which registers
+//     it from its init (Register) and drives its clock; Lookup says to
+//     import that package where nothing did. Deterministic, needs no
+//     privileges, builds on every GOOS (the Linux backends there return
+//     ErrNotSupported).
 //
 // Select picks a backend from a kerneldetect.Report and the user's
 // settings, and says why. A backend that was asked for by name but cannot

@@ -110,8 +110,9 @@ type Config struct {
 	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
 	// means sys.ProbeSchedFIFOAt. Tests replace it to exercise selection.
 	Probe func(prio int) error
-	// Sim configures the sim flavor; other flavors ignore it.
-	Sim SimConfig
+	// Sim is the sim flavor's options, an rtapi.SimOptions (nil: the
+	// zero options); other flavors ignore it.
+	Sim any
 }
 
 // LockMode is when a real-time flavor locks memory (mlockall).
@@ -208,11 +209,19 @@ func Names() []string {
 	return names
 }
 
+// SimName is the registry name of the sim flavor, which package rtapi/sim
+// registers when a program imports it.
+const SimName = "sim"
+
 // Lookup returns the backend registered under name.
 func Lookup(name string) (Descriptor, error) {
 	registryMu.Lock()
 	d, ok := registry[name]
 	registryMu.Unlock()
+	if !ok && name == SimName {
+		return Descriptor{}, fmt.Errorf("the sim flavor is not linked into this program: "+
+			"import _ \"github.com/gortapi/gortapi/rtapi/sim\" to register it: %w", ErrNotSupported)
+	}
 	if !ok {
 		return Descriptor{}, fmt.Errorf("unknown flavor %q (valid: auto, %s): %w",
 			name, strings.Join(Names(), ", "), ErrInvalid)
@@ -314,8 +323,8 @@ func kernelSentence(k *kerneldetect.Report) string {
 	return s + ")"
 }
 
-// resolveWake maps WakeAuto to the flavor's default and validates the rest.
-func resolveWake(m, def WakeMode) (WakeMode, error) {
+// ResolveWake maps WakeAuto to the flavor's default and validates the rest.
+func ResolveWake(m, def WakeMode) (WakeMode, error) {
 	if m == WakeAuto {
 		return def, nil
 	}

@@ -124,7 +124,7 @@ func TestRegisterMisuse(t *testing.T) {
 
 func TestResolveWakeRefusesUnknown(t *testing.T) {
 	require.Equal(t, "wake(9)", WakeMode(9).String())
-	_, err := resolveWake(WakeMode(9), WakeNanosleep)
+	_, err := ResolveWake(WakeMode(9), WakeNanosleep)
 	require.ErrorIs(t, err, ErrInvalid)
 }
 

@@ -166,7 +166,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 			}
 		}
 	}
-	wake, err := resolveWake(spec.Wake, f.defaultWake)
+	wake, err := ResolveWake(spec.Wake, f.defaultWake)
 	if err != nil {
 		return nil, b, err
 	}

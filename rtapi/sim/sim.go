@@ -1,6 +1,8 @@
-// Package sim drives an RT opened on the sim flavor: virtual time for
-// unit tests of servo code, with no root, no real-time kernel and no
-// flakiness.
+// Package sim is the sim flavor and drives an RT opened on it: virtual
+// time for unit tests of servo code, with no root, no real-time kernel
+// and no flakiness. Importing it registers flavor "sim" with rtapi, as a
+// database/sql driver registers itself; rtapi.Open refuses "sim" in a
+// program that does not import it.
 //
 //	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 //	...
@@ -35,15 +37,13 @@ import (
 
 	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/rtapi"
-	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // Controller drives the virtual clock of an RT opened on the sim flavor.
 //
 // A cycle lasts its declared cost (TaskConfig.Cost, zero by default) on its
 // task's clock; tasks do not wait for one another's costs, as if each had
-// a CPU of its own, unless rtapi.SimOptions.SharedCPU puts them on one (see
-// backend.Sim for the model). Starting a task does not run it: its first
+// a CPU of its own, unless rtapi.SimOptions.SharedCPU puts them on one. Starting a task does not run it: its first
 // cycle is due at the virtual time of Start, and runs at the next
 // controller call.
 //
@@ -54,7 +54,7 @@ import (
 // controller calls, or from task bodies.
 type Controller struct {
 	rt  *rtapi.RT
-	sim *backend.Sim
+	sim *engine
 }
 
 // New returns a controller of rt's virtual clock: rtapi.ErrNotSupported
@@ -68,11 +68,19 @@ func New(rt *rtapi.RT) (*Controller, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim.New: %w", err)
 	}
-	s, ok := f.(*backend.Sim)
+	s, ok := f.(*engine)
 	if !ok {
 		return nil, fmt.Errorf("sim.New: the %s flavor has no virtual clock (open with Flavor \"sim\"): %w",
 			rt.Flavor().Name, rtapi.ErrNotSupported)
 	}
+	s.setOrder(func() []string {
+		tasks := rt.Tasks()
+		names := make([]string, len(tasks))
+		for i, t := range tasks {
+			names[i] = t.Name()
+		}
+		return names
+	})
 	s.Drive()
 	return &Controller{rt: rt, sim: s}, nil
 }
@@ -97,7 +105,7 @@ func (c *Controller) Advance(d time.Duration) error {
 // Now() reads it). A t before Now() is rtapi.ErrInvalid.
 func (c *Controller) AdvanceTo(t int64) error {
 	_, err := c.sim.Run(t, nil, "", 0)
-	return c.wrap(err)
+	return err
 }
 
 // RunUntil runs the simulation until pred returns true, for at most
@@ -114,7 +122,7 @@ func (c *Controller) RunUntil(pred func() bool, within time.Duration) error {
 	}
 	met, err := c.sim.Run(c.sim.Now()+int64(within), pred, "", 0)
 	if err != nil {
-		return c.wrap(err)
+		return err
 	}
 	if !met {
 		return fmt.Errorf("sim: condition not met within %v of virtual time: %w", within, rtapi.ErrTimeout)
@@ -150,14 +158,14 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 	period := t.Spec().Period
 	within := max(RunCyclesBound*time.Duration(n)*period, time.Second)
 	met, err := c.sim.Run(c.sim.Now()+int64(within), nil, t.Name(), n)
-	if errors.Is(err, backend.ErrSimTaskLeft) {
-		return taskErr(t, op, fmt.Errorf("%v: %w", err, rtapi.ErrState))
+	if errors.Is(err, errTaskLeft) {
+		return taskErr(t, op, err)
 	}
 	if err == nil && !met {
 		return taskErr(t, op, fmt.Errorf("%d cycles not completed within %v of virtual time "+
 			"(starved by higher priorities on a SharedCPU?): %w", n, within, rtapi.ErrTimeout))
 	}
-	return c.wrap(err)
+	return err
 }
 
 // SetTask sets what the simulation injects into t — wake-up jitter,
@@ -168,7 +176,7 @@ func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
 	if err := c.own(t, op); err != nil {
 		return err
 	}
-	return c.wrapTask(t, op, c.sim.SetTask(t.Name(), backend.SimTaskConfig{Jitter: cfg.Jitter.j, Cost: cfg.Cost, RealExec: cfg.RealExec}))
+	return c.wrapTask(t, op, c.sim.SetTask(t.Name(), cfg))
 }
 
 // InjectStall delays the release of t's cycle cycle (1 or later, not yet
@@ -198,24 +206,13 @@ func (c *Controller) InjectOverrun(t *rtapi.Task, cycle int64, extra time.Durati
 // jump wakes late at its end, as after an SMI or a paused VM. A zero or
 // negative step is rtapi.ErrInvalid: a monotonic clock never goes back.
 func (c *Controller) InjectClockStep(at int64, by time.Duration) error {
-	return c.wrap(c.sim.InjectClockStep(at, by))
+	return c.sim.InjectClockStep(at, by)
 }
 
 // Trace returns the recorded events. Call it between controller calls.
 func (c *Controller) Trace() (Trace, error) {
 	tr, err := c.sim.Trace()
-	if err != nil {
-		return Trace{}, c.wrap(err)
-	}
-	out := Trace{Count: tr.Count, Digest: tr.Digest, Events: make([]Event, len(tr.Records))}
-	for i, r := range tr.Records {
-		e := Event{Kind: EventKind(r.Kind), Cycle: r.Cycle, Time: r.Time, Value: time.Duration(r.Value)}
-		if r.Thread >= 0 {
-			e.Task = tr.Names[r.Thread]
-		}
-		out.Events[i] = e
-	}
-	return out, nil
+	return tr, err
 }
 
 // own checks that t is one of this controller's RT's tasks.
@@ -229,26 +226,12 @@ func (c *Controller) own(t *rtapi.Task, op string) error {
 	return nil
 }
 
-// wrap maps the flavor's errors onto the rtapi sentinels: a hang names
-// its task (ErrTimeout), a call during a run is ErrState.
-func (c *Controller) wrap(err error) error {
-	var h *backend.HangError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &h):
-		return &rtapi.TaskError{Task: h.Task, Op: "sim", Err: err}
-	case errors.Is(err, backend.ErrSimBusy):
-		return fmt.Errorf("%w: %w", err, rtapi.ErrState)
-	}
-	return err
-}
-
-// wrapTask is wrap for a call about task t.
+// wrapTask names t in err, unless err is about the whole simulation (a
+// hang names its own task; a call during a run).
 func (c *Controller) wrapTask(t *rtapi.Task, op string, err error) error {
-	var h *backend.HangError
-	if err == nil || errors.As(err, &h) || errors.Is(err, backend.ErrSimBusy) {
-		return c.wrap(err)
+	var te *rtapi.TaskError
+	if err == nil || errors.As(err, &te) || errors.Is(err, errBusy) {
+		return err
 	}
 	return taskErr(t, op, err)
 }
@@ -271,54 +254,31 @@ type TaskConfig struct {
 	RealExec bool
 }
 
-// Jitter is a distribution of wake-up lateness the simulation injects into
-// a task's releases (TaskConfig.Jitter). The zero value adds none. A
-// distribution with bad parameters is refused by SetTask
-// (rtapi.ErrInvalid).
-type Jitter struct{ j backend.Jitter }
-
-// String describes the distribution, e.g. "normal mean 20µs stddev 5µs".
-func (j Jitter) String() string { return j.j.String() }
-
-// ConstantJitter wakes every release exactly d late.
-func ConstantJitter(d time.Duration) Jitter { return Jitter{backend.ConstantJitter(d)} }
-
-// UniformJitter draws lateness uniformly from [lo, hi).
-func UniformJitter(lo, hi time.Duration) Jitter { return Jitter{backend.UniformJitter(lo, hi)} }
-
-// NormalJitter draws lateness from a normal distribution cut off at 0.
-func NormalJitter(mean, stddev time.Duration) Jitter {
-	return Jitter{backend.NormalJitter(mean, stddev)}
-}
-
-// ExponentialJitter draws lateness from an exponential distribution:
-// mostly small, with a long tail.
-func ExponentialJitter(mean time.Duration) Jitter { return Jitter{backend.ExponentialJitter(mean)} }
-
-// HistogramJitter replays a latency histogram recorded on a real machine
-// (a task's Stats().Latency, or one read by package rtapi/latencyfile), so
-// that a test can ask whether a servo stays stable with that machine's
-// jitter.
-func HistogramJitter(h hist.Snapshot) Jitter { return Jitter{backend.HistogramJitter(h)} }
-
 // EventKind says what an Event records.
 type EventKind uint8
 
 // Trace event kinds; Event.Value holds what each comment says.
 const (
-	Start     = EventKind(backend.SimStart)     // first cycle released
-	Wake      = EventKind(backend.SimWake)      // woken for a release; Value: latency
-	End       = EventKind(backend.SimEnd)       // cycle ended; Value: execution time
-	Pause     = EventKind(backend.SimPause)     // task suspended by Pause
-	Resume    = EventKind(backend.SimResume)    // task back in the schedule after Resume
-	Exit      = EventKind(backend.SimExit)      // task body returned
-	Stall     = EventKind(backend.SimStall)     // injected stall; Value: delay
-	Overrun   = EventKind(backend.SimOverrun)   // injected overrun; Value: extra execution time
-	ClockStep = EventKind(backend.SimClockStep) // virtual clock jumped; Value: the jump
+	Start     EventKind = iota + 1 // first cycle released
+	Wake                           // woken for a release; Value: latency
+	End                            // cycle ended; Value: execution time
+	Pause                          // task suspended by Pause
+	Resume                         // task back in the schedule after Resume
+	Exit                           // task body returned
+	Stall                          // injected stall; Value: delay
+	Overrun                        // injected overrun; Value: extra execution time
+	ClockStep                      // virtual clock jumped; Value: the jump
 )
 
+var eventNames = [...]string{"", "start", "wake", "end", "pause", "resume", "exit", "stall", "overrun", "clock-step"}
+
 // String is the kind's name in a trace line: "start", "wake", ...
-func (k EventKind) String() string { return backend.SimEventKind(k).String() }
+func (k EventKind) String() string {
+	if int(k) < len(eventNames) && k != 0 {
+		return eventNames[k]
+	}
+	return fmt.Sprintf("event(%d)", uint8(k))
+}
 
 // Event is one entry of the simulation trace.
 type Event struct {

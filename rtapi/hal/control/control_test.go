@@ -14,6 +14,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	_ "github.com/gortapi/gortapi/rtapi/sim" // registers the sim flavor
 )
 
 func host(t *testing.T) (*hal.HAL, string) {

@@ -1,14 +1,14 @@
-package backend
+package sim
 
 import "hash/fnv"
 
-// simThread is the virtual thread of one running task: the Waker of a
-// task on the sim flavor (VirtualThread). Its goroutine calls it only
+// simThread is the virtual thread of one running task: what the
+// backend.Waker of a task on the sim flavor drives (backend.VirtualThread). Its goroutine calls it only
 // when it has the turn, except where marked.
 type simThread struct {
-	s      *Sim
+	s      *engine
 	seq    int32 // start order
-	rank   int   // creation order (SimConfig.Order), under mu
+	rank   int   // creation order (engine.setOrder), under mu
 	name   string
 	prio   int
 	period int64
@@ -29,7 +29,7 @@ type simThread struct {
 	exited        bool
 	rejoined      bool
 	suspended     bool // paused, off the schedule
-	resumeCounted bool // resumed, counted in Sim.resuming until back
+	resumeCounted bool // resumed, counted in engine.resuming until back
 
 	// Owned by the thread's goroutine.
 	offClock  bool  // paused: its clock is the simulation's
@@ -109,7 +109,7 @@ func (th *simThread) Begin() {
 	}
 	th.local = max(th.local, th.at)
 	th.realStart = realNow()
-	th.s.record(th, SimStart, 0, th.local, 0)
+	th.s.record(th, Start, 0, th.local, 0)
 }
 
 // EndCycle charges the cycle's cost, lets earlier work run, and returns
@@ -130,7 +130,7 @@ func (th *simThread) EndCycle() int64 {
 				extra = th.period
 			}
 			cost += extra
-			s.record(th, SimOverrun, th.cycles, th.local, extra)
+			s.record(th, Overrun, th.cycles, th.local, extra)
 		}
 		th.oi++
 	}
@@ -141,7 +141,7 @@ func (th *simThread) EndCycle() int64 {
 	if s.shared {
 		s.preempt(th, start, cost)
 	} else {
-		s.record(th, SimEnd, th.cycles, end, cost)
+		s.record(th, End, th.cycles, end, cost)
 	}
 	th.cycles++
 	th.local, th.at = end, end
@@ -157,7 +157,7 @@ func (th *simThread) EndCycle() int64 {
 	if s.shared {
 		// Preempted while it ran: it ended later than its cost says.
 		end = max(end, th.at)
-		s.record(th, SimEnd, th.cycles-1, end, end-start)
+		s.record(th, End, th.cycles-1, end, end-start)
 	}
 	th.local = max(th.local, th.at)
 	if th.realExec {
@@ -179,7 +179,7 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 		if rejoin {
 			th.uncount()
 		}
-		return th.local, 1, errSimClosed
+		return th.local, 1, errClosed
 	}
 	expected := deadline
 	if th.timer {
@@ -196,7 +196,7 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 		th.yield()
 	}
 	if s.dead.Load() {
-		return th.local, 1, errSimClosed
+		return th.local, 1, errClosed
 	}
 	if th.stopReq {
 		// Stopped while asleep: return to let WaitPeriod see it.
@@ -211,7 +211,7 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 		releases = uint64(n)
 		expected = th.gridNext - th.period
 	}
-	s.record(th, SimWake, th.cycles, th.local, th.local-expected)
+	s.record(th, Wake, th.cycles, th.local, th.local-expected)
 	if th.realExec {
 		th.realStart = realNow()
 	}
@@ -230,7 +230,7 @@ func (th *simThread) lateness(release int64, outside bool) int64 {
 				// Without the turn: merge records it.
 				th.stallAt, th.stallBy = release, d
 			} else {
-				th.s.record(th, SimStall, th.cycles, release, d)
+				th.s.record(th, Stall, th.cycles, release, d)
 			}
 		}
 		th.si++
@@ -242,7 +242,7 @@ func (th *simThread) lateness(release int64, outside bool) int64 {
 // Resume wakes it there and waits (Kick) until it is back in the inbox
 // (rejoin), so that nothing can overtake its way back and the virtual
 // time it rejoins at never depends on goroutine timing; merges wait for
-// it too (Sim.resuming).
+// it too (engine.resuming).
 
 // rejoin puts a resumed thread back in the schedule from outside it
 // (without the turn) and waits for its turn.
@@ -291,7 +291,7 @@ func (th *simThread) Suspend() {
 	if s.dead.Load() {
 		return
 	}
-	s.record(th, SimPause, th.cycles, th.local, 0)
+	s.record(th, Pause, th.cycles, th.local, 0)
 	if s.goal == th {
 		s.stopNow, s.lost = true, "was paused"
 	}
@@ -322,7 +322,7 @@ func (th *simThread) Close() error {
 		}
 		return nil
 	}
-	s.record(th, SimExit, th.cycles, th.local, 0)
+	s.record(th, Exit, th.cycles, th.local, 0)
 	if s.goal == th {
 		s.stopNow, s.lost = true, "ended"
 	}

@@ -1,4 +1,4 @@
-package backend
+package sim
 
 import (
 	"errors"
@@ -9,22 +9,24 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/backend"
 	"github.com/gortapi/gortapi/kerneldetect"
+	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 func TestSimRegisteredAndSelectable(t *testing.T) {
-	d, err := Lookup(SimName)
+	d, err := backend.Lookup(backend.SimName)
 	require.NoError(t, err)
-	require.Equal(t, SimName, d.Name)
-	ch, err := Select(SimName, Config{Kernel: &kerneldetect.Report{}})
+	require.Equal(t, backend.SimName, d.Name)
+	ch, err := backend.Select(backend.SimName, backend.Config{Kernel: &kerneldetect.Report{}})
 	require.NoError(t, err)
-	s, ok := ch.Flavor.(*Sim)
+	s, ok := ch.Flavor.(*engine)
 	require.True(t, ok)
 	defer s.Close()
 	require.Contains(t, ch.Why, "virtual clock")
-	require.Equal(t, Traits{VirtualClock: true}, s.Traits(), "a virtual clock and virtual threads")
-	require.Equal(t, SimName, s.Name())
+	require.Equal(t, backend.Traits{VirtualClock: true}, s.Traits(), "a virtual clock and virtual threads")
+	require.Equal(t, backend.SimName, s.Name())
 	require.False(t, s.RealTime())
 	lo, hi := s.Priorities()
 	require.Equal(t, [2]int{1, 98}, [2]int{lo, hi})
@@ -35,15 +37,15 @@ func TestSimRegisteredAndSelectable(t *testing.T) {
 // A virtual thread driven by hand, as rtapi drives it: bind, begin, then
 // end-cycle and wait for each release.
 func TestSimThreadByHand(t *testing.T) {
-	s := NewSim(SimConfig{Seed: 3})
+	s := newEngine(rtapi.SimOptions{Seed: 3})
 	defer s.Close()
-	require.NoError(t, s.SetTask("hand", SimTaskConfig{Jitter: ConstantJitter(7 * time.Microsecond), Cost: time.Microsecond}))
+	require.NoError(t, s.SetTask("hand", TaskConfig{Jitter: ConstantJitter(7 * time.Microsecond), Cost: time.Microsecond}))
 	type step struct{ end, now, late int64 }
 	got := make(chan []step, 1)
 	ready := make(chan error, 1)
 	go func() {
-		w, b, err := s.Bind(ThreadSpec{Name: "hand", Priority: 50, Period: int64(time.Millisecond)})
-		if err == nil && b.Wake != WakeNanosleep {
+		w, b, err := s.Bind(backend.ThreadSpec{Name: "hand", Priority: 50, Period: int64(time.Millisecond)})
+		if err == nil && b.Wake != backend.WakeNanosleep {
 			err = errors.New("wake mode " + b.Wake.String())
 		}
 		ready <- err
@@ -75,31 +77,24 @@ func TestSimThreadByHand(t *testing.T) {
 	require.EqualValues(t, 10*time.Millisecond, s.Now())
 	tr, err := s.Trace()
 	require.NoError(t, err)
-	require.Equal(t, []string{"hand"}, tr.Names)
-	require.Equal(t, SimRecord{Thread: 0, Kind: SimExit, Cycle: 4, Time: 3_008_000}, tr.Records[len(tr.Records)-1])
+	require.Equal(t, Event{Task: "hand", Kind: Exit, Cycle: 4, Time: 3_008_000}, tr.Events[len(tr.Events)-1])
 }
 
 func TestSimRunMisuse(t *testing.T) {
-	s := NewSim(SimConfig{})
+	s := newEngine(rtapi.SimOptions{})
 	_, err := s.Run(-1, nil, "", 0)
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
 	_, err = s.Run(0, nil, "nobody", 1)
-	require.ErrorIs(t, err, ErrInvalid)
-	_, _, err = s.Bind(ThreadSpec{Name: "x", Wake: WakeMode(9)})
-	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	_, _, err = s.Bind(backend.ThreadSpec{Name: "x", Wake: backend.WakeMode(9)})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "twice")
 	_, err = s.Run(1, nil, "", 0)
 	require.ErrorIs(t, err, os.ErrClosed)
-	_, _, err = s.Bind(ThreadSpec{Name: "late"})
+	_, _, err = s.Bind(backend.ThreadSpec{Name: "late"})
 	require.ErrorIs(t, err, os.ErrClosed)
-	require.ErrorIs(t, s.SetTask("x", SimTaskConfig{}), os.ErrClosed)
-}
-
-func TestHangErrorMatchesTimeout(t *testing.T) {
-	err := error(&HangError{Task: "t", Timeout: time.Second, Now: 5})
-	require.True(t, errors.Is(err, os.ErrDeadlineExceeded))
-	require.Contains(t, err.Error(), `task "t"`)
+	require.ErrorIs(t, s.SetTask("x", TaskConfig{}), os.ErrClosed)
 }
 
 func draw(j Jitter, seed uint64, n int) []int64 {
@@ -166,8 +161,8 @@ func TestHistogramJitterReplaysBuckets(t *testing.T) {
 	}
 	require.InDelta(t, 1000, over, 150, "the overflow share is kept")
 	require.Contains(t, HistogramJitter(snap).String(), "1000 samples")
-	require.ErrorIs(t, HistogramJitter(hist.Snapshot{Width: time.Microsecond}).validate(), ErrInvalid)
-	require.ErrorIs(t, HistogramJitter(hist.Snapshot{}).validate(), ErrInvalid)
+	require.ErrorIs(t, HistogramJitter(hist.Snapshot{Width: time.Microsecond}).validate(), rtapi.ErrInvalid)
+	require.ErrorIs(t, HistogramJitter(hist.Snapshot{}).validate(), rtapi.ErrInvalid)
 }
 
 func TestJitterSamplingAllocatesNothing(t *testing.T) {
@@ -185,7 +180,7 @@ func TestJitterSamplingAllocatesNothing(t *testing.T) {
 func TestJitterValidation(t *testing.T) {
 	for _, j := range []Jitter{ConstantJitter(-1), UniformJitter(-1, 0), UniformJitter(5, 4),
 		NormalJitter(-1, 0), NormalJitter(0, -1), ExponentialJitter(-1)} {
-		require.ErrorIs(t, j.validate(), ErrInvalid, "%v", j)
+		require.ErrorIs(t, j.validate(), rtapi.ErrInvalid, "%v", j)
 	}
 	require.Equal(t, "none", Jitter{}.String())
 	require.Equal(t, "uniform [0s, 1µs)", UniformJitter(0, time.Microsecond).String())
@@ -193,7 +188,28 @@ func TestJitterValidation(t *testing.T) {
 }
 
 func TestSimEventKindString(t *testing.T) {
-	require.Equal(t, "clock-step", SimClockStep.String())
-	require.Equal(t, "event(0)", SimEventKind(0).String())
-	require.Equal(t, "event(42)", SimEventKind(42).String())
+	require.Equal(t, "clock-step", ClockStep.String())
+	require.Equal(t, "event(0)", EventKind(0).String())
+	require.Equal(t, "event(42)", EventKind(42).String())
+}
+
+// The registered Open takes rtapi.SimOptions from backend.Config.Sim, the
+// zero options when there are none, and refuses anything else.
+func TestOpenTakesSimOptions(t *testing.T) {
+	k := &kerneldetect.Report{}
+	ch, err := backend.Select(backend.SimName, backend.Config{Kernel: k, Sim: rtapi.SimOptions{Seed: 9, TraceLimit: 3, SharedCPU: true}})
+	require.NoError(t, err)
+	s := ch.Flavor.(*engine)
+	require.Equal(t, [3]any{uint64(9), 3, true}, [3]any{s.seed, s.limit, s.shared})
+	require.Len(t, s.ring, 4, "a power of two")
+	require.NoError(t, s.Close())
+	ch, err = backend.Select(backend.SimName, backend.Config{Kernel: k})
+	require.NoError(t, err)
+	s = ch.Flavor.(*engine)
+	require.Equal(t, [2]any{defaultHangTimeout, defaultTraceLimit}, [2]any{s.hang, s.limit})
+	require.NoError(t, s.Close())
+	_, err = backend.Select(backend.SimName, backend.Config{Kernel: k, Sim: &rtapi.SimOptions{}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	_, err = backend.Select(backend.SimName, backend.Config{Kernel: k, Sim: rtapi.SimOptions{HangTimeout: -1}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
 }

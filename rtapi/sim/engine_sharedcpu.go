@@ -1,4 +1,4 @@
-package backend
+package sim
 
 // SharedCPU: all tasks on one simulated CPU, scheduled like SCHED_FIFO.
 // A thread that ended a cycle stays "executing" on the run queue until
@@ -7,7 +7,7 @@ package backend
 
 // cpuBusy delays a release while a task of higher or equal priority is
 // executing on the shared CPU, and reports whether it did.
-func (s *Sim) cpuBusy(th *simThread) bool {
+func (s *engine) cpuBusy(th *simThread) bool {
 	busy := th.at
 	for _, o := range s.runq {
 		if o.executing && o.prio >= th.prio && o.at > busy {
@@ -23,7 +23,7 @@ func (s *Sim) cpuBusy(th *simThread) bool {
 
 // preempt lengthens the cycles of lower-priority tasks executing when th
 // started its cycle at start, by th's cost.
-func (s *Sim) preempt(th *simThread, start, cost int64) {
+func (s *engine) preempt(th *simThread, start, cost int64) {
 	for _, o := range s.runq {
 		if o.executing && o.prio < th.prio && o.at > start {
 			o.at += cost

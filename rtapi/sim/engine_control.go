@@ -1,8 +1,10 @@
-package backend
+package sim
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/gortapi/gortapi/rtapi"
 )
 
 // The controller: the calls a test makes between runs (SetTask, Inject*,
@@ -15,18 +17,18 @@ import (
 // idle call or a stop drive to finish, but refuses a call made while Run
 // runs. Then it waits for resumed threads to be back in the schedule, so
 // that the call sees a settled simulation. Returns with mu held.
-func (s *Sim) acquire(run bool) error {
+func (s *engine) acquire(run bool) error {
 	s.mu.Lock()
 	if s.running {
 		s.mu.Unlock()
-		return errSimBusy
+		return errBusy
 	}
 	for s.ctlHeld {
 		s.cond.Wait()
 	}
 	if s.closed {
 		s.mu.Unlock()
-		return errSimClosed
+		return errClosed
 	}
 	if s.broken != nil {
 		err := s.broken
@@ -38,7 +40,7 @@ func (s *Sim) acquire(run bool) error {
 }
 
 // release gives the simulation back after a controller call. Takes mu.
-func (s *Sim) release() {
+func (s *engine) release() {
 	s.mu.Lock()
 	s.ctlHeld, s.running = false, false
 	s.cond.Broadcast()
@@ -46,17 +48,17 @@ func (s *Sim) release() {
 }
 
 // usable is nil, or why the simulation cannot run any more.
-func (s *Sim) usable() error {
+func (s *engine) usable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return errSimClosed
+		return errClosed
 	}
 	return s.broken
 }
 
 // idle runs fn with the simulation idle and settled, under mu.
-func (s *Sim) idle(fn func() error) error {
+func (s *engine) idle(fn func() error) error {
 	if err := s.acquire(false); err != nil {
 		return err
 	}
@@ -72,7 +74,7 @@ func (s *Sim) idle(fn func() error) error {
 }
 
 // plan returns the injection plan for name, creating it. Under mu.
-func (s *Sim) plan(name string) *simTaskState {
+func (s *engine) plan(name string) *simTaskState {
 	p := s.plans[name]
 	if p == nil {
 		p = &simTaskState{}
@@ -82,7 +84,7 @@ func (s *Sim) plan(name string) *simTaskState {
 }
 
 // live returns the bound, not yet exited thread of name. Under mu.
-func (s *Sim) live(name string) *simThread {
+func (s *engine) live(name string) *simThread {
 	for i := len(s.threads) - 1; i >= 0; i-- {
 		if th := s.threads[i]; th.name == name && !th.exited {
 			return th
@@ -93,9 +95,9 @@ func (s *Sim) live(name string) *simThread {
 
 // SetTask sets what is injected into the task named name, now if it
 // runs and whenever it (re)starts.
-func (s *Sim) SetTask(name string, cfg SimTaskConfig) error {
+func (s *engine) SetTask(name string, cfg TaskConfig) error {
 	if cfg.Cost < 0 {
-		return fmt.Errorf("sim: task %q: negative cost %v: %w", name, cfg.Cost, ErrInvalid)
+		return fmt.Errorf("sim: task %q: negative cost %v: %w", name, cfg.Cost, rtapi.ErrInvalid)
 	}
 	if err := cfg.Jitter.validate(); err != nil {
 		return fmt.Errorf("sim: task %q: %w", name, err)
@@ -115,10 +117,10 @@ func (s *Sim) SetTask(name string, cfg SimTaskConfig) error {
 // InjectStall delays the release of cycle cycle (1 or later) of the task
 // named name by periods periods: the thread is not woken in that time, as
 // if the machine had stalled it.
-func (s *Sim) InjectStall(name string, cycle, periods int64) error {
+func (s *engine) InjectStall(name string, cycle, periods int64) error {
 	if cycle < 1 || periods < 1 {
 		return fmt.Errorf("sim: task %q: stall of %d periods at cycle %d: cycle and periods must be at least 1: %w",
-			name, periods, cycle, ErrInvalid)
+			name, periods, cycle, rtapi.ErrInvalid)
 	}
 	return s.inject(name, cycle, periods, false)
 }
@@ -126,19 +128,19 @@ func (s *Sim) InjectStall(name string, cycle, periods int64) error {
 // InjectOverrun makes cycle cycle (0 or later) of the task named name take
 // extra more execution time than declared; extra 0 means one period, which
 // makes it miss exactly its next release.
-func (s *Sim) InjectOverrun(name string, cycle int64, extra time.Duration) error {
+func (s *engine) InjectOverrun(name string, cycle int64, extra time.Duration) error {
 	if cycle < 0 || extra < 0 {
-		return fmt.Errorf("sim: task %q: overrun %v at cycle %d: %w", name, extra, cycle, ErrInvalid)
+		return fmt.Errorf("sim: task %q: overrun %v at cycle %d: %w", name, extra, cycle, rtapi.ErrInvalid)
 	}
 	return s.inject(name, cycle, int64(extra), true)
 }
 
-func (s *Sim) inject(name string, cycle, value int64, overrun bool) error {
+func (s *engine) inject(name string, cycle, value int64, overrun bool) error {
 	return s.idle(func() error {
 		th := s.live(name)
 		if th != nil && cycle < th.cycles+1 && !(overrun && cycle == th.cycles) {
 			return fmt.Errorf("sim: task %q: cycle %d has already run (now at cycle %d): %w",
-				name, cycle, th.cycles, ErrInvalid)
+				name, cycle, th.cycles, rtapi.ErrInvalid)
 		}
 		p := s.plan(name)
 		f := simFault{cycle: cycle, value: value}
@@ -174,14 +176,14 @@ func insertFault(fs []simFault, f simFault) []simFault {
 // InjectClockStep makes virtual time jump forward by by at instant at:
 // nothing runs in between, and every thread asleep across the jump wakes
 // at its end, late — an SMI or a paused VM, as the tasks see it.
-func (s *Sim) InjectClockStep(at int64, by time.Duration) error {
+func (s *engine) InjectClockStep(at int64, by time.Duration) error {
 	if by <= 0 {
-		return fmt.Errorf("sim: clock step by %v: only forward steps exist on a monotonic clock: %w", by, ErrInvalid)
+		return fmt.Errorf("sim: clock step by %v: only forward steps exist on a monotonic clock: %w", by, rtapi.ErrInvalid)
 	}
 	return s.idle(func() error {
 		if at < s.now.Load() {
 			return fmt.Errorf("sim: clock step at %v is before the virtual time %v: %w",
-				time.Duration(at), time.Duration(s.now.Load()), ErrInvalid)
+				time.Duration(at), time.Duration(s.now.Load()), rtapi.ErrInvalid)
 		}
 		i := 0
 		for i < len(s.steps) && s.steps[i].at <= at {
@@ -198,7 +200,7 @@ func (s *Sim) InjectClockStep(at int64, by time.Duration) error {
 // completed goalCycles more cycles. It returns whether it stopped on pred
 // or goal, and an error when the simulation is closed, a task hung, or the
 // goal task left the schedule. Only one Run runs at a time.
-func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64) (bool, error) {
+func (s *engine) Run(target int64, pred func() bool, goal string, goalCycles int64) (bool, error) {
 	if err := s.acquire(true); err != nil {
 		return false, err
 	}
@@ -206,7 +208,7 @@ func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64)
 	defer s.release()
 	if target < s.now.Load() {
 		return false, fmt.Errorf("sim: cannot go back from %v to %v: %w",
-			time.Duration(s.now.Load()), time.Duration(target), ErrInvalid)
+			time.Duration(s.now.Load()), time.Duration(target), rtapi.ErrInvalid)
 	}
 	if !s.merge() {
 		return false, s.usable()
@@ -219,10 +221,10 @@ func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64)
 		suspended := th != nil && th.suspended
 		s.mu.Unlock()
 		if th == nil {
-			return false, fmt.Errorf("sim: task %q is not running: %w", goal, ErrInvalid)
+			return false, fmt.Errorf("sim: task %q is not running: %w", goal, rtapi.ErrInvalid)
 		}
 		if suspended {
-			return false, fmt.Errorf("sim: task %q is paused: %w", goal, ErrSimTaskLeft)
+			return false, fmt.Errorf("sim: task %q is paused: %w", goal, errTaskLeft)
 		}
 		s.goal, s.goalN = th, th.cycles+goalCycles
 	}
@@ -246,7 +248,7 @@ func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64)
 	if s.stopNow {
 		s.stopNow = false
 		if s.lost != "" {
-			return false, fmt.Errorf("sim: task %q %s before completing its cycles: %w", goal, s.lost, ErrSimTaskLeft)
+			return false, fmt.Errorf("sim: task %q %s before completing its cycles: %w", goal, s.lost, errTaskLeft)
 		}
 		return true, nil
 	}
@@ -262,8 +264,9 @@ func (s *Sim) Run(target int64, pred func() bool, goal string, goalCycles int64)
 
 // await waits for the turn to come back to the controller, and declares
 // the thread that has it hung when nothing progressed (no hand-off, no
-// move of the clock) for a hang timeout.
-func (s *Sim) await() error {
+// move of the clock) for a hang timeout: an rtapi.TaskError naming it
+// that matches rtapi.ErrTimeout.
+func (s *engine) await() error {
 	last, lastNow := s.progress.Load(), s.now.Load()
 	timer := time.NewTimer(s.hang)
 	defer timer.Stop()
@@ -278,7 +281,8 @@ func (s *Sim) await() error {
 			timer.Reset(s.hang)
 			continue
 		}
-		err := &HangError{Timeout: s.hang, Now: s.now.Load()}
+		err := &rtapi.TaskError{Op: "sim", Err: fmt.Errorf("did not reach WaitPeriod within %v of real time "+
+			"(released at virtual time %v): its body never yields: %w", s.hang, time.Duration(s.now.Load()), rtapi.ErrTimeout)}
 		if th := s.holder.Load(); th != nil {
 			err.Task = th.name // set before the thread was given the turn
 		}
@@ -290,31 +294,15 @@ func (s *Sim) await() error {
 	}
 }
 
-// SimTrace is a copy of a simulation's trace.
-type SimTrace struct {
-	// Names are the tasks' names, indexed by SimRecord.Thread.
-	Names []string
-	// Records are the most recent records, oldest first.
-	Records []SimRecord
-	// Count is how many records were made in all; Digest is a hash of
-	// all of them, equal between two runs exactly when their traces are.
-	Count  uint64
-	Digest uint64
-}
-
 // Trace copies the trace. Call it between controller calls.
-func (s *Sim) Trace() (SimTrace, error) {
-	var tr SimTrace
+func (s *engine) Trace() (Trace, error) {
+	var tr Trace
 	err := s.idle(func() error {
-		tr.Names = make([]string, len(s.threads))
-		for i, th := range s.threads {
-			tr.Names[i] = th.name
-		}
 		tr.Count, tr.Digest = s.count, s.digest
 		n := min(s.count, uint64(max(s.limit, 0)))
-		tr.Records = make([]SimRecord, 0, n)
+		tr.Events = make([]Event, 0, n)
 		for i := s.count - n; i < s.count; i++ {
-			tr.Records = append(tr.Records, s.ring[i&uint64(len(s.ring)-1)])
+			tr.Events = append(tr.Events, s.ring[i&uint64(len(s.ring)-1)])
 		}
 		return nil
 	})
@@ -332,7 +320,7 @@ func (s *Sim) Trace() (SimTrace, error) {
 // whoever holds it takes the stop in at its next pick.
 
 // stopDrive starts a stop drive unless the simulation is held.
-func (s *Sim) stopDrive() {
+func (s *engine) stopDrive() {
 	s.mu.Lock()
 	if s.ctlHeld {
 		s.mu.Unlock()
@@ -348,7 +336,7 @@ func (s *Sim) stopDrive() {
 // handStops takes in the inbox and gives the turn to the first thread
 // being stopped. When there is none it lets the simulation go and
 // returns false.
-func (s *Sim) handStops() bool {
+func (s *engine) handStops() bool {
 	for s.merge() {
 		s.exclude = true
 		if next := s.pick(); next != nil {
@@ -365,7 +353,7 @@ func (s *Sim) handStops() bool {
 }
 
 // awaitStops waits for the stopped threads, one hand-off at a time.
-func (s *Sim) awaitStops() {
+func (s *engine) awaitStops() {
 	for {
 		if s.await() != nil {
 			s.release()
@@ -380,7 +368,7 @@ func (s *Sim) awaitStops() {
 
 // releaseIfSettled lets the simulation go, unless the inbox received
 // something meanwhile, and reports whether it did.
-func (s *Sim) releaseIfSettled() bool {
+func (s *engine) releaseIfSettled() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending.Load() && !s.dead.Load() {

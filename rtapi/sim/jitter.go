@@ -1,10 +1,11 @@
-package backend
+package sim
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"time"
 
+	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -19,10 +20,12 @@ const (
 	jitterHistogram
 )
 
-// Jitter is a distribution of wake-up lateness for the sim flavor: every
-// release of a task wakes it that much after its deadline. Build one with
-// the functions below; the zero value adds none. Draws come from the
-// task's own seeded stream, so the same seed gives the same lateness.
+// Jitter is a distribution of wake-up lateness the simulation injects
+// into a task's releases (TaskConfig.Jitter): every release wakes the task
+// that much after its deadline. Build one with the functions below; the
+// zero value adds none. Draws come from the task's own seeded stream, so
+// the same seed gives the same lateness. A distribution with bad
+// parameters is refused by SetTask (rtapi.ErrInvalid).
 type Jitter struct {
 	kind jitterKind
 	a, b float64
@@ -38,7 +41,7 @@ type Jitter struct {
 func ConstantJitter(d time.Duration) Jitter {
 	j := Jitter{kind: jitterConstant, a: float64(d), descriptor: fmt.Sprintf("constant %v", d)}
 	if d < 0 {
-		j.err = fmt.Errorf("jitter: constant lateness %v is negative: %w", d, ErrInvalid)
+		j.err = fmt.Errorf("jitter: constant lateness %v is negative: %w", d, rtapi.ErrInvalid)
 	}
 	return j
 }
@@ -47,7 +50,7 @@ func ConstantJitter(d time.Duration) Jitter {
 func UniformJitter(lo, hi time.Duration) Jitter {
 	j := Jitter{kind: jitterUniform, a: float64(lo), b: float64(hi), descriptor: fmt.Sprintf("uniform [%v, %v)", lo, hi)}
 	if lo < 0 || hi < lo {
-		j.err = fmt.Errorf("jitter: uniform range [%v, %v) needs 0 <= lo <= hi: %w", lo, hi, ErrInvalid)
+		j.err = fmt.Errorf("jitter: uniform range [%v, %v) needs 0 <= lo <= hi: %w", lo, hi, rtapi.ErrInvalid)
 	}
 	return j
 }
@@ -58,7 +61,7 @@ func NormalJitter(mean, stddev time.Duration) Jitter {
 	j := Jitter{kind: jitterNormal, a: float64(mean), b: float64(stddev),
 		descriptor: fmt.Sprintf("normal mean %v stddev %v", mean, stddev)}
 	if mean < 0 || stddev < 0 {
-		j.err = fmt.Errorf("jitter: normal mean %v, stddev %v must not be negative: %w", mean, stddev, ErrInvalid)
+		j.err = fmt.Errorf("jitter: normal mean %v, stddev %v must not be negative: %w", mean, stddev, rtapi.ErrInvalid)
 	}
 	return j
 }
@@ -68,16 +71,17 @@ func NormalJitter(mean, stddev time.Duration) Jitter {
 func ExponentialJitter(mean time.Duration) Jitter {
 	j := Jitter{kind: jitterExponential, a: float64(mean), descriptor: fmt.Sprintf("exponential mean %v", mean)}
 	if mean < 0 {
-		j.err = fmt.Errorf("jitter: exponential mean %v is negative: %w", mean, ErrInvalid)
+		j.err = fmt.Errorf("jitter: exponential mean %v is negative: %w", mean, rtapi.ErrInvalid)
 	}
 	return j
 }
 
-// HistogramJitter replays a recorded latency histogram (a task's
-// Stats().Latency, or what the latency tool saved on a real machine):
-// each draw picks a bucket with the probability the histogram gives it
-// and a value uniformly inside the bucket, kept within the recorded
-// minimum and maximum; the overflow count draws the maximum.
+// HistogramJitter replays a latency histogram recorded on a real machine
+// (a task's Stats().Latency, or one read by package rtapi/latencyfile), so
+// that a test can ask whether a servo stays stable with that machine's
+// jitter. Each draw picks a bucket with the probability the histogram
+// gives it and a value uniformly inside the bucket, kept within the
+// recorded minimum and maximum; the overflow count draws the maximum.
 func HistogramJitter(h hist.Snapshot) Jitter {
 	j := Jitter{kind: jitterHistogram, width: int64(h.Width), lo: int64(max(h.Min, 0)), hi: int64(max(h.Max, 0)),
 		descriptor: fmt.Sprintf("histogram of %d samples, max %v", h.Count, h.Max)}
@@ -91,14 +95,14 @@ func HistogramJitter(h hist.Snapshot) Jitter {
 	j.cum = append(j.cum, total)
 	switch {
 	case h.Width <= 0:
-		j.err = fmt.Errorf("jitter: histogram bucket width %v: %w", h.Width, ErrInvalid)
+		j.err = fmt.Errorf("jitter: histogram bucket width %v: %w", h.Width, rtapi.ErrInvalid)
 	case total == 0:
-		j.err = fmt.Errorf("jitter: histogram has no samples: %w", ErrInvalid)
+		j.err = fmt.Errorf("jitter: histogram has no samples: %w", rtapi.ErrInvalid)
 	}
 	return j
 }
 
-// String describes the distribution.
+// String describes the distribution, e.g. "normal mean 20µs stddev 5µs".
 func (j Jitter) String() string {
 	if j.kind == jitterNone {
 		return "none"

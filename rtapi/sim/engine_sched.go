@@ -1,6 +1,9 @@
-package backend
+package sim
 
-import "slices"
+import (
+	"slices"
+	"time"
+)
 
 // The scheduler: what the goroutine with the turn does at a scheduling
 // point. It takes in the inbox (merge), picks the next thread by release
@@ -12,7 +15,7 @@ import "slices"
 // pick chooses the thread to run next and takes it off the run queue, or
 // returns nil when the simulation must stop (target reached, a stop
 // condition met, nothing runnable, or dead).
-func (s *Sim) pick() *simThread {
+func (s *engine) pick() *simThread {
 	if s.pending.Load() && !s.merge() {
 		return nil
 	}
@@ -77,7 +80,7 @@ func (th *simThread) before(o *simThread) bool {
 // rejoin at a deterministic virtual time), and takes them in by start
 // order, whatever order their goroutines ran in. It returns false when
 // the simulation is dead.
-func (s *Sim) merge() bool {
+func (s *engine) merge() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for s.resuming > 0 && !s.closed {
@@ -95,9 +98,9 @@ func (s *Sim) merge() bool {
 	for _, th := range s.joins {
 		if th.rejoined {
 			th.rejoined = false
-			s.record(th, SimResume, th.cycles, now, 0)
+			s.record(th, Resume, th.cycles, now, 0)
 			if th.stallBy != 0 {
-				s.record(th, SimStall, th.cycles, th.stallAt, th.stallBy)
+				s.record(th, Stall, th.cycles, th.stallAt, th.stallBy)
 				th.stallBy = 0
 			}
 		}
@@ -120,7 +123,7 @@ func (s *Sim) merge() bool {
 
 // rerank gives every live thread its place in creation order. Under mu,
 // when threads joined.
-func (s *Sim) rerank() {
+func (s *engine) rerank() {
 	if s.order == nil {
 		return
 	}
@@ -140,7 +143,7 @@ func (s *Sim) rerank() {
 }
 
 // applyStep makes the first pending clock step happen.
-func (s *Sim) applyStep() {
+func (s *engine) applyStep() {
 	st := s.steps[0]
 	s.steps = s.steps[1:]
 	end := st.at + st.by
@@ -152,11 +155,11 @@ func (s *Sim) applyStep() {
 	if end > s.now.Load() {
 		s.now.Store(end)
 	}
-	s.record(nil, SimClockStep, 0, st.at, st.by)
+	s.record(nil, ClockStep, 0, st.at, st.by)
 }
 
 // check stops the run when its condition holds.
-func (s *Sim) check(th *simThread) {
+func (s *engine) check(th *simThread) {
 	if s.goal != nil && s.goal == th && th.cycles >= s.goalN {
 		s.stopNow = true
 	}
@@ -167,7 +170,7 @@ func (s *Sim) check(th *simThread) {
 
 // handoff gives the turn to next, or back to the controller waiting on
 // back (a controller call or a stop drive).
-func (s *Sim) handoff(next *simThread) {
+func (s *engine) handoff(next *simThread) {
 	s.progress.Store(s.progress.Load() + 1) // the hang check watches hand-offs and the clock
 	s.holder.Store(next)
 	if next != nil {
@@ -180,19 +183,24 @@ func (s *Sim) handoff(next *simThread) {
 	}
 }
 
-// record appends a trace record and folds it into the digest. RT-safe.
-func (s *Sim) record(th *simThread, kind SimEventKind, cycle, t, v int64) {
-	r := SimRecord{Thread: -1, Kind: kind, Cycle: cycle, Time: t, Value: v}
+// record folds a trace event into the digest and, when a trace is kept,
+// appends it to the ring. RT-safe.
+func (s *engine) record(th *simThread, kind EventKind, cycle, t, v int64) {
+	thread := int32(-1)
 	if th != nil {
-		r.Thread = th.seq
+		thread = th.seq
 	}
-	h := s.digest ^ uint64(uint32(r.Thread))<<8 ^ uint64(kind)
+	h := s.digest ^ uint64(uint32(thread))<<8 ^ uint64(kind)
 	h = (h ^ uint64(cycle)) * 0x100000001b3
 	h = (h ^ uint64(t)) * 0x100000001b3
 	h = (h ^ uint64(v)) * 0x100000001b3
 	s.digest = h*0x9e3779b97f4a7c15 + 1
 	if s.ring != nil {
-		s.ring[s.count&uint64(len(s.ring)-1)] = r
+		var task string
+		if th != nil {
+			task = th.name
+		}
+		s.ring[s.count&uint64(len(s.ring)-1)] = Event{Task: task, Kind: kind, Cycle: cycle, Time: t, Value: time.Duration(v)}
 	}
 	s.count++
 }

@@ -1,0 +1,297 @@
+package sim
+
+import (
+	"fmt"
+	"math/bits"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gortapi/gortapi/internal/backend"
+	"github.com/gortapi/gortapi/rtapi"
+)
+
+// defaultHangTimeout is how long, in real time, a simulation waits for a
+// task body to come back to WaitPeriod before it reports the task hung.
+const defaultHangTimeout = 5 * time.Second
+
+// defaultTraceLimit is how many trace events a simulation keeps when
+// rtapi.SimOptions.TraceLimit is zero.
+const defaultTraceLimit = 4096
+
+// simMinPeriod and the priority range match the Linux backends, so that a
+// program that runs on sim runs unchanged on rt-preempt.
+const (
+	simMinPeriod  = 10 * time.Microsecond
+	simPrioLowest = 1
+	simPrioHigh   = 98
+	// simQuantum is the least a cycle of a task that is not periodic
+	// costs, so that such a task cannot stop virtual time.
+	simQuantum = int64(time.Microsecond)
+)
+
+// init registers the sim flavor, as a database/sql driver registers
+// itself: a program that opens Flavor "sim" imports this package.
+func init() {
+	backend.Register(backend.Descriptor{Name: backend.SimName, Open: openEngine})
+}
+
+var (
+	_ backend.Flavor        = (*engine)(nil)
+	_ backend.VirtualThread = (*simThread)(nil)
+)
+
+// openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions (nil
+// when the caller has none: the zero options).
+func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
+	var o rtapi.SimOptions
+	switch v := cfg.Sim.(type) {
+	case nil:
+	case rtapi.SimOptions:
+		o = v
+	default:
+		return nil, "", fmt.Errorf("sim options of type %T, want rtapi.SimOptions: %w", cfg.Sim, rtapi.ErrInvalid)
+	}
+	if o.HangTimeout < 0 {
+		return nil, "", fmt.Errorf("sim hang timeout %v is negative: %w", o.HangTimeout, rtapi.ErrInvalid)
+	}
+	return newEngine(o), "sim flavor: tasks run one at a time on a virtual clock driven by the " +
+		"simulation controller; deterministic, needs no privileges and no real-time kernel", nil
+}
+
+// errTaskLeft is what run returns when the task it was to run cycles of
+// was paused or ended first.
+var errTaskLeft = fmt.Errorf("task left the schedule: %w", rtapi.ErrState)
+
+// errBusy is what a controller call made while another runs returns
+// (from a task body, a predicate, or a second goroutine).
+var errBusy = fmt.Errorf("sim: controller called while the simulation runs (from a task body or a RunUntil predicate?): %w", rtapi.ErrState)
+
+// errClosed is returned once the simulation is closed.
+var errClosed = fmt.Errorf("sim: simulation closed: %w", os.ErrClosed)
+
+type simFault struct {
+	cycle int64
+	value int64 // stall: periods; overrun: extra ns
+}
+
+// simTaskState is the per-name injection plan, kept across binds.
+type simTaskState struct {
+	cfg      TaskConfig
+	stalls   []simFault
+	overruns []simFault
+}
+
+type clockStep struct{ at, by int64 }
+
+// engine is the simulated flavor ("sim"): a virtual clock, and a scheduler
+// that runs the tasks' bodies one at a time.
+//
+// The model. A task is released at each deadline plus the lateness
+// injected for it (Jitter, stalls), or at once when the deadline passed
+// while its previous cycle ran; its cycle then lasts the declared Cost
+// (or the real time the body took, with RealExec). During the body the
+// task's clock (TaskContext.Now) reads the cycle's start; WaitPeriod sees
+// the end. Costs do not delay other tasks: each task behaves as if it had
+// a CPU of its own — unless SharedCPU puts them all on one, scheduled
+// like SCHED_FIFO (a release waits for higher or equal priorities that
+// are executing; a higher priority lengthens the cycles it preempts).
+// What running one at a time fixes is the order in which bodies run, and
+// so see each other's writes: by start instant, then priority (highest
+// first), then the order the tasks were created (setOrder; without
+// it, the order they were started). Virtual time (Now, RT.Now) is the
+// start of the cycle being run. A task that is not periodic costs at
+// least 1 µs a cycle, so that it cannot stop the clock. The nanosleep
+// wake mode is modelled by default; timerfd and posix-timer are modelled
+// as periodic timers that count missed expirations.
+//
+// The turn. At any moment at most one goroutine runs the simulation: the
+// controller call (Run) that started it, or the virtual thread it gave
+// the turn to. Whoever has the turn owns the run queue and the clock
+// (engine_sched.go); at a scheduling point (the end of a cycle, a wait, a
+// pause, an exit) it picks the next thread and sends it the turn on that
+// thread's channel, or gives it back to the controller. A thread that is
+// still first keeps the turn without a goroutine switch, so a lone task
+// costs no switch at all. What other goroutines do — a task starting, a
+// paused task resuming, a Stop — goes into an inbox under mu, which the
+// turn's owner takes in at its next pick, in a fixed order. A Stop made
+// while no controller call runs starts a stop drive, a controller call
+// nobody waits for (engine_control.go).
+//
+// Its controller methods (Run, SetTask, Inject*, Trace) are
+// for one goroutine at a time — the test — and refuse calls from task
+// bodies (errBusy); Now is RT-safe.
+type engine struct {
+	// Settings, fixed at newEngine.
+	hang   time.Duration
+	seed   uint64
+	limit  int
+	shared bool // SharedCPU
+
+	// mu guards the inbox and the controller's state below; cond (on mu)
+	// signals resumed threads settling, the controller coming free, and
+	// the simulation dying.
+	mu       sync.Mutex
+	cond     sync.Cond
+	ctlHeld  bool // a controller call or a stop drive holds the simulation
+	running  bool // a controller call (Run) is running it: other calls are refused
+	joins    []*simThread
+	kicks    []*simThread
+	resuming int          // resumed threads not yet back in the schedule
+	threads  []*simThread // every thread ever bound, by seq
+	plans    map[string]*simTaskState
+	order    func() []string
+	closed   bool
+	broken   error
+
+	pending atomic.Bool // the inbox has something, or the simulation died: take mu and look
+	dead    atomic.Bool // closed or hung: no more scheduling
+	driven  atomic.Bool // a controller was made for the simulation (Drive)
+	back    chan struct{}
+
+	// Owned by whoever has the turn (engine_sched.go).
+	now      atomic.Int64 // also read by Now from any goroutine
+	target   int64
+	exclude  bool // a stop drive: only threads being stopped run
+	runq     []*simThread
+	steps    []clockStep
+	stopNow  bool
+	checking bool
+	pred     func() bool
+	goal     *simThread
+	goalN    int64
+	lost     string // why the goal thread left the schedule
+	count    uint64
+	digest   uint64
+	ring     []Event
+	progress atomic.Uint64             // hand-offs, for the hang check
+	holder   atomic.Pointer[simThread] // the thread with the turn, for the hang check
+}
+
+// newEngine returns a simulation at virtual time 0. rtapi opens one
+// through the registry (openEngine); tests of this package call it
+// directly.
+func newEngine(o rtapi.SimOptions) *engine {
+	s := &engine{back: make(chan struct{}, 1), plans: map[string]*simTaskState{},
+		seed: o.Seed, shared: o.SharedCPU, hang: o.HangTimeout, limit: o.TraceLimit}
+	s.cond.L = &s.mu
+	if s.hang <= 0 {
+		s.hang = defaultHangTimeout
+	}
+	if s.limit == 0 {
+		s.limit = defaultTraceLimit
+	}
+	if s.limit > 0 {
+		// A power of two, so that recording masks instead of dividing.
+		s.ring = make([]Event, 1<<bits.Len(uint(s.limit-1)))
+	}
+	return s
+}
+
+// setOrder makes ties at one instant and one priority go by the order
+// that order returns the live tasks' names in (their creation order)
+// rather than by start order. order is called under mu whenever a task
+// starts, and now.
+func (s *engine) setOrder(order func() []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.order = order
+	s.rerank()
+}
+
+// Traits: a virtual clock, and virtual threads that need no OS thread of
+// their own: a switch between goroutines locked to OS threads costs a
+// futex round trip of the threads (measured ~140 µs on a 2-vCPU VM,
+// against under 1 µs unlocked).
+func (s *engine) Traits() backend.Traits { return backend.Traits{VirtualClock: true} }
+
+// Name is "sim".
+func (s *engine) Name() string { return backend.SimName }
+
+// RealTime is false: nothing about the host's scheduling is real-time.
+func (s *engine) RealTime() bool { return false }
+
+// Now is the virtual time in nanoseconds: the release instant of the
+// cycle being run, or where the last controller call stopped. RT-safe.
+func (s *engine) Now() int64 { return s.now.Load() }
+
+// Drive records that a controller (package rtapi/sim) drives the virtual
+// clock; Driven reports whether one does. Without one no task runs.
+func (s *engine) Drive() { s.driven.Store(true) }
+
+// Driven reports whether Drive was called.
+func (s *engine) Driven() bool { return s.driven.Load() }
+
+// Priorities is the Linux backends' range, 1 to 98.
+func (s *engine) Priorities() (lowest, highest int) { return simPrioLowest, simPrioHigh }
+
+// MinPeriod is the Linux backends' 10 µs.
+func (s *engine) MinPeriod() time.Duration { return simMinPeriod }
+
+// Bind creates the virtual thread of a starting task. Its first cycle is
+// due at the current virtual time; it runs when the simulation reaches it.
+func (s *engine) Bind(spec backend.ThreadSpec) (*backend.Waker, backend.Binding, error) {
+	wake, err := backend.ResolveWake(spec.Wake, backend.WakeNanosleep)
+	if err != nil {
+		return nil, backend.Binding{}, err
+	}
+	if spec.Period == 0 {
+		wake = backend.WakeNanosleep
+	}
+	th := &simThread{
+		s:      s,
+		name:   spec.Name,
+		prio:   spec.Priority,
+		period: spec.Period,
+		timer:  wake != backend.WakeNanosleep,
+		turn:   make(chan struct{}, 1),
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, backend.Binding{}, errClosed
+	}
+	if s.broken != nil {
+		return nil, backend.Binding{}, s.broken
+	}
+	th.seq = int32(len(s.threads))
+	th.at = s.now.Load()
+	th.local = th.at
+	th.applyPlan(s.plans[spec.Name], s.seed)
+	s.threads = append(s.threads, th)
+	s.joins = append(s.joins, th)
+	s.pending.Store(true)
+	return backend.NewVirtualWaker(th), backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
+}
+
+// Close ends the simulation: every thread it still holds is woken and
+// returns at once. Safe to call twice.
+func (s *engine) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.die()
+	for _, th := range s.threads {
+		select {
+		case th.turn <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// die stops all scheduling: closed, or a task hung. Under mu.
+func (s *engine) die() {
+	s.dead.Store(true)
+	s.pending.Store(true)
+	s.cond.Broadcast()
+}
+
+// realNow is a monotonic real clock for RealExec.
+func realNow() int64 { return int64(time.Since(realBase)) }
+
+var realBase = time.Now()
