@@ -74,8 +74,8 @@ type Options struct {
 	// a Xenomai or RTAI kernel that has no native backend here, Open or
 	// Start fails instead of warning. Auto (unset) and Off: warn and run.
 	Strict Toggle
-	// Logger receives set-up messages and, through the RT-safe message
-	// ring, what task bodies report. nil: warnings and errors go to
+	// Logger receives set-up messages and, through the message ring,
+	// what task bodies report. nil: warnings and errors go to
 	// stderr, one line each (a warning means the program runs other than
 	// asked: SCHED_FIFO refused, a sim clock never advanced, a task
 	// without the GC shield it wanted); zap.NewNop() silences them.

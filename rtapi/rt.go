@@ -16,9 +16,8 @@ import (
 
 // RT is one RTAPI instance: a flavor opened on this kernel and the tasks
 // that run on it. It corresponds to LinuxCNC's rtapi_init / rtapi_exit
-// pair. Its methods are safe for concurrent use; none of them is RT-safe
-// (call them from set-up code, never from a task body) unless its doc
-// says so.
+// pair. Its methods are safe for concurrent use; call them from set-up
+// code, never from a task body, unless their doc says a body may.
 type RT struct {
 	opts   Options
 	kernel *kerneldetect.Report
@@ -210,7 +209,8 @@ func (rt *RT) StopTimeout() time.Duration { return rt.opts.StopTimeout }
 // Now reads this instance's clock in nanoseconds: CLOCK_MONOTONIC, or
 // virtual time on the sim flavor (rtapi_get_time). Code that must run on
 // sim reads time here or through its TaskContext, never through the
-// package-level Now, which is always CLOCK_MONOTONIC. RT-safe.
+// package-level Now, which is always CLOCK_MONOTONIC.
+// RT-safe.
 func (rt *RT) Now() int64 { return rt.flavor.Now() }
 
 // PrioHighest is the highest task priority (rtapi_prio_highest): 98 on

@@ -16,14 +16,15 @@ import (
 )
 
 // Flavor is one backend, opened for one rtapi instance. Its methods are
-// set-up calls (not RT-safe) except Now, which is.
+// set-up calls, except Now, which a task body may call.
 type Flavor interface {
 	// Name is the registry name ("posix", "rt-preempt", "sim").
 	Name() string
 	// RealTime reports whether task threads get a real-time policy.
 	RealTime() bool
 	// Now is the flavor's clock in nanoseconds: CLOCK_MONOTONIC on the
-	// Linux backends, virtual time on the sim backend. RT-safe.
+	// Linux backends, virtual time on the sim backend.
+	// RT-safe.
 	Now() int64
 	// Priorities is the range of task priorities, lowest first.
 	Priorities() (lowest, highest int)

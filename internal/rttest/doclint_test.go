@@ -6,24 +6,11 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
-
-// rtSafeAllowed lists the files whose doc comments TestOneRTSafePhrase
-// does not read yet: they are being rewritten on other branches, and the
-// phrase is applied to them after those merge. Empty it then.
-var rtSafeAllowed = []string{
-	"internal/backend/sim*.go",
-	"internal/backend/flavor.go",
-	"rtapi/options.go",
-	"rtapi/rt.go",
-	"rtapi/sim/*",
-	"flavors/*",
-}
 
 // rtSafeWord matches every spelling of the term: RT-safe, rt safe, RTsafe.
 var rtSafeWord = regexp.MustCompile(`(?i)\brt[- ]?safe`)
@@ -90,11 +77,6 @@ func TestOneRTSafePhrase(t *testing.T) {
 		rel = filepath.ToSlash(rel)
 		if rel == "internal/rttest/doclint_test.go" {
 			return nil // this file spells the wrong forms on purpose
-		}
-		for _, pattern := range rtSafeAllowed {
-			if ok, _ := path.Match(pattern, rel); ok {
-				return nil
-			}
 		}
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)

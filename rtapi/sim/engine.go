@@ -38,8 +38,8 @@ func init() {
 }
 
 var (
-	_ backend.Flavor        = (*engine)(nil)
-	_ backend.VirtualThread = (*simThread)(nil)
+	_ backend.Flavor = (*engine)(nil)
+	_ backend.Waker  = (*simThread)(nil)
 )
 
 // openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions (nil
@@ -121,7 +121,7 @@ type clockStep struct{ at, by int64 }
 //
 // Its controller methods (Run, SetTask, Inject*, Trace) are
 // for one goroutine at a time — the test — and refuse calls from task
-// bodies (errBusy); Now is RT-safe.
+// bodies (errBusy); a task body may call Now.
 type engine struct {
 	// Settings, fixed at newEngine.
 	hang   time.Duration
@@ -213,7 +213,8 @@ func (s *engine) Name() string { return backend.SimName }
 func (s *engine) RealTime() bool { return false }
 
 // Now is the virtual time in nanoseconds: the release instant of the
-// cycle being run, or where the last controller call stopped. RT-safe.
+// cycle being run, or where the last controller call stopped.
+// RT-safe.
 func (s *engine) Now() int64 { return s.now.Load() }
 
 // Drive records that a controller (package rtapi/sim) drives the virtual
@@ -231,7 +232,7 @@ func (s *engine) MinPeriod() time.Duration { return simMinPeriod }
 
 // Bind creates the virtual thread of a starting task. Its first cycle is
 // due at the current virtual time; it runs when the simulation reaches it.
-func (s *engine) Bind(spec backend.ThreadSpec) (*backend.Waker, backend.Binding, error) {
+func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, error) {
 	wake, err := backend.ResolveWake(spec.Wake, backend.WakeNanosleep)
 	if err != nil {
 		return nil, backend.Binding{}, err
@@ -262,7 +263,7 @@ func (s *engine) Bind(spec backend.ThreadSpec) (*backend.Waker, backend.Binding,
 	s.threads = append(s.threads, th)
 	s.joins = append(s.joins, th)
 	s.pending.Store(true)
-	return backend.NewVirtualWaker(th), backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
+	return th, backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
 }
 
 // Close ends the simulation: every thread it still holds is woken and

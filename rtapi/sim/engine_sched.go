@@ -184,7 +184,8 @@ func (s *engine) handoff(next *simThread) {
 }
 
 // record folds a trace event into the digest and, when a trace is kept,
-// appends it to the ring. RT-safe.
+// appends it to the ring.
+// RT-safe.
 func (s *engine) record(th *simThread, kind EventKind, cycle, t, v int64) {
 	thread := int32(-1)
 	if th != nil {

@@ -126,8 +126,10 @@ func (s *jitterSource) seed(seed, stream uint64) {
 
 func (s *jitterSource) set(j Jitter) { s.j = j }
 
-// sample draws one lateness in nanoseconds, never negative. RT-safe: no
-// allocation.
+// sample draws one lateness in nanoseconds, never negative. It allocates
+// nothing.
+//
+// RT-safe.
 func (s *jitterSource) sample() int64 {
 	j := &s.j
 	var v float64
