@@ -298,3 +298,46 @@ func TestRingAllocsOnCorrupt(t *testing.T) {
 		_, _ = s.Write(buf) // short: ErrFull
 	}))
 }
+
+// A hostile head written while the ring is full: the producer finds its
+// tail good and the ring full, the consumer finds the head bad. The
+// producer puts its own head back when it is refused for lack of room, so
+// the consumer reads every record again. (It republished only after a bad
+// tail, and both sides stayed stuck: ErrFull and ErrCorrupt forever.)
+func TestFullRingBadHeadRecovers(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		mem := guardedMem(t, RingSize(256))
+		var put func() error
+		var get func() error
+		if stream {
+			s, err := InitStreamRing(mem)
+			require.NoError(t, err)
+			put = func() error { _, err := s.Write(make([]byte, 40)); return err }
+			get = func() error { _, err := s.Read(make([]byte, 40)); return err }
+		} else {
+			q, err := InitRecordRing(mem)
+			require.NoError(t, err)
+			put = func() error { return q.Put(make([]byte, 40)) }
+			get = func() error {
+				_, err := q.Get(make([]byte, 64))
+				if errors.Is(err, ErrCorrupt) {
+					_, _ = q.Discard()
+				}
+				return err
+			}
+		}
+		puts := 0
+		for put() == nil {
+			puts++
+		}
+		atomic.StoreUint64(&hdrOf(mem).head, 0xb1ab1ab1ab1ab1a5) // unaligned, far ahead
+		require.ErrorIs(t, get(), ErrCorrupt, "stream %v", stream)
+		require.ErrorIs(t, put(), ErrFull, "stream %v: the ring is still full", stream)
+		n := 0
+		for get() == nil {
+			n++
+		}
+		require.Positive(t, n, "stream %v: the consumer reads again after the producer's refused put", stream)
+		require.NoError(t, put(), "stream %v", stream)
+	}
+}

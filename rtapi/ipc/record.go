@@ -105,8 +105,7 @@ func (q *RecordRing) Reserve(n int) ([]byte, error) {
 			return nil, err
 		}
 		if free < skip+need {
-			atomic.AddUint64(&r.h.dropped, 1)
-			return nil, ErrFull
+			return nil, r.full()
 		}
 	}
 	if skip != 0 {

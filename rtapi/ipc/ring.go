@@ -260,10 +260,26 @@ func (r *ring) emptyOrCorrupt(head uint64) error {
 // in case it was overwritten too: the consumer, stuck on a bad head, cannot
 // put back its tail until it sees a good head.
 func (r *ring) producerCorrupt() error {
+	r.restoreHead()
+	return r.corrupted(errCorruptIndex)
+}
+
+// full finishes a write refused for lack of room: it counts the drop and
+// puts back the producer's own head if another process overwrote it. A
+// full ring's consumer stuck on a bad head frees no room, and a producer
+// that finds its tail good would otherwise never publish again.
+func (r *ring) full() error {
+	atomic.AddUint64(&r.h.dropped, 1)
+	r.restoreHead()
+	return ErrFull
+}
+
+// restoreHead puts the producer's position back where another process
+// overwrote it.
+func (r *ring) restoreHead() {
 	if atomic.LoadUint64(&r.h.head) != r.head {
 		atomic.StoreUint64(&r.h.head, r.head)
 	}
-	return r.corrupted(errCorruptIndex)
 }
 
 // consumerCorrupt counts a bad head and puts back the consumer's own tail

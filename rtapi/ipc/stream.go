@@ -49,8 +49,7 @@ func (s *StreamRing) Write(p []byte) (int, error) {
 		r.publish(r.head + n)
 	}
 	if n < uint64(len(p)) {
-		atomic.AddUint64(&r.h.dropped, 1)
-		return int(n), ErrFull
+		return int(n), r.full()
 	}
 	return int(n), nil
 }
