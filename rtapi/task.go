@@ -206,13 +206,13 @@ var stateNames = [...]string{"created", "running", "paused", "stopping", "done"}
 
 // control bits, read by the task once per cycle
 const (
-	ctlStop uint32 = 1 << iota
-	ctlPause
-	ctlFault // set by the watchdog: WaitPeriod returns false
+	ctlStop  = backend.ControlStop
+	ctlPause = backend.ControlPause
+	ctlFault = ctlPause << 1 // set by the watchdog: WaitPeriod returns false
 	// ctlBody is set by the task while its body runs a cycle. A cycle
 	// starts only by swapping the word from 0 to ctlBody, so a request
 	// that is in the word first keeps the body from running again.
-	ctlBody
+	ctlBody = ctlFault << 1
 
 	ctlRequests = ctlStop | ctlPause | ctlFault
 )

@@ -73,6 +73,13 @@ type ThreadSpec struct {
 	Control *atomic.Uint32
 }
 
+// Bits of ThreadSpec.Control that a flavor may read: ControlStop is set
+// by Stop, ControlPause while the task is paused. The others are rtapi's.
+const (
+	ControlStop uint32 = 1 << iota
+	ControlPause
+)
+
 // Binding is what Bind actually applied to the thread.
 type Binding struct {
 	Tid      int

@@ -247,6 +247,7 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 		period: spec.Period,
 		timer:  wake != backend.WakeNanosleep,
 		turn:   make(chan struct{}, 1),
+		ctl:    spec.Control,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

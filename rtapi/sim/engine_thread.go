@@ -1,6 +1,11 @@
 package sim
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+	"sync/atomic"
+
+	"github.com/gortapi/gortapi/internal/backend"
+)
 
 // simThread is the virtual thread of one running task: what the
 // backend.Waker of a task on the sim flavor drives (backend.VirtualThread). Its goroutine calls it only
@@ -12,8 +17,9 @@ type simThread struct {
 	name   string
 	prio   int
 	period int64
-	timer  bool          // emulate a periodic timer (timerfd, POSIX timer)
-	turn   chan struct{} // receives the turn
+	timer  bool           // emulate a periodic timer (timerfd, POSIX timer)
+	turn   chan struct{}  // receives the turn
+	ctl    *atomic.Uint32 // the task's control word (backend.ThreadSpec.Control), or nil
 
 	// Owned by the goroutine with the turn.
 	at      int64 // when it is next runnable
@@ -282,9 +288,16 @@ func (th *simThread) uncount() {
 func (th *simThread) Suspend() {
 	s := th.s
 	if th.offClock {
-		// Again, from outside the schedule: woken but still paused.
-		// Merges must not wait for it any more.
-		th.uncount()
+		// Again, from outside the schedule: woken but still paused, so
+		// a Resume waiting for it was undone by a later Pause and must
+		// not wait any more. Unless the word is no longer paused: the
+		// task read it just before a Resume, whose kick it has yet to
+		// read, and which must go on waiting until it is back.
+		s.mu.Lock()
+		if th.ctl == nil || th.ctl.Load()&backend.ControlPause != 0 {
+			th.settled()
+		}
+		s.mu.Unlock()
 		return
 	}
 	th.offClock = true
