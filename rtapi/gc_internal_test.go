@@ -48,7 +48,7 @@ func TestShieldCloseHandsOutNoP(t *testing.T) {
 		t.Skip("the GC shield's default is changed in the environment: the test needs the default shield")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, SpareProcs: Off}) // exactly 2 Ps
 	require.NoError(t, err)
 	closed := false
 	t.Cleanup(func() {
@@ -97,7 +97,7 @@ func TestShieldJoinWhileClosing(t *testing.T) {
 		t.Skip("the GC shield's default is changed in the environment: the test needs the default shield")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
-	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, SpareProcs: Off}) // exactly 4 Ps
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 	rt.shields.freeze() // as Close does before its first Stop

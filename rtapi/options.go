@@ -51,6 +51,7 @@ import (
 //	TimerSignal     -rtapi.timer-signal     RTAPI_TIMER_SIGNAL     DefaultTimerSignal
 //	GCShield        -rtapi.gc-shield        RTAPI_GC_SHIELD        on for real-time flavors
 //	SpinGuard       -rtapi.spin-guard       RTAPI_SPIN_GUARD       on for real-time flavors
+//	SpareProcs      -rtapi.spare-procs      RTAPI_SPARE_PROCS      on where the spin guard runs
 //	Logger, ShmAllowUIDs, Kernel, Sim: code only
 //
 // GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; the two
@@ -149,6 +150,17 @@ type Options struct {
 	// warning when it cannot start; On: Start fails when it cannot; Off:
 	// none.
 	SpinGuard Toggle
+	// SpareProcs raises GOMAXPROCS by one while each task runs, from its
+	// Start until it ends: a task thread waking from its sleep then finds
+	// an idle P instead of waiting for an ordinary thread of the runtime
+	// to hand it one, which is what delays the wake-ups of a task set by
+	// 10-25 ms on a busy process (docs/GC.md, "Spare Ps"). Auto (unset):
+	// on where the spin guard runs; On: on flavors with OS threads; Off:
+	// GOMAXPROCS is left alone. A GOMAXPROCS environment variable is
+	// always left alone, and so is a GOMAXPROCS the program changes while
+	// tasks run. Each change stops the world for a few microseconds, tasks
+	// included.
+	SpareProcs Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given: the field
 	// then holds a value even when it is the zero one.
@@ -314,6 +326,10 @@ var settings = []setting{{
 	field: "SpinGuard", flag: "rtapi.spin-guard", env: "RTAPI_SPIN_GUARD",
 	usage: "bound task threads' spins with a guard process: `auto|on|off`",
 	value: toggle(func(o *Options) *Toggle { return &o.SpinGuard }, false),
+}, {
+	field: "SpareProcs", flag: "rtapi.spare-procs", env: "RTAPI_SPARE_PROCS",
+	usage: "raise GOMAXPROCS by one per running task: `auto|on|off`",
+	value: toggle(func(o *Options) *Toggle { return &o.SpareProcs }, false),
 }}
 
 // lookupEnv reads the setting's variable and, where it has one, its older

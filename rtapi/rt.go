@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -42,7 +43,9 @@ type RT struct {
 
 	shields shieldBoard    // which tasks keep their P while they sleep (gc.go)
 	spin    spinGuardState // bounds a task thread's spins (spin.go)
-	ended   chan struct{}  // a task ended or was faulted: wakes Run (context.go)
+	// spareNoted: why GOMAXPROCS was left alone was logged (procs.go)
+	spareNoted atomic.Bool
+	ended      chan struct{} // a task ended or was faulted: wakes Run (context.go)
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.

@@ -31,7 +31,8 @@ func TestShieldKeepsItsDecisionsWhileTheSetStops(t *testing.T) {
 		t.Skip("GORTAPI_GC_SHIELD is set: the test needs the default shield")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+	// Spare Ps off: the test hands out exactly 2.
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, SpareProcs: rtapi.Off})
 	hold, held, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	// base is fast enough to keep a P busy (under GCShieldMinPeriod) and
 	// slow enough not to take a whole CPU under the race detector, where

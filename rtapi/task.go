@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -244,6 +245,9 @@ type Task struct {
 	// guarded is the spin guard watching the thread, set by Start
 	// (spin.go).
 	guarded *spinguard.Guard
+	// spare: the task counts in spareProcs (Options.SpareProcs), set by
+	// Start; finish gives its P back.
+	spare bool
 
 	deadlineErr *DeadlineError // built at NewTask, filled in when the policy trips
 	safeRan     atomic.Bool    // SafeState has been claimed
@@ -394,6 +398,13 @@ func (t *Task) Start() error {
 	if err := t.tc.trace.open(t.spec); err != nil {
 		return taskErr(t.spec.Name, "start", err)
 	}
+	if t.rt.wantSpareProcs() {
+		var note string
+		t.spare, note = spareProcs.add()
+		if note != "" {
+			t.rt.spareNote(note)
+		}
+	}
 	ready := make(chan error, 1)
 	if t.rt.traits.OSThreads {
 		goLocked(func() { t.run(ready) })
@@ -401,6 +412,7 @@ func (t *Task) Start() error {
 		go t.run(ready) // a virtual thread: no policy to keep on an OS thread
 	}
 	if err := <-ready; err != nil {
+		t.giveBackProc()
 		t.tc.trace.close()
 		t.state.Store(stateDone)
 		t.err = err
@@ -416,7 +428,7 @@ func (t *Task) Start() error {
 	t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
 		zap.String("policy", policyName(t.binding)), zap.Int("priority", t.binding.Priority),
 		zap.Ints("cpus", t.binding.CPUs), zap.Stringer("wake", t.binding.Wake),
-		zap.Duration("period", t.spec.Period), zap.Int("tid", t.binding.Tid))
+		zap.Duration("period", t.spec.Period), zap.Int("tid", t.binding.Tid), zap.Int("gomaxprocs", runtime.GOMAXPROCS(0)))
 	if t.binding.Degraded != "" {
 		t.rt.logger.Warn("task degraded", zap.String("task", t.spec.Name), zap.String("why", t.binding.Degraded))
 	}
@@ -512,6 +524,15 @@ func (t *Task) finish(err error, returned bool) {
 		err = cerr
 	}
 	t.tc.trace.close()
+	if t.spare {
+		// Off SCHED_FIFO first: GOMAXPROCS stops the world, and waits
+		// for threads of the process that a real-time caller could keep
+		// off the CPU. The thread ends with this goroutine anyway.
+		if t.binding.Policy == sys.SchedFIFO || t.binding.Policy == sys.SchedRR {
+			_ = sys.SetScheduler(0, sys.SchedOther, 0)
+		}
+		t.giveBackProc()
+	}
 	t.mu.Lock()
 	t.err = err
 	t.state.Store(stateDone)

@@ -48,6 +48,9 @@ type childSpec struct {
 	// SpinGuardOff runs the child with Options.SpinGuard Off
 	// (RTAPI_SPIN_GUARD=off).
 	SpinGuardOff bool `json:"spin_guard_off,omitempty"`
+	// SpareProcsOff runs the child with Options.SpareProcs Off
+	// (RTAPI_SPARE_PROCS=off).
+	SpareProcsOff bool `json:"spare_procs_off,omitempty"`
 	// HistBound is every task's latency histogram bound; 0 is rtapi's
 	// default.
 	HistBound time.Duration `json:"hist_bound,omitempty"`
@@ -158,6 +161,10 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if spec.SpinGuardOff {
 		spinGuard = rtapi.Off
 	}
+	spare := rtapi.Auto
+	if spec.SpareProcsOff {
+		spare = rtapi.Off
+	}
 	defs := []latency.TaskDef{{Name: "servo", Period: spec.Interval}}
 	if spec.Threads != "" {
 		if defs, err = latency.ParseThreads(spec.Threads); err != nil {
@@ -165,7 +172,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		}
 	}
 	cfg := latency.Config{
-		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, GCShield: shield, SpinGuard: spinGuard},
+		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, GCShield: shield, SpinGuard: spinGuard, SpareProcs: spare},
 		Tasks:    defs,
 		Priority: spec.Priority,
 		Wake:     wake,

@@ -46,6 +46,8 @@ const (
 	rowSetGortapi   = "gortapi"
 	rowSetAlloc     = "gortapi +alloc"
 	rowSetSpinOff   = "gortapi, spin guard off"
+	rowSetSpareOff  = "gortapi, spare Ps off"
+	rowAllocSpareOf = "gortapi +alloc, spare Ps off"
 	rowSetCyclic    = "cyclictest ×3"
 	rowHALGortapi   = "gortapi HAL host"
 	rowHALCyclictst = "cyclictest ×2"
@@ -73,11 +75,11 @@ func setNames(set []setTask) []string {
 // halhost's threads, each against cyclictest processes.
 func setGroup(b *bench) group {
 	allocLoad := "alloc=" + b.s.alloc
-	gortapiSet := func(spinOff bool, loads []string) func() (childResult, error) {
+	gortapiSet := func(spinOff, spareOff bool, loads []string) func() (childResult, error) {
 		return withMissed(threeSet, func() (childResult, error) {
 			return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
 				Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.setDuration,
-				HistBound: setHistBound, SpinGuardOff: spinOff, Loads: loads})
+				HistBound: setHistBound, SpinGuardOff: spinOff, SpareProcsOff: spareOff, Loads: loads})
 		})
 	}
 	halHost := withMissed(halSet, func() (childResult, error) {
@@ -95,7 +97,7 @@ func setGroup(b *bench) group {
 	}
 	var ratios []ratioSpec
 	for _, t := range threeSet {
-		for _, num := range []string{rowSetGortapi, rowSetAlloc, rowSetSpinOff} {
+		for _, num := range []string{rowSetGortapi, rowSetSpareOff, rowSetAlloc, rowAllocSpareOf, rowSetSpinOff} {
 			ratios = append(ratios, ratioSpec{num + " / C · " + t.name, num + " · " + t.name, rowSetCyclic + " · " + t.name})
 		}
 	}
@@ -106,7 +108,9 @@ func setGroup(b *bench) group {
 		id: "set", title: "A task set in one process vs C threads (issue 19)", metric: "set", needFIFO: true,
 		desc: fmt.Sprintf("Tasks at 50, 550 and 1050 µs, SCHED_FIFO priorities 80, 79, 78, memory locked, unpinned, in one "+
 			"gortapi process (rt-preempt flavor, Skip overruns), as `latency-test -m -p 80 -t 3 -i 50` runs them: quiet, "+
-			"with %s allocating in the same process, and quiet with the spin guard off (RTAPI_SPIN_GUARD=off). "+
+			"with %s allocating in the same process, each also with spare Ps off (RTAPI_SPARE_PROCS=off: GOMAXPROCS "+
+			"not raised by one per task), and quiet with the spin guard off (RTAPI_SPIN_GUARD=off, which also turns "+
+			"spare Ps off). "+
 			"The C reference is three cyclictest processes started together, each `cyclictest -m -p P -i I -t 1 -h %d -q -D D` "+
 			"(its -h forces all its threads to one interval). Then halhost's two HAL threads (base 100 µs, servo 1 ms, "+
 			"priorities 80 and 79, siggen on the servo thread) in an rtapi/hal host against two cyclictest processes. "+
@@ -114,10 +118,12 @@ func setGroup(b *bench) group {
 			"the worst round is the largest max of any round; over %v counts wake-ups later than issue 19's goal 0 allows, "+
 			"summed over the rounds. %d rounds of %v (-rounds, -d).", allocLoad, setHistBound/time.Microsecond, stallThreshold, b.s.setRounds, b.s.setDuration),
 		variants: []variant{
-			{name: rowSetGortapi, tasks: setNames(threeSet), run: gortapiSet(false, nil)},
+			{name: rowSetGortapi, tasks: setNames(threeSet), run: gortapiSet(false, false, nil)},
 			cyclicSet(rowSetCyclic, threeSet),
-			{name: rowSetAlloc, tasks: setNames(threeSet), run: gortapiSet(false, []string{allocLoad})},
-			{name: rowSetSpinOff, tasks: setNames(threeSet), run: gortapiSet(true, nil)},
+			{name: rowSetSpareOff, tasks: setNames(threeSet), run: gortapiSet(false, true, nil)},
+			{name: rowSetAlloc, tasks: setNames(threeSet), run: gortapiSet(false, false, []string{allocLoad})},
+			{name: rowAllocSpareOf, tasks: setNames(threeSet), run: gortapiSet(false, true, []string{allocLoad})},
+			{name: rowSetSpinOff, tasks: setNames(threeSet), run: gortapiSet(true, false, nil)},
 			{name: rowHALGortapi, tasks: setNames(halSet), run: halHost},
 			cyclicSet(rowHALCyclictst, halSet),
 		},
@@ -132,13 +138,13 @@ func setCPUGroup(b *bench) group {
 	g := setGroup(b)
 	var keep []variant
 	for _, v := range g.variants {
-		if v.name == rowSetGortapi || v.name == rowSetCyclic {
+		if v.name == rowSetGortapi || v.name == rowSetSpareOff || v.name == rowSetCyclic {
 			keep = append(keep, v)
 		}
 	}
 	var ratios []ratioSpec
 	for _, r := range g.ratios {
-		if strings.HasPrefix(r.label, rowSetGortapi+" / C") {
+		if strings.HasPrefix(r.label, rowSetGortapi+" / C") || strings.HasPrefix(r.label, rowSetSpareOff+" / C") {
 			ratios = append(ratios, r)
 		}
 	}

@@ -102,6 +102,7 @@ func TestSetGroupLayout(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"gortapi · 50µs", "gortapi +alloc · 550µs", "gortapi, spin guard off · 1050µs",
+		"gortapi, spare Ps off · 550µs", "gortapi +alloc, spare Ps off · 1050µs",
 		"cyclictest ×3 · 50µs", "gortapi HAL host · base", "cyclictest ×2 · servo"} {
 		if !slices.Contains(rows, want) {
 			t.Errorf("no row %q in %v", want, rows)
@@ -112,7 +113,7 @@ func TestSetGroupLayout(t *testing.T) {
 			t.Errorf("ratio %q names a row that does not exist: %q / %q", r.label, r.num, r.den)
 		}
 	}
-	if len(set.ratios) != 3*3+2 {
+	if len(set.ratios) != 3*5+2 {
 		t.Errorf("%d ratios", len(set.ratios))
 	}
 	if got := threadsSpec(threeSet); got != "t0=50000ns,t1=550000ns,t2=1050000ns" {
