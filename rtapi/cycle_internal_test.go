@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gortapi/gortapi/internal/backend"
 )
 
 // scriptedThread is a virtual clock for one hand-built TaskContext: each
@@ -27,11 +25,15 @@ func (s *scriptedThread) Wait(deadline int64) (int64, uint64, error) {
 	}
 	return s.now, 1, nil
 }
-func (s *scriptedThread) Suspend()        {}
-func (s *scriptedThread) Close() error    { return nil }
-func (s *scriptedThread) Begin()          {}
-func (s *scriptedThread) EndCycle() int64 { return s.now }
-func (s *scriptedThread) Kick(bool)       {}
+func (s *scriptedThread) Suspend() error   { return nil }
+func (s *scriptedThread) Close() error     { return nil }
+func (s *scriptedThread) Begin()           {}
+func (s *scriptedThread) EndCycle() int64  { return s.now }
+func (s *scriptedThread) Kick(bool)        {}
+func (s *scriptedThread) Rejoin()          {}
+func (s *scriptedThread) SetRawSleep(bool) {}
+func (s *scriptedThread) Sleeps() int64    { return 0 }
+func (s *scriptedThread) Interrupt()       {}
 
 // A Pause and its Resume that both land after a wake-up and before the
 // release is taken leave the release on time: the body runs the cycle it
@@ -44,7 +46,7 @@ func TestPauseResumeAfterWakeUpIsNoOverrun(t *testing.T) {
 		task.state.Store(stateRunning)
 		clock := &scriptedThread{}
 		tc := &task.tc
-		tc.task, tc.waker = task, backend.NewVirtualWaker(clock)
+		tc.task, tc.waker = task, clock
 		tc.period, tc.oneshot = int64(time.Millisecond), oneshot
 		tc.sampleEvery, tc.nextSample = 1<<62, 1<<62
 

@@ -291,8 +291,6 @@ func TestWakerInterrupt(t *testing.T) {
 			<-done
 		}
 	}
-	w := NewVirtualWaker(nil)
-	w.Interrupt() // a virtual clock is told through Kick
 }
 
 // Sleeps counts kernel sleeps: one per ordinary wait, one per

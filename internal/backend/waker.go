@@ -45,34 +45,10 @@ func (m WakeMode) String() string {
 	return fmt.Sprintf("wake(%d)", uint8(m))
 }
 
-// VirtualThread is what a flavor with its own clock (the sim flavor)
-// provides for one task thread; NewVirtualWaker makes it a Waker.
-type VirtualThread interface {
-	Now() int64
-	Arm(first, period int64) error
-	Wait(deadline int64) (now int64, expirations uint64, err error)
-	// Suspend tells the flavor the task is paused (not runnable) until
-	// the next Arm.
-	Suspend()
-	Close() error
-	// Begin blocks until the task's first cycle is due on the virtual
-	// clock, so that it runs in the deterministic schedule rather than
-	// as soon as Start returns.
-	Begin()
-	// EndCycle is called as the body ends each cycle, before the
-	// overrun check; it returns the time the cycle ended (a virtual
-	// clock charges the cycle's execution cost here).
-	EndCycle() int64
-	// Kick says that Stop (stop true) or Resume changed the task's
-	// control word, so that a thread the flavor holds asleep can act on
-	// it in virtual time. Unlike the others it is called from any
-	// goroutine.
-	Kick(stop bool)
-}
-
 // Waker puts one task thread to sleep until its next release. There is
 // one implementation per wake mode: nanosleep (a futex or raw sleep to
-// each deadline), timerfd, POSIX timer, and the virtual clock. It belongs
+// each deadline), timerfd, POSIX timer here, and the sim's virtual thread
+// (rtapi/sim). It belongs
 // to the task's locked OS thread: only that thread may call it, except
 // Interrupt and Kick.
 type Waker interface {
@@ -297,36 +273,6 @@ func (w *timerWaker) Close() error {
 	}
 	w.closed = true
 	return w.timer.Close()
-}
-
-// virtualWaker is the wake mode of a flavor with its own clock.
-type virtualWaker struct {
-	v VirtualThread
-}
-
-// NewVirtualWaker returns the Waker of a thread on a virtual clock.
-func NewVirtualWaker(v VirtualThread) Waker { return &virtualWaker{v} }
-
-func (w *virtualWaker) Now() int64                    { return w.v.Now() }
-func (w *virtualWaker) Arm(first, period int64) error { return w.v.Arm(first, period) }
-func (w *virtualWaker) Wait(deadline int64) (int64, uint64, error) {
-	return w.v.Wait(deadline)
-}
-func (w *virtualWaker) EndCycle() int64      { return w.v.EndCycle() }
-func (w *virtualWaker) Begin()               { w.v.Begin() }
-func (w *virtualWaker) SetRawSleep(raw bool) {}
-func (w *virtualWaker) Sleeps() int64        { return 0 }
-func (w *virtualWaker) Close() error         { return w.v.Close() }
-func (w *virtualWaker) Interrupt()           {}
-func (w *virtualWaker) Kick(stop bool)       { w.v.Kick(stop) }
-
-func (w *virtualWaker) Suspend() error {
-	w.v.Suspend()
-	return nil
-}
-
-func (w *virtualWaker) Rejoin() {
-	_, _, _ = w.v.Wait(w.v.Now())
 }
 
 // RawSleepChunk bounds one raw sleep. A raw sleeper keeps its P, and a

@@ -38,8 +38,8 @@ func init() {
 }
 
 var (
-	_ backend.Flavor        = (*engine)(nil)
-	_ backend.VirtualThread = (*simThread)(nil)
+	_ backend.Flavor = (*engine)(nil)
+	_ backend.Waker  = (*simThread)(nil)
 )
 
 // openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions (nil
@@ -264,7 +264,7 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 	s.threads = append(s.threads, th)
 	s.joins = append(s.joins, th)
 	s.pending.Store(true)
-	return backend.NewVirtualWaker(th), backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
+	return th, backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
 }
 
 // Close ends the simulation: every thread it still holds is woken and

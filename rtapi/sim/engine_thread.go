@@ -7,9 +7,9 @@ import (
 	"github.com/gortapi/gortapi/internal/backend"
 )
 
-// simThread is the virtual thread of one running task: what the
-// backend.Waker of a task on the sim flavor drives (backend.VirtualThread). Its goroutine calls it only
-// when it has the turn, except where marked.
+// simThread is the virtual thread of one running task, and its
+// backend.Waker. Its goroutine calls it only when it has the turn, except
+// where marked.
 type simThread struct {
 	s      *engine
 	seq    int32 // start order
@@ -285,7 +285,7 @@ func (th *simThread) uncount() {
 
 // Suspend takes a pausing task out of the schedule and hands the turn on;
 // the task then blocks outside the schedule until Resume.
-func (th *simThread) Suspend() {
+func (th *simThread) Suspend() error {
 	s := th.s
 	if th.offClock {
 		// Again, from outside the schedule: woken but still paused, so
@@ -298,21 +298,32 @@ func (th *simThread) Suspend() {
 			th.settled()
 		}
 		s.mu.Unlock()
-		return
+		return nil
 	}
 	th.offClock = true
 	s.mu.Lock()
 	th.suspended = true
 	s.mu.Unlock()
 	if s.dead.Load() {
-		return
+		return nil
 	}
 	s.record(th, Pause, th.cycles, th.local, 0)
 	if s.goal == th {
 		s.stopNow, s.lost = true, "was paused"
 	}
 	s.handoff(s.pick())
+	return nil
 }
+
+// Rejoin takes a resumed task that is not periodic back into the
+// schedule, waiting for its turn; a periodic task's next Wait does that.
+func (th *simThread) Rejoin() { _, _, _ = th.Wait(th.Now()) }
+
+// A virtual thread has no raw sleep, makes no kernel sleeps, and is told
+// of Stop and Resume through Kick, not Interrupt.
+func (th *simThread) SetRawSleep(bool) {}
+func (th *simThread) Sleeps() int64    { return 0 }
+func (th *simThread) Interrupt()       {}
 
 // Close is called as the task's body has returned.
 func (th *simThread) Close() error {
