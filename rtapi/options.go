@@ -6,13 +6,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/gortapi/gortapi/internal/backend"
+	config "github.com/gortapi/gortapi/internal/settings"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -208,11 +208,7 @@ func registerFlags(name string, fs *flag.FlagSet, want func(field string) bool) 
 		panic("rtapi." + name + ": nil FlagSet (use flag.CommandLine for the program's flags)")
 	}
 	o := &Options{}
-	for i, s := range settings {
-		if s.flag != "" && want(s.field) {
-			fs.Var(settingFlag{o: o, i: i}, s.flag, s.usage+" (env "+s.env+")")
-		}
-	}
+	settings.Register(fs, o, &o.flagged, want)
 	return o
 }
 
@@ -220,245 +216,100 @@ func registerFlags(name string, fs *flag.FlagSet, want func(field string) bool) 
 // the field, else the environment (read with getenv), else the default —
 // and checked.
 func (o Options) resolve(getenv func(string) string) (Options, error) {
-	for i, s := range settings {
-		source := "Options." + s.field // what an error names
-		given := s.value.isSet(&o) || o.flagged&(1<<i) != 0
-		if !given && s.env != "" {
-			name, text, err := s.lookupEnv(getenv)
-			if err != nil {
-				return o, err
-			}
-			if text != "" {
-				source = fmt.Sprintf("%s=%q", name, text)
-				if err := s.value.parse(&o, text); err != nil {
-					return o, fmt.Errorf("%s: %w", source, err)
-				}
-			}
-		}
-		if err := s.value.check(&o); err != nil {
-			return o, fmt.Errorf("%s: %w", source, err)
-		}
-	}
-	return o, nil
+	err := settings.Resolve(&o, o.flagged, getenv)
+	return o, err
 }
 
-// A setting is one field of Options: where else it may come from, how its
+// setting is one field of Options: where else it may come from, how its
 // text reads, and what it must be. RegisterFlags and resolve both walk
 // the table, so a setting cannot have a flag that reads differently from
 // its variable.
-type setting struct {
-	field  string // the Options field
-	flag   string // the flag's name, without "-"; "" when only code sets it
-	env    string // the environment variable; "" when only code sets it
-	legacy string // an older name of env, still read; "" when none
-	usage  string // the flag's help
-	value  value
-}
+type setting = config.Setting[Options]
+
+// field is the value of a field of Options of type T.
+type field[T any] = config.Field[Options, T]
 
 // settings lists every field of Options (a test checks that none is
 // missing), in the order resolve checks them.
-var settings = []setting{{
-	field: "Flavor", flag: "rtapi.flavor", env: "RTAPI_FLAVOR",
-	usage: "RTAPI `flavor`: auto, posix, rt-preempt or sim",
-	value: field[string]{at: func(o *Options) *string { return &o.Flavor },
-		unset: isZero[string], decode: parseText, verify: checkFlavor, text: formatText},
+var settings = config.Table[Options]{{
+	Field: "Flavor", Flag: "rtapi.flavor", Env: "RTAPI_FLAVOR",
+	Usage: "RTAPI `flavor`: auto, posix, rt-preempt or sim",
+	Value: field[string]{At: func(o *Options) *string { return &o.Flavor },
+		Unset: config.IsZero[string], Decode: config.Text, Verify: checkFlavor, Text: func(s string) string { return s }},
 }, {
-	field: "VanillaFIFO", flag: "rtapi.vanilla-fifo", env: "RTAPI_VANILLA_FIFO",
-	usage: "on a non-RT kernel, run tasks SCHED_FIFO woken by POSIX timers",
-	value: toggle(func(o *Options) *Toggle { return &o.VanillaFIFO }, true),
+	Field: "VanillaFIFO", Flag: "rtapi.vanilla-fifo", Env: "RTAPI_VANILLA_FIFO",
+	Usage: "on a non-RT kernel, run tasks SCHED_FIFO woken by POSIX timers",
+	Value: toggle(func(o *Options) *Toggle { return &o.VanillaFIFO }, true),
 }, {
-	field: "Strict", flag: "rtapi.strict", env: "RTAPI_STRICT",
-	usage: "refuse to run degraded, e.g. without SCHED_FIFO",
-	value: toggle(func(o *Options) *Toggle { return &o.Strict }, true),
+	Field: "Strict", Flag: "rtapi.strict", Env: "RTAPI_STRICT",
+	Usage: "refuse to run degraded, e.g. without SCHED_FIFO",
+	Value: toggle(func(o *Options) *Toggle { return &o.Strict }, true),
 }, {
-	field: "Logger",
-	value: field[*zap.Logger]{at: func(o *Options) **zap.Logger { return &o.Logger },
-		unset: isZero[*zap.Logger], verify: defaultLogger},
+	Field: "Logger",
+	Value: field[*zap.Logger]{At: func(o *Options) **zap.Logger { return &o.Logger },
+		Unset: config.IsZero[*zap.Logger], Verify: defaultLogger},
 }, {
-	field: "CPUs", flag: "rtapi.cpu", env: "RTAPI_CPU",
-	usage: "a `list` of CPUs for real-time tasks, e.g. 1, 2,3 or 0-3",
-	value: field[[]int]{at: func(o *Options) *[]int { return &o.CPUs },
-		unset: isEmpty, decode: parseCPUs, verify: copyCPUs, text: kerneldetect.FormatCPUList},
+	Field: "CPUs", Flag: "rtapi.cpu", Env: "RTAPI_CPU",
+	Usage: "a `list` of CPUs for real-time tasks, e.g. 1, 2,3 or 0-3",
+	Value: field[[]int]{At: func(o *Options) *[]int { return &o.CPUs },
+		Unset: config.IsEmpty[int], Decode: parseCPUs, Verify: copyCPUs, Text: kerneldetect.FormatCPUList},
 }, {
-	field: "LockMemory", flag: "rtapi.lock-memory", env: "RTAPI_LOCK_MEMORY",
-	usage: "mlockall on real-time flavors: `auto|on|off`",
-	value: toggle(func(o *Options) *Toggle { return &o.LockMemory }, false),
+	Field: "LockMemory", Flag: "rtapi.lock-memory", Env: "RTAPI_LOCK_MEMORY",
+	Usage: "mlockall on real-time flavors: `auto|on|off`",
+	Value: toggle(func(o *Options) *Toggle { return &o.LockMemory }, false),
 }, {
-	field: "Instance", flag: "rtapi.instance", env: "RTAPI_INSTANCE",
-	usage: "instance `number` of this host's shared memory",
-	value: field[int]{at: func(o *Options) *int { return &o.Instance },
-		unset: isZero[int], decode: parseInt, verify: checkInstance, text: strconv.Itoa},
+	Field: "Instance", Flag: "rtapi.instance", Env: "RTAPI_INSTANCE",
+	Usage: "instance `number` of this host's shared memory",
+	Value: field[int]{At: func(o *Options) *int { return &o.Instance },
+		Unset: config.IsZero[int], Decode: config.Int, Verify: checkInstance, Text: strconv.Itoa},
 }, {
-	field: "ShmGroup", flag: "rtapi.shm-group", env: "RTAPI_SHM_GROUP",
-	usage: "share shared-memory segments with this `group`, a name or gid",
-	value: field[string]{at: func(o *Options) *string { return &o.ShmGroup },
-		unset: isZero[string], decode: parseText, text: formatText},
+	Field: "ShmGroup", Flag: "rtapi.shm-group", Env: "RTAPI_SHM_GROUP",
+	Usage: "share shared-memory segments with this `group`, a name or gid",
+	Value: field[string]{At: func(o *Options) *string { return &o.ShmGroup },
+		Unset: config.IsZero[string], Decode: config.Text, Text: func(s string) string { return s }},
 }, {
-	field: "ShmAllowUIDs",
-	value: field[[]int]{at: func(o *Options) *[]int { return &o.ShmAllowUIDs }, unset: isEmpty},
+	Field: "ShmAllowUIDs",
+	Value: field[[]int]{At: func(o *Options) *[]int { return &o.ShmAllowUIDs }, Unset: config.IsEmpty[int]},
 }, {
-	field: "Kernel",
-	value: field[*kerneldetect.Report]{at: func(o *Options) **kerneldetect.Report { return &o.Kernel },
-		unset: isZero[*kerneldetect.Report]},
+	Field: "Kernel",
+	Value: field[*kerneldetect.Report]{At: func(o *Options) **kerneldetect.Report { return &o.Kernel },
+		Unset: config.IsZero[*kerneldetect.Report]},
 }, {
-	field: "HistogramBound", flag: "rtapi.histogram-bound", env: "RTAPI_HISTOGRAM_BOUND",
-	usage: "default bound of each task's latency histogram, a `duration` such as 10ms",
-	value: field[time.Duration]{at: func(o *Options) *time.Duration { return &o.HistogramBound },
-		unset: isZero[time.Duration], decode: parseDuration, verify: checkHistogramBound, text: time.Duration.String},
+	Field: "HistogramBound", Flag: "rtapi.histogram-bound", Env: "RTAPI_HISTOGRAM_BOUND",
+	Usage: "default bound of each task's latency histogram, a `duration` such as 10ms",
+	Value: field[time.Duration]{At: func(o *Options) *time.Duration { return &o.HistogramBound },
+		Unset: config.IsZero[time.Duration], Decode: config.Duration, Verify: checkHistogramBound, Text: time.Duration.String},
 }, {
-	field: "StopTimeout", flag: "rtapi.stop-timeout", env: "RTAPI_STOP_TIMEOUT",
-	usage: "how long Close waits for each task to stop, a `duration` such as 2s",
-	value: field[time.Duration]{at: func(o *Options) *time.Duration { return &o.StopTimeout },
-		unset: isZero[time.Duration], decode: parseDuration, verify: checkStopTimeout, text: time.Duration.String},
+	Field: "StopTimeout", Flag: "rtapi.stop-timeout", Env: "RTAPI_STOP_TIMEOUT",
+	Usage: "how long Close waits for each task to stop, a `duration` such as 2s",
+	Value: field[time.Duration]{At: func(o *Options) *time.Duration { return &o.StopTimeout },
+		Unset: config.IsZero[time.Duration], Decode: config.Duration, Verify: checkStopTimeout, Text: time.Duration.String},
 }, {
-	field: "Sim",
-	value: field[*SimOptions]{at: func(o *Options) **SimOptions { return &o.Sim }, unset: isZero[*SimOptions]},
+	Field: "Sim",
+	Value: field[*SimOptions]{At: func(o *Options) **SimOptions { return &o.Sim }, Unset: config.IsZero[*SimOptions]},
 }, {
-	field: "TimerSignal", flag: "rtapi.timer-signal", env: "RTAPI_TIMER_SIGNAL",
-	usage: "real-time `signal` of the posix-timer wake mode, 34 to 64",
-	value: field[int]{at: func(o *Options) *int { return &o.TimerSignal },
-		unset: isZero[int], decode: parseInt, verify: checkTimerSignal, text: strconv.Itoa},
+	Field: "TimerSignal", Flag: "rtapi.timer-signal", Env: "RTAPI_TIMER_SIGNAL",
+	Usage: "real-time `signal` of the posix-timer wake mode, 34 to 64",
+	Value: field[int]{At: func(o *Options) *int { return &o.TimerSignal },
+		Unset: config.IsZero[int], Decode: config.Int, Verify: checkTimerSignal, Text: strconv.Itoa},
 }, {
-	field: "GCShield", flag: "rtapi.gc-shield", env: "RTAPI_GC_SHIELD", legacy: "GORTAPI_GC_SHIELD",
-	usage: "GC shield of tasks that leave it auto: `auto|on|off`",
-	value: toggle(func(o *Options) *Toggle { return &o.GCShield }, false),
+	Field: "GCShield", Flag: "rtapi.gc-shield", Env: "RTAPI_GC_SHIELD", Legacy: "GORTAPI_GC_SHIELD",
+	Usage: "GC shield of tasks that leave it auto: `auto|on|off`",
+	Value: toggle(func(o *Options) *Toggle { return &o.GCShield }, false),
 }, {
-	field: "SpinGuard", flag: "rtapi.spin-guard", env: "RTAPI_SPIN_GUARD",
-	usage: "bound task threads' spins with a guard process: `auto|on|off`",
-	value: toggle(func(o *Options) *Toggle { return &o.SpinGuard }, false),
+	Field: "SpinGuard", Flag: "rtapi.spin-guard", Env: "RTAPI_SPIN_GUARD",
+	Usage: "bound task threads' spins with a guard process: `auto|on|off`",
+	Value: toggle(func(o *Options) *Toggle { return &o.SpinGuard }, false),
 }, {
-	field: "SpareProcs", flag: "rtapi.spare-procs", env: "RTAPI_SPARE_PROCS",
-	usage: "raise GOMAXPROCS by one per running task: `auto|on|off`",
-	value: toggle(func(o *Options) *Toggle { return &o.SpareProcs }, false),
+	Field: "SpareProcs", Flag: "rtapi.spare-procs", Env: "RTAPI_SPARE_PROCS",
+	Usage: "raise GOMAXPROCS by one per running task: `auto|on|off`",
+	Value: toggle(func(o *Options) *Toggle { return &o.SpareProcs }, false),
 }}
 
-// lookupEnv reads the setting's variable and, where it has one, its older
-// name: one of them set, or both to the same value, gives that; both set
-// to different values is an error.
-func (s setting) lookupEnv(getenv func(string) string) (name, text string, err error) {
-	text = getenv(s.env)
-	if s.legacy == "" {
-		return s.env, text, nil
-	}
-	old := getenv(s.legacy)
-	switch {
-	case old == "":
-		return s.env, text, nil
-	case text == "":
-		return s.legacy, old, nil
-	}
-	// Compare what they mean, so that "0" and "off" agree.
-	var current, older Options
-	if err := s.value.parse(&current, text); err != nil {
-		return "", "", fmt.Errorf("%s=%q: %w", s.env, text, err)
-	}
-	if err := s.value.parse(&older, old); err != nil {
-		return "", "", fmt.Errorf("%s=%q: %w", s.legacy, old, err)
-	}
-	if s.value.format(&current) != s.value.format(&older) {
-		return "", "", fmt.Errorf("%s=%q and %s=%q (its older name) disagree; set one of them: %w",
-			s.env, text, s.legacy, old, ErrInvalid)
-	}
-	return s.env, text, nil
-}
-
-// settingFlag is the flag.Value of settings[i], writing o.
-type settingFlag struct {
-	o *Options
-	i int
-}
-
-// String gives the field as text, "" when it is unset (or for the zero
-// settingFlag the flag package makes to find the default).
-func (f settingFlag) String() string {
-	if f.o == nil || !settings[f.i].value.isSet(f.o) {
-		return ""
-	}
-	return settings[f.i].value.format(f.o)
-}
-
-// Set parses and checks s, and marks the field as given even when s is
-// its zero value.
-func (f settingFlag) Set(s string) error {
-	v := settings[f.i].value
-	o := *f.o
-	if err := v.parse(&o, s); err != nil {
-		return err
-	}
-	if err := v.check(&o); err != nil {
-		return err
-	}
-	*f.o = o
-	f.o.flagged |= 1 << f.i
-	return nil
-}
-
-// IsBoolFlag lets a yes/no flag stand alone: -rtapi.strict is
-// -rtapi.strict=on.
-func (f settingFlag) IsBoolFlag() bool { return settings[f.i].value.isBool() }
-
-// value is a setting's field, seen through its type.
-type value interface {
-	isSet(o *Options) bool
-	// parse sets the field from text; check then validates it, filling
-	// in its default when unset.
-	parse(o *Options, s string) error
-	check(o *Options) error
-	format(o *Options) string
-	isBool() bool
-}
-
-// field is the value of a field of type T.
-type field[T any] struct {
-	at     func(*Options) *T
-	unset  func(T) bool
-	decode func(string) (T, error) // nil for a setting only code sets
-	verify func(T) (T, error)      // the value to use; nil: any value as it is
-	text   func(T) string          // nil for a setting only code sets
-	// boolean marks a yes/no flag, which may stand alone.
-	boolean bool
-}
-
-func (f field[T]) isSet(o *Options) bool { return !f.unset(*f.at(o)) }
-func (f field[T]) isBool() bool          { return f.boolean }
-
-func (f field[T]) parse(o *Options, s string) error {
-	v, err := f.decode(s)
-	if err != nil {
-		return err
-	}
-	*f.at(o) = v
-	return nil
-}
-
-func (f field[T]) check(o *Options) error {
-	if f.verify == nil {
-		return nil
-	}
-	v, err := f.verify(*f.at(o))
-	if err != nil {
-		return err
-	}
-	*f.at(o) = v
-	return nil
-}
-
-func (f field[T]) format(o *Options) string { return f.text(*f.at(o)) }
-
 func toggle(at func(*Options) *Toggle, boolean bool) field[Toggle] {
-	return field[Toggle]{at: at, unset: isZero[Toggle], decode: parseToggle,
-		verify: checkToggle, text: Toggle.String, boolean: boolean}
+	return field[Toggle]{At: at, Unset: config.IsZero[Toggle], Decode: parseToggle,
+		Verify: checkToggle, Text: Toggle.String, Bool: boolean}
 }
-
-func isZero[T comparable](v T) bool {
-	var zero T
-	return v == zero
-}
-
-func isEmpty(v []int) bool { return len(v) == 0 }
-
-func parseText(s string) (string, error) { return s, nil }
-func formatText(s string) string         { return s }
 
 func parseToggle(s string) (Toggle, error) {
 	var t Toggle
@@ -471,22 +322,6 @@ func checkToggle(t Toggle) (Toggle, error) {
 		return t, fmt.Errorf("%v is not Auto, On or Off: %w", t, ErrInvalid)
 	}
 	return t, nil
-}
-
-func parseInt(s string) (int, error) {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not an integer: %w", s, ErrInvalid)
-	}
-	return n, nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	d, err := time.ParseDuration(strings.TrimSpace(s))
-	if err != nil {
-		return 0, fmt.Errorf("%q is not a duration such as 10ms: %w", s, ErrInvalid)
-	}
-	return d, nil
 }
 
 // parseCPUs parses a CPU list ("1", "2,3" or "0-3,6") with the bounded

@@ -59,7 +59,7 @@ var resolverCases = []resolverCase{
 
 func settingOf(t *testing.T, field string) setting {
 	t.Helper()
-	i := slices.IndexFunc(settings, func(s setting) bool { return s.field == field })
+	i := slices.IndexFunc(settings, func(s setting) bool { return s.Field == field })
 	require.GreaterOrEqual(t, i, 0, "no setting for Options.%s", field)
 	return settings[i]
 }
@@ -83,7 +83,7 @@ func setField(o *Options, field string, v any) {
 func TestResolveEverySettingFromEverySource(t *testing.T) {
 	for _, c := range resolverCases {
 		s := settingOf(t, c.field)
-		flagArg := func(text string) string { return "-" + s.flag + "=" + text }
+		flagArg := func(text string) string { return "-" + s.Flag + "=" + text }
 		scenarios := []struct {
 			name   string
 			before any      // set in code before the flags are parsed
@@ -93,20 +93,20 @@ func TestResolveEverySettingFromEverySource(t *testing.T) {
 			want   any
 		}{
 			{name: "nothing: the default", want: c.unset},
-			{name: "environment", env: env{s.env: c.texts[0]}, want: c.wants[0]},
+			{name: "environment", env: env{s.Env: c.texts[0]}, want: c.wants[0]},
 			{name: "flag", flags: []string{flagArg(c.texts[0])}, want: c.wants[0]},
 			{name: "flag beats environment", flags: []string{flagArg(c.texts[0])},
-				env: env{s.env: c.texts[1]}, want: c.wants[0]},
+				env: env{s.Env: c.texts[1]}, want: c.wants[0]},
 			{name: "flag explicitly zero beats environment", flags: []string{flagArg(c.zeroText)},
-				env: env{s.env: c.texts[1]}, want: c.zeroWant},
+				env: env{s.Env: c.texts[1]}, want: c.zeroWant},
 			{name: "code beats flag", flags: []string{flagArg(c.texts[0])}, after: c.wants[1], want: c.wants[1]},
-			{name: "code beats environment", after: c.wants[1], env: env{s.env: c.texts[0]}, want: c.wants[1]},
+			{name: "code beats environment", after: c.wants[1], env: env{s.Env: c.texts[0]}, want: c.wants[1]},
 			{name: "code beats flag and environment", flags: []string{flagArg(c.texts[0])},
-				env: env{s.env: c.texts[0]}, after: c.wants[1], want: c.wants[1]},
+				env: env{s.Env: c.texts[0]}, after: c.wants[1], want: c.wants[1]},
 			{name: "a default set in code before parsing yields to the flag", before: c.wants[0],
 				flags: []string{flagArg(c.texts[1])}, want: c.wants[1]},
 			{name: "a default set in code before parsing beats environment", before: c.wants[0],
-				env: env{s.env: c.texts[1]}, want: c.wants[0]},
+				env: env{s.Env: c.texts[1]}, want: c.wants[0]},
 		}
 		for _, sc := range scenarios {
 			t.Run(c.field+"/"+sc.name, func(t *testing.T) {
@@ -136,17 +136,17 @@ func TestResolveRefusesBadValues(t *testing.T) {
 		}
 		s := settingOf(t, c.field)
 		t.Run(c.field, func(t *testing.T) {
-			_, err := Options{}.resolve(env{s.env: c.bad}.getenv)
+			_, err := Options{}.resolve(env{s.Env: c.bad}.getenv)
 			require.ErrorIs(t, err, ErrInvalid)
-			require.Contains(t, err.Error(), s.env)
+			require.Contains(t, err.Error(), s.Env)
 
 			fs := flag.NewFlagSet("test", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			o := RegisterFlags(fs)
-			err = fs.Parse([]string{"-" + s.flag + "=" + c.bad})
+			err = fs.Parse([]string{"-" + s.Flag + "=" + c.bad})
 			require.Error(t, err)
-			require.Contains(t, err.Error(), "-"+s.flag)
-			require.ErrorIs(t, fs.Set(s.flag, c.bad), ErrInvalid, "the flag's own error")
+			require.Contains(t, err.Error(), "-"+s.Flag)
+			require.ErrorIs(t, fs.Set(s.Flag, c.bad), ErrInvalid, "the flag's own error")
 			require.True(t, reflect.ValueOf(*o).FieldByName(c.field).IsZero(), "a refused value leaves the field as it was")
 		})
 	}
@@ -223,7 +223,7 @@ func TestResolveCodeOnlySettings(t *testing.T) {
 	require.Nil(t, got.ShmAllowUIDs)
 	for _, field := range []string{"Logger", "Kernel", "Sim", "ShmAllowUIDs"} {
 		s := settingOf(t, field)
-		require.Empty(t, s.flag+s.env+s.legacy, field)
+		require.Empty(t, s.Flag+s.Env+s.Legacy, field)
 	}
 }
 
@@ -239,7 +239,7 @@ func TestSettingsCoverOptions(t *testing.T) {
 	}
 	var listed []string
 	for _, s := range settings {
-		listed = append(listed, s.field)
+		listed = append(listed, s.Field)
 	}
 	require.ElementsMatch(t, fields, listed, "every field of Options has one row in settings")
 	require.Less(t, len(settings), 32, "flagged has a bit for each setting")
@@ -249,7 +249,7 @@ func TestSettingsCoverOptions(t *testing.T) {
 	require.NoError(t, err)
 	var want []string
 	for _, s := range settings {
-		for _, name := range []string{s.env, s.legacy} {
+		for _, name := range []string{s.Env, s.Legacy} {
 			if name != "" {
 				want = append(want, name)
 			}
@@ -268,8 +268,8 @@ func TestSettingsDocumented(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	for _, s := range settings {
-		require.True(t, strings.Contains(doc, s.field), "Options' doc table lacks %s", s.field)
-		for _, name := range []string{"-" + s.flag, s.env, s.legacy} {
+		require.True(t, strings.Contains(doc, s.Field), "Options' doc table lacks %s", s.Field)
+		for _, name := range []string{"-" + s.Flag, s.Env, s.Legacy} {
 			if name == "" || name == "-" {
 				continue
 			}
