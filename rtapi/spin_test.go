@@ -2,6 +2,7 @@ package rtapi_test
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,7 +66,14 @@ func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 	// kernel starves its thread), one for this goroutine: with fewer,
 	// the Go scheduler, not the kernel, deadlocks the two.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
-	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
+	// Nothing may stop the world between holdOn and the spin: the holder
+	// cannot be preempted (its SIGURG is blocked) until the spin begins,
+	// and the spinner, back from its sleep, cannot get a P while the
+	// world is stopping, so the three waited for each other forever. A
+	// GC cycle did that now and then (the test hung in 1 of about 5 runs
+	// in a row), and so did the spare P that Start adds (GOMAXPROCS).
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, SpareProcs: rtapi.Off})
 
 	var started, spinning, released atomic.Bool
 	spinAt := int64(-1)

@@ -29,7 +29,7 @@ func TestSessionCloseKeepsTheShieldsOfTheRun(t *testing.T) {
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	s, err := Start(Config{
-		Options:  rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off},
+		Options:  rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, SpareProcs: rtapi.Off}, // exactly 2 Ps
 		Tasks:    []TaskDef{{Name: "base", Period: 100 * time.Microsecond}, {Name: "servo", Period: time.Millisecond}},
 		Watchdog: -1,
 	})
