@@ -19,7 +19,7 @@
 //	err = rt.Run(ctx) // until Ctrl-C or a task fails; then stops the tasks and closes
 //
 // Runnable examples: Example (a servo task), ExampleRT_Run (a host's main
-// loop ended by a failing task) and ExampleRT_ShmNew (state shared with
+// loop ended by a failing task) and ExampleRT_ShmCreate (state shared with
 // another process); package rtapi/sim's examples run tasks on virtual
 // time; examples/twotasks is a complete program.
 //
@@ -106,11 +106,12 @@
 // keeps a task's latency while the rest of the process allocates.
 //
 // The building blocks live in packages of their own, usable without an RT:
-// rtapi/shm maps named shared-memory segments (RT.ShmNew and ShmAttach open
-// them with this RT's instance and trust settings); rtapi/ipc has what lives
-// in them — record and stream rings, a mutex that detects a dead owner, a
-// semaphore, a seqlock; rtapi/msg is the RT-safe message logger
-// (RT.MsgLogger); rtapi/hist is the latency histogram of Stats.
+// rtapi/shm maps named shared-memory segments (RT.ShmCreate, ShmAttach
+// and ShmNew open them with this RT's instance and trust settings);
+// rtapi/ipc has what lives in them — record and stream rings, a mutex
+// that detects a dead owner, a semaphore, a seqlock; rtapi/msg is the
+// RT-safe message logger (RT.MsgLogger); rtapi/hist is the latency
+// histogram of Stats.
 //
 // Statistics (Task.Stats) are lock-free and may be read from any goroutine
 // while the task runs: cycles, overruns, wake-up latency and execution

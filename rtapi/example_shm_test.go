@@ -18,7 +18,10 @@ type axisState struct {
 	Position ipc.Seqlock[[3]float64] // written every cycle, read anywhere
 }
 
-func ExampleRT_ShmNew() {
+// The host creates the segment with ShmCreate, so a second host of the
+// same instance is refused instead of becoming a second writer; a peer
+// (a GUI, a monitor) attaches with ShmAttach, which never creates.
+func ExampleRT_ShmCreate() {
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", Instance: 600000 + os.Getpid()})
 	if err != nil {
 		fmt.Println(err)
@@ -26,13 +29,13 @@ func ExampleRT_ShmNew() {
 	}
 	defer rt.Close()
 
-	seg, err := rt.ShmNew(0x5e870, 4096) // creates, or attaches with the same size
+	// The host: creates the segment, or fails if it exists.
+	seg, err := rt.ShmCreate(0x5e870, 4096)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer seg.Delete() // removed once the last user detaches
-
 	state, err := shm.View[axisState](seg, 0)
 	if err != nil {
 		fmt.Println(err)
@@ -41,21 +44,35 @@ func ExampleRT_ShmNew() {
 	// In the servo task body (RT-safe, wait-free):
 	state.Position.Write(&[3]float64{10, 20.5, -3})
 
-	// In another process, after rt.ShmAttach(0x5e870) and View:
+	// A second host is refused, with the pid of the one that created it.
+	_, err = rt.ShmCreate(0x5e870, 4096)
+	var exist *shm.ExistError
+	fmt.Println(errors.Is(err, rtapi.ErrExist), errors.As(err, &exist) && exist.CreatorPID == os.Getpid(), exist.Running)
+
+	// The peer, in another process (here a second mapping in this one):
+	// attaches to the segment at whatever size it has, and reads.
+	peerSeg, err := rt.ShmAttach(0x5e870)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer peerSeg.Close()
+	peer, err := shm.View[axisState](peerSeg, 0)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var pos [3]float64
-	seq := state.Position.Read(&pos)
+	seq := peer.Position.Read(&pos)
 	fmt.Println(seq, pos)
 
-	// A key collision with another size, and a type the GC could not
-	// follow, are refused with errors that say why.
-	_, err = rt.ShmNew(0x5e870, 8192)
-	var mismatch *shm.SizeMismatchError
-	fmt.Println(errors.As(err, &mismatch), mismatch.Existing, mismatch.Requested)
-	_, err = shm.View[struct{ Name string }](seg, 0)
+	// A type the GC could not follow is refused with an error that says
+	// why.
+	_, err = shm.View[struct{ Name string }](peerSeg, 0)
 	var field *shm.FieldError
 	fmt.Println(errors.As(err, &field), field.Field)
 	// Output:
+	// true true true
 	// 1 [10 20.5 -3]
-	// true 4096 8192
 	// true Name
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,6 +116,73 @@ sets spare 2.5
 	out, err = halcmd(t, dir, "-f", filepath.Join(dir, "bad.hal"))
 	require.Error(t, err)
 	assert.Contains(t, out, `bad.hal:2: hal: setp: pin "pid.0.output" is an OUT pin, not writable`)
+
+	require.NoError(t, h.Process.Signal(syscall.SIGINT))
+	require.NoError(t, h.Wait(), "Ctrl-C ends halrun with status 0")
+	assert.Empty(t, entries(t, dir, "gortapi-"), "no segment or socket left")
+}
+
+// addf and delf from another process change what a running thread runs.
+// scale.0 (out = 2*3+1 = 7 once it runs) is not in the thread at first;
+// scale.1 is, as a witness that the thread keeps cycling. Nothing is
+// asserted on time: a value that must not change is checked only after
+// the witness has shown a full cycle that began after the change.
+func TestHalcmdAddfDelfOnRunningThread(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "addf.hal")
+	require.NoError(t, os.WriteFile(file, []byte(`loadrt threads name1=servo period1=1000000
+loadrt scale count=2
+addf scale.1 servo
+setp scale.0.in 2
+setp scale.0.gain 3
+setp scale.0.offset 1
+start
+`), 0o600))
+	h := host(t, dir, file)
+	getp := func(pin string) string {
+		t.Helper()
+		out, err := halcmd(t, dir, "getp", pin)
+		require.NoError(t, err, out)
+		return strings.TrimSpace(out)
+	}
+	witness := 0
+	// twoCycles returns once the thread has run scale.1 in two cycles
+	// that began after the call.
+	twoCycles := func() {
+		t.Helper()
+		for range 2 {
+			witness++
+			want := strconv.Itoa(witness)
+			out, err := halcmd(t, dir, "setp", "scale.1.in", want)
+			require.NoError(t, err, out)
+			rttest.WaitFor(t, "scale.1.out = "+want, func() bool { return getp("scale.1.out") == want })
+		}
+	}
+	twoCycles()
+	assert.Equal(t, "0", getp("scale.0.out"), "scale.0 is in no thread yet")
+
+	out, err := halcmd(t, dir, "addf", "scale.0", "servo")
+	require.NoError(t, err, out)
+	rttest.WaitFor(t, "scale.0 to run", func() bool { return getp("scale.0.out") == "7" })
+	out, err = halcmd(t, dir, "show", "thread")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, " scale.0 ")
+
+	out, err = halcmd(t, dir, "delf", "scale.0", "servo")
+	require.NoError(t, err, out)
+	twoCycles() // a cycle begun before the delf has ended
+	out, err = halcmd(t, dir, "setp", "scale.0.in", "5")
+	require.NoError(t, err, out)
+	twoCycles()
+	assert.Equal(t, "7", getp("scale.0.out"), "scale.0 no longer runs: out is not 5*3+1")
+	out, err = halcmd(t, dir, "show", "thread")
+	require.NoError(t, err, out)
+	assert.NotContains(t, out, " scale.0 ")
+	assert.Contains(t, out, " scale.1 ")
+
+	out, err = halcmd(t, dir, "delf", "scale.0", "servo")
+	require.Error(t, err, "a second delf: scale.0 is in no thread")
+	assert.Contains(t, out, "scale.0")
 
 	require.NoError(t, h.Process.Signal(syscall.SIGINT))
 	require.NoError(t, h.Wait(), "Ctrl-C ends halrun with status 0")

@@ -43,6 +43,6 @@
 // reads as alive; processes must share a pid namespace.
 //
 // ExampleRecordRingAt (example_test.go) runs a record ring in a segment,
-// ExampleSemaphore a semaphore; rtapi's ExampleRT_ShmNew embeds a Mutex and a
+// ExampleSemaphore a semaphore; rtapi's ExampleRT_ShmCreate embeds a Mutex and a
 // Seqlock in a struct mapped with shm.View.
 package ipc

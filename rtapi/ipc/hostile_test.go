@@ -4,6 +4,7 @@ package ipc
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -349,4 +350,132 @@ func TestHostileWriterMutex(t *testing.T) {
 			require.True(t, typed(m.Unlock(), ErrNotOwner, ErrNotLocked), "unlock")
 		}
 	})
+}
+
+func TestHostileWriterSemaphore(t *testing.T) {
+	var s *Semaphore
+	obj := hostileObject{name: "semaphore", size: int(unsafe.Sizeof(*s)), fields: [][2]int{{0, 4}, {4, 4}}}
+	underAttack(t, obj, func(mem []byte) {
+		s = (*Semaphore)(unsafe.Pointer(&mem[0]))
+	}, func([]byte) {
+		for i := range rttest.Rounds(hostileOps / 10) {
+			var err error
+			switch i % 3 {
+			case 0:
+				err = s.Give()
+			case 1:
+				err = s.TryTake()
+			case 2:
+				err = s.TakeDeadline(sys.Nanotime() + 50_000)
+			}
+			require.True(t, typed(err, ErrBusy, ErrOverflow, ErrTimeout), "op %d: %v", i%3, err)
+		}
+	})
+}
+
+func init() {
+	// sem-churn rewrites the count word of a Semaphore at the start of
+	// the segment as fast as it can, without a pause, until killed. With
+	// IPC_MODE=zero it stores 0 each time, with max the maximum; otherwise
+	// mostly a new nonzero value each time, and now and then 0 and the
+	// maximum.
+	children["sem-churn"] = func(seg *shm.Segment) {
+		count := (*uint32)(unsafe.Pointer(&seg.Bytes()[0]))
+		mode := os.Getenv("IPC_MODE")
+		say("ready")
+		for i := uint32(2); ; i++ {
+			switch {
+			case mode == "zero":
+				atomic.StoreUint32(count, 0)
+			case mode == "max":
+				atomic.StoreUint32(count, math.MaxUint32)
+			case i%16 == 0:
+				atomic.StoreUint32(count, 0)
+			case i%16 == 1:
+				atomic.StoreUint32(count, math.MaxUint32)
+			default:
+				atomic.StoreUint32(count, i)
+			}
+		}
+	}
+}
+
+// A peer that rewrites the count without end can make every
+// compare-and-swap of a call lose, and keeps the futex from sleeping
+// (the word is never the 0 it waits on). Every call still returns: Give
+// and TryTake after at most casTries swaps, with ErrBusy (or ErrOverflow
+// on a count at its maximum); TakeDeadline by its deadline, with
+// ErrTimeout, checking it on every pass; a deadline already past after
+// one TryTake. Each may also succeed on a value the peer wrote. A peer
+// that keeps storing 0 gets ErrBusy and ErrTimeout, one that keeps
+// storing the maximum ErrOverflow, every time.
+func TestSemaphoreWhileAPeerRewritesTheCount(t *testing.T) {
+	seg := newSeg(t, 64)
+	s := (*Semaphore)(unsafe.Pointer(&seg.Bytes()[0]))
+	rounds := rttest.Rounds(hostileOps / 10)
+
+	p := startChild(t, "sem-churn", seg)
+	p.expect(t, "ready")
+	var gave, took, timedOut, busy, overflow int
+	tally := func(err error) {
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrOverflow):
+			overflow++
+		case errors.Is(err, ErrTimeout):
+			timedOut++
+		case errors.Is(err, ErrBusy):
+			busy++
+		}
+	}
+	finishes(t, "semaphore under a churning count", func() {
+		for range rounds {
+			err := s.Give()
+			require.True(t, typed(err, ErrBusy, ErrOverflow), "Give: %v", err)
+			if err == nil {
+				gave++
+			}
+			tally(err)
+			err = s.TryTake()
+			require.True(t, typed(err, ErrBusy), "TryTake: %v", err)
+			if err == nil {
+				took++
+			}
+			tally(err)
+			err = s.TakeDeadline(sys.Nanotime() + 20_000)
+			require.True(t, typed(err, ErrTimeout), "TakeDeadline: %v", err)
+			tally(err)
+			err = s.TakeDeadline(1)
+			require.True(t, typed(err, ErrTimeout), "TakeDeadline in the past: %v", err)
+			tally(err)
+		}
+	})
+	p.kill(t)
+	t.Logf("Give ok %d, TryTake ok %d, ErrBusy %d, ErrOverflow %d, ErrTimeout %d", gave, took, busy, overflow, timedOut)
+
+	atomic.StoreUint32(&s.count, 0) // as the first phase's peer may have left it
+	p = startChild(t, "sem-churn", seg, "IPC_MODE=zero")
+	p.expect(t, "ready")
+	finishes(t, "semaphore under a count kept at 0", func() {
+		for range rounds / 10 {
+			require.ErrorIs(t, s.TryTake(), ErrBusy)
+			require.ErrorIs(t, s.TakeDeadline(sys.Nanotime()+20_000), ErrTimeout)
+			require.ErrorIs(t, s.TakeDeadline(1), ErrTimeout)
+		}
+	})
+	p.kill(t)
+
+	atomic.StoreUint32(&s.count, math.MaxUint32)
+	p = startChild(t, "sem-churn", seg, "IPC_MODE=max")
+	p.expect(t, "ready")
+	finishes(t, "semaphore under a count kept at its maximum", func() {
+		for range rounds {
+			require.ErrorIs(t, s.Give(), ErrOverflow)
+		}
+	})
+	p.kill(t)
+
+	atomic.StoreUint32(&s.count, 0)
+	require.NoError(t, s.Give(), "the semaphore works once the peer is gone")
+	require.NoError(t, s.TryTake())
 }

@@ -53,5 +53,5 @@
 // faults.
 //
 // Example (example_test.go) attaches one segment twice, as two processes
-// would; rtapi's ExampleRT_ShmNew maps a struct of ipc primitives onto one.
+// would; rtapi's ExampleRT_ShmCreate maps a struct of ipc primitives onto one.
 package shm

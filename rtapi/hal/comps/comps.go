@@ -316,30 +316,47 @@ func newLimit3(c *hal.Component, p string) {
 //	errorI += error * period while enabled and the output is not pushing
 //	          further into its limit; limited to ±maxerrorI; 0 when disabled
 //	errorD = (error - previous error) / period, limited to ±maxerrorD
-//	commandD, commandDD: command's first and second derivatives, limited
+//	commandD, commandDD, commandDDD: command's first, second and third
+//	          derivatives, limited to ±maxcmdD, ±maxcmdDD, ±maxcmdDDD
 //	output = bias + Pgain*error + Igain*errorI + Dgain*errorD
-//	         + FF0*command + FF1*commandD + FF2*commandDD,
+//	         + FF0*command + FF1*commandD + FF2*commandDD + FF3*commandDDD,
 //	         limited to ±maxoutput; 0 when disabled
 //
 // A limit of 0 means none. Pgain defaults to 1. The internal terms are
-// Out pins (LinuxCNC exports them with debug=1).
+// Out pins (LinuxCNC exports them with debug=1). While the output is in
+// its limit, saturated is true, saturated-s counts the seconds and
+// saturated-count the cycles (up to 2147483647); all three reset when it
+// leaves the limit. index-enable is watched, as LinuxCNC's pid does: in
+// the cycle it falls (the encoder has reset its count on the index
+// pulse), errorD and commandD keep their previous values instead of
+// differentiating the jump in position.
 func newPID(c *hal.Component, p string) {
 	f := func(n string) hal.Float { return c.Float(p+"."+n, hal.In) }
 	o := func(n string) hal.Float { return c.Float(p+"."+n, hal.Out) }
 	var (
 		pgain, igain, dgain, bias    = f("Pgain"), f("Igain"), f("Dgain"), f("bias")
-		ff0, ff1, ff2, deadband      = f("FF0"), f("FF1"), f("FF2"), f("deadband")
+		ff0, ff1, ff2, ff3           = f("FF0"), f("FF1"), f("FF2"), f("FF3")
+		deadband                     = f("deadband")
 		maxerror, maxerrorI          = f("maxerror"), f("maxerrorI")
 		maxerrorD, maxcmdD, maxcmdDD = f("maxerrorD"), f("maxcmdD"), f("maxcmdDD")
-		maxoutput                    = f("maxoutput")
+		maxcmdDDD, maxoutput         = f("maxcmdDDD"), f("maxoutput")
 		command, feedback            = f("command"), f("feedback")
 		errorOut, output             = o("error"), o("output")
 		errorI, errorD               = o("errorI"), o("errorD")
 		commandD, commandDD          = o("commandD"), o("commandDD")
+		commandDDD                   = o("commandDDD")
 		enable                       = c.Bit(p+".enable", hal.In)
+		indexEnable                  = c.Bit(p+".index-enable", hal.In)
 		saturated                    = c.Bit(p+".saturated", hal.Out)
-		prevError, prevCmd, prevCmdD float64
+		saturatedS                   = o("saturated-s")
+		saturatedCount               = c.S32(p+".saturated-count", hal.Out)
+		prevError, prevCmd           float64
+		prevCmdD, prevCmdDD          float64
+		rawErrorD, rawCmdD           float64 // before their limits
+		prevIndex                    bool
 		limitState, integ            float64
+		satSeconds                   float64
+		satCycles                    int32
 		limit                        = func(v, l float64) float64 {
 			if l != 0 {
 				return clamp(v, -l, l)
@@ -373,20 +390,28 @@ func newPID(c *hal.Component, p string) {
 			integ = 0
 		}
 		errorI.Set(integ)
-		ed := limit((e-prevError)/dt, maxerrorD.Get())
-		prevError = e
+		index := indexEnable.Get()
+		if !prevIndex || index {
+			rawErrorD = (e - prevError) / dt
+			rawCmdD = (cmd - prevCmd) / dt
+		}
+		prevIndex = index
+		prevError, prevCmd = e, cmd
+		ed := limit(rawErrorD, maxerrorD.Get())
 		errorD.Set(ed)
-		cd := limit((cmd-prevCmd)/dt, maxcmdD.Get())
-		prevCmd = cmd
+		cd := limit(rawCmdD, maxcmdD.Get())
 		commandD.Set(cd)
 		cdd := limit((cd-prevCmdD)/dt, maxcmdDD.Get())
 		prevCmdD = cd
 		commandDD.Set(cdd)
+		cddd := limit((cdd-prevCmdDD)/dt, maxcmdDDD.Get())
+		prevCmdDD = cdd
+		commandDDD.Set(cddd)
 		out := 0.0
 		limitState = 0
 		if on {
 			out = bias.Get() + pgain.Get()*e + igain.Get()*integ + dgain.Get()*ed +
-				ff0.Get()*cmd + ff1.Get()*cd + ff2.Get()*cdd
+				ff0.Get()*cmd + ff1.Get()*cd + ff2.Get()*cdd + ff3.Get()*cddd
 			if m := maxoutput.Get(); m != 0 {
 				if out > m {
 					out, limitState = m, 1
@@ -396,7 +421,17 @@ func newPID(c *hal.Component, p string) {
 			}
 		}
 		output.Set(out)
+		if limitState != 0 {
+			satSeconds += dt
+			if satCycles != math.MaxInt32 {
+				satCycles++
+			}
+		} else {
+			satSeconds, satCycles = 0, 0
+		}
 		saturated.Set(limitState != 0)
+		saturatedS.Set(satSeconds)
+		saturatedCount.Set(satCycles)
 	})
 }
 

@@ -83,6 +83,8 @@ func (r *rig) get(name string) float64 {
 				return float64(p.Value & 1)
 			case hal.TypeS64:
 				return float64(int64(p.Value))
+			case hal.TypeS32:
+				return float64(int32(uint32(p.Value)))
 			}
 		}
 	}
@@ -134,11 +136,12 @@ loadrt sim_motor
 			"maxv float IN", "min float IN", "out float OUT"},
 		"siggen.0": {"amplitude float IN", "clock bit OUT", "cosine float OUT", "frequency float IN",
 			"offset float IN", "reset bit IN", "sawtooth float OUT", "sine float OUT", "square float OUT", "triangle float OUT"},
-		"pid.0": {"Dgain float IN", "FF0 float IN", "FF1 float IN", "FF2 float IN", "Igain float IN", "Pgain float IN",
-			"bias float IN", "command float IN", "commandD float OUT", "commandDD float OUT", "deadband float IN",
-			"enable bit IN", "error float OUT", "errorD float OUT", "errorI float OUT", "feedback float IN",
-			"maxcmdD float IN", "maxcmdDD float IN", "maxerror float IN", "maxerrorD float IN", "maxerrorI float IN",
-			"maxoutput float IN", "output float OUT", "saturated bit OUT"},
+		"pid.0": {"Dgain float IN", "FF0 float IN", "FF1 float IN", "FF2 float IN", "FF3 float IN", "Igain float IN",
+			"Pgain float IN", "bias float IN", "command float IN", "commandD float OUT", "commandDD float OUT",
+			"commandDDD float OUT", "deadband float IN", "enable bit IN", "error float OUT", "errorD float OUT",
+			"errorI float OUT", "feedback float IN", "index-enable bit IN", "maxcmdD float IN", "maxcmdDD float IN",
+			"maxcmdDDD float IN", "maxerror float IN", "maxerrorD float IN", "maxerrorI float IN", "maxoutput float IN",
+			"output float OUT", "saturated bit OUT", "saturated-count s32 OUT", "saturated-s float OUT"},
 		"sim_motor.0": {"command float IN", "counts s64 OUT", "counts-per-unit float IN", "enable bit IN", "gain float IN",
 			"position float OUT", "position-fb float OUT", "time-constant float IN", "velocity float OUT"},
 	}
@@ -336,6 +339,123 @@ setp pid.0.enable 1
 	r.cycles("servo", 1)
 	assert.Zero(t, r.get("pid.0.output"))
 	assert.Zero(t, r.get("pid.0.errorI"), "disabled resets the integrator")
+}
+
+// A unit step in command, differentiated three times on a 1 ms thread:
+// commandD is 1000, then 0; commandDD 1e6, -1e6, then 0; commandDDD 1e9,
+// -2e9, 1e9, then 0. With FF3 = 1e-9 and Pgain = 0 the output is
+// commandDDD * FF3.
+func TestPIDThirdDerivative(t *testing.T) {
+	r := load(t, servo+`loadrt pid count=1
+addf pid.0.do-pid-calcs servo
+setp pid.0.Pgain 0
+setp pid.0.FF3 1e-9
+setp pid.0.command 1
+setp pid.0.feedback 1
+setp pid.0.enable 1
+`)
+	want := []struct{ d, dd, ddd float64 }{{1e3, 1e6, 1e9}, {0, -1e6, -2e9}, {0, 0, 1e9}, {0, 0, 0}}
+	for i, w := range want {
+		r.cycles("servo", 1)
+		assert.InDelta(t, w.d, r.get("pid.0.commandD"), 1e-6, "cycle %d", i)
+		assert.InDelta(t, w.dd, r.get("pid.0.commandDD"), 1e-3, "cycle %d", i)
+		assert.InDelta(t, w.ddd, r.get("pid.0.commandDDD"), 1, "cycle %d", i)
+		assert.InDelta(t, w.ddd*1e-9, r.get("pid.0.output"), 1e-9, "cycle %d", i)
+	}
+}
+
+// The same step with maxcmdD = 500, maxcmdDD = 1e5 and maxcmdDDD = 1e7:
+// each derivative is taken of the limited one before it, then limited.
+func TestPIDCommandLimits(t *testing.T) {
+	r := load(t, servo+`loadrt pid count=1
+addf pid.0.do-pid-calcs servo
+setp pid.0.Pgain 0
+setp pid.0.FF1 1
+setp pid.0.FF2 1
+setp pid.0.FF3 1
+setp pid.0.maxcmdD 500
+setp pid.0.maxcmdDD 1e5
+setp pid.0.maxcmdDDD 1e7
+setp pid.0.command 1
+setp pid.0.feedback 1
+setp pid.0.enable 1
+`)
+	r.cycles("servo", 1)
+	// raw: 1000, (500-0)/0.001 = 5e5, (1e5-0)/0.001 = 1e8
+	assert.Equal(t, 500.0, r.get("pid.0.commandD"))
+	assert.Equal(t, 1e5, r.get("pid.0.commandDD"))
+	assert.Equal(t, 1e7, r.get("pid.0.commandDDD"))
+	assert.InDelta(t, 500+1e5+1e7, r.get("pid.0.output"), 1e-6)
+	r.cycles("servo", 1)
+	// raw: 0, (0-500)/0.001 = -5e5, (-1e5-1e5)/0.001 = -2e8
+	assert.Equal(t, 0.0, r.get("pid.0.commandD"))
+	assert.Equal(t, -1e5, r.get("pid.0.commandDD"))
+	assert.Equal(t, -1e7, r.get("pid.0.commandDDD"))
+}
+
+// saturated-s and saturated-count count the time and the cycles the
+// output spends in its limit, and reset when it leaves it.
+func TestPIDSaturatedCounters(t *testing.T) {
+	r := load(t, servo+`loadrt pid count=1
+addf pid.0.do-pid-calcs servo
+setp pid.0.Pgain 2
+setp pid.0.maxoutput 1.5
+setp pid.0.command 1
+setp pid.0.enable 1
+`)
+	for i := 1; i <= 3; i++ {
+		r.cycles("servo", 1)
+		assert.Equal(t, 1.5, r.get("pid.0.output"))
+		assert.Equal(t, 1.0, r.get("pid.0.saturated"))
+		assert.InDelta(t, 0.001*float64(i), r.get("pid.0.saturated-s"), 1e-12)
+		assert.Equal(t, float64(i), r.get("pid.0.saturated-count"))
+	}
+	r.setp("pid.0.maxoutput", "3")
+	r.cycles("servo", 1)
+	assert.Equal(t, 2.0, r.get("pid.0.output"))
+	assert.Zero(t, r.get("pid.0.saturated"))
+	assert.Zero(t, r.get("pid.0.saturated-s"))
+	assert.Zero(t, r.get("pid.0.saturated-count"))
+}
+
+// index-enable falling is the encoder resetting its count on the index
+// pulse, and motion resetting the command with it: in that cycle pid
+// keeps the derivatives of the cycle before instead of seeing a jump of
+// -5 units in one millisecond, and differentiates from the new position
+// afterwards.
+func TestPIDIndexEnable(t *testing.T) {
+	r := load(t, servo+`loadrt pid count=1
+addf pid.0.do-pid-calcs servo
+setp pid.0.Pgain 0
+setp pid.0.Dgain 1
+setp pid.0.FF1 1
+setp pid.0.enable 1
+setp pid.0.index-enable 1
+`)
+	step := func(cmd, fb string) {
+		r.setp("pid.0.command", cmd)
+		r.setp("pid.0.feedback", fb)
+		r.cycles("servo", 1)
+	}
+	step("5", "5")
+	step("5.001", "5") // commandD = 1, errorD = 1
+	assert.InDelta(t, 1, r.get("pid.0.commandD"), 1e-9)
+	assert.InDelta(t, 1, r.get("pid.0.errorD"), 1e-9)
+	r.setp("pid.0.index-enable", false)
+	// The reset: error = -0.001; held, not commandD = (0.002-5.001)/0.001
+	// and errorD = (-0.001-0.001)/0.001.
+	step("0.002", "0.003")
+	assert.InDelta(t, 1, r.get("pid.0.commandD"), 1e-9, "commandD held across the reset")
+	assert.InDelta(t, 1, r.get("pid.0.errorD"), 1e-9, "errorD held across the reset")
+	assert.InDelta(t, 2, r.get("pid.0.output"), 1e-9)
+	step("0.003", "0.002") // from the new position: commandD = 1, errorD = (0.001+0.001)/0.001
+	assert.InDelta(t, 1, r.get("pid.0.commandD"), 1e-9)
+	assert.InDelta(t, 2, r.get("pid.0.errorD"), 1e-9)
+
+	// Without index-enable the same reset is a derivative spike.
+	r.setp("pid.0.index-enable", false)
+	step("5.004", "5.003")
+	assert.InDelta(t, (5.004-0.003)/0.001, r.get("pid.0.commandD"), 1e-6)
 }
 
 func TestSimMotor(t *testing.T) {
