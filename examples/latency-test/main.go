@@ -382,6 +382,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer outputs.discard()
 
+	// cyclictest holds /dev/cpu_dma_latency at 0 whatever the policy: the
+	// real-time flavors hold it, the posix flavor on SCHED_OTHER
+	// (--policy other) does not, so latency-test holds it too.
+	var dma *os.File
+	if c.lat.Options.Flavor != "sim" {
+		dma = holdDMALatency()
+		defer dma.Close()
+	}
 	loads := latency.StartLoads(c.loads)
 	live := newDisplay(stdout, c.format)
 	var tick func(time.Duration, []latency.TaskStats)
@@ -406,7 +414,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			online := len(s.RT().Kernel().OnlineCPUs)
 			fmt.Fprintf(stdout, "Max CPUs = %d\nOnline CPUs = %d\n", max(online, runtime.NumCPU()), online)
 		}
-		if c.format == "cyclictest" && dmaHeld(s.RT().Flavor()) {
+		if f := s.RT().Flavor(); c.format == "cyclictest" && (dmaHeld(f) || dma != nil && f.Name != "sim") {
 			fmt.Fprintln(stdout, "# /dev/cpu_dma_latency set to 0us")
 		}
 		if c.ct.verbose {
@@ -521,6 +529,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// holdDMALatency holds /dev/cpu_dma_latency at 0 until the file it
+// returns is closed: deep C-states, whose exit delays a wake-up, are
+// kept off. It returns nil where the file cannot be written (no such
+// file, or not root and no udev rule; rtcheck gives the remedy).
+func holdDMALatency() *os.File {
+	f, err := os.OpenFile("/dev/cpu_dma_latency", os.O_WRONLY, 0)
+	if err != nil {
+		return nil
+	}
+	if _, err := f.Write(make([]byte, 4)); err != nil { // a binary s32: 0 in either byte order
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // dmaHeld reports whether the flavor holds /dev/cpu_dma_latency at 0, as
@@ -730,7 +754,9 @@ func (d *display) draw(elapsed time.Duration, ts []latency.TaskStats) {
 	io.WriteString(d.w, b.String())
 }
 
-// cyclictestPolicy names a policy as cyclictest's status line does.
+// cyclictestPolicy names a policy as cyclictest's status line does:
+// "other/other" for SCHED_OTHER, since cyclictest adds "/other" whenever
+// a thread runs SCHED_OTHER (priority 0: --policy other, or no -p).
 func cyclictestPolicy(p string) string {
 	switch p {
 	case "SCHED_FIFO":
@@ -738,7 +764,7 @@ func cyclictestPolicy(p string) string {
 	case "SCHED_RR":
 		return "rr"
 	}
-	return "other"
+	return "other/other"
 }
 
 // loadavg is /proc/loadavg's line, as cyclictest shows it.
