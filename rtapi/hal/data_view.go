@@ -19,6 +19,7 @@ import (
 // A Data is for one goroutine at a time.
 type Data struct {
 	seg    *shm.Segment // nil: the host's own memory
+	host   *dataStore   // the host's own tables (HAL.Data), else nil
 	l      *dataLayout
 	closed bool
 }
@@ -42,11 +43,13 @@ func hostGone(seg *shm.Segment, closed *int64) bool {
 // may have made another under it). A viewer that sees it closes and
 // attaches again to follow a restarted host. It makes system calls.
 func (d *Data) HostGone() bool {
-	if d.closed {
+	switch {
+	case d.closed:
 		return true
-	}
-	if d.seg == nil {
-		return atomic.LoadInt64(&d.l.Header.Closed) != 0
+	case d.host != nil:
+		var c int64
+		d.host.access(func() { c = atomic.LoadInt64(&d.l.Header.Closed) })
+		return c != 0
 	}
 	return hostGone(d.seg, &d.l.Header.Closed)
 }
@@ -140,12 +143,15 @@ func AttachData(o MonitorOptions) (*Data, error) {
 }
 
 // Data returns a reader of the HAL's own data tables, the view another
-// process gets from AttachData. After Close its calls return ErrClosed;
-// one taken before Close must not be used after it.
+// process gets from AttachData. It reads the host's memory, so it keeps
+// working when another process truncated the data segment
+// (HAL.DataErr). After Close its calls return ErrClosed; one taken before
+// Close must not be used after it.
 func (h *HAL) Data() *Data {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return &Data{l: h.data.l, closed: h.closed}
+	h.repairData()
+	return &Data{host: h.data, l: h.data.l, closed: h.closed}
 }
 
 // checkDataHeader checks the header against this build's layout. At
@@ -170,8 +176,8 @@ func (d *Data) guard(op string, f func() error) error {
 	}
 	var err error
 	run := func() { err = f() }
-	if d.seg == nil {
-		run()
+	if d.host != nil {
+		d.host.access(run)
 	} else if gerr := d.seg.Guard(run); gerr != nil {
 		return &Error{Op: op, Err: gerr}
 	}
