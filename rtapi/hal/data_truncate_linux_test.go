@@ -137,3 +137,74 @@ func truncatedDataHost(t *testing.T, dir string) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the segment is removed all the same")
 }
+
+// A reader in another process (AttachData: halcmd, halmon) whose host's
+// data segment is truncated under it gets shm.ErrTruncated, a typed
+// error, from Read, SetP and SetS, sees the host gone, and closes; the
+// host's safe states, set-up calls and Close work on. The reader and the host
+// are one child process, so that a fault in either fails this test, not
+// the test binary. Before, HostGone said false, and the host died of
+// SIGBUS in its first touch of the segment after the truncation.
+func TestDataReaderSurvivesTruncation(t *testing.T) {
+	const role = "truncated-data-reader"
+	if rttest.ChildRole() == role {
+		truncatedDataReader(t, os.Getenv("GORTAPI_TEST_DIR"))
+		return
+	}
+	runAsChild(t, "TestDataReaderSurvivesTruncation", role)
+}
+
+func truncatedDataReader(t *testing.T, dir string) {
+	h := newHAL(t, hal.Options{DataKey: 0x95, ShmDir: dir})
+	c, err := h.NewComponent("c")
+	require.NoError(t, err)
+	c.Float("c.in", hal.In)
+	c.Bit("c.enable", hal.Out)
+	require.NoError(t, c.Ready())
+	require.NoError(t, h.SetP("c.in", "2.5"))
+	th, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	_, err = h.Export("servo.idle", nop) // touches no pin
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("servo.idle", "servo", hal.Last))
+	require.NoError(t, h.SafeP("servo", "c.enable", "1"))
+	require.NoError(t, h.Start())
+	waitBeat(t, th, 2)
+	d, err := hal.AttachData(hal.MonitorOptions{Key: 0x95, Dir: dir})
+	require.NoError(t, err)
+	s, err := d.Read()
+	require.NoError(t, err)
+	require.Len(t, s.Pins, 2)
+	assert.False(t, d.HostGone())
+
+	truncate(t, filepath.Join(dir, "gortapi-0-00000095"), 0)
+
+	_, err = d.Read()
+	require.ErrorIs(t, err, shm.ErrTruncated)
+	var te *shm.TruncatedError
+	require.ErrorAs(t, err, &te)
+	assert.Zero(t, te.FileSize)
+	assert.ErrorIs(t, d.SetP("c.in", "1"), shm.ErrTruncated)
+	assert.ErrorIs(t, d.SetS("x", "1"), shm.ErrTruncated)
+	assert.True(t, d.HostGone(), "a truncated segment is a host gone")
+	require.NoError(t, d.Close())
+
+	// The host touches the segment first in the thread's safe state,
+	// after its last cycle, then in its set-up calls.
+	require.NoError(t, h.Stop())
+	require.ErrorIs(t, h.DataErr(), shm.ErrTruncated)
+	v, err := h.GetP("c.enable")
+	require.NoError(t, err)
+	assert.Equal(t, "TRUE", v, "the safe state ran")
+	require.NoError(t, h.SetP("c.in", "3.5"))
+	v, err = h.GetP("c.in")
+	require.NoError(t, err)
+	assert.Equal(t, "3.5", v)
+	c2, err := h.NewComponent("c2")
+	require.NoError(t, err)
+	c2.Bit("c2.out", hal.Out)
+	require.NoError(t, c2.Ready())
+	require.NoError(t, h.Net("sig", "c2.out"))
+	require.ErrorIs(t, h.DataErr(), shm.ErrTruncated)
+	require.ErrorIs(t, h.Close(), shm.ErrTruncated)
+}

@@ -24,11 +24,16 @@ type Data struct {
 	closed bool
 }
 
-// hostGone reports whether the host of seg is gone: closed (the word at
-// closed, read under the guard), dead, or its segment unlinked.
-func hostGone(seg *shm.Segment, closed *int64) bool {
+// hostGone reports whether the host of seg is gone: closed (closed's
+// word, loaded under the guard: taking a field's address touches the
+// mapping), dead, its segment unlinked, or truncated under this
+// attachment (the host no longer shares it).
+func hostGone(seg *shm.Segment, closed func() int64) bool {
 	var c int64
-	if err := seg.Guard(func() { c = atomic.LoadInt64(closed) }); err != nil || c != 0 {
+	if err := seg.Guard(func() { c = closed() }); err != nil || c != 0 {
+		return true
+	}
+	if seg.Check() != nil {
 		return true
 	}
 	if !processAlive(seg.CreatorPID()) {
@@ -39,19 +44,22 @@ func hostGone(seg *shm.Segment, closed *int64) bool {
 }
 
 // HostGone reports whether the host is gone: it closed its HAL, its
-// process no longer exists, or the segment's name was unlinked (a new host
-// may have made another under it). A viewer that sees it closes and
-// attaches again to follow a restarted host. It makes system calls.
+// process no longer exists, the segment's name was unlinked (a new host
+// may have made another under it), or the segment was truncated under
+// this attachment (the host then no longer shares its pins). A viewer
+// that sees it closes and attaches again to follow a restarted host. It
+// makes system calls.
 func (d *Data) HostGone() bool {
+	closed := func() int64 { return atomic.LoadInt64(&d.l.Header.Closed) }
 	switch {
 	case d.closed:
 		return true
 	case d.host != nil:
 		var c int64
-		d.host.access(func() { c = atomic.LoadInt64(&d.l.Header.Closed) })
+		d.host.access(func() { c = closed() })
 		return c != 0
 	}
-	return hostGone(d.seg, &d.l.Header.Closed)
+	return hostGone(d.seg, closed)
 }
 
 // errReadOnly is what SetP and SetS return on a read-only attachment.

@@ -213,7 +213,7 @@ func (m *Monitor) HostGone() bool {
 	if m.closed {
 		return true
 	}
-	return hostGone(m.seg, &m.layout.Header.Closed)
+	return hostGone(m.seg, func() int64 { return atomic.LoadInt64(&m.layout.Header.Closed) })
 }
 
 // Close detaches. A second Close returns ErrClosed.
