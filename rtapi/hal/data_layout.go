@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -126,31 +125,24 @@ func unpackSigInfo(v uint64) (t Type, live bool, writers, readers, bidirs int) {
 func sizeofData() int { return int(unsafe.Sizeof(dataLayout{})) }
 
 // dataStore is the memory the data tables live in: a shared-memory
-// segment, or private memory when the HAL shares nothing.
-//
-// Another process that may write the segment may also truncate it, and
-// touching its pages past the file's new end faults. A HAL thread's
-// functions touch the tables through their pins with plain atomics: the
-// thread turns the fault into a panic, recovers it, and calls lost, which
-// orphans the segment (shm.Segment.Orphan: the same addresses become
-// private memory) so that no access faults again; the host's own set-up
-// code touches them through access, which does the same under a guard.
-// Either way the loss is logged once and err reports it.
+// segment, or private memory when the HAL shares nothing. A HAL thread's
+// functions touch the tables through their pins with plain atomics, and
+// recover a fault from a truncation with lost; the host's own code
+// touches them through access (loss).
 type dataStore struct {
-	seg *shm.Segment // nil: private
-	l   *dataLayout
-
-	log      *zap.Logger
-	lostOnce sync.Once
-	lostErr  atomic.Pointer[error] // why the tables are private now (lost)
+	loss // seg nil: private
+	l    *dataLayout
 }
+
+const dataLost = "hal data segment lost: another process truncated it; the threads go on, " +
+	"with pins, parameters and signals in this process's memory only"
 
 func newDataStore(o shm.Options, key uint32, log *zap.Logger) (*dataStore, error) {
 	if key == 0 {
 		mem := make([]uint64, (sizeofData()+7)/8)
 		l := (*dataLayout)(unsafe.Pointer(&mem[0]))
 		initDataHeader(l)
-		return &dataStore{l: l, log: log}, nil
+		return &dataStore{loss: loss{log: log, what: dataLost}, l: l}, nil
 	}
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("data segment 0x%08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
@@ -167,7 +159,7 @@ func newDataStore(o shm.Options, key uint32, log *zap.Logger) (*dataStore, error
 		_ = seg.Delete()
 		return nil, fmt.Errorf("data segment: %w", err)
 	}
-	return &dataStore{seg: seg, l: l, log: log}, nil
+	return &dataStore{loss: loss{seg: seg, log: log, what: dataLost}, l: l}, nil
 }
 
 func initDataHeader(l *dataLayout) {
@@ -210,71 +202,10 @@ func (d *dataStore) name() string {
 	return d.seg.Name()
 }
 
-// access runs f, which reads or writes the tables outside a thread's
-// cycle (the HAL's set-up calls, its own Data view, safe states). If f
-// faults because another process truncated the segment, the segment is
-// orphaned (see lost) and f runs again, on the private memory: f must be
-// idempotent up to the access that faulted, as single loads and stores
-// are. Taking the address of an entry's field touches the entry (Go's nil
-// check), so f computes such addresses itself. After Close f does not
-// run.
-func (d *dataStore) access(f func()) {
-	if d.seg == nil {
-		f()
-		return
-	}
-	var te *shm.TruncatedError
-	if err := d.seg.Guard(f); errors.As(err, &te) {
-		d.orphan(te)
-		_ = d.seg.Guard(f)
-	}
-}
-
 // load loads the word at w, a pointer into the tables, under access.
 func (d *dataStore) load(w *uint64) (v uint64) {
 	d.access(func() { v = atomic.LoadUint64(w) })
 	return v
-}
-
-// lost reports whether v, a panic a thread recovered, is a fault in the
-// data segment: another process truncated it under a function's pin
-// access. The segment is then orphaned. Runs on the faulting thread, on
-// the fault's path only: it allocates and makes system calls, once.
-func (d *dataStore) lost(v any) bool {
-	if d.seg == nil {
-		return false
-	}
-	te := d.seg.Fault(v)
-	if te == nil {
-		return false
-	}
-	d.orphan(te)
-	return true
-}
-
-// orphan handles the first truncation found (te): the segment becomes
-// private memory holding what the file still held (zeros past its end),
-// so that every pin access through the same pointers lands there from
-// then on, and the loss is logged once; err reports it after.
-func (d *dataStore) orphan(te *shm.TruncatedError) {
-	d.lostOnce.Do(func() {
-		err := error(te)
-		if oerr := d.seg.Orphan(); oerr != nil {
-			err = errors.Join(te, oerr)
-		}
-		d.lostErr.Store(&err)
-		d.log.Error("hal data segment lost: another process truncated it; the threads go on, "+
-			"with pins, parameters and signals in this process's memory only",
-			zap.String("segment", d.seg.Name()), zap.Error(err))
-	})
-}
-
-// err reports why the tables are no longer shared, nil while they are.
-func (d *dataStore) err() error {
-	if e := d.lostErr.Load(); e != nil {
-		return *e
-	}
-	return nil
 }
 
 // close marks the tables closed for readers and removes the segment. A

@@ -136,7 +136,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 			_ = data.close()
 			return nil, &Error{Op: "new", Err: err}
 		}
-		p.log = h.log
+		p.loss.log = h.log
 		h.pub = p
 	}
 	return h, nil
