@@ -54,6 +54,7 @@ type Signal struct {
 	name  string
 	index int
 	e     *sigEntry
+	value *uint64 // &e.Value, taken once under the data guard
 	typ   Type
 	pins  []*pin // linked, in link order; guarded by h.mu
 }
@@ -78,11 +79,13 @@ func (h *HAL) NewComponent(name string) (*Component, error) {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "already %d components, the most one HAL holds", MaxComps)
 	}
 	c := &Component{h: h, name: name, index: len(h.comps)}
-	c.e = &h.data.l.Comps[c.index]
-	copy(c.e.Name[:], name)
-	c.e.PID = int64(os.Getpid())
+	h.data.access(func() {
+		c.e = &h.data.l.Comps[c.index]
+		copy(c.e.Name[:], name)
+		c.e.PID = int64(os.Getpid())
+	})
 	h.comps = append(h.comps, c)
-	atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps)))
+	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps))) })
 	return c, nil
 }
 
@@ -115,7 +118,7 @@ func (c *Component) Ready() error {
 		return c.err
 	}
 	c.ready = true
-	atomic.StoreUint32(&c.e.Ready, 1)
+	c.h.data.access(func() { atomic.StoreUint32(&c.e.Ready, 1) })
 	return nil
 }
 
@@ -179,14 +182,16 @@ func (c *Component) newPin(name string, t Type, d Dir) *word {
 		return dummy()
 	}
 	p := &pin{index: len(h.pinList), name: name, typ: t, dir: d, comp: c}
-	p.e = &h.data.l.Pins[p.index]
-	copy(p.e.Name[:], name)
-	p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
-	p.own = &p.e.Value
+	h.data.access(func() {
+		p.e = &h.data.l.Pins[p.index]
+		copy(p.e.Name[:], name)
+		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
+		p.own = &p.e.Value
+	})
 	p.ref.Store(p.own)
 	h.pins[name] = p
 	h.pinList = append(h.pinList, p)
-	atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList)))
+	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList))) })
 	return &p.ref
 }
 
@@ -207,13 +212,17 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 		return dummy()
 	}
 	p := &param{index: len(h.parList), name: name, typ: t, dir: d, comp: c}
-	p.e = &h.data.l.Params[p.index]
-	copy(p.e.Name[:], name)
-	p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
-	p.ref.Store(&p.e.Value)
+	var own *uint64
+	h.data.access(func() {
+		p.e = &h.data.l.Params[p.index]
+		copy(p.e.Name[:], name)
+		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
+		own = &p.e.Value
+	})
+	p.ref.Store(own)
 	h.params[name] = p
 	h.parList = append(h.parList, p)
-	atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList)))
+	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList))) })
 	return &p.ref
 }
 
@@ -293,3 +302,67 @@ func (c *Component) U64Param(name string, d ParamDir) U64 {
 // DataSegment is the POSIX name of the data segment ("" without
 // Options.DataKey).
 func (h *HAL) DataSegment() string { return h.data.name() }
+
+// repairData rewrites the tables from the host's own model once the data
+// segment was lost (DataErr): the orphaned memory holds only what the
+// file still held, zeros past its new end, while the host's own Data view
+// (Show, Save) reads names and links from it. The values are left as the
+// memory holds them: they are the threads' and the only ones there are.
+// Called with h.mu; it runs once.
+func (h *HAL) repairData() {
+	if h.dataRepaired || h.data.err() == nil {
+		return
+	}
+	h.dataRepaired = true
+	pid := int64(os.Getpid())
+	h.data.access(func() {
+		l := h.data.l
+		gen := atomic.LoadUint64(&l.Header.Gen) | 1 // odd: a reader retries
+		atomic.StoreUint64(&l.Header.Gen, gen)
+		initDataHeader(l)
+		for i, c := range h.comps {
+			e := &l.Comps[i]
+			e.Name = nameBuf(c.name)
+			e.PID = pid
+			if c.ready {
+				atomic.StoreUint32(&e.Ready, 1)
+			}
+		}
+		for i, p := range h.pinList {
+			e := &l.Pins[i]
+			e.Name = nameBuf(p.name)
+			e.Comp, e.Type, e.Dir = uint16(p.comp.index), uint8(p.typ), uint8(p.dir)
+			link := uint32(0)
+			if p.sig != nil {
+				link = uint32(p.sig.index + 1)
+			}
+			atomic.StoreUint32(&e.Signal, link)
+		}
+		for i, p := range h.parList {
+			e := &l.Params[i]
+			e.Name = nameBuf(p.name)
+			e.Comp, e.Type, e.Dir = uint16(p.comp.index), uint8(p.typ), uint8(p.dir)
+		}
+		for i, s := range h.sigList {
+			e := &l.Signals[i]
+			e.Name = nameBuf(s.name)
+			info := uint64(0)
+			if h.sigs[s.name] == s {
+				_, w, r, b := s.counts()
+				info = packSigInfo(s.typ, true, w, r, b)
+			}
+			atomic.StoreUint64(&e.Info, info)
+		}
+		atomic.StoreInt64(&l.Header.NComps, int64(len(h.comps)))
+		atomic.StoreInt64(&l.Header.NPins, int64(len(h.pinList)))
+		atomic.StoreInt64(&l.Header.NParams, int64(len(h.parList)))
+		atomic.StoreInt64(&l.Header.NSignals, int64(len(h.sigList)))
+		atomic.StoreUint64(&l.Header.Gen, gen+1)
+	})
+}
+
+// nameBuf is name as a table entry holds it, zero-padded.
+func nameBuf(name string) (b [NameLen]byte) {
+	copy(b[:], name)
+	return b
+}

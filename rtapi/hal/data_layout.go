@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"go.uber.org/zap"
+
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -123,18 +125,24 @@ func unpackSigInfo(v uint64) (t Type, live bool, writers, readers, bidirs int) {
 func sizeofData() int { return int(unsafe.Sizeof(dataLayout{})) }
 
 // dataStore is the memory the data tables live in: a shared-memory
-// segment, or private memory when the HAL shares nothing.
+// segment, or private memory when the HAL shares nothing. A HAL thread's
+// functions touch the tables through their pins with plain atomics, and
+// recover a fault from a truncation with lost; the host's own code
+// touches them through access (loss).
 type dataStore struct {
-	seg *shm.Segment // nil: private
-	l   *dataLayout
+	loss // seg nil: private
+	l    *dataLayout
 }
 
-func newDataStore(o shm.Options, key uint32) (*dataStore, error) {
+const dataLost = "hal data segment lost: another process truncated it; the threads go on, " +
+	"with pins, parameters and signals in this process's memory only"
+
+func newDataStore(o shm.Options, key uint32, log *zap.Logger) (*dataStore, error) {
 	if key == 0 {
 		mem := make([]uint64, (sizeofData()+7)/8)
 		l := (*dataLayout)(unsafe.Pointer(&mem[0]))
 		initDataHeader(l)
-		return &dataStore{l: l}, nil
+		return &dataStore{loss: loss{log: log, what: dataLost}, l: l}, nil
 	}
 	if runtime.GOOS != "linux" {
 		return nil, fmt.Errorf("data segment 0x%08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
@@ -144,12 +152,14 @@ func newDataStore(o shm.Options, key uint32) (*dataStore, error) {
 		return nil, fmt.Errorf("data segment: %w", err)
 	}
 	l, err := shm.View[dataLayout](seg, 0)
+	if err == nil {
+		err = seg.Guard(func() { initDataHeader(l) })
+	}
 	if err != nil {
 		_ = seg.Delete()
-		return nil, err
+		return nil, fmt.Errorf("data segment: %w", err)
 	}
-	initDataHeader(l)
-	return &dataStore{seg: seg, l: l}, nil
+	return &dataStore{loss: loss{seg: seg, log: log, what: dataLost}, l: l}, nil
 }
 
 func initDataHeader(l *dataLayout) {
@@ -192,10 +202,19 @@ func (d *dataStore) name() string {
 	return d.seg.Name()
 }
 
+// load loads the word at w, a pointer into the tables, under access.
+func (d *dataStore) load(w *uint64) (v uint64) {
+	d.access(func() { v = atomic.LoadUint64(w) })
+	return v
+}
+
+// close marks the tables closed for readers and removes the segment. A
+// segment another process truncated is removed all the same, and close
+// returns its shm.ErrTruncated.
 func (d *dataStore) close() error {
-	atomic.StoreInt64(&d.l.Header.Closed, 1)
+	d.access(func() { atomic.StoreInt64(&d.l.Header.Closed, 1) })
 	if d.seg == nil {
 		return nil
 	}
-	return d.seg.Delete()
+	return errors.Join(d.err(), d.seg.Delete())
 }

@@ -19,15 +19,21 @@ import (
 // A Data is for one goroutine at a time.
 type Data struct {
 	seg    *shm.Segment // nil: the host's own memory
+	host   *dataStore   // the host's own tables (HAL.Data), else nil
 	l      *dataLayout
 	closed bool
 }
 
-// hostGone reports whether the host of seg is gone: closed (the word at
-// closed, read under the guard), dead, or its segment unlinked.
-func hostGone(seg *shm.Segment, closed *int64) bool {
+// hostGone reports whether the host of seg is gone: closed (closed's
+// word, loaded under the guard: taking a field's address touches the
+// mapping), dead, its segment unlinked, or truncated under this
+// attachment (the host no longer shares it).
+func hostGone(seg *shm.Segment, closed func() int64) bool {
 	var c int64
-	if err := seg.Guard(func() { c = atomic.LoadInt64(closed) }); err != nil || c != 0 {
+	if err := seg.Guard(func() { c = closed() }); err != nil || c != 0 {
+		return true
+	}
+	if seg.Check() != nil {
 		return true
 	}
 	if !processAlive(seg.CreatorPID()) {
@@ -38,17 +44,22 @@ func hostGone(seg *shm.Segment, closed *int64) bool {
 }
 
 // HostGone reports whether the host is gone: it closed its HAL, its
-// process no longer exists, or the segment's name was unlinked (a new host
-// may have made another under it). A viewer that sees it closes and
-// attaches again to follow a restarted host. It makes system calls.
+// process no longer exists, the segment's name was unlinked (a new host
+// may have made another under it), or the segment was truncated under
+// this attachment (the host then no longer shares its pins). A viewer
+// that sees it closes and attaches again to follow a restarted host. It
+// makes system calls.
 func (d *Data) HostGone() bool {
-	if d.closed {
+	closed := func() int64 { return atomic.LoadInt64(&d.l.Header.Closed) }
+	switch {
+	case d.closed:
 		return true
+	case d.host != nil:
+		var c int64
+		d.host.access(func() { c = closed() })
+		return c != 0
 	}
-	if d.seg == nil {
-		return atomic.LoadInt64(&d.l.Header.Closed) != 0
-	}
-	return hostGone(d.seg, &d.l.Header.Closed)
+	return hostGone(d.seg, closed)
 }
 
 // errReadOnly is what SetP and SetS return on a read-only attachment.
@@ -140,12 +151,15 @@ func AttachData(o MonitorOptions) (*Data, error) {
 }
 
 // Data returns a reader of the HAL's own data tables, the view another
-// process gets from AttachData. After Close its calls return ErrClosed;
-// one taken before Close must not be used after it.
+// process gets from AttachData. It reads the host's memory, so it keeps
+// working when another process truncated the data segment
+// (HAL.DataErr). After Close its calls return ErrClosed; one taken before
+// Close must not be used after it.
 func (h *HAL) Data() *Data {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return &Data{l: h.data.l, closed: h.closed}
+	h.repairData()
+	return &Data{host: h.data, l: h.data.l, closed: h.closed}
 }
 
 // checkDataHeader checks the header against this build's layout. At
@@ -170,8 +184,8 @@ func (d *Data) guard(op string, f func() error) error {
 	}
 	var err error
 	run := func() { err = f() }
-	if d.seg == nil {
-		run()
+	if d.host != nil {
+		d.host.access(run)
 	} else if gerr := d.seg.Guard(run); gerr != nil {
 		return &Error{Op: op, Err: gerr}
 	}

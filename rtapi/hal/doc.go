@@ -84,6 +84,15 @@
 // (Options.DataKey) that another process reads and sets through
 // AttachData; examples/halcmd does. The host never reads back from it
 // anything but values, so a hostile writer can only produce wrong values.
+// One that truncates the file makes the host's next access to it fault:
+// a function's pin access (its call ends there, as if it panicked), a
+// safe state's or a set-up call's. The host then makes the segment
+// private memory at the same addresses and goes on: the threads keep
+// running, values past the file's new end read zero, HAL.DataErr and
+// Close report shm.ErrTruncated, and readers in other processes get
+// shm.ErrTruncated and see the host gone. Pin handles used from other
+// goroutines of the host are not guarded: such an access faults the
+// process.
 //
 // Components are compiled in: Register names a Factory, LoadRT ("loadrt
 // pid count=2") runs it; rtapi/hal/comps registers the standard ones.

@@ -96,6 +96,8 @@ type HAL struct {
 	sigList []*Signal
 	loaded  [][]string // loadrt lines, for Save
 
+	dataRepaired bool // the lost data segment's tables were rewritten (repairData); guarded by mu
+
 	// Changes of links while threads run (links.go).
 	gate      atomic.Uint64 // threads inside a cycle, and the change armed
 	pending   atomic.Pointer[linkChange]
@@ -123,7 +125,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	}
 	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{},
 		pins: map[string]*pin{}, params: map[string]*param{}, sigs: map[string]*Signal{}}
-	data, err := newDataStore(shm.Options{Dir: opts.ShmDir, Instance: rt.Instance(), Prefault: true, Group: opts.ShmGroup}, opts.DataKey)
+	data, err := newDataStore(shm.Options{Dir: opts.ShmDir, Instance: rt.Instance(), Prefault: true, Group: opts.ShmGroup}, opts.DataKey, h.log)
 	if err != nil {
 		return nil, &Error{Op: "new", Err: err}
 	}
@@ -134,7 +136,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 			_ = data.close()
 			return nil, &Error{Op: "new", Err: err}
 		}
-		p.log = h.log
+		p.loss.log = h.log
 		h.pub = p
 	}
 	return h, nil
@@ -300,9 +302,11 @@ func (h *HAL) stop() error {
 	return errors.Join(errs...)
 }
 
-// Close stops the threads, deletes their tasks and removes the stats
-// segment and those of Component.NewSegment. It is idempotent: later calls return nil. Every other call
-// after Close returns ErrClosed.
+// Close stops the threads, deletes their tasks and removes the stats and
+// data segments and those of Component.NewSegment. A stats or data
+// segment another process truncated is removed all the same, and Close
+// returns its shm.ErrTruncated. It is idempotent: later calls return nil.
+// Every other call after Close returns ErrClosed.
 func (h *HAL) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -378,3 +382,12 @@ func (h *HAL) StatsErr() error {
 	}
 	return h.pub.err()
 }
+
+// DataErr reports why the data segment is no longer shared: a
+// *shm.TruncatedError (shm.ErrTruncated) once another process truncated
+// it. The threads then go on running their chains, and pins, parameters
+// and signals keep their values in this process's memory only (zero for
+// those that lay past the file's new end); other processes no longer see
+// or set them. nil while the segment is shared, and without
+// Options.DataKey.
+func (h *HAL) DataErr() error { return h.data.err() }

@@ -205,15 +205,15 @@ func (m *Monitor) HostAlive() bool {
 func (m *Monitor) HostPID() int { return m.seg.CreatorPID() }
 
 // HostGone reports whether the host this monitor watches is gone: it
-// closed its HAL, its process no longer exists, or the segment's name was
-// unlinked (a new host may have made another under it). A monitor that
-// sees it closes and opens again to follow a restarted host. It makes a
-// system call or two.
+// closed its HAL, its process no longer exists, the segment's name was
+// unlinked (a new host may have made another under it), or the segment
+// was truncated under the monitor. A monitor that sees it closes and
+// opens again to follow a restarted host. It makes a few system calls.
 func (m *Monitor) HostGone() bool {
 	if m.closed {
 		return true
 	}
-	return hostGone(m.seg, &m.layout.Header.Closed)
+	return hostGone(m.seg, func() int64 { return atomic.LoadInt64(&m.layout.Header.Closed) })
 }
 
 // Close detaches. A second Close returns ErrClosed.

@@ -198,6 +198,7 @@ func TestMonitorSurvivesTruncation(t *testing.T) {
 	assert.NotZero(t, te.Fault, "the header page survived: the thread records faulted")
 	_, err = m.Read()
 	require.ErrorIs(t, err, shm.ErrTruncated, "and again, without dying")
+	assert.True(t, m.HostGone(), "a truncated segment is a host gone")
 	require.NoError(t, h.Close())
 }
 

@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
-
-	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/ipc"
@@ -31,10 +28,7 @@ type statsLayout struct {
 type publisher struct {
 	seg    *shm.Segment
 	layout *statsLayout
-
-	log      *zap.Logger
-	lostOnce sync.Once
-	lostErr  atomic.Pointer[error] // why publishing stopped (lost)
+	loss   loss // its truncation by another process
 }
 
 func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
@@ -75,7 +69,8 @@ func newPublisher(dir string, instance int, key uint32, group string) (*publishe
 		HostPID:    int64(os.Getpid()),
 	}
 	atomic.StoreUint64(&layout.Header.Magic, statsMagic)
-	return &publisher{seg: seg, layout: layout}, nil
+	return &publisher{seg: seg, layout: layout, loss: loss{seg: seg,
+		what: "hal stats segment lost: another process truncated it; the threads go on, no longer publishing"}}, nil
 }
 
 // segmentHost reports the pid that created an existing segment and
@@ -137,60 +132,22 @@ func (p *publisher) guard(f func()) error { return p.seg.Guard(f) }
 
 // lost reports whether v, a panic a thread recovered, is a fault in the
 // stats segment: another process truncated it under the thread's stores.
-// The segment is then orphaned (see orphan). Runs on the faulting thread,
-// on the fault's path only: it allocates and makes system calls, once.
-func (p *publisher) lost(v any) bool {
-	if p == nil {
-		return false
-	}
-	te := p.seg.Fault(v)
-	if te == nil {
-		return false
-	}
-	p.orphan(te)
-	return true
-}
-
-// orphan handles the first truncation found (te): the segment becomes
-// private memory (shm.Segment.Orphan), so that every store and load
-// through the same pointers lands there from then on, and the loss is
-// logged once; err reports it after.
-func (p *publisher) orphan(te *shm.TruncatedError) {
-	p.lostOnce.Do(func() {
-		err := error(te)
-		if oerr := p.seg.Orphan(); oerr != nil {
-			err = errors.Join(te, oerr)
-		}
-		p.lostErr.Store(&err)
-		p.log.Error("hal stats segment lost: another process truncated it; the threads go on, no longer publishing",
-			zap.String("segment", p.seg.Name()), zap.Error(err))
-	})
-}
+// The segment is then orphaned (loss.lost).
+func (p *publisher) lost(v any) bool { return p != nil && p.loss.lost(v) }
 
 // access runs f, which reads or writes the segment outside a thread's
-// cycle (counters read by Stats, ResetMax). If f faults because the
-// segment was truncated, the segment is orphaned and f runs again on the
-// private memory. After close f does not run. A nil p (no stats
-// segment: the counters are private) just runs f.
+// cycle (counters read by Stats, ResetMax), as loss.access does. A nil p
+// (no stats segment: the counters are private) just runs f.
 func (p *publisher) access(f func()) {
 	if p == nil {
 		f()
 		return
 	}
-	var te *shm.TruncatedError
-	if err := p.guard(f); errors.As(err, &te) {
-		p.orphan(te)
-		_ = p.guard(f)
-	}
+	p.loss.access(f)
 }
 
 // err reports why the segment stopped publishing, nil while it publishes.
-func (p *publisher) err() error {
-	if e := p.lostErr.Load(); e != nil {
-		return *e
-	}
-	return nil
-}
+func (p *publisher) err() error { return p.loss.err() }
 
 // close marks the segment closed for monitors and removes it. A segment
 // another process truncated is removed all the same, and close returns

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -19,8 +17,8 @@ type statsSeqlock struct{}
 func (*statsSeqlock) Write(*threadRecord) {}
 
 type publisher struct {
-	seg interface{ Name() string }
-	log *zap.Logger
+	seg  interface{ Name() string }
+	loss loss
 }
 
 func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {

@@ -16,9 +16,9 @@ import (
 // body is the rtapi task body of a thread. A panicking function ends the
 // thread with a *PanicError naming it, one that calls runtime.Goexit with
 // the task's ErrGoexit; either way the thread is "failed" and runs no
-// chain any more. A store into a stats segment that another process
-// truncated does not end it (see run). Set-up is once per run, not per
-// cycle.
+// chain any more. An access into a stats or data segment that another
+// process truncated does not end it (see run). Set-up is once per run,
+// not per cycle.
 func (th *Thread) body(tc *rtapi.TaskContext) error {
 	// A fault (SIGBUS past a truncated file's end) becomes a panic of
 	// this goroutine instead of killing the process. Setting it is a
@@ -34,13 +34,14 @@ func (th *Thread) body(tc *rtapi.TaskContext) error {
 	}
 }
 
-// run runs cycles until the thread ends (done), or until a store into
-// the stats segment faults because another process truncated it. The
-// segment is then lost (publisher.lost: it becomes private memory and
-// stops faulting) and run returns to be called again with resume, which
-// finishes the interrupted cycle and goes on waiting for the next
-// release. Recovering outside the deferred call keeps a later panic of a
-// function recoverable.
+// run runs cycles until the thread ends (done), or until an access
+// faults because another process truncated a segment under it: a store
+// into the stats segment, or a function's pin access into the data
+// segment. The segment is then lost (publisher.lost, dataStore.lost: it
+// becomes private memory and stops faulting) and run returns to be called
+// again with resume, which finishes the interrupted cycle and goes on
+// waiting for the next release. Recovering outside the deferred call
+// keeps a later panic of a function recoverable.
 func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error) {
 	returned := false
 	defer func() {
@@ -51,7 +52,7 @@ func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error)
 		switch {
 		case v == nil:
 			th.ended() // runtime.Goexit: the task reports it
-		case th.h.pub.lost(v):
+		case th.h.pub.lost(v), th.h.data.lost(v):
 			// done stays false: resume
 		default:
 			err, done = th.panicked(v), true
@@ -128,14 +129,15 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 	}
 }
 
-// resume finishes the cycle that a fault in the stats segment
-// interrupted. A fault inside the chain came from accounting for
-// th.current, which had returned: the chain goes on after it, and that
-// one call goes unaccounted. A fault after the chain was in publishing,
-// which was the cycle's last step. Should the chain have been replaced
-// since the cycle pinned it (so rare on top of a truncation that it is
-// not worth a per-cycle store), the rest of this cycle is skipped and the
-// next one runs the new chain.
+// resume finishes the cycle that a fault in a lost segment interrupted.
+// A fault inside the chain came from accounting for th.current, which had
+// returned, or from th.current's own pin access, which ended that call
+// there (its deferred calls ran, as for a panic): either way the chain
+// goes on after it, and that one call goes unaccounted. A fault after the
+// chain was in publishing, which was the cycle's last step. Should the
+// chain have been replaced since the cycle pinned it (so rare on top of a
+// truncation that it is not worth a per-cycle store), the rest of this
+// cycle is skipped and the next one runs the new chain.
 func (th *Thread) resume(tc *rtapi.TaskContext) {
 	if !th.inCycle {
 		return

@@ -46,7 +46,9 @@ func (h *HAL) AddSafeState(thread, name string, fn func()) error {
 // stop it from writing its pins again). Pins they set keep those values
 // for the other threads and for other processes reading the data
 // segment. A safe state must return; one that panics is logged and the
-// next one runs. Registering while the threads run takes effect at once.
+// next one runs. One that faults in a data segment another process
+// truncated runs again, once, on the segment's now private memory
+// (HAL.DataErr). Registering while the threads run takes effect at once.
 // A nil fn panics; a name that is not a HAL name is ErrInvalid.
 func (th *Thread) AddSafeState(name string, fn func()) error {
 	if fn == nil {
@@ -109,7 +111,7 @@ func (th *Thread) runSafeState(s safeState) {
 				zap.String("safe_state", s.name), zap.Any("panic", v))
 		}
 	}()
-	s.fn()
+	th.h.data.access(s.fn)
 }
 
 // SafeP adds to thread's safe states one that sets pin to value (halfile's

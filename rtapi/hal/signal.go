@@ -43,13 +43,16 @@ func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: already %d signals made, the most one HAL holds", name, MaxSignals)
 	}
 	s := &Signal{name: name, index: len(h.sigList), typ: t}
-	s.e = &h.data.l.Signals[s.index]
-	copy(s.e.Name[:], name)
-	atomic.StoreUint64(&s.e.Value, 0)
-	s.publish()
+	h.data.access(func() {
+		s.e = &h.data.l.Signals[s.index]
+		copy(s.e.Name[:], name)
+		s.value = &s.e.Value
+		atomic.StoreUint64(s.value, 0)
+	})
+	h.publish(s)
 	h.sigs[name] = s
 	h.sigList = append(h.sigList, s)
-	atomic.StoreInt64(&h.data.l.Header.NSignals, int64(len(h.sigList)))
+	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NSignals, int64(len(h.sigList))) })
 	return s, nil
 }
 
@@ -68,9 +71,10 @@ func (s *Signal) counts() (writer *pin, writers, readers, bidirs int) {
 	return
 }
 
-func (s *Signal) publish() {
+// publish writes the signal's type and pin counts for readers.
+func (h *HAL) publish(s *Signal) {
 	_, w, r, b := s.counts()
-	atomic.StoreUint64(&s.e.Info, packSigInfo(s.typ, true, w, r, b))
+	h.data.access(func() { atomic.StoreUint64(&s.e.Info, packSigInfo(s.typ, true, w, r, b)) })
 }
 
 // DeleteSignal unlinks every pin of the signal and deletes it (halcmd
@@ -91,7 +95,7 @@ func (h *HAL) DeleteSignal(name string) error {
 		h.unlink(p)
 	}
 	delete(h.sigs, name)
-	atomic.StoreUint64(&s.e.Info, 0)
+	h.data.access(func() { atomic.StoreUint64(&s.e.Info, 0) })
 	h.endChange()
 	return h.settle(op)
 }
@@ -174,13 +178,13 @@ func (h *HAL) link(p *pin, s *Signal) {
 		return
 	}
 	if len(s.pins) == 0 {
-		atomic.StoreUint64(&s.e.Value, atomic.LoadUint64(p.own))
+		h.data.access(func() { atomic.StoreUint64(s.value, atomic.LoadUint64(p.own)) })
 	}
 	p.sig = s
 	s.pins = append(s.pins, p)
-	h.setRef(p, &s.e.Value)
-	atomic.StoreUint32(&p.e.Signal, uint32(s.index+1))
-	s.publish()
+	h.setRef(p, s.value)
+	h.data.access(func() { atomic.StoreUint32(&p.e.Signal, uint32(s.index+1)) })
+	h.publish(s)
 }
 
 // unlink points p back at its own word, which takes the signal's value.
@@ -189,12 +193,12 @@ func (h *HAL) unlink(p *pin) {
 	if s == nil {
 		return
 	}
-	atomic.StoreUint64(p.own, atomic.LoadUint64(&s.e.Value))
+	h.data.access(func() { atomic.StoreUint64(p.own, atomic.LoadUint64(s.value)) })
 	h.setRef(p, p.own)
 	p.sig = nil
 	s.pins = slices.DeleteFunc(s.pins, func(q *pin) bool { return q == p })
-	atomic.StoreUint32(&p.e.Signal, 0)
-	s.publish()
+	h.data.access(func() { atomic.StoreUint32(&p.e.Signal, 0) })
+	h.publish(s)
 }
 
 // Unlink unlinks a pin from its signal (hal_unlink, halcmd unlinkp). The
@@ -272,8 +276,8 @@ func (h *HAL) Net(signal string, pins ...string) error {
 
 // beginChange and endChange bracket a change of links: the data
 // segment's generation is odd in between, for readers in other processes.
-func (h *HAL) beginChange() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }
-func (h *HAL) endChange()   { atomic.AddUint64(&h.data.l.Header.Gen, 1) }
+func (h *HAL) beginChange() { h.data.access(func() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }) }
+func (h *HAL) endChange()   { h.data.access(func() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }) }
 
 // settle applies the change's links between cycles (commitLinks), then
 // returns once every running thread has left the cycle it was in.
@@ -316,7 +320,7 @@ func (h *HAL) SetP(name, value string) error {
 		if err != nil {
 			return &Error{Op: op, Err: fmt.Errorf("parameter %q: %w", name, err)}
 		}
-		atomic.StoreUint64(p.ref.Load(), w)
+		h.data.access(func() { atomic.StoreUint64(p.ref.Load(), w) })
 		return nil
 	}
 	p, ok := h.pins[name]
@@ -333,7 +337,7 @@ func (h *HAL) SetP(name, value string) error {
 	if err != nil {
 		return &Error{Op: op, Err: fmt.Errorf("pin %q: %w", name, err)}
 	}
-	atomic.StoreUint64(p.own, w)
+	h.data.access(func() { atomic.StoreUint64(p.own, w) })
 	return nil
 }
 
@@ -346,10 +350,10 @@ func (h *HAL) GetP(name string) (string, error) {
 		return "", err
 	}
 	if p, ok := h.params[name]; ok {
-		return FormatValue(p.typ, atomic.LoadUint64(p.ref.Load())), nil
+		return FormatValue(p.typ, h.data.load(p.ref.Load())), nil
 	}
 	if p, ok := h.pins[name]; ok {
-		return FormatValue(p.typ, atomic.LoadUint64(p.ref.Load())), nil
+		return FormatValue(p.typ, h.data.load(p.ref.Load())), nil
 	}
 	return "", errf("getp", "", "", rtapi.ErrInvalid, "pin or parameter %q does not exist", name)
 }
@@ -373,7 +377,7 @@ func (h *HAL) SetS(name, value string) error {
 	if err != nil {
 		return &Error{Op: op, Err: fmt.Errorf("signal %q: %w", name, err)}
 	}
-	atomic.StoreUint64(&s.e.Value, w)
+	h.data.access(func() { atomic.StoreUint64(s.value, w) })
 	return nil
 }
 
@@ -388,5 +392,5 @@ func (h *HAL) GetS(name string) (string, error) {
 	if !ok {
 		return "", errf("gets", "", "", rtapi.ErrInvalid, "signal %q does not exist", name)
 	}
-	return FormatValue(s.typ, atomic.LoadUint64(&s.e.Value)), nil
+	return FormatValue(s.typ, h.data.load(s.value)), nil
 }
