@@ -3,8 +3,11 @@ package spinguard_test
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"runtime"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,4 +239,58 @@ func TestGuardEndsWithItsParent(t *testing.T) {
 	if err := unix.Kill(pid, 0); !errors.Is(err, unix.ESRCH) {
 		t.Errorf("guard pid %d still there after Close: %v", pid, err)
 	}
+}
+
+// TestGuardStartsUnderAHostThatIsPID1: in a container the host process is
+// PID 1 of its PID namespace, and so its guard's parent. The guard
+// refused a parent PID of 1 and exited, so no host in a container had
+// one (docs/DEPLOY.md's recipe). Run here in a PID and mount namespace of
+// its own, with /proc mounted for it, as a container runtime does.
+func TestGuardStartsUnderAHostThatIsPID1(t *testing.T) {
+	if os.Getenv("GORTAPI_TEST_PID1") == "1" {
+		guardAsPID1(t)
+		return
+	}
+	rttest.RequireRT(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGuardStartsUnderAHostThatIsPID1$", "-test.v")
+	cmd.Env = append(os.Environ(), "GORTAPI_TEST_PID1=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no PID namespace for a child here: %v", err) // a container without CAP_SYS_ADMIN
+	}
+	err := cmd.Wait()
+	if err != nil || !strings.Contains(out.String(), "guard watched a thread as PID 1") {
+		t.Fatalf("as PID 1: %v\n%s", err, out.String())
+	}
+}
+
+func guardAsPID1(t *testing.T) {
+	if os.Getpid() != 1 {
+		t.Fatalf("pid %d, want 1", os.Getpid())
+	}
+	// /proc of this namespace, on a mount of its own: the guard reads
+	// /proc/<its parent>/task/<tid>.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("proc", "/proc", "proc", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	g, ev := startGuard(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := g.Watch(sys.Gettid(), 10, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ev.errs:
+		t.Fatalf("watch refused: %v", err)
+	default:
+	}
+	t.Log("guard watched a thread as PID 1")
 }

@@ -113,7 +113,9 @@ func serve(arg string) int {
 		prio, _ = strconv.Atoi(parts[1])
 		tick, _ = strconv.ParseInt(parts[2], 10, 64)
 	}
-	if ppid <= 1 || prio < 1 || prio > 99 || tick < 100_000 || tick > 1_000_000_000 {
+	// A parent PID of 1 is a host in a container, PID 1 of its namespace:
+	// when it exits the kernel kills the namespace, guard included.
+	if ppid < 1 || prio < 1 || prio > 99 || tick < 100_000 || tick > 1_000_000_000 {
 		fmt.Fprintf(os.Stderr, "gortapi spin guard: bad %s=%q\n", envKey, arg)
 		return 2
 	}
