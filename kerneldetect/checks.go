@@ -124,28 +124,40 @@ func (d *detector) checkRTGroupSched() Check {
 	}
 	rel := strings.TrimPrefix(path.Clean("/"+cgPath), "/")
 	var tried []string
-	for _, mount := range []string{controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu"} {
-		name := path.Join("sys/fs/cgroup", mount, rel, "cpu.rt_runtime_us")
-		if !fsValid(name) {
+	// A container sees its own cgroup at the root of the mount (a cgroup
+	// namespace, or the runtime's bind mount), under a path that
+	// /proc/self/cgroup may still name from the host's root.
+	for _, sub := range []string{rel, ""} {
+		if sub == "" && rel == "" {
 			continue
 		}
-		tried = append(tried, name)
-		vb, err := d.readQuiet(name)
-		if err != nil {
-			continue
+		for _, mount := range []string{controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu"} {
+			name := path.Join("sys/fs/cgroup", mount, sub, "cpu.rt_runtime_us")
+			if !fsValid(name) || slices.Contains(tried, name) {
+				continue
+			}
+			tried = append(tried, name)
+			vb, err := d.readQuiet(name)
+			if err != nil {
+				continue
+			}
+			v, err := parseSingleInt(vb)
+			if err != nil {
+				return warn(CheckRTGroupSched, name+": "+err.Error(), "")
+			}
+			where := ""
+			if sub != rel {
+				where = " (the mount's root: a container's own cgroup)"
+			}
+			ev := fmt.Sprintf("%s: cpu cgroup %q; %s=%d%s%s", cg, cgPath, name, v, where, cfg)
+			d.note(name, fmt.Sprint(v), "RT budget of this process's cpu cgroup"+where)
+			if v == 0 {
+				return fail(CheckRTGroupSched, ev+": RT group scheduling leaves this cgroup no RT budget, so SCHED_FIFO fails with EPERM even as root",
+					"give the cgroup an RT budget: docker run --cpu-rt-runtime=950000 --ulimit rtprio=99 (dockerd needs --cpu-rt-runtime too), "+
+						"or echo 950000 > "+"/"+name+" (its parents first), or run the process in the root cpu cgroup")
+			}
+			return ok(CheckRTGroupSched, ev)
 		}
-		v, err := parseSingleInt(vb)
-		if err != nil {
-			return warn(CheckRTGroupSched, name+": "+err.Error(), "")
-		}
-		ev := fmt.Sprintf("%s: cpu cgroup %q; %s=%d%s", cg, cgPath, name, v, cfg)
-		d.note(name, fmt.Sprint(v), "RT budget of this process's cpu cgroup")
-		if v == 0 {
-			return fail(CheckRTGroupSched, ev+": RT group scheduling leaves this cgroup no RT budget, so SCHED_FIFO fails with EPERM even as root",
-				"give the cgroup an RT budget: docker run --cpu-rt-runtime=950000 --ulimit rtprio=99 (dockerd needs --cpu-rt-runtime too), "+
-					"or echo 950000 > "+"/"+name+" (its parents first), or run the process in the root cpu cgroup")
-		}
-		return ok(CheckRTGroupSched, ev)
 	}
 	return ok(CheckRTGroupSched, fmt.Sprintf("%s: cpu cgroup %q, no cpu.rt_runtime_us (%s)%s", cg, cgPath, strings.Join(tried, ", "), cfg))
 }
