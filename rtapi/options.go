@@ -150,16 +150,18 @@ type Options struct {
 	// warning when it cannot start; On: Start fails when it cannot; Off:
 	// none.
 	SpinGuard Toggle
-	// SpareProcs raises GOMAXPROCS by one while each task runs, from its
-	// Start until it ends: a task thread waking from its sleep then finds
-	// an idle P instead of waiting for an ordinary thread of the runtime
-	// to hand it one, which is what delays the wake-ups of a task set by
-	// 10-25 ms on a busy process (docs/GC.md, "Spare Ps"). Auto (unset):
-	// on where the spin guard runs; On: on flavors with OS threads; Off:
-	// GOMAXPROCS is left alone. A GOMAXPROCS environment variable is
-	// always left alone, and so is a GOMAXPROCS the program changes while
-	// tasks run. Each change stops the world for a few microseconds, tasks
-	// included.
+	// SpareProcs raises GOMAXPROCS by one for each task: a task thread
+	// waking from its sleep then finds an idle P instead of waiting for
+	// an ordinary thread of the runtime to hand it one, which is what
+	// delays the wake-ups of a task set by 10-25 ms on a busy process
+	// (docs/GC.md, "Spare Ps"). Auto (unset): on where the spin guard
+	// runs; On: on flavors with OS threads; Off: GOMAXPROCS is left alone.
+	// Each change stops the world, which a running task waits out, so the
+	// first Start of a set raises it for every task not yet started, and
+	// it goes back down once the last of them has ended; only a task
+	// started later than that changes it while others run. A GOMAXPROCS
+	// environment variable is always left alone, and so is a GOMAXPROCS
+	// the program changes while tasks run.
 	SpareProcs Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given: the field
@@ -302,7 +304,7 @@ var settings = config.Table[Options]{{
 	Value: toggle(func(o *Options) *Toggle { return &o.SpinGuard }, false),
 }, {
 	Field: "SpareProcs", Flag: "rtapi.spare-procs", Env: "RTAPI_SPARE_PROCS",
-	Usage: "raise GOMAXPROCS by one per running task: `auto|on|off`",
+	Usage: "raise GOMAXPROCS by one per task: `auto|on|off`",
 	Value: toggle(func(o *Options) *Toggle { return &o.SpareProcs }, false),
 }}
 

@@ -8,19 +8,29 @@ import (
 )
 
 // Spare Ps (Options.SpareProcs): GOMAXPROCS is raised by one for each
-// running task, so that a task thread waking from its sleep finds an idle
-// P instead of waiting for a SCHED_OTHER thread of the runtime to hand it
+// task, so that a task thread waking from its sleep finds an idle P
+// instead of waiting for a SCHED_OTHER thread of the runtime to hand it
 // one. docs/GC.md ("Spare Ps") has the mechanism and the measurements.
+//
+// Setting GOMAXPROCS stops the world, and a stop waits for every P,
+// including one held by an ordinary thread that CPU hogs keep off the
+// CPU: a running task waking into it waits as long. So GOMAXPROCS changes
+// only while none of the counted tasks runs, where the program allows:
+// the first Start of a set counts every task of its RT not yet started,
+// and an ending task's P is given back only once the last counted task
+// has ended. A task started while others run, beyond what was counted,
+// still raises it.
 
-// procBoard counts the Ps rtapi added to GOMAXPROCS. There is one for the
+// procBoard counts the tasks holding a spare P. There is one for the
 // process (spareProcs), since GOMAXPROCS is the process's, shared by every
-// RT.
+// RT. A task's spare field is guarded by mu.
 type procBoard struct {
 	mu     sync.Mutex
 	procs  func(int) int       // runtime.GOMAXPROCS
 	getenv func(string) string // os.Getenv
 	base   int                 // GOMAXPROCS before the first spare P
-	n      int                 // spare Ps counted and not given back
+	n      int                 // tasks counted and not ended
+	set    int                 // GOMAXPROCS as the board last left it
 	// foreign: GOMAXPROCS was changed behind the board, which leaves it
 	// alone until every counted task has ended.
 	foreign bool
@@ -28,49 +38,61 @@ type procBoard struct {
 
 var spareProcs = procBoard{procs: runtime.GOMAXPROCS, getenv: os.Getenv}
 
-// add counts a starting task and raises GOMAXPROCS by one. It returns
-// whether the task was counted (it must then call remove when it ends),
-// and why GOMAXPROCS was left alone, or "" when it was raised.
-func (b *procBoard) add() (counted bool, note string) {
+// add counts each task of ts not yet counted and not yet started or
+// ended, and raises GOMAXPROCS to one P more than before the first for
+// each task counted, if it is below that. It returns why GOMAXPROCS was
+// left alone, or "".
+func (b *procBoard) add(ts []*Task) (note string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if v := b.getenv("GOMAXPROCS"); v != "" {
-		return false, "GOMAXPROCS=" + v + " in the environment is left alone"
+		return "GOMAXPROCS=" + v + " in the environment is left alone"
 	}
 	cur := b.procs(0)
 	if b.n == 0 {
-		b.base, b.foreign = cur, false
-	} else if cur != b.base+b.n {
+		b.base, b.set, b.foreign = cur, cur, false
+	} else if cur != b.set {
 		b.foreign = true
 	}
-	b.n++
-	if b.foreign {
-		return true, fmt.Sprintf("GOMAXPROCS was changed to %d by the program and is left alone", cur)
+	for _, t := range ts {
+		// The state is read under mu: a Stop of a task not started sets
+		// it before it gives back (remove), so a task is counted only
+		// if its remove is still to come.
+		if !t.spare && t.state.Load() == stateCreated {
+			t.spare = true
+			b.n++
+		}
 	}
-	b.procs(b.base + b.n)
-	return true, ""
+	if b.foreign {
+		return fmt.Sprintf("GOMAXPROCS was changed to %d by the program and is left alone", cur)
+	}
+	if want := b.base + b.n; want > cur {
+		b.procs(want)
+		b.set = want
+	}
+	return ""
 }
 
-// remove gives back the spare P of a task that add counted, as it ends.
-func (b *procBoard) remove() {
+// remove uncounts t if add counted it, and gives the spare Ps back once
+// no counted task is left.
+func (b *procBoard) remove(t *Task) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.n == 0 {
+	if !t.spare {
 		return
 	}
+	t.spare = false
 	b.n--
-	if !b.foreign && b.procs(0) != b.base+b.n+1 {
-		b.foreign = true
+	if b.n > 0 {
+		return
 	}
-	if !b.foreign {
-		b.procs(b.base + b.n)
+	if !b.foreign && b.procs(0) == b.set {
+		b.procs(b.base)
 	}
-	if b.n == 0 {
-		b.foreign = false
-	}
+	b.foreign = false
 }
 
-// count returns the spare Ps counted and GOMAXPROCS before the first.
+// count returns the tasks counted and GOMAXPROCS before the first.
 func (b *procBoard) count() (n, base int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -100,13 +122,26 @@ func (rt *RT) wantSpareProcs() bool {
 	return s.guard != nil
 }
 
-// giveBackProc gives back t's spare P, once.
-func (t *Task) giveBackProc() {
-	if t.spare {
-		t.spare = false
-		spareProcs.remove()
+// takeProcs counts t, starting, and every other task of rt not yet
+// started, on the spare-P board (its first Start raises GOMAXPROCS for
+// the whole set, before any of it runs).
+func (rt *RT) takeProcs(t *Task) {
+	rt.mu.Lock()
+	ts := make([]*Task, 0, len(rt.tasks)+1)
+	ts = append(ts, t)
+	for _, o := range rt.tasks {
+		if o != t && o.state.Load() == stateCreated {
+			ts = append(ts, o)
+		}
+	}
+	rt.mu.Unlock()
+	if note := spareProcs.add(ts); note != "" {
+		rt.spareNote(note)
 	}
 }
+
+// giveBackProc uncounts t on the spare-P board, once.
+func (t *Task) giveBackProc() { spareProcs.remove(t) }
 
 // spareNote logs, once per RT, why GOMAXPROCS was left alone.
 func (rt *RT) spareNote(note string) {

@@ -29,21 +29,59 @@ func (f *fakeProcs) procs(n int) int {
 func TestProcBoardCountsTasks(t *testing.T) {
 	f := &fakeProcs{v: 2}
 	b := procBoard{procs: f.procs, getenv: func(string) string { return "" }}
-	for want := 3; want <= 5; want++ {
-		counted, note := b.add()
-		require.True(t, counted)
-		require.Empty(t, note)
+	ts := []*Task{{}, {}, {}}
+	for i, want := range []int{3, 4, 5} {
+		require.Empty(t, b.add(ts[i:i+1]))
 		require.Equal(t, want, f.v)
 	}
-	for want := 4; want >= 2; want-- {
-		b.remove()
-		require.Equal(t, want, f.v)
+	require.Empty(t, b.add(ts), "counted once")
+	require.Equal(t, 5, f.v)
+	for _, task := range ts[:2] {
+		b.remove(task)
+		require.Equal(t, 5, f.v, "given back only once no counted task is left")
 	}
+	b.remove(ts[2])
+	require.Equal(t, 2, f.v)
 	n, base := b.count()
 	require.Equal(t, [2]int{0, 2}, [2]int{n, base})
-	b.remove() // nothing counted: a no-op, never below the base
+	b.remove(ts[2]) // not counted: a no-op, never below the base
 	require.Equal(t, 2, f.v)
-	require.Equal(t, 6, f.sets)
+	require.Equal(t, 4, f.sets)
+}
+
+// A set counted at its first Start raises GOMAXPROCS once, before any of
+// its tasks runs; a task of the set ending while others run, or one
+// starting within what was counted, does not change it (each change
+// stops the world under the running tasks).
+func TestProcBoardChangesGOMAXPROCSOnlyWithNoTaskRunning(t *testing.T) {
+	f := &fakeProcs{v: 2}
+	b := procBoard{procs: f.procs, getenv: func(string) string { return "" }}
+	set := []*Task{{}, {}, {}}
+	require.Empty(t, b.add(set))
+	require.Equal(t, [2]int{5, 1}, [2]int{f.v, f.sets}, "one change for the set")
+	b.add(set[1:2]) // its own Start
+	b.add(set[2:])
+	b.remove(set[0])
+	require.Equal(t, [2]int{5, 1}, [2]int{f.v, f.sets})
+
+	// Started or ended tasks are not counted by another's Start.
+	started, ended := &Task{}, &Task{}
+	started.state.Store(stateRunning)
+	ended.state.Store(stateDone)
+	b.add([]*Task{started, ended})
+	require.Equal(t, [2]int{5, 1}, [2]int{f.v, f.sets})
+
+	// A late task beyond the count raises it: a change is unavoidable.
+	late := &Task{}
+	b.add([]*Task{late})
+	require.Equal(t, [2]int{5, 1}, [2]int{f.v, f.sets}, "set[0]'s P is still there")
+	late2 := &Task{}
+	b.add([]*Task{late2})
+	require.Equal(t, [2]int{6, 2}, [2]int{f.v, f.sets})
+	for _, task := range []*Task{set[1], set[2], late, late2} {
+		b.remove(task)
+	}
+	require.Equal(t, [2]int{2, 3}, [2]int{f.v, f.sets})
 }
 
 // A GOMAXPROCS from the environment is the user's: never changed.
@@ -55,9 +93,9 @@ func TestProcBoardLeavesTheEnvironmentsGOMAXPROCS(t *testing.T) {
 		}
 		return ""
 	}}
-	counted, note := b.add()
-	require.False(t, counted)
-	require.Contains(t, note, "GOMAXPROCS=7 in the environment")
+	task := &Task{}
+	require.Contains(t, b.add([]*Task{task}), "GOMAXPROCS=7 in the environment")
+	require.False(t, task.spare, "not counted")
 	require.Equal(t, 7, f.v)
 	require.Zero(t, f.sets)
 }
@@ -68,34 +106,38 @@ func TestProcBoardLeavesTheEnvironmentsGOMAXPROCS(t *testing.T) {
 func TestProcBoardLeavesAProgramsChange(t *testing.T) {
 	f := &fakeProcs{v: 2}
 	b := procBoard{procs: f.procs, getenv: func(string) string { return "" }}
-	b.add()
-	b.add()
+	a, c := &Task{}, &Task{}
+	b.add([]*Task{a, c})
 	require.Equal(t, 4, f.v)
 	f.v = 8 // runtime.GOMAXPROCS(8) by the program
-	counted, note := b.add()
-	require.True(t, counted, "counted, so that its end balances")
-	require.Contains(t, note, "changed to 8 by the program")
-	b.remove()
-	b.remove()
-	b.remove()
+	d := &Task{}
+	require.Contains(t, b.add([]*Task{d}), "changed to 8 by the program")
+	require.True(t, d.spare, "counted, so that its end balances")
+	b.remove(a)
+	b.remove(c)
+	b.remove(d)
 	require.Equal(t, 8, f.v)
-	b.add()
+	e := &Task{}
+	b.add([]*Task{e})
 	require.Equal(t, 9, f.v)
-	b.remove()
+	b.remove(e)
 	require.Equal(t, 8, f.v)
 
-	// Changed between two ends: the rest of the ends leave it too.
-	b.add()
-	b.add()
+	// Changed before the last end: that end leaves it too.
+	a, c = &Task{}, &Task{}
+	b.add([]*Task{a, c})
 	f.v = 3
-	b.remove()
-	b.remove()
+	b.remove(a)
+	b.remove(c)
 	require.Equal(t, 3, f.v)
 }
 
-// Each running task holds one spare P from Start until it has ended,
-// also one whose body returns on its own, and one whose Start fails. A
-// task on the sim flavor, or with SpareProcs Off, holds none.
+// The first Start of a set counts a spare P for each of its tasks and
+// raises GOMAXPROCS once, before any of them runs. Ends give the Ps back
+// once the last counted task has ended, also one whose body returns on
+// its own, and one whose Start fails; GOMAXPROCS does not change while
+// a counted task runs. A task on the sim flavor, or with SpareProcs Off,
+// counts none.
 func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	// Not parallel: the board and GOMAXPROCS are the process's.
 	core, logs := observer.New(zap.InfoLevel)
@@ -103,6 +145,30 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 	n0, _ := spareProcs.count()
+	// GOMAXPROCS changes, each with the tasks running then (an ending
+	// task is "stopping", off SCHED_FIFO, as it gives its P back).
+	var sets []int
+	running := func() (n int) {
+		for _, task := range rt.Tasks() {
+			if task.State() == "running" {
+				n++
+			}
+		}
+		return n
+	}
+	spareProcs.mu.Lock()
+	spareProcs.procs = func(n int) int {
+		if n > 0 {
+			sets = append(sets, running())
+		}
+		return runtime.GOMAXPROCS(n)
+	}
+	spareProcs.mu.Unlock()
+	t.Cleanup(func() {
+		spareProcs.mu.Lock()
+		spareProcs.procs = runtime.GOMAXPROCS
+		spareProcs.mu.Unlock()
+	})
 	check := func(n int) {
 		t.Helper()
 		got, base := spareProcs.count()
@@ -120,15 +186,34 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	}
 	a, b, short := newTask("a", 0), newTask("b", 0), newTask("short", 3)
 	require.NoError(t, a.Start())
-	check(1)
+	check(3) // the set, counted at its first Start
+	require.Equal(t, []int{0}, sets, "raised once, before any task ran")
 	require.NoError(t, b.Start())
-	check(2)
 	require.NoError(t, short.Start())
-	require.NoError(t, short.Wait()) // its body returned: given back before Wait returns
-	check(2)
+	require.NoError(t, short.Wait()) // its body returned: uncounted before Wait returns
+	n, base := spareProcs.count()
+	require.Equal(t, n0+2, n)
+	require.Equal(t, base+n0+3, runtime.GOMAXPROCS(0), "kept while a and b run")
 	a.Stop()
 	require.NoError(t, a.Wait())
-	check(1)
+	require.Equal(t, []int{0}, sets, "no change while a task ran")
+	b.Stop()
+	require.NoError(t, b.Wait())
+	check(0)
+	require.Equal(t, []int{0, 0}, sets, "given back once none ran")
+	sets = nil
+
+	// A task never started gives back what another's Start counted for it.
+	c, idle := newTask("c", 0), newTask("idle", 0)
+	require.NoError(t, c.Start())
+	check(2)
+	require.NoError(t, idle.Delete())
+	c.Stop()
+	require.NoError(t, c.Wait())
+	check(0)
+	require.Equal(t, []int{0, 0}, sets)
+	require.NoError(t, c.Delete())
+	check(0)
 
 	// A Start that fails gives its P back.
 	if rttest.Emulator() == "" { // posix timers under an emulator: see flavors' TestWakerInterrupt
@@ -140,7 +225,7 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 		err = bad.Start()
 		require.NoError(t, unix.Setrlimit(unix.RLIMIT_SIGPENDING, &lim))
 		require.Error(t, err, "timer_create with RLIMIT_SIGPENDING 0")
-		check(1)
+		check(0)
 	}
 
 	// Off, and the sim flavor (no OS threads), hold none.
@@ -150,7 +235,7 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 		task, err := other.NewTask(TaskSpec{Name: "other", Period: time.Millisecond}, loopBody)
 		require.NoError(t, err)
 		require.NoError(t, task.Start())
-		check(1)
+		check(0)
 		require.NoError(t, other.Close())
 	}
 	require.NoError(t, rt.Close())

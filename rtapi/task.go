@@ -246,7 +246,8 @@ type Task struct {
 	// (spin.go).
 	guarded *spinguard.Guard
 	// spare: the task counts in spareProcs (Options.SpareProcs), set by
-	// Start; finish gives its P back.
+	// the first Start of its set (procs.go) and cleared as it ends;
+	// guarded by spareProcs.mu.
 	spare bool
 
 	deadlineErr *DeadlineError // built at NewTask, filled in when the policy trips
@@ -399,11 +400,7 @@ func (t *Task) Start() error {
 		return taskErr(t.spec.Name, "start", err)
 	}
 	if t.rt.wantSpareProcs() {
-		var note string
-		t.spare, note = spareProcs.add()
-		if note != "" {
-			t.rt.spareNote(note)
-		}
+		t.rt.takeProcs(t)
 	}
 	ready := make(chan error, 1)
 	if t.rt.traits.OSThreads {
@@ -524,15 +521,14 @@ func (t *Task) finish(err error, returned bool) {
 		err = cerr
 	}
 	t.tc.trace.close()
-	if t.spare {
-		// Off SCHED_FIFO first: GOMAXPROCS stops the world, and waits
-		// for threads of the process that a real-time caller could keep
-		// off the CPU. The thread ends with this goroutine anyway.
-		if t.binding.Policy == sys.SchedFIFO || t.binding.Policy == sys.SchedRR {
-			_ = sys.SetScheduler(0, sys.SchedOther, 0)
-		}
-		t.giveBackProc()
+	// Off SCHED_FIFO first: giving back the last spare P sets GOMAXPROCS,
+	// which stops the world and waits for threads of the process that a
+	// real-time caller could keep off the CPU. The thread ends with this
+	// goroutine anyway.
+	if t.binding.Policy == sys.SchedFIFO || t.binding.Policy == sys.SchedRR {
+		_ = sys.SetScheduler(0, sys.SchedOther, 0)
 	}
+	t.giveBackProc()
 	t.mu.Lock()
 	t.err = err
 	t.state.Store(stateDone)
@@ -619,6 +615,7 @@ func (t *Task) Stop() {
 	switch t.state.Load() {
 	case stateCreated:
 		t.state.Store(stateDone)
+		t.giveBackProc() // counted by another task's Start (procs.go)
 		close(t.done)
 	case stateRunning, statePaused:
 		t.ctl.Or(ctlStop)
