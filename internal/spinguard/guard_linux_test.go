@@ -2,9 +2,11 @@ package spinguard_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -58,6 +60,20 @@ func startGuard(t *testing.T) (*spinguard.Guard, *events) {
 // it, the guard demotes the spinner, the holder runs, and the spinner is
 // given its priority back.
 func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
+	breakSpin(t, false)
+}
+
+// TestGuardBreaksASpinOnItsOwnCPU: the same with the guard on the
+// spinner's CPU, as one of two spinning tasks on a 2-CPU machine always
+// is. The guard's wake-ups preempt the spinner at every tick, so it is
+// switched in again at every tick though it never sleeps; the guard took
+// that for a break and left a 929 ms spin of a task set to RT throttling
+// (docs/GC.md, "The guard's own CPU").
+func TestGuardBreaksASpinOnItsOwnCPU(t *testing.T) {
+	breakSpin(t, true)
+}
+
+func breakSpin(t *testing.T, guardOnItsCPU bool) {
 	rttest.RequireRT(t)
 	cpus, err := sys.AllowedCPUs()
 	if err != nil {
@@ -68,6 +84,23 @@ func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
 	}
 	cpu := cpus[len(cpus)-1]
 	g, ev := startGuard(t)
+	if guardOnItsCPU {
+		// Every thread of the guard process; threads it makes later
+		// inherit the affinity.
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", g.Pid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sys.SetAffinity(tid, []int{cpu}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	var holderOn, spinning, released atomic.Bool
 	holderDone := make(chan error, 1)
@@ -293,4 +326,35 @@ func guardAsPID1(t *testing.T) {
 	default:
 	}
 	t.Log("guard watched a thread as PID 1")
+}
+
+// TestGuardThreadsAllRunAtItsPriority: the runtime may move the guard's
+// loop to any thread of the guard process (after a preemption), so each
+// must already run at the guard's priority. A SCHED_OTHER one on a CPU a
+// spinning task held kept the guard itself waiting 133 ms, in a kernel
+// trace of a 3-task set (docs/GC.md).
+func TestGuardThreadsAllRunAtItsPriority(t *testing.T) {
+	rttest.RequireRT(t)
+	g, _ := startGuard(t)
+	// The guard has answered (Start waits for it), so its set-up is done.
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", g.Pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) < 2 {
+		t.Fatalf("%d threads: want the loop's and the runtime's", len(tasks))
+	}
+	for _, task := range tasks {
+		tid, err := strconv.Atoi(task.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, prio, err := sys.Scheduler(tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p != sys.SchedFIFO || prio != sys.FIFOPrioMax {
+			t.Errorf("guard thread %d runs %v priority %d, want SCHED_FIFO %d", tid, p, prio, sys.FIFOPrioMax)
+		}
+	}
 }

@@ -56,7 +56,22 @@ func TestParseState(t *testing.T) {
 
 // TestObserve walks one thread through the guard's ticks (1 ms apart,
 // bound 3 ms): a sleeper, a spinner, a thread kept waiting without CPU,
-// and a spin seen only across a stall of the guard itself.
+// a spin seen only across a stall of the guard itself, and a spinner and
+// a sleeper on the guard's own CPU, switched in again at every tick.
+func TestParseVoluntary(t *testing.T) {
+	status := []byte("Name:\tlt\nState:\tR (running)\nvoluntary_ctxt_switches:\t1234\nnonvoluntary_ctxt_switches:\t99\n")
+	v, ok := parseVoluntary(status)
+	if !ok || v != 1234 {
+		t.Errorf("parseVoluntary = %d, %v; want 1234", v, ok)
+	}
+	for _, bad := range []string{"", "Name:\tlt\nnonvoluntary_ctxt_switches:\t99\n", "x\nvoluntary_ctxt_switches:\t\n",
+		"x\nvoluntary_ctxt_switches:\t99999999999999999999999\n"} {
+		if v, ok := parseVoluntary([]byte(bad)); ok {
+			t.Errorf("parseVoluntary(%q) = %d, true", bad, v)
+		}
+	}
+}
+
 func TestObserve(t *testing.T) {
 	const ms = int64(1e6)
 	type tick struct {
@@ -64,23 +79,25 @@ func TestObserve(t *testing.T) {
 		state       byte
 		stalled     bool
 		want        action
+		nv          uint64 // voluntary switches, when read
+		nvOK        bool
 	}
 	for _, c := range []struct {
 		name  string
 		ticks []tick
 	}{
-		{"sleeper", []tick{{10, 2, 'S', false, keep}, {20, 4, 'R', false, keep}, {30, 6, 'S', false, keep}, {40, 8, 'R', false, keep}}},
-		{"spinner", []tick{{10, 1, 'R', false, keep}, {20, 1, 'R', false, keep}, {30, 1, 'R', false, demote},
-			{40, 1, 'R', false, keep}, {50, 2, 'R', false, restore}}},
-		{"waiting for the CPU", []tick{{0, 1, 'R', false, keep}, {0, 1, 'R', false, keep}, {0, 1, 'R', false, keep}, {0, 1, 'R', false, keep}}},
-		{"across a stall", []tick{{10, 1, 'R', false, keep}, {20, 1, 'R', true, keep}, {30, 1, 'R', false, keep}, {40, 1, 'R', false, keep},
-			{50, 1, 'R', false, demote}}},
-		{"demoted for one more bound at most", []tick{{10, 1, 'R', false, keep}, {20, 1, 'R', false, keep}, {30, 1, 'R', false, demote},
-			{40, 1, 'R', false, keep}, {50, 1, 'R', false, keep}, {60, 1, 'R', false, restore}}},
+		{"sleeper", []tick{{10, 2, 'S', false, keep, 0, false}, {20, 4, 'R', false, keep, 0, false}, {30, 6, 'S', false, keep, 0, false}, {40, 8, 'R', false, keep, 0, false}}},
+		{"spinner", []tick{{10, 1, 'R', false, keep, 0, false}, {20, 1, 'R', false, keep, 0, false}, {30, 1, 'R', false, demote, 0, false},
+			{40, 1, 'R', false, keep, 0, false}, {50, 2, 'R', false, restore, 0, false}}},
+		{"waiting for the CPU", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}}},
+		{"across a stall", []tick{{10, 1, 'R', false, keep, 0, false}, {20, 1, 'R', true, keep, 0, false}, {30, 1, 'R', false, keep, 0, false}, {40, 1, 'R', false, keep, 0, false},
+			{50, 1, 'R', false, demote, 0, false}}},
+		{"demoted for one more bound at most", []tick{{10, 1, 'R', false, keep, 0, false}, {20, 1, 'R', false, keep, 0, false}, {30, 1, 'R', false, demote, 0, false},
+			{40, 1, 'R', false, keep, 0, false}, {50, 1, 'R', false, keep, 0, false}, {60, 1, 'R', false, restore, 0, false}}},
 	} {
 		w := watched{bound: 3 * ms, pcount: 1}
 		for i, k := range c.ticks {
-			if got := w.observe(k.ran, k.pcount, k.state, int64(i+1)*ms, k.stalled); got != k.want {
+			if got := w.observe(k.ran, k.pcount, k.state, k.nv, k.nvOK, int64(i+1)*ms, k.stalled); got != k.want {
 				t.Errorf("%s: tick %d: observe = %d, want %d", c.name, i+1, got, k.want)
 			}
 		}

@@ -72,19 +72,25 @@ const maxWatched = 1024
 
 // watched is one guarded thread.
 type watched struct {
-	tid   int
-	prio  int
-	bound int64
-	fd    int // its schedstat
-	stat  int // its stat
+	tid    int
+	prio   int
+	bound  int64
+	fd     int // its schedstat
+	stat   int // its stat
+	status int // its status, for the voluntary switches
 	// pcount is the thread's switch-in count at the last tick; since
 	// when it last changed, or the thread was last seen not runnable, or
 	// was given back its policy. A thread seen runnable at every tick
 	// since then, never switched in again, has been on its CPU (or
 	// waiting for it) the whole time.
-	pcount    uint64
-	since     int64
-	ran       uint64 // CPU time at since, for the report
+	pcount uint64
+	since  int64
+	ran    uint64 // CPU time at since, for the report
+	// nv is the thread's count of voluntary switches (sleeps) at since,
+	// when nvKnown: read only once it was switched in again while
+	// runnable, which is how a spin looks on the guard's own CPU.
+	nv        uint64
+	nvKnown   bool
 	demoted   bool
 	demotedAt int64
 }
@@ -100,7 +106,8 @@ type guard struct {
 	cmd     [recordSize * 64]byte
 	cmdLen  int
 	buf     [128]byte
-	stat    [512]byte // the start of a stat file: pid, (comm), state
+	stat    [512]byte  // the start of a stat file: pid, (comm), state
+	status  [4096]byte // a status file
 }
 
 // serve runs the guard process. It returns the exit status.
@@ -127,11 +134,14 @@ func serve(arg string) int {
 	_ = unix.SetNonblock(0, true)
 	_ = unix.SetNonblock(1, true)
 	g.tid = unix.Gettid()
-	// Started from a real-time thread, this process's threads inherited
-	// its policy: give the runtime's own threads SCHED_OTHER, and keep
-	// threads this one creates from inheriting the guard's.
-	resetOtherThreads(g.tid)
-	errno := setScheduler(0, int(sys.SchedFIFO)|schedResetOnFork, prio)
+	// Every thread of the guard runs at its priority, and threads made
+	// later inherit it. The loop's goroutine is not locked to its thread:
+	// the runtime can move it to another of its threads (it did, after
+	// preempting it), and a thread left SCHED_OTHER there waited 133 ms
+	// behind the very spin the guard was to end (docs/GC.md, "The
+	// guard's own threads").
+	errno := setScheduler(0, int(sys.SchedFIFO), prio)
+	raiseOtherThreads(g.tid, prio)
 	g.send(record{op: evReady, arg: uint32(errno)})
 	g.loop()
 	return 0
@@ -155,7 +165,7 @@ func (g *guard) loop() {
 			// The runtime moved this goroutine to another thread: take
 			// the priority there too.
 			g.tid = tid
-			setScheduler(0, int(sys.SchedFIFO)|schedResetOnFork, g.prio)
+			setScheduler(0, int(sys.SchedFIFO), g.prio)
 		}
 		now := nanotime()
 		stalled := now-last > 2*g.tick
@@ -183,8 +193,16 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	if !ok {
 		return false
 	}
+	// Switched in again but runnable: preempted, or asleep in between.
+	// Only the voluntary switches tell which (a spin's sched_yield and
+	// the guard's own wake-ups on the spinner's CPU are involuntary).
+	var nv uint64
+	nvOK := false
+	if !w.demoted && !stalled && pcount != w.pcount && state == 'R' {
+		nv, nvOK = g.readVoluntary(w.status)
+	}
 	before := w.ran
-	switch w.observe(ran, pcount, state, now, stalled) {
+	switch w.observe(ran, pcount, state, nv, nvOK, now, stalled) {
 	case demote:
 		if setScheduler(w.tid, int(sys.SchedOther), 0) != 0 {
 			w.demoted = false
@@ -221,32 +239,41 @@ const (
 // observe takes one tick's reading of a thread and says what to do.
 //
 // A thread is a spinner when it was runnable at every tick for its whole
-// bound, never switched in again, and on the CPU for some of it (the
-// kernel adds up CPU time at scheduler ticks): a spin, not a thread kept
-// waiting by higher priorities. A demoted thread gets its policy back
-// once it was switched out, or after one more bound.
+// bound, never asleep (switched in again only after a preemption: nv,
+// its voluntary switches, read as nvOK when it was switched in again),
+// and on the CPU for some of it (the kernel adds up CPU time at scheduler
+// ticks): a spin, not a thread kept waiting by higher priorities. A
+// demoted thread gets its policy back once it was switched out, or after
+// one more bound.
+//
+// The guard's own wake-ups preempt a spinner on its CPU at every tick, so
+// a switch-in alone does not end the stretch: with a 2-CPU machine and
+// two spinning tasks, one of them always shares the guard's CPU.
 //
 // A stalled tick (the guard woke late, so the whole machine or VM was
 // held) vouches for nothing: the thread may have slept and woken in the
 // gap without a new switch-in being seen as one, so the count restarts.
-func (w *watched) observe(ran, pcount uint64, state byte, now int64, stalled bool) action {
+func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, now int64, stalled bool) action {
+	awake := pcount == w.pcount || nvOK && w.nvKnown && nv == w.nv
 	switch {
 	case w.demoted:
 		if pcount == w.pcount && now-w.demotedAt < w.bound {
 			return keep // not yet switched out once
 		}
-		w.demoted = false
+		w.demoted, w.nvKnown = false, false
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return restore
 	case stalled:
-	case pcount == w.pcount && state == 'R' && now-w.since >= w.bound && ran > w.ran:
-		w.demoted, w.demotedAt = true, now
+	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran:
+		w.demoted, w.demotedAt, w.nvKnown = true, now, false
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return demote
-	case pcount == w.pcount && state == 'R':
+	case awake && state == 'R':
+		w.pcount = pcount
 		return keep
 	}
 	w.pcount, w.since, w.ran = pcount, now, ran
+	w.nv, w.nvKnown = nv, nvOK
 	return keep
 }
 
@@ -295,7 +322,14 @@ func (g *guard) apply(c record) {
 			g.send(record{op: evRefused, tid: c.tid, arg: uint32(errnoOf(err))})
 			return
 		}
-		w := watched{tid: tid, prio: int(c.arg), bound: c.value, fd: fd, stat: stat, since: nanotime()}
+		status, err := unix.Open(fmt.Sprintf("/proc/%d/task/%d/status", g.ppid, tid), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(fd)
+			unix.Close(stat)
+			g.send(record{op: evRefused, tid: c.tid, arg: uint32(errnoOf(err))})
+			return
+		}
+		w := watched{tid: tid, prio: int(c.arg), bound: c.value, fd: fd, stat: stat, status: status, since: nanotime()}
 		ran, pcount, ok := g.readSchedstat(fd)
 		if !ok {
 			w.close()
@@ -332,6 +366,41 @@ func (g *guard) send(r record) {
 func (w *watched) close() {
 	unix.Close(w.fd)
 	unix.Close(w.stat)
+	unix.Close(w.status)
+}
+
+// readVoluntary reads the voluntary_ctxt_switches of a status file.
+func (g *guard) readVoluntary(fd int) (uint64, bool) {
+	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
+		uintptr(unsafe.Pointer(&g.status[0])), uintptr(len(g.status)), 0, 0, 0)
+	if errno != 0 || n == 0 {
+		return 0, false
+	}
+	return parseVoluntary(g.status[:n])
+}
+
+var voluntaryKey = []byte("\nvoluntary_ctxt_switches:")
+
+// parseVoluntary finds "voluntary_ctxt_switches:" at the start of a line
+// of a status file (not the nonvoluntary one) and parses its count.
+func parseVoluntary(b []byte) (uint64, bool) {
+	i := bytes.Index(b, voluntaryKey)
+	if i < 0 {
+		return 0, false
+	}
+	i += len(voluntaryKey)
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	var v uint64
+	start := i
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if v > (1<<64-1)/10-1 {
+			return 0, false
+		}
+		v = v*10 + uint64(b[i]-'0')
+	}
+	return v, i > start
 }
 
 // readState reads the state letter of /proc/<pid>/task/<tid>/stat ('R':
@@ -403,20 +472,16 @@ func setScheduler(tid int, policy, prio int) unix.Errno {
 	return errno
 }
 
-// schedResetOnFork is SCHED_RESET_ON_FORK: threads created by the
-// thread get SCHED_OTHER.
-const schedResetOnFork = 0x40000000
-
-// resetOtherThreads sets every thread of this process but self to
-// SCHED_OTHER.
-func resetOtherThreads(self int) {
+// raiseOtherThreads sets every thread of this process but self to
+// SCHED_FIFO at prio.
+func raiseOtherThreads(self, prio int) {
 	d, err := os.ReadDir("/proc/self/task")
 	if err != nil {
 		return
 	}
 	for _, e := range d {
 		if tid, err := strconv.Atoi(e.Name()); err == nil && tid != self {
-			setScheduler(tid, int(sys.SchedOther), 0)
+			setScheduler(tid, int(sys.SchedFIFO), prio)
 		}
 	}
 }
