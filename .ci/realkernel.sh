@@ -63,6 +63,11 @@ build_rtapi_test() {
 		die "CGO_ENABLED=0 go test -c ./rtapi failed"
 }
 
+build_spinguard_test() {
+	(cd "$ROOT" && CGO_ENABLED=0 go test -c -trimpath -o "$WORK/spinguard.test" ./internal/spinguard) ||
+		die "CGO_ENABLED=0 go test -c ./internal/spinguard failed"
+}
+
 # The report goes to the second serial port (ttyS1) so that kernel messages on
 # the console (ttyS0) can never interleave with the JSON.
 make_initramfs() {
@@ -71,6 +76,7 @@ make_initramfs() {
 	cp "$busybox" "$r/bin/busybox"
 	cp "$WORK/rtcheck" "$r/rtcheck"
 	cp "$WORK/rtapi.test" "$r/rtapi.test"
+	cp "$WORK/spinguard.test" "$r/spinguard.test"
 	cat >"$r/init" <<EOF
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -109,6 +115,9 @@ out=/dev/ttyS1
 	echo "sched_rt_runtime_us=\$(cat /proc/sys/kernel/sched_rt_runtime_us)"
 	GORTAPI_REQUIRE_RT=1 /rtapi.test -test.run '^(TestTaskSetNeverStalls|TestSpinGuardEndsASpinOverAnOrdinaryThread)\$' -test.v -test.count=1 2>&1
 	livelock_rc=\$?
+	# The guard on the spinner's CPU, where its own wake-ups preempt it.
+	GORTAPI_REQUIRE_RT=1 /spinguard.test -test.run '^(TestGuardBreaksASpinOverASchedOtherHolder|TestGuardBreaksASpinOnItsOwnCPU)\$' -test.v -test.count=1 2>&1
+	[ \$? = 0 ] || livelock_rc=1
 	echo 950000 >/proc/sys/kernel/sched_rt_runtime_us
 	echo "$MARK-LIVELOCK-END"
 	echo "$MARK-LIVELOCK-EXIT \$livelock_rc"
@@ -117,7 +126,7 @@ out=/dev/ttyS1
 echo "$MARK-DONE"
 poweroff -f
 EOF
-	chmod 755 "$r/init" "$r/rtcheck" "$r/rtapi.test" "$r/bin/busybox"
+	chmod 755 "$r/init" "$r/rtcheck" "$r/rtapi.test" "$r/spinguard.test" "$r/bin/busybox"
 	(cd "$r" && find . -print0 | LC_ALL=C sort -z | cpio --quiet --null -o -H newc -R 0:0) >"$WORK/initramfs.cpio" ||
 		die "cpio failed"
 }
@@ -188,7 +197,8 @@ check_kernel() { # flavor vmlinuz -> 0 when the kernel passed
 	echo "  task set and runtime spin with sched_rt_runtime_us=-1: exit $livelock_rc"
 	grep -E '^(--- |sched_rt_runtime_us=|\s+taskset_test.go)' "$d/livelock.txt" | sed 's/^/  | /'
 	if [ "$livelock_rc" != 0 ] || ! grep -q -- '--- PASS: TestTaskSetNeverStalls' "$d/livelock.txt" ||
-		! grep -q -- '--- PASS: TestSpinGuardEndsASpinOverAnOrdinaryThread' "$d/livelock.txt"; then
+		! grep -q -- '--- PASS: TestSpinGuardEndsASpinOverAnOrdinaryThread' "$d/livelock.txt" ||
+		! grep -q -- '--- PASS: TestGuardBreaksASpinOnItsOwnCPU' "$d/livelock.txt"; then
 		echo "  FAIL: with RT throttling off, the task set or the spin reproduction did not pass:"
 		sed 's/^/  | /' "$d/livelock.txt"
 		return 1
@@ -239,6 +249,7 @@ log "fetch done in $(elapsed "$t") s"
 t=$(date +%s.%N)
 build_rtcheck
 build_rtapi_test
+build_spinguard_test
 (cd "$ROOT/.ci/realkernel" && go build -o "$WORK/assert" assert.go) || die "building .ci/realkernel/assert.go failed"
 make_initramfs "$BUSYBOX"
 for k in $KERNELS; do
