@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -280,13 +279,13 @@ func TestGuardEndsWithItsParent(t *testing.T) {
 // one (docs/DEPLOY.md's recipe). Run here in a PID and mount namespace of
 // its own, with /proc mounted for it, as a container runtime does.
 func TestGuardStartsUnderAHostThatIsPID1(t *testing.T) {
-	if os.Getenv("GORTAPI_TEST_PID1") == "1" {
+	if rttest.ChildRole() == "pid1" {
 		guardAsPID1(t)
 		return
 	}
 	rttest.RequireRT(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestGuardStartsUnderAHostThatIsPID1$", "-test.v")
-	cmd.Env = append(os.Environ(), "GORTAPI_TEST_PID1=1")
+	rttest.RequireSelfExec(t)
+	cmd := rttest.Child("pid1", "-test.run=^TestGuardStartsUnderAHostThatIsPID1$", "-test.v")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
