@@ -23,6 +23,7 @@ import (
 )
 
 func TestDataLayout(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rttest.RequireLayout64(t, reflect.TypeFor[dataLayout]())
 	assert.Zero(t, unsafe.Sizeof(dataHeader{})%64, "the tables start on a cache line")
 	for _, s := range []uintptr{unsafe.Sizeof(compEntry{}), unsafe.Sizeof(pinEntry{}),
@@ -66,6 +67,7 @@ func dataFixture(t testing.TB) (h *HAL, d *Data, mem []byte, reset func()) {
 }
 
 func TestDataReadFromAnotherAttachment(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, d, _, _ := dataFixture(t)
 	s, err := d.Read()
 	require.NoError(t, err)
@@ -98,6 +100,7 @@ func TestDataReadFromAnotherAttachment(t *testing.T) {
 // A data segment left by a host that died is replaced; a closed HAL
 // leaves none.
 func TestDataSegmentRemovedOnClose(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, d, _, _ := dataFixture(t)
 	name := h.DataSegment()
 	require.NotEmpty(t, name)
@@ -115,6 +118,7 @@ func TestDataSegmentRemovedOnClose(t *testing.T) {
 // and reads again once the segment is sane. The host's own pins are not
 // redirected: only their values can be made wrong.
 func TestDataRefusesCorruptValues(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, d, _, reset := dataFixture(t)
 	l := h.data.l
 	hd := &l.Header
@@ -176,6 +180,7 @@ func repeat(c byte, n int) string {
 // A host that keeps the wiring's generation odd (or a writer that does)
 // cannot hold a reader forever: Read gives up with ErrBusy.
 func TestDataReadBoundedWhileGenerationOdd(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, d, _, _ := dataFixture(t)
 	atomic.StoreUint64(&h.data.l.Header.Gen, 1)
 	_, err := d.Read()
@@ -265,6 +270,7 @@ func ScribbleData(path string, n int, seed uint64) error {
 // After Close the data segment is unmapped: reads through the HAL are
 // ErrClosed, not a fault.
 func TestDataCallsAfterClose(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _, _, _ := dataFixture(t)
 	require.NoError(t, h.Close())
 	_, err := h.GetP("a.gain")

@@ -23,6 +23,7 @@ import (
 // keeps running (its pins only get wrong values) and every read gives
 // data or ErrCorrupt.
 func TestDataUnderHostileWriter(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{DataKey: 0x7e, ShmDir: dir})
 	c, err := h.NewComponent("c")
@@ -73,6 +74,7 @@ func TestDataUnderHostileWriter(t *testing.T) {
 // and the segment's name is gone, and a new host on the key is reached by
 // attaching again.
 func TestDataReadOnlyAndHostGone(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{DataKey: 0x7f, StatsKey: 0x80, ShmDir: dir})
 	c, err := h.NewComponent("c")
@@ -112,6 +114,7 @@ func TestDataReadOnlyAndHostGone(t *testing.T) {
 // segment; a live host's data segment is refused, naming its pid. (Moved
 // here from examples/halhost/pins with the pin table.)
 func TestEmptyStaleFilesReplacedLiveRefused(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	for _, f := range []string{"gortapi-0-00000091", "gortapi-0-00000092"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), nil, 0o600))

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
@@ -50,6 +51,7 @@ func twoComps(t *testing.T, h *hal.HAL) *pins {
 }
 
 func TestValueTypesRoundTrip(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _ := openSim(t)
 	p := twoComps(t, h)
 	p.outS.Set(-7)
@@ -75,6 +77,7 @@ func TestValueTypesRoundTrip(t *testing.T) {
 // An unlinked In pin reads its own value, which setp sets; linked, it
 // reads the signal; unlinked again, it keeps the signal's last value.
 func TestPinOwnValueSignalAndUnlink(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _ := openSim(t)
 	p := twoComps(t, h)
 	require.NoError(t, h.SetP("b.in", "2.5"))
@@ -97,6 +100,7 @@ func TestPinOwnValueSignalAndUnlink(t *testing.T) {
 }
 
 func TestNetRefusalsNameBothPins(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _ := openSim(t)
 	twoComps(t, h)
 	c, err := h.NewComponent("c")
@@ -129,6 +133,7 @@ func TestNetRefusalsNameBothPins(t *testing.T) {
 // A net is checked whole before any pin is linked: a refused net changes
 // nothing and makes no signal.
 func TestRefusedNetChangesNothing(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _ := openSim(t)
 	twoComps(t, h)
 	err := h.Net("x", "b.in", "a.out", "a.bit-out")
@@ -144,6 +149,7 @@ func TestRefusedNetChangesNothing(t *testing.T) {
 }
 
 func TestSetPSetSRules(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _ := openSim(t)
 	p := twoComps(t, h)
 	require.NoError(t, h.SetP("a.gain", "0x10"))
@@ -168,6 +174,7 @@ func TestSetPSetSRules(t *testing.T) {
 }
 
 func TestNamesAndLimits(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, _ := openSim(t)
 	c, err := h.NewComponent("c")
 	require.NoError(t, err)
@@ -215,6 +222,7 @@ func TestPinAccessAllocatesNothing(t *testing.T) {
 // A link changed while the threads run takes effect at a cycle boundary:
 // every cycle after Net returns sees it.
 func TestNetWhileRunning(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, clock := openSim(t)
 	p := twoComps(t, h)
 	_, err := h.NewThread("servo", time.Millisecond)

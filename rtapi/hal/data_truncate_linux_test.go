@@ -50,6 +50,7 @@ func truncate(t *testing.T, path string, size int) {
 // first pin access after the truncation faulted and ended its thread as
 // failed (a *PanicError), and HAL.Close died of SIGBUS.
 func TestThreadSurvivesDataTruncation(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	const role = "truncated-data-host"
 	if rttest.ChildRole() == role {
 		truncatedDataHost(t, os.Getenv("GORTAPI_TEST_DIR"))
@@ -146,6 +147,7 @@ func truncatedDataHost(t *testing.T, dir string) {
 // the test binary. Before, HostGone said false, and the host died of
 // SIGBUS in its first touch of the segment after the truncation.
 func TestDataReaderSurvivesTruncation(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	const role = "truncated-data-reader"
 	if rttest.ChildRole() == role {
 		truncatedDataReader(t, os.Getenv("GORTAPI_TEST_DIR"))

@@ -18,6 +18,7 @@ import (
 // and RemoveFunct returns at once (issue 21, defect 11: the thread stayed
 // "running" and RemoveFunct waited out StopTimeout, then ErrTimeout).
 func TestGoexitInFunctionFailsOnlyItsThread(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{StopTimeout: rttest.WaitTimeout})
 	servo, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)

@@ -96,6 +96,7 @@ func waitBeat(t *testing.T, th *hal.Thread, n int64) {
 func nop(time.Duration, int64) {}
 
 func TestNewThreadBasePeriodAndRounding(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	base, err := h.NewThread("base", 100*time.Microsecond)
 	require.NoError(t, err)
@@ -130,6 +131,7 @@ func TestNewThreadBasePeriodAndRounding(t *testing.T) {
 }
 
 func TestNewThreadBadInput(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	_, err := h.NewThread("base", time.Millisecond)
 	require.NoError(t, err)
@@ -160,6 +162,7 @@ func TestNewThreadBadInput(t *testing.T) {
 }
 
 func TestNewThreadFirstBelowFlavorMinimum(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	_, err := h.NewThread("base", time.Microsecond)
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "the task is created at once and the flavor's minimum checked")
@@ -169,6 +172,7 @@ func TestNewThreadFirstBelowFlavorMinimum(t *testing.T) {
 }
 
 func TestNewThreadNameTakenByATask(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt := openRT(t, rtapi.Options{})
 	_, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error { return nil })
 	require.NoError(t, err)
@@ -180,6 +184,7 @@ func TestNewThreadNameTakenByATask(t *testing.T) {
 }
 
 func TestTooManyThreads(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	for i := range hal.MaxThreads {
 		_, err := h.NewThread("t"+strconv.Itoa(i), time.Duration(i+1)*time.Millisecond)
@@ -190,6 +195,7 @@ func TestTooManyThreads(t *testing.T) {
 }
 
 func TestRateMonotonicPriorities(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	rt := h.RT()
 	base, err := h.NewThread("base", 100*time.Microsecond)
@@ -215,6 +221,7 @@ func TestRateMonotonicPriorities(t *testing.T) {
 }
 
 func TestExportAndAddBadInput(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	_, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
@@ -252,6 +259,7 @@ func TestExportAndAddBadInput(t *testing.T) {
 }
 
 func TestChainFull(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	_, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
@@ -268,6 +276,7 @@ func TestChainFull(t *testing.T) {
 }
 
 func TestTooManyExports(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{StatsKey: 0xe0, ShmDir: t.TempDir()})
 	for i := range hal.MaxExported {
 		_, err := h.Export("f"+strconv.Itoa(i), nop)
@@ -282,6 +291,7 @@ func TestTooManyExports(t *testing.T) {
 }
 
 func TestPositions(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	th, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
@@ -301,6 +311,7 @@ func TestPositions(t *testing.T) {
 }
 
 func TestRunsChainInOrderAndTimesIt(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	base, err := h.NewThread("base", 200*time.Microsecond)
 	require.NoError(t, err)
@@ -369,6 +380,7 @@ func TestRunsChainInOrderAndTimesIt(t *testing.T) {
 }
 
 func TestStartStopMisuseAndRestart(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	require.ErrorIs(t, h.Start(), rtapi.ErrState, "no threads")
 	require.NoError(t, h.Stop(), "stopping stopped threads is a no-op")
@@ -402,6 +414,7 @@ func TestStartStopMisuseAndRestart(t *testing.T) {
 }
 
 func TestNewMisuse(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	require.PanicsWithValue(t, "hal: New called with a nil *rtapi.RT", func() { _, _ = hal.New(nil, hal.Options{}) })
 	rt := openRT(t, rtapi.Options{})
 	_, err := hal.New(rt, hal.Options{PublishEvery: -1})
@@ -411,6 +424,7 @@ func TestNewMisuse(t *testing.T) {
 }
 
 func TestAddRemoveWhileRunning(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	th, err := h.NewThread("servo", 200*time.Microsecond)
 	require.NoError(t, err)
@@ -441,6 +455,7 @@ func TestAddRemoveWhileRunning(t *testing.T) {
 }
 
 func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	base, err := h.NewThread("base", 200*time.Microsecond)
 	require.NoError(t, err)
@@ -491,6 +506,7 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 }
 
 func TestOverrunCountedPerFunction(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	th, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
@@ -561,6 +577,7 @@ func TestHotPathDoesNotAllocate(t *testing.T) {
 }
 
 func TestRealTimePrioritiesApplied(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rttest.RequireRT(t)
 	k, err := kerneldetect.Detect()
 	require.NoError(t, err)
@@ -600,6 +617,7 @@ func realTimePriorities(t *testing.T, rt *rtapi.RT) {
 }
 
 func TestRTClosedUnderneath(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 	require.NoError(t, err)
 	h, err := hal.New(rt, hal.Options{StatsKey: 0xc105ed, ShmDir: t.TempDir()})
@@ -619,6 +637,7 @@ func TestRTClosedUnderneath(t *testing.T) {
 }
 
 func TestStuckFunctionTimesOut(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{StopTimeout: 50 * time.Millisecond})
 	th, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
@@ -654,6 +673,7 @@ func TestStuckFunctionTimesOut(t *testing.T) {
 }
 
 func TestWriteThreads(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	var b strings.Builder
 	require.NoError(t, hal.WriteThreads(&b, []hal.ThreadStats{{
 		Name: "servo", Period: time.Millisecond, Requested: 1100 * time.Microsecond, Priority: 97,

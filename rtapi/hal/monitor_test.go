@@ -18,6 +18,7 @@ import (
 )
 
 func TestMonitorReadsPublishedRecords(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	const key = 0x4a1
 	h := newHAL(t, hal.Options{StatsKey: key, ShmDir: dir})
@@ -103,6 +104,7 @@ func TestMonitorReadsPublishedRecords(t *testing.T) {
 }
 
 func TestMonitorMisuse(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	_, err := hal.OpenMonitor(hal.MonitorOptions{Dir: dir})
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "key required")
@@ -141,6 +143,7 @@ func sizeOfStats(t *testing.T, dir string, key uint32) int {
 }
 
 func TestStatsSegmentOfLiveHostIsRefused(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{StatsKey: 0x55, ShmDir: dir})
 	_, err := hal.New(h.RT(), hal.Options{StatsKey: 0x55, ShmDir: dir})
@@ -150,6 +153,7 @@ func TestStatsSegmentOfLiveHostIsRefused(t *testing.T) {
 }
 
 func TestStaleStatsSegmentIsReplaced(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	cmd := rttest.Child("leave-segment", dir+":0x77")
 	out, err := cmd.CombinedOutput()
@@ -175,6 +179,7 @@ func TestStaleStatsSegmentIsReplaced(t *testing.T) {
 // the first Read after the truncation ended it with "fatal error: fault"
 // (SIGBUS).
 func TestMonitorSurvivesTruncation(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{StatsKey: 0x7c, ShmDir: dir})
 	_, err := h.NewThread("servo", time.Millisecond)
@@ -205,6 +210,7 @@ func TestMonitorSurvivesTruncation(t *testing.T) {
 // A stats segment another user planted at the key is refused by the
 // monitor and by a host, which does not remove it as if it were stale.
 func TestForeignStatsSegmentRefused(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rttest.RequireRoot(t, "chowns a segment file to another user")
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{StatsKey: 0x7d, ShmDir: dir})
@@ -227,6 +233,7 @@ func TestForeignStatsSegmentRefused(t *testing.T) {
 }
 
 func TestStatsSegmentShmGroup(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rttest.RequireRoot(t, "gives a segment to another group")
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{StatsKey: 0x7e, ShmDir: dir, ShmGroup: "65534"})
@@ -240,6 +247,7 @@ func TestStatsSegmentShmGroup(t *testing.T) {
 // running host's stats segment while this one reads it with a Monitor: the
 // reader only ever sees data or ErrCorrupt, and each Read returns.
 func TestMonitorUnderHostileWriter(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{StatsKey: 0x7f, ShmDir: dir, PublishEvery: time.Nanosecond})
 	for _, n := range []string{"a", "b"} {
@@ -285,6 +293,7 @@ func TestMonitorUnderHostileWriter(t *testing.T) {
 // shm.ErrTruncated and still removes the segment. Before, HAL.Close died
 // of SIGBUS marking the header closed.
 func TestHALCloseSurvivesTruncation(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h, err := hal.New(openRT(t, rtapi.Options{}), hal.Options{StatsKey: 0x7d, ShmDir: dir})
 	require.NoError(t, err)

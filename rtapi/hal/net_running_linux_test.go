@@ -20,6 +20,7 @@ import (
 // (its two halves agree), never a torn one, on 32-bit systems too, and
 // the reader sees the link come and go.
 func TestNetWhileThreadsRunNoTornValue(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	c, err := h.NewComponent("c")
 	require.NoError(t, err)
@@ -70,6 +71,7 @@ func TestNetWhileThreadsRunNoTornValue(t *testing.T) {
 // each pin's link at once while the cycle ran, and c.b read the signal
 // while c.a had read its own word.
 func TestNetIsAppliedBetweenCycles(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h := newHAL(t, hal.Options{})
 	c, err := h.NewComponent("c")
 	require.NoError(t, err)

@@ -26,6 +26,7 @@ import (
 // segment (a function's counters) killed it with SIGBUS ("fatal error:
 // fault").
 func TestThreadSurvivesStatsTruncation(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	const role = "truncated-publisher"
 	if rttest.ChildRole() == role {
 		truncatedPublisher(t, os.Getenv("GORTAPI_TEST_DIR"))
@@ -95,6 +96,7 @@ func truncatedPublisher(t *testing.T, dir string) {
 // reader is a child process, so that this test survives to see it die:
 // before, Funct.Stats died of SIGBUS.
 func TestStatsReadSurvivesTruncation(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	const role = "truncated-reader"
 	if rttest.ChildRole() == role {
 		truncatedReader(t, os.Getenv("GORTAPI_TEST_DIR"))

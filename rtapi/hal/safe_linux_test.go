@@ -20,6 +20,7 @@ import (
 // once, off the runaway thread, and exactly once even when the runaway
 // function later returns.
 func TestSafeStateOnWatchdogFault(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	rttest.RequireRT(t)
 	// The watchdog runs on real-time flavors only.
 	h, err := hal.New(openRT(t, rtapi.Options{Flavor: "rt-preempt"}), hal.Options{})

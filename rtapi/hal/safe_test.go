@@ -53,6 +53,7 @@ func newAmp(t *testing.T, h *hal.HAL, thread string, fault func(cycle int64)) *a
 // Each way a thread's run ends runs its safe states exactly once, and
 // leaves the pins at their safe values.
 func TestSimSafeStateTriggers(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	for _, tc := range []struct {
 		trigger string
 		state   string
@@ -119,6 +120,7 @@ func TestSimSafeStateTriggers(t *testing.T) {
 
 // A safe state that panics is logged; the next one still runs.
 func TestSimSafeStatePanicDoesNotStopTheNext(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, clock := openSim(t)
 	_, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
@@ -137,6 +139,7 @@ func TestSimSafeStatePanicDoesNotStopTheNext(t *testing.T) {
 // reading it sees the safe values once the deadline policy has faulted the
 // thread.
 func TestSafeStateSeenByAnotherProcess(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	if rttest.ChildRole() == "read-amp" {
 		readAmp()
 		return

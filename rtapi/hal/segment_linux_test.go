@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -16,6 +17,7 @@ import (
 // left is createReplacingStale's, tested with the data segment), is
 // refused while the host of an existing one lives, and goes at Close.
 func TestComponentSegment(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 	require.NoError(t, err)

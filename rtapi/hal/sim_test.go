@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/sim"
@@ -27,6 +28,7 @@ func openSim(t *testing.T) (*hal.HAL, *sim.Controller) {
 }
 
 func TestSimScheduleIsDeterministic(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, clock := openSim(t)
 	_, err := h.NewThread("base", 250*time.Microsecond)
 	require.NoError(t, err)
@@ -59,6 +61,7 @@ func TestSimScheduleIsDeterministic(t *testing.T) {
 }
 
 func TestSimOverrunShowsInTaskStats(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	h, clock := openSim(t)
 	th, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)

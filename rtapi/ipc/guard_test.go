@@ -50,6 +50,7 @@ func finishes(t *testing.T, what string, f func()) {
 // end must not write its wrap marker past the ring (it used to write up to
 // 7 bytes into the next page).
 func TestRecordRingProducerIgnoresForeignHead(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(2048))
 	q, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -64,6 +65,7 @@ func TestRecordRingProducerIgnoresForeignHead(t *testing.T) {
 // A consumer must not read a record header past the ring whatever tail and
 // head say (tail > head, tail unaligned near the end).
 func TestRecordRingConsumerIgnoresForeignTail(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(2048))
 	q, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -82,6 +84,7 @@ func TestRecordRingConsumerIgnoresForeignTail(t *testing.T) {
 // A wrap marker at position 0 with a huge head used to make Peek loop
 // about 2^56 times.
 func TestRecordRingWrapAtZeroIsBounded(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(2048))
 	q, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -97,6 +100,7 @@ func TestRecordRingWrapAtZeroIsBounded(t *testing.T) {
 // Another process changing the capacity field while a ring is opened must
 // give a ring or a typed error, not "slice bounds out of range".
 func TestOpenRecordRingCapacityChanging(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(1024))
 	_, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -124,6 +128,7 @@ func TestOpenRecordRingCapacityChanging(t *testing.T) {
 // A mutex word naming pid 0 (with or without the waiters bit) has no live
 // owner: it used to read as held forever.
 func TestMutexOwnerPIDZeroIsDead(t *testing.T) {
+	t.Parallel()
 	var m Mutex
 	m.state = mutexWaiters // pid 0, "someone waits"
 	require.ErrorIs(t, m.TryLock(), ErrOwnerDead)
@@ -139,6 +144,7 @@ func TestMutexOwnerPIDZeroIsDead(t *testing.T) {
 // overwriting unread records, and recovers once the consumer puts its own
 // position back.
 func TestRecordRingBadTailIsCorruptThenRecovers(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(256))
 	q, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -172,6 +178,7 @@ func TestRecordRingBadTailIsCorruptThenRecovers(t *testing.T) {
 // the producer, finding the consumer somewhere it cannot be, puts its own
 // head back for the consumer to find.
 func TestRecordRingBadHeadDiscard(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(256))
 	q, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -228,6 +235,7 @@ func TestRecordRingBadHeadDiscard(t *testing.T) {
 // A wrap marker at 0 or one whose skip reaches head is corrupt, and Peek
 // steps over at most one marker.
 func TestRecordRingBadWrapMarkers(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(256))
 	q, err := InitRecordRing(mem)
 	require.NoError(t, err)
@@ -250,6 +258,7 @@ func TestRecordRingBadWrapMarkers(t *testing.T) {
 
 // The stream ring checks the other side's index too, with a typed error.
 func TestStreamRingBadIndices(t *testing.T) {
+	t.Parallel()
 	mem := guardedMem(t, RingSize(64))
 	s, err := InitStreamRing(mem)
 	require.NoError(t, err)
@@ -305,6 +314,7 @@ func TestRingAllocsOnCorrupt(t *testing.T) {
 // the consumer reads every record again. (It republished only after a bad
 // tail, and both sides stayed stuck: ErrFull and ErrCorrupt forever.)
 func TestFullRingBadHeadRecovers(t *testing.T) {
+	t.Parallel()
 	for _, stream := range []bool{false, true} {
 		mem := guardedMem(t, RingSize(256))
 		var put func() error

@@ -203,6 +203,7 @@ func typed(err error, allowed ...error) bool {
 const hostileOps = 200_000
 
 func TestHostileWriterRecordRing(t *testing.T) {
+	t.Parallel()
 	obj := hostileObject{name: "record ring", size: RingSize(2048), fields: ringFields}
 	var q *RecordRing
 	underAttack(t, obj, func(mem []byte) {
@@ -273,6 +274,7 @@ func TestHostileWriterRecordRing(t *testing.T) {
 }
 
 func TestHostileWriterStreamRing(t *testing.T) {
+	t.Parallel()
 	obj := hostileObject{name: "stream ring", size: RingSize(1024), fields: ringFields}
 	var s *StreamRing
 	underAttack(t, obj, func(mem []byte) {
@@ -315,6 +317,7 @@ func TestHostileWriterStreamRing(t *testing.T) {
 }
 
 func TestHostileWriterSeqlock(t *testing.T) {
+	t.Parallel()
 	var sl *Seqlock[snapshot]
 	obj := hostileObject{name: "seqlock", size: int(unsafe.Sizeof(*sl)), fields: [][2]int{{0, 8}, {64, 8}, {64 + 56, 8}}}
 	underAttack(t, obj, func(mem []byte) {
@@ -334,6 +337,7 @@ func TestHostileWriterSeqlock(t *testing.T) {
 }
 
 func TestHostileWriterMutex(t *testing.T) {
+	t.Parallel()
 	var m *Mutex
 	obj := hostileObject{name: "mutex", size: int(unsafe.Sizeof(*m)), fields: [][2]int{{0, 4}, {4, 4}}}
 	underAttack(t, obj, func(mem []byte) {
@@ -353,6 +357,7 @@ func TestHostileWriterMutex(t *testing.T) {
 }
 
 func TestHostileWriterSemaphore(t *testing.T) {
+	t.Parallel()
 	var s *Semaphore
 	obj := hostileObject{name: "semaphore", size: int(unsafe.Sizeof(*s)), fields: [][2]int{{0, 4}, {4, 4}}}
 	underAttack(t, obj, func(mem []byte) {
@@ -410,6 +415,7 @@ func init() {
 // that keeps storing 0 gets ErrBusy and ErrTimeout, one that keeps
 // storing the maximum ErrOverflow, every time.
 func TestSemaphoreWhileAPeerRewritesTheCount(t *testing.T) {
+	t.Parallel()
 	seg := newSeg(t, 64)
 	s := (*Semaphore)(unsafe.Pointer(&seg.Bytes()[0]))
 	rounds := rttest.Rounds(hostileOps / 10)

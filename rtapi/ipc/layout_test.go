@@ -14,6 +14,7 @@ import (
 // every 64-bit word in them is 8-byte aligned, so that atomics work on 386
 // and arm and a 32-bit process reads a 64-bit one's segment.
 func TestSharedLayouts(t *testing.T) {
+	t.Parallel()
 	type odd struct {
 		A uint32
 		B [3]byte
@@ -45,6 +46,7 @@ func TestSharedLayouts(t *testing.T) {
 // every architecture (on 386 and arm its words used to land at 4 mod 8,
 // where the 64-bit atomics panic).
 func TestSeqlockInsideStruct(t *testing.T) {
+	t.Parallel()
 	var state struct {
 		Flag uint32
 		Pos  Seqlock[[3]float64]

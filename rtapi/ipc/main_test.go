@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,13 +51,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-var nextKey uint32
+// nextKey is the last key newSeg gave out (tests run in parallel).
+var nextKey atomic.Uint32
 
 // newSeg creates a fresh segment in /dev/shm, deleted at the end of the test.
 func newSeg(tb testing.TB, size int) *shm.Segment {
 	tb.Helper()
-	nextKey++
-	seg, err := shm.Create(shmOpts(), nextKey, size)
+	seg, err := shm.Create(shmOpts(), nextKey.Add(1), size)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = seg.Delete() })
 	return seg

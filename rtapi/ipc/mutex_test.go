@@ -16,6 +16,7 @@ import (
 )
 
 func TestMutexBasics(t *testing.T) {
+	t.Parallel()
 	var m Mutex
 	assert.Zero(t, m.Owner())
 	require.NoError(t, m.Lock())
@@ -30,6 +31,7 @@ func TestMutexBasics(t *testing.T) {
 }
 
 func TestMutexNotOwner(t *testing.T) {
+	t.Parallel()
 	var m Mutex
 	m.state = 1 // held by init, which is alive
 	assert.ErrorIs(t, m.Unlock(), ErrNotOwner)
@@ -37,6 +39,7 @@ func TestMutexNotOwner(t *testing.T) {
 }
 
 func TestMutexDeadOwnerTry(t *testing.T) {
+	t.Parallel()
 	var m Mutex
 	m.state = deadPID(t)
 	assert.ErrorIs(t, m.TryLock(), ErrOwnerDead)
@@ -55,6 +58,7 @@ func deadPID(t *testing.T) uint32 {
 func init() { children["exit"] = func(*shm.Segment) {} }
 
 func TestMutexContended(t *testing.T) {
+	t.Parallel()
 	var m Mutex
 	contended(t, m.Lock, m.Unlock)
 	assert.Zero(t, m.Owner())
@@ -125,6 +129,7 @@ func init() {
 // A process SIGKILLed while holding the lock: a waiter blocked in Lock
 // takes it over and learns the data may be inconsistent.
 func TestMutexOwnerKilledWhileWaiting(t *testing.T) {
+	t.Parallel()
 	seg := newSeg(t, 64)
 	v, err := shm.View[sharedCounter](seg, 0)
 	require.NoError(t, err)
@@ -149,6 +154,7 @@ func TestMutexOwnerKilledWhileWaiting(t *testing.T) {
 }
 
 func TestMutexCrossProcessCounting(t *testing.T) {
+	t.Parallel()
 	seg := newSeg(t, 64)
 	v, err := shm.View[sharedCounter](seg, 0)
 	require.NoError(t, err)
@@ -194,6 +200,7 @@ func BenchmarkSyncMutexUncontended(b *testing.B) {
 // 'continue' after a failed swap skipped the deadline check. Now every
 // pass checks it, and the loop sleeps after 64 lost swaps in a row.
 func TestLockDeadlineWhileAPeerRewritesTheWord(t *testing.T) {
+	t.Parallel()
 	var m Mutex
 	atomic.StoreUint32(&m.state, 4_000_001) // above any pid_max: dead
 	calls := 0

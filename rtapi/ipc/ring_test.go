@@ -28,12 +28,14 @@ func ringMem(capacity int) []byte {
 }
 
 func TestRingSize(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, RingHeaderSize+64, RingSize(0))
 	assert.Equal(t, RingHeaderSize+1024, RingSize(1000))
 	assert.Equal(t, RingHeaderSize+1024, RingSize(1024))
 }
 
 func TestRingMisuse(t *testing.T) {
+	t.Parallel()
 	_, err := InitRecordRing(make([]byte, 100))
 	assert.ErrorIs(t, err, ErrInvalid)
 	_, err = InitStreamRing(nil)
@@ -79,6 +81,7 @@ func TestRingMisuse(t *testing.T) {
 }
 
 func TestRecordRingOrderAndWrap(t *testing.T) {
+	t.Parallel()
 	q, err := InitRecordRing(ringMem(256))
 	require.NoError(t, err)
 	assert.Equal(t, 256, q.Capacity())
@@ -111,6 +114,7 @@ func TestRecordRingOrderAndWrap(t *testing.T) {
 }
 
 func TestRecordRingFull(t *testing.T) {
+	t.Parallel()
 	q, err := InitRecordRing(ringMem(64))
 	require.NoError(t, err)
 	rec := make([]byte, 8) // 16 bytes with header: 4 fit
@@ -126,6 +130,7 @@ func TestRecordRingFull(t *testing.T) {
 }
 
 func TestRecordRingPeekReserveShort(t *testing.T) {
+	t.Parallel()
 	q, err := InitRecordRing(ringMem(256))
 	require.NoError(t, err)
 	b, err := q.Reserve(5)
@@ -148,6 +153,7 @@ func TestRecordRingPeekReserveShort(t *testing.T) {
 }
 
 func TestRecordRingConcurrent(t *testing.T) {
+	t.Parallel()
 	q, err := InitRecordRing(ringMem(1024))
 	require.NoError(t, err)
 	const total = 20000
@@ -184,6 +190,7 @@ func ignoreTimeout(err error) error {
 }
 
 func TestRingWaitTimeoutAndClose(t *testing.T) {
+	t.Parallel()
 	q, err := InitRecordRing(ringMem(64))
 	require.NoError(t, err)
 	assert.ErrorIs(t, q.Wait(sys.Nanotime()+int64(time.Millisecond)), ErrTimeout)
@@ -213,6 +220,7 @@ func TestRingWaitTimeoutAndClose(t *testing.T) {
 }
 
 func TestStreamRing(t *testing.T) {
+	t.Parallel()
 	mem := ringMem(64)
 	s, err := InitStreamRing(mem)
 	require.NoError(t, err)
@@ -337,6 +345,7 @@ func startRingWriter(tb testing.TB, capacity, n, size int) (*RecordRing, *ringSe
 // A writer process SIGKILLed mid-stream: every record it committed is
 // there, intact and in order; nothing half-written is visible.
 func TestRecordRingWriterKilled(t *testing.T) {
+	t.Parallel()
 	q, v, p := startRingWriter(t, 1<<16, math.MaxInt, 40)
 	require.NoError(t, v.Ready.Give())
 	buf := make([]byte, 64)
@@ -365,6 +374,7 @@ func TestRecordRingWriterKilled(t *testing.T) {
 }
 
 func TestRecordRingCrossProcessBlockingReader(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	q, v, p := startRingWriter(t, 4096, n, 16)
 	require.NoError(t, v.Ready.Give())

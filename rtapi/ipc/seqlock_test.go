@@ -21,6 +21,7 @@ type snapshot struct {
 }
 
 func TestSeqlockBasics(t *testing.T) {
+	t.Parallel()
 	var s Seqlock[snapshot]
 	var got snapshot
 	assert.Equal(t, uint64(0), s.Read(&got))
@@ -37,6 +38,7 @@ func TestSeqlockBasics(t *testing.T) {
 }
 
 func TestSeqlockOddSizes(t *testing.T) {
+	t.Parallel()
 	var a Seqlock[[13]byte]
 	in := [13]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13}
 	a.Write(&in)
@@ -62,6 +64,7 @@ func TestSeqlockOddSizes(t *testing.T) {
 }
 
 func TestSeqlockNeverTorn(t *testing.T) {
+	t.Parallel()
 	var s Seqlock[snapshot]
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -115,6 +118,7 @@ func init() {
 // A writer SIGKILLed mid-Write: readers keep getting the last complete
 // snapshot, never a torn one, and never stall.
 func TestSeqlockWriterKilled(t *testing.T) {
+	t.Parallel()
 	seg := newSeg(t, 4096)
 	s, err := shm.View[Seqlock[snapshot]](seg, 0)
 	require.NoError(t, err)
@@ -197,6 +201,7 @@ func init() {
 // A process that bumps the sequence without end cannot keep ReadBounded
 // looping: it returns, with a snapshot or ErrBusy.
 func TestSeqlockReadBoundedAgainstSpammer(t *testing.T) {
+	t.Parallel()
 	seg := newSeg(t, 4096)
 	s, err := shm.View[Seqlock[snapshot]](seg, 0)
 	require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // The Go runtime signals its threads (SIGURG, for preemption), and tmpfs
@@ -15,7 +17,8 @@ import (
 // seen in the 386 guest's Debian 6.1 kernel under load; this one, 6.18,
 // does not). allocate now blocks SIGURG while it allocates. Here a
 // goroutine signals the allocating thread without pause while it sizes a
-// 64 MiB file in /dev/shm twenty times: every try failed before.
+// 64 MiB file in /dev/shm twenty times (two under -short): every try
+// failed before.
 func TestAllocateRetriesAnInterruptedFallocate(t *testing.T) {
 	f, err := os.CreateTemp("/dev/shm", "gortapi-eintr-test-")
 	if err != nil {
@@ -37,7 +40,7 @@ func TestAllocateRetriesAnInterruptedFallocate(t *testing.T) {
 		}
 	}()
 	defer func() { stop.Store(true); <-done }()
-	for i := 0; i < 20; i++ {
+	for i := range rttest.Rounds(20) {
 		if op, err := allocate(fd, 64<<20); err != nil {
 			t.Fatalf("round %d: %s: %v", i, op, err)
 		}

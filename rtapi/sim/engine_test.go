@@ -18,6 +18,7 @@ import (
 )
 
 func TestSimRegisteredAndSelectable(t *testing.T) {
+	t.Parallel()
 	d, err := backend.Lookup(backend.SimName)
 	require.NoError(t, err)
 	require.Equal(t, backend.SimName, d.Name)
@@ -39,6 +40,7 @@ func TestSimRegisteredAndSelectable(t *testing.T) {
 // A virtual thread driven by hand, as rtapi drives it: bind, begin, then
 // end-cycle and wait for each release.
 func TestSimThreadByHand(t *testing.T) {
+	t.Parallel()
 	s := newEngine(rtapi.SimOptions{Seed: 3})
 	defer s.Close()
 	require.NoError(t, s.SetTask("hand", TaskConfig{Jitter: ConstantJitter(7 * time.Microsecond), Cost: time.Microsecond}))
@@ -83,6 +85,7 @@ func TestSimThreadByHand(t *testing.T) {
 }
 
 func TestSimRunMisuse(t *testing.T) {
+	t.Parallel()
 	s := newEngine(rtapi.SimOptions{})
 	_, err := s.Run(-1, nil, "", 0)
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
@@ -111,6 +114,7 @@ func draw(j Jitter, seed uint64, n int) []int64 {
 }
 
 func TestJitterDistributions(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	mean := func(xs []int64) float64 {
 		var s float64
@@ -142,6 +146,7 @@ func TestJitterDistributions(t *testing.T) {
 }
 
 func TestHistogramJitterReplaysBuckets(t *testing.T) {
+	t.Parallel()
 	h := hist.New(time.Microsecond, 100*time.Microsecond)
 	for range 900 {
 		h.Record(3500) // bucket 3
@@ -180,6 +185,7 @@ func TestJitterSamplingAllocatesNothing(t *testing.T) {
 }
 
 func TestJitterValidation(t *testing.T) {
+	t.Parallel()
 	for _, j := range []Jitter{ConstantJitter(-1), UniformJitter(-1, 0), UniformJitter(5, 4),
 		NormalJitter(-1, 0), NormalJitter(0, -1), ExponentialJitter(-1)} {
 		require.ErrorIs(t, j.validate(), rtapi.ErrInvalid, "%v", j)
@@ -190,6 +196,7 @@ func TestJitterValidation(t *testing.T) {
 }
 
 func TestSimEventKindString(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "clock-step", ClockStep.String())
 	require.Equal(t, "event(0)", EventKind(0).String())
 	require.Equal(t, "event(42)", EventKind(42).String())
@@ -198,6 +205,7 @@ func TestSimEventKindString(t *testing.T) {
 // The registered Open takes rtapi.SimOptions from backend.Config.Sim, the
 // zero options when there are none, and refuses anything else.
 func TestOpenTakesSimOptions(t *testing.T) {
+	t.Parallel()
 	k := &kerneldetect.Report{}
 	ch, err := backend.Select(backend.SimName, backend.Config{Kernel: k, Sim: rtapi.SimOptions{Seed: 9, TraceLimit: 3, SharedCPU: true}})
 	require.NoError(t, err)
@@ -232,6 +240,7 @@ func resumeCounted(th *simThread) bool {
 // now settles a Resume only when the word still says paused: a Pause
 // came after it.
 func TestStaleSuspendDoesNotSettleAResume(t *testing.T) {
+	t.Parallel()
 	for _, pausedAgain := range []bool{false, true} {
 		s := newEngine(rtapi.SimOptions{})
 		var ctl atomic.Uint32

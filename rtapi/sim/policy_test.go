@@ -16,6 +16,7 @@ import (
 // 3 to 5.5 ms, so the releases at 4 and 5 ms passed while it ran. Under
 // CatchUp they run late, back to back; under Skip they are dropped.
 func TestSimReleaseDeadlineLateMissed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		policy rtapi.OverrunPolicy
 		want   []string
@@ -58,6 +59,7 @@ func TestSimReleaseDeadlineLateMissed(t *testing.T) {
 
 // A task that is not periodic has no deadline.
 func TestSimDeadlineOfTaskNotPeriodic(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	res := make(chan int64, 1)
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "once"}, func(tc *rtapi.TaskContext) error {
@@ -78,6 +80,7 @@ func TestSimDeadlineOfTaskNotPeriodic(t *testing.T) {
 // *DeadlineError and its safe state runs once, on its thread; overruns
 // that are not consecutive do not trip it.
 func TestSimDeadlinePolicyOverruns(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		overrun []int64 // cycles that take one period more
@@ -123,6 +126,7 @@ func TestSimDeadlinePolicyOverruns(t *testing.T) {
 
 // One wake-up later than MaxLate faults the task.
 func TestSimDeadlinePolicyMaxLate(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	safe := 0
 	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "p", Period: time.Millisecond,
@@ -145,6 +149,7 @@ func TestSimDeadlinePolicyMaxLate(t *testing.T) {
 // The safe state runs exactly once when the body panics or calls
 // runtime.Goexit, before Wait returns.
 func TestSimSafeStateOnPanicAndGoexit(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"panic", "goexit"} {
 		t.Run(how, func(t *testing.T) {
 			rt, c := openSim(t, nil)

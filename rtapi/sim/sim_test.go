@@ -57,6 +57,7 @@ func events(t testing.TB, c *sim.Controller) []string {
 // creation order; the first cycle is part of that schedule, not run by
 // Start.
 func TestSimOrderAtOneInstant(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	var order []string
 	add := func(name string, prio int) {
@@ -81,6 +82,7 @@ func TestSimOrderAtOneInstant(t *testing.T) {
 
 // Task bodies see virtual time through tc.Now and rt.Now.
 func TestSimBodiesSeeVirtualTime(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	var seen [][2]int64
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "clock", Period: 500 * time.Microsecond}, func(tc *rtapi.TaskContext) error {
@@ -108,6 +110,7 @@ func TestSimBodiesSeeVirtualTime(t *testing.T) {
 // must not read each other's virtual time through it. (It used to read
 // the virtual clock of the latest simulation opened.)
 func TestNowIgnoresOpenSimulations(t *testing.T) {
+	t.Parallel()
 	before := rtapi.Now()
 	rtA, a := openSim(t, nil)
 	require.NoError(t, a.Advance(5*time.Millisecond))
@@ -122,6 +125,7 @@ func TestNowIgnoresOpenSimulations(t *testing.T) {
 // Stats show exactly what was injected: constant jitter as latency, the
 // declared cost as execution time, a too-slow body as overruns.
 func TestSimStatsReflectInjection(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	jit := startTask(t, rt, c, "jit", time.Millisecond, sim.TaskConfig{
 		Jitter: sim.ConstantJitter(20 * time.Microsecond), Cost: 300 * time.Microsecond})
@@ -146,6 +150,7 @@ func TestSimStatsReflectInjection(t *testing.T) {
 // Stats.Since gives the statistics of a window: here the 50 cycles after
 // the jitter changed, without the warm-up's.
 func TestStatsSinceAMark(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	servo := startTask(t, rt, c, "servo", time.Millisecond, sim.TaskConfig{
 		Jitter: sim.ConstantJitter(5 * time.Microsecond), Cost: 100 * time.Microsecond})
@@ -189,6 +194,7 @@ func startTask(t testing.TB, rt *rtapi.RT, c *sim.Controller, name string, perio
 // 300 µs of real time takes at least that long in virtual time, and the
 // release it runs over counts as an overrun.
 func TestSimRealExec(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "real", Period: 100 * time.Microsecond}, func(*rtapi.Cycle) {
 		for start := time.Now(); time.Since(start) < 300*time.Microsecond; {
@@ -207,6 +213,7 @@ func TestSimRealExec(t *testing.T) {
 }
 
 func TestSimForcedOverrunStallAndClockStep(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	over, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "over", Period: time.Millisecond}, func(*rtapi.Cycle) {})
 	require.NoError(t, err)
@@ -243,6 +250,7 @@ func TestSimForcedOverrunStallAndClockStep(t *testing.T) {
 // On one shared CPU, a higher-priority task's cost becomes a lower one's
 // latency (it waits) and execution time (it is preempted).
 func TestSimSharedCPU(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, &rtapi.SimOptions{SharedCPU: true})
 	mk := func(name string, prio int, period, cost time.Duration) *rtapi.Task {
 		task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: name, Priority: prio, Period: period}, func(*rtapi.Cycle) {})
@@ -292,6 +300,7 @@ func TestSimSharedCPU(t *testing.T) {
 // The periodic-timer wake modes are emulated: missed expirations come
 // back as a count, as from a timerfd.
 func TestSimTimerModeCountsExpirations(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	task, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "tfd", Period: time.Millisecond, Wake: rtapi.WakeTimerfd},
 		func(*rtapi.Cycle) {})
@@ -308,6 +317,7 @@ func TestSimTimerModeCountsExpirations(t *testing.T) {
 }
 
 func TestSimPauseResumeStop(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	var cycles []int64
 	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "p", Period: time.Millisecond},
@@ -334,6 +344,7 @@ func TestSimPauseResumeStop(t *testing.T) {
 // A task stopped before its first cycle still runs that cycle (as Start
 // promises) and then ends, all without a controller call.
 func TestSimStopBeforeFirstCycle(t *testing.T) {
+	t.Parallel()
 	rt, _ := openSim(t, nil)
 	var n int
 	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "early", Period: time.Millisecond}, func(*rtapi.Cycle) { n++ })
@@ -346,6 +357,7 @@ func TestSimStopBeforeFirstCycle(t *testing.T) {
 
 // A body stopping another task: the stop takes effect in virtual time.
 func TestSimStopFromBody(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	victim := startPeriodic(t, rt, rtapi.TaskSpec{Name: "victim", Priority: 10, Period: time.Millisecond},
 		func(*rtapi.Cycle) {})
@@ -362,6 +374,7 @@ func TestSimStopFromBody(t *testing.T) {
 
 // Lifecycle calls made by a task body happen at that body's instant.
 func TestSimLifecycleFromBody(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	var ran []string
 	worker := startPeriodic(t, rt, rtapi.TaskSpec{Name: "worker", Priority: 10, Period: time.Millisecond},
@@ -396,6 +409,7 @@ func TestSimLifecycleFromBody(t *testing.T) {
 // A panicking body ends its task only; one that returns ends cleanly; the
 // others keep their schedule.
 func TestSimPanicAndReturn(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	boom := startPeriodic(t, rt, rtapi.TaskSpec{Name: "boom", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
 		if cy.Number() == 3 {
@@ -428,6 +442,7 @@ func TestSimPanicAndReturn(t *testing.T) {
 }
 
 func TestSimRunUntilAndRunCycles(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	var x atomic.Int64
 	a := startPeriodic(t, rt, rtapi.TaskSpec{Name: "a", Period: time.Millisecond}, func(*rtapi.Cycle) { x.Add(1) })
@@ -511,6 +526,7 @@ func TestSimHangAfterStopIsReported(t *testing.T) {
 }
 
 func TestSimMisuse(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	require.ErrorIs(t, c.Advance(-time.Nanosecond), rtapi.ErrInvalid)
 	require.NoError(t, c.Advance(time.Millisecond))
@@ -568,6 +584,7 @@ func TestSimMisuse(t *testing.T) {
 
 // The controller called from a task body is refused, not a deadlock.
 func TestSimControllerFromBodyIsRefused(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	var errs []error
 	startPeriodic(t, rt, rtapi.TaskSpec{Name: "meddler", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
@@ -598,6 +615,7 @@ func TestSimSelectedByEnvironment(t *testing.T) {
 
 // A replayed histogram stays within what was recorded, deterministically.
 func TestSimHistogramJitterReplay(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, &rtapi.SimOptions{Seed: 7})
 	rec := startTask(t, rt, c, "recorded", time.Millisecond, sim.TaskConfig{
 		Jitter: sim.NormalJitter(50*time.Microsecond, 20*time.Microsecond)})
@@ -616,6 +634,7 @@ func TestSimHistogramJitterReplay(t *testing.T) {
 // A task that is not periodic gets at least 1 µs of virtual time a cycle,
 // so it cannot stop the clock.
 func TestSimAperiodicTask(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "free"}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
@@ -629,6 +648,7 @@ func TestSimAperiodicTask(t *testing.T) {
 }
 
 func TestSimTraceLimit(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, &rtapi.SimOptions{TraceLimit: 3})
 	startPeriodic(t, rt, rtapi.TaskSpec{Name: "t", Period: time.Millisecond}, func(*rtapi.Cycle) {})
 	require.NoError(t, c.Advance(2*time.Millisecond))
@@ -719,6 +739,7 @@ func TestSimDeterministic(t *testing.T) {
 }
 
 func TestSimErrorsNameTheCall(t *testing.T) {
+	t.Parallel()
 	_, c := openSim(t, nil)
 	err := c.AdvanceTo(-1)
 	require.True(t, errors.Is(err, rtapi.ErrInvalid))
@@ -919,6 +940,7 @@ func TestRunRefusesAClockNothingDrives(t *testing.T) {
 // real program started with RTAPI_FLAVOR=sim) ran no cycle: Close says
 // so instead of ending silently. One that drove it is not warned.
 func TestCloseWarnsWhenTheClockNeverMoved(t *testing.T) {
+	t.Parallel()
 	for _, drive := range []bool{false, true} {
 		core, logs := observer.New(zap.WarnLevel)
 		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Logger: zap.New(core)})
@@ -946,6 +968,7 @@ func TestCloseWarnsWhenTheClockNeverMoved(t *testing.T) {
 // virtual clock (issue 21, defect 8: Resume never returned, and the body
 // ran a cycle outside any controller call).
 func TestSimAperiodicPauseResume(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "free"}, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() {
@@ -978,6 +1001,7 @@ func TestSimAperiodicPauseResume(t *testing.T) {
 // Stats (issue 21, defect 9: the host thread's getrusage counters were
 // read as the task ended, 500+ minor faults after Stop).
 func TestSimStatsHaveNoHostCounters(t *testing.T) {
+	t.Parallel()
 	rt, c := openSim(t, nil)
 	task := startPeriodic(t, rt, rtapi.TaskSpec{Name: "p", Period: time.Millisecond}, func(*rtapi.Cycle) {})
 	require.NoError(t, c.Advance(5*time.Millisecond))
@@ -993,6 +1017,7 @@ func TestSimStatsHaveNoHostCounters(t *testing.T) {
 // On sim a task runs on a virtual clock by virtual priority: Stats says
 // "virtual", as the tools print it, not the host thread's SCHED_OTHER.
 func TestSimStatsPolicyIsVirtual(t *testing.T) {
+	t.Parallel()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
 	require.NoError(t, err)
 	defer rt.Close()
