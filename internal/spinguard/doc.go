@@ -15,13 +15,16 @@
 // The guard is a second process, this program's binary started again
 // (Start), that runs nothing but a loop at SCHED_FIFO above the tasks. It
 // never allocates after start-up, runs with the garbage collector off and
-// one P, and sleeps with raw system calls, so it never waits for a thread
-// of its own runtime, and nothing in the guarded process can make it
-// wait. Every tick it reads /proc/<pid>/task/<tid>/schedstat of each
-// watched thread; a thread that has run for its bound without a single
-// context switch is set to SCHED_OTHER until it has been switched out
-// once (or for one more bound), then given its policy back. A holder that
-// shares its CPU then runs, and the spin ends.
+// one P, and sleeps with raw system calls; every one of its threads runs
+// at its priority, since its runtime may move the loop to any of them,
+// and nothing in the guarded process can make it wait. Every tick it reads
+// /proc/<pid>/task/<tid>/schedstat and stat of each watched thread; a
+// thread that was runnable for its bound without sleeping (not switched
+// in again, or only after preemptions, such as the guard's own on a
+// shared CPU: its voluntary switches in status did not grow) is set to
+// SCHED_OTHER until it has been switched out once (or for one more bound),
+// then given its policy back. A holder that shares its CPU then runs, and
+// the spin ends.
 //
 // The guard starts by re-executing /proc/self/exe with a variable in its
 // environment that this package's init function recognises: init
