@@ -52,6 +52,7 @@ import (
 //	GCShield        -rtapi.gc-shield        RTAPI_GC_SHIELD        on for real-time flavors
 //	SpinGuard       -rtapi.spin-guard       RTAPI_SPIN_GUARD       on for real-time flavors
 //	SpareProcs      -rtapi.spare-procs      RTAPI_SPARE_PROCS      on where the spin guard runs
+//	RuntimeFIFO     -rtapi.runtime-fifo     RTAPI_RUNTIME_FIFO     off
 //	Logger, ShmAllowUIDs, Kernel, Sim: code only
 //
 // GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; the two
@@ -163,6 +164,16 @@ type Options struct {
 	// environment variable is always left alone, and so is a GOMAXPROCS
 	// the program changes while tasks run.
 	SpareProcs Toggle
+	// RuntimeFIFO On runs every other thread of the process at SCHED_FIFO
+	// priority 1 while a task runs on a real-time flavor: the Go
+	// runtime's threads, and with them every goroutine that is not a
+	// task, the garbage collector's workers included. They then hand a
+	// descheduled task its P back without waiting behind the machine's
+	// SCHED_OTHER load (docs/GC.md, "Runtime threads at SCHED_FIFO 1").
+	// Off (and Auto, unset): they stay SCHED_OTHER. With it On, a
+	// CPU-bound goroutine keeps ordinary processes off its CPU until RT
+	// throttling (sched_rt_runtime_us) lets them run.
+	RuntimeFIFO Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given: the field
 	// then holds a value even when it is the zero one.
@@ -306,6 +317,10 @@ var settings = config.Table[Options]{{
 	Field: "SpareProcs", Flag: "rtapi.spare-procs", Env: "RTAPI_SPARE_PROCS",
 	Usage: "raise GOMAXPROCS by one per task: `auto|on|off`",
 	Value: toggle(func(o *Options) *Toggle { return &o.SpareProcs }, false),
+}, {
+	Field: "RuntimeFIFO", Flag: "rtapi.runtime-fifo", Env: "RTAPI_RUNTIME_FIFO",
+	Usage: "run the process's other threads at SCHED_FIFO 1 while tasks run: `auto|on|off`",
+	Value: toggle(func(o *Options) *Toggle { return &o.RuntimeFIFO }, false),
 }}
 
 func toggle(at func(*Options) *Toggle, boolean bool) field[Toggle] {

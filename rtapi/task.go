@@ -249,6 +249,9 @@ type Task struct {
 	// the first Start of its set (procs.go) and cleared as it ends;
 	// guarded by spareProcs.mu.
 	spare bool
+	// fifo: the task counts in runtimeFIFO (Options.RuntimeFIFO), set by
+	// Start once its thread runs; finish uncounts it.
+	fifo bool
 
 	deadlineErr *DeadlineError // built at NewTask, filled in when the policy trips
 	safeRan     atomic.Bool    // SafeState has been claimed
@@ -486,6 +489,12 @@ func (t *Task) run(ready chan<- error) {
 		}
 	}
 	t.guardTask() // from its own thread, before anything can end it
+	if t.rt.wantRuntimeFIFO() {
+		t.fifo = true // finish uncounts it
+		if err := runtimeFIFO.add(b.Tid); err != nil {
+			t.rt.logger.Warn("runtime threads left SCHED_OTHER (Options.RuntimeFIFO)", zap.String("task", t.spec.Name), zap.Error(err))
+		}
+	}
 	ready <- nil
 
 	returned := false
@@ -529,6 +538,9 @@ func (t *Task) finish(err error, returned bool) {
 		_ = sys.SetScheduler(0, sys.SchedOther, 0)
 	}
 	t.giveBackProc()
+	if t.fifo {
+		runtimeFIFO.remove(t.binding.Tid)
+	}
 	t.mu.Lock()
 	t.err = err
 	t.state.Store(stateDone)

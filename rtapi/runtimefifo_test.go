@@ -1,0 +1,133 @@
+package rtapi
+
+import (
+	"errors"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
+)
+
+// fakeThreads is a process's threads for fifoBoard's tests.
+type fakeThreads struct {
+	policy map[int]sys.Policy
+	prio   map[int]int
+	sets   int
+}
+
+func (f *fakeThreads) board() *fifoBoard {
+	return &fifoBoard{
+		set: func(tid int, p sys.Policy, prio int) error {
+			if _, ok := f.policy[tid]; !ok {
+				return errors.New("no such thread")
+			}
+			f.policy[tid], f.prio[tid] = p, prio
+			f.sets++
+			return nil
+		},
+		get: func(tid int) (sys.Policy, int, error) {
+			p, ok := f.policy[tid]
+			if !ok {
+				return 0, 0, errors.New("no such thread")
+			}
+			return p, f.prio[tid], nil
+		},
+		threads: func() ([]int, error) {
+			var tids []int
+			for tid := range f.policy {
+				tids = append(tids, tid)
+			}
+			slices.Sort(tids)
+			return tids, nil
+		},
+	}
+}
+
+// The first task raises the process's SCHED_OTHER threads to FIFO 1 and
+// leaves real-time ones (tasks, the watchdog) alone; the last one gives
+// back those at FIFO 1 that are not a task's, a task of priority 1 too.
+func TestFifoBoardRaisesOtherThreadsWhileTasksRun(t *testing.T) {
+	f := &fakeThreads{
+		policy: map[int]sys.Policy{1: sys.SchedOther, 2: sys.SchedOther, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 99: sys.SchedFIFO},
+		prio:   map[int]int{10: 80, 11: 1, 99: 99},
+	}
+	b := f.board()
+	require.NoError(t, b.add(10))
+	require.Equal(t, map[int]sys.Policy{1: sys.SchedFIFO, 2: sys.SchedFIFO, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 99: sys.SchedFIFO}, f.policy)
+	require.Equal(t, [3]int{1, 1, 80}, [3]int{f.prio[1], f.prio[2], f.prio[10]})
+	f.policy[3], f.prio[3] = sys.SchedFIFO, 1 // a thread the runtime made since: inherited
+	sets := f.sets
+	require.NoError(t, b.add(11)) // a task at priority 1: counted, nothing set
+	require.Equal(t, sets, f.sets)
+	b.remove(10)
+	require.Equal(t, sys.SchedFIFO, f.policy[1], "kept while task 11 runs")
+	b.remove(11)
+	f.policy[11], f.prio[11] = sys.SchedOther, 0 // its end took it off FIFO already
+	for _, tid := range []int{1, 2, 3} {
+		require.Equal(t, sys.SchedOther, f.policy[tid], "thread %d", tid)
+	}
+	require.Equal(t, [2]int{80, 99}, [2]int{f.prio[10], f.prio[99]}, "real-time threads untouched")
+	b.remove(11) // not counted: a no-op
+}
+
+// With Options.RuntimeFIFO On, while a task runs, every thread of the
+// process runs SCHED_FIFO: the task's at its priority, the others at 1,
+// threads the runtime makes meanwhile too. Once it has ended, none is
+// left at 1.
+func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
+	rttest.RequireRT(t)
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, RuntimeFIFO: On})
+	require.NoError(t, err)
+	t.Cleanup(func() { rt.Close() })
+	task, err := rt.NewTask(TaskSpec{Name: "servo", Period: time.Millisecond, Priority: 50}, loopBody)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+
+	// Threads the runtime makes now: goroutines locked to threads of
+	// their own, blocked until the check is done.
+	const extra = 4
+	tids := make(chan int, extra)
+	release := make(chan struct{})
+	for range extra {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tids <- sys.Gettid()
+			<-release
+		}()
+	}
+	var made []int
+	for range extra {
+		made = append(made, <-tids)
+	}
+	threads, err := processThreads()
+	require.NoError(t, err)
+	for _, tid := range threads {
+		p, prio, err := sys.Scheduler(tid)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		switch {
+		case tid == task.Tid():
+			require.Equal(t, [2]any{sys.SchedFIFO, 50}, [2]any{p, prio}, "the task")
+		case p == sys.SchedFIFO && prio == sys.FIFOPrioMax:
+			// the watchdog
+		default:
+			require.Equal(t, [2]any{sys.SchedFIFO, 1}, [2]any{p, prio}, "thread %d (made meanwhile: %v)", tid, slices.Contains(made, tid))
+		}
+	}
+	close(release)
+	require.NoError(t, rt.Close())
+	threads, err = processThreads()
+	require.NoError(t, err)
+	for _, tid := range threads {
+		if p, prio, err := sys.Scheduler(tid); err == nil && p == sys.SchedFIFO && prio == 1 {
+			t.Errorf("thread %d still SCHED_FIFO 1 after the task ended", tid)
+		}
+	}
+}
