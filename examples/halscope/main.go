@@ -41,7 +41,6 @@ import (
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
-	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -260,7 +259,7 @@ func WriteCSV(w io.Writer, c *Capture, names []string) error {
 		b = strconv.AppendFloat(b, float64(r.Time-t0)/1e9, 'g', -1, 64)
 		for i, v := range r.Values {
 			b = append(b, ',')
-			b = appendValue(b, c.Types[i], v)
+			b = cli.AppendValue(b, c.Types[i], v)
 		}
 		b = append(b, '\n')
 		bw.Write(b)
@@ -274,24 +273,4 @@ func csvField(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// appendValue formats a pin word as halsampler does.
-func appendValue(b []byte, t hal.Type, w uint64) []byte {
-	switch t {
-	case hal.TypeBit:
-		if w != 0 {
-			return append(b, '1')
-		}
-		return append(b, '0')
-	case hal.TypeFloat:
-		return strconv.AppendFloat(b, math.Float64frombits(w), 'g', -1, 64)
-	case hal.TypeS32:
-		return strconv.AppendInt(b, int64(int32(uint32(w))), 10)
-	case hal.TypeU32:
-		return strconv.AppendUint(b, uint64(uint32(w)), 10)
-	case hal.TypeS64:
-		return strconv.AppendInt(b, int64(w), 10)
-	}
-	return strconv.AppendUint(b, w, 10)
 }
