@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -30,7 +31,7 @@ func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
 	if err := h.checkOpen(op, "", ""); err != nil {
 		return nil, err
 	}
-	if err := checkName("signal", name); err != nil {
+	if err := names.Check("signal", name); err != nil {
 		return nil, &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	if !t.valid() {
@@ -250,7 +251,7 @@ func (h *HAL) Net(signal string, pins ...string) error {
 	}
 	s, exists := h.sigs[signal]
 	if !exists {
-		if err := checkName("signal", signal); err != nil {
+		if err := names.Check("signal", signal); err != nil {
 			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
 		}
 		s = &Signal{name: signal, typ: ps[0].typ} // checked here, made below
