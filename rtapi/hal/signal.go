@@ -10,13 +10,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// Linking and unlinking may happen while the threads run. Each pin
-// switches between its own word and its signal's with one atomic pointer
-// store, so a function reads either the old or the new source, never a
-// torn value. The stores of one change are applied together between
-// cycles of every thread (links.go), so no cycle sees a change half made;
-// and a call that changes links returns only after every running thread
-// has finished the cycle it was in (the way AddFunct swaps chains).
+// How links change while threads run: HACKING.md, "The HAL's link gate".
 
 // NewSignal makes a signal of type t (halcmd newsig).
 func (h *HAL) NewSignal(name string, t Type) error {
