@@ -28,9 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -63,12 +61,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Stderr, c); err != nil {
-		fmt.Fprintln(os.Stderr, "halsampler:", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halsampler", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, c) })
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {

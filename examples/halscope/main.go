@@ -33,10 +33,8 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -92,12 +90,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "halscope: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Stderr, c); err != nil {
-		fmt.Fprintln(os.Stderr, "halscope:", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halscope", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, c) })
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
