@@ -17,38 +17,18 @@ var errParse = errors.New("garbled")
 const maxCPU = 1 << 16
 
 // parseCPUList parses a kernel CPU list such as "0-3,8,10-11\n". An empty
-// list is valid (nil). The result is sorted and without duplicates.
+// list is valid (nil). The result is sorted and without duplicates. It is
+// parseCmdlineCPUList without the boot parameters' forms (groups; "all"
+// and "N" need a CPU count), which a sysfs file never holds.
 func parseCPUList(b []byte) ([]int, error) {
 	s := strings.TrimSpace(string(b))
-	if s == "" || s == "(null)" {
+	if s == "(null)" {
 		return nil, nil
 	}
-	var cpus []int
-	for part := range strings.SplitSeq(s, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := parseCPU(lo)
-		if err != nil {
-			return nil, err
-		}
-		b := a
-		if isRange {
-			if b, err = parseCPU(hi); err != nil {
-				return nil, err
-			}
-			if b < a {
-				return nil, fmt.Errorf("cpu range %q: %w", part, errParse)
-			}
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-		if len(cpus) > maxCPU {
-			return nil, fmt.Errorf("cpu list longer than %d: %w", maxCPU, errParse)
-		}
+	if strings.Contains(s, ":") {
+		return nil, fmt.Errorf("cpu list %q: %w", s, errParse)
 	}
-	slices.Sort(cpus)
-	return slices.Compact(cpus), nil
+	return parseCmdlineCPUList(s, 0)
 }
 
 func parseCPU(s string) (int, error) {

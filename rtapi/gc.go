@@ -38,12 +38,8 @@ func gcMarking() bool { return runtimeWriteBarrier.enabled }
 // RT-safe.
 func GCMarking() bool { return gcMarking() }
 
-// The GC shield (TaskSpec.GCShield, Options.GCShield): a task on a
-// nanosleep wait sleeps raw and keeps its P, so its wake-up never waits
-// for one while the rest of the process allocates. The shield board below
-// hands the Ps out, keeping one for the rest of the program. HACKING.md
-// ("Why a raw sleep keeps the P") has the design; docs/GC.md the costs,
-// the measurements and the alternatives left out.
+// The GC shield (TaskSpec.GCShield): HACKING.md, "Why a raw sleep keeps
+// the P", has the design; docs/GC.md the costs and measurements.
 
 // shieldChoice resolves TaskSpec.GCShield against the instance's default
 // (Options.GCShield): the task's own On or Off, else the instance's. Auto

@@ -304,7 +304,7 @@ var settings = config.Table[Options]{{
 	Field: "TimerSignal", Flag: "rtapi.timer-signal", Env: "RTAPI_TIMER_SIGNAL",
 	Usage: "real-time `signal` of the posix-timer wake mode, 34 to 64",
 	Value: field[int]{At: func(o *Options) *int { return &o.TimerSignal },
-		Unset: config.IsZero[int], Decode: config.Int, Verify: checkTimerSignal, Text: strconv.Itoa},
+		Unset: config.IsZero[int], Decode: config.Int, Verify: backend.ResolveTimerSignal, Text: strconv.Itoa},
 }, {
 	Field: "GCShield", Flag: "rtapi.gc-shield", Env: "RTAPI_GC_SHIELD", Legacy: "GORTAPI_GC_SHIELD",
 	Usage: "GC shield of tasks that leave it auto: `auto|on|off`",
@@ -408,8 +408,6 @@ func checkStopTimeout(d time.Duration) (time.Duration, error) {
 	}
 	return d, nil
 }
-
-func checkTimerSignal(n int) (int, error) { return backend.ResolveTimerSignal(n) }
 
 // backendConfig gives the settings of o, resolved, as a flavor takes them:
 // VanillaFIFO and Strict on only when On, LockMemory's Auto as

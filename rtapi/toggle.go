@@ -80,20 +80,15 @@ const (
 	WakePosixTimer
 )
 
-var wakeNames = [...]string{"auto", "nanosleep", "timerfd", "posix-timer"}
-
 // String gives the name ParseWakeMode reads back.
-func (m WakeMode) String() string {
-	if int(m) < len(wakeNames) {
-		return wakeNames[m]
-	}
-	return fmt.Sprintf("wake(%d)", uint8(m))
-}
+func (m WakeMode) String() string { return m.backend().String() }
 
 // ParseWakeMode parses "auto", "nanosleep", "timerfd" or "posix-timer".
 func ParseWakeMode(s string) (WakeMode, error) {
-	if i := slices.Index(wakeNames[:], s); i >= 0 {
-		return WakeMode(i), nil
+	for m := WakeAuto; m <= WakePosixTimer; m++ {
+		if m.String() == s {
+			return m, nil
+		}
 	}
 	return 0, fmt.Errorf("unknown wake mode %q (valid: auto, nanosleep, timerfd, posix-timer): %w", s, ErrInvalid)
 }

@@ -12,12 +12,8 @@ import (
 	"github.com/gortapi/gortapi/internal/watchdog"
 )
 
-// The watchdog catches runaway real-time tasks: one thread per RT
-// instance at SCHED_FIFO 99, above every task, demotes a task that has
-// completed no cycle within its timeout while keeping its CPU busy to
-// SCHED_OTHER and faults it (Wait returns a *FaultError); the other tasks
-// keep running. It only runs on real-time flavors: elsewhere task threads
-// have no priority to take away. internal/watchdog has the mechanism.
+// The watchdog (TaskSpec.Watchdog): one thread per real-time instance;
+// internal/watchdog has the mechanism.
 
 // Watchdog defaults. A task's timeout is TaskSpec.Watchdog, or
 // DefaultWatchdogPeriods periods plus DefaultWatchdogSlack. The slack is

@@ -8,12 +8,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -63,12 +60,7 @@ func main() {
 	flag.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9100 (path /metrics; empty: off)")
 	flag.Parse()
 	c.rtapi = *opts
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, c); err != nil {
-		log.Print("halhost: ", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halhost", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {

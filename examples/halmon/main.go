@@ -6,10 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -48,12 +45,7 @@ func main() {
 	flag.Parse()
 	c.rtapi = *opts
 	c.clear = cli.IsTerminal(os.Stdout)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, c); err != nil {
-		log.Print("halmon: ", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halmon", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
 }
 
 // host is halmon's read-only attachment of a host's two segments.

@@ -27,10 +27,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -65,16 +63,11 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	c.rt = *opts
 	if flag.NArg() == 1 {
 		c.file = flag.Arg(0)
 	}
-	if err := run(ctx, os.Stdout, c); err != nil {
-		fmt.Fprintln(os.Stderr, "halrun:", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halrun", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
 }
 
 func run(ctx context.Context, out io.Writer, c config) error {

@@ -27,11 +27,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -64,12 +61,7 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Stderr, c); err != nil {
-		fmt.Fprintln(os.Stderr, "halsampler:", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halsampler", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, c) })
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
@@ -143,7 +135,7 @@ func (p *printer) print(w io.Writer, s sampler.Sample) error {
 		if i > 0 {
 			b = append(b, ' ')
 		}
-		b = appendValue(b, p.types[i], v)
+		b = cli.AppendValue(b, p.types[i], v)
 	}
 	b = append(b, '\n')
 	p.line = b
@@ -176,25 +168,4 @@ func (p *printer) gap(s sampler.Sample) {
 	if missing > dropped {
 		fmt.Fprintf(p.stderr, "halsampler: %d cycles between %d and %d not sampled (sampler disabled)\n", missing-dropped, prev.Cycle, s.Cycle)
 	}
-}
-
-// appendValue formats one pin word: a bit as 0 or 1, an integer in
-// decimal, a float in the shortest form that reads back exactly.
-func appendValue(b []byte, t hal.Type, w uint64) []byte {
-	switch t {
-	case hal.TypeBit:
-		if w != 0 {
-			return append(b, '1')
-		}
-		return append(b, '0')
-	case hal.TypeFloat:
-		return strconv.AppendFloat(b, math.Float64frombits(w), 'g', -1, 64)
-	case hal.TypeS32:
-		return strconv.AppendInt(b, int64(int32(uint32(w))), 10)
-	case hal.TypeU32:
-		return strconv.AppendUint(b, uint64(uint32(w)), 10)
-	case hal.TypeS64:
-		return strconv.AppendInt(b, int64(w), 10)
-	}
-	return strconv.AppendUint(b, w, 10)
 }

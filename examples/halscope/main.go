@@ -33,15 +33,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
-	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -93,12 +90,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "halscope: unexpected argument %q\n", flag.Arg(0))
 		os.Exit(2)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Stdout, os.Stderr, c); err != nil {
-		fmt.Fprintln(os.Stderr, "halscope:", err)
-		os.Exit(cli.ExitCode(err))
-	}
+	cli.Main("halscope", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, c) })
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
@@ -260,7 +252,7 @@ func WriteCSV(w io.Writer, c *Capture, names []string) error {
 		b = strconv.AppendFloat(b, float64(r.Time-t0)/1e9, 'g', -1, 64)
 		for i, v := range r.Values {
 			b = append(b, ',')
-			b = appendValue(b, c.Types[i], v)
+			b = cli.AppendValue(b, c.Types[i], v)
 		}
 		b = append(b, '\n')
 		bw.Write(b)
@@ -274,24 +266,4 @@ func csvField(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// appendValue formats a pin word as halsampler does.
-func appendValue(b []byte, t hal.Type, w uint64) []byte {
-	switch t {
-	case hal.TypeBit:
-		if w != 0 {
-			return append(b, '1')
-		}
-		return append(b, '0')
-	case hal.TypeFloat:
-		return strconv.AppendFloat(b, math.Float64frombits(w), 'g', -1, 64)
-	case hal.TypeS32:
-		return strconv.AppendInt(b, int64(int32(uint32(w))), 10)
-	case hal.TypeU32:
-		return strconv.AppendUint(b, uint64(uint32(w)), 10)
-	case hal.TypeS64:
-		return strconv.AppendInt(b, int64(w), 10)
-	}
-	return strconv.AppendUint(b, w, 10)
 }

@@ -6,15 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The kernel structures gortapi lays out by hand. The signal ones follow
-// include/uapi/asm-generic/siginfo.h and signal.h: their unions hold
-// pointers (sigval_t, si_addr), so their padding depends on the pointer
-// size. The layouts below derive it from uintptr, and abi_linux_test.go
-// checks them against the headers' numbers on every architecture
-// gortapi supports (linux/amd64, arm64, riscv64, arm, 386); the time
-// types are in abi32_linux.go and abi64_linux.go. MIPS, whose siginfo
-// swaps si_code and si_errno and whose sigset_t holds 128 signals, is
-// not among them.
+// Where these layouts come from: HACKING.md, "Kernel structures laid out
+// by hand".
 
 const (
 	ptrSize      = unsafe.Sizeof(uintptr(0))

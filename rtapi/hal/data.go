@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync/atomic"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -69,7 +70,7 @@ func (h *HAL) NewComponent(name string) (*Component, error) {
 	if err := h.checkOpen(op, "", ""); err != nil {
 		return nil, err
 	}
-	if err := checkName("component", name); err != nil {
+	if err := names.Check("component", name); err != nil {
 		return nil, &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	if h.comp(name) != nil {
@@ -235,7 +236,7 @@ func (h *HAL) checkNewItem(op string, c *Component, name string) error {
 	if c.ready {
 		return errf(op, "", "", rtapi.ErrState, "%q: component %q is ready, it makes no more pins or parameters", name, c.name)
 	}
-	if err := checkName("pin", name); err != nil {
+	if err := names.Check("pin", name); err != nil {
 		return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	if _, dup := h.pins[name]; dup {

@@ -14,19 +14,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// The data segment holds every component, pin, parameter and signal of a
-// HAL in fixed-size tables, so that another process (examples/halcmd) can
-// show, get and set them (LinuxCNC keeps the same in HAL shared memory).
-// Each value is one 64-bit word, changed only by atomic loads and stores.
-// Tables are filled in order and never shrink: an entry is written before
-// the count that makes it visible is stored. Links are table indexes plus
-// one (0: none), never pointers.
-//
-// The host never reads back anything but value words: where a pin points
-// and what each entry is, it keeps in its own memory. A hostile writer of
-// the segment can therefore give pins and signals wrong values, and give
-// readers in other processes wrong names or links (which they check
-// against this build's limits), but cannot redirect the host's pins.
+// The data segment's design: HACKING.md, "The HAL's segments".
 
 // Limits of the data segment.
 const (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -36,7 +37,7 @@ func hostGone(seg *shm.Segment, closed func() int64) bool {
 	if seg.Check() != nil {
 		return true
 	}
-	if !processAlive(seg.CreatorPID()) {
+	if !sys.ProcessAlive(seg.CreatorPID()) {
 		return true
 	}
 	gone, err := seg.Unlinked()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -85,7 +86,7 @@ func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
 	if err := h.checkOpen(op, "", name); err != nil {
 		return nil, err
 	}
-	if err := checkName("function", name); err != nil {
+	if err := names.Check("function", name); err != nil {
 		return nil, &Error{Op: op, Funct: name, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	if _, dup := h.functs[name]; dup {

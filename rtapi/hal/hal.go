@@ -10,7 +10,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -366,10 +365,6 @@ func (h *HAL) checkOpen(op, thread, funct string) error {
 	}
 	return nil
 }
-
-// checkName refuses names a monitor could not show or store: the one rule
-// of internal/names (at most NameLen-1 bytes).
-func checkName(kind, name string) error { return names.Check(kind, name) }
 
 // StatsErr reports why the stats segment stopped publishing: a
 // *shm.TruncatedError (shm.ErrTruncated) once another process truncated it

@@ -6,20 +6,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// A change of links (net, linkps, unlinkp, delsig) switches several pins'
-// sources. While threads run it must take effect between cycles, for all
-// threads at once: a cycle sees all of it or none of it (two In pins on
-// one signal never disagree because one is linked and the other not yet).
-//
-// The gate is one word every thread touches twice a cycle: the low 32 bits
-// count the threads inside a cycle, the high 32 bits hold the generation of
-// the change being applied (0: none). The host collects a change's pointer
-// stores, then arms the gate with a compare-and-swap that succeeds only
-// when no thread is inside a cycle, applies the stores, and disarms it. A
-// thread that enters a cycle while the gate is armed applies the same
-// stores itself before its chain (they are idempotent), so it never waits:
-// no real-time thread spins on the host. A cycle in progress keeps the
-// gate from arming; the host retries, sleeping, until StopTimeout.
+// The link gate's design: HACKING.md, "The HAL's link gate".
 
 const gateCountMask = 1<<32 - 1
 

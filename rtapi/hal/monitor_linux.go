@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/ipc"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -197,7 +198,7 @@ func (m *Monitor) HostAlive() bool {
 	if m.closed {
 		return false
 	}
-	return processAlive(m.seg.CreatorPID())
+	return sys.ProcessAlive(m.seg.CreatorPID())
 }
 
 // HostPID is the pid of the process that created the segment, as its

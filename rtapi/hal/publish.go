@@ -1,15 +1,6 @@
 package hal
 
-// The stats segment: a header, a table of every exported function's
-// name and counters, and one seqlock per thread. The counters are the
-// functions' own: the calling thread updates them in place with atomic
-// stores after each call (LinuxCNC's .time and .tmax live in HAL shared
-// memory the same way), so another process sees every call. Each thread
-// publishes its own record — its timing and its chain as function indexes
-// — through its seqlock, and is its only writer while it runs; the HAL
-// writes it only while the thread does not run. A reader copies a record
-// with Seqlock.Read and never makes the writer wait. A function's name is
-// written before the exported count that makes it visible.
+// The stats segment's design: HACKING.md, "The HAL's segments".
 
 const (
 	statsMagic   = 0x314c4148_74726f67 // "gortHAL1", little-endian

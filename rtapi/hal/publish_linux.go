@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/ipc"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -90,7 +91,7 @@ func segmentHost(o shm.Options, key uint32) (int, bool, error) {
 	}
 	defer seg.Close()
 	pid := seg.CreatorPID()
-	return pid, pid > 0 && processAlive(pid), nil
+	return pid, pid > 0 && sys.ProcessAlive(pid), nil
 }
 
 func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }

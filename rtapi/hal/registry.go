@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -90,17 +91,17 @@ func (a *LoadArgs) Instances(def int) ([]string, error) {
 		}
 		count, hasCount = n, true
 	}
-	names, hasNames := a.Get("names")
+	given, hasNames := a.Get("names")
 	switch {
 	case hasCount && hasNames:
 		return nil, fmt.Errorf("loadrt %s: count= and names= exclude each other: %w", a.Name, rtapi.ErrInvalid)
 	case hasNames:
-		list := strings.Split(names, ",")
+		list := strings.Split(given, ",")
 		if len(list) > MaxInstances {
 			return nil, fmt.Errorf("loadrt %s: %d names, at most %d: %w", a.Name, len(list), MaxInstances, rtapi.ErrInvalid)
 		}
 		for i, n := range list {
-			if err := checkName("instance", n); err != nil {
+			if err := names.Check("instance", n); err != nil {
 				return nil, fmt.Errorf("loadrt %s: %w (%w)", a.Name, err, rtapi.ErrInvalid)
 			}
 			if slices.Contains(list[:i], n) {

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -66,7 +67,7 @@ func (th *Thread) addSafeState(s safeState) error {
 	if err := h.checkOpen(op, th.name, ""); err != nil {
 		return err
 	}
-	if err := checkName("safe state", name); err != nil {
+	if err := names.Check("safe state", name); err != nil {
 		return &Error{Op: op, Thread: th.name, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	var old []safeState

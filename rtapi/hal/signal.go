@@ -6,16 +6,11 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// Linking and unlinking may happen while the threads run. Each pin
-// switches between its own word and its signal's with one atomic pointer
-// store, so a function reads either the old or the new source, never a
-// torn value. The stores of one change are applied together between
-// cycles of every thread (links.go), so no cycle sees a change half made;
-// and a call that changes links returns only after every running thread
-// has finished the cycle it was in (the way AddFunct swaps chains).
+// How links change while threads run: HACKING.md, "The HAL's link gate".
 
 // NewSignal makes a signal of type t (halcmd newsig).
 func (h *HAL) NewSignal(name string, t Type) error {
@@ -30,7 +25,7 @@ func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
 	if err := h.checkOpen(op, "", ""); err != nil {
 		return nil, err
 	}
-	if err := checkName("signal", name); err != nil {
+	if err := names.Check("signal", name); err != nil {
 		return nil, &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	if !t.valid() {
@@ -250,7 +245,7 @@ func (h *HAL) Net(signal string, pins ...string) error {
 	}
 	s, exists := h.sigs[signal]
 	if !exists {
-		if err := checkName("signal", signal); err != nil {
+		if err := names.Check("signal", signal); err != nil {
 			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
 		}
 		s = &Signal{name: signal, typ: ps[0].typ} // checked here, made below

@@ -7,6 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
@@ -124,7 +125,7 @@ func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
 	if h.running {
 		return nil, errf(op, name, "", rtapi.ErrState, "threads are running; Stop them first")
 	}
-	if err := checkName("thread", name); err != nil {
+	if err := names.Check("thread", name); err != nil {
 		return nil, &Error{Op: op, Thread: name, Err: errors.Join(err, rtapi.ErrInvalid)}
 	}
 	if h.thread(name) != nil {

@@ -149,26 +149,36 @@ const snapshotTries = 64
 // [Min, Max] and Mean stays within them.
 func (h *Histogram) Snapshot() Snapshot {
 	s := Snapshot{Width: time.Duration(h.width), Counts: make([]uint64, len(h.buckets))}
-	for try := 0; try < snapshotTries; try++ {
+	h.read(func() { h.copyTo(&s) }, &s.Count, &s.Sum, &s.Min, &s.Max)
+	return s
+}
+
+// read calls copy until one call saw no Record in flight, at most
+// snapshotTries times and then once more regardless. It then clamps the
+// sum to count·[min, max] (that last copy may hold a sum ahead of its
+// counts) and zeros min, max and sum without samples (their sentinels).
+func (h *Histogram) read(copy func(), count *int64, sum, lo, hi *time.Duration) {
+	for try := 0; ; try++ {
 		seq := h.seq.Load()
-		if seq&1 == 0 {
-			h.copyTo(&s)
-			if h.seq.Load() == seq {
-				return s.settle()
+		if try == snapshotTries || seq&1 == 0 {
+			copy()
+			if try == snapshotTries || h.seq.Load() == seq {
+				break
 			}
 		}
 		runtime.Gosched()
 	}
-	// The fallback: counts first, then the extremes and the sum the
-	// writer updated before them.
-	h.copyTo(&s)
-	if n := time.Duration(s.Count); n > 0 && s.Sum/n < s.Min {
-		s.Sum = s.Min * n
+	n := time.Duration(*count)
+	if n == 0 {
+		*lo, *hi, *sum = 0, 0, 0
+		return
 	}
-	if n := time.Duration(s.Count); n > 0 && s.Sum/n > s.Max {
-		s.Sum = s.Max * n
+	if *sum/n < *lo {
+		*sum = *lo * n
 	}
-	return s.settle()
+	if *sum/n > *hi {
+		*sum = *hi * n
+	}
 }
 
 // used returns the buckets that may hold samples: those up to top, which
@@ -220,24 +230,8 @@ type Folded struct {
 // which it never delays.
 func (h *Histogram) Fold(upper []time.Duration) Folded {
 	f := Folded{Upper: upper, Below: make([]uint64, len(upper))}
-	for try := 0; try < snapshotTries; try++ {
-		seq := h.seq.Load()
-		if seq&1 == 0 {
-			h.foldTo(&f)
-			if h.seq.Load() == seq {
-				return f.settle()
-			}
-		}
-		runtime.Gosched()
-	}
-	h.foldTo(&f)
-	if n := time.Duration(f.Count); n > 0 && f.Sum/n < f.Min {
-		f.Sum = f.Min * n
-	}
-	if n := time.Duration(f.Count); n > 0 && f.Sum/n > f.Max {
-		f.Sum = f.Max * n
-	}
-	return f.settle()
+	h.read(func() { h.foldTo(&f) }, &f.Count, &f.Sum, &f.Min, &f.Max)
+	return f
 }
 
 // foldTo folds the counters into f in copyTo's order.
@@ -261,21 +255,6 @@ func (h *Histogram) foldTo(f *Folded) {
 	f.Min = time.Duration(h.min.Load())
 	f.Max = time.Duration(h.max.Load())
 	f.Sum = time.Duration(h.sum.Load())
-}
-
-func (f Folded) settle() Folded {
-	if f.Count == 0 {
-		f.Min, f.Max, f.Sum = 0, 0, 0
-	}
-	return f
-}
-
-// settle replaces an empty histogram's sentinels by zeros.
-func (s Snapshot) settle() Snapshot {
-	if s.Count == 0 {
-		s.Min, s.Max, s.Sum = 0, 0, 0
-	}
-	return s
 }
 
 // Snapshot is a copy of a Histogram, safe to keep, merge and marshal. It

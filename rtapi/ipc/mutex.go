@@ -24,6 +24,13 @@ const (
 	casTries = 64
 )
 
+// alive reports whether the process owning a lock word exists: this one,
+// or one sys.ProcessAlive finds. A zero owner is no process, so an owner
+// word another process zeroed never reads as held forever.
+func alive(pid uint32) bool {
+	return int32(pid) > 0 && (pid == selfPID || sys.ProcessAlive(int(pid)))
+}
+
 // ownerAlive is alive, as the blocking lock path asks it; a test replaces
 // it to play a peer that rewrites the word between load and swap.
 var ownerAlive = alive

@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/sys"
 )
 
 // Create creates a segment of size data bytes and fails with an
@@ -98,7 +100,7 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 	if err != nil {
 		if errors.Is(err, unix.EEXIST) {
 			pid := creatorOf(path)
-			return nil, &ExistError{Name: name, Path: path, CreatorPID: pid, Running: pid > 0 && unix.Kill(pid, 0) != unix.ESRCH}
+			return nil, &ExistError{Name: name, Path: path, CreatorPID: pid, Running: sys.ProcessAlive(pid)}
 		}
 		return nil, fmt.Errorf("create %s: %w", name, &os.PathError{Op: "open", Path: path, Err: err})
 	}

@@ -309,17 +309,8 @@ func (s *engine) Trace() (Trace, error) {
 	return tr, err
 }
 
-// A stop drive runs the stop requests made while no controller call runs
-// (a Stop from the test between calls), so that the stopped task runs to
-// its exit at once, in virtual time, alone. It is a controller call that
-// nobody waits for: the caller of Stop takes the simulation and hands the
-// turn to the stopped thread before Stop returns, so that nothing it does
-// next can overtake the stop; a goroutine of its own then waits for the
-// turn to come back (with the hang check), runs any stop queued
-// meanwhile, and lets the simulation go. When the simulation is held,
-// whoever holds it takes the stop in at its next pick.
-
-// stopDrive starts a stop drive unless the simulation is held.
+// stopDrive starts a stop drive (HACKING.md, "The simulator's turn model")
+// unless the simulation is held.
 func (s *engine) stopDrive() {
 	s.mu.Lock()
 	if s.ctlHeld {

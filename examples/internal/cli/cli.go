@@ -1,11 +1,16 @@
 // Package cli holds what the example programs share: their exit status
-// (0 for success and -help, 2 for bad usage, 1 for any other failure) and
-// whether their output is a terminal (IsTerminal, built per system).
+// (0 for success and -help, 2 for bad usage, 1 for any other failure), the
+// main that runs them until Ctrl-C (Main), and whether their output is a
+// terminal (IsTerminal, built per system).
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 )
 
 // UsageError is a setting a program refuses: exit status 2.
@@ -25,4 +30,16 @@ func ExitCode(err error) int {
 		return 2
 	}
 	return 1
+}
+
+// Main runs f with a context that ends on SIGINT or SIGTERM. An error
+// from f is printed as "name: err" on stderr and exits with ExitCode.
+func Main(name string, f func(ctx context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := f(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(ExitCode(err))
+	}
 }

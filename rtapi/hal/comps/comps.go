@@ -118,8 +118,6 @@ func loadThreads(h *hal.HAL, a *hal.LoadArgs) error {
 	return c.Ready()
 }
 
-func secs(p time.Duration) float64 { return p.Seconds() }
-
 func clamp(v, lo, hi float64) float64 { return math.Max(lo, math.Min(hi, v)) }
 
 // siggen (siggen(9)): index ramps from 0 to 1 once per cycle of the
@@ -140,7 +138,7 @@ func newSiggen(c *hal.Component, p string) {
 	frequency.Set(1)
 	amplitude.Set(1)
 	c.Export(p+".update", func(period time.Duration, _ int64) {
-		dt := secs(period)
+		dt := period.Seconds()
 		if reset.Get() {
 			index = 0
 		} else {
@@ -230,7 +228,7 @@ func newDdt(c *hal.Component, p string) {
 	var old float64
 	c.Export(p, func(period time.Duration, _ int64) {
 		v := in.Get()
-		out.Set((v - old) / secs(period))
+		out.Set((v - old) / period.Seconds())
 		old = v
 	})
 }
@@ -266,7 +264,7 @@ func newLimit3(c *hal.Component, p string) {
 	maxa.Set(1e20)
 	var oldIn, oldOut, oldV float64
 	c.Export(p, func(period time.Duration, _ int64) {
-		dt := secs(period)
+		dt := period.Seconds()
 		raw := in.Get()
 		target := clamp(raw, lo.Get(), hi.Get())
 		if load.Get() {
@@ -366,7 +364,7 @@ func newPID(c *hal.Component, p string) {
 	)
 	pgain.Set(1)
 	c.Export(p+".do-pid-calcs", func(period time.Duration, _ int64) {
-		dt := secs(period)
+		dt := period.Seconds()
 		on := enable.Get()
 		cmd := command.Get()
 		e := cmd - feedback.Get()
@@ -452,7 +450,7 @@ func newSimMotor(c *hal.Component, p string) {
 	cpu.Set(1000)
 	var pos, vel float64
 	c.Export(p+".update", func(period time.Duration, _ int64) {
-		dt := secs(period)
+		dt := period.Seconds()
 		target := 0.0
 		if enable.Get() {
 			target = command.Get() * gain.Get()

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/ipc"
@@ -164,7 +165,7 @@ func (r *Reader) Next(deadline time.Time) (Sample, error) {
 			wait = min(wait, left)
 		}
 		werr := r.ring.Wait(rtapi.Now() + int64(wait))
-		if errors.Is(werr, ipc.ErrTimeout) && !hostAlive(r.seg.CreatorPID()) {
+		if errors.Is(werr, ipc.ErrTimeout) && !sys.ProcessAlive(r.seg.CreatorPID()) {
 			if s, err := r.TryNext(); !errors.Is(err, ipc.ErrEmpty) {
 				return s, err
 			}
