@@ -127,10 +127,11 @@ func (d *detector) checkRTGroupSched() Check {
 	// A container sees its own cgroup at the root of the mount (a cgroup
 	// namespace, or the runtime's bind mount), under a path that
 	// /proc/self/cgroup may still name from the host's root.
-	for _, sub := range []string{rel, ""} {
-		if sub == "" && rel == "" {
-			continue
-		}
+	subs := []string{rel}
+	if rel != "" {
+		subs = append(subs, "")
+	}
+	for _, sub := range subs {
 		for _, mount := range []string{controllers, "cpu", "cpu,cpuacct", "cpuacct,cpu"} {
 			name := path.Join("sys/fs/cgroup", mount, sub, "cpu.rt_runtime_us")
 			if !fsValid(name) || slices.Contains(tried, name) {

@@ -34,6 +34,17 @@ func TestRTGroupSchedInAContainerReadsTheMountRoot(t *testing.T) {
 		"sys/fs/cgroup/cpu/docker/x/cpu.rt_runtime_us": {Data: []byte("0\n")},
 	}
 	require.Equal(t, StatusFail, groupSchedCheck(t, fsys).Status)
+
+	// In the root cgroup, the root's budget is the process's.
+	for budget, want := range map[string]Status{"0\n": StatusFail, "950000\n": StatusOK} {
+		fsys = fstest.MapFS{
+			"proc/self/cgroup":                    {Data: []byte("4:cpu:/\n")},
+			"sys/fs/cgroup/cpu/cpu.rt_runtime_us": {Data: []byte(budget)},
+		}
+		got := groupSchedCheck(t, fsys)
+		require.Equal(t, want, got.Status, got.Evidence)
+		require.NotContains(t, got.Evidence, "mount's root")
+	}
 }
 
 func groupSchedCheck(t *testing.T, fsys fstest.MapFS) Check {
