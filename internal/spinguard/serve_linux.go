@@ -371,12 +371,18 @@ func (w *watched) close() {
 
 // readVoluntary reads the voluntary_ctxt_switches of a status file.
 func (g *guard) readVoluntary(fd int) (uint64, bool) {
+	return parseVoluntary(rawPread(fd, g.status[:]))
+}
+
+// rawPread reads fd from its start into b with a raw system call; it
+// returns what it read, nil on an error or at end of file.
+func rawPread(fd int, b []byte) []byte {
 	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
-		uintptr(unsafe.Pointer(&g.status[0])), uintptr(len(g.status)), 0, 0, 0)
-	if errno != 0 || n == 0 {
-		return 0, false
+		uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
+	if errno != 0 {
+		return nil
 	}
-	return parseVoluntary(g.status[:n])
+	return b[:n]
 }
 
 var voluntaryKey = []byte("\nvoluntary_ctxt_switches:")
@@ -406,12 +412,7 @@ func parseVoluntary(b []byte) (uint64, bool) {
 // readState reads the state letter of /proc/<pid>/task/<tid>/stat ('R':
 // running or waiting for a CPU).
 func (g *guard) readState(fd int) (byte, bool) {
-	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
-		uintptr(unsafe.Pointer(&g.stat[0])), uintptr(len(g.stat)), 0, 0, 0)
-	if errno != 0 || n == 0 {
-		return 0, false
-	}
-	return parseState(g.stat[:n])
+	return parseState(rawPread(fd, g.stat[:]))
 }
 
 // parseState finds the state letter after the command name, which is in
@@ -426,12 +427,7 @@ func parseState(b []byte) (byte, bool) {
 
 // readSchedstat reads "run_ns wait_ns pcount" of a thread.
 func (g *guard) readSchedstat(fd int) (ran, pcount uint64, ok bool) {
-	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
-		uintptr(unsafe.Pointer(&g.buf[0])), uintptr(len(g.buf)), 0, 0, 0)
-	if errno != 0 || n == 0 {
-		return 0, 0, false
-	}
-	return parseSchedstat(g.buf[:n])
+	return parseSchedstat(rawPread(fd, g.buf[:]))
 }
 
 // parseSchedstat parses /proc/<pid>/task/<tid>/schedstat: the time on the
@@ -475,12 +471,9 @@ func setScheduler(tid int, policy, prio int) unix.Errno {
 // raiseOtherThreads sets every thread of this process but self to
 // SCHED_FIFO at prio.
 func raiseOtherThreads(self, prio int) {
-	d, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return
-	}
-	for _, e := range d {
-		if tid, err := strconv.Atoi(e.Name()); err == nil && tid != self {
+	tids, _ := sys.Threads()
+	for _, tid := range tids {
+		if tid != self {
 			setScheduler(tid, int(sys.SchedFIFO), prio)
 		}
 	}

@@ -4,10 +4,27 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// Threads lists the kernel thread ids of this process (/proc/self/task).
+// It allocates.
+func Threads() ([]int, error) {
+	d, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, err
+	}
+	tids := make([]int, 0, len(d))
+	for _, e := range d {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
 
 // Gettid returns the calling thread's kernel thread id. The result only
 // stays meaningful while the goroutine is locked to its thread.

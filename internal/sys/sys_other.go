@@ -24,6 +24,9 @@ var monoBase = time.Now()
 // RT-safe.
 func Nanotime() int64 { return int64(time.Since(monoBase)) }
 
+// Threads fails: there are no kernel thread ids here.
+func Threads() ([]int, error) { return nil, errUnsupported }
+
 // Gettid returns 0: there are no kernel thread ids here.
 func Gettid() int { return 0 }
 
