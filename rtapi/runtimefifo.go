@@ -1,8 +1,6 @@
 package rtapi
 
 import (
-	"os"
-	"strconv"
 	"sync"
 
 	"github.com/gortapi/gortapi/internal/sys"
@@ -31,7 +29,7 @@ type fifoBoard struct {
 	threads func() ([]int, error)
 }
 
-var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: processThreads}
+var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads}
 
 // add counts the task on thread tid; the first one raises every
 // SCHED_OTHER thread of the process to SCHED_FIFO 1. It returns the first
@@ -46,20 +44,49 @@ func (b *fifoBoard) add(tid int) error {
 	if len(b.tasks) > 1 {
 		return nil
 	}
-	tids, err := b.threads()
-	if err != nil {
-		return err
-	}
 	var first error
-	for _, t := range tids {
+	err := b.settle(func(t int) bool {
 		if p, _, err := b.get(t); err != nil || p != sys.SchedOther {
-			continue // gone, or a task's or the watchdog's
+			return false // gone, or a task's or the watchdog's
 		}
-		if err := b.set(t, sys.SchedFIFO, 1); err != nil && first == nil {
-			first = err
+		if err := b.set(t, sys.SchedFIFO, 1); err != nil {
+			if first == nil {
+				first = err
+			}
+			return false
 		}
+		return true
+	})
+	if first == nil {
+		first = err
 	}
 	return first
+}
+
+// settlePasses bounds settle's passes over the process's threads.
+const settlePasses = 8
+
+// settle applies change to every thread of the process, again while a
+// pass changed one: a thread made during a pass by a thread not yet
+// changed inherits the old policy, and only a pass that changes nothing
+// shows that every thread that can make one has the new.
+func (b *fifoBoard) settle(change func(tid int) bool) error {
+	for range settlePasses {
+		tids, err := b.threads()
+		if err != nil {
+			return err
+		}
+		changed := false
+		for _, t := range tids {
+			if change(t) {
+				changed = true
+			}
+		}
+		if !changed {
+			return nil
+		}
+	}
+	return nil
 }
 
 // remove uncounts the task on thread tid (already off SCHED_FIFO, or
@@ -75,30 +102,12 @@ func (b *fifoBoard) remove(tid int) {
 	if len(b.tasks) > 0 {
 		return
 	}
-	tids, err := b.threads()
-	if err != nil {
-		return
-	}
-	for _, t := range tids {
-		if p, prio, err := b.get(t); err == nil && p == sys.SchedFIFO && prio == 1 {
-			_ = b.set(t, sys.SchedOther, 0)
+	_ = b.settle(func(t int) bool {
+		if p, prio, err := b.get(t); err != nil || p != sys.SchedFIFO || prio != 1 || b.tasks[t] {
+			return false
 		}
-	}
-}
-
-// processThreads lists /proc/self/task.
-func processThreads() ([]int, error) {
-	d, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return nil, err
-	}
-	tids := make([]int, 0, len(d))
-	for _, e := range d {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
+		return b.set(t, sys.SchedOther, 0) == nil
+	})
 }
 
 // wantRuntimeFIFO reports whether a task starting on rt counts on the

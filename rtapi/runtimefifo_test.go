@@ -105,7 +105,7 @@ func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
 	for range extra {
 		made = append(made, <-tids)
 	}
-	threads, err := processThreads()
+	threads, err := sys.Threads()
 	require.NoError(t, err)
 	for _, tid := range threads {
 		p, prio, err := sys.Scheduler(tid)
@@ -123,11 +123,48 @@ func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
 	}
 	close(release)
 	require.NoError(t, rt.Close())
-	threads, err = processThreads()
+	threads, err = sys.Threads()
 	require.NoError(t, err)
 	for _, tid := range threads {
 		if p, prio, err := sys.Scheduler(tid); err == nil && p == sys.SchedFIFO && prio == 1 {
 			t.Errorf("thread %d still SCHED_FIFO 1 after the task ended", tid)
 		}
+	}
+}
+
+// A thread made during a pass by a thread the pass had not reached yet
+// inherits SCHED_OTHER (or, lowering, FIFO 1): the board passes again
+// until a pass changes nothing.
+func TestFifoBoardCatchesThreadsMadeDuringAPass(t *testing.T) {
+	f := &fakeThreads{policy: map[int]sys.Policy{1: sys.SchedOther, 10: sys.SchedFIFO}, prio: map[int]int{10: 80}}
+	b := f.board()
+	threads := b.threads
+	made := 0
+	b.threads = func() ([]int, error) {
+		tids, err := threads()
+		if made < 2 { // after each of the first two listings, by a thread still SCHED_OTHER
+			made++
+			f.policy[100+made], f.prio[100+made] = sys.SchedOther, 0
+		}
+		return tids, err
+	}
+	require.NoError(t, b.add(10))
+	for tid, p := range f.policy {
+		require.Equal(t, sys.SchedFIFO, p, "thread %d", tid)
+	}
+	made = 0
+	b.threads = func() ([]int, error) {
+		tids, err := threads()
+		if made < 2 {
+			made++
+			tid := 200 + made
+			f.policy[tid], f.prio[tid] = sys.SchedFIFO, 1 // made by a thread still at FIFO 1
+		}
+		return tids, err
+	}
+	b.remove(10)
+	f.policy[10], f.prio[10] = sys.SchedOther, 0 // the task's own end
+	for tid, p := range f.policy {
+		require.Equal(t, sys.SchedOther, p, "thread %d", tid)
 	}
 }
