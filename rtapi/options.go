@@ -52,7 +52,7 @@ import (
 //	GCShield        -rtapi.gc-shield        RTAPI_GC_SHIELD        on for real-time flavors
 //	SpinGuard       -rtapi.spin-guard       RTAPI_SPIN_GUARD       on for real-time flavors
 //	SpareProcs      -rtapi.spare-procs      RTAPI_SPARE_PROCS      on where the spin guard runs
-//	RuntimeFIFO     -rtapi.runtime-fifo     RTAPI_RUNTIME_FIFO     off
+//	RuntimeFIFO     -rtapi.runtime-fifo     RTAPI_RUNTIME_FIFO     on for SCHED_FIFO tasks, with a valve
 //	Logger, ShmAllowUIDs, Kernel, Sim: code only
 //
 // GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; the two
@@ -164,15 +164,17 @@ type Options struct {
 	// environment variable is always left alone, and so is a GOMAXPROCS
 	// the program changes while tasks run.
 	SpareProcs Toggle
-	// RuntimeFIFO On runs every other thread of the process at SCHED_FIFO
-	// priority 1 while a task runs on a real-time flavor: the Go
-	// runtime's threads, and with them every goroutine that is not a
-	// task, the garbage collector's workers included. They then hand a
+	// RuntimeFIFO runs every other thread of the process at SCHED_FIFO
+	// priority 1 while a task runs at SCHED_FIFO on a real-time flavor:
+	// the Go runtime's threads, and with them every goroutine that is not
+	// a task, the garbage collector's workers included. They then hand a
 	// descheduled task its P back without waiting behind the machine's
 	// SCHED_OTHER load (docs/GC.md, "Runtime threads at SCHED_FIFO 1").
-	// Off (and Auto, unset): they stay SCHED_OTHER. With it On, a
-	// CPU-bound goroutine keeps ordinary processes off its CPU until RT
-	// throttling (sched_rt_runtime_us) lets them run.
+	// Auto (unset) does so until those threads keep a CPU busy (80 % of
+	// one over half a second), then gives them SCHED_OTHER back for the
+	// rest of the set and logs a warning. On keeps them at 1 however
+	// busy: a CPU-bound goroutine then keeps ordinary processes off its
+	// CPU until RT throttling lets them run. Off leaves them SCHED_OTHER.
 	RuntimeFIFO Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given: the field

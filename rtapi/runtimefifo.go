@@ -2,6 +2,9 @@ package rtapi
 
 import (
 	"sync"
+	"time"
+
+	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/internal/sys"
 )
@@ -15,35 +18,83 @@ import (
 // thread waits behind the machine's CPU load (docs/GC.md, "What still
 // makes a wake-up late by more than 20 ms"). Threads the runtime makes
 // later inherit the priority of the thread that makes them.
+//
+// Auto adds a valve: a program whose other threads keep a CPU busy at
+// FIFO 1 would keep the machine's ordinary processes off it, and spend
+// the CPU's real-time budget that its tasks share. When those threads
+// use valveShare of a CPU over valveWindow, the board gives them
+// SCHED_OTHER back, says so, and raises them again only for the next
+// set of tasks.
+
+// The valve: checked every valveTick over the last valveTicks ticks.
+const (
+	valveTick  = 100 * time.Millisecond
+	valveTicks = 5
+	valveShare = 0.8 // of one CPU
+)
 
 // fifoBoard counts the tasks that asked for it and knows their threads.
 // There is one for the process (runtimeFIFO): the threads are the
 // process's.
 type fifoBoard struct {
-	mu    sync.Mutex
-	tasks map[int]bool // task thread ids counted and not ended
+	mu     sync.Mutex
+	tasks  map[int]int64 // task thread ids counted and not ended: their CPU time when counted
+	forced int           // counted tasks with RuntimeFIFO On: the valve is shut
+	// gone is the CPU time the ended counted tasks used while counted,
+	// so that other() stays steady as tasks come and go.
+	gone    int64
+	samples [valveTicks + 1]int64 // other() at the last ticks, a ring
+	ticks   int
+	tripped bool          // the valve gave the threads back; no raise until the last task ends
+	stop    chan struct{} // closed to end the valve's ticker
+	log     *zap.Logger
+	every   time.Duration // the valve's tick; 0: no ticker (tests call check)
 	// set and get are sys.SetScheduler and sys.Scheduler; threads lists
-	// the process's thread ids.
+	// the process's thread ids; cpu is sys.ThreadCPUTime.
 	set     func(tid int, p sys.Policy, prio int) error
 	get     func(tid int) (sys.Policy, int, error)
 	threads func() ([]int, error)
+	cpu     func(clock int32) int64
 }
 
-var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads}
+var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime, every: valveTick}
 
 // add counts the task on thread tid; the first one raises every
-// SCHED_OTHER thread of the process to SCHED_FIFO 1. It returns the first
-// error, with the threads it could raise raised.
-func (b *fifoBoard) add(tid int) error {
+// SCHED_OTHER thread of the process to SCHED_FIFO 1. forced (RuntimeFIFO
+// On) shuts the valve while the task counts; otherwise the first task
+// starts it, with log for its warning. It returns the first error, with
+// the threads it could raise raised.
+func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tasks == nil {
-		b.tasks = make(map[int]bool)
+		b.tasks = make(map[int]int64)
 	}
-	b.tasks[tid] = true
-	if len(b.tasks) > 1 {
+	if _, ok := b.tasks[tid]; ok {
 		return nil
 	}
+	b.tasks[tid] = b.cpu(sys.ThreadClock(tid))
+	if forced {
+		b.forced++
+	}
+	b.log = log
+	if !forced && b.stop == nil && b.every > 0 {
+		b.stop = make(chan struct{})
+		go b.tick(b.stop)
+	}
+	if len(b.tasks) > 1 {
+		if forced && b.tripped {
+			b.tripped = false
+			return b.raise()
+		}
+		return nil
+	}
+	return b.raise()
+}
+
+// raise sets every SCHED_OTHER thread of the process to SCHED_FIFO 1.
+// Under mu.
+func (b *fifoBoard) raise() error {
 	var first error
 	err := b.settle(func(t int) bool {
 		if p, _, err := b.get(t); err != nil || p != sys.SchedOther {
@@ -61,6 +112,20 @@ func (b *fifoBoard) add(tid int) error {
 		first = err
 	}
 	return first
+}
+
+// lower gives every thread at SCHED_FIFO 1 that is not a counted task's
+// SCHED_OTHER back. Under mu.
+func (b *fifoBoard) lower() {
+	_ = b.settle(func(t int) bool {
+		if p, prio, err := b.get(t); err != nil || p != sys.SchedFIFO || prio != 1 {
+			return false
+		}
+		if _, task := b.tasks[t]; task {
+			return false
+		}
+		return b.set(t, sys.SchedOther, 0) == nil
+	})
 }
 
 // settlePasses bounds settle's passes over the process's threads.
@@ -90,28 +155,111 @@ func (b *fifoBoard) settle(change func(tid int) bool) error {
 }
 
 // remove uncounts the task on thread tid (already off SCHED_FIFO, or
-// ending); the last one gives every thread of the process at SCHED_FIFO
-// 1 that is not a counted task's SCHED_OTHER back.
-func (b *fifoBoard) remove(tid int) {
+// ending; called from its own thread, which is still there to read);
+// the last one gives back every thread of the process at SCHED_FIFO 1
+// that is not a counted task's, and stops the valve.
+func (b *fifoBoard) remove(tid int, forced bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.tasks[tid] {
+	base, ok := b.tasks[tid]
+	if !ok {
 		return
 	}
+	if c := b.cpu(sys.ThreadClock(tid)); c >= 0 && base >= 0 {
+		b.gone += c - base
+	}
 	delete(b.tasks, tid)
+	if forced {
+		b.forced--
+	}
 	if len(b.tasks) > 0 {
 		return
 	}
-	_ = b.settle(func(t int) bool {
-		if p, prio, err := b.get(t); err != nil || p != sys.SchedFIFO || prio != 1 || b.tasks[t] {
-			return false
-		}
-		return b.set(t, sys.SchedOther, 0) == nil
-	})
+	if b.stop != nil {
+		close(b.stop)
+		b.stop = nil
+	}
+	b.tripped, b.gone, b.ticks = false, 0, 0
+	b.lower()
 }
 
-// wantRuntimeFIFO reports whether a task starting on rt counts on the
-// board: Options.RuntimeFIFO On, on a real-time flavor with OS threads.
-func (rt *RT) wantRuntimeFIFO() bool {
-	return rt.opts.RuntimeFIFO == On && rt.traits.OSThreads && rt.info.RealTime
+// other is the CPU time, in ns, that the process's threads other than
+// the counted tasks have used: the process's, less what the counted
+// tasks used while counted. It is -1 when a clock cannot be read. Under
+// mu.
+func (b *fifoBoard) other() int64 {
+	all := b.cpu(sys.ProcessClock)
+	if all < 0 {
+		return -1
+	}
+	all -= b.gone
+	for tid, base := range b.tasks {
+		c := b.cpu(sys.ThreadClock(tid))
+		if c < 0 || base < 0 {
+			return -1
+		}
+		all -= c - base
+	}
+	return all
+}
+
+// check is the valve's tick: it samples other() and, while the valve is
+// open and the threads raised, gives them SCHED_OTHER back once they
+// used valveShare of a CPU over the last valveTicks ticks. It reports
+// whether it did.
+func (b *fifoBoard) check() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	o := b.other()
+	if o < 0 || len(b.tasks) == 0 {
+		b.ticks = 0
+		return false
+	}
+	b.samples[b.ticks%len(b.samples)] = o
+	b.ticks++
+	if b.ticks < len(b.samples) || b.tripped || b.forced > 0 {
+		return false
+	}
+	used := o - b.samples[b.ticks%len(b.samples)]
+	if float64(used) < valveShare*float64(valveTicks*valveTick) {
+		return false
+	}
+	b.tripped = true
+	b.lower()
+	if b.log != nil {
+		b.log.Warn("runtime threads back to SCHED_OTHER: the program kept a CPU busy at SCHED_FIFO 1, which would keep ordinary processes off it (Options.RuntimeFIFO on keeps them at 1)",
+			zap.Duration("cpu", time.Duration(used)), zap.Duration("over", valveTicks*valveTick))
+	}
+	return true
+}
+
+// tick runs check every b.every until stop is closed.
+func (b *fifoBoard) tick(stop <-chan struct{}) {
+	t := time.NewTicker(b.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			b.check()
+		}
+	}
+}
+
+// runtimeFIFO reports whether a task starting on rt with policy p counts
+// on the board, and whether it forces it (Options.RuntimeFIFO On): On,
+// or Auto for a SCHED_FIFO or SCHED_RR task, on a real-time flavor with
+// OS threads.
+func (rt *RT) runtimeFIFO(p sys.Policy) (count, forced bool) {
+	if !rt.traits.OSThreads || !rt.info.RealTime {
+		return false, false
+	}
+	switch rt.opts.RuntimeFIFO {
+	case On:
+		return true, true
+	case Auto:
+		return p == sys.SchedFIFO || p == sys.SchedRR, false
+	}
+	return false, false
 }

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
@@ -18,6 +21,7 @@ type fakeThreads struct {
 	policy map[int]sys.Policy
 	prio   map[int]int
 	sets   int
+	cpu    map[int32]int64 // CPU time by clock: sys.ProcessClock, sys.ThreadClock(tid)
 }
 
 func (f *fakeThreads) board() *fifoBoard {
@@ -45,6 +49,7 @@ func (f *fakeThreads) board() *fifoBoard {
 			slices.Sort(tids)
 			return tids, nil
 		},
+		cpu: func(clock int32) int64 { return f.cpu[clock] },
 	}
 }
 
@@ -57,31 +62,31 @@ func TestFifoBoardRaisesOtherThreadsWhileTasksRun(t *testing.T) {
 		prio:   map[int]int{10: 80, 11: 1, 99: 99},
 	}
 	b := f.board()
-	require.NoError(t, b.add(10))
+	require.NoError(t, b.add(10, true, nil))
 	require.Equal(t, map[int]sys.Policy{1: sys.SchedFIFO, 2: sys.SchedFIFO, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 99: sys.SchedFIFO}, f.policy)
 	require.Equal(t, [3]int{1, 1, 80}, [3]int{f.prio[1], f.prio[2], f.prio[10]})
 	f.policy[3], f.prio[3] = sys.SchedFIFO, 1 // a thread the runtime made since: inherited
 	sets := f.sets
-	require.NoError(t, b.add(11)) // a task at priority 1: counted, nothing set
+	require.NoError(t, b.add(11, true, nil)) // a task at priority 1: counted, nothing set
 	require.Equal(t, sets, f.sets)
-	b.remove(10)
+	b.remove(10, true)
 	require.Equal(t, sys.SchedFIFO, f.policy[1], "kept while task 11 runs")
-	b.remove(11)
+	b.remove(11, true)
 	f.policy[11], f.prio[11] = sys.SchedOther, 0 // its end took it off FIFO already
 	for _, tid := range []int{1, 2, 3} {
 		require.Equal(t, sys.SchedOther, f.policy[tid], "thread %d", tid)
 	}
 	require.Equal(t, [2]int{80, 99}, [2]int{f.prio[10], f.prio[99]}, "real-time threads untouched")
-	b.remove(11) // not counted: a no-op
+	b.remove(11, true) // not counted: a no-op
 }
 
-// With Options.RuntimeFIFO On, while a task runs, every thread of the
+// With Options.RuntimeFIFO Auto (unset), while a SCHED_FIFO task runs, every thread of the
 // process runs SCHED_FIFO: the task's at its priority, the others at 1,
 // threads the runtime makes meanwhile too. Once it has ended, none is
 // left at 1.
 func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
 	rttest.RequireRT(t)
-	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, RuntimeFIFO: On})
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off}) // RuntimeFIFO Auto
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close() })
 	task, err := rt.NewTask(TaskSpec{Name: "servo", Period: time.Millisecond, Priority: 50}, loopBody)
@@ -148,7 +153,7 @@ func TestFifoBoardCatchesThreadsMadeDuringAPass(t *testing.T) {
 		}
 		return tids, err
 	}
-	require.NoError(t, b.add(10))
+	require.NoError(t, b.add(10, true, nil))
 	for tid, p := range f.policy {
 		require.Equal(t, sys.SchedFIFO, p, "thread %d", tid)
 	}
@@ -162,9 +167,131 @@ func TestFifoBoardCatchesThreadsMadeDuringAPass(t *testing.T) {
 		}
 		return tids, err
 	}
-	b.remove(10)
+	b.remove(10, true)
 	f.policy[10], f.prio[10] = sys.SchedOther, 0 // the task's own end
 	for tid, p := range f.policy {
 		require.Equal(t, sys.SchedOther, p, "thread %d", tid)
 	}
+}
+
+// Auto's valve: the threads go back to SCHED_OTHER once the process's
+// other threads used valveShare of a CPU over the window, counting
+// neither the tasks' CPU time nor an ended task's; once per set, with a
+// warning, and never with a forced task counted.
+func TestFifoBoardValveGivesBusyThreadsBack(t *testing.T) {
+	const tick = int64(valveTick)
+	busy := int64(valveShare*float64(tick)) + 1 // per tick: just over the share
+	newBoard := func() (*fakeThreads, *fifoBoard, *observer.ObservedLogs) {
+		f := &fakeThreads{
+			policy: map[int]sys.Policy{1: sys.SchedOther, 2: sys.SchedOther, 10: sys.SchedFIFO, 11: sys.SchedFIFO},
+			prio:   map[int]int{10: 80, 11: 70},
+			cpu:    map[int32]int64{},
+		}
+		core, logs := observer.New(zap.WarnLevel)
+		b := f.board()
+		b.log = zap.New(core)
+		return f, b, logs
+	}
+	run := func(f *fakeThreads, b *fifoBoard, ticks int, other, task10 int64) (tripped int) {
+		for range ticks {
+			f.cpu[sys.ProcessClock] += other + task10
+			f.cpu[sys.ThreadClock(10)] += task10
+			if b.check() {
+				tripped++
+			}
+		}
+		return tripped
+	}
+
+	f, b, logs := newBoard()
+	require.NoError(t, b.add(10, false, b.log))
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+	require.Zero(t, run(f, b, 20, 0, tick), "a busy task is not the program's other threads")
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+	require.Zero(t, run(f, b, valveTicks-1, busy, tick), "the share over a whole window")
+	require.Equal(t, 1, run(f, b, 10, busy, tick), "once")
+	require.Equal(t, [3]sys.Policy{sys.SchedOther, sys.SchedOther, sys.SchedFIFO}, [3]sys.Policy{f.policy[1], f.policy[2], f.policy[10]})
+	require.Equal(t, 1, logs.Len())
+	require.NoError(t, b.add(11, false, b.log)) // the set goes on without
+	require.Equal(t, sys.SchedOther, f.policy[1])
+	b.remove(11, false)
+	b.remove(10, false)
+	f.policy[10], f.policy[11] = sys.SchedOther, sys.SchedOther
+	f.policy[10], f.policy[11] = sys.SchedFIFO, sys.SchedFIFO
+	require.NoError(t, b.add(10, false, b.log)) // the next set: raised again
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+
+	// An ended task's CPU time does not become the others'.
+	f, b, _ = newBoard()
+	require.NoError(t, b.add(10, false, nil))
+	require.NoError(t, b.add(11, false, nil))
+	run(f, b, valveTicks, 0, tick)
+	f.cpu[sys.ThreadClock(11)] += 10 * tick
+	f.cpu[sys.ProcessClock] += 10 * tick
+	b.remove(11, false)
+	require.Zero(t, run(f, b, 2*valveTicks, 0, tick))
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+
+	// A forced task shuts the valve; a forced task joining a tripped set
+	// raises the threads again.
+	f, b, _ = newBoard()
+	require.NoError(t, b.add(10, true, nil))
+	require.Zero(t, run(f, b, 3*valveTicks, 2*busy, 0))
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+	f, b, _ = newBoard()
+	require.NoError(t, b.add(10, false, nil))
+	require.Equal(t, 1, run(f, b, 2*valveTicks, busy, 0))
+	require.NoError(t, b.add(11, true, nil))
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+	require.Zero(t, run(f, b, 2*valveTicks, busy, 0))
+}
+
+// A program that keeps a CPU busy while a task runs gets its threads
+// back at SCHED_OTHER, with the task still at its priority.
+func TestRuntimeFIFOValveOnABusyProgram(t *testing.T) {
+	rttest.RequireRT(t)
+	core, logs := observer.New(zap.WarnLevel)
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, Logger: zap.New(core)})
+	require.NoError(t, err)
+	t.Cleanup(func() { rt.Close() })
+	task, err := rt.NewTask(TaskSpec{Name: "servo", Period: time.Millisecond, Priority: 50}, loopBody)
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	stop := make(chan struct{})
+	var spun sync.WaitGroup
+	spun.Go(func() {
+		runtime.LockOSThread() // a thread raised with the others
+		defer runtime.UnlockOSThread()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i := 0; i < 1e5; i++ {
+				_ = i
+			}
+		}
+	})
+	defer spun.Wait()
+	defer close(stop)
+	deadline := time.Now().Add(time.Minute) // the event, not the time, is asserted
+	for logs.FilterMessageSnippet("back to SCHED_OTHER").Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the valve did not trip on a busy program in a minute")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	threads, err := sys.Threads()
+	require.NoError(t, err)
+	for _, tid := range threads {
+		p, prio, err := sys.Scheduler(tid)
+		if err != nil || tid == task.Tid() || prio == sys.FIFOPrioMax {
+			continue
+		}
+		require.Equal(t, sys.SchedOther, p, "thread %d at %v %d", tid, p, prio)
+	}
+	p, prio, err := sys.Scheduler(task.Tid())
+	require.NoError(t, err)
+	require.Equal(t, [2]any{sys.SchedFIFO, 50}, [2]any{p, prio})
 }

@@ -250,8 +250,9 @@ type Task struct {
 	// guarded by spareProcs.mu.
 	spare bool
 	// fifo: the task counts in runtimeFIFO (Options.RuntimeFIFO), set by
-	// Start once its thread runs; finish uncounts it.
-	fifo bool
+	// Start once its thread runs; finish uncounts it. fifoForced: with
+	// RuntimeFIFO On.
+	fifo, fifoForced bool
 
 	deadlineErr *DeadlineError // built at NewTask, filled in when the policy trips
 	safeRan     atomic.Bool    // SafeState has been claimed
@@ -489,9 +490,9 @@ func (t *Task) run(ready chan<- error) {
 		}
 	}
 	t.guardTask() // from its own thread, before anything can end it
-	if t.rt.wantRuntimeFIFO() {
-		t.fifo = true // finish uncounts it
-		if err := runtimeFIFO.add(b.Tid); err != nil {
+	if count, forced := t.rt.runtimeFIFO(b.Policy); count {
+		t.fifo, t.fifoForced = true, forced // finish uncounts it
+		if err := runtimeFIFO.add(b.Tid, forced, t.rt.logger); err != nil {
 			t.rt.logger.Warn("runtime threads left SCHED_OTHER (Options.RuntimeFIFO)", zap.String("task", t.spec.Name), zap.Error(err))
 		}
 	}
@@ -539,7 +540,7 @@ func (t *Task) finish(err error, returned bool) {
 	}
 	t.giveBackProc()
 	if t.fifo {
-		runtimeFIFO.remove(t.binding.Tid)
+		runtimeFIFO.remove(t.binding.Tid, t.fifoForced)
 	}
 	t.mu.Lock()
 	t.err = err

@@ -19,3 +19,11 @@ func ThreadCPUTime(clock int32) int64 {
 	}
 	return ts.Nano()
 }
+
+// ThreadClock is the CPU-time clock of thread tid, for ThreadCPUTime
+// (pthread_getcpuclockid's encoding: CPUCLOCK_SCHED, per thread).
+func ThreadClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
+
+// ProcessClock is the CPU-time clock of the whole process, for
+// ThreadCPUTime: every thread's, ended ones included.
+const ProcessClock int32 = unix.CLOCK_PROCESS_CPUTIME_ID

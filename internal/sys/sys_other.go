@@ -134,6 +134,13 @@ func FutexWake(addr *uint32, n int) (int, error) { return 0, errUnsupported }
 // ThreadCPUTime returns -1: per-thread CPU clocks are read on Linux only.
 func ThreadCPUTime(clock int32) int64 { return -1 }
 
+// ThreadClock is the CPU-time clock of thread tid, for ThreadCPUTime.
+func ThreadClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
+
+// ProcessClock is the CPU-time clock of the whole process, for
+// ThreadCPUTime.
+const ProcessClock int32 = 2
+
 // SleepUntilOr fails: futex sleeps need Linux.
 func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (bool, error) {
 	return false, errUnsupported

@@ -134,7 +134,7 @@ func (d *Dog) Add(e *Entry, tid int) {
 	defer d.mu.Unlock()
 	e.lastCycles = e.Subject.Cycles()
 	e.lastProgress = sys.Nanotime()
-	e.cpuClock = threadCPUClock(tid)
+	e.cpuClock = sys.ThreadClock(tid)
 	e.cpuAtProgress = d.cpuTime(e.cpuClock)
 	var list []*Entry
 	if p := d.entries.Load(); p != nil {
@@ -299,7 +299,3 @@ func (d *Dog) leave(seen *[]*Entry) bool {
 	close(d.reports) // the reporter ends; only the loop sends
 	return true
 }
-
-// threadCPUClock is the clock id of thread tid's CPU time
-// (pthread_getcpuclockid: CPUCLOCK_SCHED, per thread).
-func threadCPUClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
