@@ -163,6 +163,7 @@ func TestTaskNeverOnMainThread(t *testing.T) {
 // like a return: Wait returns, the timer is released, Close succeeds and
 // the watchdog goes away.
 func TestGoexitInBodyEndsTheTask(t *testing.T) {
+	rttest.RequireRT(t) // its lock file is open before the count
 	fds := func() int {
 		e, err := os.ReadDir("/proc/self/fd")
 		require.NoError(t, err)

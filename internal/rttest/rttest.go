@@ -51,7 +51,9 @@ func ParallelUnlessRT(t *testing.T) {
 
 // RequireRT skips t, loudly, unless this process may use SCHED_FIFO. With
 // GORTAPI_REQUIRE_RT=1 it fails instead of skipping. Under -short it skips
-// (SkipShort).
+// (SkipShort). A test it lets run holds the machine's real-time test lock
+// (RTLockFile) until it ends, so that the SCHED_FIFO tests of packages
+// that go test runs at once take turns.
 func RequireRT(t testing.TB) {
 	t.Helper()
 	SkipShort(t, "SCHED_FIFO test")
@@ -59,6 +61,7 @@ func RequireRT(t testing.TB) {
 		"(its own threads and locks stand between the task and SCHED_FIFO)")
 	err := sys.ProbeSchedFIFO()
 	if err == nil {
+		holdRTLock(t)
 		return
 	}
 	msg := "needs SCHED_FIFO (CAP_SYS_NICE or RLIMIT_RTPRIO > 0; run as root or setcap cap_sys_nice+ep): " + err.Error()
@@ -287,4 +290,73 @@ func RequireSelfExec(t testing.TB) {
 	if err != nil {
 		t.Fatalf("re-execute the test binary: %v", err)
 	}
+}
+
+// RTLockFile is the file whose flock RequireRT holds for a test's
+// length. Without it, go test ./... runs two packages' SCHED_FIFO tests
+// at once: a spin one pins to a CPU starves the other's threads there,
+// guard and watchdog included, and both fail for reasons neither tests.
+// A child process of a test (ChildEnv set) does not take it: its parent
+// holds it.
+var RTLockFile = filepath.Join(os.TempDir(), "gortapi-rt-tests.lock")
+
+// rtLock is this process's hold on RTLockFile: the tests of one binary
+// share it (a test and its subtests may each call RequireRT).
+var rtLock struct {
+	sync.Mutex
+	f     *os.File
+	holds int
+}
+
+// holdRTLock takes RTLockFile for t's length, waiting for the process
+// that holds it. A lock file it cannot open is reported and not waited
+// for.
+func holdRTLock(t testing.TB) {
+	if ChildRole() != "" {
+		return
+	}
+	rtLock.Lock()
+	defer rtLock.Unlock()
+	if rtLock.holds == 0 {
+		f, err := lockFile(RTLockFile)
+		if err != nil {
+			t.Logf("running without the real-time test lock: %v", err)
+			return
+		}
+		rtLock.f = f
+	}
+	rtLock.holds++
+	t.Cleanup(func() {
+		rtLock.Lock()
+		defer rtLock.Unlock()
+		if rtLock.holds--; rtLock.holds == 0 {
+			rtLock.f.Close() // closing the last descriptor drops the lock
+			rtLock.f = nil
+		}
+	})
+}
+
+// lockFile opens name, making it if it is missing, and waits for an
+// exclusive flock on it.
+func lockFile(name string) (*os.File, error) {
+	f, err := os.Open(name) // another user's file in a sticky /tmp: O_CREAT may be refused
+	if errors.Is(err, os.ErrNotExist) {
+		if f, err = os.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o666); err == nil {
+			_ = f.Chmod(0o666) // beyond the umask, for the next user's tests
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }

@@ -1,11 +1,13 @@
 package rttest
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -156,5 +158,49 @@ func TestProgram(t *testing.T) {
 	st, err := os.Stat(ProgramDir())
 	if err != nil || st.Mode().Perm() != 0o755 {
 		t.Fatalf("program directory %s: %v, %v", ProgramDir(), st.Mode(), err)
+	}
+}
+
+// A test RequireRT lets run holds RTLockFile until it ends: another
+// package's test binary, run at once by go test ./..., cannot take it
+// meanwhile (flock conflicts between open files, in one process too).
+func TestRequireRTHoldsTheLockForTheTest(t *testing.T) {
+	other, err := os.OpenFile(RTLockFile, os.O_RDONLY|os.O_CREATE, 0o666)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tryLock := func() error {
+		err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			_ = syscall.Flock(int(other.Fd()), syscall.LOCK_UN)
+		}
+		return err
+	}
+	if testing.Short() {
+		t.Skip("-short runs no SCHED_FIFO test")
+	}
+	t.Run("rt", func(t *testing.T) {
+		RequireRT(t)
+		if err := tryLock(); !errors.Is(err, syscall.EWOULDBLOCK) {
+			t.Fatalf("took the lock while a SCHED_FIFO test runs: %v", err)
+		}
+	})
+	rtLock.Lock() // another package's test may hold it now: look at this process's hold
+	defer rtLock.Unlock()
+	if rtLock.holds != 0 || rtLock.f != nil {
+		t.Fatalf("still held after the test: holds %d, file %v", rtLock.holds, rtLock.f)
+	}
+}
+
+// A test and its subtests may each call RequireRT: the process takes
+// the lock once and keeps it until the last of them ends.
+func TestRequireRTNests(t *testing.T) {
+	RequireRT(t)
+	t.Run("sub", func(t *testing.T) { RequireRT(t) }) // would wait for its parent forever
+	rtLock.Lock()
+	defer rtLock.Unlock()
+	if rtLock.holds != 1 || rtLock.f == nil {
+		t.Fatalf("holds %d, file %v after the subtest", rtLock.holds, rtLock.f)
 	}
 }
