@@ -22,19 +22,30 @@ import (
 type recordingFS struct {
 	inner fs.FS
 
-	mu    sync.Mutex
-	files map[string][]byte // read content
-	dirs  map[string]bool
-	stats map[string]bool // existed, content not read
+	mu     sync.Mutex
+	files  map[string][]byte // read content
+	dirs   map[string]bool
+	stats  map[string]bool // existed, content not read
+	denied map[string]bool // there, but opening it was refused
 }
 
 func newRecordingFS(inner fs.FS) *recordingFS {
-	return &recordingFS{inner: inner, files: map[string][]byte{}, dirs: map[string]bool{}, stats: map[string]bool{}}
+	return &recordingFS{inner: inner, files: map[string][]byte{}, dirs: map[string]bool{},
+		stats: map[string]bool{}, denied: map[string]bool{}}
 }
+
+// deniedList is the capture's entry that names the files whose opening
+// was refused (debugfs under lockdown, say): a tar entry cannot say it.
+const deniedList = ".rtcheck/denied"
 
 // Open implements fs.FS.
 func (r *recordingFS) Open(name string) (fs.File, error) {
 	f, err := r.inner.Open(name)
+	if errors.Is(err, fs.ErrPermission) {
+		r.mu.Lock()
+		r.denied[name] = true
+		r.mu.Unlock()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +133,18 @@ func (r *recordingFS) writeTarGz(w io.Writer) (int, error) {
 			addParents(n)
 		}
 	}
+	if len(r.denied) > 0 {
+		var list []byte
+		for _, n := range slices.Sorted(mapKeys(r.denied)) {
+			list = append(list, n+"\n"...)
+			if _, ok := entries[n]; !ok {
+				entries[n] = nil // there, for Stat
+				addParents(n)
+			}
+		}
+		entries[deniedList] = list
+		addParents(deniedList)
+	}
 	zw := gzip.NewWriter(w)
 	tw := tar.NewWriter(zw)
 	mtime := time.Unix(0, 0)
@@ -203,5 +226,37 @@ func loadTarGz(name string) (fs.FS, error) {
 			m[clean] = &fstest.MapFile{Data: b, Mode: 0o644}
 		}
 	}
-	return m, nil
+	list, ok := m[deniedList]
+	if !ok {
+		return m, nil
+	}
+	delete(m, deniedList)
+	d := deniedFS{MapFS: m, denied: map[string]bool{}}
+	for n := range strings.Lines(string(list.Data)) {
+		d.denied[strings.TrimSuffix(n, "\n")] = true
+	}
+	return d, nil
+}
+
+// deniedFS is a loaded capture that refuses to open what the captured
+// machine refused to.
+type deniedFS struct {
+	fstest.MapFS
+	denied map[string]bool
+}
+
+// Open implements fs.FS: fs.ErrPermission for a denied name.
+func (d deniedFS) Open(name string) (fs.File, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.MapFS.Open(name)
+}
+
+// ReadFile implements fs.ReadFileFS as Open does.
+func (d deniedFS) ReadFile(name string) ([]byte, error) {
+	if d.denied[name] {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return d.MapFS.ReadFile(name)
 }
