@@ -116,7 +116,8 @@ func (rt *RT) taskEnded() {
 // stops the task and waits for it to end, for at most Options.StopTimeout
 // (then ErrTimeout, and the task is left running, as Close leaves it). It
 // returns what Wait returns: nil for a task that ended cleanly, including
-// one stopped because ctx ended.
+// one stopped because ctx ended. For a task the watchdog faulted it
+// returns once SafeState has run, as Wait does, or when ctx ends.
 func (t *Task) WaitContext(ctx context.Context) error {
 	if t.state.Load() == stateCreated {
 		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
@@ -127,6 +128,12 @@ func (t *Task) WaitContext(ctx context.Context) error {
 	select {
 	case <-t.done:
 	case <-t.wd.faultc:
+		if t.spec.SafeState != nil {
+			select {
+			case <-t.safeDone:
+			case <-ctx.Done():
+			}
+		}
 	case <-ctx.Done():
 		t.Stop()
 		if !t.waitDone(t.rt.opts.StopTimeout) {
