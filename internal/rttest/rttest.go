@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -200,12 +201,14 @@ var realTimeDenied atomic.Bool
 //
 // Under go test -short (the unit lane) it first makes SCHED_FIFO and
 // SCHED_RR refused (sys.DenyRealTime): every test runs as an unprivileged
-// user's would, with no real-time thread.
+// user's would, with no real-time thread; and it runs up to 4×GOMAXPROCS
+// parallel tests at once unless the command line sets -test.parallel.
 func Main(m *testing.M) int {
 	flag.Parse()
 	if testing.Short() {
 		sys.DenyRealTime()
 		realTimeDenied.Store(true)
+		widenParallel()
 	}
 	code := m.Run()
 	removePrograms()
@@ -218,6 +221,19 @@ func Main(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// widenParallel runs up to 4×GOMAXPROCS parallel tests at once instead of
+// go test's GOMAXPROCS, unless the command line says -test.parallel. In
+// the unit lane most parallel tests wait (for a task's periods, a child
+// process, a deadline) rather than compute, and with as many at once as
+// CPUs the CPUs idle while they wait.
+func widenParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // RequireLayout64 fails t unless every 64-bit field of typ (at any depth)
