@@ -3,6 +3,7 @@
 package backend
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -244,6 +245,7 @@ func TestWakerAllocs(t *testing.T) {
 // with the word clear, the wait goes on to its release, the periodic
 // timers back on their schedule.
 func TestWakerInterrupt(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
 	for _, mode := range []WakeMode{WakeNanosleep, WakeTimerfd, WakePosixTimer} {
 		if e := rttest.Emulator(); e != "" && mode == WakePosixTimer {
 			t.Log("posix-timer not run under " + e + ": it passes the kernel's timer id in the signal, " +
@@ -251,44 +253,47 @@ func TestWakerInterrupt(t *testing.T) {
 			continue
 		}
 		for _, raw := range []bool{false, true} {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				runtime.LockOSThread() // never unlocked: the timer signal stays blocked
-				var ctl atomic.Uint32
-				w, err := newWaker(mode, raw, DefaultTimerSignal, &ctl)
-				require.NoError(t, err)
-				defer w.Close()
-				far := w.Now() + int64(time.Hour)
-				require.NoError(t, w.Arm(far, int64(time.Hour)))
-				// Interrupt the wait, once this thread sleeps in it.
-				rttest.WhenAsleep(t, unix.Gettid(), func() {
-					ctl.Store(1)
-					w.Interrupt()
-				})
-				_, releases, err := w.Wait(far)
-				require.NoError(t, err)
-				require.Zero(t, releases, "%v: interrupted", mode)
+			t.Run(fmt.Sprintf("%v/raw=%v", mode, raw), func(t *testing.T) {
+				rttest.ParallelUnlessRT(t)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					runtime.LockOSThread() // never unlocked: the timer signal stays blocked
+					var ctl atomic.Uint32
+					w, err := newWaker(mode, raw, DefaultTimerSignal, &ctl)
+					require.NoError(t, err)
+					defer w.Close()
+					far := w.Now() + int64(time.Hour)
+					require.NoError(t, w.Arm(far, int64(time.Hour)))
+					// Interrupt the wait, once this thread sleeps in it.
+					rttest.WhenAsleep(t, unix.Gettid(), func() {
+						ctl.Store(1)
+						w.Interrupt()
+					})
+					_, releases, err := w.Wait(far)
+					require.NoError(t, err)
+					require.Zero(t, releases, "%v: interrupted", mode)
 
-				// An interrupt whose request was withdrawn: the wait
-				// carries on to its release.
-				ctl.Store(0)
-				const period = int64(50 * time.Millisecond)
-				next := w.Now() + period
-				require.NoError(t, w.Arm(next, period))
-				w.Interrupt()
-				now, releases, err := w.Wait(next)
-				require.NoError(t, err)
-				// More than one when the machine held this thread off
-				// its CPU for a period: not what is tested here.
-				require.GreaterOrEqual(t, releases, uint64(1), "%v: the withdrawn interrupt ended the wait", mode)
-				require.GreaterOrEqual(t, now, next, "%v: woken early", mode)
-				now, releases, err = w.Wait(next + period)
-				require.NoError(t, err)
-				require.GreaterOrEqual(t, releases, uint64(1), "%v", mode)
-				require.GreaterOrEqual(t, now, next+period, "%v: the schedule was kept", mode)
-			}()
-			<-done
+					// An interrupt whose request was withdrawn: the wait
+					// carries on to its release.
+					ctl.Store(0)
+					const period = int64(50 * time.Millisecond)
+					next := w.Now() + period
+					require.NoError(t, w.Arm(next, period))
+					w.Interrupt()
+					now, releases, err := w.Wait(next)
+					require.NoError(t, err)
+					// More than one when the machine held this thread off
+					// its CPU for a period: not what is tested here.
+					require.GreaterOrEqual(t, releases, uint64(1), "%v: the withdrawn interrupt ended the wait", mode)
+					require.GreaterOrEqual(t, now, next, "%v: woken early", mode)
+					now, releases, err = w.Wait(next + period)
+					require.NoError(t, err)
+					require.GreaterOrEqual(t, releases, uint64(1), "%v", mode)
+					require.GreaterOrEqual(t, now, next+period, "%v: the schedule was kept", mode)
+				}()
+				<-done
+			})
 		}
 	}
 }
