@@ -195,7 +195,11 @@ func TestSnapshotConsistentUnderLoad(t *testing.T) {
 			}
 		}
 	}()
-	for i := 0; i < 2000; i++ {
+	n := 2000
+	if testing.Short() {
+		n = 200
+	}
+	for i := 0; i < n; i++ {
 		s := h.Snapshot()
 		if s.Count == 0 {
 			continue

@@ -156,7 +156,7 @@ func TestRecordRingConcurrent(t *testing.T) {
 	t.Parallel()
 	q, err := InitRecordRing(ringMem(1024))
 	require.NoError(t, err)
-	const total = 20000
+	total := uint64(rttest.Rounds(20000))
 	go func() {
 		var rec [24]byte
 		for i := uint64(0); i < total; {
