@@ -127,6 +127,9 @@ func (t *Task) WaitContext(ctx context.Context) error {
 	select {
 	case <-t.done:
 	case <-t.wd.faultc:
+		if t.spec.SafeState != nil {
+			<-t.safeDone
+		}
 	case <-ctx.Done():
 		t.Stop()
 		if !t.waitDone(t.rt.opts.StopTimeout) {
