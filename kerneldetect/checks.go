@@ -309,10 +309,8 @@ func (d *detector) checkHRTimers() Check {
 	v := d.cfg["CONFIG_HIGH_RES_TIMERS"]
 	ev := d.r.ConfigSource + ": CONFIG_HIGH_RES_TIMERS=" + orAbsent(v)
 	if v == "y" {
-		if _, has := cmdlineValue(d.cmdline, "highres"); has {
-			if hv, _ := cmdlineValue(d.cmdline, "highres"); hv == "off" {
-				return fail(CheckHRTimers, ev+"; highres=off on the command line: sleeps are rounded to the tick", "remove highres=off from the kernel command line")
-			}
+		if hv, _ := cmdlineValue(d.cmdline, "highres"); hv == "off" {
+			return fail(CheckHRTimers, ev+"; highres=off on the command line: sleeps are rounded to the tick", "remove highres=off from the kernel command line")
 		}
 		return ok(CheckHRTimers, ev)
 	}

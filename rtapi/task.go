@@ -1,6 +1,7 @@
 package rtapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -664,22 +665,7 @@ func (t *Task) poke() {
 // watchdog faulted it returns the *FaultError (errors.Is ErrFaulted) at
 // once, without waiting for the runaway body. Waiting on a task that was
 // never started (nor stopped), or from the task's own body, is ErrState.
-func (t *Task) Wait() error {
-	if t.state.Load() == stateCreated {
-		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")
-	}
-	if t.onOwnThread() {
-		return errOwnBody(t, "wait")
-	}
-	select {
-	case <-t.done:
-	case <-t.wd.faultc:
-		if t.spec.SafeState != nil {
-			<-t.safeDone
-		}
-	}
-	return t.result()
-}
+func (t *Task) Wait() error { return t.WaitContext(context.Background()) }
 
 // safeStateOnFault runs the task's SafeState when the watchdog faults it;
 // it ends with the task.

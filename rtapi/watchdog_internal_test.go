@@ -1,6 +1,10 @@
 package rtapi
 
 import (
+	"bytes"
+	"context"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,4 +72,49 @@ func TestWatchdogForgetsEndedTasks(t *testing.T) {
 	list := wd.Watched()
 	require.Len(t, list, 1, "ended and deleted tasks stay watched")
 	require.Same(t, &tasks[0].wd.Entry, list[0])
+}
+
+// WaitContext, like Wait, returns for a faulted task only once the task's
+// SafeState has run. The fault is injected; nothing runs SCHED_FIFO.
+func TestWaitContextWaitsForSafeStateOnFault(t *testing.T) {
+	t.Parallel()
+	rt, err := Open(Options{Flavor: "posix", LockMemory: Off})
+	require.NoError(t, err)
+	release, bodyDone := make(chan struct{}), make(chan struct{})
+	var safeRan atomic.Bool
+	task, err := rt.NewTask(TaskSpec{Name: "faulted", SafeState: func() {
+		<-release
+		safeRan.Store(true)
+	}}, func(*TaskContext) error {
+		<-bodyDone
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	(*watchSubject)(task).Fault(0, 0)
+
+	got := make(chan bool, 1)
+	go func() {
+		_ = task.WaitContext(context.Background())
+		got <- safeRan.Load()
+	}()
+	// Release SafeState once WaitContext blocks; a WaitContext that
+	// returns first has not waited for it.
+	rttest.WaitFor(t, "WaitContext to block or return", func() bool {
+		if len(got) > 0 {
+			return true
+		}
+		buf := make([]byte, 1<<20)
+		for _, g := range bytes.Split(buf[:runtime.Stack(buf, true)], []byte("\n\n")) {
+			if bytes.Contains(g, []byte("(*Task).WaitContext")) && (bytes.Contains(g, []byte("[select")) || bytes.Contains(g, []byte("[chan receive"))) {
+				return true
+			}
+		}
+		return false
+	})
+	close(release)
+	require.True(t, <-got, "WaitContext returned before SafeState ran")
+	close(bodyDone)
+	<-task.Done()
+	require.NoError(t, rt.Close())
 }

@@ -1,7 +1,6 @@
 package rtapi_test
 
 import (
-	"context"
 	"errors"
 	"runtime"
 	"sync/atomic"
@@ -241,60 +240,4 @@ func TestFaultErrorText(t *testing.T) {
 	e.DemoteErr = errors.New("boom")
 	require.Contains(t, e.Error(), "demoting tid 42 to SCHED_OTHER failed: boom")
 	require.ErrorIs(t, e, e.DemoteErr)
-}
-
-// For a task the watchdog faulted, WaitContext returns once its
-// SafeState has run, as Wait does: the caller may then assume the
-// outputs are safe. The safe state is held until WaitContext returns or
-// a while has passed, so a WaitContext that does not wait for it returns
-// first.
-func TestWaitContextWaitsForTheSafeStateOfAFault(t *testing.T) {
-	rttest.RequireRT(t)
-	cpu := lastCPU(t)
-	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
-	var release, safeRan atomic.Bool
-	hold := make(chan struct{})
-	task, err := rt.NewTask(rtapi.TaskSpec{
-		Name: "runaway", Period: time.Millisecond, CPU: rtapi.OnCPU(cpu), Watchdog: 20 * time.Millisecond,
-		SafeState: func() {
-			<-hold
-			safeRan.Store(true)
-		},
-	}, func(tc *rtapi.TaskContext) error {
-		for tc.WaitPeriod() {
-			if tc.Cycle() == 5 {
-				for !release.Load() { // a runaway loop
-				}
-			}
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	defer release.Store(true) // on a failure too
-	require.NoError(t, task.Start())
-	select {
-	case <-task.Faulted():
-	case <-time.After(liveness):
-		t.Fatalf("runaway task not faulted within %v", liveness)
-	}
-	returned := make(chan bool, 1)
-	go func() {
-		err := task.WaitContext(context.Background())
-		returned <- safeRan.Load() && errors.Is(err, rtapi.ErrFaulted)
-	}()
-	var ok bool
-	select {
-	case ok = <-returned:
-		close(hold)
-	case <-time.After(200 * time.Millisecond): // only when the safe state is let go; nothing is timed
-		close(hold)
-		ok = <-returned
-	}
-	require.True(t, ok, "WaitContext returned before the safe state had run, or without the fault")
-	release.Store(true)
-	select {
-	case <-task.Done():
-	case <-time.After(liveness):
-		t.Fatal("the faulted body did not end after its loop was released")
-	}
 }

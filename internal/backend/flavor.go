@@ -65,8 +65,6 @@ type ThreadSpec struct {
 	Period int64
 	// Wake is the wake-up mechanism; WakeAuto lets the flavor choose.
 	Wake WakeMode
-	// RawSleep makes a nanosleep wait keep its P (RawSyscall).
-	RawSleep bool
 	// Control is the task's control word. When it is non-zero and the
 	// Waker's Interrupt is called, the task's wait returns at once. nil:
 	// waits cannot be interrupted.

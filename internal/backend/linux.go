@@ -173,7 +173,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 	if spec.Period == 0 {
 		wake = WakeNanosleep // nothing periodic to program
 	}
-	w, err := newWaker(wake, spec.RawSleep, f.timerSignal, spec.Control)
+	w, err := newWaker(wake, false, f.timerSignal, spec.Control) // raw: rtapi calls SetRawSleep
 	if err != nil {
 		return nil, b, err
 	}

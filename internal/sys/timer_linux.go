@@ -84,19 +84,15 @@ func (t *PosixTimer) Arm(first, period int64) error {
 		return err
 	}
 	t.dropPending()
-	spec := unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)}
-	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), unix.TIMER_ABSTIME,
-		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("timer_settime", errno)
-	}
-	return nil
+	return t.settime(unix.TIMER_ABSTIME, unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)})
 }
 
 // Disarm stops the timer without deleting it.
-func (t *PosixTimer) Disarm() error {
-	var spec unix.ItimerSpec
-	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), 0,
+func (t *PosixTimer) Disarm() error { return t.settime(0, unix.ItimerSpec{}) }
+
+// settime is timer_settime(2) on t; flags is 0 or TIMER_ABSTIME.
+func (t *PosixTimer) settime(flags uintptr, spec unix.ItimerSpec) error {
+	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), flags,
 		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
 	if errno != 0 {
 		return os.NewSyscallError("timer_settime", errno)
@@ -108,13 +104,7 @@ func (t *PosixTimer) Disarm() error {
 // progress, or the next one, returns. The owner re-arms it with Arm. Any
 // goroutine may call Fire, as long as it is not concurrent with Close.
 func (t *PosixTimer) Fire() error {
-	spec := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
-	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), 0,
-		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("timer_settime", errno)
-	}
-	return nil
+	return t.settime(0, unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}})
 }
 
 // Wait blocks until the timer's signal arrives and returns the number of
@@ -237,28 +227,20 @@ func NewTimerfd() (*Timerfd, error) {
 // Arm starts the timer: first expiry at the absolute CLOCK_MONOTONIC time
 // first, then every period nanoseconds.
 func (t *Timerfd) Arm(first, period int64) error {
-	spec := unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)}
-	if err := unix.TimerfdSettime(t.fd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
-		return os.NewSyscallError("timerfd_settime", err)
-	}
-	return nil
+	return t.settime(unix.TFD_TIMER_ABSTIME, unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)})
 }
 
 // Fire makes the timer expire once, now, and stops its period: a Wait in
 // progress, or the next one, returns. The owner re-arms it with Arm. Any
 // goroutine may call Fire, as long as it is not concurrent with Close.
-func (t *Timerfd) Fire() error {
-	spec := unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}
-	if err := unix.TimerfdSettime(t.fd, 0, &spec, nil); err != nil {
-		return os.NewSyscallError("timerfd_settime", err)
-	}
-	return nil
-}
+func (t *Timerfd) Fire() error { return t.settime(0, unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}) }
 
 // Disarm stops the timer.
-func (t *Timerfd) Disarm() error {
-	var spec unix.ItimerSpec
-	if err := unix.TimerfdSettime(t.fd, 0, &spec, nil); err != nil {
+func (t *Timerfd) Disarm() error { return t.settime(0, unix.ItimerSpec{}) }
+
+// settime is timerfd_settime(2) on t; flags is 0 or TFD_TIMER_ABSTIME.
+func (t *Timerfd) settime(flags int, spec unix.ItimerSpec) error {
+	if err := unix.TimerfdSettime(t.fd, flags, &spec, nil); err != nil {
 		return os.NewSyscallError("timerfd_settime", err)
 	}
 	return nil

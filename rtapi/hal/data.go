@@ -171,15 +171,7 @@ func (c *Component) newPin(name string, t Type, d Dir) *word {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if c.err != nil {
-		return dummy()
-	}
-	if err := h.checkNewItem(op, c, name); err != nil {
-		c.err = err
-		return dummy()
-	}
-	if len(h.pinList) >= MaxPins {
-		c.err = errf(op, "", "", rtapi.ErrInvalid, "pin %q: already %d pins, the most one HAL holds", name, MaxPins)
+	if !c.newItem(op, "pin", name, len(h.pinList), MaxPins) {
 		return dummy()
 	}
 	p := &pin{index: len(h.pinList), name: name, typ: t, dir: d, comp: c}
@@ -201,15 +193,7 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if c.err != nil {
-		return dummy()
-	}
-	if err := h.checkNewItem(op, c, name); err != nil {
-		c.err = err
-		return dummy()
-	}
-	if len(h.parList) >= MaxParams {
-		c.err = errf(op, "", "", rtapi.ErrInvalid, "parameter %q: already %d parameters, the most one HAL holds", name, MaxParams)
+	if !c.newItem(op, "parameter", name, len(h.parList), MaxParams) {
 		return dummy()
 	}
 	p := &param{index: len(h.parList), name: name, typ: t, dir: d, comp: c}
@@ -227,25 +211,33 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 	return &p.ref
 }
 
-// checkNewItem checks a new pin or parameter name: valid, and unique
-// among pins and parameters both (setp takes either). Called with h.mu.
-func (h *HAL) checkNewItem(op string, c *Component, name string) error {
-	if err := h.checkOpen(op, "", ""); err != nil {
-		return err
+// newItem reports whether c may make a new pin or parameter (kind) named
+// name: c has not failed, the name is valid and unique among pins and
+// parameters both (setp takes either), and its table, n entries of max,
+// has room. It keeps the first failure in c.err. Called with h.mu.
+func (c *Component) newItem(op, kind, name string, n, max int) bool {
+	h := c.h
+	if c.err != nil {
+		return false
 	}
-	if c.ready {
-		return errf(op, "", "", rtapi.ErrState, "%q: component %q is ready, it makes no more pins or parameters", name, c.name)
+	_, pinDup := h.pins[name]
+	_, parDup := h.params[name]
+	nameErr := names.Check("pin", name)
+	switch err := h.checkOpen(op, "", ""); {
+	case err != nil:
+		c.err = err
+	case c.ready:
+		c.err = errf(op, "", "", rtapi.ErrState, "%q: component %q is ready, it makes no more pins or parameters", name, c.name)
+	case nameErr != nil:
+		c.err = &Error{Op: op, Err: errors.Join(nameErr, rtapi.ErrInvalid)}
+	case pinDup:
+		c.err = errf(op, "", "", rtapi.ErrInvalid, "a pin named %q exists", name)
+	case parDup:
+		c.err = errf(op, "", "", rtapi.ErrInvalid, "a parameter named %q exists", name)
+	case n >= max:
+		c.err = errf(op, "", "", rtapi.ErrInvalid, "%s %q: already %d %ss, the most one HAL holds", kind, name, max, kind)
 	}
-	if err := names.Check("pin", name); err != nil {
-		return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
-	}
-	if _, dup := h.pins[name]; dup {
-		return errf(op, "", "", rtapi.ErrInvalid, "a pin named %q exists", name)
-	}
-	if _, dup := h.params[name]; dup {
-		return errf(op, "", "", rtapi.ErrInvalid, "a parameter named %q exists", name)
-	}
-	return nil
+	return c.err == nil
 }
 
 // Pins: hal_pin_*_new. name is the full name ("pid.0.command").

@@ -223,6 +223,25 @@ func FuzzDataRead(f *testing.F) {
 // random bytes at random places, half chosen values in the counts, links,
 // types and generation a reader bounds itself by.
 func ScribbleData(path string, n int, seed uint64) error {
+	var l dataLayout
+	base := uintptr(unsafe.Pointer(&l))
+	off := func(p unsafe.Pointer) int { return int(uintptr(p) - base) }
+	targets := []int{
+		off(unsafe.Pointer(&l.Header.NComps)), off(unsafe.Pointer(&l.Header.NPins)), off(unsafe.Pointer(&l.Header.NParams)),
+		off(unsafe.Pointer(&l.Header.NSignals)), off(unsafe.Pointer(&l.Header.Gen)), off(unsafe.Pointer(&l.Header.Magic)),
+	}
+	for i := range 8 {
+		targets = append(targets, off(unsafe.Pointer(&l.Pins[i].Signal)), off(unsafe.Pointer(&l.Pins[i].Value)),
+			off(unsafe.Pointer(&l.Signals[i].Info)), off(unsafe.Pointer(&l.Params[i].Value)))
+	}
+	values := []uint64{0, 1, 2, 3, MaxComps + 1, MaxPins + 1, 1 << 31, 1 << 62, ^uint64(0), 0xffff}
+	return scribble(path, n, rand.New(rand.NewPCG(seed, 2)), targets, values)
+}
+
+// scribble maps the segment file at path and makes n 64-bit writes into
+// its body: half random words at random places, half one of values at one
+// of targets (offsets into the body).
+func scribble(path string, n int, rng *rand.Rand, targets []int, values []uint64) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -238,19 +257,6 @@ func ScribbleData(path string, n int, seed uint64) error {
 	}
 	defer unix.Munmap(mem)
 	data := mem[shm.HeaderSize:]
-	var l dataLayout
-	base := uintptr(unsafe.Pointer(&l))
-	off := func(p unsafe.Pointer) int { return int(uintptr(p) - base) }
-	targets := []int{
-		off(unsafe.Pointer(&l.Header.NComps)), off(unsafe.Pointer(&l.Header.NPins)), off(unsafe.Pointer(&l.Header.NParams)),
-		off(unsafe.Pointer(&l.Header.NSignals)), off(unsafe.Pointer(&l.Header.Gen)), off(unsafe.Pointer(&l.Header.Magic)),
-	}
-	for i := range 8 {
-		targets = append(targets, off(unsafe.Pointer(&l.Pins[i].Signal)), off(unsafe.Pointer(&l.Pins[i].Value)),
-			off(unsafe.Pointer(&l.Signals[i].Info)), off(unsafe.Pointer(&l.Params[i].Value)))
-	}
-	values := []uint64{0, 1, 2, 3, MaxComps + 1, MaxPins + 1, 1 << 31, 1 << 62, ^uint64(0), 0xffff}
-	rng := rand.New(rand.NewPCG(seed, 2))
 	for range n {
 		var at int
 		var v uint64

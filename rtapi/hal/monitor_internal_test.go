@@ -6,14 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"sync/atomic"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/ipc"
@@ -182,21 +180,6 @@ func FuzzMonitorRead(f *testing.F) {
 // values in the fields a reader bounds itself by (counts, chain lengths and
 // indexes, sequence words, magic).
 func ScribbleStats(path string, n int, seed uint64) error {
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	mem, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		return err
-	}
-	defer unix.Munmap(mem)
-	data := mem[shm.HeaderSize:]
 	var l statsLayout
 	base := uintptr(unsafe.Pointer(&l))
 	off := func(p unsafe.Pointer) int { return int(uintptr(p) - base) }
@@ -216,19 +199,5 @@ func ScribbleStats(path string, n int, seed uint64) error {
 		}
 	}
 	values := []uint64{0, 1, 2, MaxThreads, MaxThreads + 1, MaxFuncts + 1, MaxExported + 1, 1 << 31, 1 << 62, ^uint64(0), 0xffff}
-	rng := rand.New(rand.NewPCG(seed, 1))
-	for range n {
-		var at int
-		var v uint64
-		if rng.IntN(2) == 0 {
-			at = rng.IntN(len(data) - 8)
-			v = rng.Uint64()
-		} else {
-			at = targets[rng.IntN(len(targets))]
-			v = values[rng.IntN(len(values))]
-		}
-		at &^= 7
-		atomic.StoreUint64((*uint64)(unsafe.Pointer(&data[at])), v)
-	}
-	return nil
+	return scribble(path, n, rand.New(rand.NewPCG(seed, 1)), targets, values)
 }

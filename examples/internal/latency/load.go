@@ -28,7 +28,6 @@ const (
 type Loads struct {
 	stop atomic.Bool
 	wg   sync.WaitGroup
-	list []Load
 }
 
 // StartLoads starts every load in list and returns at once. The loads are
@@ -36,7 +35,7 @@ type Loads struct {
 // SCHED_OTHER), never real-time: they are the disturbance, not the
 // measurement.
 func StartLoads(list []Load) *Loads {
-	l := &Loads{list: list}
+	l := &Loads{}
 	for _, ld := range list {
 		switch ld.Kind {
 		case LoadAlloc:
@@ -65,14 +64,6 @@ func (l *Loads) Stop() {
 	}
 	l.stop.Store(true)
 	l.wg.Wait()
-}
-
-// List is what was started.
-func (l *Loads) List() []Load {
-	if l == nil {
-		return nil
-	}
-	return l.list
 }
 
 // sink keeps the compiler from eliding allocations.

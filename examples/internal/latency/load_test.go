@@ -20,9 +20,6 @@ func TestLoadsStartAndStop(t *testing.T) {
 	var m0 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	l := StartLoads([]Load{{Kind: LoadAlloc, Rate: 100e6}, {Kind: LoadHRTimers, N: 10}, {Kind: LoadCPU, N: 1}})
-	if got := len(l.List()); got != 3 {
-		t.Fatalf("List has %d loads", got)
-	}
 	// 1 alloc + 10 hrtimers + 1 cpu goroutines, and this test's own
 	if n := runtime.NumGoroutine(); n < 13 {
 		t.Fatalf("%d goroutines, want at least 13", n)
@@ -37,7 +34,4 @@ func TestLoadsStartAndStop(t *testing.T) {
 	waitGoroutines(t, before)
 	var nilLoads *Loads
 	nilLoads.Stop()
-	if nilLoads.List() != nil {
-		t.Fatal("nil Loads lists loads")
-	}
 }

@@ -41,14 +41,8 @@ type Named struct {
 // releases dropped), none of which is a wake-up in its latency histogram.
 func MissedReleases(t TaskStats) int64 { return t.Overruns }
 
-// WritePercentiles writes a table of summaries in microseconds; the count
-// column is headed "samples".
-func WritePercentiles(w io.Writer, title string, rows []Named) error {
-	return WritePercentilesOf(w, title, "samples", rows)
-}
-
-// WritePercentilesOf is WritePercentiles with the count column headed by
-// what was counted ("wake-ups", "body runs").
+// WritePercentilesOf writes a table of summaries in microseconds, the
+// count column headed by what was counted ("wake-ups", "body runs").
 func WritePercentilesOf(w io.Writer, title, counted string, rows []Named) error {
 	missed := false
 	for _, r := range rows {

@@ -43,7 +43,7 @@ func TestSummarize(t *testing.T) {
 func TestWritePercentiles(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
-	WritePercentiles(&buf, "wake-up latency", []Named{{Name: "servo", Summary: Summarize(sample(1_000, 2_000, 3_000))}})
+	WritePercentilesOf(&buf, "wake-up latency", "samples", []Named{{Name: "servo", Summary: Summarize(sample(1_000, 2_000, 3_000))}})
 	out := buf.String()
 	for _, want := range []string{"wake-up latency (µs)", "p99.9", "servo", "3.0"} {
 		if !strings.Contains(out, want) {
