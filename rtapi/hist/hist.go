@@ -212,7 +212,8 @@ func (h *Histogram) copyTo(s *Snapshot) {
 type Folded struct {
 	// Below[i] counts the samples in the buckets that end at or before
 	// Upper[i]; a bound past the histogram's counts every sample below
-	// the histogram's bound, not its overflow.
+	// the histogram's bound, and the overflow too once it is at or past
+	// Max (every sample is).
 	Upper []time.Duration
 	Below []uint64
 	// Overflow, Count, Sum, Min and Max are those of Snapshot.
@@ -255,6 +256,13 @@ func (h *Histogram) foldTo(f *Folded) {
 	f.Min = time.Duration(h.min.Load())
 	f.Max = time.Duration(h.max.Load())
 	f.Sum = time.Duration(h.sum.Load())
+	if f.Overflow > 0 {
+		// Every sample is at or below Max: a bound at or past it counts
+		// the overflow too.
+		for i := len(f.Upper) - 1; i >= 0 && f.Upper[i] >= f.Max; i-- {
+			f.Below[i] = uint64(f.Count)
+		}
+	}
 }
 
 // Snapshot is a copy of a Histogram, safe to keep, merge and marshal. It

@@ -316,7 +316,10 @@ func TestSubMinCoversNegativeSamples(t *testing.T) {
 }
 
 // TestFoldMatchesSnapshot folds at bounds that fall inside, between and
-// past the buckets and checks each against a sum over Snapshot's counts.
+// past the buckets and checks each against a sum over Snapshot's counts;
+// a bound at or past Max counts the overflow too (a Prometheus le bucket
+// of 1 s holds a 250 µs sample past a 100 µs histogram), one below Max
+// does not.
 func TestFoldMatchesSnapshot(t *testing.T) {
 	t.Parallel()
 	h := New(time.Microsecond, 100*time.Microsecond)
@@ -324,7 +327,7 @@ func TestFoldMatchesSnapshot(t *testing.T) {
 		h.Record(time.Duration(ns))
 	}
 	upper := []time.Duration{0, time.Microsecond, 1500, 2 * time.Microsecond, 50 * time.Microsecond,
-		100 * time.Microsecond, time.Second}
+		100 * time.Microsecond, 200 * time.Microsecond, 250 * time.Microsecond, time.Second}
 	f, s := h.Fold(upper), h.Snapshot()
 	for j, u := range upper {
 		var want uint64
@@ -332,6 +335,9 @@ func TestFoldMatchesSnapshot(t *testing.T) {
 			if time.Duration(i+1)*s.Width <= u {
 				want += c
 			}
+		}
+		if u >= s.Max {
+			want = uint64(s.Count)
 		}
 		require.Equal(t, want, f.Below[j], "below %v", u)
 	}
