@@ -168,6 +168,7 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	}
 	stats := h.Stats()
 	hal.WriteThreads(w, stats)
+	writeLatency(w, h)
 	hal.WriteVerdict(w, stats)
 	fmt.Fprintln(w, "halhost: stopped, segments removed")
 	return nil

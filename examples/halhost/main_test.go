@@ -188,6 +188,7 @@ func TestHostAndMonitor(t *testing.T) {
 
 	require.Equal(t, 0, host.interrupt(), host.output())
 	assert.Contains(t, host.output(), "halhost: stopped, segments removed")
+	assert.Regexp(t, `halhost: thread servo wake-up latency: max \S+, p99\.9 \S+, [1-9]\d* wake-ups \(\d+ past 10ms\)`, host.output())
 	// Each thread's verdict, named with its period (issue 19, goal 4).
 	assert.Regexp(t, `verdict:\n  base \S+: .*\n  servo \S+: `, host.output())
 	// keys' cleanup checks /dev/shm.

@@ -20,3 +20,19 @@ func writeScheduling(w io.Writer, h *hal.HAL) {
 		}
 	}
 }
+
+// writeLatency prints each thread's wake-up latency over the run, as
+// latency-test does: its max (exact), its p99.9 and how many wake-ups
+// passed the histogram's bound.
+func writeLatency(w io.Writer, h *hal.HAL) {
+	for _, th := range h.Threads() {
+		task := th.Task()
+		if task == nil {
+			continue
+		}
+		l := task.Stats().Latency
+		p999, _ := l.Quantile(0.999)
+		fmt.Fprintf(w, "halhost: thread %s wake-up latency: max %v, p99.9 %v, %d wake-ups (%d past %v)\n",
+			th.Name(), l.Max, p999, l.Count, l.Overflow, l.Bound())
+	}
+}
