@@ -78,7 +78,7 @@ func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
 		b.forced++
 	}
 	b.log = log
-	if !forced && b.stop == nil && b.every > 0 {
+	if b.stop == nil && b.every > 0 {
 		b.stop = make(chan struct{})
 		go b.tick(b.stop)
 	}
@@ -233,7 +233,18 @@ func (b *fifoBoard) check() bool {
 	return true
 }
 
-// tick runs check every b.every until stop is closed.
+// reraise raises threads made since the last pass: a thread made by a
+// task's thread (reset on fork) or by the runtime's template thread
+// made by one starts SCHED_OTHER. Not after the valve tripped.
+func (b *fifoBoard) reraise() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.tasks) > 0 && !b.tripped {
+		_ = b.raise()
+	}
+}
+
+// tick runs check, and reraise, every b.every until stop is closed.
 func (b *fifoBoard) tick(stop <-chan struct{}) {
 	t := time.NewTicker(b.every)
 	defer t.Stop()
@@ -242,7 +253,9 @@ func (b *fifoBoard) tick(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-t.C:
-			b.check()
+			if !b.check() {
+				b.reraise()
+			}
 		}
 	}
 }
