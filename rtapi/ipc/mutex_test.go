@@ -109,7 +109,9 @@ func init() {
 		}
 		v.Count++ // half-way through an update
 		say("locked")
-		select {} // die holding the lock
+		for { // die holding the lock, killed; asleep on a timer, not "all goroutines are asleep"
+			time.Sleep(time.Hour)
+		}
 	}
 	children["mutex-count"] = func(seg *shm.Segment) {
 		v, _ := shm.View[sharedCounter](seg, 0)
