@@ -97,6 +97,9 @@ func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
 func (b *fifoBoard) raise() error {
 	var first error
 	err := b.settle(func(t int) bool {
+		if _, task := b.tasks[t]; task {
+			return false // a counted task's: the guard or the watchdog may have demoted it
+		}
 		if p, _, err := b.get(t); err != nil || p != sys.SchedOther {
 			return false // gone, or a task's or the watchdog's
 		}

@@ -70,6 +70,10 @@ func TestFifoBoardRaisesOtherThreadsWhileTasksRun(t *testing.T) {
 	sets := f.sets
 	require.NoError(t, b.add(11, true, nil)) // a task at priority 1: counted, nothing set
 	require.Equal(t, sets, f.sets)
+	f.policy[10], f.prio[10] = sys.SchedOther, 0 // demoted by the guard or the watchdog
+	require.NoError(t, b.raise())
+	require.Equal(t, sys.SchedOther, f.policy[10], "a counted task is never raised to FIFO 1")
+	f.policy[10], f.prio[10] = sys.SchedFIFO, 80
 	b.remove(10, true)
 	require.Equal(t, sys.SchedFIFO, f.policy[1], "kept while task 11 runs")
 	b.remove(11, true)
