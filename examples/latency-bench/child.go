@@ -295,6 +295,10 @@ func childSwitch(spec childSpec) (childResult, error) {
 		cpu = rtapi.OnCPU(spec.CPU)
 	}
 	const patience = int64(100 * time.Millisecond)
+	// As ptsematest: the receiver one priority above the sender, so that
+	// the Give preempts the sender at once and the figure is the switch,
+	// not the sender's own way into its wait.
+	senderPrio := max(spec.Priority-1, 1)
 	receiver, err := rt.NewTask(rtapi.TaskSpec{Name: "receiver", Priority: spec.Priority, CPU: cpu},
 		func(tc *rtapi.TaskContext) error {
 			for !tc.Stopping() {
@@ -309,7 +313,7 @@ func childSwitch(spec childSpec) (childResult, error) {
 	if err != nil {
 		return childResult{}, err
 	}
-	sender, err := rt.NewTask(rtapi.TaskSpec{Name: "sender", Priority: spec.Priority, CPU: cpu, Period: spec.Interval, Watchdog: -1},
+	sender, err := rt.NewTask(rtapi.TaskSpec{Name: "sender", Priority: senderPrio, CPU: cpu, Period: spec.Interval, Watchdog: -1},
 		func(tc *rtapi.TaskContext) error {
 			for tc.WaitPeriod() {
 				stamp.Store(tc.Now())
@@ -332,6 +336,7 @@ func childSwitch(spec childSpec) (childResult, error) {
 	receiver.Stop()
 	sender.Wait()
 	receiver.Wait()
-	st := sender.Stats()
-	return childResult{Latency: h.Snapshot(), Policy: st.Policy, Wake: st.Wake, Flavor: rt.Flavor().Name, Cycles: st.Cycles}, nil
+	st, rs := sender.Stats(), receiver.Stats()
+	return childResult{Latency: h.Snapshot(), Policy: st.Policy, Wake: st.Wake, Flavor: rt.Flavor().Name, Cycles: st.Cycles,
+		Note: fmt.Sprintf("receiver priority %d, sender %d", rs.Priority, st.Priority)}, nil
 }

@@ -166,10 +166,10 @@ func groups(b *bench) []group {
 		},
 		{
 			id: "switch", title: "Task switching: semaphore ping-pong vs ptsematest", metric: "switch", needFIFO: true,
-			desc: "Two tasks at the same priority on the same CPU: the sender, released every interval, stamps the time " +
-				"and gives the receiver's semaphore (ipc.Semaphore, a futex semaphore), then waits for the answer; the figure " +
-				"is how long after the stamp the receiver runs. ptsematest does the same with a pthread mutex and " +
-				"reports only min, avg and max.",
+			desc: "Two tasks on the same CPU, the receiver one priority above the sender, as ptsematest arranges its " +
+				"threads: the sender, released every interval, stamps the time and gives the receiver's semaphore " +
+				"(ipc.Semaphore, a futex semaphore), which preempts it; the figure is how long after the stamp the " +
+				"receiver runs. ptsematest does the same with a pthread mutex and reports only min, avg and max.",
 			variants: []variant{
 				{name: "gortapi semaphore", run: func() (childResult, error) {
 					return b.child(childSpec{Kind: "switch", Flavor: "rt-preempt"})

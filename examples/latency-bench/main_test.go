@@ -183,6 +183,10 @@ func TestChildSwitch(t *testing.T) {
 	if r.Latency.Count == 0 || r.Policy != "SCHED_FIFO" {
 		t.Fatalf("switch child %+v", r)
 	}
+	// ptsematest's arrangement: the receiver preempts the sender.
+	if r.Note != "receiver priority 50, sender 49" {
+		t.Errorf("switch child note %q, want the receiver one priority above the sender", r.Note)
+	}
 }
 
 func TestChildBadSpec(t *testing.T) {
