@@ -92,11 +92,16 @@ type Options struct {
 	CPUs []int
 	// LockMemory controls mlockall on real-time flavors. Auto locks when
 	// the process may lock without limit (root, CAP_IPC_LOCK or an
-	// unlimited RLIMIT_MEMLOCK). The lock is the process's: it holds while
-	// any open instance asked for it, whatever the others asked, and
-	// Close undoes it when the last of those closes — unless the program
-	// had locked memory itself before (VmLck), in which case it is left
-	// locked, since munlockall would undo the program's own lock.
+	// unlimited RLIMIT_MEMLOCK). What is mapped at Open is faulted in and
+	// locked; what is mapped later (heap growth, new threads' stacks) is
+	// locked as it is first touched (MCL_ONFAULT), not faulted in whole
+	// under the process's memory-map lock.
+	//
+	// The lock is the process's: it holds while any open instance asked
+	// for it, whatever the others asked, and Close undoes it when the
+	// last of those closes — unless the program had locked memory itself
+	// before (VmLck), in which case it is left locked, since munlockall
+	// would undo the program's own lock.
 	LockMemory Toggle
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Negative: ErrInvalid.

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
 )
 
 // Each test binary uses its own instance number so that parallel test runs
@@ -236,16 +237,11 @@ func TestLockPrefault(t *testing.T) {
 	require.NoError(t, s.Delete())
 }
 
-// residentPages counts the pages of m in RAM (mincore).
+// residentPages counts the pages of m in RAM.
 func residentPages(t *testing.T, m []byte) int {
 	t.Helper()
-	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
-	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0])))
-	require.Zero(t, errno, "mincore: %v", errno)
-	n := 0
-	for _, v := range vec {
-		n += int(v & 1)
-	}
+	n, err := sys.ResidentPages(m)
+	require.NoError(t, err)
 	return n
 }
 
