@@ -73,7 +73,7 @@ func TestParseVoluntary(t *testing.T) {
 }
 
 func TestObserve(t *testing.T) {
-	const ms = int64(1e6)
+	const ms = 1_000_000 // ns
 	type tick struct {
 		ran, pcount uint64
 		state       byte
@@ -87,13 +87,22 @@ func TestObserve(t *testing.T) {
 		ticks []tick
 	}{
 		{"sleeper", []tick{{10, 2, 'S', false, keep, 0, false}, {20, 4, 'R', false, keep, 0, false}, {30, 6, 'S', false, keep, 0, false}, {40, 8, 'R', false, keep, 0, false}}},
-		{"spinner", []tick{{10, 1, 'R', false, keep, 0, false}, {20, 1, 'R', false, keep, 0, false}, {30, 1, 'R', false, demote, 0, false},
-			{40, 1, 'R', false, keep, 0, false}, {50, 2, 'R', false, restore, 0, false}}},
+		{"spinner", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, demote, 0, false},
+			{4 * ms, 1, 'R', false, keep, 0, false}, {5 * ms, 2, 'R', false, restore, 0, false}}},
+		// CPU time of a running thread is added at scheduler ticks (4 ms at
+		// HZ 250): a spinner's reading may stand still, then jump.
+		{"spinner seen at a scheduler tick", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false},
+			{4 * ms, 1, 'R', false, demote, 0, false}}},
+		// Runnable for the whole bound but on the CPU for 125 µs of it:
+		// kept waiting (by a higher priority, or the host), not spinning.
+		// The guard demoted halhost's base thread so (ran 0.000125 s).
+		{"runnable, barely run", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false},
+			{ms / 8, 1, 'R', false, keep, 0, false}, {ms / 8, 1, 'R', false, keep, 0, false}}},
 		{"waiting for the CPU", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}}},
-		{"across a stall", []tick{{10, 1, 'R', false, keep, 0, false}, {20, 1, 'R', true, keep, 0, false}, {30, 1, 'R', false, keep, 0, false}, {40, 1, 'R', false, keep, 0, false},
-			{50, 1, 'R', false, demote, 0, false}}},
-		{"demoted for one more bound at most", []tick{{10, 1, 'R', false, keep, 0, false}, {20, 1, 'R', false, keep, 0, false}, {30, 1, 'R', false, demote, 0, false},
-			{40, 1, 'R', false, keep, 0, false}, {50, 1, 'R', false, keep, 0, false}, {60, 1, 'R', false, restore, 0, false}}},
+		{"across a stall", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', true, keep, 0, false}, {3 * ms, 1, 'R', false, keep, 0, false}, {4 * ms, 1, 'R', false, keep, 0, false},
+			{5 * ms, 1, 'R', false, demote, 0, false}}},
+		{"demoted for one more bound at most", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, demote, 0, false},
+			{4 * ms, 1, 'R', false, keep, 0, false}, {5 * ms, 1, 'R', false, keep, 0, false}, {6 * ms, 1, 'R', false, restore, 0, false}}},
 	} {
 		w := watched{bound: 3 * ms, pcount: 1}
 		for i, k := range c.ticks {

@@ -130,7 +130,10 @@ func serve(arg string) int {
 		return 0 // the process to guard is gone already
 	}
 	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched)}
-	_ = unix.Mlockall(unix.MCL_CURRENT | unix.MCL_FUTURE) // page faults at the top priority are what it can afford least
+	// Page faults at the top priority are what it can afford least. Later
+	// mappings are locked as they are touched: faulting a new thread's
+	// whole stack in at once ran 10-30 ms at the guard's priority.
+	_ = sys.LockMemory()
 	_ = unix.SetNonblock(0, true)
 	_ = unix.SetNonblock(1, true)
 	g.tid = unix.Gettid()
@@ -241,10 +244,12 @@ const (
 // A thread is a spinner when it was runnable at every tick for its whole
 // bound, never asleep (switched in again only after a preemption: nv,
 // its voluntary switches, read as nvOK when it was switched in again),
-// and on the CPU for some of it (the kernel adds up CPU time at scheduler
-// ticks): a spin, not a thread kept waiting by higher priorities. A
-// demoted thread gets its policy back once it was switched out, or after
-// one more bound.
+// and on the CPU for a quarter of it or more: a spin, not a thread kept
+// waiting by higher priorities or by the host (demoting that one would
+// only make it wait longer). The kernel adds up a running thread's CPU
+// time at scheduler ticks and switches, so a spinner's reading grows in
+// whole ticks. A demoted thread gets its policy back once it was switched
+// out, or after one more bound.
 //
 // The guard's own wake-ups preempt a spinner on its CPU at every tick, so
 // a switch-in alone does not end the stretch: with a 2-CPU machine and
@@ -264,7 +269,7 @@ func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, 
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return restore
 	case stalled:
-	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran:
+	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran && ran-w.ran >= uint64(w.bound)/4:
 		w.demoted, w.demotedAt, w.nvKnown = true, now, false
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return demote
