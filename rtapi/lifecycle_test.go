@@ -347,7 +347,6 @@ func TestOneOverrunInEveryWakeMode(t *testing.T) {
 	type result struct {
 		task     *rtapi.Task
 		policy   rtapi.OverrunPolicy
-		gap      int64 // deadline of cycle 4 - deadline of cycle 3
 		deadline [8]int64
 	}
 	var results []*result

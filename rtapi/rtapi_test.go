@@ -534,7 +534,6 @@ func TestResyncAndPLL(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	type result struct {
 		applied, clamped time.Duration
-		tfdErr           error
 		gap              int64
 	}
 	res := make(chan result, 1)
