@@ -5,7 +5,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/backend"
 )
+
+// admitAll is a flavor that admits every lifecycle call, for hand-built
+// tasks; its other methods are not called.
+type admitAll struct{ backend.Flavor }
+
+func (admitAll) Enter() (func(), error) { return func() {}, nil }
 
 // scriptedThread is a virtual clock for one hand-built TaskContext: each
 // Wait wakes exactly on its deadline, after running onWait.
@@ -41,7 +49,7 @@ func (s *scriptedThread) Interrupt()       {}
 // periodic timer alike).
 func TestPauseResumeAfterWakeUpIsNoOverrun(t *testing.T) {
 	for _, oneshot := range []bool{true, false} {
-		task := &Task{spec: TaskSpec{Name: "racing"}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+		task := &Task{rt: &RT{flavor: admitAll{}}, spec: TaskSpec{Name: "racing"}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 		task.stats.init(DefaultHistogramBound)
 		task.state.Store(stateRunning)
 		clock := &scriptedThread{}

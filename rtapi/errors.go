@@ -27,7 +27,8 @@ var (
 	ErrNotSupported = errs.NotSupported
 	// ErrState: the call does not fit the state of its object (Start
 	// twice, Resume without Pause, Wait on a task never started, Unlock of
-	// a mutex not held, a sim controller call from a task body).
+	// a mutex not held, a sim controller call from a task body, a sim task
+	// lifecycle call from another goroutine while the controller runs).
 	ErrState = errs.State
 	// ErrClosed: the RT instance, segment or ring handle was closed
 	// (os.ErrClosed).

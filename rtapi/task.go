@@ -389,7 +389,16 @@ func (t *Task) State() string { return stateNames[t.state.Load()] }
 // thread is set up (policy, priority, affinity, timer) and the body is
 // about to run; set-up failures are returned here. The first cycle runs at
 // once; periodic releases follow every Period from now.
+//
+// On the sim flavor, lifecycle calls (Start, Pause, Resume, Stop) come
+// from a task body or between the controller's calls; one from another
+// goroutine while the controller runs tasks is ErrState.
 func (t *Task) Start() error {
+	leave, err := t.rt.flavor.Enter()
+	if err != nil {
+		return taskErr(t.spec.Name, "start", err)
+	}
+	defer leave()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rt.isClosed() {
@@ -594,6 +603,11 @@ func growStack(n int) byte {
 // already running finishes). A task asleep is parked at once. Periods that
 // pass while paused are not overruns.
 func (t *Task) Pause() error {
+	leave, err := t.rt.flavor.Enter()
+	if err != nil {
+		return taskErr(t.spec.Name, "pause", err)
+	}
+	defer leave()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.state.Load(); s != stateRunning {
@@ -608,6 +622,11 @@ func (t *Task) Pause() error {
 // Resume lets a paused task run again (rtapi_task_resume), on its original
 // period grid: the next release is the first grid point after now.
 func (t *Task) Resume() error {
+	leave, err := t.rt.flavor.Enter()
+	if err != nil {
+		return taskErr(t.spec.Name, "resume", err)
+	}
+	defer leave()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s := t.state.Load(); s != statePaused {
@@ -622,8 +641,15 @@ func (t *Task) Resume() error {
 // Stop asks the task to end: its next WaitPeriod returns false, at once if
 // it is paused or sleeping (the sleep is interrupted, in every wake mode).
 // A task never started is simply marked done. Stop does not wait; Wait
-// does. Stopping a stopped task is a no-op.
-func (t *Task) Stop() {
+// does. Stopping a stopped task is a no-op. It returns an error only on
+// the sim flavor, for a call it refuses (see Start); there, Stop made
+// between controller calls returns once the task has ended.
+func (t *Task) Stop() error {
+	leave, err := t.rt.flavor.Enter()
+	if err != nil {
+		return taskErr(t.spec.Name, "stop", err)
+	}
+	defer leave()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch t.state.Load() {
@@ -637,6 +663,7 @@ func (t *Task) Stop() {
 		t.poke()
 		t.interrupt()
 	}
+	return nil
 }
 
 // interrupt cuts short the task's sleep after a control request.
@@ -652,8 +679,8 @@ func (t *Task) poke() {
 	default:
 	}
 	// A virtual clock (the sim flavor) holds its threads asleep itself;
-	// it is told after the wake-up above, so that on Resume it can wait
-	// for the task to be back in its schedule.
+	// it is told after the wake-up above, so that it can wait for a
+	// paused task to be back in its schedule, or to have ended.
 	if w := t.tc.waker; w != nil {
 		w.Kick(t.ctl.Load()&ctlStop != 0)
 	}
@@ -748,7 +775,9 @@ func (t *Task) Delete() error {
 	if t.onOwnThread() {
 		return errOwnBody(t, "delete")
 	}
-	t.Stop()
+	if err := t.Stop(); err != nil {
+		return err
+	}
 	if !t.waitDone(t.rt.opts.StopTimeout) {
 		return taskErrf(t.spec.Name, "delete", ErrTimeout, "did not stop within %v", t.rt.opts.StopTimeout)
 	}

@@ -39,6 +39,12 @@ type Flavor interface {
 	// Traits says how the flavor runs tasks, so that rtapi acts on what
 	// a flavor needs instead of asking which flavor it is.
 	Traits() Traits
+	// Enter admits a task lifecycle call (Start, Pause, Resume, Stop)
+	// on the calling goroutine, before it acts; leave is called once it
+	// has. A virtual clock refuses, with an error matching ErrState, a
+	// call it could not order: one made while it runs tasks, from a
+	// goroutine that is not running them. The others admit every call.
+	Enter() (leave func(), err error)
 }
 
 // Traits is what a flavor declares about its clock and its threads.

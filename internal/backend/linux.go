@@ -141,6 +141,9 @@ func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 // Traits: CLOCK_MONOTONIC, and a real OS thread per task.
 func (f *linuxFlavor) Traits() Traits { return Traits{OSThreads: true} }
 
+// Enter admits every call: real threads need no order between them.
+func (f *linuxFlavor) Enter() (func(), error) { return func() {}, nil }
+
 func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 	b := Binding{Tid: sys.Gettid(), Policy: sys.SchedOther, Degraded: f.degraded}
 	if spec.CPUs != nil {

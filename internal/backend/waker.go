@@ -100,8 +100,8 @@ type Waker interface {
 	// virtual clock ignores it (it is told through Kick).
 	Interrupt()
 	// Kick tells a virtual clock that Stop (stop true) or Resume changed
-	// the task's control word; the others ignore it. Any goroutine may
-	// call it.
+	// the task's control word; the others ignore it. It is called by the
+	// goroutine making that call, once Flavor.Enter admitted it.
 	Kick(stop bool)
 }
 

@@ -113,11 +113,16 @@ type clockStep struct{ at, by int64 }
 // pause, an exit) it picks the next thread and sends it the turn on that
 // thread's channel, or gives it back to the controller. A thread that is
 // still first keeps the turn without a goroutine switch, so a lone task
-// costs no switch at all. What other goroutines do — a task starting, a
-// paused task resuming, a Stop — goes into an inbox under mu, which the
-// turn's owner takes in at its next pick, in a fixed order. A Stop made
-// while no controller call runs starts a stop drive, a controller call
-// nobody waits for (engine_control.go).
+// costs no switch at all.
+//
+// Lifecycle calls (Start, Pause, Resume, Stop) come only from the
+// goroutine that owns the simulation (Enter): between controller calls,
+// any goroutine, one call at a time; while a controller call runs, the
+// goroutine with the turn (a task body, or RunUntil's predicate). Others
+// get errForeign (rtapi.ErrState), as testing/synctest keeps a bubble's
+// channels to the goroutines in it. So every call is applied by the
+// queue's owner, and a Stop between controller calls runs the stopped
+// task to its exit before it returns (engine_control.go).
 //
 // Its controller methods (Run, SetTask, Inject*, Trace) are
 // for one goroutine at a time — the test — and refuse calls from task
@@ -129,32 +134,33 @@ type engine struct {
 	limit  int
 	shared bool // SharedCPU
 
-	// mu guards the inbox and the controller's state below; cond (on mu)
-	// signals resumed threads settling, the controller coming free, and
-	// the simulation dying.
-	mu       sync.Mutex
-	cond     sync.Cond
-	ctlHeld  bool // a controller call or a stop drive holds the simulation
-	running  bool // a controller call (Run) is running it: other calls are refused
-	joins    []*simThread
-	kicks    []*simThread
-	resuming int          // resumed threads not yet back in the schedule
-	threads  []*simThread // every thread ever bound, by seq
-	plans    map[string]*simTaskState
-	order    func() []string
-	closed   bool
-	broken   error
+	// mu guards the controller's state below; cond (on mu) signals
+	// paused threads rejoining or exiting, the controller coming free,
+	// and the simulation dying.
+	mu      sync.Mutex
+	cond    sync.Cond
+	ctlHeld bool         // a controller or lifecycle call holds the simulation
+	running bool         // a controller call runs tasks: other calls are refused
+	ctlGoid uint64       // the goroutine holding it, when it may make lifecycle calls
+	threads []*simThread // every thread ever bound, by seq
+	plans   map[string]*simTaskState
+	order   func() []string
+	closed  bool
+	broken  error
 
-	pending atomic.Bool // the inbox has something, or the simulation died: take mu and look
-	dead    atomic.Bool // closed or hung: no more scheduling
-	driven  atomic.Bool // a controller was made for the simulation (Drive)
-	back    chan struct{}
+	dead   atomic.Bool // closed or hung: no more scheduling
+	driven atomic.Bool // a controller was made for the simulation (Drive)
+	back   chan struct{}
 
-	// Owned by whoever has the turn (engine_sched.go).
+	// Owned by whoever has the turn (engine_sched.go), or by the
+	// lifecycle call that holds the simulation between controller calls.
 	now      atomic.Int64 // also read by Now from any goroutine
 	target   int64
-	exclude  bool // a stop drive: only threads being stopped run
+	exclude  bool // a Stop's run: only threads being stopped run
 	runq     []*simThread
+	joins    []*simThread // started or resumed since the last pick
+	kicks    []*simThread // stopped since the last pick
+	pending  bool         // joins or kicks to take in at the next pick
 	steps    []clockStep
 	stopNow  bool
 	checking bool
@@ -247,7 +253,6 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 		period: spec.Period,
 		timer:  wake != backend.WakeNanosleep,
 		turn:   make(chan struct{}, 1),
-		ctl:    spec.Control,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -261,9 +266,11 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 	th.at = s.now.Load()
 	th.local = th.at
 	th.applyPlan(s.plans[spec.Name], s.seed)
+	th.goid = goid()
 	s.threads = append(s.threads, th)
+	// The caller of Start owns the queue and waits for Bind to return.
 	s.joins = append(s.joins, th)
-	s.pending.Store(true)
+	s.pending = true
 	return th, backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
 }
 
@@ -289,7 +296,6 @@ func (s *engine) Close() error {
 // die stops all scheduling: closed, or a task hung. Under mu.
 func (s *engine) die() {
 	s.dead.Store(true)
-	s.pending.Store(true)
 	s.cond.Broadcast()
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
@@ -9,14 +10,14 @@ import (
 
 // The controller: the calls a test makes between runs (SetTask, Inject*,
 // Trace) and Run, which lends the turn to the task threads until the
-// target, a condition or a hang. One controller call holds the
-// simulation at a time (ctlHeld); a call made while Run runs — from a
-// task body or a predicate — could only deadlock, and is refused.
+// target, a condition or a hang. One controller or lifecycle call holds
+// the simulation at a time (ctlHeld); a controller call made while Run
+// runs — from a task body or a predicate — could only deadlock, and is
+// refused.
 
 // acquire takes the simulation for a controller call: it waits for an
-// idle call or a stop drive to finish, but refuses a call made while Run
-// runs. Then it waits for resumed threads to be back in the schedule, so
-// that the call sees a settled simulation. Returns with mu held.
+// idle call to finish, but refuses a call made while Run runs. Returns
+// with mu held.
 func (s *engine) acquire(run bool) error {
 	s.mu.Lock()
 	if s.running {
@@ -42,7 +43,7 @@ func (s *engine) acquire(run bool) error {
 // release gives the simulation back after a controller call. Takes mu.
 func (s *engine) release() {
 	s.mu.Lock()
-	s.ctlHeld, s.running = false, false
+	s.ctlHeld, s.running, s.ctlGoid = false, false, 0
 	s.cond.Broadcast()
 	s.mu.Unlock()
 }
@@ -67,9 +68,6 @@ func (s *engine) idle(fn func() error) error {
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}()
-	for s.resuming > 0 && !s.closed {
-		s.cond.Wait()
-	}
 	return fn()
 }
 
@@ -204,14 +202,17 @@ func (s *engine) Run(target int64, pred func() bool, goal string, goalCycles int
 	if err := s.acquire(true); err != nil {
 		return false, err
 	}
+	if pred != nil {
+		s.ctlGoid = goid() // pred runs here first, and may make lifecycle calls
+	}
 	s.mu.Unlock()
 	defer s.release()
 	if target < s.now.Load() {
 		return false, fmt.Errorf("sim: cannot go back from %v to %v: %w",
 			time.Duration(s.now.Load()), time.Duration(target), rtapi.ErrInvalid)
 	}
-	if !s.merge() {
-		return false, s.usable()
+	if s.pending {
+		s.merge()
 	}
 	s.target, s.exclude = target, false
 	s.stopNow, s.pred, s.goal, s.lost = false, pred, nil, ""
@@ -309,63 +310,76 @@ func (s *engine) Trace() (Trace, error) {
 	return tr, err
 }
 
-// stopDrive starts a stop drive (HACKING.md, "The simulator's turn model")
-// unless the simulation is held.
-func (s *engine) stopDrive() {
+// errForeign refuses a lifecycle call made while tasks run, from a
+// goroutine that is not running them.
+var errForeign = fmt.Errorf("sim: task lifecycle call from another goroutine while the controller runs tasks "+
+	"(call it from a task body, or between controller calls): %w", rtapi.ErrState)
+
+// Enter admits a lifecycle call (Start, Pause, Resume, Stop) when its
+// goroutine owns the simulation: it has the turn, or holds the simulation
+// (RunUntil's predicate, a lifecycle call). Otherwise it waits for an
+// idle controller call to end and takes the simulation for the call,
+// or returns errForeign while tasks run. A dead simulation admits all.
+// The caller is told by its goroutine id (goid).
+func (s *engine) Enter() (leave func(), err error) {
+	g := goid()
 	s.mu.Lock()
-	if s.ctlHeld {
-		s.mu.Unlock()
-		return
+	for {
+		if s.dead.Load() {
+			s.mu.Unlock()
+			return func() {}, nil
+		}
+		if s.ctlHeld {
+			if th := s.holder.Load(); th != nil && th.goid == g || th == nil && s.ctlGoid == g {
+				s.mu.Unlock()
+				return func() {}, nil
+			}
+		}
+		if s.running {
+			s.mu.Unlock()
+			return nil, errForeign
+		}
+		if !s.ctlHeld {
+			break
+		}
+		s.cond.Wait()
 	}
-	s.ctlHeld = true
+	s.ctlHeld, s.ctlGoid = true, g
 	s.mu.Unlock()
-	if s.handStops() {
-		go s.awaitStops()
-	}
+	return s.leave, nil
 }
 
-// handStops takes in the inbox and gives the turn to the first thread
-// being stopped. When there is none it lets the simulation go and
-// returns false.
-func (s *engine) handStops() bool {
-	for s.merge() {
+// leave ends a lifecycle call made between controller calls: the tasks it
+// stopped run, alone and in virtual time, until they have exited (or
+// given the turn back), then it lets the simulation go. A task that hangs
+// on its way out breaks the simulation; the next controller call says so.
+func (s *engine) leave() {
+	if len(s.kicks) > 0 && !s.dead.Load() {
+		s.mu.Lock()
+		s.running = true
+		s.mu.Unlock()
 		s.exclude = true
 		if next := s.pick(); next != nil {
 			s.handoff(next)
-			return true
+			_ = s.await()
 		}
 		s.exclude = false
-		if s.releaseIfSettled() {
-			return false
-		}
 	}
 	s.release()
-	return false
 }
 
-// awaitStops waits for the stopped threads, one hand-off at a time.
-func (s *engine) awaitStops() {
-	for {
-		if s.await() != nil {
-			s.release()
-			return
+// goid is the calling goroutine's id, from the first line of its stack
+// trace ("goroutine 18 [running]:").
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = b[len("goroutine "):]
+	var id uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			break
 		}
-		s.exclude = false
-		if s.releaseIfSettled() || !s.handStops() {
-			return
-		}
+		id = id*10 + uint64(c-'0')
 	}
-}
-
-// releaseIfSettled lets the simulation go, unless the inbox received
-// something meanwhile, and reports whether it did.
-func (s *engine) releaseIfSettled() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.pending.Load() && !s.dead.Load() {
-		return false
-	}
-	s.ctlHeld, s.running = false, false
-	s.cond.Broadcast()
-	return true
+	return id
 }

@@ -6,18 +6,21 @@ import (
 )
 
 // The scheduler: what the goroutine with the turn does at a scheduling
-// point. It takes in the inbox (merge), picks the next thread by release
-// instant, priority and creation order (pick), and gives it the turn
-// (handoff). Everything here runs on the goroutine that has the turn,
-// which owns the run queue, the clock and the trace; the inbox is read
-// under mu.
+// point. It takes in the threads started, resumed and stopped since the
+// last one (merge), picks the next thread by release instant, priority
+// and creation order (pick), and gives it the turn (handoff). Everything
+// here runs on the goroutine that has the turn, which owns the run queue,
+// the clock and the trace.
 
 // pick chooses the thread to run next and takes it off the run queue, or
 // returns nil when the simulation must stop (target reached, a stop
 // condition met, nothing runnable, or dead).
 func (s *engine) pick() *simThread {
-	if s.pending.Load() && !s.merge() {
+	if s.dead.Load() {
 		return nil
+	}
+	if s.pending {
+		s.merge()
 	}
 	if s.stopNow {
 		return nil
@@ -75,24 +78,17 @@ func (th *simThread) before(o *simThread) bool {
 	return th.seq < o.seq
 }
 
-// merge takes in the inbox: started threads, resumed threads, stop
-// requests. It first waits for resumed threads to be back (so that they
-// rejoin at a deterministic virtual time), and takes them in by start
-// order, whatever order their goroutines ran in. It returns false when
-// the simulation is dead.
-func (s *engine) merge() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for s.resuming > 0 && !s.closed {
-		s.cond.Wait()
-	}
-	if s.dead.Load() {
-		return false
-	}
-	s.pending.Store(false)
+// merge takes in the threads started or resumed since the last pick, by
+// start order, whatever order the calls came in, and the stops made
+// since: they are applied here rather than at the call so that the trace
+// records them at a scheduling point, where it always has.
+func (s *engine) merge() {
+	s.pending = false
 	now := s.now.Load()
 	if len(s.joins) > 0 {
+		s.mu.Lock()
 		s.rerank()
+		s.mu.Unlock()
 		slices.SortFunc(s.joins, func(a, b *simThread) int { return int(a.seq - b.seq) })
 	}
 	for _, th := range s.joins {
@@ -107,6 +103,7 @@ func (s *engine) merge() bool {
 		th.queued = true
 		s.runq = append(s.runq, th)
 	}
+	clear(s.joins)
 	s.joins = s.joins[:0]
 	for _, th := range s.kicks {
 		if th.exited {
@@ -117,8 +114,8 @@ func (s *engine) merge() bool {
 			th.at = now
 		}
 	}
+	clear(s.kicks)
 	s.kicks = s.kicks[:0]
-	return true
 }
 
 // rerank gives every live thread its place in creation order. Under mu,
@@ -169,7 +166,7 @@ func (s *engine) check(th *simThread) {
 }
 
 // handoff gives the turn to next, or back to the controller waiting on
-// back (a controller call or a stop drive).
+// back (Run, or a Stop's run).
 func (s *engine) handoff(next *simThread) {
 	s.progress.Store(s.progress.Load() + 1) // the hang check watches hand-offs and the clock
 	s.holder.Store(next)

@@ -1,25 +1,20 @@
 package sim
 
-import (
-	"hash/fnv"
-	"sync/atomic"
-
-	"github.com/gortapi/gortapi/internal/backend"
-)
+import "hash/fnv"
 
 // simThread is the virtual thread of one running task, and its
 // backend.Waker. Its goroutine calls it only when it has the turn, except
 // where marked.
 type simThread struct {
 	s      *engine
-	seq    int32 // start order
-	rank   int   // creation order (engine.setOrder), under mu
+	seq    int32  // start order
+	goid   uint64 // its goroutine's id, for Enter
+	rank   int    // creation order (engine.setOrder), under mu
 	name   string
 	prio   int
 	period int64
-	timer  bool           // emulate a periodic timer (timerfd, POSIX timer)
-	turn   chan struct{}  // receives the turn
-	ctl    *atomic.Uint32 // the task's control word (backend.ThreadSpec.Control), or nil
+	timer  bool          // emulate a periodic timer (timerfd, POSIX timer)
+	turn   chan struct{} // receives the turn
 
 	// Owned by the goroutine with the turn.
 	at      int64 // when it is next runnable
@@ -32,10 +27,9 @@ type simThread struct {
 	executing bool
 
 	// Under mu.
-	exited        bool
-	rejoined      bool
-	suspended     bool // paused, off the schedule
-	resumeCounted bool // resumed, counted in engine.resuming until back
+	exited    bool
+	rejoined  bool
+	suspended bool // paused, off the schedule
 
 	// Owned by the thread's goroutine.
 	offClock  bool  // paused: its clock is the simulation's
@@ -73,8 +67,8 @@ func (th *simThread) applyPlan(p *simTaskState, seed uint64) {
 // is still first).
 func (th *simThread) yield() {
 	s := th.s
-	if len(s.runq) == 0 && !s.pending.Load() && !s.stopNow && !s.exclude && th.at <= s.target &&
-		(len(s.steps) == 0 || s.steps[0].at > th.at) {
+	if len(s.runq) == 0 && !s.pending && !s.stopNow && !s.exclude && th.at <= s.target &&
+		(len(s.steps) == 0 || s.steps[0].at > th.at) && !s.dead.Load() {
 		// Alone and still due: no one to hand over to. (Progress shows
 		// as virtual time moving: the hang check watches both.)
 		if th.at > s.now.Load() {
@@ -185,9 +179,6 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 		th.local = s.now.Load()
 	}
 	if s.dead.Load() {
-		if rejoin {
-			th.uncount()
-		}
 		return th.local, 1, errClosed
 	}
 	expected := deadline
@@ -248,39 +239,23 @@ func (th *simThread) lateness(release int64, outside bool) int64 {
 }
 
 // Pausing. A paused task blocks in rtapi, off the schedule (Suspend).
-// Resume wakes it there and waits (Kick) until it is back in the inbox
-// (rejoin), so that nothing can overtake its way back and the virtual
-// time it rejoins at never depends on goroutine timing; merges wait for
-// it too (engine.resuming).
+// Resume wakes it there and waits (Kick) until it is back among the
+// joins (rejoin), so that the virtual time it rejoins at never depends
+// on goroutine timing.
 
-// rejoin puts a resumed thread back in the schedule from outside it
-// (without the turn) and waits for its turn.
+// rejoin puts a resumed thread back in the schedule from outside it,
+// for the Resume that waits in Kick and owns the queue meanwhile, and
+// waits for its turn.
 func (th *simThread) rejoin() {
 	s := th.s
 	s.mu.Lock()
 	th.suspended = false
 	th.rejoined = true
 	s.joins = append(s.joins, th)
-	s.pending.Store(true)
-	th.settled()
+	s.pending = true
+	s.cond.Broadcast()
 	s.mu.Unlock()
 	<-th.turn
-}
-
-// settled tells merges and Kick no longer to wait for th. Under mu.
-func (th *simThread) settled() {
-	if th.resumeCounted {
-		th.resumeCounted = false
-		th.s.resuming--
-		th.s.cond.Broadcast()
-	}
-}
-
-// uncount is settled, taking mu.
-func (th *simThread) uncount() {
-	th.s.mu.Lock()
-	th.settled()
-	th.s.mu.Unlock()
 }
 
 // Suspend takes a pausing task out of the schedule and hands the turn on;
@@ -288,16 +263,8 @@ func (th *simThread) uncount() {
 func (th *simThread) Suspend() error {
 	s := th.s
 	if th.offClock {
-		// Again, from outside the schedule: woken but still paused, so
-		// a Resume waiting for it was undone by a later Pause and must
-		// not wait any more. Unless the word is no longer paused: the
-		// task read it just before a Resume, whose kick it has yet to
-		// read, and which must go on waiting until it is back.
-		s.mu.Lock()
-		if th.ctl == nil || th.ctl.Load()&backend.ControlPause != 0 {
-			th.settled()
-		}
-		s.mu.Unlock()
+		// Again, from outside the schedule: woken by an earlier
+		// Resume's leftover kick, still paused.
 		return nil
 	}
 	th.offClock = true
@@ -335,7 +302,7 @@ func (th *simThread) Close() error {
 	}
 	th.exited = true
 	outside := th.offClock
-	th.settled()
+	s.cond.Broadcast()
 	s.mu.Unlock()
 	if outside {
 		return nil
@@ -357,46 +324,41 @@ func (th *simThread) Close() error {
 	return nil
 }
 
-// Kick is told that Stop or Resume changed the task's control word.
-// Called from any goroutine, before the task's own wake-up.
+// Kick is told that Stop or Resume changed the task's control word,
+// after rtapi woke a paused task. Called by the goroutine that owns the
+// simulation (Enter). A paused task comes back (Resume) or runs to its
+// exit (Stop) outside the schedule, and Kick waits for that, the stopped
+// task owning the simulation meanwhile; a stop of a task in the schedule
+// takes effect at the next pick.
 func (th *simThread) Kick(stop bool) {
 	s := th.s
 	s.mu.Lock()
-	queued := false
+	defer s.mu.Unlock()
 	switch {
 	case th.exited:
-	case th.suspended:
-		// Woken on its own channel, it rejoins (Resume) or exits (Stop):
-		// merges wait for that.
-		if !th.resumeCounted {
-			th.resumeCounted = true
-			s.resuming++
-			s.pending.Store(true) // the next pick waits for it
-		}
-		if !stop {
-			// Resume waits until the task is back in the inbox. Its way
-			// back runs no user code and takes no task lock.
-			for th.resumeCounted && !s.dead.Load() {
-				s.cond.Wait()
-			}
-		}
-	case stop:
-		s.kicks = append(s.kicks, th)
-		s.pending.Store(true)
-		queued = true
-	}
-	dead := s.dead.Load()
-	s.mu.Unlock()
-	if !queued {
-		return
-	}
-	if dead {
+	case s.dead.Load():
 		// Nobody schedules any more: wake it directly.
 		select {
 		case th.turn <- struct{}{}:
 		default:
 		}
-		return
+	case th.suspended:
+		running := s.running
+		var owner *simThread
+		if stop {
+			// Its way out runs the body's last code: lend it the turn.
+			s.running = true
+			owner = s.holder.Swap(th)
+		}
+		for th.suspended && !th.exited && !s.dead.Load() {
+			s.cond.Wait()
+		}
+		if stop {
+			s.running = running
+			s.holder.Store(owner)
+		}
+	case stop:
+		s.kicks = append(s.kicks, th)
+		s.pending = true
 	}
-	s.stopDrive()
 }

@@ -50,8 +50,11 @@ import (
 // Its methods are for the goroutine that drives the test — one call at a
 // time — and must not be called from task bodies (they return an error
 // matching rtapi.ErrState). Task lifecycle calls (Start, Pause, Resume,
-// Stop, Delete) are deterministic when made from that goroutine between
-// controller calls, or from task bodies.
+// Stop, Delete) come from task bodies and RunUntil's predicate while a
+// controller call runs, and from any goroutine, one at a time, between
+// controller calls; one from another goroutine while a controller call
+// runs is rtapi.ErrState. A Stop between controller calls returns once
+// the task's body has run to its end, in virtual time.
 type Controller struct {
 	rt  *rtapi.RT
 	sim *engine

@@ -603,6 +603,63 @@ func TestSimControllerFromBodyIsRefused(t *testing.T) {
 	require.NoError(t, err, "the predicate saw the refusal")
 }
 
+// While a controller call runs, only the goroutine with the turn (a task
+// body, RunUntil's predicate) owns the schedule: a lifecycle call from
+// another goroutine is refused with ErrState and changes nothing, rather
+// than being queued for whenever the schedule next looks (issue 24).
+func TestSimLifecycleFromAnotherGoroutineIsRefused(t *testing.T) {
+	t.Parallel()
+	rt, c := openSim(t, nil)
+	other := startPeriodic(t, rt, rtapi.TaskSpec{Name: "other", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	paused := startPeriodic(t, rt, rtapi.TaskSpec{Name: "paused", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	idle, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "idle", Period: time.Millisecond}, func(*rtapi.Cycle) {})
+	require.NoError(t, err)
+	require.NoError(t, paused.Pause())
+	var errs []error
+	startPeriodic(t, rt, rtapi.TaskSpec{Name: "asker", Period: time.Millisecond}, func(cy *rtapi.Cycle) {
+		if cy.Number() == 2 {
+			// The body, which has the turn, waits while another goroutine calls.
+			done := make(chan []error)
+			go func() { done <- []error{other.Pause(), paused.Resume(), other.Stop(), idle.Start()} }()
+			errs = <-done
+		}
+	})
+	require.NoError(t, c.Advance(3*time.Millisecond))
+	require.Len(t, errs, 4)
+	for _, err := range errs {
+		require.ErrorIs(t, err, rtapi.ErrState)
+	}
+	require.Equal(t, []string{"running", "paused", "created"}, []string{other.State(), paused.State(), idle.State()})
+	// RunUntil's predicate runs with the turn: its calls are admitted.
+	require.NoError(t, c.RunUntil(func() bool { return other.Pause() == nil }, time.Millisecond))
+	require.Equal(t, "paused", other.State())
+}
+
+// A Stop made between controller calls returns once the task has run to
+// its end, in virtual time, at the instant of the Stop: its exit is the
+// last event of the trace, and no later call can overtake it (it used to
+// run in a stop drive that Stop did not wait for).
+func TestSimStopBetweenCallsEndsTheTask(t *testing.T) {
+	t.Parallel()
+	rt, c := openSim(t, nil)
+	ended := false
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "stopped", Period: time.Millisecond}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+		}
+		ended = true
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(2*time.Millisecond))
+	require.NoError(t, task.Stop())
+	require.True(t, ended, "the body returned inside Stop")
+	evs := events(t, c)
+	require.Regexp(t, `^2ms stopped #\d+ exit$`, evs[len(evs)-1])
+	require.EqualValues(t, 2*time.Millisecond, c.Now())
+	require.NoError(t, task.Wait())
+}
+
 func TestSimSelectedByEnvironment(t *testing.T) {
 	t.Setenv("RTAPI_FLAVOR", "sim")
 	rt, err := rtapi.Open(rtapi.Options{})
