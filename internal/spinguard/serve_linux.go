@@ -244,12 +244,12 @@ const (
 // A thread is a spinner when it was runnable at every tick for its whole
 // bound, never asleep (switched in again only after a preemption: nv,
 // its voluntary switches, read as nvOK when it was switched in again),
-// and on the CPU for a quarter of it or more: a spin, not a thread kept
-// waiting by higher priorities or by the host (demoting that one would
-// only make it wait longer). The kernel adds up a running thread's CPU
-// time at scheduler ticks and switches, so a spinner's reading grows in
-// whole ticks. A demoted thread gets its policy back once it was switched
-// out, or after one more bound.
+// and on the CPU for some of it, however little: a spin, not a thread
+// kept waiting by higher priorities. Spinners at one priority that yield
+// to each other (the runtime's osyield) each get a share of the CPU, so
+// any share counts; a thread the host keeps waiting is demoted too. A
+// demoted thread gets its policy back once it was switched out, or after
+// one more bound.
 //
 // The guard's own wake-ups preempt a spinner on its CPU at every tick, so
 // a switch-in alone does not end the stretch: with a 2-CPU machine and
@@ -269,7 +269,7 @@ func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, 
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return restore
 	case stalled:
-	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran && ran-w.ran >= uint64(w.bound)/4:
+	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran:
 		w.demoted, w.demotedAt, w.nvKnown = true, now, false
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return demote
