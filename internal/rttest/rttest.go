@@ -292,12 +292,15 @@ var selfExec = sync.OnceValue(func() error {
 	return exec.Command(os.Args[0], "-test.run=^$", "-test.count=1").Run()
 })
 
-// RequireSelfExec skips t, loudly, when the kernel cannot execute this
-// test binary (ENOEXEC: an arm binary run by qemu-user on another machine
-// with no binfmt_misc entry), so that a test cannot start a child process
-// of itself. Any other failure to start the child fails t.
+// RequireSelfExec skips t, loudly, where a test cannot start a child
+// process of itself: under a user-mode emulator, whose fork of a
+// multithreaded guest can deadlock (a qemu-arm-static child of ipc.test
+// slept in a futex, never reaching exec, until the package's timeout),
+// and where the kernel cannot execute this test binary (ENOEXEC). Any
+// other failure to start the child fails t.
 func RequireSelfExec(t testing.TB) {
 	t.Helper()
+	SkipIfEmulated(t, "a child process: the emulator's fork of a multithreaded process can deadlock before exec")
 	err := selfExec()
 	if errors.Is(err, syscall.ENOEXEC) {
 		t.Skip("cannot start a child process: the kernel cannot execute this test binary (" + err.Error() +

@@ -72,6 +72,24 @@ func TestChild(t *testing.T) {
 	}
 }
 
+// Under a user-mode emulator RequireSelfExec skips before it starts any
+// process: a qemu-arm-static child of ipc.test, forked to probe exec, slept
+// in a futex until the package's timeout.
+func TestRequireSelfExecSkipsUnderAnEmulator(t *testing.T) {
+	defer func(e func() string, s func() error) { Emulator, selfExec = e, s }(Emulator, selfExec)
+	Emulator = func() string { return "qemu-user (a test's stand-in)" }
+	started := false
+	selfExec = func() error { started = true; return nil }
+	var sub *testing.T
+	t.Run("child", func(t *testing.T) {
+		sub = t
+		RequireSelfExec(t)
+	})
+	if !sub.Skipped() || started {
+		t.Fatalf("under an emulator: skipped %v, probe started %v; want skipped, not started", sub.Skipped(), started)
+	}
+}
+
 // ChildAs runs the child as another user, from a copy of the binary that
 // user may run, removed afterwards.
 func TestChildAs(t *testing.T) {
