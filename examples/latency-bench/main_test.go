@@ -270,10 +270,11 @@ func TestPerfGoals(t *testing.T) {
 	res := results{Groups: []groupResult{multi,
 		{ID: "base20k", Rows: []rowResult{{Name: "gortapi 50µs", Overruns: 30}, {Name: "cyclictest -i 50", Overruns: 20}},
 			Ratios: []ratioResult{{Label: "gortapi / cyclictest at 50 µs", P999: 1.2, Missed: 1.5}}},
-		{ID: "worst", Ratios: []ratioResult{{Label: "gortapi +alloc / cyclictest quiet", Max: 2}}},
+		{ID: "worst", Ratios: []ratioResult{{Label: "gortapi +alloc / cyclictest quiet", Max: 2},
+			{Label: rowWorstSet + " / C · 550µs", Max: 1.2}}},
 	}}
 	goals := perfGoals(res)
-	if len(goals) != 3*2*2+1+2+1 {
+	if len(goals) != 3*2*2+1+2+1+3 {
 		t.Fatalf("%d goals: %+v", len(goals), goals)
 	}
 	byName := map[string]goalResult{}
@@ -293,6 +294,10 @@ func TestPerfGoals(t *testing.T) {
 	check("20 kHz: missed releases ≤ 1.5 × cyclictest -i 50", 1.5, true)
 	check("20 kHz: p99.9 ≤ 1.25 × cyclictest -i 50", 1.2, true)
 	check("worst case: max with 200 MB/s in-process ≤ 1.5 × quiet cyclictest", 2, false)
+	check("worst case, set, 550µs task: max with 200 MB/s in-process ≤ 1.5 × quiet C", 1.2, true)
+	if g := byName["worst case, set, 50µs task: max with 200 MB/s in-process ≤ 1.5 × quiet C"]; g.Met || g.Note != "not measured" {
+		t.Errorf("a set task without its ratio: %+v, want not measured", g)
+	}
 	if md := renderMarkdown(results{Goals: goals}); !strings.Contains(md, "| 3 tasks, base: overruns with the defaults ≤ shield off ((d+1)/(o+1)) | 0.50× (4 vs 9) | yes |") {
 		t.Errorf("goal rendering:\n%s", md)
 	}

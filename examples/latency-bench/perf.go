@@ -19,6 +19,12 @@ const (
 	eightTasks = "t1=100us,t2=200us,t3=500us,t4=1ms,t5=2ms,t6=5ms,t7=10ms,t8=20ms"
 )
 
+// Row names of the worst group's set.
+const (
+	rowWorstSet  = "gortapi set +alloc in-process"
+	rowWorstCSet = "cyclictest ×3 quiet"
+)
+
 // Row name suffix of a multi variant's ordinary goroutine.
 const sleeperRow = "time.Sleep(100µs) overshoot"
 
@@ -94,6 +100,20 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 	worstCyclic.run = func() (childResult, error) {
 		return runCyclictest(b.tools, b.dir, b.s.priority, b.s.cpu, b.s.interval, b.s.worst, false)
 	}
+	// The set group's 3-task set over the same long runs (issue 19, goal 3).
+	worstSet := variant{name: rowWorstSet, tasks: setNames(threeSet), run: withMissed(threeSet, func() (childResult, error) {
+		return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
+			Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.worst,
+			HistBound: setHistBound, Loads: []string{allocLoad}})
+	})}
+	worstCyclicSet := variant{name: rowWorstCSet, external: true, tasks: setNames(threeSet), skip: worstCyclic.skip,
+		run: withMissed(threeSet, func() (childResult, error) {
+			return runCyclictestSet(b.tools, b.dir, threeSet, b.s.worst)
+		})}
+	worstRatios := []ratioSpec{{"gortapi +alloc / cyclictest quiet", "gortapi +alloc in-process", "cyclictest quiet"}}
+	for _, t := range threeSet {
+		worstRatios = append(worstRatios, ratioSpec{rowWorstSet + " / C · " + t.name, rowWorstSet + " · " + t.name, rowWorstCSet + " · " + t.name})
+	}
 
 	return []group{
 		{
@@ -119,11 +139,13 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 			},
 		},
 		{
-			id: "worst", title: "The worst case: long runs, gortapi with allocation vs quiet cyclictest", metric: "worst", needFIFO: true,
+			id: "worst", title: "The worst case: long runs, gortapi with allocation vs quiet cyclictest", metric: "set", needFIFO: true,
 			desc: fmt.Sprintf("Runs of %v (-worst-d), alternating: gortapi (defaults) with %s allocating in its own "+
-				"process vs cyclictest with nothing else running; the figures are the maximum and p99.99.", b.s.worst, allocLoad),
-			variants: []variant{{name: "gortapi +alloc in-process", run: worstGortapi}, worstCyclic},
-			ratios:   []ratioSpec{{"gortapi +alloc / cyclictest quiet", "gortapi +alloc in-process", "cyclictest quiet"}},
+				"process vs cyclictest with nothing else running; then the set group's 3 tasks (50, 550, 1050 µs, "+
+				"priorities 80, 79, 78, unpinned) with the same allocation vs three quiet cyclictest processes. "+
+				"The figures are the maximum and p99.99.", b.s.worst, allocLoad),
+			variants: []variant{{name: "gortapi +alloc in-process", run: worstGortapi}, worstCyclic, worstSet, worstCyclicSet},
+			ratios:   worstRatios,
 		},
 	}
 }
@@ -224,6 +246,14 @@ func perfGoals(res results) []goalResult {
 			mx = r.Max
 		}
 		add("worst case: max with 200 MB/s in-process ≤ 1.5 × quiet cyclictest", mx, 1.5, r != nil, "", "")
+		for _, t := range threeSet {
+			r := findRatio(g, rowWorstSet+" / C · "+t.name)
+			var mx float64
+			if r != nil {
+				mx = r.Max
+			}
+			add(fmt.Sprintf("worst case, set, %s task: max with 200 MB/s in-process ≤ 1.5 × quiet C", t.name), mx, 1.5, r != nil && r.Max > 0, "", "")
+		}
 	}
 	return append(append(out, setGoals(res)...), scrapeGoals(res)...)
 }

@@ -74,8 +74,8 @@ func renderMarkdown(res results) string {
 	p("Absolute numbers are unstable on shared machines; read the **ratios**. ")
 	p("Latency is wake-up lateness (woken − scheduled release, cyclictest's sample) in µs at 1 µs resolution; ")
 	p("missed releases are skipped as cyclictest skips them.\n\n")
-	p("Regenerate with `sudo go run ./examples/latency-bench -doc docs/BENCHMARKS.md` on an idle machine (about 80 minutes, ")
-	p("of which the worst group's long runs take 60: `-worst-d 2m` shortens them; `-smoke` runs each mode once for a second, ")
+	p("Regenerate with `sudo go run ./examples/latency-bench -doc docs/BENCHMARKS.md` on an idle machine (about 140 minutes, ")
+	p("of which the worst group's long runs take 120: `-worst-d 2m` shortens them; `-smoke` runs each mode once for a second, ")
 	p("`-only quiet,switch` picks groups). The raw results go next to the document (docs/BENCHMARKS.json).\n\n")
 
 	p("Load average at the start: **%s**; CPU: **%s**.\n\n", res.LoadBefore, res.CPUModel)
