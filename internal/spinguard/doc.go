@@ -17,7 +17,9 @@
 // never allocates after start-up, runs with the garbage collector off and
 // one P, and sleeps with raw system calls; every one of its threads runs
 // at its priority, since its runtime may move the loop to any of them,
-// and nothing in the guarded process can make it wait. Every tick it reads
+// and nothing in the guarded process can make it wait. At each look (every
+// tick while it has demoted a thread, otherwise when a thread's bound can
+// have passed, at most three ticks apart) it reads
 // /proc/<pid>/task/<tid>/schedstat and stat of each watched thread; a
 // thread that was runnable for its bound without sleeping (not switched
 // in again, or only after preemptions, such as the guard's own on a

@@ -219,6 +219,73 @@ func TestGuardLeavesSleepersAlone(t *testing.T) {
 	}
 }
 
+// TestGuardSleepsUntilABoundCanPass watches a thread that sleeps every
+// millisecond under a 3 ms bound: the guard need not look more than once
+// a bound, and every look preempts whatever task shares its CPU. It
+// counts the guard's sleeps (voluntary switches of all its threads, its
+// runtime's included) over 300 ticks; one look a tick made 1.2 a tick.
+func TestGuardSleepsUntilABoundCanPass(t *testing.T) {
+	rttest.RequireRT(t)
+	rttest.SkipIfEmulated(t, "counts the guard's sleeps against the clock")
+	g, ev := startGuard(t)
+	sleeps := func() int64 {
+		var n int64
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", g.Pid()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", g.Pid(), task.Name()))
+			if err != nil {
+				continue // a thread that ended
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+					k, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n += k
+				}
+			}
+		}
+		return n
+	}
+	done := make(chan error, 1)
+	var before, after int64
+	var elapsed time.Duration
+	go func() {
+		runtime.LockOSThread()
+		if err := sys.SetScheduler(0, sys.SchedFIFO, 80); err != nil {
+			done <- err
+			return
+		}
+		tid := sys.Gettid()
+		if err := g.Watch(tid, 80, 3*time.Millisecond); err != nil {
+			done <- err
+			return
+		}
+		time.Sleep(10 * time.Millisecond) // the guard takes the watch
+		before = sleeps()
+		start := time.Now()
+		for time.Since(start) < 300*time.Millisecond {
+			time.Sleep(time.Millisecond)
+		}
+		after, elapsed = sleeps(), time.Since(start)
+		done <- g.Unwatch(tid)
+	}()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := ev.demoted.Load(); n != 0 {
+		t.Errorf("a thread that sleeps every millisecond was demoted %d times", n)
+	}
+	ticks := float64(elapsed) / float64(time.Millisecond)
+	if perTick := float64(after-before) / ticks; perTick > 0.8 {
+		t.Errorf("the guard slept %d times in %.0f ticks (%.2f a tick): it looks more often than a bound can pass", after-before, ticks, perTick)
+	}
+}
+
 func TestGuardMisuse(t *testing.T) {
 	for _, prio := range []int{0, 100, -1} {
 		if _, err := spinguard.Start(prio, time.Millisecond, func(spinguard.Event) {}, nil); !errors.Is(err, spinguard.ErrStart) {

@@ -2,7 +2,10 @@
 
 package spinguard
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestParseSchedstat(t *testing.T) {
 	for _, c := range []struct {
@@ -111,6 +114,33 @@ func TestObserve(t *testing.T) {
 			if got := w.observe(k.ran, k.pcount, k.state, k.nv, k.nvOK, int64(i+1)*ms, k.stalled); got != k.want {
 				t.Errorf("%s: tick %d: observe = %d, want %d", c.name, i+1, got, k.want)
 			}
+		}
+	}
+}
+
+// TestNextLook: the guard sleeps until the first stretch can reach its
+// bound, a tick at least, three at most, and a tick while it has demoted
+// a thread.
+func TestNextLook(t *testing.T) {
+	const ms = int64(time.Millisecond)
+	now := 100 * ms
+	g := &guard{tick: ms}
+	for _, c := range []struct {
+		name  string
+		table []watched
+		want  int64
+	}{
+		{"nothing watched", nil, now + 3*ms},
+		{"a stretch begun now", []watched{{since: now, bound: 3 * ms}}, now + 3*ms},
+		{"a long bound", []watched{{since: now, bound: 50 * ms}}, now + 3*ms},
+		{"a stretch 2 ms from its bound", []watched{{since: now, bound: 3 * ms}, {since: now - ms, bound: 3 * ms}}, now + 2*ms},
+		{"a stretch half a tick from its bound", []watched{{since: now - 2*ms - ms/2, bound: 3 * ms}}, now + ms},
+		{"past its bound, waiting for its CPU", []watched{{since: now - 5*ms, bound: 3 * ms}}, now + ms},
+		{"a demoted thread", []watched{{since: now, bound: 3 * ms}, {since: now, bound: 3 * ms, demoted: true}}, now + ms},
+	} {
+		g.table = c.table
+		if got := g.nextLook(now); got != c.want {
+			t.Errorf("%s: next look in %v, want %v", c.name, time.Duration(got-now), time.Duration(c.want-now))
 		}
 	}
 }

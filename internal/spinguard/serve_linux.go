@@ -78,9 +78,9 @@ type watched struct {
 	fd     int // its schedstat
 	stat   int // its stat
 	status int // its status, for the voluntary switches
-	// pcount is the thread's switch-in count at the last tick; since
+	// pcount is the thread's switch-in count at the last look; since
 	// when it last changed, or the thread was last seen not runnable, or
-	// was given back its policy. A thread seen runnable at every tick
+	// was given back its policy. A thread seen runnable at every look
 	// since then, never switched in again, has been on its CPU (or
 	// waiting for it) the whole time.
 	pcount uint64
@@ -150,16 +150,12 @@ func serve(arg string) int {
 	return 0
 }
 
-// loop sleeps one tick, reads the commands, looks at every watched thread;
-// until the parent closes its end of the command pipe or exits.
+// loop sleeps until its next look (nextLook), reads the commands, looks
+// at every watched thread; until the parent closes its end of the command
+// pipe or exits.
 func (g *guard) loop() {
 	next := nanotime()
-	last := next
 	for {
-		next += g.tick
-		if now := nanotime(); next < now {
-			next = now
-		}
 		sleepUntil(next)
 		if !g.commands() || rawGetppid() != g.ppid {
 			return
@@ -171,8 +167,7 @@ func (g *guard) loop() {
 			setScheduler(0, int(sys.SchedFIFO), g.prio)
 		}
 		now := nanotime()
-		stalled := now-last > 2*g.tick
-		last = now
+		stalled := now-next > g.tick
 		for i := 0; i < len(g.table); {
 			if g.check(&g.table[i], now, stalled) {
 				i++
@@ -182,11 +177,36 @@ func (g *guard) loop() {
 			g.table[i] = g.table[len(g.table)-1]
 			g.table = g.table[:len(g.table)-1]
 		}
+		next = g.nextLook(now)
 	}
 }
 
+// maxTicksBetweenLooks bounds the guard's sleep, so that a command (a new
+// watch) waits at most this many ticks.
+const maxTicksBetweenLooks = 3
+
+// nextLook is when the guard next looks at the threads: when the first
+// stretch of a watched thread reaches its bound, a tick from now while a
+// thread is demoted, at least a tick and at most maxTicksBetweenLooks
+// ticks from now. A look between those can change nothing: a thread seen
+// asleep or switched in again starts a new stretch at that look, and the
+// switch-in count and voluntary switches tell the next look whether it
+// slept meanwhile. Every look preempts a task on the guard's CPU
+// (docs/GC.md, "The guard's looks").
+func (g *guard) nextLook(now int64) int64 {
+	next := now + maxTicksBetweenLooks*g.tick
+	for i := range g.table {
+		w := &g.table[i]
+		if w.demoted {
+			return now + g.tick
+		}
+		next = min(next, w.since+w.bound)
+	}
+	return max(next, now+g.tick)
+}
+
 // check looks at one thread; false when it is gone. stalled says the
-// guard itself woke more than two ticks late.
+// guard itself woke more than a tick after its look was due.
 func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	ran, pcount, ok := g.readSchedstat(w.fd)
 	if !ok {
@@ -239,9 +259,9 @@ const (
 	restore
 )
 
-// observe takes one tick's reading of a thread and says what to do.
+// observe takes one look's reading of a thread and says what to do.
 //
-// A thread is a spinner when it was runnable at every tick for its whole
+// A thread is a spinner when it was runnable at every look for its whole
 // bound, never asleep (switched in again only after a preemption: nv,
 // its voluntary switches, read as nvOK when it was switched in again),
 // and on the CPU for some of it, however little: a spin, not a thread
@@ -251,11 +271,11 @@ const (
 // demoted thread gets its policy back once it was switched out, or after
 // one more bound.
 //
-// The guard's own wake-ups preempt a spinner on its CPU at every tick, so
+// The guard's own wake-ups preempt a spinner on its CPU at every look, so
 // a switch-in alone does not end the stretch: with a 2-CPU machine and
 // two spinning tasks, one of them always shares the guard's CPU.
 //
-// A stalled tick (the guard woke late, so the whole machine or VM was
+// A stalled look (the guard woke late, so the whole machine or VM was
 // held) vouches for nothing: the thread may have slept and woken in the
 // gap without a new switch-in being seen as one, so the count restarts.
 func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, now int64, stalled bool) action {
