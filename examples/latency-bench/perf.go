@@ -101,15 +101,9 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 		return runCyclictest(b.tools, b.dir, b.s.priority, b.s.cpu, b.s.interval, b.s.worst, false)
 	}
 	// The set group's 3-task set over the same long runs (issue 19, goal 3).
-	worstSet := variant{name: rowWorstSet, tasks: setNames(threeSet), run: withMissed(threeSet, func() (childResult, error) {
-		return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
-			Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.worst,
-			HistBound: setHistBound, Loads: []string{allocLoad}})
-	})}
+	worstSet := variant{name: rowWorstSet, tasks: setNames(threeSet), run: b.gortapiSet(b.s.worst, false, false, []string{allocLoad})}
 	worstCyclicSet := variant{name: rowWorstCSet, external: true, tasks: setNames(threeSet), skip: worstCyclic.skip,
-		run: withMissed(threeSet, func() (childResult, error) {
-			return runCyclictestSet(b.tools, b.dir, threeSet, b.s.worst)
-		})}
+		run: b.cyclictestSet(threeSet, b.s.worst)}
 	worstRatios := []ratioSpec{{"gortapi +alloc / cyclictest quiet", "gortapi +alloc in-process", "cyclictest quiet"}}
 	for _, t := range threeSet {
 		worstRatios = append(worstRatios, ratioSpec{rowWorstSet + " / C · " + t.name, rowWorstSet + " · " + t.name, rowWorstCSet + " · " + t.name})

@@ -76,20 +76,14 @@ func setNames(set []setTask) []string {
 func setGroup(b *bench) group {
 	allocLoad := "alloc=" + b.s.alloc
 	gortapiSet := func(spinOff, spareOff bool, loads []string) func() (childResult, error) {
-		return withMissed(threeSet, func() (childResult, error) {
-			return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
-				Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: b.s.setDuration,
-				HistBound: setHistBound, SpinGuardOff: spinOff, SpareProcsOff: spareOff, Loads: loads})
-		})
+		return b.gortapiSet(b.s.setDuration, spinOff, spareOff, loads)
 	}
 	halHost := withMissed(halSet, func() (childResult, error) {
 		return b.childRaw(childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: -1, Threads: threadsSpec(halSet),
 			Priority: halSet[0].priority, Duration: b.s.setDuration, HistBound: setHistBound})
 	})
 	cyclicSet := func(name string, set []setTask) variant {
-		v := variant{name: name, external: true, tasks: setNames(set), run: withMissed(set, func() (childResult, error) {
-			return runCyclictestSet(b.tools, b.dir, set, b.s.setDuration)
-		})}
+		v := variant{name: name, external: true, tasks: setNames(set), run: b.cyclictestSet(set, b.s.setDuration)}
 		if b.tools.cyclictest == "" {
 			v.skip = "cyclictest not installed"
 		}
@@ -129,6 +123,22 @@ func setGroup(b *bench) group {
 		},
 		ratios: ratios, rounds: b.s.setRounds,
 	}
+}
+
+// gortapiSet runs the 3-task set for d in one gortapi child.
+func (b *bench) gortapiSet(d time.Duration, spinOff, spareOff bool, loads []string) func() (childResult, error) {
+	return withMissed(threeSet, func() (childResult, error) {
+		return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
+			Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: d,
+			HistBound: setHistBound, SpinGuardOff: spinOff, SpareProcsOff: spareOff, Loads: loads})
+	})
+}
+
+// cyclictestSet runs one cyclictest process per task of set for d.
+func (b *bench) cyclictestSet(set []setTask, d time.Duration) func() (childResult, error) {
+	return withMissed(set, func() (childResult, error) {
+		return runCyclictestSet(b.tools, b.dir, set, d)
+	})
 }
 
 // setCPUGroup is the 3-task set and its C reference beside two
