@@ -18,25 +18,16 @@ import (
 )
 
 // Options configure Open. The zero value works: the flavor is chosen from
-// the running kernel, memory is locked where that is safe, nothing is
-// logged.
+// the running kernel, memory is locked where that is safe, only warnings
+// and errors are logged, to stderr.
 //
-// Most settings can also be given as a command-line flag (RegisterFlags)
-// or an environment variable. Open resolves each setting on its own,
-// taking the first of these that has a value:
-//
-//  1. The field. A zero field is unset, except one written by its flag:
-//     a flag given explicitly counts whatever its value, so
-//     -rtapi.strict=false beats RTAPI_STRICT=1, and -rtapi.instance=0
-//     beats RTAPI_INSTANCE=3. RegisterFlags's flags write the fields of
-//     the Options it returns, so code that sets a field after parsing
-//     the flags overrides the flag, and code that sets one before gives
-//     a default the flag may override.
-//  2. The environment variable, when it is non-empty.
-//  3. The default, or what Open detects.
-//
-// To force a yes/no setting off against the environment in code, set its
-// Toggle to Off: Auto, the zero value, is "unset".
+// Most settings can also be given as a flag (RegisterFlags) or an
+// environment variable. Each setting takes the first of: the field (a
+// zero field is unset, except one its flag wrote: -rtapi.strict=false
+// beats RTAPI_STRICT=1); the variable, when non-empty; the default or what
+// Open detects. Flags write the fields of the Options RegisterFlags
+// returns, so a field set after parsing beats its flag. To force a yes/no
+// setting off in code, set its Toggle to Off.
 //
 //	field           flag                    environment            unset
 //	Flavor          -rtapi.flavor           RTAPI_FLAVOR           detected: rt-preempt or posix
@@ -55,53 +46,40 @@ import (
 //	RuntimeFIFO     -rtapi.runtime-fifo     RTAPI_RUNTIME_FIFO     on for SCHED_FIFO tasks, with a valve
 //	Logger, ShmAllowUIDs, Kernel, Sim: code only
 //
-// GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; the two
-// set to different values are an error, never a silent choice. Yes/no
-// variables and flags take auto, on or off (or 1, 0, true, false, yes,
-// no); durations take Go's syntax (10ms); CPU lists the kernel's (0-3,8).
-// A value a flag or variable cannot take is an error matching ErrInvalid
-// that names the flag or variable: flag.FlagSet.Parse fails, or Open.
+// GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; both set
+// to different values is an error. Yes/no values are auto, on or off (or
+// 1, 0, true, false, yes, no); durations Go's syntax (10ms); CPU lists the
+// kernel's (0-3,8). A bad value is an error matching ErrInvalid that names
+// the flag or variable, from flag.FlagSet.Parse or Open.
 type Options struct {
 	// Flavor names the backend: "" or "auto" (the best that can run here),
 	// "posix", "rt-preempt", "sim"; any other name is ErrInvalid. "sim"
-	// needs an import of package rtapi/sim, which registers it; without
-	// one it is ErrNotSupported.
+	// without an import of package rtapi/sim is ErrNotSupported.
 	Flavor string
 	// VanillaFIFO On makes the posix flavor run tasks SCHED_FIFO on a
-	// kernel that is not real-time (vanilla or PREEMPT), each woken by a
-	// periodic POSIX timer aimed at its thread. Auto (unset) and Off:
-	// SCHED_OTHER.
+	// kernel that is not real-time, each woken by a POSIX timer aimed at
+	// its thread. Auto and Off: SCHED_OTHER.
 	VanillaFIFO Toggle
-	// Strict On refuses to run degraded: when SCHED_FIFO is refused, or on
-	// a Xenomai or RTAI kernel that has no native backend here, Open or
-	// Start fails instead of warning. Auto (unset) and Off: warn and run.
+	// Strict On makes Open or Start fail instead of warning when it would
+	// run degraded: SCHED_FIFO refused, or a Xenomai or RTAI kernel, which
+	// has no native backend here. Auto and Off: warn and run.
 	Strict Toggle
-	// Logger receives set-up messages and, through the message ring,
-	// what task bodies report. nil: warnings and errors go to
-	// stderr, one line each (a warning means the program runs other than
-	// asked: SCHED_FIFO refused, a sim clock never advanced, a task
-	// without the GC shield it wanted); zap.NewNop() silences them.
+	// Logger receives set-up messages and what task bodies log through
+	// MsgLogger. nil: warnings and errors to stderr, one line each (a
+	// warning means the program runs other than asked); zap.NewNop()
+	// silences them.
 	Logger *zap.Logger
-	// CPUs are the CPUs tasks are placed on when their TaskSpec.CPU is
-	// CPUAuto. Empty: the highest isolated CPU of the process's cpuset,
-	// else unpinned. As text: a list such as "1", "2,3" or "0-3", CPUs
-	// below kerneldetect.MaxCPU. Open copies the slice, so later changes
-	// to it have no effect. Each CPU must be online and in the process's
-	// cpuset (the CPUs sched_setaffinity may use, which include isolated
-	// CPUs outside its current affinity): ErrInvalid otherwise.
+	// CPUs are the CPUs of tasks whose TaskSpec.CPU is CPUAuto. Empty: the
+	// highest isolated CPU of the process's cpuset, else unpinned. Each
+	// must be below kerneldetect.MaxCPU, online and in the process's cpuset
+	// (isolated CPUs included): ErrInvalid otherwise. Open copies the slice.
 	CPUs []int
 	// LockMemory controls mlockall on real-time flavors. Auto locks when
 	// the process may lock without limit (root, CAP_IPC_LOCK or an
-	// unlimited RLIMIT_MEMLOCK). What is mapped at Open is faulted in and
-	// locked; what is mapped later (heap growth, new threads' stacks) is
-	// locked as it is first touched (MCL_ONFAULT), not faulted in whole
-	// under the process's memory-map lock.
-	//
-	// The lock is the process's: it holds while any open instance asked
-	// for it, whatever the others asked, and Close undoes it when the
-	// last of those closes — unless the program had locked memory itself
-	// before (VmLck), in which case it is left locked, since munlockall
-	// would undo the program's own lock.
+	// unlimited RLIMIT_MEMLOCK). Memory mapped later is locked as it is
+	// first touched (MCL_ONFAULT). The lock is process-wide: it holds while
+	// any open RT asked for it, and the last Close undoes it unless the
+	// program had locked memory itself.
 	LockMemory Toggle
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Negative: ErrInvalid.
@@ -119,71 +97,46 @@ type Options struct {
 	// kerneldetect.Detect() on the live system.
 	Kernel *kerneldetect.Report
 	// HistogramBound is the default upper bound of each task's latency
-	// histogram (1 µs buckets, like cyclictest -h). Zero:
-	// DefaultHistogramBound. Below 1 µs or more buckets than a histogram
-	// holds: ErrInvalid.
+	// histogram (1 µs buckets). Zero: DefaultHistogramBound. Below 1 µs
+	// or more buckets than a histogram holds: ErrInvalid.
 	HistogramBound time.Duration
 	// StopTimeout bounds how long Close waits for each task to stop.
 	// Zero: DefaultStopTimeout. Negative: ErrInvalid.
 	StopTimeout time.Duration
-	// Sim configures the sim flavor: seed, hang timeout, trace size.
-	// Other flavors ignore it. nil: SimOptions' defaults.
+	// Sim configures the sim flavor; other flavors ignore it. nil:
+	// SimOptions' defaults.
 	Sim *SimOptions
 	// TimerSignal is the real-time signal the posix-timer wake mode's
-	// timers send to their task thread, which blocks it and collects it
-	// with rt_sigtimedwait. Zero: DefaultTimerSignal. It must be a
-	// real-time signal glibc leaves to applications, 34 (SIGRTMIN) to 64
-	// (SIGRTMAX); pick one your program does not use. A program that does
-	// use it still gets every instance sent to the process (kill(2),
-	// sigqueue(3)): a task thread that collects one hands it on to the
-	// main thread, where signal.Notify sees it (as SI_QUEUE).
+	// timers send to their task thread. Zero: DefaultTimerSignal. It must
+	// be 34 (SIGRTMIN) to 64 (SIGRTMAX), one the program does not use:
+	// ErrInvalid otherwise. Instances sent to the process (kill(2)) are
+	// still handed on to signal.Notify.
 	TimerSignal int
-	// GCShield is the default of TaskSpec.GCShield for this instance's
-	// tasks: a task whose own GCShield is Auto is shielded when this is
-	// On, not when it is Off, and on real-time flavors only when it is
-	// Auto (unset). For measurements, RTAPI_GC_SHIELD=off turns the
-	// shield off without changing the program.
+	// GCShield decides for tasks whose TaskSpec.GCShield is Auto: On
+	// shields them, Off does not, Auto applies TaskSpec.GCShield's rule on
+	// real-time flavors. RTAPI_GC_SHIELD=off turns it off for measurements.
 	GCShield Toggle
-	// SpinGuard bounds how long a task thread under SCHED_FIFO can keep
-	// its CPU without a context switch: to DefaultSpinBound, or the
-	// task's period when longer; the thread then runs SCHED_OTHER until
-	// it has been switched out once (Stats.SpinBreaks counts it). The Go
-	// runtime has loops that spin until an ordinary thread of the process
-	// lets go of something; at SCHED_FIFO such a spin can stall the whole
-	// task set until the kernel's RT throttling (docs/GC.md). The guard
-	// is a second process, this program re-executed, started by the
-	// first task Start. Auto (unset): on for real-time flavors, with a
-	// warning when it cannot start; On: Start fails when it cannot; Off:
-	// none.
+	// SpinGuard bounds how long a task thread at SCHED_FIFO keeps its CPU
+	// without a context switch (DefaultSpinBound, or the period when
+	// longer), with a guard process started by the first Start
+	// (docs/GC.md, "The spin guard"). Auto: on for real-time flavors, with
+	// a warning when it cannot start; On: Start fails then; Off: none.
 	SpinGuard Toggle
-	// SpareProcs raises GOMAXPROCS by one for each task: a task thread
-	// waking from its sleep then finds an idle P instead of waiting for
-	// an ordinary thread of the runtime to hand it one, which is what
-	// delays the wake-ups of a task set by 10-25 ms on a busy process
-	// (docs/GC.md, "Spare Ps"). Auto (unset): on where the spin guard
-	// runs; On: on flavors with OS threads; Off: GOMAXPROCS is left alone.
-	// Each change stops the world, which a running task waits out, so the
-	// first Start of a set raises it for every task not yet started, and
-	// it goes back down once the last of them has ended; only a task
-	// started later than that changes it while others run. A GOMAXPROCS
-	// environment variable is always left alone, and so is a GOMAXPROCS
-	// the program changes while tasks run.
+	// SpareProcs raises GOMAXPROCS by one per task while tasks run, so a
+	// waking task finds an idle P (docs/GC.md, "Spare Ps"). Auto: where
+	// the spin guard runs; On: on flavors with OS threads; Off: never.
+	// Since each change stops the world, a set's first Start raises it for
+	// every task not yet started. A GOMAXPROCS variable, or one the program
+	// sets while tasks run, is left alone.
 	SpareProcs Toggle
-	// RuntimeFIFO runs every other thread of the process at SCHED_FIFO
-	// priority 1 while a task runs at SCHED_FIFO on a real-time flavor:
-	// the Go runtime's threads, and with them every goroutine that is not
-	// a task, the garbage collector's workers included. They then hand a
-	// descheduled task its P back without waiting behind the machine's
-	// SCHED_OTHER load (docs/GC.md, "Runtime threads at SCHED_FIFO 1").
-	// Auto (unset) does so until those threads keep a CPU busy (80 % of
-	// one over half a second), then gives them SCHED_OTHER back for the
-	// rest of the set and logs a warning. On keeps them at 1 however
-	// busy: a CPU-bound goroutine then keeps ordinary processes off its
-	// CPU until RT throttling lets them run. Off leaves them SCHED_OTHER.
+	// RuntimeFIFO runs the process's other threads (the Go runtime's, and
+	// so every goroutine that is not a task) at SCHED_FIFO 1 while a task
+	// runs at SCHED_FIFO (docs/GC.md, "Runtime threads at SCHED_FIFO 1").
+	// Auto: until they keep a CPU busy, then SCHED_OTHER with a warning;
+	// On: however busy, which can starve ordinary processes; Off: never.
 	RuntimeFIFO Toggle
 
-	// flagged has bit i set when settings[i]'s flag was given: the field
-	// then holds a value even when it is the zero one.
+	// flagged has bit i set when settings[i]'s flag was given.
 	flagged uint32
 }
 
@@ -197,28 +150,21 @@ const (
 // Options.TimerSignal names another: 40, SIGRTMIN+6 in glibc's numbering.
 const DefaultTimerSignal = backend.DefaultTimerSignal
 
-// RegisterFlags registers a flag on fs for each setting the table in
-// Options' doc gives one (-rtapi.flavor, -rtapi.strict, ...), and returns
-// the Options they fill in when fs is parsed. A flag's value is checked
-// when it is parsed: a bad one makes fs.Parse fail, naming the flag.
-// Fields set on the result after parsing win over the flags. A nil fs, or
-// one that already has these flags, panics: a programming error.
+// RegisterFlags registers on fs the flags of Options' table and returns
+// the Options they fill in when fs is parsed. A bad value makes fs.Parse
+// fail, naming the flag. Fields set on the result after parsing beat the
+// flags. A nil fs, or one that already has these flags, panics.
 //
-// -rtapi.flavor sim, or RTAPI_FLAVOR=sim left in the environment, makes
-// any program that uses these flags a simulation: its tasks run only
-// while package rtapi/sim advances the virtual clock. A program that does
-// not is refused rather than run zero cycles: RT.Run returns
-// ErrNotSupported at once, and RT.Close warns (to stderr unless
-// Options.Logger says otherwise) when started tasks never ran.
+// -rtapi.flavor sim (or RTAPI_FLAVOR=sim) runs tasks only while package
+// rtapi/sim advances the virtual clock: in a program that does not use
+// it, RT.Run returns ErrNotSupported and RT.Close warns.
 func RegisterFlags(fs *flag.FlagSet) *Options {
 	return registerFlags("RegisterFlags", fs, func(string) bool { return true })
 }
 
-// RegisterShmFlags is RegisterFlags for a program that runs no task and
-// only opens a host's shared memory (a monitor): it registers
-// -rtapi.instance and -rtapi.shm-group, and no flag that would be
-// accepted and then ignored. A nil fs, or one that already has these
-// flags, panics.
+// RegisterShmFlags is RegisterFlags for a program that only opens a
+// host's shared memory (a monitor): it registers -rtapi.instance and
+// -rtapi.shm-group only. A nil fs, or one that has them, panics.
 func RegisterShmFlags(fs *flag.FlagSet) *Options {
 	return registerFlags("RegisterShmFlags", fs, func(field string) bool { return field == "Instance" || field == "ShmGroup" })
 }
@@ -232,25 +178,21 @@ func registerFlags(name string, fs *flag.FlagSet, want func(field string) bool) 
 	return o
 }
 
-// resolve returns o with every setting resolved as Options' doc says —
-// the field, else the environment (read with getenv), else the default —
-// and checked.
+// resolve returns o with every setting resolved as Options' doc says
+// (the environment read with getenv) and checked.
 func (o Options) resolve(getenv func(string) string) (Options, error) {
 	err := settings.Resolve(&o, o.flagged, getenv)
 	return o, err
 }
 
-// setting is one field of Options: where else it may come from, how its
-// text reads, and what it must be. RegisterFlags and resolve both walk
-// the table, so a setting cannot have a flag that reads differently from
-// its variable.
+// setting is one field of Options: its flag and variable, how its text
+// reads and what it must be. RegisterFlags and resolve share the table.
 type setting = config.Setting[Options]
 
 // field is the value of a field of Options of type T.
 type field[T any] = config.Field[Options, T]
 
-// settings lists every field of Options (a test checks that none is
-// missing), in the order resolve checks them.
+// settings lists every field of Options, in the order resolve checks them.
 var settings = config.Table[Options]{{
 	Field: "Flavor", Flag: "rtapi.flavor", Env: "RTAPI_FLAVOR",
 	Usage: "RTAPI `flavor`: auto, posix, rt-preempt or sim",
@@ -348,8 +290,7 @@ func checkToggle(t Toggle) (Toggle, error) {
 	return t, nil
 }
 
-// parseCPUs parses a CPU list ("1", "2,3" or "0-3,6") with the bounded
-// parser every CPU list in gortapi goes through.
+// parseCPUs parses a CPU list ("1", "2,3" or "0-3,6").
 func parseCPUs(s string) ([]int, error) {
 	cpus, err := kerneldetect.ParseCPUList(s)
 	if err != nil {
@@ -358,8 +299,7 @@ func parseCPUs(s string) ([]int, error) {
 	return cpus, nil
 }
 
-// copyCPUs copies the list: the caller's slice may change after Open.
-// Whether each CPU may be used is checked by Open, against the machine.
+// copyCPUs copies the list; Open checks each CPU against the machine.
 func copyCPUs(cpus []int) ([]int, error) { return slices.Clone(cpus), nil }
 
 func checkFlavor(name string) (string, error) {
@@ -377,12 +317,8 @@ func defaultLogger(l *zap.Logger) (*zap.Logger, error) {
 	return l, nil
 }
 
-// stderrLogger is the logger an RT uses when Options.Logger is nil:
-// warnings and errors, one line each, on stderr (zap's production
-// console encoding). A warning from rtapi means the program runs other
-// than asked (SCHED_FIFO refused, a sim clock never advanced, a task
-// without the GC shield it wanted), so it is never dropped by default;
-// Options.Logger zap.NewNop() silences it.
+// stderrLogger is the logger of a nil Options.Logger: warnings and
+// errors, one line each, on stderr.
 func stderrLogger() *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
@@ -416,9 +352,7 @@ func checkStopTimeout(d time.Duration) (time.Duration, error) {
 	return d, nil
 }
 
-// backendConfig gives the settings of o, resolved, as a flavor takes them:
-// VanillaFIFO and Strict on only when On, LockMemory's Auto as
-// backend.LockIfUnlimited.
+// backendConfig gives the resolved settings of o as a flavor takes them.
 func (o *Options) backendConfig(kernel *kerneldetect.Report) backend.Config {
 	lock := backend.LockIfUnlimited
 	switch o.LockMemory {
