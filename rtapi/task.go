@@ -66,9 +66,8 @@ const (
 	Unpinned CPUChoice = -1
 )
 
-// OnCPU pins a task to CPU n. The CPU must be online and in the process's
-// cpuset; a negative n is not CPUAuto or Unpinned but a mistake, which
-// NewTask refuses with ErrInvalid.
+// OnCPU pins a task to CPU n, which must be online and in the process's
+// cpuset. A negative n is ErrInvalid at NewTask.
 func OnCPU(n int) CPUChoice {
 	if n < 0 {
 		return CPUChoice(max(n, math.MinInt+1) - 1) // below Unpinned
@@ -76,8 +75,7 @@ func OnCPU(n int) CPUChoice {
 	return CPUChoice(min(n, math.MaxInt-1) + 1)
 }
 
-// cpu returns the CPU number of an OnCPU choice (negative for a negative
-// OnCPU).
+// cpu returns the n of OnCPU(n).
 func (c CPUChoice) cpu() int {
 	if c < Unpinned {
 		return int(c) + 1
@@ -94,8 +92,7 @@ type TaskSpec struct {
 	// Priority in [PrioLowest, PrioHighest]; 0 means PrioHighest.
 	Priority int
 	// Period of a periodic task; 0 for a task that is not periodic (its
-	// WaitPeriod does not sleep). Must be at least the flavor's minimum
-	// (10 µs on Linux) and at most MaxPeriod.
+	// WaitPeriod does not sleep). From the flavor's minimum to MaxPeriod.
 	Period time.Duration
 	// CPU places the task's thread; see CPUChoice.
 	CPU CPUChoice
@@ -103,91 +100,68 @@ type TaskSpec struct {
 	Wake WakeMode
 	// Overrun selects CatchUp (default) or Skip.
 	Overrun OverrunPolicy
-	// StackPrefault is how much goroutine stack to grow before the first
-	// cycle, so that the body never copies its stack mid-cycle. Zero: 64 KiB;
-	// at most MaxStackPrefault.
+	// StackPrefault is the goroutine stack grown before the first cycle,
+	// so that the body never copies its stack mid-cycle. Zero:
+	// DefaultStackPrefault; at most MaxStackPrefault.
 	StackPrefault int
 	// HistogramBound overrides Options.HistogramBound for this task.
 	HistogramBound time.Duration
 	// Watchdog is how long the task may go without completing a cycle,
-	// its thread busy on the CPU for at least half of that time, before
-	// the watchdog demotes the thread to SCHED_OTHER and faults the task
-	// (Wait returns a *FaultError). Zero: DefaultWatchdogPeriods periods
-	// plus DefaultWatchdogSlack for a periodic task, none for a task that
-	// is not periodic. Negative: not watched. At most MaxPeriod. Only
-	// real-time flavors run a watchdog.
+	// busy on its CPU at least half that time, before the watchdog of a
+	// real-time flavor demotes it to SCHED_OTHER and faults it (a
+	// *FaultError). Zero: DefaultWatchdogPeriods periods plus
+	// DefaultWatchdogSlack if periodic, else none. Negative: none. At most
+	// MaxPeriod.
 	Watchdog time.Duration
-	// Interference turns the per-cycle interference counters
-	// (Stats.Interference) on or off. Auto (the zero value) is on, reading
-	// the thread's counters (a getrusage system call, about a
-	// microsecond) only after a late wake-up and about every 100 ms; On
-	// reads them every cycle, for exact per-cycle counts.
+	// Interference turns Stats.Interference on or off. Auto reads the
+	// thread's counters (a getrusage system call) after a late wake-up and
+	// about every 100 ms; On reads them every cycle, for exact counts.
 	Interference Toggle
 	// LateThreshold is the wake-up latency above which a wake-up counts
 	// as late in Stats.Interference. Zero: DefaultLateThreshold(Period);
 	// at most MaxPeriod.
 	LateThreshold time.Duration
 	// GCShield keeps the task on time while the rest of the process
-	// allocates: its nanosleep wait keeps its P (a raw sleep; docs/GC.md
-	// has the measurements and the costs: the rest of the process has
-	// one P fewer per shielded task). Auto (the zero value) takes
-	// Options.GCShield, and when that is Auto too: on for periodic
-	// nanosleep tasks with a period of at least GCShieldMinPeriod on
-	// real-time flavors, as far as the Ps allow: one P is always left for
-	// the rest of the program, each faster periodic task keeps one busy
-	// anyway, and the Ps left go to the shortest periods (then highest
-	// priorities) first; the others sleep as with Off. On: always, for
-	// a nanosleep wait (a timer wake mode cannot keep a P: Stats and a
-	// warning say so) (it takes a P before any Auto task; more On tasks than Ps to spare
-	// starve the rest of the program, and Stats says so). The Ps are
-	// handed out again whenever a task starts or ends, except once
-	// RT.Close has begun: a task ending there frees no P for the others.
-	// Stats.GCShield says what the task got and why.
+	// allocates: its nanosleep wait keeps its P, so the rest of the
+	// process has one P fewer (docs/GC.md, "Several tasks"). Auto takes
+	// Options.GCShield; both Auto: on real-time flavors, periodic
+	// nanosleep tasks of at least GCShieldMinPeriod are shielded as far as
+	// the Ps allow, shortest periods first, one P left for the program.
+	// On: always, before any Auto task (a timer wake mode cannot keep a P;
+	// too many On tasks starve the program). Stats.GCShield says what the
+	// task got and why.
 	GCShield Toggle
 	// DeadlinePolicy faults a periodic task after a run of overruns or
-	// one wake-up too late; the zero value never does. See DeadlinePolicy.
+	// one wake-up too late; the zero value never does.
 	DeadlinePolicy DeadlinePolicy
 	// SafeState, if not nil, brings what the task drives to a safe state
-	// ("drop amp-enable, zero the DAC outputs"). It runs exactly once per
-	// run, when the task ends for any reason: its body returned,
-	// panicked or called runtime.Goexit, it was stopped, or its
-	// DeadlinePolicy tripped; it then runs on the task's thread, after the
-	// body and before Wait returns. When the watchdog faults the task it
-	// runs at once on a goroutine of its own, since the task's thread is
-	// runaway (a runaway body that later writes its outputs again is
-	// not stopped: Go cannot kill it). It must return; a panic in it is
-	// logged and swallowed.
+	// ("drop amp-enable, zero the DAC outputs"). It runs once, when the
+	// task ends for any reason, on the task's thread before Wait returns.
+	// When the watchdog faults the task it runs at once on a goroutine of
+	// its own; the runaway body is not stopped (Go cannot kill it) and may
+	// write its outputs again. It must return; its panic is logged.
 	SafeState func()
-	// TraceMark writes a line to the kernel's trace (tracefs
-	// trace_marker) whenever a wake-up is later than TraceMark:
-	// "gortapi: task NAME late 123456ns cycle 789", cyclictest's
-	// --tracemark. Zero: no marker. The files are opened by Start, which
-	// fails with ErrNotSupported where tracefs is not mounted and
-	// ErrPermission where it is not writable; a marker costs one write
-	// system call in the cycle, and Stats.TraceMarks counts them. At most
-	// MaxPeriod. Real-time flavors only: the sim flavor refuses it
-	// (ErrNotSupported), its wake-ups being virtual. docs/GC.md shows how
-	// to capture a kernel trace around a late wake-up.
+	// TraceMark writes a line to the kernel's trace_marker whenever a
+	// wake-up is later than TraceMark (cyclictest's --tracemark), one write
+	// system call, counted in Stats.TraceMarks. Zero: none; at most
+	// MaxPeriod. Start fails with ErrNotSupported without tracefs (or on
+	// sim), ErrPermission where it is not writable (docs/GC.md, "A kernel
+	// trace around a late wake-up").
 	TraceMark time.Duration
-	// TraceStop also stops the kernel's tracing (writes 0 to tracing_on)
-	// at the first wake-up later than TraceMark, so that the trace
-	// buffer keeps what led to it: cyclictest's -b/--breaktrace.
-	// Stats.TraceStopCycle says when. The task itself runs on. Needs
-	// TraceMark.
+	// TraceStop also stops the kernel's tracing at the first wake-up
+	// later than TraceMark (cyclictest's -b); the task runs on.
+	// Stats.TraceStopCycle says when. Needs TraceMark.
 	TraceStop bool
-	// TraceDir is the tracefs directory the trace hook writes in: a
-	// trace instance (/sys/kernel/tracing/instances/NAME) keeps the
-	// global trace untouched. Empty: the tracefs mount found in
-	// /proc/self/mounts.
+	// TraceDir is the tracefs directory the trace hook writes in, such as
+	// a trace instance. Empty: the tracefs mount of /proc/self/mounts.
 	TraceDir string
 }
 
 // DefaultStackPrefault is the stack grown before a task's first cycle.
 const DefaultStackPrefault = 64 << 10
 
-// Bounds of a TaskSpec; larger values are ErrInvalid. They keep every
-// deadline computation (a release plus a period, a timeout from now) far
-// from overflowing int64 nanoseconds.
+// Bounds of a TaskSpec; larger values are ErrInvalid. They keep deadline
+// arithmetic far from overflowing int64 nanoseconds.
 const (
 	// MaxPeriod bounds Period, Watchdog and LateThreshold.
 	MaxPeriod = 24 * time.Hour
@@ -206,15 +180,13 @@ const (
 
 var stateNames = [...]string{"created", "running", "paused", "stopping", "done"}
 
-// control bits, read by the task once per cycle
+// control bits, read by the task once per cycle (HACKING.md, "The
+// control word")
 const (
 	ctlStop  = backend.ControlStop
 	ctlPause = backend.ControlPause
-	ctlFault = ctlPause << 1 // set by the watchdog: WaitPeriod returns false
-	// ctlBody is set by the task while its body runs a cycle. A cycle
-	// starts only by swapping the word from 0 to ctlBody, so a request
-	// that is in the word first keeps the body from running again.
-	ctlBody = ctlFault << 1
+	ctlFault = ctlPause << 1 // set by the watchdog
+	ctlBody  = ctlFault << 1 // set by the task while its body runs a cycle
 
 	ctlRequests = ctlStop | ctlPause | ctlFault
 )
@@ -228,31 +200,22 @@ type Task struct {
 	cpus []int
 	body func(*TaskContext) error
 
-	mu    sync.Mutex // serialises lifecycle calls
-	state atomic.Int32
-	ctl   atomic.Uint32
-	kick  chan struct{} // wakes a paused task
-	done  chan struct{} // closed when the body has returned
-	err   error         // the body's result, set before done closes
-	// startFailed: err is the error Start returned; the caller has it,
-	// so RT.Run does not count it as the task failing. Guarded by mu.
-	startFailed bool
+	mu          sync.Mutex // serialises lifecycle calls
+	state       atomic.Int32
+	ctl         atomic.Uint32
+	kick        chan struct{} // wakes a paused task
+	done        chan struct{} // closed when the body has returned
+	err         error         // the body's result, set before done closes
+	startFailed bool          // err is Start's, not a failure for RT.Run; guarded by mu
 
 	binding backend.Binding
 	stats   taskStats
 	tc      TaskContext
 	wd      taskWatch
-	shield  taskShield // gc.go
-	// guarded is the spin guard watching the thread, set by Start
-	// (spin.go).
-	guarded *spinguard.Guard
-	// spare: the task counts in spareProcs (Options.SpareProcs), set by
-	// the first Start of its set (procs.go) and cleared as it ends;
-	// guarded by spareProcs.mu.
-	spare bool
-	// fifo: the task counts in runtimeFIFO (Options.RuntimeFIFO), set by
-	// Start once its thread runs; finish uncounts it. fifoForced: with
-	// RuntimeFIFO On.
+	shield  taskShield       // gc.go
+	guarded *spinguard.Guard // spin.go
+	spare   bool             // counted in spareProcs (procs.go); guarded by spareProcs.mu
+	// fifo: counted in runtimeFIFO, until finish; fifoForced: RuntimeFIFO On.
 	fifo, fifoForced bool
 
 	deadlineErr *DeadlineError // built at NewTask, filled in when the policy trips
@@ -262,7 +225,8 @@ type Task struct {
 
 // NewTask creates a task, paused, on rt (rtapi_task_new). body runs on the
 // task's own OS thread once Start is called; a periodic body loops on
-// tc.WaitPeriod(). A nil body is a programming error and panics.
+// tc.WaitPeriod(). A spec field out of range, or a name in use, is
+// ErrInvalid; after Close, ErrClosed. A nil body panics.
 func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, error) {
 	if body == nil {
 		panic("rtapi: RT.NewTask called with a nil body")
@@ -271,8 +235,7 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	if err := names.Check("task", spec.Name); err != nil {
 		return nil, &TaskError{Task: spec.Name, Op: "new", Err: err}
 	}
-	switch {
-	case spec.Priority == 0:
+	if spec.Priority == 0 {
 		spec.Priority = hi
 	}
 	name := spec.Name
@@ -386,13 +349,12 @@ func (t *Task) Spec() TaskSpec { return t.spec }
 func (t *Task) State() string { return stateNames[t.state.Load()] }
 
 // Start runs the task (rtapi_task_start). It returns once the task's
-// thread is set up (policy, priority, affinity, timer) and the body is
-// about to run; set-up failures are returned here. The first cycle runs at
-// once; periodic releases follow every Period from now.
+// thread is set up (policy, priority, affinity, timer), with any set-up
+// failure; a second Start is ErrState. The first cycle runs at once;
+// releases follow every Period from now.
 //
-// On the sim flavor, lifecycle calls (Start, Pause, Resume, Stop) come
-// from a task body or between the controller's calls; one from another
-// goroutine while the controller runs tasks is ErrState.
+// On the sim flavor a lifecycle call (Start, Pause, Resume, Stop) from
+// another goroutine while the controller runs tasks is ErrState.
 func (t *Task) Start() error {
 	leave, err := t.rt.flavor.Enter()
 	if err != nil {
@@ -420,7 +382,7 @@ func (t *Task) Start() error {
 	if t.rt.traits.OSThreads {
 		goLocked(func() { t.run(ready) })
 	} else {
-		go t.run(ready) // a virtual thread: no policy to keep on an OS thread
+		go t.run(ready) // a virtual thread
 	}
 	if err := <-ready; err != nil {
 		t.giveBackProc()
@@ -446,12 +408,9 @@ func (t *Task) Start() error {
 	return nil
 }
 
-// run is the task's goroutine. On a flavor with OS threads (Traits) it is
-// locked to a thread of its own that is not the main thread (goLocked):
-// the thread may carry SCHED_FIFO, an affinity and a blocked timer signal,
-// so the runtime destroys it when the goroutine exits rather than reuse
-// it. A virtual thread (sim) runs on an ordinary goroutine. The task ends the same way whether
-// the body returns, panics or calls runtime.Goexit.
+// run is the task's goroutine, on flavors with OS threads locked to a
+// thread of its own (goLocked), which the runtime destroys when it exits.
+// It ends the task the same way however the body ends.
 func (t *Task) run(ready chan<- error) {
 	growStack(t.spec.StackPrefault / stackFrame)
 	w, b, err := t.rt.flavor.Bind(backend.ThreadSpec{
@@ -475,13 +434,11 @@ func (t *Task) run(ready chan<- error) {
 	tc.skip = t.spec.Overrun == Skip
 	tc.sampleEvery = usageSampleEvery(t.spec.Period)
 	if t.rt.traits.VirtualClock {
-		// Thread counters mean nothing in virtual time, and a getrusage
-		// every 100 simulated cycles was a quarter of the sim's cost.
-		tc.sampleEvery = 1<<63 - 1
+		tc.sampleEvery = 1<<63 - 1 // thread counters mean nothing in virtual time
 	}
 	tc.nextSample = tc.sampleEvery
 	tc.interference = interferenceOn(t.spec)
-	tc.counters = !t.rt.traits.VirtualClock // thread counters mean nothing in virtual time
+	tc.counters = !t.rt.traits.VirtualClock
 	tc.exactInterference = t.spec.Interference == On
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.maxOverruns = int64(t.spec.DeadlinePolicy.MaxOverruns)
@@ -516,9 +473,9 @@ func (t *Task) run(ready chan<- error) {
 	returned = true
 }
 
-// finish ends a task whose body has returned (returned) or called
-// runtime.Goexit: it releases the waker, leaves the watchdog, publishes
-// the result and closes done.
+// finish ends a task whose body has returned or (!returned) called
+// runtime.Goexit: it runs SafeState, releases the task's resources,
+// publishes the result and closes done.
 func (t *Task) finish(err error, returned bool) {
 	if !returned {
 		err = taskErr(t.spec.Name, "run", ErrGoexit)
@@ -541,10 +498,8 @@ func (t *Task) finish(err error, returned bool) {
 		err = cerr
 	}
 	t.tc.trace.close()
-	// Off SCHED_FIFO first: giving back the last spare P sets GOMAXPROCS,
-	// which stops the world and waits for threads of the process that a
-	// real-time caller could keep off the CPU. The thread ends with this
-	// goroutine anyway.
+	// Off SCHED_FIFO first: giving back a spare P stops the world, which
+	// waits for threads a real-time caller could keep off the CPU.
 	if t.binding.Policy == sys.SchedFIFO || t.binding.Policy == sys.SchedRR {
 		_ = sys.SetScheduler(0, sys.SchedOther, 0)
 	}
@@ -574,8 +529,7 @@ func (t *Task) callBody() (err error) {
 	return t.body(&t.tc)
 }
 
-// usageSampleEvery spaces the thread's getrusage samples about 100 ms
-// apart, so they cost a cycle nothing measurable.
+// usageSampleEvery spaces the thread's getrusage samples about 100 ms apart.
 func usageSampleEvery(period time.Duration) int64 {
 	if period <= 0 {
 		return 1000
@@ -585,8 +539,7 @@ func usageSampleEvery(period time.Duration) int64 {
 
 const stackFrame = 1024
 
-// growStack recurses n frames of about 1 KiB so that the goroutine's stack
-// is grown once, up front, instead of being copied mid-cycle.
+// growStack recurses n frames of about 1 KiB to grow the stack up front.
 //
 //go:noinline
 func growStack(n int) byte {
@@ -599,9 +552,9 @@ func growStack(n int) byte {
 }
 
 // Pause suspends the task at its next cycle boundary (rtapi_task_pause):
-// once Pause has returned the body is not run again until Resume (a cycle
-// already running finishes). A task asleep is parked at once. Periods that
-// pass while paused are not overruns.
+// a running cycle finishes, and the body does not run again until Resume.
+// Periods that pass while paused are not overruns. A task not running is
+// ErrState.
 func (t *Task) Pause() error {
 	leave, err := t.rt.flavor.Enter()
 	if err != nil {
@@ -619,8 +572,8 @@ func (t *Task) Pause() error {
 	return nil
 }
 
-// Resume lets a paused task run again (rtapi_task_resume), on its original
-// period grid: the next release is the first grid point after now.
+// Resume lets a paused task run again (rtapi_task_resume) on its period
+// grid, from the first grid point after now. A task not paused is ErrState.
 func (t *Task) Resume() error {
 	leave, err := t.rt.flavor.Enter()
 	if err != nil {
@@ -639,11 +592,10 @@ func (t *Task) Resume() error {
 }
 
 // Stop asks the task to end: its next WaitPeriod returns false, at once if
-// it is paused or sleeping (the sleep is interrupted, in every wake mode).
-// A task never started is simply marked done. Stop does not wait; Wait
-// does. Stopping a stopped task is a no-op. It returns an error only on
-// the sim flavor, for a call it refuses (see Start); there, Stop made
-// between controller calls returns once the task has ended.
+// it is paused or sleeping. A task never started is marked done; a stopped
+// one is left alone. Stop does not wait; Wait does. It fails only on the
+// sim flavor (see Start), where between controller calls it returns once
+// the task has ended.
 func (t *Task) Stop() error {
 	leave, err := t.rt.flavor.Enter()
 	if err != nil {
@@ -678,24 +630,21 @@ func (t *Task) poke() {
 	case t.kick <- struct{}{}:
 	default:
 	}
-	// A virtual clock (the sim flavor) holds its threads asleep itself;
-	// it is told after the wake-up above, so that it can wait for a
-	// paused task to be back in its schedule, or to have ended.
+	// After the kick: a virtual clock then waits for the task to be back
+	// in its schedule, or to have ended.
 	if w := t.tc.waker; w != nil {
 		w.Kick(t.ctl.Load()&ctlStop != 0)
 	}
 }
 
 // Wait blocks until the task's body has returned and returns its error: the
-// body's own, a *PanicError when it panicked, ErrGoexit (in a *TaskError)
-// when it called runtime.Goexit, or nil. For a task the
-// watchdog faulted it returns the *FaultError (errors.Is ErrFaulted) at
-// once, without waiting for the runaway body. Waiting on a task that was
-// never started (nor stopped), or from the task's own body, is ErrState.
+// body's own, a *PanicError, ErrGoexit (in a *TaskError), or nil. For a
+// task the watchdog faulted it returns the *FaultError once SafeState has
+// run, without waiting for the runaway body. Waiting on a task never
+// started (nor stopped), or from its own body, is ErrState.
 func (t *Task) Wait() error { return t.WaitContext(context.Background()) }
 
-// safeStateOnFault runs the task's SafeState when the watchdog faults it;
-// it ends with the task.
+// safeStateOnFault runs SafeState if the watchdog faults the task.
 func (t *Task) safeStateOnFault() {
 	select {
 	case <-t.wd.faultc:
@@ -718,8 +667,8 @@ func (t *Task) safeState() {
 	t.spec.SafeState()
 }
 
-// onOwnThread reports whether the caller is the task's own body (its
-// locked thread), where waiting for the task to end would never return.
+// onOwnThread reports whether the caller is the task's own body, which
+// would wait for itself forever.
 func (t *Task) onOwnThread() bool {
 	tid := t.stats.tid.Load()
 	return t.rt.traits.OSThreads && tid != 0 && int64(sys.Gettid()) == tid
@@ -756,7 +705,7 @@ func (t *Task) waitDone(d time.Duration) bool {
 	case <-t.done:
 		return true
 	case <-t.wd.faultc:
-		// A runaway body: waiting longer will not stop it.
+		// A runaway body: waiting longer will not end it.
 		select {
 		case <-t.done:
 			return true
@@ -768,9 +717,9 @@ func (t *Task) waitDone(d time.Duration) bool {
 	}
 }
 
-// Delete stops the task, waits for it (bounded by Options.StopTimeout)
-// and removes it from the instance, freeing its name (rtapi_task_delete).
-// Called from the task's own body it is ErrState.
+// Delete stops the task, waits for it (rtapi_task_delete) and removes it
+// from the instance, freeing its name. ErrTimeout when it does not stop
+// within Options.StopTimeout; from the task's own body, ErrState.
 func (t *Task) Delete() error {
 	if t.onOwnThread() {
 		return errOwnBody(t, "delete")
@@ -799,9 +748,8 @@ func (rt *RT) isClosed() bool {
 	return rt.closed
 }
 
-// Binding reports what the flavor applied to the task's thread: thread
-// id, policy, priority, CPUs, wake mode, and why it runs degraded if it
-// does. Zero before Start.
+// Binding reports what the flavor applied to the task's thread; zero
+// before Start.
 func (t *Task) Binding() Binding {
 	t.mu.Lock()
 	defer t.mu.Unlock()
