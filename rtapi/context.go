@@ -7,13 +7,11 @@ import (
 	"time"
 )
 
-// Run ties the RT to ctx, as a host's main loop: it blocks until ctx is
-// done, RT.Close is called, or a task fails — its body returned an error,
-// panicked or called runtime.Goexit, or the watchdog faulted it — and
-// then stops every task and closes the RT (after RT.Close, it waits for
-// that Close to finish). It returns nil when ctx ended the run and no task
-// failed; otherwise the errors of the failed tasks (each a *TaskError,
-// *PanicError or *FaultError naming its task), joined with Close's.
+// Run is a host's main loop: it blocks until ctx is done, RT.Close is
+// called, or a task fails (returned an error, panicked, called
+// runtime.Goexit or was faulted), then stops every task and closes the RT.
+// It returns nil when ctx ended the run and no task failed; otherwise the
+// failed tasks' errors, each naming its task, joined with Close's.
 //
 //	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 //	defer stop()
@@ -21,14 +19,9 @@ import (
 //	return rt.Run(ctx)
 //
 // Tasks may be created, started and stopped while Run waits; a task that
-// ends without error (its body returned nil, or Stop) does not end the
-// run, and neither does a Start that failed (Start returned the error).
-// Call Run once, from an ordinary goroutine.
-//
-// On the sim flavor, a virtual clock that no controller of package
-// rtapi/sim drives (sim.New was not called) would run no task a single
-// cycle: Run then closes the RT and returns ErrNotSupported at once (a
-// program run with RTAPI_FLAVOR=sim left in the environment, say).
+// ends without error, or a failed Start, does not end the run. Call Run
+// once, from an ordinary goroutine. On the sim flavor with no sim.New
+// controller, Run closes the RT and returns ErrNotSupported at once.
 func (rt *RT) Run(ctx context.Context) error {
 	if err := rt.undrivenClock(); err != nil {
 		return errors.Join(err, rt.Close())
@@ -41,8 +34,7 @@ func (rt *RT) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return errors.Join(rt.failures(), rt.Close())
 		case <-rt.closeBegun:
-			// Closed elsewhere (a shutdown handler): that Close's caller
-			// gets its error; Run waits for it to finish.
+			// Closed elsewhere: Run waits for that Close to finish.
 			return errors.Join(rt.Close(), rt.failures())
 		case <-rt.ended:
 		}
@@ -79,8 +71,7 @@ func (rt *RT) failures() error {
 	return errors.Join(errs...)
 }
 
-// failure is the task's result as Run sees it: an error Start returned
-// was the caller's to handle, not a failure of the running task.
+// failure is the task's result as Run sees it: Start's error is not one.
 func (t *Task) failure() error {
 	if t.wd.faulted.Load() {
 		return t.wd.fault
@@ -112,12 +103,10 @@ func (rt *RT) taskEnded() {
 	}
 }
 
-// WaitContext is Wait that gives up on the task when ctx ends first: it
-// stops the task and waits for it to end, for at most Options.StopTimeout
-// (then ErrTimeout, and the task is left running, as Close leaves it). It
-// returns what Wait returns: nil for a task that ended cleanly, including
-// one stopped because ctx ended. For a task the watchdog faulted it
-// returns once SafeState has run, as Wait does, or when ctx ends.
+// WaitContext is Wait that stops the task when ctx ends first, then waits
+// at most Options.StopTimeout for it (ErrTimeout, the task left running).
+// A task stopped because ctx ended returns nil if it ended cleanly. For a
+// faulted task it returns once SafeState has run, or when ctx ends.
 func (t *Task) WaitContext(ctx context.Context) error {
 	if t.state.Load() == stateCreated {
 		return taskErrf(t.spec.Name, "wait", ErrState, "task was never started")

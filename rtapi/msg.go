@@ -9,11 +9,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// RT-safe messages (rtapi_print_msg and rtapi_msgd): the contract is in
-// MsgLogger's doc; the logger and its sink are package rtapi/msg.
-
-// msgState is one RT's sink and drainer. It lives in a registry keyed by
-// the RT so that this file needs no field in RT.
+// msgState is one RT's message sink and drainer (package rtapi/msg).
 type msgState struct {
 	sink   *msg.Sink
 	cancel context.CancelFunc
@@ -42,22 +38,18 @@ func (rt *RT) messages() (*msgState, error) {
 }
 
 // MsgLogger returns a new message writer for task (rtapi_print_msg), with
-// its own ring of 64 KiB, drained by this RT into Options.Logger: zap's
-// level matching the message's, the task name as the "task" field, the
-// time of the call as the entry time and the body's call site as the
-// caller.
+// its own 64 KiB ring, which this RT drains into Options.Logger at the
+// message's level, with a "task" field, the call's time and call site.
 //
 //	log, err := rt.MsgLogger("servo") // set-up
 //	...
 //	log.Warn("following error %.3f mm at cycle %d", msg.Float(fe), msg.Int(n)) // in the body
 //
-// The Logger's methods (Err, Warn, Info, Dbg, Print) may be called from
-// the body: at most they make one FUTEX_WAKE of the drainer. Give each
-// task its own Logger: one used by two goroutines at once drops messages
-// (counted in Dropped), as does a full ring. MsgLogger itself is set-up
-// code: it allocates the ring, and its first call starts this RT's
-// drainer goroutine, which Close stops after writing what the rings hold.
-// After Close it returns ErrClosed.
+// The body may call the Logger's methods. Give each task its own: one
+// used by two goroutines at once drops messages (counted in Dropped), as
+// does a full ring. MsgLogger allocates, and its first call starts the
+// drainer, which Close stops after writing what the rings hold. After
+// Close it returns ErrClosed.
 func (rt *RT) MsgLogger(task string) (*msg.Logger, error) {
 	st, err := rt.messages()
 	if err != nil {
@@ -71,9 +63,9 @@ func (rt *RT) MsgLogger(task string) (*msg.Logger, error) {
 }
 
 // SetMsgLevel sets the threshold of every MsgLogger of this RT
-// (rtapi_set_msg_level), from the next message on. The threshold passes
-// messages at or below it; the default is msg.LevelInfo. A level outside
-// msg.LevelNone..msg.LevelAll is ErrInvalid; after Close, ErrClosed.
+// (rtapi_set_msg_level): messages at or below it pass; msg.LevelInfo by
+// default. Outside msg.LevelNone..msg.LevelAll: ErrInvalid; after Close,
+// ErrClosed.
 func (rt *RT) SetMsgLevel(lv msg.Level) error {
 	if lv < msg.LevelNone || lv > msg.LevelAll {
 		return fmt.Errorf("rtapi.SetMsgLevel(%d): level outside NONE..ALL: %w", lv, ErrInvalid)
@@ -97,9 +89,8 @@ func (rt *RT) MsgLevel() msg.Level {
 }
 
 // ShmMsgLogger returns a message writer over a record ring at [off,
-// off+size) of seg, for a process that another process drains (with
-// DrainShmMessages). Its threshold is its own (SetLevel), msg.LevelInfo at
-// first.
+// off+size) of seg, for another process to drain (DrainShmMessages). Its
+// threshold is its own, msg.LevelInfo at first.
 func (rt *RT) ShmMsgLogger(seg *shm.Segment, off, size int, task string) (*msg.Logger, error) {
 	ring, err := ipc.RecordRingAt(seg, off, size)
 	if err != nil {
@@ -112,16 +103,14 @@ func (rt *RT) ShmMsgLogger(seg *shm.Segment, off, size int, task string) (*msg.L
 	return l, nil
 }
 
-// DrainShmMessages makes this RT's drainer also read the message ring at
+// DrainShmMessages makes this RT's drainer also poll the message ring at
 // [off, off+size) of seg, written by a ShmMsgLogger in another process
-// (the rtapi_msgd role). task names the ring in drop reports. The drainer
-// polls such rings every 20 ms. Call stop before closing seg: once it
-// returns, the drainer no longer touches the segment.
+// (rtapi_msgd). task names the ring in drop reports. Call stop before
+// closing seg; once it returns, the drainer no longer touches it.
 //
-// The ring is untrusted: if the other process (or anyone who can write the
-// segment) damages it, the drainer drops what it holds, leaves it alone for
-// a back-off of up to a second and logs one ERROR entry a second at most;
-// message text taken from it is bounded (see package rtapi/msg).
+// The ring is untrusted: a damaged one is emptied and left alone for up to
+// a second, with at most one ERROR entry a second; text taken from it is
+// bounded (package rtapi/msg).
 func (rt *RT) DrainShmMessages(seg *shm.Segment, off, size int, task string) (stop func(), err error) {
 	ring, err := ipc.RecordRingAt(seg, off, size)
 	if err != nil {
@@ -138,7 +127,7 @@ func (rt *RT) DrainShmMessages(seg *shm.Segment, off, size int, task string) (st
 }
 
 // closeMessages stops the drainer after it has written what the rings
-// hold. RT.Close must call it; later MsgLogger calls return ErrClosed.
+// hold; RT.Close calls it.
 func (rt *RT) closeMessages() error {
 	rt.msgMu.Lock()
 	st := rt.msg

@@ -7,18 +7,17 @@ import (
 
 // DeadlinePolicy says when missed deadlines fault a periodic task: after
 // MaxOverruns consecutive overruns, or at one wake-up later than MaxLate.
-// The task then ends as if stopped, its safe state runs (TaskSpec.SafeState)
-// and Wait returns a *DeadlineError (errors.Is ErrFaulted). The zero value
-// never faults. It is checked in the cycle path, without allocation; this
-// is the reaction OROCOS and Xenomai programs build on the overrun count.
+// The task then ends as if stopped, TaskSpec.SafeState runs and Wait
+// returns a *DeadlineError. The zero value never faults. The check in the
+// cycle allocates nothing.
 type DeadlinePolicy struct {
 	// MaxOverruns faults the task after this many consecutive cycles whose
 	// body ended at or after the cycle's Deadline (the next release). A
 	// cycle that ends in time resets the count. 0: no limit.
 	MaxOverruns int
 	// MaxLate faults the task when a cycle starts more than MaxLate after
-	// its release (TaskContext.Late): a wake-up that late, or a cycle run
-	// that late to catch up. 0: no limit; at most MaxPeriod.
+	// its release (TaskContext.Late), catching up included. 0: no limit;
+	// at most MaxPeriod.
 	MaxLate time.Duration
 }
 
@@ -47,9 +46,8 @@ type DeadlineError struct {
 	Policy DeadlinePolicy
 	// Cycle is the cycle that tripped the policy (TaskContext.Cycle).
 	Cycle int64
-	// Overruns is the run of consecutive overruns that tripped
-	// MaxOverruns; Late how late the cycle that tripped MaxLate was woken.
-	// The other is zero.
+	// Overruns is the run that tripped MaxOverruns, or Late how late the
+	// cycle that tripped MaxLate was woken; the other is zero.
 	Overruns int64
 	Late     time.Duration
 }
@@ -66,9 +64,8 @@ func (e *DeadlineError) Error() string {
 // Is makes errors.Is(err, ErrFaulted) true.
 func (e *DeadlineError) Is(target error) bool { return target == ErrFaulted }
 
-// overran counts the cycle whose body ended at end as an overrun or not,
-// and trips the policy after MaxOverruns in a row. It reports whether it
-// tripped. Periodic tasks only.
+// overran counts the cycle whose body ended at end and reports whether
+// MaxOverruns tripped. Periodic tasks only.
 func (tc *TaskContext) overran(end int64) bool {
 	if end < tc.release+tc.period+tc.correction {
 		tc.overrunRun = 0
@@ -82,9 +79,8 @@ func (tc *TaskContext) overran(end int64) bool {
 	return false
 }
 
-// trip ends the task by its deadline policy: WaitPeriod returns false now
-// and at every later call. The error was built at NewTask; filling it in
-// allocates nothing.
+// trip ends the task by its deadline policy, filling in the error built
+// at NewTask, so it allocates nothing.
 func (tc *TaskContext) trip(overruns, late int64) {
 	t := tc.task
 	e := t.deadlineErr
@@ -95,9 +91,8 @@ func (tc *TaskContext) trip(overruns, late int64) {
 	t.ctl.Or(ctlStop)
 }
 
-// Faulted reports whether the task is ending on a fault: its
-// DeadlinePolicy tripped, or the watchdog faulted it. WaitPeriod has then
-// returned false.
+// Faulted reports whether the task is ending because its DeadlinePolicy
+// tripped or the watchdog faulted it; WaitPeriod has then returned false.
 // RT-safe.
 func (tc *TaskContext) Faulted() bool {
 	return tc.tripped || tc.task.ctl.Load()&ctlFault != 0

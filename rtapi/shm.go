@@ -11,14 +11,9 @@ import (
 )
 
 // Shared memory (rtapi_shmem_new, rtapi_shmem_getptr, rtapi_shmem_delete):
-// an RT opens segments of package rtapi/shm with its own options
-// (Options.Instance, ShmGroup, ShmAllowUIDs; locked and prefaulted on a
-// real-time flavor). The primitives that live in them (rings, mutex,
-// semaphore, seqlock) are in package rtapi/ipc.
+// package rtapi/shm's segments, opened with this RT's options.
 
-// shmOptions maps this instance onto segment options: locked in RAM and
-// prefaulted on real-time flavors (Options.LockMemory Off disables the
-// lock).
+// shmOptions maps this instance onto segment options; lock locks them in RAM.
 func (rt *RT) shmOptions(lock bool) shm.Options {
 	return shm.Options{
 		Instance:  rt.opts.Instance,
@@ -31,27 +26,22 @@ func (rt *RT) shmOptions(lock bool) shm.Options {
 
 func (rt *RT) lockShm() bool { return rt.info.RealTime && rt.opts.LockMemory != Off }
 
-// ShmNew creates or attaches: it creates the segment key with size data
-// bytes, or attaches to it when it exists with the same size, as
-// rtapi_shmem_new does; Segment.Created tells which. ShmCreate creates
-// only (two hosts cannot share a key by accident); ShmAttach attaches
-// only. A segment of another size gives *shm.SizeMismatchError (shm.ErrSizeMismatch, ErrInvalid);
-// a damaged one shm.ErrTruncated, shm.ErrCorrupt or *shm.VersionError; one
-// owned or writable by a user this process does not trust
-// *shm.OwnerError (shm.ErrUntrusted, os.ErrPermission). A created segment is
-// mode 0600, or 0660 of Options.ShmGroup. On a
-// real-time flavor the memory is prefaulted and locked; when locking is
-// refused and Options.LockMemory is not On, it stays unlocked with a
-// warning.
+// ShmNew creates the segment key with size data bytes, or attaches to it
+// when it exists with that size (rtapi_shmem_new); Segment.Created tells
+// which. A created segment is mode 0600, or 0660 of Options.ShmGroup.
+// Errors: another size, *shm.SizeMismatchError (ErrInvalid); a damaged
+// segment, shm.ErrTruncated, shm.ErrCorrupt or *shm.VersionError; one
+// owned or writable by a user this process does not trust,
+// *shm.OwnerError (shm.ErrUntrusted, os.ErrPermission). On a real-time
+// flavor the memory is prefaulted and locked; if locking is refused and
+// Options.LockMemory is not On, it stays unlocked with a warning.
 func (rt *RT) ShmNew(key uint32, size int) (*shm.Segment, error) {
 	return rt.shmOpen("ShmNew", key, func(o shm.Options) (*shm.Segment, error) { return shm.New(o, key, size) })
 }
 
-// ShmCreate creates the segment key exclusively: when it exists already,
-// of any size, the error is a *shm.ExistError (shm.ErrExist, ErrExist)
-// naming the process that created it and whether it still runs. A host
-// that must be its segments' only writer uses it to refuse to start twice.
-// Otherwise as ShmNew.
+// ShmCreate is ShmNew that only creates: an existing segment is a
+// *shm.ExistError (ErrExist) naming the process that created it, so a
+// host that must be its segments' only writer refuses to start twice.
 func (rt *RT) ShmCreate(key uint32, size int) (*shm.Segment, error) {
 	return rt.shmOpen("ShmCreate", key, func(o shm.Options) (*shm.Segment, error) { return shm.Create(o, key, size) })
 }
@@ -67,9 +57,8 @@ func (rt *RT) ShmExists(key uint32) (bool, error) {
 	return shm.Exists(rt.shmOptions(false), key)
 }
 
-// ShmRemove unlinks the segment's name at once, whoever is attached, to
-// clear a segment left behind by a crashed process. Attached users keep
-// their memory.
+// ShmRemove unlinks the segment's name at once, to clear one left behind
+// by a crashed process; attached users keep their memory.
 func (rt *RT) ShmRemove(key uint32) error {
 	return shmErr("ShmRemove", key, shm.Remove(rt.shmOptions(false), key))
 }

@@ -8,11 +8,9 @@ import (
 	"github.com/gortapi/gortapi/internal/backend"
 )
 
-// Toggle is a yes/no setting that can also say "not given": Auto, the
-// zero value, leaves the choice to what comes next (a flag, then the
-// environment, then a default or detection; each field says what its
-// Auto means). A plain bool cannot tell "off" from "unset", so an
-// explicit -rtapi.strict=false could not beat RTAPI_STRICT=1.
+// Toggle is a yes/no setting that can also be unset: Auto, the zero value,
+// leaves the choice to the flag, the environment, then the default (each
+// field says what its Auto means), so an explicit Off can beat them.
 type Toggle int8
 
 // Toggle values.
@@ -22,8 +20,7 @@ const (
 	Off  Toggle = -1
 )
 
-// String gives "auto", "on" or "off" (or "Toggle(n)" for a value that is
-// none of them), the spelling Set reads back.
+// String gives "auto", "on", "off" or "Toggle(n)"; Set reads it back.
 func (t Toggle) String() string {
 	switch t {
 	case Auto:
@@ -36,10 +33,9 @@ func (t Toggle) String() string {
 	return fmt.Sprintf("Toggle(%d)", int8(t))
 }
 
-// Set parses "auto" (or ""), "on" or "off", and the spellings of
-// strconv.ParseBool and yes/no, in any case. Anything else is an error
-// matching ErrInvalid and t is left as it was. Set makes *Toggle a
-// flag.Value.
+// Set parses "auto" (or ""), "on", "off", strconv.ParseBool's spellings
+// and yes/no, in any case, making *Toggle a flag.Value. Anything else is
+// ErrInvalid and leaves t as it was.
 func (t *Toggle) Set(s string) error {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "auto", "":
@@ -57,10 +53,8 @@ func (t *Toggle) Set(s string) error {
 // Valid reports whether t is Auto, On or Off.
 func (t Toggle) Valid() bool { return t == Auto || t == On || t == Off }
 
-// WakeMode is how a periodic task's thread is woken for each release.
-// The modes differ in what a wake-up costs and in how late it comes on a
-// kernel that is not real-time; examples/latency-bench measures them
-// side by side.
+// WakeMode is how a periodic task's thread is woken for each release
+// (docs/BENCHMARKS.md compares them).
 type WakeMode uint8
 
 // Wake modes.
@@ -69,8 +63,7 @@ const (
 	// posix flavor with VanillaFIFO.
 	WakeAuto WakeMode = iota
 	// WakeNanosleep: an absolute sleep to each deadline (LinuxCNC,
-	// cyclictest's default), a futex wait on the task's control word so
-	// that Stop and Pause can end it.
+	// cyclictest's default), as a futex wait that Stop and Pause can end.
 	WakeNanosleep
 	// WakeTimerfd: a periodic kernel timer read through a timerfd
 	// (Xenomai's latency tool works this way).
@@ -93,8 +86,7 @@ func ParseWakeMode(s string) (WakeMode, error) {
 	return 0, fmt.Errorf("unknown wake mode %q (valid: auto, nanosleep, timerfd, posix-timer): %w", s, ErrInvalid)
 }
 
-// backend is m as the flavor's ThreadSpec takes it; the numbering is the
-// same (TestWakeModesMatchBackend).
+// backend is m as the flavor takes it (TestWakeModesMatchBackend).
 func (m WakeMode) backend() backend.WakeMode { return backend.WakeMode(m) }
 
 // Binding is what the flavor applied to a task's thread (Task.Binding).
@@ -110,13 +102,12 @@ type Binding struct {
 	CPUs []int
 	// Wake is the wake mode the flavor chose.
 	Wake WakeMode
-	// Degraded is non-empty when the flavor could not apply what it
-	// wanted and carried on (SCHED_FIFO refused without Strict).
+	// Degraded says why the flavor carried on without what it wanted
+	// (SCHED_FIFO refused without Strict); empty when it did not.
 	Degraded string
 }
 
-// publicBinding is b as Task.Binding reports it, with its own CPUs: the
-// zero Binding before Bind filled b in.
+// publicBinding is b as Task.Binding reports it; zero before Bind.
 func publicBinding(b backend.Binding) Binding {
 	if b.Tid == 0 && !b.Virtual {
 		return Binding{}
