@@ -11,12 +11,8 @@ import (
 // called, or a task fails (returned an error, panicked, called
 // runtime.Goexit or was faulted), then stops every task and closes the RT.
 // It returns nil when ctx ended the run and no task failed; otherwise the
-// failed tasks' errors, each naming its task, joined with Close's.
-//
-//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-//	defer stop()
-//	... create and start the tasks
-//	return rt.Run(ctx)
+// failed tasks' errors, each naming its task, joined with Close's
+// (ExampleRT_Run).
 //
 // Tasks may be created, started and stopped while Run waits; a task that
 // ends without error, or a failed Start, does not end the run. Call Run
@@ -64,24 +60,11 @@ func (rt *RT) failures() error {
 		default:
 			continue
 		}
-		if err := t.failure(); err != nil {
+		if err := t.result(true); err != nil {
 			errs = append(errs, nameTask(t, err))
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// failure is the task's result as Run sees it: Start's error is not one.
-func (t *Task) failure() error {
-	if t.wd.faulted.Load() {
-		return t.wd.fault
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.startFailed {
-		return nil
-	}
-	return t.err
 }
 
 // nameTask makes sure err says which task it is about.
@@ -130,5 +113,5 @@ func (t *Task) WaitContext(ctx context.Context) error {
 				t.rt.opts.StopTimeout.Round(time.Millisecond), context.Cause(ctx))
 		}
 	}
-	return t.result()
+	return t.result(false)
 }

@@ -65,21 +65,19 @@ type Options struct {
 	// has no native backend here. Auto and Off: warn and run.
 	Strict Toggle
 	// Logger receives set-up messages and what task bodies log through
-	// MsgLogger. nil: warnings and errors to stderr, one line each (a
-	// warning means the program runs other than asked); zap.NewNop()
-	// silences them.
+	// MsgLogger. nil: warnings (the program runs other than asked) and
+	// errors to stderr; zap.NewNop() silences them.
 	Logger *zap.Logger
 	// CPUs are the CPUs of tasks whose TaskSpec.CPU is CPUAuto. Empty: the
 	// highest isolated CPU of the process's cpuset, else unpinned. Each
 	// must be below kerneldetect.MaxCPU, online and in the process's cpuset
 	// (isolated CPUs included): ErrInvalid otherwise. Open copies the slice.
 	CPUs []int
-	// LockMemory controls mlockall on real-time flavors. Auto locks when
-	// the process may lock without limit (root, CAP_IPC_LOCK or an
-	// unlimited RLIMIT_MEMLOCK). Memory mapped later is locked as it is
-	// first touched (MCL_ONFAULT). The lock is process-wide: it holds while
-	// any open RT asked for it, and the last Close undoes it unless the
-	// program had locked memory itself.
+	// LockMemory controls mlockall (MCL_ONFAULT for later mappings) on
+	// real-time flavors. Auto locks when the process may lock without limit
+	// (root, CAP_IPC_LOCK or an unlimited RLIMIT_MEMLOCK). The lock is the
+	// process's: the last Close of an RT that asked for it undoes it,
+	// unless the program had locked memory itself.
 	LockMemory Toggle
 	// Instance numbers this host's shared-memory segments, so that two
 	// hosts can run side by side. Negative: ErrInvalid.
@@ -214,7 +212,8 @@ var settings = config.Table[Options]{{
 	Field: "CPUs", Flag: "rtapi.cpu", Env: "RTAPI_CPU",
 	Usage: "a `list` of CPUs for real-time tasks, e.g. 1, 2,3 or 0-3",
 	Value: field[[]int]{At: func(o *Options) *[]int { return &o.CPUs },
-		Unset: config.IsEmpty[int], Decode: parseCPUs, Verify: copyCPUs, Text: kerneldetect.FormatCPUList},
+		Unset: config.IsEmpty[int], Decode: parseCPUs, Text: kerneldetect.FormatCPUList,
+		Verify: func(cpus []int) ([]int, error) { return slices.Clone(cpus), nil }}, // Open checks them
 }, {
 	Field: "LockMemory", Flag: "rtapi.lock-memory", Env: "RTAPI_LOCK_MEMORY",
 	Usage: "mlockall on real-time flavors: `auto|on|off`",
@@ -273,14 +272,9 @@ var settings = config.Table[Options]{{
 }}
 
 func toggle(at func(*Options) *Toggle, boolean bool) field[Toggle] {
-	return field[Toggle]{At: at, Unset: config.IsZero[Toggle], Decode: parseToggle,
+	decode := func(s string) (t Toggle, err error) { err = t.Set(s); return t, err }
+	return field[Toggle]{At: at, Unset: config.IsZero[Toggle], Decode: decode,
 		Verify: checkToggle, Text: Toggle.String, Bool: boolean}
-}
-
-func parseToggle(s string) (Toggle, error) {
-	var t Toggle
-	err := t.Set(s)
-	return t, err
 }
 
 func checkToggle(t Toggle) (Toggle, error) {
@@ -299,9 +293,6 @@ func parseCPUs(s string) ([]int, error) {
 	return cpus, nil
 }
 
-// copyCPUs copies the list; Open checks each CPU against the machine.
-func copyCPUs(cpus []int) ([]int, error) { return slices.Clone(cpus), nil }
-
 func checkFlavor(name string) (string, error) {
 	if name == "" || name == "auto" {
 		return name, nil
@@ -310,19 +301,15 @@ func checkFlavor(name string) (string, error) {
 	return name, err
 }
 
+// defaultLogger replaces a nil Options.Logger: warnings and errors, one
+// line each, on stderr.
 func defaultLogger(l *zap.Logger) (*zap.Logger, error) {
-	if l == nil {
-		return stderrLogger(), nil
+	if l != nil {
+		return l, nil
 	}
-	return l, nil
-}
-
-// stderrLogger is the logger of a nil Options.Logger: warnings and
-// errors, one line each, on stderr.
-func stderrLogger() *zap.Logger {
 	enc := zap.NewProductionEncoderConfig()
 	enc.EncodeTime = zapcore.ISO8601TimeEncoder
-	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zapcore.WarnLevel))
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), zapcore.WarnLevel)), nil
 }
 
 func checkInstance(n int) (int, error) {

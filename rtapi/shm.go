@@ -24,8 +24,6 @@ func (rt *RT) shmOptions(lock bool) shm.Options {
 	}
 }
 
-func (rt *RT) lockShm() bool { return rt.info.RealTime && rt.opts.LockMemory != Off }
-
 // ShmNew creates the segment key with size data bytes, or attaches to it
 // when it exists with that size (rtapi_shmem_new); Segment.Created tells
 // which. A created segment is mode 0600, or 0660 of Options.ShmGroup.
@@ -67,7 +65,7 @@ func (rt *RT) shmOpen(op string, key uint32, open func(shm.Options) (*shm.Segmen
 	if rt.isClosed() {
 		return nil, fmt.Errorf("rtapi.%s(0x%08x): %w", op, key, ErrClosed)
 	}
-	lock := rt.lockShm()
+	lock := rt.info.RealTime && rt.opts.LockMemory != Off
 	s, err := open(rt.shmOptions(lock))
 	if err != nil && lock && rt.opts.LockMemory != On && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.ENOMEM)) {
 		rt.logger.Warn("shared memory not locked in RAM; page faults may delay tasks",

@@ -20,8 +20,8 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
-// OverrunPolicy says what a periodic task does when a release passed
-// while its body was still running.
+// OverrunPolicy says what a periodic task does about releases that passed
+// while its body ran.
 type OverrunPolicy uint8
 
 const (
@@ -122,14 +122,12 @@ type TaskSpec struct {
 	// at most MaxPeriod.
 	LateThreshold time.Duration
 	// GCShield keeps the task on time while the rest of the process
-	// allocates: its nanosleep wait keeps its P, so the rest of the
-	// process has one P fewer (docs/GC.md, "Several tasks"). Auto takes
-	// Options.GCShield; both Auto: on real-time flavors, periodic
-	// nanosleep tasks of at least GCShieldMinPeriod are shielded as far as
-	// the Ps allow, shortest periods first, one P left for the program.
-	// On: always, before any Auto task (a timer wake mode cannot keep a P;
-	// too many On tasks starve the program). Stats.GCShield says what the
-	// task got and why.
+	// allocates: its nanosleep wait keeps its P, one fewer for the rest
+	// (docs/GC.md, "Several tasks"). Auto takes Options.GCShield; both
+	// Auto: on real-time flavors, periodic nanosleep tasks of at least
+	// GCShieldMinPeriod, shortest periods first, as far as the Ps allow.
+	// On: always, except in a timer wake mode; too many starve the program.
+	// Stats.GCShield says what the task got and why.
 	GCShield Toggle
 	// DeadlinePolicy faults a periodic task after a run of overruns or
 	// one wake-up too late; the zero value never does.
@@ -152,8 +150,8 @@ type TaskSpec struct {
 	// later than TraceMark (cyclictest's -b); the task runs on.
 	// Stats.TraceStopCycle says when. Needs TraceMark.
 	TraceStop bool
-	// TraceDir is the tracefs directory the trace hook writes in, such as
-	// a trace instance. Empty: the tracefs mount of /proc/self/mounts.
+	// TraceDir is the tracefs directory (or trace instance) the trace hook
+	// writes in. Empty: the tracefs mount of /proc/self/mounts.
 	TraceDir string
 }
 
@@ -242,13 +240,15 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	if spec.Priority < lo || spec.Priority > hi {
 		return nil, taskErrf(name, "new", ErrInvalid, "priority %d outside [%d, %d]", spec.Priority, lo, hi)
 	}
-	if spec.Period < 0 {
-		return nil, taskErrf(name, "new", ErrInvalid, "negative period %v", spec.Period)
-	}
 	for _, d := range []struct {
-		what string
-		v    time.Duration
-	}{{"period", spec.Period}, {"watchdog timeout", spec.Watchdog}, {"late threshold", spec.LateThreshold}, {"trace mark threshold", spec.TraceMark}} {
+		what       string
+		v          time.Duration
+		negativeOK bool
+	}{{"period", spec.Period, false}, {"watchdog timeout", spec.Watchdog, true},
+		{"late threshold", spec.LateThreshold, false}, {"trace mark threshold", spec.TraceMark, true}} {
+		if d.v < 0 && !d.negativeOK {
+			return nil, taskErrf(name, "new", ErrInvalid, "negative %s %v", d.what, d.v)
+		}
 		if d.v > MaxPeriod {
 			return nil, taskErrf(name, "new", ErrInvalid, "%s %v above the maximum %v", d.what, d.v, MaxPeriod)
 		}
@@ -292,9 +292,6 @@ func (rt *RT) NewTask(spec TaskSpec, body func(tc *TaskContext) error) (*Task, e
 	}
 	if spec.HistogramBound == 0 {
 		spec.HistogramBound = rt.opts.HistogramBound
-	}
-	if spec.LateThreshold < 0 {
-		return nil, taskErrf(name, "new", ErrInvalid, "negative late threshold %v", spec.LateThreshold)
 	}
 	if spec.LateThreshold == 0 {
 		spec.LateThreshold = DefaultLateThreshold(spec.Period)
@@ -678,12 +675,17 @@ func errOwnBody(t *Task, op string) error {
 	return taskErrf(t.spec.Name, op, ErrState, "called from the task's own body, which it would wait for")
 }
 
-func (t *Task) result() error {
+// result is the task's error; forRun leaves out Start's, which is no
+// failure of the running task.
+func (t *Task) result(forRun bool) error {
 	if t.wd.faulted.Load() {
 		return t.wd.fault
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if forRun && t.startFailed {
+		return nil
+	}
 	return t.err
 }
 

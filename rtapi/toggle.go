@@ -65,8 +65,7 @@ const (
 	// WakeNanosleep: an absolute sleep to each deadline (LinuxCNC,
 	// cyclictest's default), as a futex wait that Stop and Pause can end.
 	WakeNanosleep
-	// WakeTimerfd: a periodic kernel timer read through a timerfd
-	// (Xenomai's latency tool works this way).
+	// WakeTimerfd: a periodic timer read through a timerfd (Xenomai's latency).
 	WakeTimerfd
 	// WakePosixTimer: a periodic POSIX timer signalling the task's own
 	// thread, collected with rt_sigtimedwait (cyclictest -x).
