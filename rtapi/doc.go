@@ -18,8 +18,8 @@
 //	defer stop()
 //	err = rt.Run(ctx) // until Ctrl-C or a task fails; then stops the tasks and closes
 //
-// examples/twotasks is a complete program. Shutdown without RT.Run:
-// Task.Stop, Task.Wait (or Task.WaitContext), RT.Close.
+// Without RT.Run, shut down with Task.Stop, Task.Wait (or WaitContext)
+// and RT.Close. examples/twotasks is a complete program.
 //
 // Mapping to LinuxCNC's rtapi.h: Open/Close = rtapi_init/rtapi_exit;
 // Now = rtapi_get_time; Delay/DelayMax = rtapi_delay/rtapi_delay_max;

@@ -45,7 +45,8 @@ func (rt *RT) messages() (*msgState, error) {
 //	...
 //	log.Warn("following error %.3f mm at cycle %d", msg.Float(fe), msg.Int(n)) // in the body
 //
-// The body may call the Logger's methods. Give each task its own: one
+// The body may call the Logger's methods; at most they make one
+// FUTEX_WAKE of the drainer. Give each task its own Logger: one
 // used by two goroutines at once drops messages (counted in Dropped), as
 // does a full ring. MsgLogger allocates, and its first call starts the
 // drainer, which Close stops after writing what the rings hold. After

@@ -25,9 +25,7 @@ import (
 // environment variable. Each setting takes the first of: the field (a
 // zero field is unset, except one its flag wrote: -rtapi.strict=false
 // beats RTAPI_STRICT=1); the variable, when non-empty; the default or what
-// Open detects. Flags write the fields of the Options RegisterFlags
-// returns, so a field set after parsing beats its flag. To force a yes/no
-// setting off in code, set its Toggle to Off.
+// Open detects. In code, a Toggle set to Off beats the variable.
 //
 //	field           flag                    environment            unset
 //	Flavor          -rtapi.flavor           RTAPI_FLAVOR           detected: rt-preempt or posix
@@ -107,8 +105,7 @@ type Options struct {
 	// TimerSignal is the real-time signal the posix-timer wake mode's
 	// timers send to their task thread. Zero: DefaultTimerSignal. It must
 	// be 34 (SIGRTMIN) to 64 (SIGRTMAX), one the program does not use:
-	// ErrInvalid otherwise. Instances sent to the process (kill(2)) are
-	// still handed on to signal.Notify.
+	// ErrInvalid otherwise. Instances sent to the process still reach it.
 	TimerSignal int
 	// GCShield decides for tasks whose TaskSpec.GCShield is Auto: On
 	// shields them, Off does not, Auto applies TaskSpec.GCShield's rule on

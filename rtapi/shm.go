@@ -27,7 +27,8 @@ func (rt *RT) shmOptions(lock bool) shm.Options {
 // ShmNew creates the segment key with size data bytes, or attaches to it
 // when it exists with that size (rtapi_shmem_new); Segment.Created tells
 // which. A created segment is mode 0600, or 0660 of Options.ShmGroup.
-// Errors: another size, *shm.SizeMismatchError (ErrInvalid); a damaged
+// Errors: another size, *shm.SizeMismatchError (shm.ErrSizeMismatch,
+// ErrInvalid); a damaged
 // segment, shm.ErrTruncated, shm.ErrCorrupt or *shm.VersionError; one
 // owned or writable by a user this process does not trust,
 // *shm.OwnerError (shm.ErrUntrusted, os.ErrPermission). On a real-time
@@ -38,7 +39,7 @@ func (rt *RT) ShmNew(key uint32, size int) (*shm.Segment, error) {
 }
 
 // ShmCreate is ShmNew that only creates: an existing segment is a
-// *shm.ExistError (ErrExist) naming the process that created it, so a
+// *shm.ExistError (shm.ErrExist, ErrExist) naming the process that created it, so a
 // host that must be its segments' only writer refuses to start twice.
 func (rt *RT) ShmCreate(key uint32, size int) (*shm.Segment, error) {
 	return rt.shmOpen("ShmCreate", key, func(o shm.Options) (*shm.Segment, error) { return shm.Create(o, key, size) })

@@ -549,9 +549,9 @@ func growStack(n int) byte {
 }
 
 // Pause suspends the task at its next cycle boundary (rtapi_task_pause):
-// a running cycle finishes, and the body does not run again until Resume.
-// Periods that pass while paused are not overruns. A task not running is
-// ErrState.
+// a running cycle finishes, a sleeping task is parked at once, and the
+// body does not run again until Resume. Periods that pass while paused are
+// not overruns. A task not running is ErrState.
 func (t *Task) Pause() error {
 	leave, err := t.rt.flavor.Enter()
 	if err != nil {
