@@ -9,20 +9,16 @@ import (
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
-// cpuFacts are what task placement is checked against, copied at Open: the
-// detection report and the caller's slices may change afterwards, and a
-// change must not reach sched_setaffinity unchecked.
+// cpuFacts are what task placement is checked against, copied at Open so
+// that a later change to the report cannot reach sched_setaffinity.
 type cpuFacts struct {
-	online   []int // online CPUs (nil: unknown)
-	isolated []int // isolated CPUs, ascending
-	cpuset   []int // the CPUs sched_setaffinity may use (nil: unknown, off Linux)
-	// cpusetErr is why the cpuset could not be read; it matters only
-	// when a task is to be pinned.
-	cpusetErr error
+	online    []int // online CPUs (nil: unknown)
+	isolated  []int // isolated CPUs, ascending
+	cpuset    []int // the CPUs sched_setaffinity may use (nil: unknown, off Linux)
+	cpusetErr error // why the cpuset could not be read; matters only to pinning
 }
 
-// readCPUFacts copies the report's CPU lists and asks the kernel for the
-// process's cpuset.
+// readCPUFacts copies the report's CPU lists and reads the cpuset.
 func readCPUFacts(k *kerneldetect.Report) cpuFacts {
 	f := cpuFacts{online: slices.Clone(k.OnlineCPUs), isolated: slices.Clone(k.IsolatedCPUs)}
 	cpuset, err := sys.AllowedCPUs()
@@ -77,8 +73,7 @@ func (f *cpuFacts) highestIsolated() (int, error) {
 	return -1, nil
 }
 
-// placeCPU turns a CPUChoice into the CPU set for Bind (nil: unpinned).
-// The result is the task's own slice.
+// placeCPU turns a CPUChoice into the task's own CPU set (nil: unpinned).
 func (rt *RT) placeCPU(c CPUChoice) ([]int, error) {
 	switch {
 	case c == Unpinned:

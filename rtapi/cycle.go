@@ -8,11 +8,8 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// This file is the per-cycle path. It reads top to bottom: account for the
-// body that just ran, compute the next release, sleep, measure the
-// wake-up, count the cycle's interference (interference.go), return to the
-// body. It allocates nothing, takes no lock and logs nothing; the Waker
-// is its one interface.
+// The per-cycle path: it allocates nothing, takes no lock and logs
+// nothing; the Waker is its one interface (HACKING.md, "The wake path").
 
 // TaskContext is what a task body sees of its task. It belongs to the
 // task's goroutine: its methods must only be called from the body.
@@ -46,9 +43,7 @@ type TaskContext struct {
 	gcAtStart         bool  // GC was marking when the body started
 	gcAtEnd           bool  // GC was marking when the previous body ended
 	lateThreshold     int64
-	// counters: the thread's getrusage counters say what held it up.
-	// Not on a virtual clock, where only a wake-up's lateness counts.
-	counters bool
+	counters          bool // getrusage counters mean something: not on a virtual clock
 
 	// deadline policy (DeadlinePolicy; policy.go)
 	maxOverruns int64 // 0: no limit
@@ -61,14 +56,9 @@ type TaskContext struct {
 
 // WaitPeriod ends the current cycle and sleeps until the task's next
 // release (rtapi_wait). It returns false when the task has been asked to
-// stop: the body should then return. While the task is paused it blocks
-// here. Stop and Pause interrupt the sleep at once.
-//
-// A task that is not periodic does not sleep: WaitPeriod only honours
-// Pause and Stop.
-//
-// It allocates nothing, takes no lock and logs nothing.
-//
+// stop: the body should then return. It blocks while the task is paused;
+// Stop and Pause interrupt the sleep at once. A task that is not periodic
+// does not sleep. It allocates nothing, takes no lock and logs nothing.
 // RT-safe.
 func (tc *TaskContext) WaitPeriod() bool {
 	t := tc.task
@@ -100,10 +90,8 @@ func (tc *TaskContext) WaitPeriod() bool {
 			tc.missed = t.stats.overruns.Load() - overruns
 			return true
 		}
-		// Stop, Pause or a fault came in: handle it, then (resumed)
-		// wait for the next release on the grid. A request gone before
-		// control looked (Pause then Resume) leaves the release this
-		// wait woke for to run, on time.
+		// A request came in. One withdrawn before control looked (Pause
+		// then Resume) leaves this wait's release to run, on time.
 		run, parked := tc.control()
 		if !run {
 			return false
@@ -114,10 +102,9 @@ func (tc *TaskContext) WaitPeriod() bool {
 	}
 }
 
-// next waits for the task's next release after a body that ended at end,
-// and accounts for the releases it overran. It returns the release and
-// when it woke; ok is false when the wait was interrupted (the caller
-// looks at the control word).
+// next waits for the release after a body that ended at end, counting
+// overrun releases. It returns the release and when it woke; ok is false
+// when the wait was interrupted.
 func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 	t := tc.task
 	if tc.period == 0 {
@@ -125,9 +112,7 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 	}
 	next = tc.release + tc.period + tc.correction
 	if tc.pending > 0 {
-		// CatchUp after a periodic timer reported missed releases: run
-		// the owed cycle now.
-		tc.pending--
+		tc.pending-- // CatchUp: run the owed cycle now
 		return next, end, true
 	}
 	late := next <= end // the release passed while the body ran
@@ -153,8 +138,8 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 			return next, now, false
 		}
 		if !tc.oneshot && late {
-			// A periodic timer: every release it reports passed while
-			// the body ran, the one at next included.
+			// Every release the periodic timer reports passed while the
+			// body ran, the one at next included.
 			t.stats.overruns.Store(t.stats.overruns.Load() + int64(releases))
 			if tc.skip {
 				next += int64(releases) * tc.period
@@ -165,8 +150,7 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 			return next, now, true
 		}
 		if releases > 1 {
-			// A periodic timer fired more than once while the task
-			// slept late (held off its CPU).
+			// The timer fired more than once while the task slept late.
 			missed := releases - 1
 			t.stats.overruns.Store(t.stats.overruns.Load() + int64(missed))
 			if tc.skip {
@@ -189,9 +173,8 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 	}
 }
 
-// start starts the cycle of the release at release, woken at now. It
-// fails when a control request is pending: the body does not run again
-// once Pause or Stop has returned.
+// start starts the cycle of release, woken at now. It fails when a
+// control request is pending (HACKING.md, "The control word").
 func (tc *TaskContext) start(release, now int64) bool {
 	if !tc.task.ctl.CompareAndSwap(0, ctlBody) {
 		return false
@@ -200,14 +183,13 @@ func (tc *TaskContext) start(release, now int64) bool {
 	tc.cycle++
 	tc.task.stats.cycles.Store(tc.cycle)
 	tc.wake = now
-	tc.gcAtStart = tc.interference && gcMarking()
+	tc.gcAtStart = tc.interference && GCMarking()
 	return true
 }
 
-// control handles Stop and Pause, off the common path. run is false when
-// the task must stop; parked is true when it paused. After a pause it
-// re-arms the timer on the original period grid, at the first release
-// after now.
+// control handles Stop and Pause off the common path: run is false when
+// the task must stop, parked true when it paused. After a pause it
+// re-arms the timer at the first release after now on the period grid.
 func (tc *TaskContext) control() (run, parked bool) {
 	if controlHook != nil {
 		controlHook()
@@ -232,16 +214,13 @@ func (tc *TaskContext) control() (run, parked bool) {
 		if c&ctlPause == 0 {
 			break
 		}
-		// Still paused (a Pause came after the Resume that woke us): say
-		// so again.
-		_ = tc.waker.Suspend()
+		_ = tc.waker.Suspend() // a Pause came after the Resume that woke us
 	}
 	t.wd.Idle.Store(false)
 	now := tc.waker.Now()
 	tc.pending = 0
 	if tc.period > 0 {
-		// Put the next release on the grid, after now; the periods spent
-		// paused are not overruns.
+		// The periods spent paused are not overruns.
 		first := tc.release + tc.period
 		if first <= now {
 			first += ((now-first)/tc.period + 1) * tc.period
@@ -249,21 +228,17 @@ func (tc *TaskContext) control() (run, parked bool) {
 		tc.release = first - tc.period - tc.correction
 		_ = tc.waker.Arm(first, tc.period)
 	} else {
-		// No wait follows to put a task that is not periodic back on
-		// its waker's schedule: Rejoin does.
-		tc.waker.Rejoin()
+		tc.waker.Rejoin() // no wait follows to put it back on the schedule
 	}
 	return true, true
 }
 
-// controlHook, set by tests only, runs as control starts: a request seen
-// by release may be withdrawn (Pause then Resume) before control looks.
+// controlHook, set by tests only, runs as control starts.
 var controlHook func()
 
-// sampleUsage reads the thread's getrusage counters into the statistics.
-// It runs every sampleEvery cycles (about every 100 ms) and when the task
-// ends; with the interference counters on, only when the task ends, to
-// account the cycles since their last read.
+// sampleUsage reads the thread's getrusage counters into the statistics,
+// every sampleEvery cycles (about every 100 ms) and when the task ends; with
+// the interference counters on, only when it ends.
 func (tc *TaskContext) sampleUsage() {
 	if tc.interference {
 		tc.readInterference(false, false)
@@ -285,9 +260,8 @@ func (tc *TaskContext) sampleUsage() {
 // RT-safe.
 func (tc *TaskContext) Now() int64 { return tc.waker.Now() }
 
-// Release is the time the current cycle was released: scheduled to
-// start (for the first cycle, the time the task started). The body
-// started Late() after it.
+// Release is the time the current cycle was scheduled to start (for the
+// first cycle, the time the task started).
 // RT-safe.
 func (tc *TaskContext) Release() int64 { return tc.release }
 
@@ -302,18 +276,15 @@ func (tc *TaskContext) Deadline() int64 {
 	return tc.release + tc.period + tc.correction
 }
 
-// Late is how late the current cycle started: the time the body was
-// woken (or, catching up, resumed) minus Release. It is 0 for the first
-// cycle.
+// Late is how late the current cycle started: when the body was woken
+// (or, catching up, resumed) minus Release; 0 for the first cycle.
 // RT-safe.
 func (tc *TaskContext) Late() time.Duration { return time.Duration(tc.wake - tc.release) }
 
-// Missed is the number of releases that had already passed when the
-// previous cycle's body ended, or while the task slept held off its CPU:
-// the overruns WaitPeriod counted before starting this cycle (the
-// overruns_r of Xenomai's rt_task_wait_period). With Skip those releases
-// were dropped and this cycle is the first after them; with CatchUp this
-// cycle and the ones after it run them late, back to back. Usually 0.
+// Missed is the number of releases that passed while the previous body
+// ran or while the task slept held off its CPU (Xenomai's overruns_r),
+// usually 0. With Skip they were dropped; with CatchUp this cycle and the
+// next run them back to back.
 // RT-safe.
 func (tc *TaskContext) Missed() int64 { return tc.missed }
 
@@ -333,15 +304,12 @@ func (tc *TaskContext) Period() time.Duration { return time.Duration(tc.period) 
 // RT-safe.
 func (tc *TaskContext) Task() *Task { return tc.task }
 
-// Stopping reports whether Stop was called; a task that is not periodic
-// polls it.
+// Stopping reports whether Stop was called; a non-periodic task polls it.
 // RT-safe.
 func (tc *TaskContext) Stopping() bool { return tc.task.ctl.Load()&ctlStop != 0 }
 
-// Resync forgets the current schedule: the next release is one period
-// from now, and releases already missed are neither run nor counted
-// (rtapi_task_self_resync). Use it after a deliberate long pause in the
-// body.
+// Resync puts the next release one period from now; releases already
+// missed are neither run nor counted (rtapi_task_self_resync).
 // RT-safe.
 func (tc *TaskContext) Resync() {
 	if tc.period == 0 {
@@ -355,9 +323,8 @@ func (tc *TaskContext) Resync() {
 	}
 }
 
-// PLLReference is the release time the current cycle was scheduled for,
-// the reference a phase-locked loop compares an external clock with
-// (rtapi_task_pll_get_reference).
+// PLLReference is the current cycle's release time, which a PLL compares
+// an external clock with (rtapi_task_pll_get_reference).
 // RT-safe.
 func (tc *TaskContext) PLLReference() int64 { return tc.release }
 
@@ -367,9 +334,8 @@ const PLLMaxCorrection = 0.01
 
 // SetPLLCorrection lengthens (positive) or shortens (negative) every
 // following period by d, clamped to ±1 % of the period
-// (rtapi_task_pll_set_correction). It returns the correction applied. Only
-// the nanosleep wake mode can move single releases; the periodic timers
-// return ErrNotSupported.
+// (rtapi_task_pll_set_correction). It returns the correction applied; the
+// periodic-timer wake modes return ErrNotSupported.
 // RT-safe.
 func (tc *TaskContext) SetPLLCorrection(d time.Duration) (time.Duration, error) {
 	if !tc.oneshot {

@@ -13,11 +13,8 @@ import (
 	"go.uber.org/zap"
 )
 
-// runtimeWriteBarrier is the flag the compiler's write-barrier checks
-// read. The runtime sets it while a GC cycle marks: from sweep termination
-// to mark termination, the phase with mark assists and GC workers. The
-// runtime keeps the symbol and its layout for packages that link to it
-// (go.dev/issue/67401), so reading it is stable across Go releases.
+// runtimeWriteBarrier is set by the runtime exactly while a GC cycle
+// marks; its symbol and layout are kept for linkers (go.dev/issue/67401).
 //
 //go:linkname runtimeWriteBarrier runtime.writeBarrier
 var runtimeWriteBarrier struct {
@@ -26,24 +23,17 @@ var runtimeWriteBarrier struct {
 	alignme uint64
 }
 
-// gcMarking reports whether a garbage-collection cycle is marking right
-// now: one byte load, no call into the runtime.
-// RT-safe.
-func gcMarking() bool { return runtimeWriteBarrier.enabled }
-
 // GCMarking reports whether a garbage-collection cycle of this process is
-// in its mark phase right now (between the two stop-the-world pauses of a
-// cycle). A task body may read it, for instance to postpone optional work
-// while the collector runs.
+// in its mark phase right now: one byte load, no call into the runtime. A
+// task body may use it to postpone optional work while the collector runs.
 // RT-safe.
-func GCMarking() bool { return gcMarking() }
+func GCMarking() bool { return runtimeWriteBarrier.enabled }
 
 // The GC shield (TaskSpec.GCShield): HACKING.md, "Why a raw sleep keeps
-// the P", has the design; docs/GC.md the costs and measurements.
+// the P", has the design; docs/GC.md the measurements.
 
-// shieldChoice resolves TaskSpec.GCShield against the instance's default
-// (Options.GCShield): the task's own On or Off, else the instance's. Auto
-// left over offers the shield on real-time flavors, as far as the Ps allow.
+// shieldChoice resolves TaskSpec.GCShield: the task's own On or Off, else
+// the instance's Options.GCShield.
 func shieldChoice(spec TaskSpec, instance Toggle) Toggle {
 	if spec.GCShield == Auto {
 		return instance
@@ -51,8 +41,8 @@ func shieldChoice(spec TaskSpec, instance Toggle) Toggle {
 	return spec.GCShield
 }
 
-// shieldRaw resolves TaskSpec.GCShield on a flavor, given the instance's
-// default (Options.GCShield): whether the task sleeps raw.
+// shieldRaw reports whether the task wants raw sleeps (Auto: on real-time
+// flavors).
 func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
 	switch shieldChoice(spec, instance) {
 	case On:
@@ -64,11 +54,8 @@ func shieldRaw(spec TaskSpec, realTime bool, instance Toggle) bool {
 }
 
 // GCShieldMinPeriod is the shortest period GCShield Auto shields. A task
-// with a shorter period keeps a P busy whether it is shielded or not, so
-// it counts against the Ps the shield hands out. A raw sleeper is
-// preempted by the Go runtime every 10-20 ms, a round trip through another
-// thread that so short a period cannot hide. docs/GC.md ("Several tasks")
-// has the measurements.
+// with a shorter period keeps a P busy either way, so it counts against
+// the Ps the shield hands out (docs/GC.md, "Several tasks").
 const GCShieldMinPeriod = 500 * time.Microsecond
 
 // taskShield is one task's part of its RT's shield board.
@@ -86,25 +73,20 @@ type shieldBoard struct {
 	frozen  bool    // RT.Close has begun: tasks still leave, nothing is handed out
 }
 
-// freeze stops the board handing out Ps: RT.Close calls it before it
-// stops the set one task after another, so that a task ending first does
-// not give its P to one that is about to stop (whose Stats.GCShield would
-// then read "on" for a run it spent unshielded). Members still leave;
-// each keeps the decision it had while the set ran.
+// freeze stops the board handing out Ps (RT.Close), so that a task ending
+// first gives no P to one about to stop. Members still leave.
 func (b *shieldBoard) freeze() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.frozen = true
 }
 
-// join resolves t's wish for the shield, adds a periodic task to the board
-// and hands out the Ps again. Called on the task's thread before its first
-// cycle; it returns whether t sleeps raw to begin with.
+// join adds t, if periodic, to the board and hands out the Ps again. It
+// returns whether t sleeps raw in its first cycle.
 func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	sh := &t.shield
 	asked := shieldChoice(t.spec, t.rt.opts.GCShield) == On
-	// Only a nanosleep wait can keep its P: a timer wake asking for the
-	// shield is no claim on one.
+	// Only a nanosleep wait can keep its P.
 	sh.forced = asked && wake == WakeNanosleep
 	sh.want = wake == WakeNanosleep && shieldRaw(t.spec, t.rt.info.RealTime, t.rt.opts.GCShield)
 	b.mu.Lock()
@@ -127,8 +109,7 @@ func (b *shieldBoard) join(t *Task, wake WakeMode, logger *zap.Logger) bool {
 	return sh.raw.Load()
 }
 
-// leave takes t off the board when its task ends and gives its P to the
-// next task in line, unless the board is frozen (RT.Close).
+// leave takes t off the board and, unless frozen, gives its P to the next.
 func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -143,15 +124,14 @@ func (b *shieldBoard) leave(t *Task, logger *zap.Logger) {
 	}
 }
 
-// assign hands out the Ps (decideShields) to the members and logs a
-// warning for each task that wanted the shield and newly goes without it.
-// Called with b.mu held.
+// assign hands out the Ps (decideShields) and warns for each task that
+// newly goes without the shield it wanted. Under b.mu.
 func (b *shieldBoard) assign(procs int, logger *zap.Logger) {
 	cands := make([]shieldCandidate, len(b.members))
 	for i, t := range b.members {
 		sh := &t.shield
 		cands[i] = shieldCandidate{Period: t.spec.Period, Priority: t.spec.Priority, Want: sh.want, Forced: sh.forced,
-			Stopping: t.stopping(), Raw: sh.raw.Load(), Note: sh.note}
+			Stopping: t.ctl.Load()&ctlStop != 0, Raw: sh.raw.Load(), Note: sh.note}
 	}
 	for i, v := range decideShields(procs, cands) {
 		t, sh := b.members[i], &b.members[i].shield
@@ -182,16 +162,9 @@ type shieldVerdict struct {
 }
 
 // decideShields returns, for each candidate (in start order), whether it
-// keeps its P while it sleeps, with procs Ps. One P is kept for the rest
-// of the program; each task with a period under GCShieldMinPeriod keeps
-// one busy anyway; forced tasks take theirs regardless; the Ps left go to
-// the wanting tasks by shortest period, highest priority, start order. A
-// task told to stop keeps its decision and what it holds (a P it sleeps
-// on, or the one a fast task keeps busy) until it has ended, so a set
-// that stops one task after another hands out nothing it did not have
-// while it ran; RT.Close, which stops its set that way, freezes the board
-// first (shieldBoard.freeze). A task that does not want the shield keeps
-// its note.
+// keeps its P while it sleeps, with procs Ps; HACKING.md ("Why a raw
+// sleep keeps the P") gives the order. A task told to stop keeps its
+// decision and what it holds until it has ended.
 func decideShields(procs int, cands []shieldCandidate) []shieldVerdict {
 	order := make([]int, len(cands))
 	for i := range order {
@@ -260,9 +233,6 @@ func decideShields(procs int, cands []shieldCandidate) []shieldVerdict {
 	return out
 }
 
-// stopping reports whether Stop was called on t.
-func (t *Task) stopping() bool { return t.ctl.Load()&ctlStop != 0 }
-
 // shieldOffNote says why a task does not ask for the shield.
 func shieldOffNote(spec TaskSpec, wake WakeMode) string {
 	switch {
@@ -276,8 +246,7 @@ func shieldOffNote(spec TaskSpec, wake WakeMode) string {
 	return "off: not a real-time flavor, or Options.GCShield Off (RTAPI_GC_SHIELD=off)"
 }
 
-// followShield makes the task's next sleep raw or not, as the board last
-// decided, with one atomic load. Called once per cycle before the sleep.
+// followShield makes the next sleep raw or not, as the board last decided.
 // RT-safe.
 func (tc *TaskContext) followShield() {
 	if raw := tc.task.shield.raw.Load(); raw != tc.raw {

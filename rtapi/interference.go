@@ -8,43 +8,30 @@ import (
 )
 
 // Interference counts what the kernel and the Go runtime did to a task,
-// cycle by cycle: the Go analog of Xenomai's mode-switch counter. A cycle
-// is one body run plus the sleep and wake-up that follow it.
+// cycle by cycle (a body run plus the sleep and wake-up that follow): the
+// Go analog of Xenomai's mode-switch counter. The counts come from the
+// thread's getrusage(RUSAGE_THREAD) and the runtime's GC flag.
 //
-// The counters come from the thread's getrusage(RUSAGE_THREAD) and the
-// runtime's GC flag. With TaskSpec.Interference Auto, getrusage is read
-// after a late wake-up (to attribute it), about every 100 ms and when the
-// task ends: PreemptedCycles, BlockedCycles and FaultCycles then count at
-// most one event per window, and a snapshot of a running task may be up to
-// 100 ms behind. On reads every cycle and counts exactly; Off turns the
-// counters off.
-//
-// The Go runtime has no cheap per-goroutine allocation counter. What
-// allocation costs a task shows as FaultCycles, BlockedCycles and
-// GCCycles; prove a body allocation-free with testing.AllocsPerRun.
+// With TaskSpec.Interference Auto, getrusage is read after a late
+// wake-up, about every 100 ms and when the task ends: the *Cycles counts
+// then count at most one per window and may lag up to 100 ms. On reads it
+// every cycle; Off turns the counters off. Allocation is not counted: it
+// shows as FaultCycles, BlockedCycles and GCCycles (docs/GC.md,
+// "Interference counters").
 type Interference struct {
-	// PreemptedCycles: cycles in which the task's thread was switched out
-	// involuntarily (ru_nivcsw grew): a higher-priority thread, an
-	// interrupt thread, or the kernel took its CPU.
+	// PreemptedCycles: the thread was switched out involuntarily.
 	PreemptedCycles int64
-	// BlockedCycles: cycles in which the thread blocked more often than
-	// its one sleep (ru_nvcsw grew by more than the sleeps): the Go
-	// scheduler parked it, waiting for a P after the wake-up (exitsyscall)
-	// or stopped for a stop-the-world, or the body itself blocked.
+	// BlockedCycles: the thread blocked beyond its sleep: the Go
+	// scheduler parked it (no P, a stop-the-world), or the body blocked.
 	BlockedCycles int64
-	// GCCycles: cycles during which a garbage-collection cycle was
-	// marking (at the start or end of the body, or at the wake-up).
-	GCCycles int64
-	// FaultCycles: cycles in which the thread took page faults.
-	FaultCycles int64
-	// LateThreshold is the wake-up latency above which a wake-up counts
-	// as late; Late counts them, and each late wake-up is attributed to
-	// one cause, the first that applies: Blocked (the Go scheduler parked
-	// the thread), Preempted, GC (marking while it slept or woke), or
-	// Unexplained (the kernel or the host: timer slack, interrupts,
-	// hypervisor steal). On the sim flavor only Late is counted: the
-	// injected jitter is the only lateness in virtual time, and the
-	// thread counters above stay 0.
+	// GCCycles: a GC cycle was marking as the body started or ended, or
+	// at the wake-up.
+	GCCycles    int64
+	FaultCycles int64 // page faults
+	// Late counts wake-ups later than LateThreshold, each attributed to
+	// the first cause that applies: Blocked, Preempted, GC, or
+	// Unexplained (timer slack, interrupts, hypervisor steal). On the sim
+	// flavor only Late is counted.
 	LateThreshold   time.Duration
 	Late            int64
 	LateBlocked     int64
@@ -104,33 +91,27 @@ func (tc *TaskContext) startInterference() {
 		return
 	}
 	_ = sys.ReadThreadUsage(&tc.usage)
-	tc.gcAtStart = gcMarking()
+	tc.gcAtStart = GCMarking()
 	tc.gcAtEnd = tc.gcAtStart
 	tc.nextRead = tc.sampleEvery
 	tc.nextSample = 1<<63 - 1 // the reads here keep the totals current
 }
 
-// observe runs as a body ends, before the sleep, so that its cost falls
-// in the cycle's slack rather than between a wake-up and the body. It
-// accounts the cycle that just ended: the previous sleep and wake-up
-// (tc.slept, tc.latency), then the body; a late wake-up is thus
-// attributed one body later.
-//
-// The GC flag is read every cycle; the thread's getrusage counters, a
-// raw system call, only after a late wake-up and every sampleEvery cycles
-// (every cycle with TaskSpec.Interference On).
+// observe accounts the cycle that just ended, the previous wake-up then
+// the body. It runs before the sleep, so that its cost falls in the slack;
+// getrusage is read only after a late wake-up, every sampleEvery cycles,
+// or every cycle with Interference On.
 // RT-safe.
 func (tc *TaskContext) observe() {
 	in := &tc.task.stats.intf
 	if !tc.counters {
-		// A virtual clock: the injected jitter is the only cause.
 		if tc.slept && tc.latency > tc.lateThreshold {
 			in.late.Store(in.late.Load() + 1)
 		}
 		tc.slept = false
 		return
 	}
-	gcEnd := gcMarking()
+	gcEnd := GCMarking()
 	if tc.gcAtStart || gcEnd {
 		in.gc.Store(in.gc.Load() + 1)
 	}
@@ -143,13 +124,9 @@ func (tc *TaskContext) observe() {
 	}
 }
 
-// readInterference reads the thread's counters and accounts the window
-// since the previous read: cycles (readCycle, cycle], and the kernel
-// sleeps the waker made in it, each of which is one voluntary switch.
-// Whatever the thread did beyond them in the window counts as one
-// interfered cycle per event, at most one per cycle of the window: exact
-// when the window is one cycle, which it is for a late wake-up that
-// follows a clean stretch, and for every cycle with Interference On.
+// readInterference reads the thread's counters and accounts the cycles
+// since the previous read: each event beyond the waker's sleeps (one
+// voluntary switch each) counts one cycle, at most one per cycle.
 func (tc *TaskContext) readInterference(late, gcWake bool) {
 	prev := tc.usage
 	if sys.ReadThreadUsage(&tc.usage) != nil {

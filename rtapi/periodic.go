@@ -32,8 +32,8 @@ func (c *Cycle) Stop(err error) {
 }
 
 // NewPeriodicTask creates a periodic task whose loop the runtime owns: fn
-// runs once per period until the task is stopped. spec.Period must be
-// positive. A nil fn panics.
+// runs once per period until the task stops. A period that is not
+// positive gives ErrInvalid; a nil fn panics.
 func (rt *RT) NewPeriodicTask(spec TaskSpec, fn func(c *Cycle)) (*Task, error) {
 	if fn == nil {
 		panic("rtapi: RT.NewPeriodicTask called with a nil function")

@@ -7,41 +7,27 @@ import (
 	"sync"
 )
 
-// Spare Ps (Options.SpareProcs): GOMAXPROCS is raised by one for each
-// task, so that a task thread waking from its sleep finds an idle P
-// instead of waiting for a SCHED_OTHER thread of the runtime to hand it
-// one. docs/GC.md ("Spare Ps") has the mechanism and the measurements.
-//
-// Setting GOMAXPROCS stops the world, and a stop waits for every P,
-// including one held by an ordinary thread that CPU hogs keep off the
-// CPU: a running task waking into it waits as long. So GOMAXPROCS changes
-// only while none of the counted tasks runs, where the program allows:
-// the first Start of a set counts every task of its RT not yet started,
-// and an ending task's P is given back only once the last counted task
-// has ended. A task started while others run, beyond what was counted,
-// still raises it.
+// Spare Ps (Options.SpareProcs): docs/GC.md, "Spare Ps". Setting
+// GOMAXPROCS stops the world, so it changes only while no counted task
+// runs, where it can: at a set's first Start and after its last task ends.
 
-// procBoard counts the tasks holding a spare P. There is one for the
-// process (spareProcs), since GOMAXPROCS is the process's, shared by every
-// RT. A task's spare field is guarded by mu.
+// procBoard counts the tasks holding a spare P; one per process
+// (spareProcs), shared by every RT. mu guards each task's spare field.
 type procBoard struct {
-	mu     sync.Mutex
-	procs  func(int) int       // runtime.GOMAXPROCS
-	getenv func(string) string // os.Getenv
-	base   int                 // GOMAXPROCS before the first spare P
-	n      int                 // tasks counted and not ended
-	set    int                 // GOMAXPROCS as the board last left it
-	// foreign: GOMAXPROCS was changed behind the board, which leaves it
-	// alone until every counted task has ended.
-	foreign bool
+	mu      sync.Mutex
+	procs   func(int) int       // runtime.GOMAXPROCS
+	getenv  func(string) string // os.Getenv
+	base    int                 // GOMAXPROCS before the first spare P
+	n       int                 // tasks counted and not ended
+	set     int                 // GOMAXPROCS as the board last left it
+	foreign bool                // GOMAXPROCS changed behind the board: left alone until n is 0
 }
 
 var spareProcs = procBoard{procs: runtime.GOMAXPROCS, getenv: os.Getenv}
 
-// add counts each task of ts not yet counted and not yet started or
-// ended, and raises GOMAXPROCS to one P more than before the first for
-// each task counted, if it is below that. It returns why GOMAXPROCS was
-// left alone, or "".
+// add counts each task of ts not yet counted or started, and raises
+// GOMAXPROCS to base plus the count if below. It returns why GOMAXPROCS
+// was left alone, or "".
 func (b *procBoard) add(ts []*Task) (note string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -55,9 +41,8 @@ func (b *procBoard) add(ts []*Task) (note string) {
 		b.foreign = true
 	}
 	for _, t := range ts {
-		// The state is read under mu: a Stop of a task not started sets
-		// it before it gives back (remove), so a task is counted only
-		// if its remove is still to come.
+		// Under mu: a Stop of a task not started sets its state before
+		// remove, so a task is counted only if its remove is to come.
 		if !t.spare && t.state.Load() == stateCreated {
 			t.spare = true
 			b.n++
@@ -73,8 +58,7 @@ func (b *procBoard) add(ts []*Task) (note string) {
 	return ""
 }
 
-// remove uncounts t if add counted it, and gives the spare Ps back once
-// no counted task is left.
+// remove uncounts t; the last one gives the spare Ps back.
 func (b *procBoard) remove(t *Task) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -100,9 +84,8 @@ func (b *procBoard) count() (n, base int) {
 }
 
 // wantSpareProcs reports whether a task starting on rt gets a spare P:
-// on a flavor with OS threads, with Options.SpareProcs On, or Auto where
-// the spin guard runs (it bounds the runtime spins that spare Ps made
-// worse before it existed: docs/GC.md).
+// on OS threads with Options.SpareProcs On, or Auto where the spin guard
+// runs.
 func (rt *RT) wantSpareProcs() bool {
 	if !rt.traits.OSThreads {
 		return false
@@ -122,9 +105,8 @@ func (rt *RT) wantSpareProcs() bool {
 	return s.guard != nil
 }
 
-// takeProcs counts t, starting, and every other task of rt not yet
-// started, on the spare-P board (its first Start raises GOMAXPROCS for
-// the whole set, before any of it runs).
+// takeProcs counts t and every task of rt not yet started on the
+// spare-P board, so that a set's first Start raises GOMAXPROCS for all.
 func (rt *RT) takeProcs(t *Task) {
 	rt.mu.Lock()
 	ts := make([]*Task, 0, len(rt.tasks)+1)

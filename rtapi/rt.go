@@ -15,10 +15,9 @@ import (
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
-// RT is one RTAPI instance: a flavor opened on this kernel and the tasks
-// that run on it. It corresponds to LinuxCNC's rtapi_init / rtapi_exit
-// pair. Its methods are safe for concurrent use; call them from set-up
-// code, never from a task body, unless their doc says a body may.
+// RT is one RTAPI instance (rtapi_init / rtapi_exit): a flavor opened on
+// this kernel and its tasks. Its methods are safe for concurrent use;
+// call them from set-up code, not a task body, unless their doc says so.
 type RT struct {
 	opts   Options
 	kernel *kerneldetect.Report
@@ -27,36 +26,28 @@ type RT struct {
 	info   FlavorInfo
 	logger *zap.Logger
 
-	mu     sync.Mutex
-	tasks  []*Task
-	closed bool
-	// closing is closed when the first Close has finished; later Close
-	// calls wait for it.
-	closing chan struct{}
-	// closeBegun is closed when the first Close begins: it ends Run.
-	closeBegun chan struct{}
+	mu         sync.Mutex
+	tasks      []*Task
+	closed     bool
+	closing    chan struct{}  // closed when the first Close has finished
+	closeBegun chan struct{}  // closed when the first Close begins: ends Run
 	traits     backend.Traits // what the flavor needs: its clock, its threads
 
 	msgMu sync.Mutex
 	msg   *msgState     // the message drainer, started by the first MsgLogger
 	wd    *watchdog.Dog // guarded by mu; started by the first watched Start
 
-	shields shieldBoard    // which tasks keep their P while they sleep (gc.go)
-	spin    spinGuardState // bounds a task thread's spins (spin.go)
-	// spareNoted: why GOMAXPROCS was left alone was logged (procs.go)
-	spareNoted atomic.Bool
-	ended      chan struct{} // a task ended or was faulted: wakes Run (context.go)
+	shields    shieldBoard    // which tasks keep their P while they sleep (gc.go)
+	spin       spinGuardState // bounds a task thread's spins (spin.go)
+	spareNoted atomic.Bool    // why GOMAXPROCS was left alone was logged (procs.go)
+	ended      chan struct{}  // a task ended or was faulted: wakes Run (context.go)
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.
 type FlavorInfo struct {
-	// Name is the flavor's registry name ("posix", "rt-preempt", "sim").
-	Name string
-	// RealTime reports whether task threads get a real-time policy.
-	RealTime bool
-	// Why is the detection evidence and reasoning behind the choice, with
-	// what would do better.
-	Why string
+	Name     string // registry name: "posix", "rt-preempt", "sim"
+	RealTime bool   // task threads get a real-time policy
+	Why      string // the detection evidence behind the choice, and what would do better
 }
 
 // Open detects the kernel, selects and opens the flavor, and hardens the
@@ -102,16 +93,12 @@ func Open(opts Options) (*RT, error) {
 
 // Close stops every task, waits for each up to Options.StopTimeout, and
 // releases the flavor (rtapi_exit). A sleeping or paused task stops at
-// once. A task that would not stop (its body never returns to WaitPeriod)
-// is reported (ErrTimeout) and abandoned; the flavor (memory lock, latency
-// request) is then released only when the last such task ends, never
-// under a running task. From the moment Close begins, the GC shield hands
-// out no P: a task that ends frees none for the others, so each task's
-// Stats.GCShield keeps what it had while the set ran (a host that stops
-// one task while others run sees the next one take the P over; Close
-// does not). Close is idempotent and safe to call concurrently:
-// every call returns once the first has finished, later ones with nil.
-// Called from a task's body it closes nothing and returns ErrState.
+// once. A task that would not stop is reported (ErrTimeout) and
+// abandoned; the flavor is then released when the last such task ends.
+// Each task's Stats.GCShield keeps what it had while the set ran. Close
+// is idempotent and safe to call concurrently: every call returns once the
+// first has finished, later ones with nil. Called from a task's body it
+// closes nothing and returns ErrState.
 func (rt *RT) Close() error {
 	for _, t := range rt.Tasks() {
 		if t.onOwnThread() {
@@ -134,9 +121,7 @@ func (rt *RT) Close() error {
 
 	rt.warnIdleSim(tasks)
 	var errs []error
-	// The set stops one task after another: a task ending before the
-	// next is told to stop must not hand it its P (gc.go).
-	rt.shields.freeze()
+	rt.shields.freeze() // a task ending first must not hand the next its P
 	for _, t := range tasks {
 		t.Stop()
 	}
@@ -153,8 +138,7 @@ func (rt *RT) Close() error {
 	if err := rt.closeSpinGuard(); err != nil {
 		errs = append(errs, err)
 	}
-	// The tasks are stopped: write out what their message rings still
-	// hold before the flavor goes.
+	// Write out what the tasks' message rings still hold.
 	if err := rt.closeMessages(); err != nil {
 		errs = append(errs, err)
 	}
@@ -169,8 +153,7 @@ func (rt *RT) Close() error {
 	return errors.Join(errs...)
 }
 
-// releaseAfter releases the flavor once the tasks Close abandoned have
-// ended.
+// releaseAfter releases the flavor once the abandoned tasks have ended.
 func (rt *RT) releaseAfter(running []*Task) {
 	for _, t := range running {
 		<-t.done
@@ -193,9 +176,8 @@ func init() {
 	}
 }
 
-// Kernel is the detection report the flavor was chosen from. rt keeps its
-// own copies of the CPU lists it checks task placement against, so a
-// change to the report does not change what Open validated.
+// Kernel is the detection report the flavor was chosen from. Changing it
+// does not change the CPU lists rt checks task placement against.
 func (rt *RT) Kernel() *kerneldetect.Report { return rt.kernel }
 
 // Logger is the zap logger from Options (when none was set, one that
@@ -210,16 +192,14 @@ func (rt *RT) Instance() int { return rt.opts.Instance }
 func (rt *RT) StopTimeout() time.Duration { return rt.opts.StopTimeout }
 
 // Now reads this instance's clock in nanoseconds: CLOCK_MONOTONIC, or
-// virtual time on the sim flavor (rtapi_get_time). Code that must run on
-// sim reads time here or through its TaskContext, never through the
-// package-level Now, which is always CLOCK_MONOTONIC.
+// virtual time on the sim flavor (rtapi_get_time), unlike the package's
+// Now.
 // RT-safe.
 func (rt *RT) Now() int64 { return rt.flavor.Now() }
 
 // PrioHighest is the highest task priority (rtapi_prio_highest): 98 on
 // the Linux flavors, one below the watchdog, or lower where RLIMIT_RTPRIO
-// allows SCHED_FIFO only up to a lower priority (Flavor().Why says so),
-// so that default task priorities are ones the kernel grants.
+// caps SCHED_FIFO (Flavor().Why says so).
 func (rt *RT) PrioHighest() int { _, hi := rt.flavor.Priorities(); return hi }
 
 // PrioLowest is the lowest task priority (rtapi_prio_lowest).
@@ -258,10 +238,8 @@ func (rt *RT) Task(name string) (*Task, bool) {
 	return nil, false
 }
 
-// warnIdleSim says so when tasks were started on a virtual clock that
-// never moved: on the sim flavor a task runs only while package rtapi/sim
-// advances the clock, so a program that never does so (a real program
-// run with RTAPI_FLAVOR=sim) ran no cycle at all.
+// warnIdleSim warns when tasks were started on a virtual clock that never
+// moved (a real program run with RTAPI_FLAVOR=sim): they ran no cycle.
 func (rt *RT) warnIdleSim(tasks []*Task) {
 	if !rt.traits.VirtualClock || rt.flavor.Now() != 0 {
 		return

@@ -9,61 +9,43 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Runtime threads at SCHED_FIFO 1 (Options.RuntimeFIFO): while a counted
-// task runs, every thread of the process that is not a task's runs at
-// the lowest real-time priority, above every SCHED_OTHER thread of the
-// machine and below every task. A task goroutine that the Go scheduler
-// deschedules (sysmon's forced preemption, a stop-the-world) gets its P
-// back only from another thread of the runtime; at SCHED_OTHER that
-// thread waits behind the machine's CPU load (docs/GC.md, "What still
-// makes a wake-up late by more than 20 ms"). Threads the runtime makes
-// later inherit the priority of the thread that makes them.
-//
-// Auto adds a valve: a program whose other threads keep a CPU busy at
-// FIFO 1 would keep the machine's ordinary processes off it, and spend
-// the CPU's real-time budget that its tasks share. When those threads
-// use valveShare of a CPU over valveWindow, the board gives them
-// SCHED_OTHER back, says so, and raises them again only for the next
-// set of tasks.
+// Runtime threads at SCHED_FIFO 1 (Options.RuntimeFIFO) and Auto's valve:
+// docs/GC.md, "Runtime threads at SCHED_FIFO 1", has the why and the
+// measurements.
 
-// The valve: checked every valveTick over the last valveTicks ticks.
+// The valve trips when the other threads use valveShare of a CPU over the
+// last valveTicks ticks of valveTick.
 const (
 	valveTick  = 100 * time.Millisecond
 	valveTicks = 5
 	valveShare = 0.8 // of one CPU
 )
 
-// fifoBoard counts the tasks that asked for it and knows their threads.
-// There is one for the process (runtimeFIFO): the threads are the
-// process's.
+// fifoBoard counts the tasks that raise the process's other threads; one
+// per process (runtimeFIFO).
 type fifoBoard struct {
-	mu     sync.Mutex
-	tasks  map[int]int64 // task thread ids counted and not ended: their CPU time when counted
-	forced int           // counted tasks with RuntimeFIFO On: the valve is shut
-	// gone is the CPU time the ended counted tasks used while counted,
-	// so that other() stays steady as tasks come and go.
-	gone    int64
+	mu      sync.Mutex
+	tasks   map[int]int64         // task thread ids counted and not ended: their CPU time when counted
+	forced  int                   // counted tasks with RuntimeFIFO On: the valve is shut
+	gone    int64                 // CPU time ended counted tasks used while counted
 	samples [valveTicks + 1]int64 // other() at the last ticks, a ring
 	ticks   int
 	tripped bool          // the valve gave the threads back; no raise until the last task ends
 	stop    chan struct{} // closed to end the valve's ticker
 	log     *zap.Logger
-	every   time.Duration // the valve's tick; 0: no ticker (tests call check)
-	// set and get are sys.SetScheduler and sys.Scheduler; threads lists
-	// the process's thread ids; cpu is sys.ThreadCPUTime.
-	set     func(tid int, p sys.Policy, prio int) error
-	get     func(tid int) (sys.Policy, int, error)
-	threads func() ([]int, error)
-	cpu     func(clock int32) int64
+	every   time.Duration                               // the valve's tick; 0: no ticker (tests call check)
+	set     func(tid int, p sys.Policy, prio int) error // sys.SetScheduler
+	get     func(tid int) (sys.Policy, int, error)      // sys.Scheduler
+	threads func() ([]int, error)                       // sys.Threads
+	cpu     func(clock int32) int64                     // sys.ThreadCPUTime
 }
 
 var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime, every: valveTick}
 
-// add counts the task on thread tid; the first one raises every
-// SCHED_OTHER thread of the process to SCHED_FIFO 1. forced (RuntimeFIFO
-// On) shuts the valve while the task counts; otherwise the first task
-// starts it, with log for its warning. It returns the first error, with
-// the threads it could raise raised.
+// add counts the task on thread tid; the first raises every SCHED_OTHER
+// thread of the process to SCHED_FIFO 1 and starts the valve. forced
+// (RuntimeFIFO On) shuts the valve while the task counts. It returns the
+// first error; the threads it could raise stay raised.
 func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -92,8 +74,7 @@ func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
 	return b.raise()
 }
 
-// raise sets every SCHED_OTHER thread of the process to SCHED_FIFO 1.
-// Under mu.
+// raise sets every SCHED_OTHER thread to SCHED_FIFO 1. Under mu.
 func (b *fifoBoard) raise() error {
 	var first error
 	err := b.settle(func(t int) bool {
@@ -117,8 +98,8 @@ func (b *fifoBoard) raise() error {
 	return first
 }
 
-// lower gives every thread at SCHED_FIFO 1 that is not a counted task's
-// SCHED_OTHER back. Under mu.
+// lower sets every FIFO 1 thread but the counted tasks' back to
+// SCHED_OTHER. Under mu.
 func (b *fifoBoard) lower() {
 	_ = b.settle(func(t int) bool {
 		if p, prio, err := b.get(t); err != nil || p != sys.SchedFIFO || prio != 1 {
@@ -134,10 +115,8 @@ func (b *fifoBoard) lower() {
 // settlePasses bounds settle's passes over the process's threads.
 const settlePasses = 8
 
-// settle applies change to every thread of the process, again while a
-// pass changed one: a thread made during a pass by a thread not yet
-// changed inherits the old policy, and only a pass that changes nothing
-// shows that every thread that can make one has the new.
+// settle applies change to every thread, again while a pass changed one:
+// a thread made during a pass inherits its maker's old policy.
 func (b *fifoBoard) settle(change func(tid int) bool) error {
 	for range settlePasses {
 		tids, err := b.threads()
@@ -157,10 +136,8 @@ func (b *fifoBoard) settle(change func(tid int) bool) error {
 	return nil
 }
 
-// remove uncounts the task on thread tid (already off SCHED_FIFO, or
-// ending; called from its own thread, which is still there to read);
-// the last one gives back every thread of the process at SCHED_FIFO 1
-// that is not a counted task's, and stops the valve.
+// remove uncounts the task on thread tid, from that thread; the last one
+// lowers the other threads and stops the valve.
 func (b *fifoBoard) remove(tid int, forced bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -186,10 +163,8 @@ func (b *fifoBoard) remove(tid int, forced bool) {
 	b.lower()
 }
 
-// other is the CPU time, in ns, that the process's threads other than
-// the counted tasks have used: the process's, less what the counted
-// tasks used while counted. It is -1 when a clock cannot be read. Under
-// mu.
+// other is the process's CPU time in ns less what the counted tasks used
+// while counted, or -1 when a clock cannot be read. Under mu.
 func (b *fifoBoard) other() int64 {
 	all := b.cpu(sys.ProcessClock)
 	if all < 0 {
@@ -206,10 +181,9 @@ func (b *fifoBoard) other() int64 {
 	return all
 }
 
-// check is the valve's tick: it samples other() and, while the valve is
-// open and the threads raised, gives them SCHED_OTHER back once they
-// used valveShare of a CPU over the last valveTicks ticks. It reports
-// whether it did.
+// check is the valve's tick: while the valve is open, it lowers the
+// threads once they used valveShare of a CPU over the last valveTicks
+// ticks, and reports whether it did.
 func (b *fifoBoard) check() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -236,9 +210,9 @@ func (b *fifoBoard) check() bool {
 	return true
 }
 
-// reraise raises threads made since the last pass: a thread made by a
-// task's thread (reset on fork) or by the runtime's template thread
-// made by one starts SCHED_OTHER. Not after the valve tripped.
+// reraise raises threads made since the last pass: those made by a task's
+// thread (reset on fork), or by the runtime's template thread made by one,
+// start SCHED_OTHER. Not after the valve tripped.
 func (b *fifoBoard) reraise() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -247,7 +221,7 @@ func (b *fifoBoard) reraise() {
 	}
 }
 
-// tick runs check, and reraise, every b.every until stop is closed.
+// tick runs check, or reraise, every b.every until stop is closed.
 func (b *fifoBoard) tick(stop <-chan struct{}) {
 	t := time.NewTicker(b.every)
 	defer t.Stop()
@@ -263,10 +237,9 @@ func (b *fifoBoard) tick(stop <-chan struct{}) {
 	}
 }
 
-// runtimeFIFO reports whether a task starting on rt with policy p counts
-// on the board, and whether it forces it (Options.RuntimeFIFO On): On,
-// or Auto for a SCHED_FIFO or SCHED_RR task, on a real-time flavor with
-// OS threads.
+// runtimeFIFO reports whether a task with policy p counts on the board
+// (On, or Auto for SCHED_FIFO and SCHED_RR, on a real-time flavor with OS
+// threads) and whether it forces it (On).
 func (rt *RT) runtimeFIFO(p sys.Policy) (count, forced bool) {
 	if !rt.traits.OSThreads || !rt.info.RealTime {
 		return false, false

@@ -14,20 +14,17 @@ import (
 )
 
 // DefaultSpinBound is how long a SCHED_FIFO task's thread may keep its CPU
-// without a single context switch before the spin guard lets the threads
-// below it run (Options.SpinGuard): a task's bound is this or its period,
-// whichever is longer.
+// without a context switch before the spin guard demotes it
+// (Options.SpinGuard); a task's bound is this or its period if longer.
 const DefaultSpinBound = 3 * time.Millisecond
 
 // spinGuardTick is how often the guard looks at the watched threads.
 const spinGuardTick = time.Millisecond
 
-// spinBound is t's bound: DefaultSpinBound, or the period when longer, so
-// that a body which legitimately runs most of its period is left alone.
+// spinBound is a task's bound: a body may run most of its period.
 func spinBound(spec TaskSpec) time.Duration { return max(DefaultSpinBound, spec.Period) }
 
-// spinGuardState is an RT's spin guard, started by the first task that
-// runs under a real-time policy (Options.SpinGuard).
+// spinGuardState is an RT's spin guard, started by its first real-time task.
 type spinGuardState struct {
 	mu      sync.Mutex // serialises start and close
 	guard   *spinguard.Guard
@@ -39,9 +36,8 @@ type spinGuardState struct {
 	watchdg sync.Map // tid -> struct{}: the watchdog thread
 }
 
-// startSpinGuard starts rt's spin guard if it is to run and has not been
-// tried yet. It fails only when Options.SpinGuard is On and the guard
-// cannot run; with Auto it warns once and the tasks run unguarded.
+// startSpinGuard starts rt's spin guard once. It fails only when
+// Options.SpinGuard is On and the guard cannot run; Auto warns instead.
 func (rt *RT) startSpinGuard() error {
 	if rt.opts.SpinGuard == Off || !rt.info.RealTime || !rt.traits.OSThreads {
 		return nil
@@ -69,9 +65,8 @@ func (rt *RT) startSpinGuard() error {
 	return nil
 }
 
-// guardTask puts t's thread under the spin guard, when there is one and
-// the thread runs under a real-time policy. The task's goroutine calls it
-// on its thread before Start returns.
+// guardTask puts t's real-time thread under the spin guard, if one runs.
+// Called on the task's thread before Start returns.
 func (t *Task) guardTask() {
 	if t.binding.Policy != sys.SchedFIFO && t.binding.Policy != sys.SchedRR {
 		return
@@ -90,9 +85,9 @@ func (t *Task) guardTask() {
 	}
 }
 
-// unguardTask takes t's thread off the spin guard: before the thread
-// ends (its tid may be reused) and before the watchdog demotes it for
-// good. It neither allocates nor blocks.
+// unguardTask takes t's thread off the spin guard, before the thread ends
+// (its tid may be reused) or the watchdog demotes it. It neither allocates
+// nor blocks.
 func (t *Task) unguardTask() {
 	if g := t.guarded; g != nil {
 		_ = g.Unwatch(t.binding.Tid)
@@ -126,8 +121,7 @@ func (rt *RT) spinEvent(e spinguard.Event) {
 	}
 }
 
-// closeSpinGuard ends rt's spin guard; Close calls it once the tasks have
-// ended.
+// closeSpinGuard ends rt's spin guard, once the tasks have ended.
 func (rt *RT) closeSpinGuard() error {
 	s := &rt.spin
 	s.mu.Lock()

@@ -13,8 +13,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
-// taskStats is written by the task's goroutine only (plain atomic stores)
-// and read by Stats from anywhere.
+// taskStats is written by the task's goroutine only and read from anywhere.
 type taskStats struct {
 	cycles      atomic.Int64
 	overruns    atomic.Int64
@@ -36,60 +35,44 @@ func (s *taskStats) init(bound time.Duration) {
 	s.exec = hist.New(time.Microsecond, bound)
 }
 
-// Stats is a snapshot of a task's statistics. Latency is the wake-up
-// lateness of each release (woken − scheduled release, cyclictest's
-// sample); Exec is the time the body took each cycle (its jitter shows
-// interference such as an hrtimer storm).
+// Stats is a snapshot of a task's statistics.
 type Stats struct {
-	Name     string
-	Period   time.Duration
-	Cycles   int64
-	Overruns int64
-	// WaitErrors counts sleeps the kernel failed (should stay 0).
-	WaitErrors int64
-	// Latency is the wake-up lateness of each cycle, Exec its execution
-	// time: 1 µs buckets up to the task's HistogramBound, an overflow
-	// count, and exact count, sum, minimum and maximum
-	// (go doc rtapi/hist.Snapshot).
+	Name       string
+	Period     time.Duration
+	Cycles     int64
+	Overruns   int64
+	WaitErrors int64 // sleeps the kernel failed (should stay 0)
+	// Latency is each wake-up's lateness (woken − release, cyclictest's
+	// sample), Exec each body's run time: 1 µs buckets up to the task's
+	// HistogramBound (go doc rtapi/hist.Snapshot).
 	Latency hist.Snapshot
 	Exec    hist.Snapshot
-	// Counters of the task's thread from getrusage(RUSAGE_THREAD),
-	// sampled about every 100 ms and when the task ends; always 0 on
-	// the sim flavor.
+	// The thread's getrusage(RUSAGE_THREAD) counters, sampled about every
+	// 100 ms and at the end; 0 on the sim flavor.
 	MinorFaults         int64
 	MajorFaults         int64
 	VoluntarySwitches   int64
 	InvoluntarySwitches int64
-	// Interference counts, cycle by cycle, what the kernel and the Go
-	// runtime did to the task (preemptions, scheduler parks, GC, page
-	// faults) and attributes late wake-ups to them; see Interference.
+	// Interference counts what held the task up, cycle by cycle.
 	Interference Interference
-	// Policy, Priority, CPUs, Wake and Degraded: what the thread runs with.
-	// Policy is "SCHED_FIFO", "SCHED_OTHER" (not real-time), or
-	// PolicyVirtual on the sim flavor, where Priority is the task's
-	// virtual priority on the virtual clock.
+	// What the thread runs with. Policy is "SCHED_FIFO", "SCHED_OTHER"
+	// (not real-time), or PolicyVirtual on the sim flavor, where Priority
+	// is the task's virtual priority.
 	Policy   string
 	Priority int
 	CPUs     []int
 	Wake     string
 	Degraded string
-	// SpinBreaks counts the times the spin guard found the task's thread
-	// on its CPU for its whole spin bound without a context switch (a
-	// spin in the Go runtime, or a body that never sleeps) and let the
-	// threads below it run (Options.SpinGuard).
+	// SpinBreaks counts the spin guard's demotions of the task's thread
+	// (Options.SpinGuard).
 	SpinBreaks int64
-	// GCShield says whether the task's sleeps keep their P ("on"), and
-	// if not, why ("off: ..."): the shield is off for this task, its
-	// period is under GCShieldMinPeriod, or no P is left for it (see
-	// TaskSpec.GCShield). It changes when another task starts or ends,
-	// but not once RT.Close has begun: after Close it is what the task
-	// had while the set ran. Empty before the task starts.
+	// GCShield is "on" when the task's sleeps keep their P, else "off:"
+	// and why (TaskSpec.GCShield). It changes as other tasks start and
+	// end, until RT.Close begins. Empty before the task starts.
 	GCShield string
-	// TraceMarks counts the markers the trace hook wrote to the kernel's
-	// trace (TaskSpec.TraceMark; the kernel refuses those written after
-	// tracing stopped, and they are not counted); TraceStopCycle is the cycle whose
-	// wake-up stopped tracing (TaskSpec.TraceStop), 0 if none did, and
-	// TraceStopLatency how late that wake-up was.
+	// TraceMarks counts the markers the kernel took (TaskSpec.TraceMark);
+	// TraceStopCycle is the cycle whose wake-up stopped tracing
+	// (TaskSpec.TraceStop), 0 if none, TraceStopLatency how late it was.
 	TraceMarks       int64
 	TraceStopCycle   int64
 	TraceStopLatency time.Duration
@@ -104,13 +87,10 @@ func (t *Task) Stats() Stats {
 	return s
 }
 
-// StatsFolded returns the task's Stats with its latency and execution-time
-// histograms folded at upper (hist.Histogram.Fold), what a metrics
-// exporter needs. It reads only the buckets in use and allocates no
-// bucket copies, where Stats copies every bucket up to HistogramBound. In
-// the Stats it returns, Latency and Exec have no Counts; their Count, Sum,
-// Min, Max and Overflow are the folds'. It may be called from any
-// goroutine at any time. It allocates.
+// StatsFolded returns the task's Stats with its histograms folded at upper
+// (hist.Histogram.Fold), for a metrics exporter: it copies no buckets.
+// The Stats' Latency and Exec have no Counts; their totals are the folds'.
+// It may be called from any goroutine at any time. It allocates.
 func (t *Task) StatsFolded(upper []time.Duration) (s Stats, latency, exec hist.Folded) {
 	s = t.counters()
 	latency, exec = t.stats.latency.Fold(upper), t.stats.exec.Fold(upper)
@@ -127,8 +107,7 @@ func foldedSummary(f hist.Folded, width time.Duration) hist.Snapshot {
 func (t *Task) counters() Stats {
 	b := t.Binding()
 	s := &t.stats
-	// The late wake-ups before the latency histogram: each late one was
-	// recorded there first, so Late never exceeds Latency.Count.
+	// Read before the latency histogram, so Late never exceeds its Count.
 	intf := s.intf.snapshot(t.spec.LateThreshold)
 	st := Stats{
 		Name:                t.spec.Name,
@@ -149,13 +128,13 @@ func (t *Task) counters() Stats {
 		GCShield:            t.shieldNote(),
 		SpinBreaks:          s.spinBreaks.Load(),
 	}
-	t.traceStatsOf(&st)
+	st.TraceMarks = s.trace.marks.Load()
+	st.TraceStopCycle = s.trace.stopCycle.Load()
+	st.TraceStopLatency = time.Duration(s.trace.stopLatency.Load())
 	return st
 }
 
-// MaxJitter is LinuxCNC latency-test's jitter: how far the interval
-// between two releases strayed from the period, estimated from the
-// latency extremes (max latency − min latency).
+// MaxJitter is LinuxCNC latency-test's jitter: max − min latency.
 func (s Stats) MaxJitter() time.Duration {
 	if s.Latency.Count == 0 {
 		return 0
@@ -164,15 +143,13 @@ func (s Stats) MaxJitter() time.Duration {
 }
 
 // Since returns the statistics of the cycles after mark, an earlier
-// Stats of the same task: what happened since the task settled, or in one
-// window of a long run.
+// Stats of the same task:
 //
 //	mark := servo.Stats() // after warming up
 //	...
 //	window, err := servo.Stats().Since(mark)
 //
-// Counters are differences; Latency and Exec are hist.Snapshot.Sub (exact
-// counts, extremes to bucket resolution unless a new one was set); what the
+// Counters are differences, Latency and Exec hist.Snapshot.Sub; what the
 // thread runs with (Policy, CPUs, GCShield, ...) is the later value. It
 // fails with ErrInvalid when mark is of another task or is not earlier.
 func (s Stats) Since(mark Stats) (Stats, error) {
@@ -205,8 +182,7 @@ func (s Stats) Since(mark Stats) (Stats, error) {
 	return d, nil
 }
 
-// PolicyVirtual is Stats.Policy on the sim flavor: the task is scheduled
-// by virtual priority on a virtual clock, not by the kernel.
+// PolicyVirtual is Stats.Policy on the sim flavor.
 const PolicyVirtual = "virtual"
 
 // policyName is Stats.Policy for a binding.
@@ -221,18 +197,15 @@ func policyName(b backend.Binding) string {
 //
 //	servo: SCHED_FIFO prio 90 wake posix-timer cycles 1000 overruns 0 latency min 3µs avg 5µs p99 9µs max 21µs
 //
-// On the sim flavor the policy reads "virtual" and the priority is the
-// virtual one. p99 is the upper edge of a 1 µs bucket, capped at max.
-// It allocates.
+// p99 is the upper edge of a 1 µs bucket, capped at max. It allocates.
 func (s Stats) String() string {
 	var b strings.Builder
 	writeStatsLine(&b, s, s.Name+":", 0, 0, 0, 0)
 	return b.String()
 }
 
-// WriteStats writes one line per task, as String does but without the
-// colon and with the columns aligned (names padded to at least 14
-// columns), as examples/twotasks prints:
+// WriteStats writes one line per task, as String does but with no colon
+// and the columns aligned, as examples/twotasks prints:
 //
 //	task-100µs     SCHED_FIFO prio 98 wake posix-timer cycles  10068 overruns  148 latency min 3.021µs avg 70.596µs p99 161µs max 214.739µs
 //	task-1ms       SCHED_FIFO prio 97 wake posix-timer cycles   1004 overruns    2 latency min 9.48µs avg 65.496µs p99 180µs max 2.810166ms

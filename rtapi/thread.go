@@ -7,15 +7,10 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// goLocked runs fn on a new goroutine locked to an OS thread of its own,
-// never the process's main thread, and never unlocks it: when fn returns
-// (or calls runtime.Goexit) the runtime destroys the thread, whatever fn
-// left on it (SCHED_FIFO, an affinity, blocked signals). The thread is
-// locked twice (the locks nest), so that one stray runtime.UnlockOSThread
-// in a task body cannot hand it back to Go's pool. HACKING.md
-// ("Thread ownership") says why the main thread is avoided. A goroutine
-// started from main usually runs next on main's thread, so the first one
-// holds that thread locked while it starts fn's goroutine elsewhere.
+// goLocked runs fn on a new goroutine locked twice to an OS thread of its
+// own, never the main thread, and never unlocked: the thread dies with fn
+// (HACKING.md, "Thread ownership"). A goroutine started from main usually
+// runs on main's thread, so the first one holds it while it starts fn's.
 func goLocked(fn func()) {
 	go func() {
 		runtime.LockOSThread()

@@ -6,12 +6,9 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Now returns CLOCK_MONOTONIC in nanoseconds (rtapi_get_time). It is the
-// clock task deadlines are expressed in on the Linux flavors. On the sim
-// flavor it is still the real monotonic clock: read virtual time through
-// the instance (RT.Now) or the task (TaskContext.Now, Cycle.Now), so that
-// code under test does not depend on which simulation is open. It reads
-// the vDSO clock, with no system call.
+// Now returns CLOCK_MONOTONIC in nanoseconds from the vDSO
+// (rtapi_get_time), also on the sim flavor: virtual time is RT.Now or
+// TaskContext.Now.
 // RT-safe.
 func Now() int64 { return sys.Nanotime() }
 
@@ -19,8 +16,8 @@ func Now() int64 { return sys.Nanotime() }
 // longer waits belong in a sleep, not a spin.
 const DelayMax = 10 * time.Microsecond
 
-// Delay busy-waits for d, at most DelayMax (rtapi_delay). It is meant for
-// short hardware settle times inside a task body.
+// Delay busy-waits for d, at most DelayMax (rtapi_delay): for short
+// hardware settle times in a task body.
 // RT-safe.
 func Delay(d time.Duration) {
 	d = min(d, DelayMax)

@@ -6,19 +6,17 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"time"
 
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
-// This file is the trace hook (TaskSpec.TraceMark, TraceStop): the
-// tracefs files are opened when the task starts, and a late wake-up costs
-// one write system call of a buffer formatted in place.
+// The trace hook (TaskSpec.TraceMark, TraceStop): tracefs files opened at
+// Start; a late wake-up costs one write of a buffer formatted in place.
 
 const tracePrefix = "gortapi: task "
 
-// tracer is a task's open tracefs files and its marker buffer. It belongs
-// to the task's goroutine once the task runs.
+// tracer is a task's open tracefs files and marker buffer, owned by the
+// task's goroutine once it runs.
 type tracer struct {
 	threshold int64 // ns; 0: no trace hook
 	marker    int   // trace_marker, or -1
@@ -37,8 +35,7 @@ type traceStats struct {
 
 var traceOff = [1]byte{'0'}
 
-// traceDir returns the tracing directory a task's trace hook writes in:
-// spec's TraceDir, or the live system's tracefs.
+// traceDir returns spec's TraceDir, or the live system's tracefs.
 func traceDir(spec TaskSpec) (string, error) {
 	if spec.TraceDir != "" {
 		return spec.TraceDir, nil
@@ -53,8 +50,7 @@ func traceDir(spec TaskSpec) (string, error) {
 	return dir, nil
 }
 
-// open opens the tracefs files of spec's trace hook; with no TraceMark it
-// does nothing.
+// open opens the tracefs files of spec's trace hook, if any.
 func (tr *tracer) open(spec TaskSpec) error {
 	tr.marker, tr.on = -1, -1
 	tr.threshold = int64(spec.TraceMark)
@@ -105,8 +101,8 @@ func (tr *tracer) close() {
 	}
 }
 
-// traceLate writes the marker of a wake-up latency ns late in the given cycle
-// and, with TraceStop, stops tracing the first time.
+// traceLate writes the marker of a wake-up latency ns late in cycle and,
+// with TraceStop, stops tracing the first time.
 // RT-safe.
 func (tc *TaskContext) traceLate(latency, cycle int64) {
 	tr := &tc.trace
@@ -128,8 +124,8 @@ func (tc *TaskContext) traceLate(latency, cycle int64) {
 	}
 }
 
-// formatInt writes v in decimal at the start of b (at least 20 bytes
-// long for any v) and returns the bytes written. Negative v writes 0.
+// formatInt writes v (0 if negative) in decimal at the start of b, which
+// holds 20 bytes, and returns the bytes written.
 func formatInt(b []byte, v int64) int {
 	if v <= 0 {
 		b[0] = '0'
@@ -145,15 +141,7 @@ func formatInt(b []byte, v int64) int {
 	return copy(b, tmp[i:])
 }
 
-// traceStatsOf fills in s's trace-hook fields.
-func (t *Task) traceStatsOf(s *Stats) {
-	s.TraceMarks = t.stats.trace.marks.Load()
-	s.TraceStopCycle = t.stats.trace.stopCycle.Load()
-	s.TraceStopLatency = time.Duration(t.stats.trace.stopLatency.Load())
-}
-
-// checkTrace validates spec's trace hook; virtual says the flavor runs
-// on a virtual clock, which has no kernel wake-ups to trace.
+// checkTrace validates spec's trace hook; virtual: a virtual clock.
 func checkTrace(spec TaskSpec, virtual bool) error {
 	switch {
 	case spec.TraceMark < 0:

@@ -13,7 +13,7 @@ func sysOpenWrite(path string) (int, error) {
 
 func sysClose(fd int) { _ = unix.Close(fd) }
 
-// rawWrite writes n bytes at p to fd with one raw system call; it reports
+// rawWrite writes n bytes at p to fd with one raw system call and reports
 // whether the kernel took them.
 // RT-safe.
 func rawWrite(fd int, p *byte, n int) bool {

@@ -12,40 +12,32 @@ import (
 	"github.com/gortapi/gortapi/internal/watchdog"
 )
 
-// The watchdog (TaskSpec.Watchdog): one thread per real-time instance;
-// internal/watchdog has the mechanism.
+// The watchdog (TaskSpec.Watchdog): internal/watchdog; docs/GC.md,
+// "Watchdog".
 
-// Watchdog defaults. A task's timeout is TaskSpec.Watchdog, or
-// DefaultWatchdogPeriods periods plus DefaultWatchdogSlack. The slack is
-// generous because a healthy task can be held off its CPU by the machine
-// (host steal, SMIs, interrupt storms: tens of milliseconds on a busy
-// virtual machine), and a false positive demotes a healthy task.
+// Watchdog defaults: a task's timeout is TaskSpec.Watchdog, or
+// DefaultWatchdogPeriods periods plus DefaultWatchdogSlack. The slack
+// covers a healthy task held off its CPU by the machine (host steal,
+// SMIs), which a false positive would demote.
 const (
 	DefaultWatchdogPeriods = 5
 	DefaultWatchdogSlack   = 50 * time.Millisecond
-	// WatchdogPriority is the SCHED_FIFO priority of the watchdog thread:
-	// the kernel's highest, one above PrioHighest. Where RLIMIT_RTPRIO
-	// caps the task priorities, the watchdog runs one above the cap.
+	// WatchdogPriority is the watchdog thread's SCHED_FIFO priority, the
+	// kernel's highest; under an RLIMIT_RTPRIO cap it runs at PrioHighest+1.
 	WatchdogPriority = sys.FIFOPrioMax
 )
 
-// FaultError is what Wait returns for a task the watchdog faulted: the task
-// did not complete a cycle within its watchdog timeout while its thread
-// kept the CPU busy, so the thread was demoted to SCHED_OTHER. The body may
-// still be running (Go cannot kill a goroutine); if it ever returns to
-// WaitPeriod, WaitPeriod returns false.
+// FaultError is what Wait returns for a task whose thread kept its CPU
+// busy for its watchdog timeout without completing a cycle, and was
+// demoted to SCHED_OTHER. The body may still be running (Go cannot kill a
+// goroutine); if it returns to WaitPeriod, WaitPeriod returns false.
 type FaultError struct {
-	Task string
-	// Timeout is the task's watchdog timeout; Stalled how long it had gone
-	// without completing a cycle when it was caught.
-	Timeout time.Duration
-	Stalled time.Duration
-	// Cycles is the number of cycles the task had completed.
-	Cycles int64
-	// Tid is the demoted thread; DemoteErr is why demotion failed, if it
-	// did (the thread then keeps its real-time policy).
-	Tid       int
-	DemoteErr error
+	Task      string
+	Timeout   time.Duration
+	Stalled   time.Duration // time since the last completed cycle
+	Cycles    int64         // cycles completed
+	Tid       int           // the demoted thread
+	DemoteErr error         // why demotion failed; the thread then stays real-time
 }
 
 func (e *FaultError) Error() string {
@@ -63,8 +55,7 @@ func (e *FaultError) Is(target error) bool { return target == ErrFaulted }
 // Unwrap returns the demotion failure, if any.
 func (e *FaultError) Unwrap() error { return e.DemoteErr }
 
-// taskWatch is a task's part of the watchdog: its Entry, and the fault
-// the watchdog reports through Wait and Faulted.
+// taskWatch is a task's watchdog Entry and the fault Wait and Faulted report.
 type taskWatch struct {
 	watchdog.Entry // Timeout 0: not watched
 	faulted        atomic.Bool
@@ -72,8 +63,7 @@ type taskWatch struct {
 	fault          *FaultError   // built at NewTask, filled in and published by closing faultc
 }
 
-// watchTimeout resolves TaskSpec.Watchdog: negative disables, zero picks
-// the default for periodic tasks (none for tasks that are not periodic).
+// watchTimeout resolves TaskSpec.Watchdog; 0: not watched.
 func watchTimeout(spec TaskSpec) time.Duration {
 	switch {
 	case spec.Watchdog < 0:
@@ -86,8 +76,7 @@ func watchTimeout(spec TaskSpec) time.Duration {
 	return 0
 }
 
-// watchSubject is a Task as the watchdog sees it (watchdog.Subject),
-// without adding methods to Task.
+// watchSubject is a Task as a watchdog.Subject, without adding methods to Task.
 type watchSubject Task
 
 func (s *watchSubject) Cycles() int64 { return s.stats.cycles.Load() }
@@ -95,7 +84,7 @@ func (s *watchSubject) Cycles() int64 { return s.stats.cycles.Load() }
 func (s *watchSubject) Ended() bool { return s.wd.faulted.Load() || s.state.Load() == stateDone }
 
 // Fault demotes the task's thread, marks it faulted and wakes its
-// waiters. It allocates nothing: the error was built by NewTask.
+// waiters. It allocates nothing.
 func (s *watchSubject) Fault(stalled, cycles int64) {
 	t := (*Task)(s)
 	tid := int(t.stats.tid.Load())
@@ -111,10 +100,8 @@ func (s *watchSubject) Fault(stalled, cycles int64) {
 	t.rt.taskEnded()
 }
 
-// watch puts t under the watchdog of its RT, starting that watchdog if
-// needed. It is called from Start once the task's thread is set up. On
-// flavors that are not real-time, or with the watchdog disabled for t, it
-// does nothing.
+// watch puts t under its RT's watchdog, starting it if needed, on a
+// real-time flavor with t's watchdog on. Called from Start.
 func (t *Task) watch() {
 	if !t.rt.info.RealTime || t.wd.Timeout == 0 {
 		return
@@ -129,8 +116,7 @@ func (t *Task) watch() {
 	wd.Add(&t.wd.Entry, int(t.stats.tid.Load()))
 }
 
-// unwatch takes t off its RT's watchdog, if it is on it. The task calls it
-// as it ends, so that the watchdog's loop scans live tasks only.
+// unwatch takes t off its RT's watchdog as the task ends.
 func (t *Task) unwatch() {
 	rt := t.rt
 	rt.mu.Lock()
@@ -141,9 +127,8 @@ func (t *Task) unwatch() {
 	}
 }
 
-// newWatchdog makes rt's watchdog: one above the tasks (below 99 where
-// RLIMIT_RTPRIO caps them), its own thread under the spin guard, faults
-// logged.
+// newWatchdog makes rt's watchdog: one above the tasks, its own thread
+// under the spin guard, faults logged.
 func (rt *RT) newWatchdog() *watchdog.Dog {
 	var guarded atomic.Pointer[spinguard.Guard] // the spin guard watching the loop's thread
 	return watchdog.New(watchdog.Config{
@@ -169,10 +154,9 @@ func (rt *RT) newWatchdog() *watchdog.Dog {
 	})
 }
 
-// guardWatchdog puts the watchdog's thread under the spin guard, if one
-// runs and the thread is SCHED_FIFO, and returns the guard: the thread
-// returns from its sleeps through the Go scheduler, where it can spin
-// like any task thread, and nothing in the process runs above it.
+// guardWatchdog puts the watchdog's SCHED_FIFO thread under the spin
+// guard, if one runs, and returns the guard: it wakes through the Go
+// scheduler and can spin like any task thread.
 func (rt *RT) guardWatchdog(tid int) *spinguard.Guard {
 	s := &rt.spin
 	s.mu.Lock()
@@ -190,9 +174,8 @@ func (rt *RT) guardWatchdog(tid int) *spinguard.Guard {
 	return g
 }
 
-// stopWatchdog waits, at most d, for rt's watchdog to exit, which it does
-// within one tick once no watched task is left. Close may call it after
-// stopping the tasks, so that nothing of rt runs after Close returns.
+// stopWatchdog waits at most d for rt's watchdog to exit, within a tick
+// of its last task ending.
 func (rt *RT) stopWatchdog(d time.Duration) {
 	rt.mu.Lock()
 	wd := rt.wd
