@@ -259,7 +259,7 @@ func (s Snapshot) Mean() time.Duration {
 
 // Quantile returns the value below which a fraction q in (0, 1] of the
 // samples lie (0.99 for p99): the upper edge of its bucket, capped at Max;
-// Max for overflow, 0 without samples. Another q, such as 99 or NaN, is an
+// Max when it falls in the overflow, 0 without samples. Another q, such as 99 or NaN, is an
 // error matching rtapi.ErrInvalid, the only case that allocates.
 func (s Snapshot) Quantile(q float64) (time.Duration, error) {
 	if !(q > 0 && q <= 1) {

@@ -25,12 +25,12 @@ const piTakeoverTries = 1024 // bounds Lock's take-overs of a dead holder's word
 // its holder runs at the priority of its highest waiter. Its zero value is
 // unlocked; it is 8 bytes and pointer-free.
 //
-// The lock belongs to a thread: Lock locks the calling goroutine to its OS
-// thread until the same goroutine's Unlock (nesting with its own
-// runtime.LockOSThread). A Lock that gets the lock of a thread that exited
-// holding it returns ErrOwnerDead; a reused thread id reads as alive. A peer
-// that may write the segment may name any thread as holder and so boost it:
-// share a PIMutex only with trusted writers (docs/SECURITY.md).
+// The lock belongs to a thread: a Lock or TryLock that takes it locks the
+// calling goroutine to its OS thread until the same goroutine's Unlock
+// (nesting with its own runtime.LockOSThread). Taking the lock of a thread
+// that exited holding it returns ErrOwnerDead; a reused thread id reads as
+// alive. A peer that may write the segment may name any thread as holder and
+// so boost it: share a PIMutex only with trusted writers (docs/SECURITY.md).
 type PIMutex struct {
 	word uint32
 	_    uint32

@@ -58,8 +58,8 @@ type ring struct {
 	data  []byte // exactly the capacity: the private geometry
 	mask  uint64
 	align uint64 // positions are multiples of this: 8 (records) or 1 (bytes)
-	// Each side's fields share a cache line; the cached copy of the other
-	// side's position is refreshed only when it says full or empty.
+	// Each side's fields have their own cache line; its cached copy of the
+	// other side's position is refreshed only when it says full or empty.
 	_          [64]byte
 	head       uint64 // producer: bytes ever written, published to h.head
 	cachedTail uint64 // producer's view of tail, validated

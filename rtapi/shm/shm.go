@@ -70,8 +70,9 @@ type Options struct {
 	// without Group, write is ErrInvalid.
 	Mode os.FileMode
 	// Group (a name or gid) shares segments with its members, each then
-	// trusted as a writer: created segments get this group, and attach
-	// accepts another user's segment of this group.
+	// trusted as a writer: created segments get this group (the creator
+	// must be root or a member), and attach accepts another user's
+	// segment of this group.
 	Group string
 	// AllowUIDs lists further users whose segments are attached.
 	AllowUIDs []int
