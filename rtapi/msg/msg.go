@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -43,17 +44,7 @@ func (l Level) String() string {
 	case LevelAll:
 		return "ALL"
 	}
-	return "Level(" + itoa(int(l)) + ")"
-}
-
-func itoa(n int) string {
-	if n < 0 {
-		return "-" + itoa(-n)
-	}
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + itoa(n%10)
+	return "Level(" + strconv.Itoa(int(l)) + ")"
 }
 
 // ErrInvalid is rtapi.ErrInvalid: a bad argument.
