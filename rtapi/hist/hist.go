@@ -2,17 +2,11 @@
 // number of concurrent readers, the shape cyclictest -h and LinuxCNC's
 // latency-histogram print.
 //
-// Record is RT-safe: exactly one goroutine (the task that owns the
-// histogram) writes, with atomic stores (four per sample, one more for
-// each new minimum, maximum or highest bucket) and no lock. Snapshot may run on any goroutine at any
-// time and never blocks the writer. A snapshot is self-consistent: the
-// writer brackets each sample with a sequence count (a seqlock with one
-// writer), and the reader copies again when a sample landed during its
-// copy, so Count, Sum, Min, Max and the buckets describe the same samples.
-//
-// Snapshot and Fold read only the buckets up to the highest one in use,
-// so their cost follows the samples, not the bound; Fold allocates only
-// its result, which is what a metrics scrape should cost.
+// One goroutine records, with atomic stores and no lock (Record is
+// RT-safe); Snapshot and Fold run on any goroutine, never delay it, and
+// return Count, Sum, Min, Max and buckets of the same samples. They read
+// only the buckets up to the highest in use, so they cost what the samples
+// cost, not the bound.
 //
 // Example (example_test.go): a task's histogram, read as a snapshot, its
 // percentiles, and Sub for what happened since a mark.
@@ -32,13 +26,11 @@ import (
 // up to a bound, plus an overflow count, and tracks count, sum, minimum and
 // maximum exactly.
 type Histogram struct {
-	// seq is odd while Record updates the counters; a reader whose copy
-	// began and ended at the same even seq saw no update in between.
+	// seq is odd while Record updates the counters (a one-writer seqlock).
 	seq     atomic.Uint64
 	width   int64
 	buckets []atomic.Uint64
-	// top is the highest bucket that ever held a sample (0 when none):
-	// buckets past it are zero, and readers stop there.
+	// top is the highest bucket that ever held a sample (0 when none).
 	top      atomic.Int64
 	overflow atomic.Uint64
 	sum      atomic.Int64
@@ -47,17 +39,14 @@ type Histogram struct {
 }
 
 // New returns a histogram of buckets width wide covering [0, bound).
-// Samples at or past bound land in the overflow count; negative samples
-// land in bucket 0 (and still count in Min). New panics on a non-positive
-// width or a bound smaller than width: callers validate user input first
-// (see Validate).
+// Samples at or past bound count as overflow, negative ones in bucket 0. It
+// panics on what Validate refuses.
 func New(width, bound time.Duration) *Histogram {
 	if err := Validate(width, bound); err != nil {
 		panic("hist.New: " + err.Error())
 	}
 	n := (int64(bound) + int64(width) - 1) / int64(width)
-	// make zeroes the buckets: leaving them untouched keeps a large
-	// bound's pages unmapped until samples land there.
+	// Untouched zero pages stay unmapped until samples land there.
 	h := &Histogram{width: int64(width), buckets: make([]atomic.Uint64, n)}
 	h.min.Store(math.MaxInt64)
 	h.max.Store(math.MinInt64)
@@ -67,8 +56,8 @@ func New(width, bound time.Duration) *Histogram {
 // MaxBuckets bounds the memory one histogram takes (8 bytes a bucket).
 const MaxBuckets = 1 << 20
 
-// Validate reports whether New accepts width and bound: nil, or an error
-// matching rtapi.ErrInvalid that says what is wrong.
+// Validate returns nil if New accepts width and bound, else an error
+// matching rtapi.ErrInvalid.
 func Validate(width, bound time.Duration) error {
 	switch {
 	case width <= 0:
@@ -87,9 +76,8 @@ func (h *Histogram) Record(d time.Duration) {
 	ns := int64(d)
 	seq := h.seq.Load()
 	h.seq.Store(seq + 1)
-	// Minimum and maximum before the count: a reader that falls back to
-	// an unsynchronised copy (see Snapshot), reading the counts first,
-	// never counts a sample its Min and Max do not cover.
+	// Min and Max before the counts, which an unsynchronised reader
+	// loads first: it never counts a sample outside [Min, Max].
 	if ns < h.min.Load() {
 		h.min.Store(ns)
 	}
@@ -102,8 +90,7 @@ func (h *Histogram) Record(d time.Duration) {
 		i = 0
 	}
 	if i < int64(len(h.buckets)) {
-		// top before the bucket: a reader that loads top first
-		// and then sees the same seq has every counted bucket.
+		// top before the bucket, which readers load after top.
 		if i > h.top.Load() {
 			h.top.Store(i)
 		}
@@ -133,30 +120,22 @@ func (h *Histogram) Width() time.Duration { return time.Duration(h.width) }
 // Bound is the upper end of the last bucket.
 func (h *Histogram) Bound() time.Duration { return time.Duration(h.width * int64(len(h.buckets))) }
 
-// snapshotTries bounds how often Snapshot copies again because a sample
-// landed during its copy.
+// snapshotTries bounds Snapshot's copies that raced a Record.
 const snapshotTries = 64
 
-// Snapshot copies the histogram. It allocates len(Counts) buckets, reads
-// only those up to the highest in use, and may run concurrently with
-// Record, which it never delays.
-//
-// The copy is consistent: it holds exactly the samples recorded before
-// some instant. Only when the writer records faster than the buckets can
-// be copied, snapshotTries times in a row (a bound of a million buckets
-// and a period of microseconds), does Snapshot settle for a copy that may
-// miss the samples in flight; even then every sample it counts lies in
-// [Min, Max] and Mean stays within them.
+// Snapshot copies the histogram: the samples recorded before some instant.
+// It allocates len(Counts) buckets and may run concurrently with Record.
+// Against a writer faster than the copy, 64 times in a row, it settles for
+// a copy that may miss the samples in flight, still within [Min, Max].
 func (h *Histogram) Snapshot() Snapshot {
 	s := Snapshot{Width: time.Duration(h.width), Counts: make([]uint64, len(h.buckets))}
 	h.read(func() { h.copyTo(&s) }, &s.Count, &s.Sum, &s.Min, &s.Max)
 	return s
 }
 
-// read calls copy until one call saw no Record in flight, at most
-// snapshotTries times and then once more regardless. It then clamps the
-// sum to count·[min, max] (that last copy may hold a sum ahead of its
-// counts) and zeros min, max and sum without samples (their sentinels).
+// read calls copy until one call saw no Record in flight, or snapshotTries
+// times and once more; then it clamps sum to count·[min, max] and zeros the
+// sentinels of an empty histogram.
 func (h *Histogram) read(copy func(), count *int64, sum, lo, hi *time.Duration) {
 	for try := 0; ; try++ {
 		seq := h.seq.Load()
@@ -181,10 +160,8 @@ func (h *Histogram) read(copy func(), count *int64, sum, lo, hi *time.Duration) 
 	}
 }
 
-// used returns the buckets that may hold samples: those up to top, which
-// it loads first (Record stores it before the bucket). Between two copies
-// of one Snapshot top only grows, so a later copy overwrites every bucket
-// an earlier one wrote.
+// used returns the buckets up to top, the only ones that may hold samples.
+// top only grows, so a retried copy overwrites every bucket an earlier wrote.
 func (h *Histogram) used() []atomic.Uint64 {
 	top := h.top.Load()
 	if top < 0 || top >= int64(len(h.buckets)) {
@@ -193,8 +170,7 @@ func (h *Histogram) used() []atomic.Uint64 {
 	return h.buckets[:top+1]
 }
 
-// copyTo reads the counters into s: the counts first, then Min, Max and
-// Sum (Record writes them in the opposite order).
+// copyTo reads the counters into s in the reverse of Record's order.
 func (h *Histogram) copyTo(s *Snapshot) {
 	s.Overflow = h.overflow.Load()
 	s.Count = int64(s.Overflow)
@@ -210,10 +186,8 @@ func (h *Histogram) copyTo(s *Snapshot) {
 // Folded is a histogram folded into buckets of the caller's choosing,
 // cumulative as Prometheus exports them.
 type Folded struct {
-	// Below[i] counts the samples in the buckets that end at or before
-	// Upper[i]; a bound past the histogram's counts every sample below
-	// the histogram's bound, and the overflow too once it is at or past
-	// Max (every sample is).
+	// Below[i] counts the samples in the buckets ending at or before
+	// Upper[i], the overflow included once Upper[i] >= Max.
 	Upper []time.Duration
 	Below []uint64
 	// Overflow, Count, Sum, Min and Max are those of Snapshot.
@@ -224,11 +198,8 @@ type Folded struct {
 	Max      time.Duration
 }
 
-// Fold returns the histogram folded at upper, bounds in ascending order
-// (Folded). It reads only the buckets up to the highest in use and
-// allocates only the result (len(upper) counts), whatever the bound; it
-// is consistent as Snapshot is and may run concurrently with Record,
-// which it never delays.
+// Fold returns the histogram folded at upper, in ascending order. It
+// allocates only the result and is consistent as Snapshot is.
 func (h *Histogram) Fold(upper []time.Duration) Folded {
 	f := Folded{Upper: upper, Below: make([]uint64, len(upper))}
 	h.read(func() { h.foldTo(&f) }, &f.Count, &f.Sum, &f.Min, &f.Max)
@@ -257,26 +228,21 @@ func (h *Histogram) foldTo(f *Folded) {
 	f.Max = time.Duration(h.max.Load())
 	f.Sum = time.Duration(h.sum.Load())
 	if f.Overflow > 0 {
-		// Every sample is at or below Max: a bound at or past it counts
-		// the overflow too.
 		for i := len(f.Upper) - 1; i >= 0 && f.Upper[i] >= f.Max; i-- {
 			f.Below[i] = uint64(f.Count)
 		}
 	}
 }
 
-// Snapshot is a copy of a Histogram, safe to keep, merge and marshal. It
-// is a plain value: its methods read it (Merge writes it) and none is
-// safe concurrently with a Merge into the same Snapshot.
+// Snapshot is a copy of a Histogram, a plain value to keep, merge and
+// marshal; no method is safe concurrently with a Merge into it.
 type Snapshot struct {
-	// Width is the bucket width; Counts[i] counts the samples in
-	// [i*Width, (i+1)*Width), and Overflow those at or past the bound
-	// (len(Counts)*Width).
+	// Counts[i] counts the samples in [i*Width, (i+1)*Width), Overflow
+	// those at or past Bound.
 	Width    time.Duration `json:"bucket_width_ns"`
 	Counts   []uint64      `json:"counts"`
 	Overflow uint64        `json:"overflow"`
-	// Count, Sum, Min and Max are exact over every sample, the overflow
-	// included; all zero without samples.
+	// Count, Sum, Min and Max are exact over every sample; zero without.
 	Count int64         `json:"count"`
 	Sum   time.Duration `json:"sum_ns"`
 	Min   time.Duration `json:"min_ns"`
@@ -291,13 +257,10 @@ func (s Snapshot) Mean() time.Duration {
 	return s.Sum / time.Duration(s.Count)
 }
 
-// Quantile returns the sample value below which a fraction q of the
-// samples lie, q in (0, 1] (0.99 is the 99th percentile, 1 the maximum),
-// to bucket resolution: the upper edge of the bucket that holds it, capped
-// at Max. Samples in the overflow count report Max. A snapshot without
-// samples gives 0. A q outside (0, 1], NaN included, is an error matching
-// rtapi.ErrInvalid: Quantile(99) is a percent given where a fraction is
-// due. Quantile allocates only for that error.
+// Quantile returns the value below which a fraction q in (0, 1] of the
+// samples lie (0.99 for p99): the upper edge of its bucket, capped at Max;
+// Max when it falls in the overflow, 0 without samples. Another q, such as 99 or NaN, is an
+// error matching rtapi.ErrInvalid, the only case that allocates.
 func (s Snapshot) Quantile(q float64) (time.Duration, error) {
 	if !(q > 0 && q <= 1) {
 		return 0, fmt.Errorf("histogram quantile %v: want a fraction in (0, 1], e.g. 0.99 for p99: %w", q, errs.Invalid)
@@ -305,9 +268,8 @@ func (s Snapshot) Quantile(q float64) (time.Duration, error) {
 	return s.quantile(q), nil
 }
 
-// Percentile returns the sample value below which a fraction p (0..1) of
-// the samples lie, as Quantile does; a p outside 0..1 is clamped to it, so
-// Percentile(99) is the maximum, not the 99th percentile.
+// Percentile is Quantile with p clamped to 0..1, so Percentile(99) is the
+// maximum.
 //
 // Deprecated: use Quantile, which refuses a p outside (0, 1].
 func (s Snapshot) Percentile(p float64) time.Duration {
@@ -332,9 +294,8 @@ func (s Snapshot) quantile(p float64) time.Duration {
 	return s.Max
 }
 
-// Merge adds o's samples to s. Both must have the same bucket width (an
-// error matching rtapi.ErrInvalid otherwise); the result has as many
-// buckets as the longer of the two. A zero Snapshot takes o's width.
+// Merge adds o's samples to s, growing s to o's buckets. Different widths
+// are an error matching rtapi.ErrInvalid; a zero Snapshot takes o's width.
 func (s *Snapshot) Merge(o Snapshot) error {
 	if s.Width == 0 && len(s.Counts) == 0 {
 		s.Width = o.Width
@@ -364,15 +325,11 @@ func (s *Snapshot) Merge(o Snapshot) error {
 
 // Sub returns the samples s holds beyond earlier, an earlier snapshot of
 // the same histogram: statistics since a mark. Counts, Overflow, Count and
-// Sum are exact. Min and Max are exact when a new extreme was recorded
-// after earlier; otherwise they are the edges of the lowest and highest
-// bucket that gained samples (1 bucket width of resolution), Min is the
-// all-time minimum when the first bucket, which also holds the negative
-// samples, gained and that minimum is negative, and Max is the earlier
-// maximum when only the overflow gained. A window without
-// samples has zeros. Sub fails when the two have different bucket widths
-// or earlier holds samples s does not (not an earlier snapshot of the
-// same histogram, or one taken across a Reset), with an error matching
+// Sum are exact; Min and Max are exact when a new extreme came after
+// earlier, else the edges of the lowest and highest bucket that gained (the
+// all-time Min when bucket 0 gained below 0, the earlier Max when only the
+// overflow gained). An empty window is zeros. A different width, or samples
+// in earlier that s lacks (across a Reset), is an error matching
 // rtapi.ErrInvalid.
 func (s Snapshot) Sub(earlier Snapshot) (Snapshot, error) {
 	if earlier.Count == 0 {
@@ -408,8 +365,7 @@ func (s Snapshot) Sub(earlier Snapshot) (Snapshot, error) {
 	case s.Min < earlier.Min:
 		d.Min = s.Min
 	case lo == 0 && s.Min < 0:
-		// The first bucket holds the negative samples too: the
-		// all-time minimum is all that is known of the window's.
+		// Bucket 0 holds negative samples too: only the all-time Min is known.
 		d.Min = s.Min
 	case lo >= 0:
 		d.Min = time.Duration(lo) * s.Width

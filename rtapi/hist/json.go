@@ -8,10 +8,8 @@ import (
 	"github.com/gortapi/gortapi/internal/errs"
 )
 
-// UnmarshalJSON decodes a snapshot encoded by encoding/json. A histogram of
-// more than MaxBuckets counts is refused (errs.Invalid) before its counts
-// are decoded, so that a file cannot make its reader allocate more than a
-// histogram holds.
+// UnmarshalJSON decodes a snapshot encoded by encoding/json, refusing more
+// than MaxBuckets counts (rtapi.ErrInvalid) before decoding them.
 func (s *Snapshot) UnmarshalJSON(b []byte) error {
 	type plain Snapshot // without this method
 	var doc struct {
@@ -21,8 +19,7 @@ func (s *Snapshot) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return err
 	}
-	// Numbers hold no commas: an array of n numbers has n-1 of them (a
-	// malformed one fails in the decoding below).
+	// n numbers have n-1 commas (a malformed array fails below).
 	if n := bytes.Count(doc.Counts, []byte{','}) + 1; n > MaxBuckets {
 		return fmt.Errorf("histogram: %d buckets, more than %d: %w", n, MaxBuckets, errs.Invalid)
 	}

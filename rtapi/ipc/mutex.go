@@ -7,56 +7,43 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// selfPID is this process's pid, the owner tag a Mutex stores. Go processes
-// do not fork without exec, so it never changes.
+// selfPID is the owner tag a Mutex stores (Go never forks without exec).
 var selfPID = uint32(os.Getpid())
 
 const (
-	mutexPIDMask  = 1<<30 - 1 // pid_max is at most 2^22
-	mutexWaiters  = 1 << 30
-	ownerPollNs   = 20_000_000 // re-check a blocked owner's liveness every 20 ms
-	lockSpinTries = 64
-	// contendedSleepNs is how long Lock sleeps after lockSpinTries
-	// compare-and-swaps in a row lost to another writer of the word.
-	contendedSleepNs = 50_000
-	// casTries bounds the compare-and-swap loops of Semaphore's
-	// non-blocking calls.
-	casTries = 64
+	mutexPIDMask     = 1<<30 - 1 // pid_max is at most 2^22
+	mutexWaiters     = 1 << 30
+	ownerPollNs      = 20_000_000 // re-check a blocked owner's liveness every 20 ms
+	lockSpinTries    = 64
+	contendedSleepNs = 50_000 // Lock's sleep after lockSpinTries lost CASes in a row
+	casTries         = 64     // bounds Semaphore's CAS loops
 )
 
-// alive reports whether the process owning a lock word exists: this one,
-// or one sys.ProcessAlive finds. A zero owner is no process, so an owner
-// word another process zeroed never reads as held forever.
+// alive reports whether the process owning a lock word exists. A zero
+// owner is no process, so a zeroed word never reads as held forever.
 func alive(pid uint32) bool {
 	return int32(pid) > 0 && (pid == selfPID || sys.ProcessAlive(int(pid)))
 }
 
-// ownerAlive is alive, as the blocking lock path asks it; a test replaces
-// it to play a peer that rewrites the word between load and swap.
+// ownerAlive is alive for the blocking path; a test replaces it.
 var ownerAlive = alive
 
-// Mutex is a futex-based mutual-exclusion lock that lives in shared memory
-// and works between processes and between goroutines of one process
-// (rtapi_mutex_get/try/give, but sleeping instead of spinning). Its zero
-// value is unlocked; it is 8 bytes, 4-byte aligned and pointer-free, so it
-// can be embedded in a struct mapped onto a segment.
+// Mutex is a futex lock in shared memory, between processes and between
+// goroutines of one process (rtapi_mutex_get/try/give, sleeping instead of
+// spinning). Its zero value is unlocked; it is 8 bytes and pointer-free.
 //
-// The lock word holds the owner's pid. A locker that finds the owner
-// process gone takes the lock over and gets ErrOwnerDead; a word that names
-// no process (pid 0 with the waiters bit, as another process may write)
-// counts as a dead owner, not as one alive forever. Goroutines of one
-// process share a pid, so within a process the mutex cannot tell which
-// goroutine holds it (like sync.Mutex, it is not reentrant and any goroutine
-// of the owning process may unlock it).
+// The lock word holds the owner's pid. A locker that finds the owner gone,
+// or a word naming no process (as a peer may write), takes the lock over and
+// gets ErrOwnerDead. A peer that writes a live pid holds it. Within a process
+// it is like sync.Mutex: not reentrant, and any goroutine may unlock it.
 type Mutex struct {
 	state uint32
 	_     uint32
 }
 
-// TryLock takes the lock if it is free and returns nil; ErrBusy if another
-// live holder has it; ErrOwnerDead if it took it over from a dead process.
-// It never blocks; when the lock is held it makes one kill(pid, 0) system
-// call to check that the holder is alive.
+// TryLock takes the lock if it is free and returns nil; ErrBusy if a live
+// process holds it; ErrOwnerDead if it took it over from a dead one. It
+// never blocks; when the lock is held it makes one kill(pid, 0) call.
 // RT-safe.
 func (m *Mutex) TryLock() error {
 	if atomic.CompareAndSwapUint32(&m.state, 0, selfPID) {
@@ -69,18 +56,13 @@ func (m *Mutex) TryLock() error {
 	return ErrBusy
 }
 
-// Lock takes the lock, waiting as long as needed. It returns nil, or
-// ErrOwnerDead with the lock taken over from a dead process, or a system
-// call error (the lock is then not held).
-//
-// Lock blocks: not for a real-time task body that must not sleep. It does
-// not allocate.
+// Lock takes the lock, waiting as long as needed: nil, ErrOwnerDead, or a
+// system call error with the lock not held. It blocks; it does not allocate.
 func (m *Mutex) Lock() error { return m.lock(0) }
 
 // LockDeadline is Lock with an absolute CLOCK_MONOTONIC deadline in
-// nanoseconds, as rtapi.Now reads it (TaskContext.Now on the Linux
-// flavors; never the sim flavor's virtual clock); ErrTimeout when it
-// passes.
+// nanoseconds (rtapi.Now; never the sim flavor's virtual clock);
+// ErrTimeout when it passes.
 func (m *Mutex) LockDeadline(deadlineNs int64) error {
 	if deadlineNs <= 0 {
 		deadlineNs = 1 // 0 means "no deadline" inside lock
@@ -94,11 +76,9 @@ func (m *Mutex) lock(deadline int64) error {
 			return nil
 		}
 	}
-	// Every pass checks the deadline, a failed compare-and-swap included:
-	// another process that keeps rewriting the word (with dead pids, say)
-	// can make each one fail, and must not keep this loop past its
-	// deadline. After lockSpinTries such failures in a row it sleeps
-	// contendedSleepNs, so that it does not burn a CPU either.
+	// Every pass checks the deadline, and lockSpinTries lost CASes in a row
+	// sleep: a peer rewriting the word must neither hold us past the
+	// deadline nor make us burn a CPU.
 	for failed := 0; ; failed++ {
 		if deadline != 0 && sys.Nanotime() >= deadline {
 			return ErrTimeout
@@ -145,9 +125,9 @@ func (m *Mutex) lock(deadline int64) error {
 	}
 }
 
-// Unlock releases the lock and wakes one waiter. ErrNotLocked if it is not
-// held, ErrNotOwner if another process holds it. It makes a FUTEX_WAKE
-// system call only when someone waits.
+// Unlock releases the lock and wakes one waiter: ErrNotLocked if it is not
+// held, ErrNotOwner if another process holds it. It makes a FUTEX_WAKE only
+// when someone waits.
 // RT-safe.
 func (m *Mutex) Unlock() error {
 	v := atomic.LoadUint32(&m.state)

@@ -16,31 +16,21 @@ import (
 // already (rtapi.ErrState).
 var ErrRecursive = fmt.Errorf("ipc: PI mutex already held by this thread: %w", errs.State)
 
-// errPIWordUnstable reports a PI mutex word that another process kept
-// rewriting while Lock tried to take over a dead owner's lock.
+// errPIWordUnstable reports a word a peer rewrote on every take-over try.
 var errPIWordUnstable = fmt.Errorf("ipc: PI mutex word rewritten on every take-over attempt: %w", errs.Corrupt)
 
-// piTakeoverTries bounds Lock's attempts to take over a word that names a
-// dead thread, against a peer that rewrites it every time.
-const piTakeoverTries = 1024
+const piTakeoverTries = 1024 // bounds Lock's take-overs of a dead holder's word
 
-// PIMutex is a priority-inheritance mutex in shared memory, between
-// processes and between goroutines of one process: while a thread holds
-// it, the kernel runs that thread at the priority of the highest waiter
-// (FUTEX_LOCK_PI). Its zero value is unlocked; it is 8 bytes, 4-byte
-// aligned and pointer-free, so it can be embedded in a struct mapped onto
-// a segment (or found with PIMutexAt).
+// PIMutex is a priority-inheritance mutex in shared memory (FUTEX_LOCK_PI):
+// its holder runs at the priority of its highest waiter. Its zero value is
+// unlocked; it is 8 bytes and pointer-free.
 //
-// The lock belongs to a thread: Lock locks the calling goroutine to its OS
-// thread and Unlock, called by the same goroutine, unlocks it; the calls
-// nest with the goroutine's own runtime.LockOSThread.
-//
-// When a holder's thread exits, the kernel hands the lock to the highest
-// waiter, and a Lock that finds the word naming a gone thread takes it
-// over; either gets ErrOwnerDead. As with Mutex, a reused thread id reads
-// as alive, and processes must share a pid namespace. A process that may
-// write the segment may name any thread as the holder, and so boost it:
-// share a PIMutex only with trusted writers (docs/SECURITY.md).
+// The lock belongs to a thread: a Lock or TryLock that takes it locks the
+// calling goroutine to its OS thread until the same goroutine's Unlock
+// (nesting with its own runtime.LockOSThread). Taking the lock of a thread
+// that exited holding it returns ErrOwnerDead; a reused thread id reads as
+// alive. A peer that may write the segment may name any thread as holder and
+// so boost it: share a PIMutex only with trusted writers (docs/SECURITY.md).
 type PIMutex struct {
 	word uint32
 	_    uint32
@@ -49,12 +39,9 @@ type PIMutex struct {
 // PIMutexAt returns the PIMutex at offset off of seg.
 func PIMutexAt(seg *shm.Segment, off int) (*PIMutex, error) { return shm.View[PIMutex](seg, off) }
 
-// Lock takes the lock, waiting as long as needed while lending the
-// holder the caller's priority. It returns nil, or ErrOwnerDead with the
-// lock taken over from a dead thread, and the goroutine locked to its
-// thread until Unlock; ErrRecursive if this thread holds it already, or
-// a system call error, with the lock not held. It blocks, so a task body
-// that must not sleep uses TryLock.
+// Lock takes the lock, waiting as long as needed and lending the holder the
+// caller's priority: nil or ErrOwnerDead with the lock held; ErrRecursive or
+// a system call error without. It blocks.
 func (m *PIMutex) Lock() error { return m.lock(0) }
 
 // LockDeadline is Lock with an absolute CLOCK_MONOTONIC deadline in
@@ -67,10 +54,8 @@ func (m *PIMutex) LockDeadline(deadlineNs int64) error {
 }
 
 // TryLock takes the lock if it is free and returns nil; ErrBusy if a live
-// thread holds it; ErrOwnerDead if it took it over from a dead thread. On
-// nil and ErrOwnerDead the goroutine stays locked to its thread until
-// Unlock. It never blocks; it makes a gettid system call and, when the
-// lock is held, a kill(tid, 0) to check that the holder is alive.
+// thread holds it; ErrOwnerDead if it took it over from a dead one. It never
+// blocks; it makes a gettid call and, when the lock is held, a kill(tid, 0).
 // RT-safe.
 func (m *PIMutex) TryLock() error {
 	runtime.LockOSThread()
@@ -103,9 +88,7 @@ func (m *PIMutex) lock(deadline int64) error {
 		case err == nil:
 			return m.acquired()
 		case errors.Is(err, syscall.ESRCH):
-			// The word names a thread that is gone and never released it
-			// (no waiter was queued, so the kernel had nothing to hand
-			// over): take it over here.
+			// The holder died with no waiter queued: take it over here.
 			v := atomic.LoadUint32(&m.word)
 			if v&sys.FutexTIDMask != tid && !alive(v&sys.FutexTIDMask) &&
 				atomic.CompareAndSwapUint32(&m.word, v, tid) {
@@ -116,8 +99,7 @@ func (m *PIMutex) lock(deadline int64) error {
 				return errPIWordUnstable
 			}
 		case errors.Is(err, syscall.EAGAIN):
-			// The holder is exiting right now: the kernel will hand the
-			// lock over or the next try sees it gone.
+			// The holder is exiting: retry.
 		case errors.Is(err, syscall.ETIMEDOUT):
 			runtime.UnlockOSThread()
 			return ErrTimeout
@@ -131,8 +113,7 @@ func (m *PIMutex) lock(deadline int64) error {
 	}
 }
 
-// acquired clears the owner-died bit the kernel set when it handed over
-// the lock of a thread that died holding it, and says so.
+// acquired clears the kernel's owner-died bit, returning ErrOwnerDead if set.
 func (m *PIMutex) acquired() error {
 	for range 64 {
 		v := atomic.LoadUint32(&m.word)
@@ -146,11 +127,10 @@ func (m *PIMutex) acquired() error {
 	return ErrOwnerDead // a peer keeps rewriting the word; we hold the lock all the same
 }
 
-// Unlock releases the lock, hands it to the highest-priority waiter if
-// any, and unlocks the goroutine from its thread once (the LockOSThread of
-// Lock). ErrNotLocked if it is not held, ErrNotOwner if another thread
-// holds it; the goroutine stays locked then. It makes a gettid system
-// call, and FUTEX_UNLOCK_PI only when someone waits.
+// Unlock releases the lock to the highest-priority waiter and unlocks the
+// goroutine from its thread once. ErrNotLocked or ErrNotOwner leave the
+// goroutine locked. It makes a gettid call, and FUTEX_UNLOCK_PI only when
+// someone waits.
 // RT-safe.
 func (m *PIMutex) Unlock() error {
 	tid := uint32(sys.Gettid())

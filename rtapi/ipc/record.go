@@ -9,37 +9,28 @@ import (
 )
 
 // RecordRing is a single-producer single-consumer ring of variable-length
-// records (Machinekit's record ring). Each record is an 8-byte header and
-// its payload padded to 8 bytes, so a payload is 8-byte aligned; a record
-// that does not fit before the end is placed at the start, behind a skip
-// marker.
+// records (Machinekit's record ring), each payload 8-byte aligned. Only Wait
+// blocks; the producer side is wait-free and makes a FUTEX_WAKE only when
+// the consumer sleeps in Wait.
 //
-// Neither side blocks but in Wait. The producer side (Put, Reserve,
-// Commit) is wait-free and issues one FUTEX_WAKE only if the consumer
-// sleeps in Wait.
+// A handle is process-local. Producer and consumer may share one or open one
+// each, but each side uses one handle only.
 //
-// A handle is process-local and keeps each side's position, taken from
-// the header at Open. Producer and consumer may share a handle or open one
-// each, but each side uses one handle only: a second producer handle would
-// not see the first one's records.
-//
-// The header and the records are shared with whoever else maps the
-// memory, and so untrusted: nothing another process writes there makes a
-// handle read or write outside the ring, panic or loop without bound.
-// Inconsistent shared state is ErrCorrupt, counted in CorruptEvents; the
-// consumer goes on with Discard. A hostile writer can still feed wrong
+// The header and records are untrusted: a handle keeps the capacity and its
+// own side's position privately, loads the other side's position and each
+// record header once, and checks them. A value the other side cannot have
+// written is ErrCorrupt, counted in CorruptEvents (which no peer can reset);
+// the consumer goes on with Discard. A hostile writer can still feed wrong
 // records and refuse or drop good ones.
 type RecordRing struct {
 	r   ring
 	seg *shm.Segment // the segment holding the ring (RecordRingAt), for Guard
 }
 
-// Guard calls f, which uses the ring, and returns a *shm.TruncatedError
-// (shm.ErrTruncated) instead of crashing when the segment the ring lives
-// in (RecordRingAt) was truncated under it; shm.ErrClosed once that segment
-// is closed. A ring in process memory just runs f. It is how a consumer
-// outside the real-time tasks (a drainer) reads a ring another process
-// may damage; see shm.Segment.Guard.
+// Guard calls f, which uses the ring, under the Guard of the ring's segment
+// (RecordRingAt; see shm.Segment.Guard): a truncated segment is a
+// *shm.TruncatedError instead of a crash, a closed one shm.ErrClosed. A
+// ring in process memory just runs f.
 func (q *RecordRing) Guard(f func()) error {
 	if q.seg == nil {
 		f()
@@ -49,9 +40,8 @@ func (q *RecordRing) Guard(f func()) error {
 }
 
 // InitRecordRing lays out an empty record ring in mem (at least
-// RingHeaderSize+64 bytes, 8-byte aligned; the capacity is the largest power
-// of two that fits) and returns a handle. Call it once, in the process that
-// created the memory, before anyone opens it; it discards any content.
+// RingHeaderSize+64 bytes, 8-byte aligned; capacity the largest power of two
+// that fits) and returns a handle. Call it once, before anyone opens it.
 func InitRecordRing(mem []byte) (*RecordRing, error) {
 	q := new(RecordRing)
 	if err := q.r.init(mem, ringModeRecord); err != nil {
@@ -74,17 +64,13 @@ func OpenRecordRing(mem []byte) (*RecordRing, error) {
 // MaxRecord returns the largest payload a Put accepts.
 func (q *RecordRing) MaxRecord() int { return len(q.r.data)/2 - recordHdr }
 
-// errCorruptRecord is pre-built: Peek stays allocation-free even on a
-// damaged ring.
 var errCorruptRecord = fmt.Errorf("%w: record header inconsistent with the ring", ErrCorrupt)
 
 func align8(n uint64) uint64 { return (n + 7) &^ 7 }
 
-// Reserve returns n bytes of ring memory for the next record, to be filled
-// and then published with Commit. ErrFull (counted in Dropped) when there is
-// no room, ErrInvalid when n is negative or above MaxRecord, ErrCorrupt
-// (counted in CorruptEvents) when another process wrote a tail the consumer
-// cannot have reached. A second Reserve before Commit replaces the first.
+// Reserve returns n bytes of ring memory for the next record, to fill and
+// publish with Commit: ErrFull (counted in Dropped), ErrInvalid when n is
+// out of [0, MaxRecord], or ErrCorrupt. A second Reserve replaces the first.
 // Only the producer may call it.
 // RT-safe.
 func (q *RecordRing) Reserve(n int) ([]byte, error) {
@@ -132,10 +118,8 @@ func (q *RecordRing) Commit() error {
 	return nil
 }
 
-// Put copies p into the ring as one record. ErrFull (counted in Dropped)
-// when there is no room, ErrInvalid when p is larger than MaxRecord,
-// ErrCorrupt as for Reserve. Only the producer may call it. It is
-// wait-free.
+// Put copies p into the ring as one record; errors as for Reserve. Only the
+// producer may call it.
 // RT-safe.
 func (q *RecordRing) Put(p []byte) error {
 	b, err := q.Reserve(len(p))
@@ -146,34 +130,28 @@ func (q *RecordRing) Put(p []byte) error {
 	return q.Commit()
 }
 
-// setHdr writes a record header at pos, a multiple of 8 below the
-// capacity, so all 8 bytes lie inside the ring.
+// setHdr writes a record header at pos, a multiple of 8 below the capacity.
 func (q *RecordRing) setHdr(pos uint64, n, kind uint32) {
 	w := (*[2]uint32)(unsafe.Pointer(&q.r.data[pos]))
 	w[0], w[1] = n, kind
 }
 
-// hdr loads the record header at pos (a multiple of 8 below the capacity)
-// once.
+// hdr loads the record header at pos, a multiple of 8 below the capacity.
 func (q *RecordRing) hdr(pos uint64) (n uint64, kind uint32) {
 	w := (*[2]uint32)(unsafe.Pointer(&q.r.data[pos]))
 	return uint64(atomic.LoadUint32(&w[0])), atomic.LoadUint32(&w[1])
 }
 
-// Peek returns the next record's payload without consuming it; ErrEmpty if
-// there is none; ErrCorrupt (counted in CorruptEvents) if another process
-// wrote a head or a record header that the producer cannot have written.
-// The slice points into the ring and is valid until Consume; another
-// process that can write the ring can also change its bytes meanwhile.
-// After ErrCorrupt the consumer stays where it was: Peek again reports the
-// same damage, and Discard goes on. Only the consumer may call it.
+// Peek returns the next record's payload without consuming it: ErrEmpty if
+// there is none, ErrCorrupt (the consumer stays put; Discard goes on). The
+// slice points into the ring, valid until Consume; a peer may change its
+// bytes meanwhile. Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Peek() ([]byte, error) {
 	r := &q.r
 	avail := r.cachedHead - r.tail
 	if avail == 0 {
-		// The cached head says empty: load the published one, here rather
-		// than in a call, as a polling consumer does this most of the time.
+		// refreshHead inlined: a polling consumer is here most of the time.
 		head := atomic.LoadUint64(&r.h.head)
 		avail = head - r.tail
 		if avail-1 >= uint64(len(r.data)) || head%recordHdr != 0 {
@@ -184,8 +162,7 @@ func (q *RecordRing) Peek() ([]byte, error) {
 	pos := r.tail & r.mask
 	n, kind := q.hdr(pos)
 	if kind == recordWrap {
-		// The producer writes a wrap marker only where a record did not
-		// fit before the end, never at 0, and the record follows it.
+		// A real wrap marker is never at 0, and a record follows it.
 		skip := uint64(len(r.data)) - pos
 		if pos == 0 || skip >= avail {
 			return nil, r.corrupted(errCorruptRecord)
@@ -216,10 +193,9 @@ func (q *RecordRing) Consume() error {
 	return nil
 }
 
-// Get copies the next record into dst and consumes it, returning its
-// length. ErrEmpty when there is none; ErrShortBuffer when dst is too
-// small, with the record's length as n and the record left in place;
-// ErrCorrupt as for Peek. Only the consumer may call it.
+// Get copies the next record into dst, consumes it and returns its length.
+// ErrShortBuffer leaves the record in place and returns its length; other
+// errors as for Peek. Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Get(dst []byte) (int, error) {
 	p, err := q.Peek()
@@ -234,32 +210,27 @@ func (q *RecordRing) Get(dst []byte) (int, error) {
 	return n, q.Consume()
 }
 
-// Discard drops every record the ring holds now, moving the consumer to the
-// producer's published position: the way to go on after Peek or Get
-// returned ErrCorrupt. It returns the bytes skipped (a large count when
-// that position came from another process), or ErrCorrupt (counted) when
-// the position is not a multiple of 8; the consumer then stays where it
-// was. Once a hostile writer stops, producer and consumer find each other
-// again after at most one more ErrCorrupt and Discard. Only the consumer
-// may call it.
+// Discard drops every record the ring holds, moving the consumer to the
+// producer's published position, and returns the bytes skipped: how to go
+// on after ErrCorrupt. ErrCorrupt when that position is unaligned. Once a
+// hostile writer stops, the sides resync within one more ErrCorrupt and
+// Discard. Only the consumer may call it.
 // RT-safe.
 func (q *RecordRing) Discard() (int, error) {
 	q.r.peekNext = 0
 	return q.r.discard()
 }
 
-// Wait blocks until a record is available (or Peek has an error to report)
-// or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
-// ErrTimeout, or ErrClosed after Close. Only the consumer may call it, from
-// an ordinary goroutine; a task body polls with Peek instead.
+// Wait blocks until Peek has a record or an error to return, or the absolute
+// CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil, ErrTimeout, or
+// ErrClosed after Close. Only the consumer may call it.
 func (q *RecordRing) Wait(deadlineNs int64) error {
 	r := &q.r
 	return r.waitUntil(deadlineNs, r.readable)
 }
 
-// Close marks the ring closed and wakes a consumer blocked in Wait, which
-// returns ErrClosed once the ring is empty. Records already in the ring can
-// still be read.
+// Close marks the ring closed and wakes Wait, which returns ErrClosed once
+// the ring is empty.
 func (q *RecordRing) Close() {
 	atomic.StoreUint32(&q.r.h.closed, 1)
 	q.r.wake()
@@ -272,13 +243,10 @@ func (q *RecordRing) Dropped() uint64 { return q.r.Dropped() }
 // Capacity returns the data capacity in bytes.
 func (q *RecordRing) Capacity() int { return q.r.Capacity() }
 
-// Used returns the bytes of unread records, headers and padding included,
-// from the shared indices (at most the capacity).
+// Used returns the bytes of unread records, headers and padding included
+// (at most the capacity).
 func (q *RecordRing) Used() int { return q.r.Used() }
 
-// CorruptEvents returns how many times this handle found the ring's shared
-// state inconsistent and returned ErrCorrupt: an index or a record header
-// that the other side cannot have written. The count lives in the handle,
-// so no other process can reset it.
+// CorruptEvents returns how many times this handle returned ErrCorrupt.
 // RT-safe.
 func (q *RecordRing) CorruptEvents() uint64 { return q.r.CorruptEvents() }

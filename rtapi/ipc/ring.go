@@ -21,8 +21,7 @@ const (
 	minCapacity    = 64
 )
 
-// ringHeader sits at the start of ring memory. Writer-owned and
-// reader-owned words live on separate cache lines.
+// ringHeader starts ring memory; each side's words have their own cache line.
 type ringHeader struct {
 	_        align64
 	magic    uint32 // ringMagic, stored last by Init
@@ -52,24 +51,15 @@ func RingSize(capacity int) int {
 }
 
 // ring is what both modes share: the header, the data and the index math.
-//
-// The header is shared with other processes and so untrusted: any of them
-// may write any value into any field at any time. Everything the index math
-// relies on is therefore private to this handle: the capacity (read once at
-// open), the mask, and each side's own position (the producer's head, the
-// consumer's tail), which the side keeps here and only publishes. The other
-// side's position is loaded once, checked against the private geometry
-// (aligned, at most a capacity apart) and only then used; a value that
-// fails the check is ErrCorrupt, counted in CorruptEvents.
+// The header is untrusted (see RecordRing): geometry and each side's own
+// position are kept here, the other side's is loaded once and checked.
 type ring struct {
 	h     *ringHeader
 	data  []byte // exactly the capacity: the private geometry
 	mask  uint64
 	align uint64 // positions are multiples of this: 8 (records) or 1 (bytes)
-	// Each side keeps its own position and a cached copy of the other
-	// side's on its own cache line, and refreshes the copy only when it says
-	// full (producer) or empty (consumer), so the common path reads no line
-	// the other side writes.
+	// Each side's fields have their own cache line; its cached copy of the
+	// other side's position is refreshed only when it says full or empty.
 	_          [64]byte
 	head       uint64 // producer: bytes ever written, published to h.head
 	cachedTail uint64 // producer's view of tail, validated
@@ -110,10 +100,8 @@ func (r *ring) init(mem []byte, mode uint32) error {
 	return nil
 }
 
-// open attaches r to the ring in mem. It reads each header field once,
-// checks it, and builds the handle from those private copies only: another
-// process changing the header meanwhile gives a ring or ErrCorrupt, never a
-// slice past mem.
+// open attaches r to the ring in mem, built from checked private copies of
+// the header fields only.
 func (r *ring) open(mem []byte, mode uint32) error {
 	if err := checkRingMem(mem); err != nil {
 		return err
@@ -163,8 +151,7 @@ func checkRingMem(mem []byte) error {
 	return nil
 }
 
-// attach sets the handle's private geometry and positions, which the
-// caller checked.
+// attach sets the handle's private geometry and checked positions.
 func (r *ring) attach(mem []byte, h *ringHeader, mode uint32, capacity, head, tail uint64) {
 	r.h = h
 	r.data = mem[RingHeaderSize : RingHeaderSize+capacity : RingHeaderSize+capacity]
@@ -174,12 +161,9 @@ func (r *ring) attach(mem []byte, h *ringHeader, mode uint32, capacity, head, ta
 	r.tail, r.cachedHead = tail, head
 }
 
-// errCorruptIndex is pre-built: ring calls stay allocation-free even on a
-// damaged ring.
 var errCorruptIndex = fmt.Errorf("%w: head or tail inconsistent with the ring", ErrCorrupt)
 
-// corrupted counts one sighting of inconsistent shared state and returns
-// the error to report it with.
+// corrupted counts one sighting of bad shared state and returns err.
 func (r *ring) corrupted(err error) error {
 	r.corrupt.Add(1)
 	return err
@@ -195,12 +179,7 @@ func (r *ring) publish(head uint64) {
 }
 
 // free returns the bytes the producer may write at r.head, refreshing its
-// cached tail only when the cached value says there are fewer than need.
-//
-// A tail that is not a position the consumer can have reached (ahead of
-// head, more than a capacity behind it, or unaligned) is ErrCorrupt; the
-// producer then puts its own head back, so that a consumer that skipped to
-// a head another process wrote (Discard) finds the real one again.
+// cached tail only when that says fewer than need.
 func (r *ring) free(need uint64) (uint64, error) {
 	if f := uint64(len(r.data)) - (r.head - r.cachedTail); f >= need {
 		return f, nil
@@ -208,7 +187,9 @@ func (r *ring) free(need uint64) (uint64, error) {
 	return r.refreshTail()
 }
 
-// refreshTail loads and checks the consumer's published tail (see free).
+// refreshTail loads and checks the consumer's published tail. A tail the
+// consumer cannot have reached is ErrCorrupt, and the producer puts its own
+// head back, so a consumer that Discarded to a forged head finds it again.
 func (r *ring) refreshTail() (uint64, error) {
 	tail := atomic.LoadUint64(&r.h.tail)
 	if tail%r.align != 0 {
@@ -222,9 +203,7 @@ func (r *ring) refreshTail() (uint64, error) {
 }
 
 // available returns the bytes the consumer may read from r.tail (ErrEmpty
-// when none), refreshing its cached head only when the cached value says
-// none. A head behind tail, more than a capacity ahead or unaligned is
-// ErrCorrupt (see emptyOrCorrupt).
+// when none), refreshing its cached head only when that says none.
 func (r *ring) available() (uint64, error) {
 	if a := r.cachedHead - r.tail; a != 0 {
 		return a, nil
@@ -232,8 +211,7 @@ func (r *ring) available() (uint64, error) {
 	return r.refreshHead()
 }
 
-// refreshHead loads and checks the producer's published head (see
-// available).
+// refreshHead loads and checks the producer's published head.
 func (r *ring) refreshHead() (uint64, error) {
 	head := atomic.LoadUint64(&r.h.head)
 	a := head - r.tail
@@ -244,10 +222,9 @@ func (r *ring) refreshHead() (uint64, error) {
 	return a, nil
 }
 
-// emptyOrCorrupt finishes a head load that found no bytes to read: head
-// equal to tail is ErrEmpty, anything else that failed the check is
-// ErrCorrupt. Either way it puts back the consumer's own tail if another
-// process overwrote it, so that a producer refused by a bad tail recovers.
+// emptyOrCorrupt finishes a head load that found nothing to read: ErrEmpty
+// or ErrCorrupt. Either way it puts back the consumer's own tail, so that a
+// producer refused by a forged tail recovers.
 func (r *ring) emptyOrCorrupt(head uint64) error {
 	if head == r.tail {
 		r.restoreTail()
@@ -256,41 +233,35 @@ func (r *ring) emptyOrCorrupt(head uint64) error {
 	return r.consumerCorrupt()
 }
 
-// producerCorrupt counts a bad tail and puts back the producer's own head
-// in case it was overwritten too: the consumer, stuck on a bad head, cannot
-// put back its tail until it sees a good head.
+// producerCorrupt counts a bad tail and puts back the producer's own head:
+// a consumer stuck on a bad head cannot put back its tail until it sees one.
 func (r *ring) producerCorrupt() error {
 	r.restoreHead()
 	return r.corrupted(errCorruptIndex)
 }
 
-// full finishes a write refused for lack of room: it counts the drop and
-// puts back the producer's own head if another process overwrote it. A
-// full ring's consumer stuck on a bad head frees no room, and a producer
-// that finds its tail good would otherwise never publish again.
+// full counts a refused write and puts back the producer's own head: a
+// full ring's consumer stuck on a bad head would otherwise never free room.
 func (r *ring) full() error {
 	atomic.AddUint64(&r.h.dropped, 1)
 	r.restoreHead()
 	return ErrFull
 }
 
-// restoreHead puts the producer's position back where another process
-// overwrote it.
+// restoreHead puts back the producer's position if a peer overwrote it.
 func (r *ring) restoreHead() {
 	if atomic.LoadUint64(&r.h.head) != r.head {
 		atomic.StoreUint64(&r.h.head, r.head)
 	}
 }
 
-// consumerCorrupt counts a bad head and puts back the consumer's own tail
-// in case it was overwritten too (see producerCorrupt).
+// consumerCorrupt counts a bad head and puts back the consumer's own tail.
 func (r *ring) consumerCorrupt() error {
 	r.restoreTail()
 	return r.corrupted(errCorruptIndex)
 }
 
-// restoreTail puts the consumer's position back where another process
-// overwrote it, so that a producer refused by a bad tail recovers.
+// restoreTail puts back the consumer's position if a peer overwrote it.
 func (r *ring) restoreTail() {
 	if atomic.LoadUint64(&r.h.tail) != r.tail {
 		atomic.StoreUint64(&r.h.tail, r.tail)
@@ -303,8 +274,7 @@ func (r *ring) advance(tail uint64) {
 	atomic.StoreUint64(&r.h.tail, tail)
 }
 
-// discard moves the consumer to the published head (see
-// RecordRing.Discard).
+// discard moves the consumer to the published head.
 func (r *ring) discard() (int, error) {
 	head := atomic.LoadUint64(&r.h.head)
 	if head%r.align != 0 {
@@ -316,8 +286,7 @@ func (r *ring) discard() (int, error) {
 	return int(min(skipped, uint64(len(r.data)))), nil
 }
 
-// readable reports whether the consumer has something to read, or shared
-// state to report as corrupt: what Wait waits for.
+// readable reports whether the consumer has data or damage to report.
 func (r *ring) readable() bool {
 	a, err := r.available()
 	return a != 0 || (err != nil && err != ErrEmpty)
@@ -366,18 +335,13 @@ func (r *ring) Dropped() uint64 { return atomic.LoadUint64(&r.h.dropped) }
 // Capacity returns the data capacity in bytes.
 func (r *ring) Capacity() int { return len(r.data) }
 
-// Used returns the bytes written and not yet consumed (record headers and
-// padding included), from the shared indices; a value another process made
-// inconsistent reads as the capacity.
+// Used returns the bytes written and not yet consumed, at most the capacity.
 // RT-safe.
 func (r *ring) Used() int {
 	u := atomic.LoadUint64(&r.h.head) - atomic.LoadUint64(&r.h.tail)
 	return int(min(u, uint64(len(r.data))))
 }
 
-// CorruptEvents returns how many times this handle found the ring's shared
-// state inconsistent (an index or a record header another process wrote,
-// each reported as ErrCorrupt). The count is private to the handle: no other
-// process can reset it.
+// CorruptEvents returns how many times this handle returned ErrCorrupt.
 // RT-safe.
 func (r *ring) CorruptEvents() uint64 { return r.corrupt.Load() }

@@ -6,10 +6,6 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// The primitives at an offset of a shared-memory segment. Each works
-// between processes that attach the same segment and between tasks or
-// goroutines of one process.
-
 // segmentMem checks and slices [off, off+size) of seg for a ring.
 func segmentMem(op string, seg *shm.Segment, off, size int) ([]byte, error) {
 	mem := seg.Bytes()
@@ -24,10 +20,8 @@ func segmentMem(op string, seg *shm.Segment, off, size int) ([]byte, error) {
 }
 
 // RecordRingAt returns the record ring in [off, off+size) of seg (off
-// 64-byte aligned; size from RingSize). The attachment that created the
-// segment lays the ring out (InitRecordRing); others open it
-// (OpenRecordRing) and get ErrNotInitialised, to retry, while the creator
-// has not done so yet. The ring remembers seg for its Guard.
+// 64-byte aligned; size from RingSize). The segment's creator lays it out;
+// others open it and get ErrNotInitialised, to retry, until it has.
 func RecordRingAt(seg *shm.Segment, off, size int) (*RecordRing, error) {
 	mem, err := segmentMem("RecordRingAt", seg, off, size)
 	if err != nil {

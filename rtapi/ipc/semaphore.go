@@ -8,18 +8,16 @@ import (
 )
 
 // Semaphore is a counting semaphore in shared memory (rtapi_sem_give /
-// take / try; Xenomai rt_sem). It works between processes and between
-// goroutines (or RT tasks) of one process. The zero value has count 0; it is
-// 8 bytes, 4-byte aligned and pointer-free.
+// take / try; Xenomai rt_sem). The zero value has count 0; it is 8 bytes and
+// pointer-free. A peer rewriting the count without end makes Give and
+// TryTake return ErrBusy after 64 tries.
 type Semaphore struct {
 	count   uint32
 	waiters uint32
 }
 
-// Give increments the count and wakes one waiter if any. ErrOverflow if the
-// count is at its maximum; ErrBusy if the count changed under each of 64
-// tries (only another process rewriting it without end does that). It
-// makes a FUTEX_WAKE system call only when someone waits.
+// Give increments the count and wakes one waiter: ErrOverflow at the
+// maximum count. It makes a FUTEX_WAKE only when someone waits.
 // RT-safe.
 func (s *Semaphore) Give() error {
 	for try := 0; ; try++ {
@@ -43,7 +41,7 @@ func (s *Semaphore) Give() error {
 }
 
 // TryTake decrements the count if it is above zero and returns nil, else
-// ErrBusy (also when the count changed under each of 64 tries).
+// ErrBusy.
 // RT-safe.
 func (s *Semaphore) TryTake() error {
 	for range casTries {
@@ -58,16 +56,13 @@ func (s *Semaphore) TryTake() error {
 	return ErrBusy
 }
 
-// Take waits until the count is above zero and decrements it.
-//
-// Take blocks: it is for a goroutine or an RT task that may sleep. No
-// allocation.
+// Take waits until the count is above zero and decrements it. It blocks; it
+// does not allocate.
 func (s *Semaphore) Take() error { return s.take(0) }
 
 // TakeDeadline is Take with an absolute CLOCK_MONOTONIC deadline in
-// nanoseconds, as rtapi.Now reads it (TaskContext.Now on the Linux
-// flavors; never the sim flavor's virtual clock); ErrTimeout when it
-// passes.
+// nanoseconds (rtapi.Now; never the sim flavor's virtual clock);
+// ErrTimeout when it passes.
 func (s *Semaphore) TakeDeadline(deadlineNs int64) error {
 	if deadlineNs <= 0 {
 		deadlineNs = 1
@@ -80,8 +75,7 @@ func (s *Semaphore) take(deadline int64) error {
 		if s.TryTake() == nil {
 			return nil
 		}
-		// Checked on every pass: a count another process keeps changing
-		// wakes each wait at once.
+		// Every pass: a peer changing the count wakes each wait at once.
 		if deadline != 0 && sys.Nanotime() >= deadline {
 			return ErrTimeout
 		}

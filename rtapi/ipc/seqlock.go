@@ -6,22 +6,16 @@ import (
 )
 
 // Seqlock publishes snapshots of a pointer-free value T from one writer to
-// any number of readers, in shared memory or in one process. It keeps two
-// copies: the writer fills the copy readers are not directed to, then bumps
-// the sequence, so
+// any number of readers. The writer fills the copy readers are not directed
+// to, then bumps the sequence: Write never waits, a reader never returns a
+// torn value, and a writer killed mid-Write leaves the last snapshot
+// readable.
 //
-//   - the writer never waits (Write is wait-free);
-//   - a reader retries only when a Write completed while it was copying, and
-//     never returns a torn value;
-//   - a writer that dies mid-Write (SIGKILL) leaves the last completed
-//     snapshot readable: readers never stall on it.
-//
-// The zero value holds a zero T at sequence 0. T must be pointer-free (the
-// shm view checks refuse it otherwise). Only one goroutine or process may
-// write at a time; serialise several writers with a Mutex.
-//
-// Copies go through 64-bit atomic loads and stores so that the race
-// detector sees a correct program.
+// The zero value holds a zero T at sequence 0. Only one goroutine or process
+// may write at a time; serialise several writers with a Mutex. The sequence's
+// low bit picks one of two slots, so any value a peer writes keeps reads
+// inside the seqlock; a peer bumping it without end keeps Read looping, so
+// read an untrusted segment with ReadBounded.
 type Seqlock[T any] struct {
 	_     align64
 	seq   uint64
@@ -35,12 +29,9 @@ type seqSlot[T any] struct {
 	v T
 }
 
-// align64 gives a struct 8-byte alignment on every architecture. Go aligns
-// uint64 to only 4 bytes on 386 and arm, where a 64-bit atomic on such a
-// word panics; an atomic.Uint64 is 8-byte aligned everywhere, and an array
-// of none of them takes no space. Shared layouts whose 64-bit words are
-// accessed atomically start with it, so that a View at a misaligned
-// offset is refused instead of panicking.
+// align64 gives a struct 8-byte alignment on every architecture (a plain
+// uint64 is 4-byte aligned on 386 and arm), so a View at a misaligned offset
+// is refused instead of panicking on a 64-bit atomic.
 type align64 [0]atomic.Uint64
 
 // Write publishes *v as the new snapshot. It is wait-free.
@@ -53,9 +44,7 @@ func (s *Seqlock[T]) Write(v *T) {
 
 // Read copies the latest complete snapshot into *v and returns its
 // sequence number (0 before the first Write). It retries while Writes
-// complete during the copy, so it loops as long as the writer completes
-// Writes faster than one copy. A writer in another process can do that on
-// purpose; where the writer is not trusted, use ReadBounded.
+// complete during the copy.
 // RT-safe.
 func (s *Seqlock[T]) Read(v *T) uint64 {
 	for {
@@ -65,11 +54,8 @@ func (s *Seqlock[T]) Read(v *T) uint64 {
 	}
 }
 
-// ReadBounded is Read with at most maxTries attempts (at least one): after
-// maxTries copies that each raced a completed Write it returns ErrBusy, and
-// *v holds a torn value to discard. It is the read for a seqlock in a
-// segment that another, untrusted process writes: that process can make
-// every attempt fail, but not keep the reader looping.
+// ReadBounded is Read with at most maxTries attempts (at least one); then
+// it returns ErrBusy and *v holds a torn value to discard.
 // RT-safe.
 func (s *Seqlock[T]) ReadBounded(v *T, maxTries int) (uint64, error) {
 	for range max(maxTries, 1) {
@@ -80,20 +66,16 @@ func (s *Seqlock[T]) ReadBounded(v *T, maxTries int) (uint64, error) {
 	return 0, ErrBusy
 }
 
-// TryRead makes one attempt: ok is false when a Write completed during the
-// copy (*v may then hold a torn value and must be discarded).
+// TryRead makes one attempt: ok is false, and *v torn, when a Write
+// completed during the copy.
 // RT-safe.
 func (s *Seqlock[T]) TryRead(v *T) (seq uint64, ok bool) {
-	// The sequence is loaded once; its low bit picks one of the two slots,
-	// so whatever another process wrote into it, the copy stays inside the
-	// seqlock.
 	s1 := atomic.LoadUint64(&s.seq)
 	loadWords(v, &s.slots[s1&1])
 	return s1, atomic.LoadUint64(&s.seq) == s1
 }
 
-// Seq returns the sequence number of the latest snapshot: it grows by one
-// per Write.
+// Seq returns the latest snapshot's sequence number, one more per Write.
 // RT-safe.
 func (s *Seqlock[T]) Seq() uint64 { return atomic.LoadUint64(&s.seq) }
 

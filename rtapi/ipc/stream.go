@@ -3,12 +3,8 @@ package ipc
 import "sync/atomic"
 
 // StreamRing is a single-producer single-consumer byte stream (Machinekit's
-// stream ring): writes and reads move as many bytes as fit, with no record
-// boundaries.
-//
-// Write and Read are wait-free and never block; Write issues one
-// FUTEX_WAKE only if the consumer sleeps in Wait. Their errors are
-// pre-built sentinels. Shared state is untrusted as in RecordRing.
+// stream ring) with no record boundaries. Write and Read are wait-free.
+// Handles and shared state are as for RecordRing.
 type StreamRing struct{ r ring }
 
 // InitStreamRing lays out an empty stream ring in mem (see InitRecordRing).
@@ -29,11 +25,9 @@ func OpenStreamRing(mem []byte) (*StreamRing, error) {
 	return q, nil
 }
 
-// Write copies as much of p as fits and returns how many bytes it wrote.
-// A short write returns ErrFull and counts one drop in Dropped; ErrCorrupt
-// (counted in CorruptEvents, nothing written) when another process wrote a
-// tail the consumer cannot have reached. Only the producer may call it.
-// It is wait-free.
+// Write copies as much of p as fits and returns how many bytes it wrote: a
+// short write is ErrFull (one drop); ErrCorrupt writes nothing. Only the
+// producer may call it.
 // RT-safe.
 func (s *StreamRing) Write(p []byte) (int, error) {
 	r := &s.r
@@ -55,9 +49,8 @@ func (s *StreamRing) Write(p []byte) (int, error) {
 }
 
 // Read copies up to len(p) available bytes into p and returns how many:
-// ErrEmpty when there are none (and p is not empty), ErrCorrupt (counted in
-// CorruptEvents) when another process wrote a head the producer cannot have
-// published. Only the consumer may call it. It is wait-free.
+// ErrEmpty when there are none and p is not empty, or ErrCorrupt. Only the
+// consumer may call it.
 // RT-safe.
 func (s *StreamRing) Read(p []byte) (int, error) {
 	r := &s.r
@@ -76,16 +69,12 @@ func (s *StreamRing) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
-// Discard drops every byte the ring holds now, moving the consumer to the
-// producer's published position: the way to go on after Read returned
-// ErrCorrupt (see RecordRing.Discard). It returns the bytes skipped. Only
+// Discard drops every byte the ring holds, as RecordRing.Discard does. Only
 // the consumer may call it.
 // RT-safe.
 func (s *StreamRing) Discard() (int, error) { return s.r.discard() }
 
-// Wait blocks until bytes are available (or Read has an error to report)
-// or the absolute CLOCK_MONOTONIC deadline (ns; 0 = none) passes: nil,
-// ErrTimeout, or ErrClosed after Close. Only the consumer may call it.
+// Wait is RecordRing.Wait for Read. Only the consumer may call it.
 func (s *StreamRing) Wait(deadlineNs int64) error {
 	return s.r.waitUntil(deadlineNs, s.r.readable)
 }
@@ -103,12 +92,9 @@ func (s *StreamRing) Dropped() uint64 { return s.r.Dropped() }
 // Capacity returns the data capacity in bytes.
 func (s *StreamRing) Capacity() int { return s.r.Capacity() }
 
-// Used returns the bytes written and not yet read, from the shared indices
-// (at most the capacity).
+// Used returns the bytes written and not yet read (at most the capacity).
 func (s *StreamRing) Used() int { return s.r.Used() }
 
-// CorruptEvents returns how many times this handle found the ring's shared
-// indices inconsistent and returned ErrCorrupt. The count lives in the
-// handle, so no other process can reset it.
+// CorruptEvents returns how many times this handle returned ErrCorrupt.
 // RT-safe.
 func (s *StreamRing) CorruptEvents() uint64 { return s.r.CorruptEvents() }

@@ -2,16 +2,10 @@
 // a recording into sim jitter, so that a test on the sim flavor can replay
 // the latency a real machine showed.
 //
-// Two formats:
-//
-//   - a Recording: the JSON document examples/latency-test writes with
-//     -json (Read, Recording.Write);
-//   - cyclictest's histogram file, as rt-tests 2.x cyclictest writes it with
-//     -h / --histfile (ReadHistfile, WriteHistfile), byte for byte.
-//
-// ReadLatency takes either, or a bare hist.Snapshot as JSON, and returns
-// one latency histogram; ReadJitter returns it as sim.Jitter for
-// sim.Controller.SetTask:
+// It handles a Recording, the JSON examples/latency-test -json writes (Read,
+// Recording.Write), and cyclictest's -h histogram file, byte for byte
+// (ReadHistfile, WriteHistfile). ReadLatency takes either, or a
+// hist.Snapshot as JSON; ReadJitter returns it as sim.Jitter:
 //
 //	f, err := os.Open("testdata/latency-1ms.json") // latency-test -json on the target
 //	...
@@ -19,14 +13,12 @@
 //	...
 //	err = clock.SetTask(task, sim.TaskConfig{Jitter: j})
 //
-// Durations are written as integer nanoseconds (JSON keys ending in _ns);
-// histograms have 1 µs buckets from 0.
+// Durations are integer nanoseconds (JSON keys ending in _ns); histograms
+// have 1 µs buckets from 0.
 //
-// Nothing here is RT-safe: every call allocates and does I/O. A file is
-// untrusted input: a malformed or implausible one (no samples, no bucket
-// width, more than 2^20 buckets (a second at 1 µs), a count that overflows) is an
-// error, never a panic. Calls are safe for concurrent use; a Recording is a
-// plain value the caller owns.
+// Every call allocates and does I/O, and is safe for concurrent use. A file
+// is untrusted input: a malformed or implausible one is an error, never a
+// panic, and costs memory in proportion to its length.
 //
 // ExampleReadJitter and ExampleWriteHistfile (example_test.go) replay a
 // recording as jitter and write cyclictest's histogram file.

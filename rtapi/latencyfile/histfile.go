@@ -11,15 +11,11 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
-// WriteHistfile writes histograms in cyclictest's -h / --histfile layout
-// (rt-tests 2.x), one column per histogram: "# Histogram", a row per 1 µs
-// bucket ("%06d " then one "%06d" per column, tab-separated), then the
-// footer. Every histogram must have 1 µs buckets.
-//
-// overflowCycles[i] lists the cycle numbers at which hs[i] overflowed;
-// cyclictest prints as many as the histogram has buckets and counts the
-// rest as "others". With nil (or a short list) every unlisted overflow is
-// counted as "others".
+// WriteHistfile writes histograms, each of 1 µs buckets, in cyclictest's
+// -h / --histfile layout (rt-tests 2.x), one column each.
+// overflowCycles[i] lists the cycles at which hs[i] overflowed; as
+// cyclictest, it prints at most one per bucket and counts the rest, and
+// any unlisted, as "others".
 func WriteHistfile(w io.Writer, hs []hist.Snapshot, overflowCycles [][]int64) error {
 	at := overflowCycles
 	rows := 0
@@ -82,15 +78,12 @@ func WriteHistfile(w io.Writer, hs []hist.Snapshot, overflowCycles [][]int64) er
 	return bw.Flush()
 }
 
-// ReadHistfile reads cyclictest's histogram layout (from cyclictest
-// itself, its stdout with -h, or WriteHistfile) back into one histogram
-// per column; lines before "# Histogram" are skipped. Count includes
-// overflows; Sum is rebuilt from the average, so it is exact only to 1 µs
-// per sample; Min and Max have 1 µs resolution. An -H "histofall" summary
-// column is read as one more column. A bucket beyond 2^20, an
-// uneven row, an implausible footer value or rows that skip so many
-// buckets that the histograms would take more counts than the file has
-// bytes is an error: memory and time stay proportional to the input.
+// ReadHistfile reads cyclictest's histogram layout (cyclictest's file or
+// stdout, or WriteHistfile's) into one histogram per column, an -H summary
+// column included; lines before "# Histogram" are skipped. Count includes
+// overflows; Sum (from the average), Min and Max have 1 µs resolution. A
+// bucket past hist.MaxBuckets, an uneven row, an implausible footer or rows
+// skipping more buckets than the file has bytes is an error.
 func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
@@ -159,11 +152,8 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	if rows == nil {
 		return nil, fmt.Errorf("no histogram rows found")
 	}
-	// The histograms take columns × (maxBucket+1) counts. cyclictest and
-	// WriteHistfile write every bucket, each count taking at least two
-	// bytes, so a real file holds at least that many bytes; one that
-	// skips buckets to ask for more memory than it is long is refused, so
-	// the cost of reading stays proportional to the input.
+	// A real file writes every bucket, at least two bytes each: one that
+	// skips buckets to ask for more counts than it has bytes is refused.
 	if cells := uint64(columns) * uint64(maxBucket+1); cells > uint64(inputBytes)+histSlack {
 		return nil, fmt.Errorf("histogram rows skip buckets: %d columns up to bucket %d would take %d counts from a %d-byte file",
 			columns, maxBucket, cells, inputBytes)
@@ -205,13 +195,11 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	return hs, nil
 }
 
-// implausible bounds footer values: no latency is ten years long, but
-// cyclictest prints a negative one as a huge unsigned number (its -x mode
-// does that when its timer drifts from its own schedule).
+// implausible bounds footer values: cyclictest prints a negative latency
+// as a huge unsigned number.
 const implausible = uint64(1) << 48
 
-// histSlack is the counts a histfile may ask for beyond its own length in
-// bytes (see ReadHistfile): 512 KiB of memory.
+// histSlack is the counts a histfile may ask for beyond its length in bytes.
 const histSlack = 1 << 16
 
 func parseFields(s string) ([]uint64, error) {

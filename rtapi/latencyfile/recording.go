@@ -80,9 +80,8 @@ type Series struct {
 	Histogram hist.Snapshot `json:"histogram"`
 }
 
-// Summary condenses a histogram into the figures every report shows.
-// Percentiles have the histogram's 1 µs resolution (the upper edge of the
-// bucket, capped at Max), as cyclictest's histogram has.
+// Summary condenses a histogram into the figures every report shows;
+// percentiles are bucket upper edges capped at Max (hist.Snapshot.Quantile).
 type Summary struct {
 	Count    int64         `json:"count"`    // samples, overflow included
 	Overflow uint64        `json:"overflow"` // samples above the histogram's bound
@@ -112,8 +111,7 @@ func Summarize(h hist.Snapshot) Summary {
 	return s
 }
 
-// Read decodes a Recording. A JSON document without tasks is not a
-// recording: Read returns an error.
+// Read decodes a Recording; a document without tasks is an error.
 func Read(r io.Reader) (*Recording, error) {
 	var rec Recording
 	if err := json.NewDecoder(r).Decode(&rec); err != nil {
@@ -146,20 +144,14 @@ func (rec *Recording) Task(period time.Duration) (Task, bool) {
 	return rec.Tasks[0], true
 }
 
-// MaxLatencyFile bounds what ReadLatency reads: 64 MiB, room for several
-// tasks' histograms of hist.MaxBuckets buckets each.
+// MaxLatencyFile bounds what ReadLatency reads.
 const MaxLatencyFile = 64 << 20
 
-// ReadLatency reads one wake-up latency histogram from whichever of these
-// r holds:
-//
-//   - a Recording: the latency of its task with period (Recording.Task);
-//   - an hist.Snapshot as JSON;
-//   - a cyclictest histogram file: its first column (ReadHistfile).
-//
-// The histogram must hold samples, have a bucket width and at most 2^20
-// buckets whose counts do not overflow, and r at most MaxLatencyFile bytes;
-// else ReadLatency returns an error matching rtapi.ErrInvalid.
+// ReadLatency reads one wake-up latency histogram from a Recording (its
+// task with period, Recording.Task), a hist.Snapshot as JSON, or the first
+// column of a cyclictest histogram file. A histogram without samples or
+// width, with over hist.MaxBuckets buckets or overflowing counts, or r over
+// MaxLatencyFile bytes, is an error matching rtapi.ErrInvalid.
 func ReadLatency(r io.Reader, period time.Duration) (hist.Snapshot, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxLatencyFile+1))
 	if err != nil {
@@ -188,9 +180,8 @@ func ReadLatency(r io.Reader, period time.Duration) (hist.Snapshot, error) {
 	return h, checkReplayable(h)
 }
 
-// ReadJitter is ReadLatency's histogram as sim jitter
-// (sim.HistogramJitter): each cycle of a task given it is woken as late
-// as a sample drawn from the recording.
+// ReadJitter is ReadLatency's histogram as sim.HistogramJitter: each cycle
+// is woken as late as a sample drawn from it.
 func ReadJitter(r io.Reader, period time.Duration) (sim.Jitter, error) {
 	h, err := ReadLatency(r, period)
 	if err != nil {

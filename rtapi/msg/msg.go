@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 // Level is a message level, numbered like RTAPI's msg_level_t.
 type Level int32
 
-// Levels. A Logger passes messages at or below its threshold: the default
-// threshold LevelInfo passes ERR, WARN and INFO.
+// Levels. A Logger passes messages at or below its threshold (default
+// LevelInfo).
 const (
 	LevelNone Level = iota // RTAPI_MSG_NONE: as a threshold, pass nothing
 	LevelErr               // RTAPI_MSG_ERR
@@ -43,21 +44,10 @@ func (l Level) String() string {
 	case LevelAll:
 		return "ALL"
 	}
-	return "Level(" + itoa(int(l)) + ")"
+	return "Level(" + strconv.Itoa(int(l)) + ")"
 }
 
-func itoa(n int) string {
-	if n < 0 {
-		return "-" + itoa(-n)
-	}
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + itoa(n%10)
-}
-
-// ErrInvalid reports a bad argument (nil ring, nil zap logger, bad level).
-// It is rtapi.ErrInvalid.
+// ErrInvalid is rtapi.ErrInvalid: a bad argument.
 var ErrInvalid = errs.Invalid
 
 // Limits of one message.
@@ -76,8 +66,8 @@ const (
 	kindBool
 )
 
-// Arg is one numeric argument of a message. Build it with Int, Uint, Float
-// or Bool; the conversion is free and does not allocate.
+// Arg is one numeric argument of a message, built without allocating by
+// Int, Uint, Float or Bool.
 type Arg struct {
 	kind argKind
 	bits uint64
@@ -134,10 +124,9 @@ const (
 	maxRecordPayload = recFixed + MaxArgs*9 + MaxTask + MaxFormat + 8
 )
 
-// Logger writes messages of one task into one ring. Its methods are safe
-// to call on a nil *Logger, which drops everything. One Logger is meant
-// for one task; concurrent calls corrupt nothing, but all except one are
-// dropped and counted.
+// Logger writes messages of one task into one ring. A nil *Logger drops
+// everything. Concurrent calls corrupt nothing, but all but one are dropped
+// and counted.
 type Logger struct {
 	ring    *ipc.RecordRing
 	task    string
@@ -148,9 +137,9 @@ type Logger struct {
 	drops   atomic.Uint64
 }
 
-// NewLogger makes a Logger that writes into ring, for example one laid out
-// in a shared-memory segment for another process to drain. The threshold
-// starts at LevelInfo. ErrInvalid if ring is nil.
+// NewLogger makes a Logger, threshold LevelInfo, that writes into ring
+// (such as one in a segment another process drains). ErrInvalid if ring is
+// nil or too small for a message.
 func NewLogger(ring *ipc.RecordRing, task string) (*Logger, error) {
 	if ring == nil {
 		return nil, fmt.Errorf("msg: NewLogger: nil ring: %w", ErrInvalid)
@@ -173,9 +162,8 @@ func cut(s string, n int) string {
 // Task returns the task name the Logger stamps on its messages.
 func (l *Logger) Task() string { return l.task }
 
-// SetLevel sets the threshold: messages above it are discarded at the call
-// site, without being counted as drops (rtapi_set_msg_level). For Loggers of
-// a Sink the threshold is the Sink's and shared by all of them.
+// SetLevel sets the threshold (rtapi_set_msg_level); messages above it are
+// discarded uncounted. A Sink's Loggers share the Sink's threshold.
 // RT-safe.
 func (l *Logger) SetLevel(lv Level) { l.level.Store(int32(lv)) }
 
@@ -183,8 +171,7 @@ func (l *Logger) SetLevel(lv Level) { l.level.Store(int32(lv)) }
 // RT-safe.
 func (l *Logger) Level() Level { return Level(l.level.Load()) }
 
-// Dropped returns how many messages this Logger dropped (ring full or
-// concurrent use).
+// Dropped returns how many messages this Logger dropped.
 // RT-safe.
 func (l *Logger) Dropped() uint64 {
 	if l == nil {
@@ -209,17 +196,15 @@ func (l *Logger) Info(format string, args ...Arg) { l.print(LevelInfo, format, a
 // RT-safe.
 func (l *Logger) Dbg(format string, args ...Arg) { l.print(LevelDbg, format, args) }
 
-// Print logs at level lv (rtapi_print_msg). The format uses fmt verbs and
-// is rendered later, by the drainer. Levels outside ERR..DBG are ignored.
-// A Sink's own Logger whose zap logger reports callers (zap.AddCaller)
-// also records the call site, which becomes the entry's caller; that
-// triples a message's cost (docs/BENCHMARKS.md). Otherwise it records
-// none; a Logger over a ring another process drains never does.
+// Print logs at level lv (rtapi_print_msg); the drainer renders the fmt
+// format later. Levels outside ERR..DBG are ignored. A Sink's Logger records
+// the call site when the zap logger shows callers (zap.AddCaller), which
+// costs more (docs/BENCHMARKS.md).
 // RT-safe.
 func (l *Logger) Print(lv Level, format string, args ...Arg) { l.print(lv, format, args) }
 
-// print is Print for the exported methods, each of which calls it
-// directly, so that the call site is always three frames up.
+// print is called directly by each exported method: the call site is
+// three frames up.
 func (l *Logger) print(lv Level, format string, args []Arg) {
 	if l == nil || lv < LevelErr || lv > LevelDbg || int32(lv) > l.level.Load() {
 		return

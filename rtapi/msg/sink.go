@@ -22,37 +22,31 @@ import (
 	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
-// DefaultPollInterval is how often Drain looks at rings whose writers cannot
-// wake it (rings in a segment written by another process).
+// DefaultPollInterval is how often Drain polls rings whose writers cannot
+// wake it (those of other processes).
 const DefaultPollInterval = 20 * time.Millisecond
 
-// A ring found damaged (an index or record another process wrote that no
-// Logger can have written) is skipped: the drainer drops what it holds
-// (ipc.RecordRing.Discard) and leaves the ring alone for a back-off that
-// starts at the poll interval and doubles up to maxBackoff while the damage
-// goes on. It reports damage at most once per reportEvery per ring, as one
-// ERROR entry with counts and no stack trace.
+// A damaged ring is discarded and backed off, from the poll interval
+// doubling up to maxBackoff; damage and drops are reported at most once per
+// reportEvery per ring.
 const (
 	maxBackoff  = time.Second
 	reportEvery = time.Second
 )
 
 // DefaultRateLimit is how many messages a second one ring may put into the
-// log. The rest are consumed without being decoded or formatted, counted
-// (Sink.Suppressed) and reported as one WARN entry a second per ring, so
-// no writer, in this process or another, can flood the log: the volume is
-// at most about DefaultRateLimit × (MaxText + 100) bytes a second per ring.
+// log. The rest are consumed unformatted, counted (Sink.Suppressed) and
+// reported as one WARN entry a second per ring.
 const DefaultRateLimit = 1000
 
 // Sink owns the rings of its Loggers and drains them into zap. It is safe
-// for concurrent use; its methods allocate and lock, so call them from
-// set-up code, not from a task body (the Loggers it hands out may be).
+// for concurrent use; its methods allocate and lock. It treats rings of
+// other processes as untrusted (package doc).
 type Sink struct {
 	level atomic.Int32
 	bell  uint32 // futex word: bellSleeping while Drain waits
-	// callers: the zap logger last drained into reports callers, so the
-	// Sink's Loggers record their call sites (true until a drain says
-	// otherwise). probed is that logger.
+	// callers: the zap logger last drained into (probed) shows callers, so
+	// the Loggers record call sites; true until a drain says otherwise.
 	callers atomic.Bool
 	probed  *zap.Logger
 
@@ -78,9 +72,7 @@ type source struct {
 	logger  *Logger
 	lost    uint64 // logger drops already reported
 
-	// A record is copied here before it is decoded, so that another
-	// process writing the ring cannot change it under the decoder.
-	buf []byte
+	buf []byte // a record is copied here before it is checked
 	// Damage handling (see maxBackoff); touched only under drainMu.
 	corrupt    uint64        // times the ring was found corrupt, not yet reported
 	malformed  uint64        // records refused, not yet reported
@@ -98,10 +90,8 @@ type source struct {
 	suppressedReportedAt time.Time
 }
 
-// caller is the zap caller of a message from this source: the call site
-// in the task body for a Logger of this Sink, none for a ring of another
-// process (whose program counters mean nothing here) rather than the
-// drainer's own line, which zap would otherwise report.
+// caller is the zap caller of a message: the task's call site for this
+// Sink's Logger, none for another process's ring (its PCs mean nothing here).
 func (src *source) caller(pc uintptr) zapcore.EntryCaller {
 	if src.logger == nil || pc == 0 {
 		return zapcore.EntryCaller{}
@@ -113,9 +103,8 @@ func (src *source) caller(pc uintptr) zapcore.EntryCaller {
 	return zapcore.EntryCaller{Defined: true, PC: frame.PC, File: frame.File, Line: frame.Line, Function: frame.Function}
 }
 
-// wantsCallers reports whether zl puts a caller in its entries
-// (zap.AddCaller), by checking an entry it never writes. Only then do the
-// Loggers pay for recording their call sites.
+// wantsCallers reports whether zl shows callers (zap.AddCaller), by
+// checking an entry it never writes.
 func wantsCallers(zl *zap.Logger) bool {
 	ce := zl.Check(zapcore.ErrorLevel, "")
 	return ce != nil && ce.Caller.Defined
@@ -168,8 +157,8 @@ func (s *Sink) Logger(task string, capacity int) (*Logger, error) {
 	return l, nil
 }
 
-// AddRing adds a ring written by someone else (typically a Logger in another
-// process, over a ring in a shared segment). task names it in drop reports.
+// AddRing adds a ring written by someone else, such as another process's
+// Logger in a shared segment; task names it in reports.
 func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
 	if ring == nil {
 		return fmt.Errorf("%w: Sink.AddRing(%q): nil ring", ErrInvalid, task)
@@ -184,8 +173,8 @@ func (s *Sink) AddRing(ring *ipc.RecordRing, task string) error {
 	return nil
 }
 
-// RemoveRing stops draining ring. When it returns, the Sink no longer
-// touches the ring's memory, so the segment holding it may be unmapped.
+// RemoveRing stops draining ring; once it returns, the ring's segment may
+// be unmapped.
 func (s *Sink) RemoveRing(ring *ipc.RecordRing) {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
@@ -207,9 +196,8 @@ type Message struct {
 	Format string
 	Args   []any // int64, uint64, float64 or bool
 	Flags  uint8
-	// PC is the program counter of the call site, when the Logger
-	// recorded it (0 otherwise); it means something only in the process
-	// that wrote the message.
+	// PC is the call site's program counter in the writing process, 0 if
+	// not recorded.
 	PC uintptr
 }
 
@@ -220,13 +208,10 @@ const MaxText = 1024
 const maxWidth = 64
 
 // Text renders the message with fmt.Sprintf, marking cut formats and
-// dropped arguments. The format may come from another process's ring, so
-// the result is bounded and inert: a format that is not plain fmt syntax
-// with widths and precisions of at most 64 written in it (no '*', every
-// '[' index closed) is not rendered but shown quoted, followed by the
-// arguments; text longer than MaxText bytes is cut; control characters
-// (newlines and escape sequences included) and invalid UTF-8 are escaped
-// as Go escapes them (\n, \x1b), so one message is one log line.
+// dropped arguments, as one bounded line: a format that is not plain fmt
+// syntax (widths and precisions over 64, '*', an open '[') is shown quoted
+// with the arguments instead; text is cut at MaxText bytes; control
+// characters and invalid UTF-8 are escaped as Go escapes them.
 func (m *Message) Text() string {
 	var s string
 	if safeFormat(m.Format) {
@@ -275,11 +260,9 @@ func escapeControl(s string) string {
 	return b.String()
 }
 
-// safeFormat reports whether format is plain fmt syntax whose output stays
-// within a small multiple of its input: every directive is '%', flags, an
-// optional closed [n] index, a width and a precision of at most maxWidth
-// written in digits (no '*'), and an ASCII letter or '%' as its verb.
-// Anything else, a '[' without its ']' included, is unsafe.
+// safeFormat reports whether every directive of format is '%', flags, an
+// optional closed [n] index, digit width and precision of at most maxWidth,
+// and an ASCII letter or '%': output then stays near the input's size.
 func safeFormat(format string) bool {
 	for i := 0; i < len(format); i++ {
 		if format[i] != '%' {
@@ -420,16 +403,10 @@ func zapLevel(l Level) zapcore.Level {
 	return zapcore.DebugLevel
 }
 
-// DrainOnce moves every message now in the rings into zl and reports drops
-// seen since the last call as one WARN entry per source. It returns the
-// number of well-formed messages consumed: written, or left out by zl's
-// level or by the rate limit (DefaultRateLimit).
-//
-// Each ring is read at most up to what it can hold, so a writer that keeps
-// filling it cannot keep DrainOnce busy. A damaged ring (ipc.ErrCorrupt, or
-// a record no Logger can have written) is skipped and left alone for a
-// back-off; Damaged counts it, and an ERROR entry reports it at most once a
-// second per ring.
+// DrainOnce moves the messages now in the rings into zl, reports drops as
+// one WARN entry per source, and returns the well-formed messages consumed
+// (written, or left out by zl's level or the rate limit). It reads at most
+// one ring's worth per ring; a damaged ring is skipped (Damaged).
 func (s *Sink) DrainOnce(zl *zap.Logger) int {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
@@ -452,10 +429,9 @@ func (s *Sink) DrainOnce(zl *zap.Logger) int {
 	return total
 }
 
-// reportDrops writes one WARN entry with the drops of src since the last
-// one. A ring of another process counts its drops in shared memory, which
-// that process (or any writer of the segment) may change at will, so those
-// are reported at most once per reportEvery.
+// reportDrops writes one WARN entry with the drops of src since the last.
+// Another process's ring counts drops in shared memory a peer may change,
+// so those are reported at most once per reportEvery.
 func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
 	if src.suppressed > 0 && (src.suppressedReportedAt.IsZero() || now.Sub(src.suppressedReportedAt) >= reportEvery) {
 		zl.Warn("msg: messages suppressed by the rate limit", zap.String("task", src.task),
@@ -485,10 +461,8 @@ func (s *Sink) reportDrops(src *source, zl *zap.Logger, now time.Time) {
 	}
 }
 
-// drainSource writes the messages of one ring into zl, skips the ring on
-// damage and returns how many messages it wrote. The ring is read under
-// its segment's fault guard: a segment truncated by another process is
-// damage, not a SIGBUS.
+// drainSource writes the messages of one ring into zl, under its segment's
+// Guard, backs it off on damage, and returns how many it consumed.
 func (s *Sink) drainSource(src *source, zl *zap.Logger, now time.Time) int {
 	var total int
 	var damaged bool
@@ -536,8 +510,6 @@ func (s *Sink) readSource(src *source, zl *zap.Logger, now time.Time) (total int
 			continue
 		}
 		total++
-		// Nothing is decoded or formatted for a message zap would drop,
-		// nor past the rate limit.
 		lv := zapLevel(Level(b[8]))
 		if !zl.Core().Enabled(lv) || !s.admit(src, now) {
 			continue
@@ -548,8 +520,7 @@ func (s *Sink) readSource(src *source, zl *zap.Logger, now time.Time) (total int
 			if ce.Caller.Defined {
 				ce.Caller = src.caller(m.PC)
 			}
-			// A stack zap took here is the drainer's, not the task's:
-			// the task's call site is ce.Caller; a ring holds no stack.
+			// A stack taken here would be the drainer's, not the task's.
 			ce.Stack = ""
 			ce.Write(zap.String("task", m.Task))
 		}
@@ -557,9 +528,8 @@ func (s *Sink) readSource(src *source, zl *zap.Logger, now time.Time) (total int
 	return total, damaged
 }
 
-// admit reports whether one more message of src may be written now: at
-// most RateLimit a second per ring. A message refused is counted in
-// Suppressed and reported by reportDrops.
+// admit reports whether src is under RateLimit for one more message now,
+// counting a refusal.
 func (s *Sink) admit(src *source, now time.Time) bool {
 	if now.Sub(src.windowStart) >= time.Second || now.Before(src.windowStart) {
 		src.windowStart, src.windowLines = now, 0
@@ -584,9 +554,8 @@ func (s *Sink) rateLimit() int {
 // without writing them because their ring was over RateLimit.
 func (s *Sink) Suppressed() uint64 { return s.suppressed.Load() }
 
-// Damaged returns how many times the Sink found one of its rings damaged
-// (shared state or records that no Logger can have written, or its segment
-// truncated under it) and skipped it.
+// Damaged returns how many times the Sink skipped a damaged or truncated
+// ring.
 func (s *Sink) Damaged() uint64 { return s.damaged.Load() }
 
 func (s *Sink) pollInterval() time.Duration {
@@ -596,9 +565,8 @@ func (s *Sink) pollInterval() time.Duration {
 	return DefaultPollInterval
 }
 
-// pending reports whether a ring that is not backing off holds something
-// (or has damage to report). Only the drainer calls it: it reads the rings
-// as their consumer.
+// pending reports whether a ring not backing off holds something or damage.
+// Only the drainer calls it: it reads the rings as their consumer.
 func (s *Sink) pending() bool {
 	s.drainMu.Lock()
 	defer s.drainMu.Unlock()
@@ -609,9 +577,7 @@ func (s *Sink) pending() bool {
 		if now.Before(src.retryAt) {
 			continue
 		}
-		// Peek, not Used: Used reads both shared indices, which another
-		// process may keep changing; Peek looks from the drainer's own
-		// position and never consumes.
+		// Peek, not Used: it trusts only the drainer's own position.
 		var err error
 		if gerr := src.ring.Guard(func() { _, err = src.ring.Peek() }); gerr != nil || !errors.Is(err, ipc.ErrEmpty) {
 			return true
@@ -621,9 +587,8 @@ func (s *Sink) pending() bool {
 }
 
 // Drain writes messages into zl until ctx is cancelled, then drains what is
-// left and returns nil. Loggers of this Sink wake it at once; other rings
-// are polled every PollInterval. Only one Drain may run at a time. It blocks:
-// run it in its own non-RT goroutine.
+// left and returns nil. This Sink's Loggers wake it; other rings are polled
+// every PollInterval. A second concurrent Drain is ErrInvalid. It blocks.
 func (s *Sink) Drain(ctx context.Context, zl *zap.Logger) error {
 	if zl == nil {
 		return fmt.Errorf("%w: Sink.Drain: nil zap logger", ErrInvalid)

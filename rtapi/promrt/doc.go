@@ -7,25 +7,20 @@
 //	reg.MustRegister(promrt.NewHALCollector(h))          // *hal.HAL
 //	http.Handle("/metrics", promrt.Handler(reg))           // one scrape at a time, 10 s each
 //
-// Handler bounds what scrapers cost the host: one scrape is gathered at a
-// time (others get 503 at once) and each is cut off after ScrapeTimeout.
-// Listen and NewServer bound the connections: one is open at a time (the
-// rest wait in the kernel's queue, costing the host nothing) and a silent
-// one is dropped after ReadHeaderTimeout, so that a flood cannot fill the
-// Go scheduler's run queue that a woken task's goroutine waits in:
+// Handler gathers one scrape at a time (others get 503) for at most
+// ScrapeTimeout. Listen and NewServer keep one connection open at a time and
+// drop a silent one, so a scrape flood cannot crowd a woken task's goroutine
+// off the Go scheduler (docs/SECURITY.md, "How a scrape flood delays a
+// task"):
 //
 //	ln, err := promrt.Listen("127.0.0.1:9100")
 //	...
 //	go promrt.NewServer(reg).Serve(ln)
 //
-// Label values are made valid UTF-8; collecting never panics.
-//
-// Collecting never touches a task's real-time path: it reads the
-// statistics the task publishes with atomic stores (rtapi.Task.StatsFolded,
-// the HAL threads' seqlocked records), from the scraping goroutine. Each
-// histogram is folded into 22 buckets in place, reading only the 1 µs
-// buckets up to the highest in use: a scrape's cost follows the latencies
-// seen, not HistogramBound (BenchmarkCollect measures one task).
+// Collecting never panics or blocks a task: it reads what the tasks publish
+// (rtapi.Task.StatsFolded, the HAL threads' seqlocked records), folding
+// each histogram into Buckets in place, at a cost that follows the buckets
+// in use, not HistogramBound. Label values are made valid UTF-8.
 //
 // Metrics, each labelled task="NAME" (HAL: thread, funct):
 //

@@ -11,22 +11,17 @@ import (
 // Limits of Handler.
 const (
 	// MaxScrapesInFlight is how many scrapes Handler serves at once;
-	// more get 503 Service Unavailable at once, without gathering.
+	// more get 503 at once.
 	MaxScrapesInFlight = 1
-	// ScrapeTimeout bounds one scrape: past it the scraper gets 503 and
-	// the handler's goroutine returns (gathering finishes in the
-	// background).
+	// ScrapeTimeout bounds one scrape: past it the scraper gets 503
+	// (gathering finishes in the background).
 	ScrapeTimeout = 10 * time.Second
 )
 
 // Handler returns the /metrics handler for reg that a real-time host
-// should serve: promhttp.HandlerFor with at most MaxScrapesInFlight
-// scrapes gathered at once and ScrapeTimeout per scrape, so that any number
-// of scrapers costs the host what one does. A plain
-// promhttp.HandlerOpts{} sets neither: 64 concurrent scrapers of a host
-// took its servo thread from ~15,000 to ~3,100 wake-ups in 15 s.
-// Errors in gathering are served as far as possible
-// (promhttp.ContinueOnError), never a panic.
+// should serve: promhttp.HandlerFor with MaxScrapesInFlight and
+// ScrapeTimeout, so any number of scrapers costs what one does, and
+// gathering errors served as far as possible (promhttp.ContinueOnError).
 func Handler(reg prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		MaxRequestsInFlight: MaxScrapesInFlight,

@@ -16,9 +16,8 @@ import (
 )
 
 // Buckets are the upper bounds, in seconds, of the exported latency and
-// execution-time histograms: 1, 2, 5 per decade from 1 µs to 10 s. They
-// are folded from rtapi's 1 µs buckets exactly: each bound is a whole
-// number of microseconds.
+// execution-time histograms: 1, 2, 5 per decade from 1 µs to 10 s, whole
+// microseconds so rtapi's 1 µs buckets fold into them exactly.
 var Buckets = logBuckets()
 
 // bucketBounds are Buckets as durations, for exact folding.
@@ -108,9 +107,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector: one lock-free snapshot per
-// task (rtapi.Task.StatsFolded), whose cost follows the histogram buckets
-// in use, not the tasks' HistogramBound.
+// Collect implements prometheus.Collector: one lock-free snapshot per task
+// (rtapi.Task.StatsFolded).
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	tasks := append([]*rtapi.Task(nil), c.tasks...)
@@ -121,10 +119,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// constMetric is prometheus.MustNewConstMetric that never panics: label
-// values are made valid UTF-8 first (names come from elsewhere), and any
-// other refusal becomes an invalid metric, which the registry reports as
-// a scrape error instead of crashing the process in its Gather goroutine.
+// constMetric is prometheus.MustNewConstMetric that never panics: labels
+// are made valid UTF-8, and a refusal becomes an invalid metric, which the
+// registry reports as a scrape error.
 func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) prometheus.Metric {
 	m, err := prometheus.NewConstMetric(d, t, v, labelValues(labels)...)
 	if err != nil {
@@ -133,8 +130,7 @@ func constMetric(d *prometheus.Desc, t prometheus.ValueType, v float64, labels .
 	return m
 }
 
-// labelValues replaces invalid UTF-8 in label values with U+FFFD, in
-// place.
+// labelValues replaces invalid UTF-8 in labels with U+FFFD, in place.
 func labelValues(labels []string) []string {
 	for i, l := range labels {
 		if !utf8.ValidString(l) {
@@ -175,8 +171,7 @@ func collectTask(ch chan<- prometheus.Metric, s rtapi.Stats, latency, exec hist.
 	counter(taskFaults, s.MajorFaults, "major")
 }
 
-// histogram exports a histogram folded at Buckets. Samples past its
-// bound (its overflow) count only in +Inf and in the count.
+// histogram exports h, folded at Buckets; its overflow counts only in +Inf.
 func histogram(d *prometheus.Desc, task string, h hist.Folded) prometheus.Metric {
 	cum := make(map[float64]uint64, len(Buckets))
 	for i, b := range Buckets {
@@ -206,13 +201,12 @@ var (
 		"A function's worst execution time so far.", []string{"thread", "funct"}, nil)
 )
 
-// HALCollector exports a HAL's thread and function statistics, read
-// without locking the threads out (hal.HAL.Stats). Their tasks' figures
-// come from a Collector of each thread's Task.
+// HALCollector exports a HAL's thread and function statistics
+// (hal.HAL.Stats), never blocking the threads; a Collector of each
+// thread's Task exports its task figures.
 type HALCollector struct{ h *hal.HAL }
 
-// NewHALCollector returns a collector of h's threads. It panics on a nil
-// HAL (a programmer error).
+// NewHALCollector returns a collector of h's threads. It panics on a nil h.
 func NewHALCollector(h *hal.HAL) *HALCollector {
 	if h == nil {
 		panic("promrt: NewHALCollector of a nil HAL")

@@ -12,31 +12,22 @@ import (
 // Limits of NewServer and Listen.
 const (
 	// MaxConns is how many scraper connections Listen keeps open at
-	// once. Further connections wait in the kernel's accept queue, where
-	// they cost the host process nothing: no goroutine, no buffer, no
-	// allocation. One connection (and the in-flight limit of Handler)
-	// lets the network make at most one HTTP goroutine of the host
-	// runnable at a time, so a scrape flood cannot take every P from a
-	// real-time task woken next to it.
+	// once; the rest wait in the kernel's accept queue, costing the host
+	// nothing.
 	MaxConns = 1
-	// ReadHeaderTimeout is how long a connection may take to send its
-	// request's headers; IdleTimeout how long a kept-alive connection may
-	// wait for its next request. A slow or silent client holds the
-	// connection slot no longer.
+	// ReadHeaderTimeout bounds a request's headers, IdleTimeout the wait
+	// for a kept-alive connection's next request.
 	ReadHeaderTimeout = 2 * time.Second
 	IdleTimeout       = 5 * time.Second
 	// WriteTimeout bounds writing one response, past ScrapeTimeout.
 	WriteTimeout = ScrapeTimeout + 5*time.Second
-	// MaxHeaderBytes bounds a request's headers; a scrape's are a few
-	// hundred bytes.
+	// MaxHeaderBytes bounds a request's headers.
 	MaxHeaderBytes = 8 << 10
 )
 
-// NewServer returns an *http.Server serving Handler(reg) at /metrics
-// (404 elsewhere) with ReadHeaderTimeout, IdleTimeout, WriteTimeout and
-// MaxHeaderBytes set; serve it on a listener from Listen or
-// LimitListener. A bare http.Server has no timeouts: a client that
-// connects and sends nothing holds its connection for ever.
+// NewServer returns an *http.Server serving Handler(reg) at /metrics (404
+// elsewhere) with the timeouts and MaxHeaderBytes above set, which a bare
+// http.Server lacks. Serve it on a listener from Listen or LimitListener.
 func NewServer(reg prometheus.Gatherer) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", Handler(reg))
@@ -60,10 +51,9 @@ func Listen(addr string) (net.Listener, error) {
 	return LimitListener(ln, MaxConns), nil
 }
 
-// LimitListener returns a listener that holds at most n of l's
-// connections open: Accept waits until one of them is closed before it
-// accepts the next, which waits in the kernel's queue meanwhile. Close
-// ends a waiting Accept. n < 1 counts as 1.
+// LimitListener returns a listener that holds at most n (at least 1) of
+// l's connections open: Accept waits for one to close. Close ends a
+// waiting Accept.
 func LimitListener(l net.Listener, n int) net.Listener {
 	return &limitListener{Listener: l, sem: make(chan struct{}, max(n, 1)), done: make(chan struct{})}
 }

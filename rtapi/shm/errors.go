@@ -7,53 +7,38 @@ import (
 	"github.com/gortapi/gortapi/internal/errs"
 )
 
-// Sentinel errors. Typed errors below match them with errors.Is, and each
-// matches one of rtapi's sentinels too (named on each), so a caller may
-// test either.
+// Sentinel errors; the typed errors below match them, and each matches the
+// rtapi sentinel named on it too.
 var (
-	// ErrInvalid reports a bad argument: a negative or too large size, a
-	// misaligned or out-of-range view, a type that cannot live in shared
-	// memory.
+	// ErrInvalid reports a bad argument: a size, a view, a type.
 	ErrInvalid = errs.Invalid
-	// ErrNotExist reports that no segment with that key exists. It matches
-	// os.ErrNotExist (rtapi.ErrNotExist) too.
+	// ErrNotExist reports no segment with that key (os.ErrNotExist).
 	ErrNotExist = fmt.Errorf("shm: segment does not exist: %w", errs.NotExist)
-	// ErrExist reports that Create found a segment already there. It
-	// matches os.ErrExist (rtapi.ErrExist) too.
+	// ErrExist reports that Create found the key in use (os.ErrExist).
 	ErrExist = fmt.Errorf("shm: segment already exists: %w", errs.Exist)
-	// ErrSizeMismatch is matched by *SizeMismatchError; it matches
-	// ErrInvalid too.
+	// ErrSizeMismatch is matched by *SizeMismatchError (ErrInvalid).
 	ErrSizeMismatch = fmt.Errorf("shm: segment exists with another size: %w", errs.Invalid)
-	// ErrNotInitialised reports a segment whose creator never finished
-	// initialising it within Options.AttachTimeout (still creating, or it
-	// died half-way). It matches rtapi.ErrBusy: try again later, or remove
-	// a segment whose creator died.
+	// ErrNotInitialised reports a segment whose creator did not finish
+	// within Options.AttachTimeout (rtapi.ErrBusy): retry, or remove it if
+	// the creator died.
 	ErrNotInitialised = fmt.Errorf("shm: segment not initialised: %w", errs.Busy)
-	// ErrTruncated reports a segment file shorter than its header says,
-	// or truncated under a mapping. It matches rtapi.ErrCorrupt.
+	// ErrTruncated reports a file shorter than its header or mapping
+	// (rtapi.ErrCorrupt).
 	ErrTruncated = fmt.Errorf("shm: segment file truncated: %w", errs.Corrupt)
-	// ErrCorrupt reports a segment file whose header is not a gortapi
-	// header (bad magic, impossible size, wrong key). It matches
-	// rtapi.ErrCorrupt.
+	// ErrCorrupt reports a file whose header is not a valid gortapi header
+	// (rtapi.ErrCorrupt).
 	ErrCorrupt = fmt.Errorf("shm: segment header corrupt: %w", errs.Corrupt)
-	// ErrVersion is matched by *VersionError; it matches
-	// rtapi.ErrNotSupported.
+	// ErrVersion is matched by *VersionError (rtapi.ErrNotSupported).
 	ErrVersion = fmt.Errorf("shm: segment layout version: %w", errs.NotSupported)
-	// ErrClosed reports use of a segment after Close or Delete. It is
-	// os.ErrClosed.
+	// ErrClosed is os.ErrClosed: use after Close or Delete.
 	ErrClosed = errs.Closed
-	// ErrUntrusted is matched by *OwnerError: a segment file that a user
-	// this process does not trust could have written. It matches
-	// os.ErrPermission (rtapi.ErrPermission) too.
+	// ErrUntrusted is matched by *OwnerError (os.ErrPermission).
 	ErrUntrusted = fmt.Errorf("shm: segment not trusted: %w", errs.Permission)
 )
 
 // OwnerError reports a segment file refused on attach because someone this
-// process does not trust owns it or may write it: it is owned by another
-// user (not this process's effective uid, not root, not in
-// Options.AllowUIDs, not of Options.Group), it lets others write, it lets an
-// untrusted group write, or it is not a regular file. Such a file may have
-// been planted to be read, or written under this process.
+// process does not trust owns it or may write it, or it is not a regular
+// file (package doc, "Trust").
 type OwnerError struct {
 	Name   string      // segment name, e.g. "/gortapi-0-0000abcd"
 	Path   string      // the file
@@ -74,9 +59,8 @@ func (e *OwnerError) Error() string {
 // Unwrap gives ErrUntrusted, which matches os.ErrPermission.
 func (e *OwnerError) Unwrap() error { return ErrUntrusted }
 
-// ExistError reports that Create found the key in use: another instance
-// of the program, or a segment a crashed one left behind. It matches
-// ErrExist (and os.ErrExist).
+// ExistError reports that Create found the key in use, by a running or a
+// crashed creator. It matches ErrExist.
 type ExistError struct {
 	Name       string // segment name, e.g. "/gortapi-0-0000abcd"
 	Path       string // the file
@@ -97,8 +81,7 @@ func (e *ExistError) Error() string {
 // Unwrap gives ErrExist (and so os.ErrExist).
 func (e *ExistError) Unwrap() error { return ErrExist }
 
-// TruncatedError reports that the file under a mapped segment became
-// shorter than the mapping (another process truncated it): an access past
+// TruncatedError reports a file shrunk under its mapping: an access past
 // the new end faulted (Guard) or would fault (Check).
 type TruncatedError struct {
 	Name     string

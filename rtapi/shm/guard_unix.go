@@ -11,17 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Truncation: a process that may write the segment file may also shrink
-// it, and touching the pages past the new end raises SIGBUS. Attach
-// refuses a truncated file, Check compares sizes, Guard turns the fault
-// into an error, and Fault and Orphan let a writer that cannot guard each
-// store recover. docs/SECURITY.md ("Truncation") has the design and what
-// stays uncontained.
+// Truncation handling; docs/SECURITY.md, "Truncation".
 
 // Check reports, with one fstat, whether the file still holds everything
 // this attachment mapped: nil, a *TruncatedError (ErrTruncated) when it was
-// shrunk, or ErrClosed. Being a system call, it belongs in set-up or
-// monitoring code.
+// shrunk, or ErrClosed.
 func (s *Segment) Check() error {
 	if s.closed.Load() {
 		return fmt.Errorf("check %s: %w", s.name, ErrClosed)
@@ -42,18 +36,12 @@ func (s *Segment) fileSize() int64 {
 	return st.Size
 }
 
-// Guard calls f, which reads or writes this segment's memory, and returns
-// a *TruncatedError (ErrTruncated) instead of crashing when an access in f
-// faults inside the mapping because the file was truncated under it. What
-// f did before the fault stays done. A fault outside this segment's mapping
-// is not this segment's business: Guard panics again with it. A panic of
-// f's own passes through unchanged. After Close, Guard returns ErrClosed
-// without calling f.
-//
-// f runs on the calling goroutine. Guard costs a deferred recover and two
-// runtime calls; it does not allocate unless f faults. It is meant for
-// reading code outside real-time tasks; a task body does not use it (see
-// the package doc on truncation).
+// Guard calls f on the calling goroutine and returns a *TruncatedError
+// (ErrTruncated) instead of crashing when an access in f faults inside this
+// segment's mapping because the file was truncated; what f did before the
+// fault stays done. Other faults and f's own panics pass through. After
+// Close it returns ErrClosed without calling f. It costs a deferred recover
+// and allocates only when f faults; it is for code outside task bodies.
 func (s *Segment) Guard(f func()) (err error) {
 	if s.closed.Load() {
 		return fmt.Errorf("guard %s: %w", s.name, ErrClosed)
@@ -64,11 +52,9 @@ func (s *Segment) Guard(f func()) (err error) {
 	return nil
 }
 
-// Fault returns a *TruncatedError (ErrTruncated) describing v when v, a
-// value recovered from a panic, is a memory fault (runtime/debug.
-// SetPanicOnFault) at an address inside this attachment's mapping; nil for
-// any other value. It reads the file's size (one fstat) only when v is
-// such a fault.
+// Fault returns a *TruncatedError describing v, a recovered panic value,
+// when it is a memory fault (debug.SetPanicOnFault) inside this
+// attachment's mapping; nil otherwise. Only then it makes one fstat.
 func (s *Segment) Fault(v any) *TruncatedError {
 	e, ok := v.(interface{ Addr() uintptr })
 	if !ok || s.closed.Load() || !s.contains(e.Addr()) {
@@ -78,13 +64,10 @@ func (s *Segment) Fault(v any) *TruncatedError {
 }
 
 // Orphan replaces this attachment's memory, at the same address and size,
-// with private memory holding what could still be read of it: every
-// pointer into the segment stays valid, stores through it stop faulting,
-// and nothing written reaches another process any more, nor theirs this
-// one. It is the recovery of a writer that found the file truncated (see
-// Fault) and must go on, such as a real-time task. Close and Delete work
-// as before. Orphan after Orphan does nothing; after Close it returns
-// ErrClosed, on a read-only attachment ErrInvalid. It makes system calls
+// with private memory holding what could still be read: pointers stay valid
+// and stop faulting, but no store is shared any more. It lets a writer that
+// found the file truncated (Fault) go on. Orphan after Orphan does nothing;
+// ErrClosed after Close, ErrInvalid when read-only. It makes system calls
 // and allocates a copy of the mapping.
 func (s *Segment) Orphan() error {
 	s.mu.Lock()
@@ -116,9 +99,8 @@ func (s *Segment) Orphan() error {
 	return nil
 }
 
-// guard calls f and returns the address at which an access in f faulted
-// inside this attachment's mapping, 0 when none did. Other faults and
-// panics pass through. The mapping must still be mapped.
+// guard calls f and returns the address of a fault in this mapping, 0 if
+// none; other panics pass through. The mapping must still be mapped.
 func (s *Segment) guard(f func()) (fault uintptr) {
 	old := debug.SetPanicOnFault(true)
 	defer func() {

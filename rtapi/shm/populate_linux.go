@@ -11,13 +11,9 @@ import (
 const mapPopulate = unix.MAP_POPULATE
 
 // allocate gives the file length bytes of backing store now, so that a full
-// filesystem is ENOSPC here rather than SIGBUS on the first store into the
-// mapping. A filesystem without fallocate gets a plain ftruncate.
-//
-// tmpfs gives up a fallocate with EINTR, undoing its work, whenever a
-// signal is pending, and the Go runtime signals its threads to preempt
-// them (SIGURG): allocate blocks SIGURG on its thread meanwhile, and
-// retries another signal's EINTR up to maxEINTR times.
+// filesystem is ENOSPC here rather than SIGBUS later (plain ftruncate without
+// fallocate). tmpfs abandons a fallocate with EINTR on any pending signal,
+// so SIGURG (Go's preemption) is blocked meanwhile and other EINTRs retried.
 func allocate(fd int, length int64) (op string, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -39,10 +35,7 @@ func allocate(fd int, length int64) (op string, err error) {
 	return "fallocate", err
 }
 
-// sigset is the kernel's sigset_t on every supported Linux port: 64
-// signals (internal/sys checks the size).
+// sigset is the kernel's 64-signal sigset_t (internal/sys checks the size).
 type sigset uint64
 
-// maxEINTR bounds allocate's retries: a thread that other signals keep
-// interrupting still gets a clear error.
 const maxEINTR = 100

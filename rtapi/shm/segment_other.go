@@ -7,9 +7,7 @@ import (
 	"fmt"
 )
 
-// errUnsupported is what every segment call returns where there is no
-// POSIX shared memory (Windows): the rest of gortapi, the sim flavor
-// included, still builds and runs there.
+// errUnsupported is every segment call's error without POSIX shared memory.
 var errUnsupported = fmt.Errorf("shared memory needs a Unix system: %w", errors.ErrUnsupported)
 
 // Create fails: no POSIX shared memory here.

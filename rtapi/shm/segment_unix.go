@@ -15,11 +15,10 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Create creates a segment of size data bytes and fails with an
-// *ExistError (ErrExist) naming the creator when the key is already in use:
-// the way for a program that must be the segment's only writer to refuse
-// to start twice. The file's memory is allocated at once, so a
-// full filesystem is an error matching syscall.ENOSPC, never a fault later.
+// Create creates a segment of size data bytes, or fails with an
+// *ExistError (ErrExist) naming the creator when the key is in use: how a
+// sole writer refuses to start twice. A full filesystem is an error matching
+// syscall.ENOSPC, never a fault later.
 func Create(o Options, key uint32, size int) (*Segment, error) {
 	if err := checkNew(&o, size); err != nil {
 		return nil, err
@@ -27,12 +26,10 @@ func Create(o Options, key uint32, size int) (*Segment, error) {
 	return create(&o, key, size)
 }
 
-// New creates or attaches: it creates a segment of size data bytes, or
-// attaches to it when the key exists with the same size (rtapi_shmem_new).
-// Create creates only; Attach attaches only. A segment that exists with
-// another size gives a *SizeMismatchError naming both sizes; one that is
-// damaged gives ErrTruncated, ErrCorrupt or *VersionError. Created tells
-// which of the two happened. A full filesystem is ENOSPC, as for Create.
+// New creates a segment of size data bytes, or attaches to it when the key
+// exists with the same size (rtapi_shmem_new); Segment.Created tells which.
+// Another size is a *SizeMismatchError; a damaged segment ErrTruncated,
+// ErrCorrupt or *VersionError; a full filesystem ENOSPC.
 func New(o Options, key uint32, size int) (*Segment, error) {
 	if err := checkNew(&o, size); err != nil {
 		return nil, err
@@ -78,8 +75,7 @@ func Exists(o Options, key uint32) (bool, error) {
 }
 
 // Remove unlinks the segment's name at once, whoever is attached; existing
-// mappings stay valid. It is the tool for clearing a stale segment left by a
-// crashed process. ErrNotExist when there is none.
+// mappings stay valid. ErrNotExist when there is none.
 func Remove(o Options, key uint32) error {
 	if err := o.check(); err != nil {
 		return err
@@ -113,8 +109,7 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 	if err := flockRetry(fd, unix.LOCK_EX); err != nil {
 		return fail("flock", err)
 	}
-	// The permission is set explicitly: the umask must not change who may
-	// write (nor may a group mode lose its group write bit).
+	// Set explicitly: the umask must not change who may write.
 	if o.gid >= 0 {
 		if err := unix.Fchown(fd, -1, o.gid); err != nil {
 			return fail("fchown", err)
@@ -134,8 +129,7 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 	}
 	s.name, s.path, s.key, s.created = name, path, key, true
 	s.creatorPID = os.Getpid()
-	// Guarded: where the file could not be allocated up front, a full
-	// filesystem shows as a fault on the first store.
+	// Guarded: without up-front allocation a full filesystem faults here.
 	if err := s.Guard(func() {
 		h := s.hdr
 		h.magic = magic
@@ -179,8 +173,7 @@ func attach(o *Options, key uint32, want int, deadline time.Time) (*Segment, err
 	}
 }
 
-// attachOnce makes one attempt; retry says the failure may go away (the
-// creator is still initialising, or the file was unlinked under us).
+// attachOnce makes one attempt; retry says the failure may go away.
 func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retry bool, _ error) {
 	mode := unix.O_RDWR
 	if o.ReadOnly {
@@ -203,15 +196,13 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, false, os.NewSyscallError("fstat", err)
 	}
-	// Trust is decided on the open file, before reading a byte of it or
-	// waiting on its lock: the name cannot be swapped in between.
+	// Trust is decided on the open file, before reading it or waiting on
+	// its lock, so the name cannot be swapped in between.
 	if why := o.distrust(int(st.Uid), int(st.Gid), fileMode(uint32(st.Mode)), os.Geteuid()); why != "" {
 		return nil, false, &OwnerError{Name: Name(o.Instance, key), Path: path, UID: int(st.Uid), GID: int(st.Gid),
 			Mode: fileMode(uint32(st.Mode)), EUID: os.Geteuid(), Reason: why}
 	}
-	// The creator holds the lock exclusively while it initialises; never
-	// block on it (a stuck holder must not hang this process): retry until
-	// the deadline instead.
+	// Never block on the creator's lock (it may be stuck): retry instead.
 	if err := unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB); err != nil {
 		if err == unix.EWOULDBLOCK || err == unix.EINTR {
 			return nil, true, ErrNotInitialised
@@ -255,8 +246,7 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 		return nil, false, fmt.Errorf("%w: file is %d bytes, header says %d", ErrCorrupt, st.Size, int64(h.size)+HeaderSize)
 	}
 	if h.flags&flagDeletePending != 0 {
-		// Deleted: its deleter is unlinking the name (or died before it
-		// could). It is never attached. If nobody holds it, finish the job.
+		// Deleted, never attached; unlink it if the deleter died first.
 		if unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 			_ = unlinkIfSame(path, fd)
 			return nil, false, ErrNotExist
@@ -306,18 +296,14 @@ func mapSegment(o *Options, fd, length int) (*Segment, error) {
 	}, nil
 }
 
-// Close detaches: it unmaps the memory and closes the file. If Delete was
-// called by any user and this was the last attachment, the name is
-// unlinked. Close after Close or Delete does nothing and returns nil.
+// Close detaches: it unmaps the memory and closes the file. Close after
+// Close or Delete does nothing and returns nil.
 func (s *Segment) Close() error { return s.detach(false) }
 
-// Delete detaches and removes the segment (rtapi_shmem_delete): its name
-// is unlinked at once, so Exists reports false and a later New creates a new
-// segment, while users still attached keep their memory until they close
-// or die; the kernel frees it after the last of them. Delete after Delete
-// does nothing and returns nil; Delete after Close returns ErrClosed, since
-// this attachment no longer knows which file it had (Remove unlinks by
-// key).
+// Delete detaches and unlinks the segment's name at once
+// (rtapi_shmem_delete); users still attached keep their memory. Delete after
+// Delete returns nil; after Close, ErrClosed (Remove unlinks by key); on a
+// read-only attachment it detaches and returns ErrInvalid.
 func (s *Segment) Delete() error { return s.detach(true) }
 
 func (s *Segment) detach(del bool) error {
@@ -331,7 +317,6 @@ func (s *Segment) detach(del bool) error {
 	}
 	s.closed.Store(true)
 	if s.readOnly {
-		// Nothing of the header is this attachment's to change.
 		var errs []error
 		if del {
 			errs = append(errs, fmt.Errorf("delete %s: the attachment is read-only: %w", s.name, ErrInvalid))
@@ -345,9 +330,7 @@ func (s *Segment) detach(del bool) error {
 		return errors.Join(errs...)
 	}
 	s.deleted = del
-	// The header may lie past the end of a file another process
-	// truncated: its updates are guarded, and a fault skips them (the
-	// count is information only; Delete unlinks by name below anyway).
+	// Guarded: the header may lie past the end of a truncated file.
 	var pending bool
 	s.guard(func() {
 		if del {
@@ -357,15 +340,9 @@ func (s *Segment) detach(del bool) error {
 		pending = atomic.LoadUint32(&s.hdr.flags)&flagDeletePending != 0
 	})
 	var errs []error
-	// Delete unlinks the name at once, as shm_unlink does: the users still
-	// attached keep their memory, and the kernel frees it when the last of
-	// them unmaps it, by Close or by dying (a SIGKILLed user leaves nothing
-	// behind). Waiting for the last user's Close to unlink instead would
-	// leave the file for ever when that user is killed.
-	// A Close that finds the segment marked deleted and is the last user
-	// (converting our shared lock to an exclusive one succeeds only when no
-	// other open file description holds it) unlinks too, in case the
-	// deleter died between marking and unlinking.
+	// Delete unlinks at once, so a SIGKILLed last user leaves nothing. The
+	// last user's Close (its lock upgrade succeeds only then) unlinks a
+	// segment marked deleted too, in case the deleter died in between.
 	if del || pending &&
 		unix.Flock(s.fd, unix.LOCK_EX|unix.LOCK_NB) == nil {
 		if err := unlinkIfSame(s.path, s.fd); err != nil {
@@ -385,9 +362,8 @@ func (s *Segment) detach(del bool) error {
 }
 
 // Unlinked reports, with one fstat, whether the segment's name is gone
-// (the file has no link left): its creator deleted it, or Remove cleared
-// it, so a new segment may now stand under the name. A reader that sees it
-// closes and attaches again. After Close it returns ErrClosed.
+// (deleted or removed; a new segment may stand under it). ErrClosed after
+// Close.
 func (s *Segment) Unlinked() (bool, error) {
 	if s.closed.Load() {
 		return false, fmt.Errorf("unlinked %s: %w", s.name, ErrClosed)
@@ -442,9 +418,8 @@ func flockRetry(fd, how int) error {
 	}
 }
 
-// creatorOf reads the creator's pid from the header of the segment file at
-// path, without blocking and without trusting it beyond a number: 0 when
-// it cannot be read or is not a gortapi header.
+// creatorOf reads the creator's pid from the segment file at path, without
+// blocking; 0 when it cannot be read or is not a gortapi header.
 func creatorOf(path string) int {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {

@@ -14,16 +14,15 @@ import (
 // DefaultDir is where POSIX shared memory lives on Linux.
 const DefaultDir = "/dev/shm"
 
-// HeaderSize is the size of the header in front of the data. Data starts at
-// this offset in the file and in the mapping, so it is 64-byte (cache line)
-// aligned.
+// HeaderSize is the size of the header in front of the data, which is
+// therefore 64-byte aligned.
 const HeaderSize = 64
 
 // LayoutVersion is the header layout this build writes and reads.
 const LayoutVersion = 1
 
-// MaxSize is the largest data size accepted: 1 TiB on 64-bit systems,
-// 1 GiB on 32-bit ones (whose whole address space is 4 GiB).
+// MaxSize is the largest data size accepted: 1 TiB, or 1 GiB on 32-bit
+// systems.
 const MaxSize = min(1<<40, 1<<(strconv.IntSize-2))
 
 const (
@@ -33,8 +32,8 @@ const (
 	flagDeletePending    = 1
 )
 
-// header is the segment's first HeaderSize bytes. Fields other than ready,
-// attached and flags are written once by the creator before ready.
+// header is the segment's first HeaderSize bytes; the creator writes all
+// but ready, attached and flags once, before ready.
 type header struct {
 	_          [0]atomic.Uint64 // 8-byte aligned on 32-bit architectures too
 	magic      uint64
@@ -52,48 +51,34 @@ var _ [HeaderSize - unsafe.Sizeof(header{})]struct{} // header must be HeaderSiz
 var _ [unsafe.Sizeof(header{}) - HeaderSize]struct{}
 
 // Options says where segments live and how they are mapped. The zero value
-// uses /dev/shm, instance 0, no locking, no prefault and a one-second wait
-// for a creator that is still initialising.
+// uses /dev/shm, instance 0, no locking or prefault, a one-second attach
+// wait, and shares with nobody.
 type Options struct {
 	// Dir is the directory that holds segment files; "" means /dev/shm.
-	// Tests may point it at a temporary directory.
 	Dir string
-	// Instance separates two gortapi hosts on one machine; it is part of
-	// the segment name. Must be >= 0.
+	// Instance (>= 0, part of the name) separates hosts on one machine.
 	Instance int
 	// Lock locks the mapping in RAM (mlock). Failing to lock is an error.
 	Lock bool
-	// Prefault populates every page at map time (MAP_POPULATE) so that the
-	// first access from a real-time task does not fault.
+	// Prefault populates every page at map time (MAP_POPULATE).
 	Prefault bool
-	// AttachTimeout bounds how long an attach waits for a creator that has
-	// not finished initialising (it holds the file's lock, or has not yet
-	// stored the header); 0 means one second, negative means do not wait.
-	// The wait is bounded even when the lock's holder never lets go.
+	// AttachTimeout bounds an attach's wait for an unfinished creator,
+	// even one that never lets go; 0 means one second, negative no wait.
 	AttachTimeout time.Duration
-	// Mode is the permission of a created file; 0 means 0600, or 0660
-	// when Group is set. It is applied with fchmod, so the umask does not
-	// change it. A mode that lets others write is refused (ErrInvalid), and
-	// so is one that lets the group write without Group.
+	// Mode is the permission of a created file, whatever the umask; 0
+	// means 0600, or 0660 with Group. A mode that lets others, or the group
+	// without Group, write is ErrInvalid.
 	Mode os.FileMode
-	// Group shares segments with the members of one group: a group name or
-	// a numeric gid; "" shares with nobody. A created segment is given
-	// this group (the process must be root or a member) and, unless Mode
-	// says otherwise, mode 0660. On attach, a segment owned by another user
-	// is accepted when its group is this group, and only this group may
-	// have write permission. Every member of the group is trusted as a
-	// writer.
+	// Group (a name or gid) shares segments with its members, each then
+	// trusted as a writer: created segments get this group (the creator
+	// must be root or a member), and attach accepts another user's
+	// segment of this group.
 	Group string
-	// AllowUIDs lists users, besides this process's effective uid and
-	// root, whose segments are attached. Their segments may still not let
-	// others write.
+	// AllowUIDs lists further users whose segments are attached.
 	AllowUIDs []int
-	// ReadOnly makes Attach open the file O_RDONLY and map it PROT_READ,
-	// so a viewer needs only read permission (mode 0640 of Group lets the
-	// group read, not write) and cannot change a byte: a store through a
-	// read-only attachment faults, so read only. The header's attach
-	// count is left alone. Create and New refuse it (ErrInvalid); Delete
-	// of a read-only attachment detaches and returns ErrInvalid.
+	// ReadOnly makes Attach map the file PROT_READ, needing only read
+	// permission; a store through it faults. Create and New refuse it
+	// (ErrInvalid).
 	ReadOnly bool
 
 	gid int // Group resolved by check; -1 for none
@@ -147,9 +132,8 @@ func (o Options) Path(key uint32) string {
 	return filepath.Join(o.dir(), Name(o.Instance, key)[1:])
 }
 
-// Segment is one attachment of a shared-memory segment. It is safe for
-// concurrent use. The memory returned by Bytes and the views stay valid
-// until Close or Delete; touching them afterwards faults.
+// Segment is one attachment of a shared-memory segment, safe for concurrent
+// use. Bytes and views stay valid until Close or Delete, then fault.
 type Segment struct {
 	name    string
 	path    string
@@ -181,8 +165,7 @@ func (s *Segment) Key() uint32 { return s.key }
 // Size returns the data size in bytes (without the header).
 func (s *Segment) Size() int { return len(s.data) }
 
-// Created reports whether this attachment created the segment (as opposed
-// to attaching to one that existed).
+// Created reports whether this attachment created the segment.
 func (s *Segment) Created() bool { return s.created }
 
 // CreatorPID returns the pid of the process that created the segment.
@@ -191,11 +174,8 @@ func (s *Segment) CreatorPID() int { return s.creatorPID }
 // ReadOnly reports whether the attachment is read-only (Options.ReadOnly).
 func (s *Segment) ReadOnly() bool { return s.readOnly }
 
-// Attached returns the attach count kept in the header. A process killed
-// without detaching leaves it too high; it is information, not the basis of
-// deletion.
-// It returns 0 after Close, and -1 when the header is gone because another
-// process truncated the file.
+// Attached returns the header's attach count, too high after a crash: 0
+// after Close, -1 when truncation took the header.
 func (s *Segment) Attached() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,9 +187,8 @@ func (s *Segment) Attached() int {
 	return n
 }
 
-// Bytes returns the segment's data: Size bytes, 64-byte aligned, shared with
-// every other attachment. It is valid until Close or Delete, after which
-// Bytes returns nil (a slice taken before Close must not be used after it).
+// Bytes returns the segment's Size data bytes, 64-byte aligned, or nil after
+// Close; a slice taken before Close must not be used after it.
 // RT-safe.
 func (s *Segment) Bytes() []byte {
 	if s.closed.Load() {

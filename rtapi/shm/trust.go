@@ -31,10 +31,8 @@ func lookupGroup(group string) (int, error) {
 	return gid, nil
 }
 
-// distrust says why a segment file with this owner, group and mode may not
-// be attached by a process running as euid under o, or "" when it may: its
-// writers must be this user, root (who can write this process's memory
-// anyway), a user in o.AllowUIDs or a member of o.Group, and nobody else.
+// distrust says why a file with this owner, group and mode may not be
+// attached as euid under o, or "" when it may (package doc, "Trust").
 func (o *Options) distrust(uid, gid int, mode os.FileMode, euid int) string {
 	switch {
 	case !mode.IsRegular():

@@ -48,9 +48,8 @@ func firstPointer(t reflect.Type, path string) (kind, field string) {
 }
 
 // ViewBytes maps *T onto mem at byte offset off. T must be pointer-free
-// (CheckPointerFree), mem[off:] must hold it, and &mem[off] must satisfy
-// T's alignment. Errors match ErrInvalid.
-// It uses reflection: create views at set-up and keep them.
+// (CheckPointerFree), fit and be aligned there; errors match ErrInvalid. It
+// uses reflection: create views at set-up.
 func ViewBytes[T any](mem []byte, off int) (*T, error) {
 	var zero T
 	t := reflect.TypeOf(&zero).Elem()
@@ -104,13 +103,8 @@ func checkRange(mem []byte, off, size, align int, what string) error {
 	return nil
 }
 
-// View maps *T onto the segment's data at byte offset off. T must be
-// pointer-free — booleans, numbers, arrays and structs of them, and the
-// ipc.Mutex, ipc.Semaphore and ipc.Seqlock types — or the error (a
-// *FieldError, ErrInvalid) names the offending field; off must respect T's
-// alignment and T must fit. The pointer is valid until the segment is
-// closed.
-// It uses reflection: create views at set-up and use them from tasks.
+// View is ViewBytes on the segment's data (ErrClosed after Close). The
+// pointer is valid until the segment is closed.
 func View[T any](s *Segment, off int) (*T, error) {
 	mem := s.Bytes()
 	if mem == nil {
