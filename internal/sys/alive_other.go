@@ -2,6 +2,5 @@
 
 package sys
 
-// ProcessAlive cannot ask the system here: every positive pid counts as
-// alive, so nothing held by a process that may still run is taken over.
+// ProcessAlive reports every positive pid alive: it cannot ask the system.
 func ProcessAlive(pid int) bool { return pid > 0 }
