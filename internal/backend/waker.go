@@ -249,8 +249,8 @@ const RawSleepChunk = 2 * time.Millisecond
 // sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk
 // and returns how many it made. It ends early, interrupted, when ctl (may
 // be nil) is non-zero and woken. A signal is almost always sysmon's
-// request to yield the P: it yields at once (Gosched), while time is to
-// spare, rather than late after the wake-up. It allocates nothing.
+// request to yield the P: it yields at once (Gosched), while it has time
+// to spare, rather than late after the wake-up. It allocates nothing.
 //
 // RT-safe.
 func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted bool, err error) {

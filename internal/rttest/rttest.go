@@ -210,7 +210,8 @@ func widenParallel() {
 
 // RequireLayout64 fails t unless every 64-bit field of typ (at any depth)
 // is 8-byte aligned, and typ too when it has one. Shared-memory layouts
-// must pass it: 386 and arm align them to 4 (64-bit atomics then panic).
+// must pass it: 386 and arm align them to 4, where 64-bit atomics panic
+// and a 32-bit process would disagree with a 64-bit one on the layout.
 // An atomic.Int64/Uint64 field, or a [0]atomic.Uint64 marker, aligns to 8.
 func RequireLayout64(t testing.TB, typ reflect.Type) {
 	t.Helper()

@@ -29,7 +29,7 @@ func Timespec(ns int64) unix.Timespec {
 
 // SleepUntil sleeps until the absolute deadline on Nanotime's clock. A
 // signal restarts the sleep with the same deadline, so wake-ups never
-// drift. The P may go to another goroutine meanwhile (SleepUntilRaw keeps it).
+// drift. Its P may go to another goroutine meanwhile (not SleepUntilRaw's).
 // RT-safe.
 func SleepUntil(deadline int64) error { return sleepUntil(deadline, false) }
 

@@ -203,7 +203,7 @@ func (t *Timerfd) Arm(first, period int64) error {
 	return t.settime(unix.TFD_TIMER_ABSTIME, unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)})
 }
 
-// Fire is PosixTimer.Fire.
+// Fire makes the timer expire once, now, as PosixTimer.Fire does.
 func (t *Timerfd) Fire() error { return t.settime(0, unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}) }
 
 // Disarm stops the timer.
