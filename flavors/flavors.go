@@ -26,8 +26,7 @@ type Config struct {
 	VanillaFIFO bool
 	// Strict refuses to run degraded (no SCHED_FIFO, no native backend).
 	Strict bool
-	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
-	// makes a live probe.
+	// Probe tells whether SCHED_FIFO can be set at prio; nil: a live probe.
 	Probe func(prio int) error
 }
 
@@ -37,16 +36,14 @@ type Choice struct {
 	Name string
 	// RealTime reports whether its task threads get a real-time policy.
 	RealTime bool
-	// Why is a sentence a user can act on: what was detected, what was
-	// chosen, and what would do better.
+	// Why says what was detected, chosen, and what would do better.
 	Why string
 }
 
-// Select chooses the backend named name ("" or "auto": the best one that
-// can run on cfg.Kernel) as rtapi.Open would, and says why. It opens the
-// backend to check that it runs and closes it again, locking no memory.
-// A backend asked for by name that cannot run is an error matching
-// rtapi.ErrPermission or rtapi.ErrNotSupported; an unknown name matches
+// Select chooses the backend named name ("" or "auto": the best for
+// cfg.Kernel) as rtapi.Open would, and says why. It opens and closes the
+// backend, locking no memory. One named that cannot run is an error
+// matching rtapi.ErrPermission or ErrNotSupported; an unknown name,
 // rtapi.ErrInvalid.
 func Select(name string, cfg Config) (Choice, error) {
 	k, err := backend.DetectKernel(cfg.Kernel)

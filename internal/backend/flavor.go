@@ -30,34 +30,27 @@ type Flavor interface {
 	Priorities() (lowest, highest int)
 	// MinPeriod is the shortest task period the backend accepts.
 	MinPeriod() time.Duration
-	// Bind is called on a task's goroutine (locked to its OS thread when
-	// Traits().OSThreads), before the first cycle: it applies the policy,
-	// priority and affinity and returns the Waker the task sleeps with.
+	// Bind applies the task's policy, priority and affinity on its
+	// goroutine before the first cycle and returns its Waker.
 	Bind(spec ThreadSpec) (Waker, Binding, error)
 	// Close releases what Open took (memory locks, latency requests).
 	Close() error
-	// Traits says how the flavor runs tasks, so that rtapi acts on what
-	// a flavor needs instead of asking which flavor it is.
+	// Traits says how the flavor runs tasks.
 	Traits() Traits
-	// Enter admits a task lifecycle call (Start, Pause, Resume, Stop)
-	// on the calling goroutine, before it acts; leave is called once it
-	// has. A virtual clock refuses, with an error matching ErrState, a
-	// call it could not order: one made while it runs tasks, from a
-	// goroutine that is not running them. The others admit every call.
+	// Enter admits a lifecycle call (Start, Pause, Resume, Stop) before it
+	// acts; leave is called after. A virtual clock refuses (ErrState) one
+	// it cannot order: from outside its tasks while it runs them.
 	Enter() (leave func(), err error)
 }
 
 // Traits is what a flavor declares about its clock and its threads.
 type Traits struct {
-	// VirtualClock: Now is a clock the flavor moves itself (sim), not
-	// CLOCK_MONOTONIC. A task's thread counters (getrusage: faults,
-	// context switches) then say nothing about its timing.
+	// VirtualClock: Now is the flavor's own clock (sim); getrusage
+	// counters then say nothing about a task's timing.
 	VirtualClock bool
-	// OSThreads: each task runs on an OS thread of its own whose policy,
-	// priority and affinity Bind sets, so Bind must be called on a
-	// goroutine locked to a fresh OS thread that is never reused. False:
-	// the flavor's threads are virtual; Bind and the task body run on an
-	// ordinary goroutine.
+	// OSThreads: Bind must run on a goroutine locked to a fresh OS thread
+	// never reused, whose policy and affinity it sets. False: the threads
+	// are virtual, on ordinary goroutines.
 	OSThreads bool
 }
 
@@ -71,17 +64,15 @@ type ThreadSpec struct {
 	Period int64
 	// Wake is the wake-up mechanism; WakeAuto lets the flavor choose.
 	Wake WakeMode
-	// Control is the task's control word. When it is non-zero and the
-	// Waker's Interrupt is called, the task's wait returns at once. nil:
-	// waits cannot be interrupted.
+	// Control is the task's control word: non-zero plus Waker.Interrupt
+	// ends a wait at once. nil: waits are not interruptible.
 	Control *atomic.Uint32
 }
 
-// Bits of ThreadSpec.Control that a flavor may read: ControlStop is set
-// by Stop, ControlPause while the task is paused. The others are rtapi's.
+// Bits of ThreadSpec.Control a flavor may read (the others are rtapi's).
 const (
-	ControlStop uint32 = 1 << iota
-	ControlPause
+	ControlStop  uint32 = 1 << iota // set by Stop
+	ControlPause                    // set while paused
 )
 
 // Binding is what Bind actually applied to the thread.
@@ -91,39 +82,32 @@ type Binding struct {
 	Priority int // 0 under SCHED_OTHER
 	CPUs     []int
 	Wake     WakeMode
-	// Degraded is non-empty when the flavor could not apply what it
-	// wanted and carried on (SCHED_FIFO refused without Strict).
+	// Degraded says what the flavor could not apply and ran without.
 	Degraded string
-	// Virtual is true on the sim flavor: the thread runs on a virtual
-	// clock, scheduled by Priority among the sim's threads; Policy and
-	// Tid say nothing about it.
+	// Virtual: a sim thread, scheduled by Priority; Policy, Tid mean nothing.
 	Virtual bool
 }
 
-// Config is a flavor's settings, every one resolved: rtapi.Open and
-// flavors.Select fill in the defaults and check the values, so a backend
-// takes each field as it is.
+// Config is a flavor's settings, resolved and checked by rtapi.Open or
+// flavors.Select.
 type Config struct {
 	// Kernel is the detection report the choice is based on; never nil.
 	Kernel *kerneldetect.Report
 	// VanillaFIFO switches the posix flavor to SCHED_FIFO + POSIX timers.
 	VanillaFIFO bool
-	// Strict refuses to run degraded (no SCHED_FIFO, no native backend)
-	// instead of warning.
+	// Strict refuses to run degraded instead of warning.
 	Strict bool
-	// LockMemory says when a real-time flavor locks memory. Memory stays
-	// locked while any open flavor asked for it (see harden).
+	// LockMemory says when a real-time flavor locks memory; it stays
+	// locked while any open flavor asked for it.
 	LockMemory LockMode
 	// Logger gets set-up messages; never nil.
 	Logger *zap.Logger
-	// TimerSignal is the signal the posix-timer wake mode uses, in
-	// [TimerSignalMin, TimerSignalMax] (ResolveTimerSignal).
+	// TimerSignal is the posix-timer wake mode's signal (ResolveTimerSignal).
 	TimerSignal int
-	// Probe tells whether SCHED_FIFO can be set at priority prio; nil
-	// means sys.ProbeSchedFIFOAt. Tests replace it to exercise selection.
+	// Probe tells whether SCHED_FIFO can be set at prio; nil means
+	// sys.ProbeSchedFIFOAt.
 	Probe func(prio int) error
-	// Sim is the sim flavor's options, an rtapi.SimOptions (nil: the
-	// zero options); other flavors ignore it.
+	// Sim is the sim flavor's rtapi.SimOptions (nil: zero options).
 	Sim any
 }
 
@@ -139,17 +123,15 @@ const (
 	LockNever
 )
 
-// Timer signals: the real-time signals a POSIX timer may use (glibc keeps
-// 32 and 33 for itself), and the default, SIGRTMIN+6 in glibc's numbering.
+// Timer signals a POSIX timer may use, and the default (SIGRTMIN+6).
 const (
 	TimerSignalMin     = 34
 	TimerSignalMax     = 64
 	DefaultTimerSignal = 40
 )
 
-// ResolveTimerSignal returns the timer signal n asks for: DefaultTimerSignal
-// for 0, n itself when it is in [TimerSignalMin, TimerSignalMax]. Any other
-// n is ErrInvalid.
+// ResolveTimerSignal returns DefaultTimerSignal for 0, n when it is in
+// [TimerSignalMin, TimerSignalMax], else ErrInvalid.
 func ResolveTimerSignal(n int) (int, error) {
 	switch {
 	case n == 0:
@@ -161,8 +143,7 @@ func ResolveTimerSignal(n int) (int, error) {
 	return n, nil
 }
 
-// DetectKernel returns k, or the live system's report
-// (kerneldetect.Detect) when k is nil.
+// DetectKernel returns k, or kerneldetect.Detect() when k is nil.
 func DetectKernel(k *kerneldetect.Report) (*kerneldetect.Report, error) {
 	if k != nil {
 		return k, nil
@@ -185,8 +166,8 @@ func (c *Config) probe(prio int) error {
 type Descriptor struct {
 	// Name is what Options.Flavor and RTAPI_FLAVOR take.
 	Name string
-	// Open opens the backend, or says why it cannot run here (wrap
-	// ErrNotSupported or ErrPermission). why explains the choice.
+	// Open opens the backend and says why, or fails wrapping
+	// ErrNotSupported or ErrPermission.
 	Open func(cfg Config) (f Flavor, why string, err error)
 }
 
@@ -195,8 +176,7 @@ var (
 	registry   = map[string]Descriptor{}
 )
 
-// Register adds a backend. It panics on a duplicate or empty name: that is
-// a programming error caught at init time.
+// Register adds a backend. It panics on a duplicate or empty name.
 func Register(d Descriptor) {
 	registryMu.Lock()
 	defer registryMu.Unlock()
@@ -221,8 +201,7 @@ func Names() []string {
 	return names
 }
 
-// SimName is the registry name of the sim flavor, which package rtapi/sim
-// registers when a program imports it.
+// SimName is the sim flavor's name, registered by importing rtapi/sim.
 const SimName = "sim"
 
 // Lookup returns the backend registered under name.
@@ -244,14 +223,13 @@ func Lookup(name string) (Descriptor, error) {
 // Choice is the outcome of Select: the backend and why it was chosen.
 type Choice struct {
 	Flavor Flavor
-	// Why is a sentence a user can act on: what was detected, what was
-	// chosen, and what would do better.
+	// Why says what was detected, chosen, and what would do better.
 	Why string
 }
 
 // Select opens the backend named name ("" or "auto": the best one that
-// can run on this kernel) with cfg, which it takes as resolved. A backend
-// asked for by name that cannot run is an error, never a silent fallback.
+// can run here) with cfg. One asked for by name that cannot run is an
+// error, never a fallback.
 func Select(name string, cfg Config) (Choice, error) {
 	if cfg.Kernel == nil {
 		return Choice{}, fmt.Errorf("select flavor: no kernel report: %w", ErrInvalid)
@@ -270,8 +248,8 @@ func Select(name string, cfg Config) (Choice, error) {
 	return selectAuto(cfg)
 }
 
-// selectAuto picks rt-preempt where the kernel is real-time and SCHED_FIFO
-// can be set, posix everywhere else, and says why.
+// selectAuto picks rt-preempt on a real-time kernel that allows
+// SCHED_FIFO, else posix.
 func selectAuto(cfg Config) (Choice, error) {
 	k := cfg.Kernel
 	var native string

@@ -18,13 +18,10 @@ import (
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
-// Process-wide hardening is shared by every open real-time flavor:
-// mlockall and /dev/cpu_dma_latency are properties of the process, not of
-// one rtapi instance. Memory is locked while at least one open instance
-// asked for it (whatever the instances opened before it asked), and
-// unlocked when the last of those closes, unless the program had locked
-// memory itself before: munlockall would undo the program's own lock, so
-// it is left alone. cpu_dma_latency is held while any instance is open.
+// Process-wide hardening, shared by every open real-time flavor: memory
+// stays locked while an open instance asked for it (never unlocked if the
+// program had locked memory itself); cpu_dma_latency is held while any
+// instance is open.
 var (
 	hardenMu    sync.Mutex
 	hardenUsers int
@@ -44,7 +41,7 @@ type hardening struct {
 }
 
 // harden locks memory and holds /dev/cpu_dma_latency at 0, as LinuxCNC's
-// uspace RTAPI does. Failures are warnings: the flavor still runs.
+// uspace RTAPI does; failures are only warnings.
 func harden(cfg Config) *hardening {
 	hardenMu.Lock()
 	defer hardenMu.Unlock()
@@ -81,11 +78,9 @@ func harden(cfg Config) *hardening {
 	return h
 }
 
-// lockMemory calls mlockall for the instances that asked, after noting
-// whether the program already holds locked memory (VmLck): if it does,
-// or if that cannot be read, release leaves the lock in place. Called
-// with hardenMu held; a failure is a warning and the next instance that
-// asks tries again.
+// lockMemory calls mlockall, noting first whether the program holds
+// locked memory (or that is unknown): release then keeps the lock.
+// hardenMu held; after a failure the next instance tries again.
 func lockMemory(cfg Config) {
 	held, err := sys.LockedMemory()
 	hardenState.preLocked = err != nil || held > 0
@@ -107,10 +102,8 @@ func lockMemory(cfg Config) {
 	}
 }
 
-// shouldLock decides LockMemory's LockIfUnlimited: lock when the process may
-// lock without limit (root or CAP_IPC_LOCK, or RLIMIT_MEMLOCK unlimited).
-// Locking with MCL_FUTURE under a finite limit makes the Go heap die with
-// "out of memory" once it grows past it.
+// shouldLock resolves cfg.LockMemory (see sys.LockMemory for why a finite
+// limit is not enough).
 func shouldLock(cfg Config) bool {
 	switch cfg.LockMemory {
 	case LockAlways:
@@ -153,9 +146,7 @@ func (h *hardening) summary() string {
 	return "; " + strings.Join(parts, ", ")
 }
 
-// release undoes harden: the memory lock when the last instance that
-// asked for it goes (unless the program had locked memory itself),
-// cpu_dma_latency when the last instance goes. Safe on nil and twice.
+// release undoes harden for this instance. Safe on nil and twice.
 func (h *hardening) release() {
 	if h == nil {
 		return
@@ -183,8 +174,7 @@ func (h *hardening) release() {
 	})
 }
 
-// dmaNote says why /dev/cpu_dma_latency is not held and, when permission
-// was refused, the remedy rtcheck gives (a udev rule).
+// dmaNote says why cpu_dma_latency is not held, with the remedy for EPERM.
 func dmaNote(err error) string {
 	note := "cpu_dma_latency not held: " + err.Error()
 	if errors.Is(err, fs.ErrPermission) {

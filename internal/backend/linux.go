@@ -21,26 +21,18 @@ func init() {
 	Register(Descriptor{Name: RTPreemptName, Open: openRTPreempt})
 }
 
-// linuxFlavor is both Linux backends: they differ only in whether task
-// threads must, may or must not get SCHED_FIFO, and in the default wake
-// mode.
+// linuxFlavor is both Linux backends: they differ in SCHED_FIFO and the
+// default wake mode.
 type linuxFlavor struct {
-	name string
-	// fifo: task threads get SCHED_FIFO.
-	fifo bool
-	// mustFIFO: a thread that cannot get SCHED_FIFO is an error rather
-	// than a warning (rt-preempt, or Strict).
-	mustFIFO bool
-	// highest is the highest task priority: prioHighest, or less where
-	// RLIMIT_RTPRIO allows less (see fifoHighest).
-	highest     int
+	name        string
+	fifo        bool // task threads get SCHED_FIFO
+	mustFIFO    bool // refusal is an error, not a warning
+	highest     int  // highest task priority (fifoHighest)
 	defaultWake WakeMode
 	log         *zap.Logger
 	hardening   *hardening
 	warnedFIFO  atomic.Bool // Binds run on many task threads at once
-	// degraded, when not empty, is every Binding's Degraded: VanillaFIFO
-	// asked for SCHED_FIFO and the process may not have it.
-	degraded    string
+	degraded    string      // every Binding's Degraded
 	timerSignal int
 }
 
@@ -79,15 +71,11 @@ func openRTPreempt(cfg Config) (Flavor, string, error) {
 	return f, "rt-preempt flavor: SCHED_FIFO threads, absolute sleeps to each release" + limited + f.hardening.summary(), nil
 }
 
-// fifoHighest finds the highest priority tasks may run SCHED_FIFO at, and
-// when that is below prioHighest, says why in a clause for the flavor's
-// why. It probes the priority that will be used: one above prioHighest,
-// where the watchdog runs. Where that is refused but SCHED_FIFO is not
-// (RLIMIT_RTPRIO between 1 and 98 without CAP_SYS_NICE, a common
-// limits.d setting), it bisects for the highest allowed priority (the
-// kernel allows every priority up to the limit), puts the watchdog there
-// and the tasks below it. The error is the kernel's answer when SCHED_FIFO
-// is refused at every priority.
+// fifoHighest returns the highest SCHED_FIFO task priority, and a clause
+// for the flavor's why when it is below prioHighest. It probes the
+// watchdog's priority, prioHighest+1; where RLIMIT_RTPRIO is lower it
+// bisects for the limit, where the watchdog goes, tasks below. The error
+// is the kernel's when SCHED_FIFO is refused at every priority.
 func (c *Config) fifoHighest() (highest int, limited string, err error) {
 	top := prioHighest + 1 // the watchdog's
 	err = c.probe(top)
@@ -138,10 +126,8 @@ func (f *linuxFlavor) Now() int64                        { return sys.Nanotime()
 func (f *linuxFlavor) Priorities() (lowest, highest int) { return prioLowest, f.highest }
 func (f *linuxFlavor) MinPeriod() time.Duration          { return MinPeriod }
 
-// Traits: CLOCK_MONOTONIC, and a real OS thread per task.
 func (f *linuxFlavor) Traits() Traits { return Traits{OSThreads: true} }
 
-// Enter admits every call: real threads need no order between them.
 func (f *linuxFlavor) Enter() (func(), error) { return func() {}, nil }
 
 func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {

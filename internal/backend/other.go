@@ -4,9 +4,7 @@ package backend
 
 import "fmt"
 
-// The Linux backends are registered here too, so that asking for one (or
-// for "auto") says why it cannot run rather than that it does not exist.
-// Only the sim flavor runs on this system.
+// The Linux backends are registered here too, to say why they cannot run.
 func init() {
 	Register(Descriptor{Name: PosixName, Open: openLinuxOnly(PosixName)})
 	Register(Descriptor{Name: RTPreemptName, Open: openLinuxOnly(RTPreemptName)})

@@ -13,26 +13,19 @@ import (
 // WakeMode is how a periodic task's thread is woken for each release.
 type WakeMode uint8
 
-// Wake modes. They differ in what a wake-up costs and in how late it comes
-// on a kernel that is not real-time; examples/latency-bench measures them
-// side by side.
+// Wake modes (examples/latency-bench compares them).
 const (
 	// WakeAuto lets the flavor choose: nanosleep, or posix-timer on the
 	// posix flavor with VanillaFIFO.
 	WakeAuto WakeMode = iota
-	// WakeNanosleep: oneshot, an absolute sleep to each deadline
-	// (LinuxCNC, cyclictest's default). A task's sleep is a futex wait
-	// on its control word with the absolute CLOCK_MONOTONIC deadline
-	// (the hrtimer clock_nanosleep arms, timer slack 1 ns), so that Stop
-	// and Pause can end it without a race; a Waker without a control word
-	// uses clock_nanosleep itself.
+	// WakeNanosleep: an absolute sleep to each deadline (LinuxCNC,
+	// cyclictest's default): a futex wait on the control word, which Stop
+	// and Pause can end, or clock_nanosleep without one.
 	WakeNanosleep
-	// WakeTimerfd: a periodic kernel timer read through a timerfd
-	// (blocking read; a count above 1 means missed periods). Xenomai's
-	// latency tool works this way.
+	// WakeTimerfd: a periodic timerfd (as Xenomai's latency tool).
 	WakeTimerfd
-	// WakePosixTimer: a periodic POSIX timer signalling the task's own
-	// thread, collected with rt_sigtimedwait (cyclictest -x does the same).
+	// WakePosixTimer: a periodic POSIX timer signalling the task's thread
+	// (as cyclictest -x).
 	WakePosixTimer
 )
 
@@ -45,69 +38,53 @@ func (m WakeMode) String() string {
 	return fmt.Sprintf("wake(%d)", uint8(m))
 }
 
-// Waker puts one task thread to sleep until its next release. There is
-// one implementation per wake mode: nanosleep (a futex or raw sleep to
-// each deadline), timerfd, POSIX timer here, and the sim's virtual thread
-// (rtapi/sim). It belongs
-// to the task's locked OS thread: only that thread may call it, except
-// Interrupt and Kick.
+// Waker puts one task thread to sleep until its next release, one
+// implementation per wake mode (HACKING.md, "The wake path"). Only the
+// task's thread may call it, except Interrupt and Kick.
 type Waker interface {
 	// Now reads the flavor's clock.
 	// RT-safe.
 	Now() int64
-	// Arm (re)starts the release schedule: first release at first, then
-	// every period. Called at start, after a pause and on Resync.
+	// Arm (re)starts the schedule: a release at first, then every period.
 	Arm(first, period int64) error
 	// Wait sleeps until the release at deadline and returns the time it
-	// woke and the number of releases that passed: 1 normally; more
-	// when a periodic timer expired several times while the task was
-	// busy (the extra ones are overruns). A nanosleep deadline already
-	// past returns at once with one release. It returns 0 releases, at
-	// once, when the control word is non-zero and Interrupt was called
-	// (before the wait or during it); a periodic timer is then back on
-	// its schedule, the release at deadline not yet consumed.
+	// woke and the releases that passed: 1, more after overruns of a
+	// periodic timer. A past nanosleep deadline returns at once. It
+	// returns 0 releases at once when the control word is non-zero and
+	// Interrupt was called; the release at deadline is then still due.
 	// RT-safe.
 	Wait(deadline int64) (now int64, releases uint64, err error)
-	// EndCycle reads the clock as the body ends a cycle; a virtual
-	// clock charges the cycle's execution cost here.
+	// EndCycle reads the clock at a cycle's end (a virtual clock charges
+	// the cycle's cost).
 	// RT-safe.
 	EndCycle() int64
-	// Suspend stops a periodic timer while the task is paused, so that
-	// a pause does not come back as a burst of overruns.
+	// Suspend stops a periodic timer during a pause (no overrun burst).
 	Suspend() error
-	// Begin blocks until the task's first cycle may run: at once, or
-	// when a virtual clock reaches the task's start.
+	// Begin blocks until the first cycle may run (a virtual clock's start).
 	Begin()
-	// Rejoin takes a resumed task that is not periodic back into a
-	// virtual clock's schedule; the others do nothing.
+	// Rejoin puts a resumed aperiodic task back on a virtual clock.
 	Rejoin()
-	// SetRawSleep switches a nanosleep wait between a raw sleep, which
-	// keeps the Go scheduler's P, and an ordinary one; the other modes
-	// ignore it. It takes effect at the next Wait.
+	// SetRawSleep makes nanosleep waits, from the next one, raw (keeping
+	// the P) or ordinary; other modes ignore it.
 	// RT-safe.
 	SetRawSleep(raw bool)
-	// Sleeps is the number of times the Waits so far put the thread to
-	// sleep in the kernel: one per Wait, or one per RawSleepChunk of a
-	// raw sleep, each one voluntary context switch (getrusage's
-	// ru_nvcsw).
+	// Sleeps counts the kernel sleeps so far (one per Wait or per
+	// RawSleepChunk), each a voluntary context switch.
 	// RT-safe.
 	Sleeps() int64
 	// Close releases the kernel objects. It is safe to call twice.
 	Close() error
-	// Interrupt makes the Wait in progress, or the next one, return with
-	// 0 releases; the caller has made the control word non-zero first.
-	// Any goroutine may call it, at any time, also after Close; a
-	// virtual clock ignores it (it is told through Kick).
+	// Interrupt makes the current or next Wait return 0 releases; the
+	// caller made the control word non-zero first. Any goroutine may call
+	// it, even after Close; a virtual clock ignores it.
 	Interrupt()
-	// Kick tells a virtual clock that Stop (stop true) or Resume changed
-	// the task's control word; the others ignore it. It is called by the
-	// goroutine making that call, once Flavor.Enter admitted it.
+	// Kick tells a virtual clock that Stop (stop) or Resume changed the
+	// control word, from that call's goroutine after Flavor.Enter.
 	Kick(stop bool)
 }
 
-// newWaker creates the kernel objects for mode on the calling thread; a
-// POSIX timer signals sig. ctl, when not nil, is the control word that
-// makes waits interruptible (see Interrupt).
+// newWaker creates mode's kernel objects on the calling thread; ctl, if
+// not nil, makes waits interruptible.
 func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (Waker, error) {
 	switch mode {
 	case WakeTimerfd:
@@ -124,9 +101,7 @@ func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (Waker, erro
 		return &timerWaker{timer: pt, ctl: ctl}, nil
 	}
 	if ctl != nil {
-		// The interruptible sleep is a futex wait, which older kernels
-		// give the thread's timer slack (50 µs by default) where
-		// clock_nanosleep has none for real-time threads.
+		// Older kernels give futex waits the timer slack.
 		if err := sys.SetMinimalTimerSlack(); err != nil {
 			return nil, err
 		}
@@ -134,9 +109,7 @@ func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (Waker, erro
 	return &sleepWaker{raw: raw, ctl: ctl}, nil
 }
 
-// sleepWaker is the nanosleep wake mode: an absolute sleep to each
-// deadline. With a control word the sleep is a futex wait on it that
-// Interrupt can end; raw, the sleep keeps the P (sleepRaw).
+// sleepWaker is the nanosleep wake mode.
 type sleepWaker struct {
 	raw    bool
 	ctl    *atomic.Uint32
@@ -180,8 +153,7 @@ func (w *sleepWaker) Interrupt() {
 	}
 }
 
-// periodicTimer is a kernel timer that expires every period: a timerfd
-// or a POSIX timer aimed at the task's thread.
+// periodicTimer is a sys.Timerfd or sys.PosixTimer.
 type periodicTimer interface {
 	Arm(first, period int64) error
 	Wait() (expirations uint64, err error)
@@ -190,10 +162,9 @@ type periodicTimer interface {
 	Close() error
 }
 
-// timerWaker is the timerfd and posix-timer wake modes: a periodic kernel
-// timer the thread reads. Interrupt fires it (kicks counts those fires)
-// and the task thread puts it back on its schedule when it sees a new
-// count; mu orders a fire against Close and against that re-arm.
+// timerWaker is the timerfd and posix-timer wake modes. Interrupt fires
+// the timer (counted in kicks); Wait re-arms it on seeing a new count. mu
+// orders a fire against Close and that re-arm.
 type timerWaker struct {
 	timer  periodicTimer
 	ctl    *atomic.Uint32
@@ -220,11 +191,9 @@ func (w *timerWaker) Arm(first, period int64) error {
 	return w.timer.Arm(first, period)
 }
 
-// Wait reads the timer. When Interrupt fired it in the meantime, the
-// expirations read mean nothing: the timer is re-armed on its schedule,
-// with the release at deadline next (at once, with the releases missed
-// since, if deadline is past), and the wait goes on unless the control
-// word asks the caller to look.
+// Wait reads the timer. After an Interrupt's fire the count means nothing:
+// it re-arms with deadline next and waits on, unless the control word is
+// set.
 func (w *timerWaker) Wait(deadline int64) (now int64, releases uint64, err error) {
 	w.sleeps++
 	for {
@@ -241,8 +210,7 @@ func (w *timerWaker) Wait(deadline int64) (now int64, releases uint64, err error
 	}
 }
 
-// rearm puts a fired timer back on its schedule. Off the common path: it
-// runs only after an Interrupt.
+// rearm puts a fired timer back on its schedule.
 func (w *timerWaker) rearm(first int64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -250,8 +218,7 @@ func (w *timerWaker) rearm(first int64) error {
 	return w.timer.Arm(first, w.period)
 }
 
-// Interrupt fires the timer at once; Wait puts it back on its schedule.
-// It never blocks for long: a short lock against Close.
+// Interrupt fires the timer; it locks only briefly, against Close.
 func (w *timerWaker) Interrupt() {
 	if w.ctl == nil {
 		return
@@ -275,25 +242,15 @@ func (w *timerWaker) Close() error {
 	return w.timer.Close()
 }
 
-// RawSleepChunk bounds one raw sleep. A raw sleeper keeps its P, and a
-// stop-the-world of the whole process waits for it until the sleep ends;
-// longer waits are cut into chunks, and the start of each is a point where
-// the Go scheduler may stop the task.
+// RawSleepChunk bounds one raw sleep, since a stop-the-world waits for it
+// to end; between chunks the scheduler may stop the task.
 const RawSleepChunk = 2 * time.Millisecond
 
-// sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk.
-// It returns how many sleeps it made (a deadline already past makes none).
-// With a control word it ends early, interrupted, when the word is
-// non-zero and woken (sys.SleepUntilOr); ctl may be nil.
-//
-// A signal that interrupts a sleep is, on a task thread, almost always the
-// Go runtime's request that a goroutine which kept its P for 10 ms yield
-// (sysmon's forced preemption, SIGURG). The runtime would honour it at the
-// first function call after the wake-up, a round trip through another
-// thread that makes the wake-up late; sleepRaw honours it at once instead
-// (runtime.Gosched), while the task has time to spare, and sleeps on.
-//
-// It allocates nothing.
+// sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk
+// and returns how many it made. It ends early, interrupted, when ctl (may
+// be nil) is non-zero and woken. A signal is almost always sysmon's
+// request to yield the P: it yields at once (Gosched), while it has time
+// to spare, rather than late after the wake-up. It allocates nothing.
 //
 // RT-safe.
 func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted bool, err error) {
@@ -313,8 +270,7 @@ func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted boo
 		case signalled:
 			runtime.Gosched()
 		}
-		// The deadline passed, or a wake-up whose request was withdrawn
-		// before this thread looked (Pause then Resume): the clock at the
-		// top of the loop tells which, never the step alone.
+		// The step ended, or a wake-up was withdrawn (Pause then Resume):
+		// only the clock tells whether deadline passed.
 	}
 }

@@ -1,13 +1,8 @@
 // Package errs holds the one set of sentinel errors that every gortapi
-// package's errors match with errors.Is. Package rtapi exports them
-// (rtapi.ErrInvalid, ...); the other packages export the same values
-// under their own names, or sentinels of their own that wrap one of them,
-// so a caller can test any error against rtapi's set without knowing which
-// package it came from.
-//
-// Closed, Timeout, Exist, NotExist and Permission are the os package's
-// errors, so they also match what the standard library returns for the
-// same conditions (a syscall's EPERM matches Permission).
+// error matches with errors.Is; rtapi exports them (rtapi.ErrInvalid, ...),
+// other packages the same values or sentinels wrapping them. Closed,
+// Timeout, Exist, NotExist and Permission are the os package's, so they
+// match the standard library's too (a syscall's EPERM matches Permission).
 package errs
 
 import (
@@ -23,18 +18,15 @@ var (
 	Permission = os.ErrPermission
 	// NotSupported: the flavor, operation or layout does not exist here.
 	NotSupported = errors.New("not supported")
-	// State: the call does not fit the state of its object (Start
-	// twice, Unlock of a mutex not held, a controller call from a body).
+	// State: the call does not fit its object's state (Start twice).
 	State = errors.New("wrong state")
 	// Closed: the object was closed.
 	Closed = os.ErrClosed
 	// Timeout: a deadline or a bounded wait ran out.
 	Timeout = os.ErrDeadlineExceeded
-	// Busy: the call could not proceed now and may succeed later (a held
-	// mutex, a full or empty ring, a segment still being created).
+	// Busy: try again later (a held mutex, a full or empty ring).
 	Busy = errors.New("busy, try again")
-	// Corrupt: shared memory holds what its writer cannot have written (a
-	// damaged ring, a truncated or overwritten segment).
+	// Corrupt: shared memory holds what its writer cannot have written.
 	Corrupt = errors.New("shared memory corrupt")
 	// Exist: the thing to create exists already.
 	Exist = os.ErrExist

@@ -1,7 +1,6 @@
-// Package names holds the one rule for names that come from outside: task,
-// thread, function, pin and signal names. A name that passes Check can go
-// into a metrics label, a shared-memory table, a thread name or a log line
-// unchanged.
+// Package names holds the one rule for names from outside (task, thread,
+// function, pin, signal): one that passes Check can go unchanged into a
+// metrics label, a shared-memory table, a thread name or a log line.
 package names
 
 import (
@@ -16,8 +15,7 @@ import (
 // 48-byte name fields of shared-memory tables (hal.NameLen).
 const MaxLen = 47
 
-// Error reports a name Check refused. It matches errs.Invalid
-// (rtapi.ErrInvalid).
+// Error reports a name Check refused; it matches errs.Invalid.
 type Error struct {
 	Kind   string // what was named: "task", "thread", "function"
 	Name   string // the name, as given
@@ -34,10 +32,9 @@ func (e *Error) Error() string {
 // Unwrap gives errs.Invalid.
 func (e *Error) Unwrap() error { return errs.Invalid }
 
-// Check returns nil when name is a valid name of a kind ("task",
-// "thread", ...): 1 to MaxLen bytes of valid UTF-8, every character
-// printable (unicode.IsGraphic) and none a space. Otherwise it returns an
-// *Error saying why. It does not allocate for a valid name.
+// Check returns nil when name, of kind ("task", ...), is 1 to MaxLen bytes
+// of UTF-8, all graphic and none a space; else an *Error saying why. It
+// does not allocate for a valid name.
 func Check(kind, name string) error {
 	switch {
 	case name == "":

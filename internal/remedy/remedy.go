@@ -1,11 +1,9 @@
-// Package remedy holds the remedies that several packages print, so that
-// rtcheck, the flavors' warnings and the tools name one group and one
-// file everywhere.
+// Package remedy holds the remedies several packages print, so that all
+// name one group and one file.
 package remedy
 
-// Group is the group that /etc/security/limits.d grants real-time
-// limits to and that a udev rule lets open /dev/cpu_dma_latency: Debian's
-// and most guides' "realtime".
+// Group is the group granted real-time limits and /dev/cpu_dma_latency,
+// as in Debian and most guides.
 const Group = "realtime"
 
 // LimitsFile is the limits.d file the remedies name, and LimitsRTPrio and
@@ -23,7 +21,6 @@ const (
 	UdevFile       = "/etc/udev/rules.d/99-cpu-dma-latency.rules"
 )
 
-// DMALatency is the whole remedy for a /dev/cpu_dma_latency the user
-// cannot open.
+// DMALatency is the remedy for a /dev/cpu_dma_latency the user cannot open.
 const DMALatency = "a udev rule lets the " + Group + " group hold it: " + UdevDMALatency + " in " + UdevFile +
 	" (then udevadm trigger, and add the user to " + Group + "); or run as root"

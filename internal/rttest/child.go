@@ -9,43 +9,33 @@ import (
 	"testing"
 )
 
-// ChildEnv is the environment variable through which Child tells a
-// re-executed test binary the role it plays.
+// ChildEnv carries Child's role to the re-executed test binary.
 const ChildEnv = "GORTAPI_TEST_CHILD"
 
 // Nobody is the unprivileged user (uid and gid 65534) tests run a child
 // as with ChildAs.
 var Nobody = syscall.Credential{Uid: 65534, Gid: 65534}
 
-// ChildRole returns the role Child started this process to play, or ""
-// when it is not such a child. A test that doubles as its own child
-// begins with
+// ChildRole returns the role Child started this process with, or "". A
+// test that doubles as its own child begins with
 //
 //	if rttest.ChildRole() == "narrowed" { ...the child's side...; return }
 //
 // and a TestMain switches on it before m.Run for roles that are no test.
 func ChildRole() string { return os.Getenv(ChildEnv) }
 
-// Child returns a command that re-runs this test binary as a second
-// process playing role. args are the binary's arguments: usually
-// "-test.run=^TestName$" (and "-test.v" to see its PASS line), or
-// "-test.run=^$" for a role TestMain plays, which may read more arguments
-// of its own from os.Args. The child's environment is this process's plus
-// ChildEnv=role; append to cmd.Env for more ("RTAPI_CPU=" empties a
-// variable). The command is not started.
+// Child returns an unstarted command re-running this test binary as role,
+// with args (usually "-test.run=^TestName$", or "-test.run=^$" for a role
+// TestMain plays) and this environment plus ChildEnv=role.
 func Child(role string, args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), ChildEnv+"="+role)
 	return cmd
 }
 
-// ChildAs is Child run as another user (cred; usually Nobody), a real
-// second user with none of this process's privileges. That user may not
-// read the test binary where go test built it, so it is copied into a
-// directory of its own, which becomes the child's working directory and
-// is removed when t ends. Starting a process as another user needs root:
-// without it ChildAs skips t, loudly (RequireRoot); so does a kernel that
-// cannot execute the binary (RequireSelfExec).
+// ChildAs is Child run as user cred (usually Nobody), from a copy of the
+// binary in a directory of its own (its working directory, removed when t
+// ends). It skips t as RequireRoot and RequireSelfExec do.
 func ChildAs(t testing.TB, cred syscall.Credential, role string, args ...string) *exec.Cmd {
 	t.Helper()
 	RequireRoot(t, "runs a child process as another user")

@@ -2,6 +2,5 @@
 
 package rttest
 
-// emulator: the qemu-user evidence is Linux's; elsewhere the process is
-// taken as native.
+// emulator: elsewhere than Linux the process is taken as native.
 func emulator() string { return "" }

@@ -9,15 +9,11 @@ import (
 	"time"
 )
 
-// WaitTimeout bounds WaitFor. It is long on purpose: WaitFor awaits a state
-// that must come, so only a broken program reaches it, and a loaded CI
-// machine must never fail a test by being slow.
+// WaitTimeout bounds WaitFor; long, so that only a broken program reaches it.
 const WaitTimeout = 30 * time.Second
 
-// WaitFor polls cond, off any real-time path, until it returns true, and
-// fails t with what (the state awaited, e.g. "task loop: 100 cycles") if
-// it has not after WaitTimeout. Tests use it instead of a sleep whenever
-// they wait for another goroutine, thread or process to reach a state.
+// WaitFor polls cond until it returns true, failing t with what (the state
+// awaited) after WaitTimeout. Tests use it instead of sleeps.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(WaitTimeout)
@@ -31,9 +27,8 @@ func WaitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// Rounds returns n, or n/10 (at least 1) under go test -short: a stress
-// or race test's iteration count. The unit lane still takes every path
-// the test takes; the full lane runs it n times.
+// Rounds returns a stress test's iteration count: n, or n/10 (at least 1)
+// under go test -short.
 func Rounds(n int) int {
 	if testing.Short() {
 		return max(n/10, 1)
@@ -41,9 +36,8 @@ func Rounds(n int) int {
 	return n
 }
 
-// Open calls open and fails t on its error; the value is closed when t
-// ends, and a failing Close fails t. It is every package's open-the-RT
-// helper (rttest cannot import rtapi, so open is a func):
+// Open calls open, failing t on its error, and closes the value when t
+// ends (a failing Close fails t):
 //
 //	rt := rttest.Open(t, func() (*rtapi.RT, error) { return rtapi.Open(o) })
 func Open[T io.Closer](t testing.TB, open func() (T, error)) T {
@@ -60,11 +54,9 @@ func Open[T io.Closer](t testing.TB, open func() (T, error)) T {
 	return v
 }
 
-// SettleAllThreads calls apply on every thread of this process, again and
-// again, until one pass finds none that apply had to change: a thread may be
-// started, from one not yet changed, while a pass runs. apply returns
-// whether it changed (or tried to change) tid; a thread that has exited
-// meanwhile is apply's to ignore (return false).
+// SettleAllThreads calls apply on every thread of this process in passes
+// until one changes none (threads may start during a pass). apply reports
+// whether it changed tid, false for a thread that has exited.
 func SettleAllThreads(t testing.TB, apply func(tid int) (changed bool)) {
 	t.Helper()
 	deadline := time.Now().Add(WaitTimeout)
@@ -92,9 +84,8 @@ func SettleAllThreads(t testing.TB, apply func(tid int) (changed bool)) {
 	}
 }
 
-// Asleep reports whether thread tid of this process is in an interruptible
-// sleep (state S in /proc/self/task/<tid>/stat): a task thread parked in
-// its period's wait, for instance. A thread that is gone is not asleep.
+// Asleep reports whether thread tid of this process is in state S
+// (interruptible sleep); a thread that is gone is not.
 func Asleep(tid int) bool {
 	stat, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/stat")
 	if err != nil {
@@ -105,12 +96,9 @@ func Asleep(tid int) bool {
 	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'S'
 }
 
-// WhenAsleep runs wake on a new goroutine once thread tid is asleep
-// (Asleep), so that wake interrupts a sleep rather than landing before it.
-// tid is typically the test's own thread, locked, about to sleep. Should
-// tid not be seen asleep within WaitTimeout, WhenAsleep says so with
-// t.Errorf (safe off the test goroutine) and runs wake all the same, so the
-// sleeper is never left asleep.
+// WhenAsleep runs wake on a new goroutine once thread tid is Asleep, so
+// that wake interrupts the sleep. After WaitTimeout it calls t.Errorf and
+// runs wake all the same.
 func WhenAsleep(t testing.TB, tid int, wake func()) {
 	go func() {
 		deadline := time.Now().Add(WaitTimeout)

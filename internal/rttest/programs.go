@@ -9,7 +9,6 @@ import (
 	"testing"
 )
 
-// programs holds the programs Program built for this test binary.
 var programs struct {
 	sync.Mutex
 	dir   string // made 0755 on first use: other users run the programs from it
@@ -22,14 +21,10 @@ type builtProgram struct {
 	err  error
 }
 
-// Program builds the main package pkg (a path as go build takes it,
-// relative to the test's directory: "." or "../halrun") once per test
-// binary and returns the program's path. Every program lands in one
-// directory that other users may read, removed by Main after the tests;
-// a failed build fails t. Program needs the go command and a kernel that
-// can execute the program: otherwise it skips t, loudly (RequireGo,
-// RequireSelfExec), and under -short it skips (SkipShort). It is safe
-// to call from parallel tests.
+// Program builds the main package pkg ("." or "../halrun") once per test
+// binary, into a directory other users may read (removed by Main), and
+// returns its path. A failed build fails t; it skips as RequireGo and
+// RequireSelfExec do. Safe for parallel tests.
 func Program(t testing.TB, pkg string) string {
 	t.Helper()
 	RequireGo(t)
@@ -71,15 +66,13 @@ func Program(t testing.TB, pkg string) string {
 	return p.path
 }
 
-// ProgramDir is the directory Program builds into ("" before its first
-// build).
+// ProgramDir is Program's directory ("" before its first build).
 func ProgramDir() string {
 	programs.Lock()
 	defer programs.Unlock()
 	return programs.dir
 }
 
-// removePrograms removes what Program built.
 func removePrograms() {
 	programs.Lock()
 	defer programs.Unlock()

@@ -21,15 +21,12 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// RequireEnv is the environment variable that turns RequireRT's skips into
-// failures. CI sets it: it runs as root, where every privileged test must
-// run.
+// RequireEnv set to "1" turns the Require helpers' skips into failures
+// (CI, which runs as root).
 const RequireEnv = "GORTAPI_REQUIRE_RT"
 
-// SkipShort skips t under go test -short, the unit lane: no SCHED_FIFO,
-// no root, no other programs (toolchains, renderers, kernels), whatever
-// GORTAPI_REQUIRE_RT says. RequireRT, RequireRoot, RequireGo and
-// RequireTool call it.
+// SkipShort skips t under go test -short (the unit lane runs no SCHED_FIFO,
+// root or other programs), whatever RequireEnv says.
 func SkipShort(t testing.TB, what string) {
 	t.Helper()
 	if testing.Short() {
@@ -37,12 +34,9 @@ func SkipShort(t testing.TB, what string) {
 	}
 }
 
-// ParallelUnlessRT calls t.Parallel under go test -short, where Main has
-// refused SCHED_FIFO to the process (its package's TestMain must call
-// Main): a test that runs tasks in real time, with none of them
-// real-time, may then share the CPUs with others. Without -short its
-// tasks may be SCHED_FIFO, and two such tests at once on a small machine
-// starve each other, so it runs alone.
+// ParallelUnlessRT calls t.Parallel where Main refused SCHED_FIFO (under
+// -short); otherwise the test's SCHED_FIFO tasks run alone, as two such
+// tests starve each other.
 func ParallelUnlessRT(t *testing.T) {
 	t.Helper()
 	if realTimeDenied.Load() {
@@ -50,11 +44,9 @@ func ParallelUnlessRT(t *testing.T) {
 	}
 }
 
-// RequireRT skips t, loudly, unless this process may use SCHED_FIFO. With
-// GORTAPI_REQUIRE_RT=1 it fails instead of skipping. Under -short it skips
-// (SkipShort). A test it lets run holds the machine's real-time test lock
-// (RTLockFile) until it ends, so that the SCHED_FIFO tests of packages
-// that go test runs at once take turns.
+// RequireRT skips t, loudly, unless this process may use SCHED_FIFO (fails
+// with RequireEnv=1; skips under -short). A test it lets run holds
+// RTLockFile until it ends.
 func RequireRT(t testing.TB) {
 	t.Helper()
 	SkipShort(t, "SCHED_FIFO test")
@@ -76,10 +68,8 @@ func RequireRT(t testing.TB) {
 	t.Skip(msg)
 }
 
-// CleanShm removes the shared-memory segments of instance left in dir
-// (normally /dev/shm) and reports them on stderr. It returns 1 when there
-// were any, so that a TestMain can fail the run: a test that leaks a
-// segment is a failing test.
+// CleanShm removes instance's segments left in dir (/dev/shm), reports them
+// on stderr, and returns 1 when there were any, for TestMain to fail.
 func CleanShm(dir string, instance int) int {
 	left, _ := filepath.Glob(filepath.Join(dir, fmt.Sprintf("gortapi-%d-*", instance)))
 	if len(left) == 0 {
@@ -92,9 +82,8 @@ func CleanShm(dir string, instance int) int {
 	return 1
 }
 
-// RequireRoot skips t, loudly, unless the process runs as root; with
-// GORTAPI_REQUIRE_RT=1 (CI runs as root) it fails instead. Under -short
-// it skips (SkipShort).
+// RequireRoot skips t, loudly, unless root (fails with RequireEnv=1;
+// skips under -short).
 func RequireRoot(t testing.TB, why string) {
 	t.Helper()
 	SkipShort(t, "test that needs root")
@@ -109,16 +98,13 @@ func RequireRoot(t testing.TB, why string) {
 	t.Skip(msg)
 }
 
-// ToolsEnv set to "absent" says that this machine lacks the tools on
-// purpose (.ci/guest386.sh's guest has no Go toolchain and no Debian
-// packages): RequireTool then skips even with GORTAPI_REQUIRE_RT=1.
+// ToolsEnv set to "absent" makes RequireTool skip even with RequireEnv=1
+// (.ci/guest386.sh's guest lacks the tools on purpose).
 const ToolsEnv = "GORTAPI_TOOLS"
 
 // RequireTool returns the path of the program name, or skips t, loudly,
-// saying how to install it (install: "apt-get install rt-tests"); with
-// GORTAPI_REQUIRE_RT=1 (CI installs every tool) it fails instead, unless
-// GORTAPI_TOOLS=absent. Under -short it skips (SkipShort): running
-// another program is not a unit test.
+// saying how to install it ("apt-get install rt-tests"); fails with
+// RequireEnv=1 unless ToolsEnv=absent; skips under -short.
 func RequireTool(t testing.TB, name, install string) string {
 	t.Helper()
 	SkipShort(t, "test that runs "+name)
@@ -140,18 +126,14 @@ func requireTool(t testing.TB, name, install string) string {
 	return ""
 }
 
-// RequireGo returns the path of the go command, or skips t as RequireTool
-// does: tests that build a program or list the module need the toolchain,
-// which .ci/guest386.sh's guest lacks. Under -short it skips
-// (SkipShort): building a program is not a unit test.
+// RequireGo is RequireTool for the go command.
 func RequireGo(t testing.TB) string {
 	t.Helper()
 	SkipShort(t, "test that builds with the go command")
 	return requireTool(t, "go", "install Go 1.26 or later")
 }
 
-// skipped counts the tests the Require helpers skipped, by what they
-// lacked.
+// skipped counts the Require helpers' skips by what was lacking.
 var skipped struct {
 	sync.Mutex
 	by map[string]int
@@ -166,9 +148,8 @@ func noteSkip(lacked string) {
 	skipped.by[lacked]++
 }
 
-// SkipSummary is one line counting the tests this test binary skipped
-// for want of privileges or tools, and what they lacked; "" when none
-// was skipped.
+// SkipSummary is one line counting this binary's tests skipped for want of
+// privileges or tools; "" when none was.
 func SkipSummary() string {
 	skipped.Lock()
 	defer skipped.Unlock()
@@ -190,19 +171,13 @@ func SkipSummary() string {
 		filepath.Base(os.Args[0]), n, plural, strings.Join(what, ", "), RequireEnv)
 }
 
-// realTimeDenied says that Main called sys.DenyRealTime.
 var realTimeDenied atomic.Bool
 
-// Main runs the tests (call it from TestMain: os.Exit(rttest.Main(m))),
-// removes what Program built, and prints SkipSummary where a person sees
-// it: go test shows a passing package's output only with -v, so the line
-// goes to the terminal (/dev/tty) when there is one, else to stderr
-// (shown with -v or when the package fails).
-//
-// Under go test -short (the unit lane) it first makes SCHED_FIFO and
-// SCHED_RR refused (sys.DenyRealTime): every test runs as an unprivileged
-// user's would, with no real-time thread; and it runs up to 4×GOMAXPROCS
-// parallel tests at once unless the command line sets -test.parallel.
+// Main runs the tests (from TestMain: os.Exit(rttest.Main(m))), removes
+// what Program built, and prints SkipSummary to /dev/tty, else stderr
+// (go test hides a passing package's output). Under -short it first calls
+// sys.DenyRealTime and allows 4×GOMAXPROCS parallel tests unless
+// -test.parallel is set.
 func Main(m *testing.M) int {
 	flag.Parse()
 	if testing.Short() {
@@ -223,11 +198,8 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// widenParallel runs up to 4×GOMAXPROCS parallel tests at once instead of
-// go test's GOMAXPROCS, unless the command line says -test.parallel. In
-// the unit lane most parallel tests wait (for a task's periods, a child
-// process, a deadline) rather than compute, and with as many at once as
-// CPUs the CPUs idle while they wait.
+// widenParallel: unit-lane tests mostly wait, so more than GOMAXPROCS at
+// once keep the CPUs busy.
 func widenParallel() {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
@@ -237,13 +209,10 @@ func widenParallel() {
 }
 
 // RequireLayout64 fails t unless every 64-bit field of typ (at any depth)
-// lies at an 8-byte-aligned offset and typ itself is 8-byte aligned when it
-// has such a field. Shared-memory layouts must pass it on every
-// architecture: on 386 and arm Go aligns int64, uint64 and float64 to 4
-// bytes, where 64-bit atomics panic ("unaligned 64-bit atomic operation")
-// and where a 32-bit process would disagree with a 64-bit one about the
-// layout. An atomic.Int64/Uint64 field, or a [0]atomic.Uint64 marker,
-// carries the 8-byte alignment on 32-bit architectures too.
+// is 8-byte aligned, and typ too when it has one. Shared-memory layouts
+// must pass it: 386 and arm align them to 4, where 64-bit atomics panic
+// and a 32-bit process would disagree with a 64-bit one on the layout.
+// An atomic.Int64/Uint64 field, or a [0]atomic.Uint64 marker, aligns to 8.
 func RequireLayout64(t testing.TB, typ reflect.Type) {
 	t.Helper()
 	has64 := false
@@ -272,13 +241,11 @@ func RequireLayout64(t testing.TB, typ reflect.Type) {
 	}
 }
 
-// Emulator says which user-mode emulator runs this process ("" when the
-// kernel runs it natively); see emulator_linux.go for the evidence.
+// Emulator names the user-mode emulator running this process, "" if none.
 var Emulator = sync.OnceValue(emulator)
 
-// SkipIfEmulated skips t, with why and the evidence, when this process
-// runs under a user-mode emulator (see Emulator). It is for tests that
-// cannot work there for a stated reason, never for tests that fail there.
+// SkipIfEmulated skips t, saying why, under an emulator (Emulator): for a
+// test that cannot work there, never one that merely fails there.
 func SkipIfEmulated(t testing.TB, why string) {
 	t.Helper()
 	if e := Emulator(); e != "" {
@@ -286,18 +253,13 @@ func SkipIfEmulated(t testing.TB, why string) {
 	}
 }
 
-// selfExec reports the error of executing this test binary again (with no
-// test to run), nil when the kernel can run it.
 var selfExec = sync.OnceValue(func() error {
 	return exec.Command(os.Args[0], "-test.run=^$", "-test.count=1").Run()
 })
 
-// RequireSelfExec skips t, loudly, where a test cannot start a child
-// process of itself: under a user-mode emulator, whose fork of a
-// multithreaded guest can deadlock (a qemu-arm-static child of ipc.test
-// slept in a futex, never reaching exec, until the package's timeout),
-// and where the kernel cannot execute this test binary (ENOEXEC). Any
-// other failure to start the child fails t.
+// RequireSelfExec skips t, loudly, where the test binary cannot run as a
+// child: under an emulator (its fork can deadlock) or on ENOEXEC. Other
+// failures to start it fail t.
 func RequireSelfExec(t testing.TB) {
 	t.Helper()
 	SkipIfEmulated(t, "a child process: the emulator's fork of a multithreaded process can deadlock before exec")
@@ -311,25 +273,20 @@ func RequireSelfExec(t testing.TB) {
 	}
 }
 
-// RTLockFile is the file whose flock RequireRT holds for a test's
-// length. Without it, go test ./... runs two packages' SCHED_FIFO tests
-// at once: a spin one pins to a CPU starves the other's threads there,
-// guard and watchdog included, and both fail for reasons neither tests.
-// A child process of a test (ChildEnv set) does not take it: its parent
-// holds it.
+// RTLockFile is flocked by RequireRT for a test's length, so that two
+// packages' SCHED_FIFO tests never starve each other. A test's child
+// process (ChildEnv set) relies on its parent's hold.
 var RTLockFile = filepath.Join(os.TempDir(), "gortapi-rt-tests.lock")
 
-// rtLock is this process's hold on RTLockFile: the tests of one binary
-// share it (a test and its subtests may each call RequireRT).
+// rtLock is this binary's hold on RTLockFile, shared by its tests.
 var rtLock struct {
 	sync.Mutex
 	f     *os.File
 	holds int
 }
 
-// holdRTLock takes RTLockFile for t's length, waiting for the process
-// that holds it. A lock file it cannot open is reported and not waited
-// for.
+// holdRTLock takes RTLockFile for t's length, waiting for its holder; one
+// it cannot open is logged and skipped.
 func holdRTLock(t testing.TB) {
 	if ChildRole() != "" {
 		return
@@ -355,8 +312,7 @@ func holdRTLock(t testing.TB) {
 	})
 }
 
-// lockFile opens name, making it if it is missing, and waits for an
-// exclusive flock on it.
+// lockFile opens or makes name and waits for an exclusive flock on it.
 func lockFile(name string) (*os.File, error) {
 	f, err := os.Open(name) // another user's file in a sticky /tmp: O_CREAT may be refused
 	if errors.Is(err, os.ErrNotExist) {

@@ -38,10 +38,8 @@ func renderSVG(bin string, svg []byte) (image.Image, error) {
 	return img, nil
 }
 
-// renderers bounds the rsvg-convert processes SVGInk runs at once. Each
-// spends most of its ~0.2 s starting up (libraries, fonts), little of it
-// on a CPU, so a few at a time cut a test's wall time several fold even
-// on 2 CPUs.
+// renderers bounds SVGInk's concurrent rsvg-convert processes, which
+// mostly wait while starting up.
 const renderers = 8
 
 // InkBox returns the bounding box of the pixels of img that are not

@@ -16,13 +16,10 @@ import (
 // TracefsDir is where TraceInstance finds or mounts tracefs.
 const TracefsDir = "/sys/kernel/tracing"
 
-// TraceInstance returns the directory of a private tracefs trace instance
-// (TracefsDir/instances/gortapi-test-PID-N), removed when t ends, so that
-// a test writes markers and stops tracing without touching the global
-// trace. It mounts tracefs on TracefsDir if nothing is mounted there, and
-// unmounts it at the end only then. It skips t, loudly, unless root and
-// tracefs with instances are available; with GORTAPI_REQUIRE_RT=1 it
-// fails instead.
+// TraceInstance returns the directory of a private tracefs instance,
+// removed when t ends, mounting tracefs if needed (and unmounting it
+// after). It skips t, loudly, without root or tracefs instances (fails
+// with RequireEnv=1).
 func TraceInstance(t testing.TB) string {
 	t.Helper()
 	RequireRoot(t, "creates a tracefs trace instance")

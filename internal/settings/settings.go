@@ -1,7 +1,6 @@
-// Package settings resolves the fields of an options struct from code,
-// command-line flags and environment variables, by one table: a flag and
-// its variable read the same text the same way, and an unset field gets
-// its default in one place. rtapi.Options is its user.
+// Package settings resolves an options struct's fields (rtapi.Options)
+// from code, flags and environment variables by one table, so a flag and
+// its variable parse alike and defaults live in one place.
 package settings
 
 import (
@@ -14,8 +13,7 @@ import (
 	"github.com/gortapi/gortapi/internal/errs"
 )
 
-// Setting is one field of an options struct O: where else it may come
-// from, how its text reads, and what it must be.
+// Setting is one field of an options struct O: its sources, text and check.
 type Setting[O any] struct {
 	Field  string // the struct field's name
 	Flag   string // the flag's name, without "-"; "" when only code sets it
@@ -42,11 +40,9 @@ type Value[O any] interface {
 // 32, one bit each in a flagged word.
 type Table[O any] []Setting[O]
 
-// Resolve resolves every setting of o as rtapi.Options' doc says: the
-// field when it is set or its flag was given (bit i of flagged), else the
-// environment variable (read with getenv) when non-empty, else the
-// default; each is then checked. An error names the field or the
-// variable and its text.
+// Resolve resolves every setting of o: the field when set or flagged (bit
+// i), else its non-empty environment variable (getenv), else the default;
+// then checks it. An error names the field or variable and its text.
 func (t Table[O]) Resolve(o *O, flagged uint32, getenv func(string) string) error {
 	for i, s := range t {
 		source := "Options." + s.Field
@@ -70,9 +66,8 @@ func (t Table[O]) Resolve(o *O, flagged uint32, getenv func(string) string) erro
 	return nil
 }
 
-// LookupEnv reads the setting's variable and, where it has one, its older
-// name: one of them set, or both to the same value, gives that; both set
-// to different values is an error matching errs.Invalid.
+// LookupEnv reads the setting's variable, or its Legacy name; both set to
+// different values is an error matching errs.Invalid.
 func (s Setting[O]) LookupEnv(getenv func(string) string) (name, text string, err error) {
 	text = getenv(s.Env)
 	if s.Legacy == "" {
@@ -100,9 +95,9 @@ func (s Setting[O]) LookupEnv(getenv func(string) string) (name, text string, er
 	return s.Env, text, nil
 }
 
-// Register registers on fs a flag for each setting that has one and for
-// whose field want is true, writing o; a flag given marks its bit in
-// *flagged, so that its value counts even when it is the zero one.
+// Register adds to fs a flag for each setting with one whose field want
+// accepts, writing o; a given flag sets its bit in *flagged (so a zero
+// value counts).
 func (t Table[O]) Register(fs *flag.FlagSet, o *O, flagged *uint32, want func(field string) bool) {
 	for i, s := range t {
 		if s.Flag != "" && want(s.Field) {
@@ -119,8 +114,7 @@ type flagValue[O any] struct {
 	flagged *uint32
 }
 
-// String gives the field as text, "" when it is unset (or for the zero
-// flagValue the flag package makes to find the default).
+// String gives the field as text, "" when unset or for a zero flagValue.
 func (f flagValue[O]) String() string {
 	if f.o == nil || !f.t[f.i].Value.IsSet(f.o) {
 		return ""
@@ -128,8 +122,7 @@ func (f flagValue[O]) String() string {
 	return f.t[f.i].Value.Format(f.o)
 }
 
-// Set parses and checks s, and marks the field as given even when s is
-// its zero value.
+// Set parses and checks s and marks the field as given.
 func (f flagValue[O]) Set(s string) error {
 	v := f.t[f.i].Value
 	o := *f.o
@@ -144,8 +137,7 @@ func (f flagValue[O]) Set(s string) error {
 	return nil
 }
 
-// IsBoolFlag lets a yes/no flag stand alone: -rtapi.strict is
-// -rtapi.strict=on.
+// IsBoolFlag lets a yes/no flag stand alone (-rtapi.strict).
 func (f flagValue[O]) IsBoolFlag() bool { return f.t[f.i].Value.IsBool() }
 
 // Field is the Value of a field of type T in O.

@@ -18,9 +18,8 @@ import (
 // Event is what the guard reports about a watched thread.
 type Event struct {
 	Tid int
-	// Demoted: the thread had run for Ran without a break and was set to
-	// SCHED_OTHER. Otherwise it was given its policy back, or failed to
-	// be (Err).
+	// Demoted: it ran for Ran without a break and was set to SCHED_OTHER.
+	// Otherwise it got its policy back, or failed to (Err).
 	Demoted bool
 	Ran     time.Duration
 	Err     error
@@ -35,13 +34,10 @@ type Guard struct {
 	done   chan struct{} // closed when the event reader has ended
 	mu     sync.Mutex
 	closed bool
-	// sending counts Watch and Unwatch calls in flight; shut makes new
-	// ones fail, so that Close closes the command pipe only once no
-	// write can still use its descriptor (without a lock the watchdog
-	// could wait on).
+	// sending counts sends in flight; shut fails new ones, so that Close
+	// closes the pipe once no write can use it (with no lock to wait on).
 	sending atomic.Int32
 	shut    atomic.Bool
-	// OnEvent and OnExit are set before Start returns and never change.
 	onEvent func(Event)
 	onExit  func(error)
 }
@@ -49,12 +45,11 @@ type Guard struct {
 // ErrStart is wrapped by every error of Start.
 var ErrStart = errors.New("spin guard did not start")
 
-// Start starts the guard process: a copy of this program (/proc/self/exe)
-// that runs at SCHED_FIFO prio, looks at the watched threads every tick,
-// and reports to onEvent (from a goroutine of its own). onExit is called
-// once if the guard ends before Close, with why. Start returns once the
-// guard runs; the error says so when it could not take prio (it then runs
-// as SCHED_OTHER and is of little use: Close it).
+// Start starts the guard process at SCHED_FIFO prio, looking at the
+// watched threads every tick and reporting to onEvent (from a goroutine of
+// its own). onExit is called once if the guard ends before Close. Start
+// returns once the guard runs; an error with a running guard means prio
+// was refused: Close it.
 func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)) (*Guard, error) {
 	if prio < 1 || prio > 99 || tick < 100*time.Microsecond || tick > time.Second {
 		return nil, fmt.Errorf("%w: priority %d, tick %v", ErrStart, prio, tick)
@@ -86,8 +81,7 @@ func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	g := &Guard{cmd: cmd, cmdW: cmdW, events: evR, done: make(chan struct{}), onEvent: onEvent, onExit: onExit}
-	// Commands are written with one raw write each, never blocking: the
-	// watchdog writes from its real-time thread.
+	// Commands never block: the watchdog writes from its real-time thread.
 	g.cmdFd = int(cmdW.Fd())
 	if err := unix.SetNonblock(g.cmdFd, true); err != nil {
 		g.kill()
@@ -154,11 +148,10 @@ func (g *Guard) read() {
 	}
 }
 
-// Watch asks the guard to watch thread tid (of this process), which runs
-// at SCHED_FIFO or SCHED_RR priority prio: when it runs for bound without
-// a context switch, it is demoted until it has been switched out once.
-// It neither allocates nor blocks (the command is one non-blocking write
-// on a pipe), so a real-time thread may call it.
+// Watch asks the guard to watch thread tid of this process, at SCHED_FIFO
+// or SCHED_RR priority prio: when it runs for bound without a switch, it
+// is demoted until switched out once. It neither allocates nor blocks
+// (errFull when the pipe is full), so a real-time thread may call it.
 func (g *Guard) Watch(tid, prio int, bound time.Duration) error {
 	return g.send(record{op: opWatch, tid: uint32(tid), arg: uint32(prio), value: int64(bound)})
 }
@@ -194,10 +187,8 @@ func (g *Guard) send(r record) error {
 // Pid is the guard process's pid.
 func (g *Guard) Pid() int { return g.cmd.Process.Pid }
 
-// Close ends the guard: it closes the command pipe, which the guard reads
-// as its end, and waits for it to exit. Threads it had demoted get their
-// policy back first only if it saw them switched out; Close is meant for
-// when the watched threads have ended.
+// Close ends the guard and waits for it to exit. Call it once the watched
+// threads have ended: a demoted one may not get its policy back.
 func (g *Guard) Close() error {
 	g.mu.Lock()
 	if g.closed {

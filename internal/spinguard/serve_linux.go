@@ -23,8 +23,7 @@ func init() {
 	}
 }
 
-// recordSize is the size of every command and event: one write of it on a
-// pipe is atomic (under PIPE_BUF).
+// recordSize is the size of every command and event, under PIPE_BUF.
 const recordSize = 24
 
 // Commands, parent to guard.
@@ -41,8 +40,7 @@ const (
 	evRefused  = 4 // a watch the guard cannot take (errno)
 )
 
-// record is a command or an event on the wire: little-endian
-// op/kind, tid, prio/errno, pad, then a 64-bit value (bound or ran).
+// record is a command or an event on the wire (little-endian).
 type record struct {
 	op    uint32
 	tid   uint32
@@ -75,27 +73,20 @@ type watched struct {
 	tid    int
 	prio   int
 	bound  int64
-	fd     int // its schedstat
-	stat   int // its stat
-	status int // its status, for the voluntary switches
-	// pcount is the thread's switch-in count at the last look; since
-	// when it last changed, or the thread was last seen not runnable, or
-	// was given back its policy. A thread seen runnable at every look
-	// since then, never switched in again, has been on its CPU (or
-	// waiting for it) the whole time.
-	pcount uint64
-	since  int64
-	ran    uint64 // CPU time at since, for the report
-	// nv is the thread's count of voluntary switches (sleeps) at since,
-	// when nvKnown: read only once it was switched in again while
-	// runnable, which is how a spin looks on the guard's own CPU.
+	fd     int    // its schedstat
+	stat   int    // its stat
+	status int    // its status, for the voluntary switches
+	pcount uint64 // switch-ins at the last look
+	since  int64  // start of the stretch runnable without a sleep
+	ran    uint64 // CPU time at since
+	// nv is the voluntary switches at since, when nvKnown: read once it
+	// was switched in again while runnable (a spin on the guard's CPU).
 	nv        uint64
 	nvKnown   bool
 	demoted   bool
 	demotedAt int64
 }
 
-// guard is the state of the guard process's loop.
 type guard struct {
 	ppid    int
 	prio    int
@@ -110,7 +101,7 @@ type guard struct {
 	status  [4096]byte // a status file
 }
 
-// serve runs the guard process. It returns the exit status.
+// serve runs the guard process and returns its exit status.
 func serve(arg string) int {
 	var ppid, prio int
 	var tick int64
@@ -120,8 +111,7 @@ func serve(arg string) int {
 		prio, _ = strconv.Atoi(parts[1])
 		tick, _ = strconv.ParseInt(parts[2], 10, 64)
 	}
-	// A parent PID of 1 is a host in a container, PID 1 of its namespace:
-	// when it exits the kernel kills the namespace, guard included.
+	// A parent of PID 1 (a container's host) is fine: its exit kills us.
 	if ppid < 1 || prio < 1 || prio > 99 || tick < 100_000 || tick > 1_000_000_000 {
 		fmt.Fprintf(os.Stderr, "gortapi spin guard: bad %s=%q\n", envKey, arg)
 		return 2
@@ -130,19 +120,15 @@ func serve(arg string) int {
 		return 0 // the process to guard is gone already
 	}
 	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched)}
-	// Page faults at the top priority are what it can afford least. Later
-	// mappings are locked as they are touched: faulting a new thread's
-	// whole stack in at once ran 10-30 ms at the guard's priority.
+	// No page faults at the top priority (docs/GC.md, "Memory locked as
+	// it is touched").
 	_ = sys.LockMemory()
 	_ = unix.SetNonblock(0, true)
 	_ = unix.SetNonblock(1, true)
 	g.tid = unix.Gettid()
-	// Every thread of the guard runs at its priority, and threads made
-	// later inherit it. The loop's goroutine is not locked to its thread:
-	// the runtime can move it to another of its threads (it did, after
-	// preempting it), and a thread left SCHED_OTHER there waited 133 ms
-	// behind the very spin the guard was to end (docs/GC.md, "The
-	// guard's own threads").
+	// Every thread runs at the priority, since the runtime may move the
+	// loop to any (docs/GC.md, "The guard's own CPU and the guard's own
+	// threads"); later threads inherit it.
 	errno := setScheduler(0, int(sys.SchedFIFO), prio)
 	raiseOtherThreads(g.tid, prio)
 	g.send(record{op: evReady, arg: uint32(errno)})
@@ -150,9 +136,8 @@ func serve(arg string) int {
 	return 0
 }
 
-// loop sleeps until its next look (nextLook), reads the commands, looks
-// at every watched thread; until the parent closes its end of the command
-// pipe or exits.
+// loop sleeps until nextLook, reads commands and checks every watched
+// thread, until the parent closes the command pipe or exits.
 func (g *guard) loop() {
 	next := nanotime()
 	for {
@@ -161,8 +146,7 @@ func (g *guard) loop() {
 			return
 		}
 		if tid := int(rawGettid()); tid != g.tid {
-			// The runtime moved this goroutine to another thread: take
-			// the priority there too.
+			// moved to another thread: take the priority there too
 			g.tid = tid
 			setScheduler(0, int(sys.SchedFIFO), g.prio)
 		}
@@ -181,18 +165,13 @@ func (g *guard) loop() {
 	}
 }
 
-// maxTicksBetweenLooks bounds the guard's sleep, so that a command (a new
-// watch) waits at most this many ticks.
+// maxTicksBetweenLooks bounds how long a command waits.
 const maxTicksBetweenLooks = 3
 
-// nextLook is when the guard next looks at the threads: when the first
-// stretch of a watched thread reaches its bound, a tick from now while a
-// thread is demoted, at least a tick and at most maxTicksBetweenLooks
-// ticks from now. A look between those can change nothing: a thread seen
-// asleep or switched in again starts a new stretch at that look, and the
-// switch-in count and voluntary switches tell the next look whether it
-// slept meanwhile. Every look preempts a task on the guard's CPU
-// (docs/GC.md, "The guard's looks").
+// nextLook is when the first stretch can reach its bound, a tick from now
+// while a thread is demoted, within [1, maxTicksBetweenLooks] ticks. Looks
+// in between would change nothing and preempt a task (docs/GC.md, "The
+// guard's looks").
 func (g *guard) nextLook(now int64) int64 {
 	next := now + maxTicksBetweenLooks*g.tick
 	for i := range g.table {
@@ -205,8 +184,8 @@ func (g *guard) nextLook(now int64) int64 {
 	return max(next, now+g.tick)
 }
 
-// check looks at one thread; false when it is gone. stalled says the
-// guard itself woke more than a tick after its look was due.
+// check looks at one thread; false when it is gone. stalled: the guard
+// woke over a tick late.
 func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	ran, pcount, ok := g.readSchedstat(w.fd)
 	if !ok {
@@ -216,9 +195,8 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	if !ok {
 		return false
 	}
-	// Switched in again but runnable: preempted, or asleep in between.
-	// Only the voluntary switches tell which (a spin's sched_yield and
-	// the guard's own wake-ups on the spinner's CPU are involuntary).
+	// Switched in again but runnable: preempted, or asleep in between;
+	// only the voluntary switches tell which.
 	var nv uint64
 	nvOK := false
 	if !w.demoted && !stalled && pcount != w.pcount && state == 'R' {
@@ -235,10 +213,9 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	case restore:
 		errno := setScheduler(w.tid, int(sys.SchedFIFO), w.prio)
 		g.send(record{op: evRestored, tid: uint32(w.tid), arg: uint32(errno)})
-		// A watchdog that faulted the thread meanwhile unwatched it
-		// before demoting it for good: read that now, so that its
-		// demotion is not undone. Reading it may move another thread
-		// into w's slot, so the tid is taken first.
+		// A watchdog that faulted the thread unwatched it before demoting
+		// it for good: read that now, not to undo it. commands may move
+		// another thread into w's slot, hence tid first.
 		tid := w.tid
 		if !g.commands() {
 			return true
@@ -250,7 +227,6 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	return true
 }
 
-// action is what observe asks of the guard.
 type action int
 
 const (
@@ -259,25 +235,12 @@ const (
 	restore
 )
 
-// observe takes one look's reading of a thread and says what to do.
-//
-// A thread is a spinner when it was runnable at every look for its whole
-// bound, never asleep (switched in again only after a preemption: nv,
-// its voluntary switches, read as nvOK when it was switched in again),
-// and on the CPU for some of it, however little: a spin, not a thread
-// kept waiting by higher priorities. Spinners at one priority that yield
-// to each other (the runtime's osyield) each get a share of the CPU, so
-// any share counts; a thread the host keeps waiting is demoted too. A
-// demoted thread gets its policy back once it was switched out, or after
-// one more bound.
-//
-// The guard's own wake-ups preempt a spinner on its CPU at every look, so
-// a switch-in alone does not end the stretch: with a 2-CPU machine and
-// two spinning tasks, one of them always shares the guard's CPU.
-//
-// A stalled look (the guard woke late, so the whole machine or VM was
-// held) vouches for nothing: the thread may have slept and woken in the
-// gap without a new switch-in being seen as one, so the count restarts.
+// observe takes one look's reading of a thread and says what to do. A
+// spinner was runnable at every look for its bound, never asleep (a
+// switch-in after a preemption, such as the guard's own, does not count:
+// nv did not grow), and on the CPU for any share of it (spinners yield to
+// each other). It gets its policy back once switched out, or after one
+// more bound. A stalled look vouches for nothing: the stretch restarts.
 func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, now int64, stalled bool) action {
 	awake := pcount == w.pcount || nvOK && w.nvKnown && nv == w.nv
 	switch {
@@ -399,8 +362,7 @@ func (g *guard) readVoluntary(fd int) (uint64, bool) {
 	return parseVoluntary(rawPread(fd, g.status[:]))
 }
 
-// rawPread reads fd from its start into b with a raw system call; it
-// returns what it read, nil on an error or at end of file.
+// rawPread reads fd from offset 0 into b; nil on an error or at EOF.
 func rawPread(fd int, b []byte) []byte {
 	n, _, errno := unix.RawSyscall6(unix.SYS_PREAD64, uintptr(fd),
 		uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
@@ -412,8 +374,7 @@ func rawPread(fd int, b []byte) []byte {
 
 var voluntaryKey = []byte("\nvoluntary_ctxt_switches:")
 
-// parseVoluntary finds "voluntary_ctxt_switches:" at the start of a line
-// of a status file (not the nonvoluntary one) and parses its count.
+// parseVoluntary parses a status file's voluntary_ctxt_switches.
 func parseVoluntary(b []byte) (uint64, bool) {
 	i := bytes.Index(b, voluntaryKey)
 	if i < 0 {
@@ -434,14 +395,13 @@ func parseVoluntary(b []byte) (uint64, bool) {
 	return v, i > start
 }
 
-// readState reads the state letter of /proc/<pid>/task/<tid>/stat ('R':
-// running or waiting for a CPU).
+// readState reads a stat file's state letter ('R': running or runnable).
 func (g *guard) readState(fd int) (byte, bool) {
 	return parseState(rawPread(fd, g.stat[:]))
 }
 
-// parseState finds the state letter after the command name, which is in
-// parentheses and may itself hold spaces and parentheses.
+// parseState finds the state letter after the (comm), which may itself
+// hold spaces and parentheses.
 func parseState(b []byte) (byte, bool) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 || i+2 >= len(b) || b[i+1] != ' ' {
@@ -455,9 +415,7 @@ func (g *guard) readSchedstat(fd int) (ran, pcount uint64, ok bool) {
 	return parseSchedstat(rawPread(fd, g.buf[:]))
 }
 
-// parseSchedstat parses /proc/<pid>/task/<tid>/schedstat: the time on the
-// CPU, the time waiting for it, and the number of times the thread was
-// switched in.
+// parseSchedstat parses a schedstat file: run_ns wait_ns pcount.
 func parseSchedstat(b []byte) (ran, pcount uint64, ok bool) {
 	var f [3]uint64
 	i := 0
@@ -493,8 +451,7 @@ func setScheduler(tid int, policy, prio int) unix.Errno {
 	return errno
 }
 
-// raiseOtherThreads sets every thread of this process but self to
-// SCHED_FIFO at prio.
+// raiseOtherThreads sets every other thread to SCHED_FIFO at prio.
 func raiseOtherThreads(self, prio int) {
 	tids, _ := sys.Threads()
 	for _, tid := range tids {
@@ -516,8 +473,7 @@ func rawGetppid() int {
 
 func nanotime() int64 { return sys.Nanotime() }
 
-// sleepUntil sleeps until the absolute CLOCK_MONOTONIC time deadline,
-// without telling the runtime: the P stays with this goroutine.
+// sleepUntil sleeps until the absolute deadline, keeping the P.
 func sleepUntil(deadline int64) {
 	ts := sys.Timespec(deadline)
 	for {

@@ -4,11 +4,8 @@ package sys
 
 import "math"
 
-// The kernel's time ABI on 32-bit Linux: the system calls gortapi uses
-// (clock_nanosleep, timer_settime, timerfd_settime, futex) take the
-// 32-bit struct timespec, whose tv_sec is a 32-bit long. Every time passed
-// to them is on CLOCK_MONOTONIC, which counts from boot, so 32 bits of
-// seconds (68 years) never run out; Timespec saturates beyond.
+// 32-bit Linux: the syscalls gortapi uses take a 32-bit tv_sec. Times are
+// on CLOCK_MONOTONIC (from boot): 68 years never run out; Timespec saturates.
 type timespecField = int32
 
 const maxTimespecSec = math.MaxInt32

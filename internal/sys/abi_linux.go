@@ -15,9 +15,8 @@ const (
 	siMaxSize    = 128 // SI_MAX_SIZE: sizeof(siginfo_t) everywhere
 )
 
-// sigevent is the kernel's struct sigevent for SIGEV_THREAD_ID: a sigval
-// (pointer-sized), sigev_signo, sigev_notify, then the union whose first
-// int is the thread id, padded to SIGEV_MAX_SIZE.
+// sigevent is the kernel's struct sigevent for SIGEV_THREAD_ID, padded
+// to SIGEV_MAX_SIZE.
 type sigevent struct {
 	value  uintptr
 	signo  int32
@@ -28,10 +27,8 @@ type sigevent struct {
 
 const sigevThreadID = 4 // SIGEV_THREAD_ID
 
-// siginfo is the kernel's siginfo_t, with the fields of a POSIX timer
-// signal spelled out: si_signo, si_errno, si_code, then the _sifields
-// union at pointer alignment (offset 16 on 64-bit, 12 on 32-bit), whose
-// _timer member starts with si_timerid and si_overrun.
+// siginfo is the kernel's siginfo_t with a POSIX timer's fields: the
+// _sifields union starts at pointer alignment with si_timerid, si_overrun.
 type siginfo struct {
 	signo   int32
 	errno   int32
@@ -42,12 +39,9 @@ type siginfo struct {
 	_       [siMaxSize - 3*4 - (ptrSize - 4) - 2*4]byte
 }
 
-// sigset is the kernel's sigset_t: 64 signals (_NSIG) on every supported
-// architecture. On 32-bit ones the kernel sees two 32-bit longs, which on
-// these little-endian machines is the same memory as one uint64.
+// sigset is the kernel's sigset_t: 64 signals on every supported
+// architecture (two 32-bit longs on 32-bit little-endian: the same memory).
 type sigset uint64
 
-// cpuSetSize is the number of CPUs a unix.CPUSet (the kernel's
-// cpu_set_t) holds: 1024 on every architecture, in 64-bit words on
-// 64-bit ones and 32-bit words on 32-bit ones.
+// cpuSetSize is the number of CPUs a unix.CPUSet (cpu_set_t) holds: 1024.
 const cpuSetSize = int(unsafe.Sizeof(unix.CPUSet{})) * 8

@@ -2,6 +2,6 @@
 
 package sys
 
-// ProcessAlive cannot ask the system here: every positive pid counts as
-// alive, so nothing held by a process that may still run is taken over.
+// ProcessAlive reports every positive pid alive: it cannot ask the system,
+// and nothing a live process holds may be taken over.
 func ProcessAlive(pid int) bool { return pid > 0 }

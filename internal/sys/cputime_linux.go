@@ -6,10 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ThreadCPUTime reads a CPU-time clock (such as a thread's, from
-// pthread_getcpuclockid's encoding) in nanoseconds, or -1 when it cannot
-// (the thread is gone). A raw system call: it keeps the P and does not
-// allocate.
+// ThreadCPUTime reads a CPU-time clock in nanoseconds, or -1 when it
+// cannot (the thread is gone). It keeps the P and does not allocate.
 // RT-safe.
 func ThreadCPUTime(clock int32) int64 {
 	var ts unix.Timespec
@@ -24,6 +22,5 @@ func ThreadCPUTime(clock int32) int64 {
 // (pthread_getcpuclockid's encoding: CPUCLOCK_SCHED, per thread).
 func ThreadClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
 
-// ProcessClock is the CPU-time clock of the whole process, for
-// ThreadCPUTime: every thread's, ended ones included.
+// ProcessClock is the whole process's CPU-time clock, for ThreadCPUTime.
 const ProcessClock int32 = unix.CLOCK_PROCESS_CPUTIME_ID

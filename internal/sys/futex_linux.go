@@ -7,8 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Futex operations used by gortapi. The words live in shared memory that
-// several processes map, so the PRIVATE flag is never set.
+// Futex operations on words in shared memory: never FUTEX_PRIVATE_FLAG.
 const (
 	futexWait       = 0 // FUTEX_WAIT
 	futexWake       = 1 // FUTEX_WAKE
@@ -17,17 +16,10 @@ const (
 )
 
 // FutexWait blocks while *addr == val, for at most timeoutNs nanoseconds
-// (relative; timeoutNs <= 0 waits without a limit).
-//
-// It returns woken=true when the caller should re-check its condition: a
-// FUTEX_WAKE arrived, *addr no longer held val (EAGAIN), or a signal
-// interrupted the wait (EINTR; Go's async preemption sends SIGURG, so this is
-// common and never an error). It returns woken=false, err=nil when the
-// timeout expired. Any other errno (EFAULT, EINVAL) is returned as an
-// *os.SyscallError so errors.Is(err, unix.EFAULT) works.
-//
-// FutexWait blocks: never call it from a real-time task body that must not
-// sleep. It does not allocate unless it returns an error.
+// (relative; <= 0: no limit). It returns woken=true when the caller should
+// re-check: a wake, *addr != val (EAGAIN) or a signal (EINTR, common under
+// Go's preemption). woken=false, err=nil means the timeout expired. Other
+// errnos (EFAULT, EINVAL) are errors. It allocates only on error.
 func FutexWait(addr *uint32, val uint32, timeoutNs int64) (woken bool, err error) {
 	var tsp unsafe.Pointer
 	var ts unix.Timespec
@@ -40,10 +32,9 @@ func FutexWait(addr *uint32, val uint32, timeoutNs int64) (woken bool, err error
 	return futexWaitResult(e)
 }
 
-// FutexWaitUntil is FutexWait with an absolute CLOCK_MONOTONIC deadline in
-// nanoseconds, the clock of Nanotime (FUTEX_WAIT_BITSET). A deadline already in the past returns
-// woken=false at once. EINTR is reported as woken=true; the caller re-checks
-// and calls again with the same deadline.
+// FutexWaitUntil is FutexWait with an absolute deadline on Nanotime's
+// clock; a past one returns woken=false at once. After EINTR (woken=true)
+// the caller re-checks and calls again with the same deadline.
 func FutexWaitUntil(addr *uint32, val uint32, deadlineNs int64) (woken bool, err error) {
 	ts := Timespec(deadlineNs)
 	_, _, e := unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWaitBitset,
@@ -62,10 +53,8 @@ func futexWaitResult(e unix.Errno) (bool, error) {
 	}
 }
 
-// FutexWake wakes at most n waiters blocked in FutexWait on addr and returns
-// how many it woke. It never blocks, so it may be called from a real-time
-// task body; it is a raw system call (the goroutine keeps its P) and does not
-// allocate unless it returns an error.
+// FutexWake wakes at most n waiters of FutexWait on addr and returns how
+// many it woke. It never blocks, keeps the P and allocates only on error.
 func FutexWake(addr *uint32, n int) (int, error) {
 	r, _, e := unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake,
 		uintptr(n), 0, 0, 0)

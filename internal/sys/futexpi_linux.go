@@ -8,9 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Priority-inheritance futex operations (futex(2), "Priority-inheritance
-// futexes"). The word holds the owner's thread id; the kernel boosts the
-// owner to the highest waiter's priority while it holds the word.
+// Priority-inheritance futex operations: the word holds the owner's tid,
+// which the kernel boosts to its highest waiter's priority.
 const (
 	futexLockPI   = 6  // FUTEX_LOCK_PI: absolute CLOCK_REALTIME timeout
 	futexUnlockPI = 7  // FUTEX_UNLOCK_PI
@@ -26,19 +25,13 @@ const (
 // noLockPI2 is set once the kernel answered ENOSYS to FUTEX_LOCK_PI2.
 var noLockPI2 atomic.Bool
 
-// FutexLockPI takes the PI futex at addr for the calling thread, sleeping
-// in the kernel while another thread holds it (and lending that thread its
-// priority). deadlineNs is an absolute CLOCK_MONOTONIC time as Nanotime
-// reads it, 0 for none. It returns nil with the word holding the caller's
-// tid (and FutexOwnerDied when the kernel handed over the lock of a thread
-// that died holding it), or the errno as an *os.SyscallError:
-// ETIMEDOUT, ESRCH (the word names a thread that does not exist),
-// EDEADLK (the caller holds it already), EAGAIN (the owner is exiting:
-// try again), EINVAL or EFAULT.
-//
-// The caller must be locked to its OS thread (runtime.LockOSThread): the
-// lock belongs to the thread. FutexLockPI blocks; it does not allocate
-// unless it returns an error.
+// FutexLockPI takes the PI futex at addr for the calling thread, blocking
+// while another holds it. deadlineNs is absolute on Nanotime's clock, 0 for
+// none. It returns nil with the word holding the caller's tid (plus
+// FutexOwnerDied when the owner died holding it), or an *os.SyscallError:
+// ETIMEDOUT, ESRCH (no such owner), EDEADLK (held already), EAGAIN (the
+// owner is exiting), EINVAL or EFAULT. The caller must be locked to its OS
+// thread. It allocates only on error.
 func FutexLockPI(addr *uint32, deadlineNs int64) error {
 	var tsp unsafe.Pointer
 	var ts unix.Timespec
@@ -70,10 +63,9 @@ func FutexLockPI(addr *uint32, deadlineNs int64) error {
 	}
 }
 
-// FutexUnlockPI releases the PI futex at addr held by the calling thread
-// and hands it to the highest-priority waiter, if any. EPERM when the
-// caller does not hold it. It never blocks and does not allocate unless
-// it returns an error.
+// FutexUnlockPI releases the calling thread's PI futex at addr to its
+// highest-priority waiter; EPERM when not held. It never blocks and
+// allocates only on error.
 func FutexUnlockPI(addr *uint32) error {
 	_, _, e := unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexUnlockPI, 0, 0, 0, 0)
 	if e != 0 {

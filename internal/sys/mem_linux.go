@@ -7,22 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockMemory locks every page of the process in RAM, so that a real-time
-// thread never takes a major page fault: the pages mapped now are faulted
-// in and locked (mlockall(MCL_CURRENT)), and those mapped later are
-// locked as they are first touched (MCL_FUTURE|MCL_ONFAULT, Linux 4.4;
-// plain MCL_FUTURE before).
-//
-// Later mappings are not faulted in whole when they are made, as plain
-// MCL_FUTURE does: that work is done holding the process's memory-map
-// lock, and every page fault and mapping of every thread waits for it.
-// A Go program built with cgo maps an 8 MB stack for each new thread; in
-// a 3-task set that stalled the tasks for 20-100 ms at start-up
-// (docs/GC.md, "Memory locked as it is touched").
-//
-// Beware Go issue 28081: with MCL_FUTURE, heap growth past RLIMIT_MEMLOCK
-// makes the runtime die with "out of memory". Callers should only lock
-// when the limit is unlimited or the process runs as root.
+// LockMemory locks the process's pages in RAM: those mapped now at once,
+// later ones as first touched (MCL_FUTURE|MCL_ONFAULT; plain MCL_FUTURE
+// before Linux 4.4), so that no mapping is faulted in whole under the
+// memory-map lock (docs/GC.md, "Memory locked as it is touched").
+// Lock only when RLIMIT_MEMLOCK is unlimited or as root: past the limit
+// the Go heap dies with "out of memory" (Go issue 28081).
 func LockMemory() error {
 	if err := unix.Mlockall(unix.MCL_CURRENT); err != nil {
 		return os.NewSyscallError("mlockall", err)
@@ -74,8 +64,7 @@ func MemlockLimit() (uint64, error) {
 	return lim.Cur, nil
 }
 
-// ThreadUsage is the part of getrusage(RUSAGE_THREAD) a real-time task
-// cares about.
+// ThreadUsage is the part of getrusage(RUSAGE_THREAD) a task cares about.
 type ThreadUsage struct {
 	MinorFaults         int64 // ru_minflt
 	MajorFaults         int64 // ru_majflt
@@ -83,8 +72,7 @@ type ThreadUsage struct {
 	InvoluntarySwitches int64 // ru_nivcsw: the thread was preempted
 }
 
-// ReadThreadUsage fills u with the calling thread's resource usage.
-// It makes one system call.
+// ReadThreadUsage fills u with the calling thread's usage: one syscall.
 // RT-safe.
 func ReadThreadUsage(u *ThreadUsage) error {
 	var ru unix.Rusage

@@ -9,8 +9,6 @@ import (
 	"strings"
 )
 
-// errNoVmLck: the status text has no VmLck line (not Linux, or a kernel
-// thread).
 var errNoVmLck = errors.New("no VmLck line in /proc/self/status")
 
 // ParseVmLck returns the VmLck field of /proc/PID/status text in bytes.

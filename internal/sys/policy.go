@@ -5,8 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// Policy is a Linux scheduling policy. The numbers are Linux's (they are
-// ABI), so the type is the same on every system the package builds on.
+// Policy is a Linux scheduling policy, by Linux's numbers on every system.
 type Policy uint32
 
 // The policies gortapi uses, and the others String names.
@@ -43,11 +42,9 @@ const (
 	FIFOPrioMax = 99
 )
 
-// denyRealTime is set by DenyRealTime.
 var denyRealTime atomic.Bool
 
-// DenyRealTime makes SetScheduler refuse SCHED_FIFO and SCHED_RR from now
-// on with EPERM, as for a process without CAP_SYS_NICE, so that every
-// probe and flavor takes its unprivileged path. The unit test lane calls
-// it (rttest.Main under go test -short): it runs no real-time thread.
+// DenyRealTime makes SetScheduler refuse SCHED_FIFO and SCHED_RR with
+// EPERM from now on, as without CAP_SYS_NICE. rttest.Main calls it under
+// go test -short.
 func DenyRealTime() { denyRealTime.Store(true) }

@@ -26,27 +26,22 @@ func Threads() ([]int, error) {
 	return tids, nil
 }
 
-// Gettid returns the calling thread's kernel thread id. The result only
-// stays meaningful while the goroutine is locked to its thread.
+// Gettid returns the calling thread's kernel thread id, meaningful while
+// the goroutine is locked to its thread.
 // RT-safe.
 func Gettid() int { return unix.Gettid() }
 
 // SetScheduler sets the policy and priority of thread tid (0: the calling
-// thread). For SchedOther the priority must be 0. The thread's nice value
-// is kept whatever the policy, so that a thread of a niced process handed
-// back to SCHED_OTHER is still niced.
-//
-// It calls sched_setscheduler, not sched_setattr: the kernel fills in the
-// old call's nice from the thread's own, where sched_setattr sets nice to
-// attr.sched_nice (0 unless the caller read it first, which it cannot do
-// for a SCHED_FIFO thread: sched_getattr reports nice 0 for it).
+// thread); SchedOther takes priority 0. The thread's nice value is kept:
+// hence sched_setscheduler, as sched_setattr would reset it (and
+// sched_getattr reports nice 0 for a SCHED_FIFO thread).
 func SetScheduler(tid int, policy Policy, prio int) error {
 	param := struct{ priority int32 }{int32(prio)}
 	if prio < 0 || int(param.priority) != prio {
 		return os.NewSyscallError("sched_setscheduler", unix.EINVAL)
 	}
 	if (policy == SchedFIFO || policy == SchedRR) && prio >= FIFOPrioMin && prio <= FIFOPrioMax && denyRealTime.Load() {
-		// DenyRealTime; an invalid priority still gets the kernel's EINVAL
+		// an invalid priority still gets the kernel's EINVAL
 		return os.NewSyscallError("sched_setscheduler", unix.EPERM)
 	}
 	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
@@ -66,24 +61,18 @@ func Scheduler(tid int) (Policy, int, error) {
 	return Policy(attr.Policy), int(attr.Priority), nil
 }
 
-// ProbeSchedFIFO tells whether this process may run threads under
-// SCHED_FIFO at all: ProbeSchedFIFOAt(FIFOPrioMin), the way LinuxCNC's
-// detection does it.
+// ProbeSchedFIFO is ProbeSchedFIFOAt(FIFOPrioMin), as LinuxCNC probes.
 func ProbeSchedFIFO() error { return ProbeSchedFIFOAt(FIFOPrioMin) }
 
 // ProbeSchedFIFOAt tells whether this process may run a thread under
-// SCHED_FIFO at priority prio: it sets that priority on a locked thread,
-// then restores the thread's previous policy (and keeps its nice). The
-// error is the kernel's answer (errors.Is(err, unix.EPERM) without
-// CAP_SYS_NICE, when prio is above RLIMIT_RTPRIO, or when RT group
-// scheduling leaves the cgroup no RT budget).
+// SCHED_FIFO at prio, by setting it on a locked thread and restoring it.
+// The error is the kernel's: EPERM without CAP_SYS_NICE, above
+// RLIMIT_RTPRIO, or when the cgroup has no RT budget.
 func ProbeSchedFIFOAt(prio int) error {
 	errc := make(chan error, 1)
 	go func() {
-		// The thread is never handed back to the runtime: if restoring
-		// the old policy failed, a SCHED_FIFO thread must not go on
-		// running arbitrary goroutines. Exiting the goroutine while locked
-		// makes the runtime destroy the thread.
+		// On failure the goroutine exits locked, and the runtime destroys
+		// the thread rather than run goroutines on it at SCHED_FIFO.
 		runtime.LockOSThread()
 		oldPolicy, oldPrio, err := Scheduler(0)
 		if err != nil {
@@ -104,8 +93,7 @@ func ProbeSchedFIFOAt(prio int) error {
 	return <-errc
 }
 
-// RTPrioLimit returns the soft RLIMIT_RTPRIO: the highest real-time
-// priority a process without CAP_SYS_NICE may set.
+// RTPrioLimit returns the soft RLIMIT_RTPRIO.
 func RTPrioLimit() (uint64, error) {
 	var lim unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_RTPRIO, &lim); err != nil {
@@ -145,13 +133,10 @@ func Affinity(tid int) ([]int, error) {
 	return cpus, nil
 }
 
-// AllowedCPUs returns the CPUs sched_setaffinity may place this process's
-// threads on, in ascending order: its cpuset (the cgroup's, or all online
-// CPUs outside one). That is not the process's current affinity: a
-// process started with taskset, or with the default affinity that
-// isolcpus= leaves, may still pin a thread to an isolated CPU. The kernel
-// is asked directly: a locked thread requests every CPU, reads back what
-// it was granted, and gets its own affinity back.
+// AllowedCPUs returns, in ascending order, the CPUs this process's threads
+// may be pinned to: its cpuset, which may include CPUs outside its current
+// affinity (taskset, isolcpus=). A locked thread asks for every CPU, reads
+// back what it got, and gets its own affinity back.
 func AllowedCPUs() ([]int, error) {
 	type result struct {
 		cpus []int
@@ -159,10 +144,8 @@ func AllowedCPUs() ([]int, error) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		// The goroutine may run on any thread, the main one included:
-		// the thread gets its affinity back before it is unlocked. If
-		// that fails, the goroutine exits locked and the runtime
-		// retires the thread.
+		// If restoring the affinity fails, the goroutine exits locked and
+		// the runtime retires the thread.
 		runtime.LockOSThread()
 		var old, all unix.CPUSet
 		if err := unix.SchedGetaffinity(0, &old); err != nil {

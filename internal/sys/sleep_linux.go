@@ -8,8 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Private futex operations on a word of this process (the task's control
-// word), cheaper for the kernel than the shared ones futex_linux.go uses.
+// Private futex operations, on a task's control word.
 const (
 	futexPrivate          = 128 // FUTEX_PRIVATE_FLAG
 	futexWaitBitsetPriv   = futexWaitBitset | futexPrivate
@@ -18,16 +17,10 @@ const (
 	minimalTimerSlackNano = 1
 )
 
-// The futex word is an atomic.Uint32, whose address is that of its value
-// (it holds nothing else but a zero-size marker).
-
-// SleepUntilOr sleeps on CLOCK_MONOTONIC until the absolute deadline, like
-// SleepUntil, unless *word is non-zero or becomes so and WakeSleeper(word)
-// is called: then it returns interrupted=true at once. The test of *word
-// and the sleep are one atomic step in the kernel (FUTEX_WAIT_BITSET with
-// an absolute timeout, the same hrtimer clock_nanosleep arms), so a wake-up
-// is never lost between them. Signals (Go's preemption) restart the sleep
-// with the same deadline. raw keeps the P, as SleepUntilRaw.
+// SleepUntilOr is SleepUntil that returns interrupted=true at once when
+// *word is non-zero, or becomes so and WakeSleeper(word) is called; no
+// wake-up is lost (the test and the sleep are one futex wait). Signals
+// restart the sleep with the same deadline. raw keeps the P.
 // RT-safe.
 func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (interrupted bool, err error) {
 	ts := Timespec(deadline)
@@ -44,7 +37,6 @@ func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (interrupted bo
 		case unix.ETIMEDOUT:
 			return false, nil
 		case 0, unix.EAGAIN, unix.EINTR:
-			// Woken, the word changed, or a signal: look at the word.
 			if word.Load() != 0 {
 				return true, nil
 			}
@@ -57,17 +49,14 @@ func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (interrupted bo
 	}
 }
 
-// WakeSleeper wakes a SleepUntilOr waiting on word; the caller has made
-// *word non-zero first. It never blocks and may be called from any
-// goroutine.
+// WakeSleeper wakes a SleepUntilOr on word, which the caller made
+// non-zero first. It never blocks; any goroutine may call it.
 func WakeSleeper(word *atomic.Uint32) {
 	_, _, _ = unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWakePrivate, 1, 0, 0, 0)
 }
 
-// SetMinimalTimerSlack sets the calling thread's timer slack to 1 ns
-// (prctl PR_SET_TIMERSLACK), so that its futex sleeps end as precisely as
-// clock_nanosleep, which older kernels exempt from the slack only for
-// real-time threads.
+// SetMinimalTimerSlack sets the calling thread's timer slack to 1 ns, so
+// that its futex sleeps end as precisely as clock_nanosleep.
 func SetMinimalTimerSlack() error {
 	if err := unix.Prctl(prSetTimerslack, minimalTimerSlackNano, 0, 0, 0); err != nil {
 		return errPrctl(err)
@@ -78,18 +67,12 @@ func SetMinimalTimerSlack() error {
 //go:noinline
 func errPrctl(err error) error { return os.NewSyscallError("prctl PR_SET_TIMERSLACK", err) }
 
-// errFutexSleep is kept out of line, as errSleep: it only runs on a
-// programming error (a deadline that is not a valid timespec).
-//
 //go:noinline
 func errFutexSleep(errno unix.Errno) error { return os.NewSyscallError("futex_wait", errno) }
 
-// SleepRawOnceOr is one raw sleep until the absolute deadline, as
-// SleepRawOnce makes, that also ends when *word is non-zero and woken
-// (WakeSleeper): woken reports that, signalled that a signal ended it
-// first. Neither, without an error, means the deadline passed or a
-// spurious wake-up: the caller looks at the clock. word may be nil: then
-// it is SleepRawOnce.
+// SleepRawOnceOr is SleepRawOnce that also ends when *word is non-zero
+// and woken (woken=true); signalled reports a signal. Neither: the
+// deadline passed or a spurious wake-up; check the clock. word may be nil.
 // RT-safe.
 func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
 	if word == nil {

@@ -9,18 +9,13 @@ import (
 	"time"
 )
 
-// This file lets the packages above build on systems other than Linux
-// (the sim flavor runs anywhere). Every call that needs Linux fails with
-// an error matching errors.ErrUnsupported; Nanotime still reads a
-// monotonic clock.
-
-// errUnsupported is what every Linux-only wrapper returns here.
+// Elsewhere than Linux every call fails with errors.ErrUnsupported;
+// Nanotime still reads a monotonic clock.
 var errUnsupported = fmt.Errorf("needs Linux: %w", errors.ErrUnsupported)
 
 var monoBase = time.Now()
 
-// Nanotime reads a monotonic clock in nanoseconds (not CLOCK_MONOTONIC's
-// origin).
+// Nanotime reads a monotonic clock in nanoseconds.
 // RT-safe.
 func Nanotime() int64 { return int64(time.Since(monoBase)) }
 
@@ -75,8 +70,7 @@ func LockedMemory() (int64, error) { return 0, errUnsupported }
 // MemlockLimit fails: RLIMIT_MEMLOCK is read on Linux only.
 func MemlockLimit() (uint64, error) { return 0, errUnsupported }
 
-// ThreadUsage is the part of getrusage(RUSAGE_THREAD) a real-time task
-// cares about.
+// ThreadUsage is the part of getrusage(RUSAGE_THREAD) a task cares about.
 type ThreadUsage struct {
 	MinorFaults         int64
 	MajorFaults         int64
@@ -137,8 +131,7 @@ func ThreadCPUTime(clock int32) int64 { return -1 }
 // ThreadClock is the CPU-time clock of thread tid, for ThreadCPUTime.
 func ThreadClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
 
-// ProcessClock is the CPU-time clock of the whole process, for
-// ThreadCPUTime.
+// ProcessClock is the whole process's CPU-time clock, for ThreadCPUTime.
 const ProcessClock int32 = 2
 
 // SleepUntilOr fails: futex sleeps need Linux.

@@ -7,10 +7,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Nanotime returns CLOCK_MONOTONIC in nanoseconds, read through the vDSO
-// exactly as the Go runtime reads it. It is the clock every gortapi
-// deadline is expressed in. It makes no system call where the hardware
-// has a vDSO clock.
+// Nanotime returns CLOCK_MONOTONIC in nanoseconds, read as the Go runtime
+// reads it (vDSO): the clock of every gortapi deadline.
 // RT-safe.
 func Nanotime() int64 { return nanotime() }
 
@@ -18,9 +16,8 @@ func Nanotime() int64 { return nanotime() }
 //go:noescape
 func nanotime() int64
 
-// Timespec converts nanoseconds to a unix.Timespec. On 32-bit Linux,
-// whose timespec holds 32-bit seconds, a time more than 68 years ahead
-// saturates to the largest one the kernel accepts.
+// Timespec converts nanoseconds to a unix.Timespec, saturating on 32-bit
+// Linux beyond 68 years.
 // RT-safe.
 func Timespec(ns int64) unix.Timespec {
 	sec, nsec := ns/1e9, ns%1e9
@@ -30,28 +27,20 @@ func Timespec(ns int64) unix.Timespec {
 	return unix.Timespec{Sec: timespecField(sec), Nsec: timespecField(nsec)}
 }
 
-// SleepUntil sleeps on CLOCK_MONOTONIC until the absolute deadline (in
-// Nanotime's nanoseconds). An interruption by a signal restarts the sleep
-// with the same deadline, so the wake-up time never drifts.
-//
-// The call goes through the Go runtime's syscall path: the thread's P may
-// be handed to another goroutine while it sleeps and must be reacquired on
-// wake-up. SleepUntilRaw keeps the P instead.
+// SleepUntil sleeps until the absolute deadline on Nanotime's clock. A
+// signal restarts the sleep with the same deadline, so wake-ups never
+// drift. Its P may go to another goroutine meanwhile (not SleepUntilRaw's).
 // RT-safe.
 func SleepUntil(deadline int64) error { return sleepUntil(deadline, false) }
 
-// SleepUntilRaw is SleepUntil through RawSyscall: the calling thread keeps
-// its P while it sleeps, so waking up never waits for one, at the price of
-// delaying a stop-the-world of the whole process until the sleep ends.
+// SleepUntilRaw is SleepUntil keeping the P: waking never waits for one,
+// but a stop-the-world waits for the sleep to end.
 // RT-safe.
 func SleepUntilRaw(deadline int64) error { return sleepUntil(deadline, true) }
 
-// SleepRawOnce is one raw absolute sleep, as SleepUntilRaw makes, that
-// does not restart after a signal: interrupted reports that a signal
-// ended it before the deadline. The Go runtime asks a goroutine that has
-// kept its P for 10 ms to yield with a signal (SIGURG) to its thread; a
-// raw sleeper that learns of it here can yield at once, while it has time
-// to spare, rather than at its next function call after the wake-up.
+// SleepRawOnce is one SleepUntilRaw sleep that does not restart:
+// interrupted reports a signal, such as the runtime's request to yield
+// the P, which the caller can honour at once.
 // RT-safe.
 func SleepRawOnce(deadline int64) (interrupted bool, err error) {
 	ts := Timespec(deadline)
@@ -88,8 +77,7 @@ func sleepUntil(deadline int64, raw bool) error {
 	}
 }
 
-// errSleep is kept out of line so the sleeping loops stay small; it only
-// runs on a programming error (a deadline that is not a valid timespec).
+// errSleep is out of line to keep the sleep loops small.
 //
 //go:noinline
 func errSleep(errno unix.Errno) error {

@@ -8,18 +8,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TimerSignal is the default real-time signal gortapi's POSIX timers
-// deliver to their task thread (SIGRTMIN+6 in glibc's numbering);
-// NewPosixTimer takes another. The signal is blocked on that thread and
-// collected with rt_sigtimedwait, so the timer's instances never reach a
-// handler. Instances of the same signal that were not the timer's (kill(2)
-// to the process, which rt_sigtimedwait dequeues too) are handed on to the
-// process's main thread, where the program's handler (signal.Notify) gets
-// them.
+// TimerSignal is the default signal of a PosixTimer (SIGRTMIN+6 in glibc's
+// numbering). It is blocked on the task thread and collected by Wait;
+// other instances of it (kill(2)) go on to the main thread's handler.
 const TimerSignal = unix.Signal(40)
 
-// Signal numbers a POSIX timer may use: the real-time signals glibc leaves
-// to applications (it keeps 32 and 33 for itself).
+// Signal numbers a POSIX timer may use (glibc keeps 32 and 33).
 const (
 	TimerSignalMin = unix.Signal(34)
 	TimerSignalMax = unix.Signal(64)
@@ -34,11 +28,9 @@ const (
 
 func sigsetOf(sig unix.Signal) sigset { return 1 << (uint(sig) - 1) }
 
-// PosixTimer is a periodic POSIX timer (timer_create on CLOCK_MONOTONIC)
-// that signals one thread with TimerSignal: the wake-up scheme of seed
-// 000 (Arvid Brodin), aimed at the task's own thread with
-// SIGEV_THREAD_ID. It must be created, waited on and closed on the same
-// locked OS thread.
+// PosixTimer is a periodic CLOCK_MONOTONIC POSIX timer that signals one
+// thread (SIGEV_THREAD_ID; Arvid Brodin's scheme). It must be created,
+// waited on and closed on the same locked OS thread.
 type PosixTimer struct {
 	id   int32
 	sig  unix.Signal
@@ -46,15 +38,13 @@ type PosixTimer struct {
 	set  sigset
 	info siginfo
 	open bool
-	// noWait is rt_sigtimedwait's zero timeout (dropPending), kept here
-	// so that it does not escape from each call.
+	// noWait is dropPending's zero timeout, here so it does not escape.
 	noWait unix.Timespec
 }
 
-// NewPosixTimer creates a timer that will signal the calling thread with
-// sig (in [TimerSignalMin, TimerSignalMax]), and blocks sig on that thread
-// so that the signal stays pending until Wait collects it. The caller must
-// be locked to its OS thread.
+// NewPosixTimer creates a timer signalling the calling thread, which must
+// be locked to it, with sig in [TimerSignalMin, TimerSignalMax], and
+// blocks sig there until Wait collects it.
 func NewPosixTimer(signo int) (*PosixTimer, error) {
 	sig := unix.Signal(signo)
 	if sig < TimerSignalMin || sig > TimerSignalMax {
@@ -74,11 +64,9 @@ func NewPosixTimer(signo int) (*PosixTimer, error) {
 	return t, nil
 }
 
-// Arm starts the timer: first expiry at the absolute CLOCK_MONOTONIC time
-// first, then every period nanoseconds. The first Wait after it is for
-// first: a signal of the previous schedule still queued is dropped
-// (kernels before 6.13 deliver it after a re-arm; later ones drop it
-// themselves). Only the timer's thread may call it.
+// Arm starts the timer: first expiry at the absolute time first, then
+// every period nanoseconds. A queued signal of the previous schedule is
+// dropped (kernels before 6.13 keep it). Only the timer's thread may call it.
 func (t *PosixTimer) Arm(first, period int64) error {
 	if err := t.Disarm(); err != nil {
 		return err
@@ -90,7 +78,6 @@ func (t *PosixTimer) Arm(first, period int64) error {
 // Disarm stops the timer without deleting it.
 func (t *PosixTimer) Disarm() error { return t.settime(0, unix.ItimerSpec{}) }
 
-// settime is timer_settime(2) on t; flags is 0 or TIMER_ABSTIME.
 func (t *PosixTimer) settime(flags uintptr, spec unix.ItimerSpec) error {
 	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), flags,
 		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
@@ -100,21 +87,15 @@ func (t *PosixTimer) settime(flags uintptr, spec unix.ItimerSpec) error {
 	return nil
 }
 
-// Fire makes the timer expire once, now, and stops its period: a Wait in
-// progress, or the next one, returns. The owner re-arms it with Arm. Any
-// goroutine may call Fire, as long as it is not concurrent with Close.
+// Fire makes the timer expire once, now, and stops its period; the owner
+// re-arms it. Any goroutine may call it, but not concurrently with Close.
 func (t *PosixTimer) Fire() error {
 	return t.settime(0, unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}})
 }
 
-// Wait blocks until the timer's signal arrives and returns the number of
-// expirations it stands for: 1 normally, 1 + si_overrun when periods were
-// missed while the thread was busy.
-//
-// rt_sigtimedwait also dequeues instances of the signal sent to the whole
-// process (kill(2)), which belong to the program: Wait hands each on to
-// the main thread (rt_tgsigqueueinfo, same siginfo; a kill's SI_USER code
-// becomes SI_QUEUE, the only change the kernel allows) and waits on.
+// Wait blocks until the timer's signal arrives and returns its expirations:
+// 1, plus si_overrun for missed periods. Other instances of the signal are
+// handed on to the main thread (a kill's SI_USER becomes SI_QUEUE).
 // RT-safe.
 func (t *PosixTimer) Wait() (uint64, error) {
 	for {
@@ -135,13 +116,11 @@ func (t *PosixTimer) Wait() (uint64, error) {
 	}
 }
 
-// maxDropped bounds dropPending's loop: a flood of kill(2)s of the timer
-// signal must not hold the task thread.
+// maxDropped bounds dropPending, against a flood of kill(2)s.
 const maxDropped = 64
 
-// dropPending takes the instances of the timer's signal queued now, without
-// waiting: the timer's (of a schedule that is over: the timer is disarmed)
-// are dropped, the others handed on as Wait does.
+// dropPending takes the queued signals without waiting: the (disarmed)
+// timer's are dropped, the others handed on.
 func (t *PosixTimer) dropPending() {
 	for range maxDropped {
 		_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGTIMEDWAIT, uintptr(unsafe.Pointer(&t.set)),
@@ -159,10 +138,8 @@ func (t *PosixTimer) dropPending() {
 //go:noinline
 func errSigwait(errno unix.Errno) error { return os.NewSyscallError("rt_sigtimedwait", errno) }
 
-// handOn queues the signal Wait just took, which was not this timer's, to
-// the process's main thread. gortapi's task threads never run there, so the
-// main thread does not block it and the Go runtime's handler delivers it
-// to the program.
+// handOn queues the signal just taken, not this timer's, to the main
+// thread, where no task runs and Go's handler delivers it.
 func (t *PosixTimer) handOn() {
 	if t.info.code >= 0 || t.info.code == siTkill {
 		t.info.code = siQueue
@@ -171,9 +148,7 @@ func (t *PosixTimer) handOn() {
 		uintptr(unsafe.Pointer(&t.info)), 0, 0)
 }
 
-// Close deletes the timer. The signal stays blocked on the thread; the
-// runtime destroys a thread whose goroutine exits while locked, which is
-// what gortapi's task threads do.
+// Close deletes the timer; the signal stays blocked on the thread.
 func (t *PosixTimer) Close() error {
 	if !t.open {
 		return nil
@@ -207,9 +182,7 @@ func SignalBlocked(sig unix.Signal) (bool, error) {
 	return old&sigsetOf(sig) != 0, nil
 }
 
-// Timerfd is a periodic kernel timer read through a file descriptor
-// (timerfd_create on CLOCK_MONOTONIC): the task blocks in read(2) and the
-// value read is the number of expirations since the last read.
+// Timerfd is a periodic CLOCK_MONOTONIC timer read through a descriptor.
 type Timerfd struct {
 	fd  int
 	buf [8]byte
@@ -224,21 +197,18 @@ func NewTimerfd() (*Timerfd, error) {
 	return &Timerfd{fd: fd}, nil
 }
 
-// Arm starts the timer: first expiry at the absolute CLOCK_MONOTONIC time
-// first, then every period nanoseconds.
+// Arm starts the timer: first expiry at the absolute time first, then
+// every period nanoseconds.
 func (t *Timerfd) Arm(first, period int64) error {
 	return t.settime(unix.TFD_TIMER_ABSTIME, unix.ItimerSpec{Value: Timespec(first), Interval: Timespec(period)})
 }
 
-// Fire makes the timer expire once, now, and stops its period: a Wait in
-// progress, or the next one, returns. The owner re-arms it with Arm. Any
-// goroutine may call Fire, as long as it is not concurrent with Close.
+// Fire makes the timer expire once, now, as PosixTimer.Fire does.
 func (t *Timerfd) Fire() error { return t.settime(0, unix.ItimerSpec{Value: unix.Timespec{Nsec: 1}}) }
 
 // Disarm stops the timer.
 func (t *Timerfd) Disarm() error { return t.settime(0, unix.ItimerSpec{}) }
 
-// settime is timerfd_settime(2) on t; flags is 0 or TFD_TIMER_ABSTIME.
 func (t *Timerfd) settime(flags int, spec unix.ItimerSpec) error {
 	if err := unix.TimerfdSettime(t.fd, flags, &spec, nil); err != nil {
 		return os.NewSyscallError("timerfd_settime", err)

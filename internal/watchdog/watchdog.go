@@ -1,23 +1,14 @@
 // Package watchdog catches runaway real-time threads: rtapi's watchdog,
-// without rtapi's tasks.
+// without rtapi's tasks (docs/GC.md, "Watchdog").
 //
-// A SCHED_FIFO thread stuck in a loop owns its CPU: nothing of lower
-// priority runs there again until the kernel's RT throttling (a blunt 5 %
-// by default) steps in. A Dog is one thread at SCHED_FIFO above the
-// watched ones that wakes every Tick and checks that each watched thread
-// has completed a cycle within its timeout. One that has not, and was on
-// its CPU for at least half of that time (Runaway: a loop, not a thread
-// blocked or held off its CPU), is handed to its Subject's Fault. The
-// CPU-time condition keeps healthy threads safe from false positives: a
-// thread parked by the Go scheduler, preempted by the host or blocked in
-// a system call burns no CPU meanwhile.
+// A Dog is one thread at SCHED_FIFO above the watched ones that wakes
+// every Tick. A watched thread that completed no cycle within its timeout
+// and was on its CPU for at least half of it (Runaway: a loop, not a
+// thread blocked or held off its CPU) is handed to its Subject's Fault.
 //
 // The loop neither allocates nor takes a lock a task-side goroutine could
-// hold: a goroutine that holds a lock may be the one starved on the
-// runaway's CPU. It sleeps through the Go scheduler's syscall path, so
-// that its P is free while it sleeps (a raw sleep keeping the P was
-// tried: sysmon then preempts the loop every 10 ms, and coming back needs
-// a SCHED_OTHER helper thread, which is what a runaway starves).
+// hold (that goroutine may be the one starved). It sleeps through the Go
+// scheduler's syscall path, freeing its P.
 package watchdog
 
 import (
@@ -38,9 +29,8 @@ const (
 	MaxTick = 25 * time.Millisecond
 )
 
-// Tick returns how often to check threads whose shortest timeout is
-// shortest: a quarter of it, within [MinTick, MaxTick]. It returns MaxTick
-// when nothing is watched (shortest <= 0).
+// Tick returns a quarter of the shortest timeout, within [MinTick,
+// MaxTick]; MaxTick when shortest <= 0 (nothing watched).
 func Tick(shortest time.Duration) time.Duration {
 	if shortest <= 0 {
 		return MaxTick
@@ -48,11 +38,9 @@ func Tick(shortest time.Duration) time.Duration {
 	return min(MaxTick, max(shortest/4, MinTick))
 }
 
-// Runaway reports whether a thread that has made no progress for stalled
-// ns is a runaway: stalled beyond timeout, and on its CPU for at least
-// half of that (cpuNow-cpuAtProgress, its CPU time now and at its last
-// progress, in ns). A CPU time that could not be read (negative) is never
-// a runaway.
+// Runaway reports whether a thread without progress for stalled ns is a
+// runaway: stalled beyond timeout, and on its CPU (cpuNow-cpuAtProgress,
+// in ns) for at least half of that. An unread (negative) CPU time never is.
 func Runaway(timeout, stalled, cpuNow, cpuAtProgress int64) bool {
 	return stalled > timeout && cpuNow >= 0 && cpuAtProgress >= 0 && cpuNow-cpuAtProgress >= stalled/2
 }
@@ -62,12 +50,10 @@ func Runaway(timeout, stalled, cpuNow, cpuAtProgress int64) bool {
 type Subject interface {
 	// Cycles is the number of cycles completed; a change is progress.
 	Cycles() int64
-	// Ended reports whether the task ended or was faulted: it is no
-	// longer checked, and no longer keeps the Dog running.
+	// Ended reports that the task ended or was faulted: no longer checked.
 	Ended() bool
-	// Fault acts on a runaway: stalled is how long it went without
-	// progress (ns), cycles its count at its last progress. It is called
-	// once per Entry unless Ended stays false.
+	// Fault acts on a runaway, stalled ns since its count was cycles.
+	// It is called once per Entry unless Ended stays false.
 	Fault(stalled, cycles int64)
 }
 
@@ -76,8 +62,7 @@ type Subject interface {
 type Entry struct {
 	Timeout time.Duration
 	Subject Subject
-	// Idle is set while the task is parked on purpose (paused): not
-	// progressing, and not a runaway.
+	// Idle is set while the task is paused on purpose: not a runaway.
 	Idle atomic.Bool
 
 	// Set by Add, then owned by the Dog's loop.
@@ -91,15 +76,13 @@ type Entry struct {
 type Config struct {
 	// Priority is the loop thread's SCHED_FIFO priority.
 	Priority int
-	// Go runs the loop on a locked OS thread of its own that is not
-	// reused once the loop returns (rtapi's goLocked).
+	// Go runs the loop on a locked OS thread never reused (rtapi's goLocked).
 	Go func(func())
-	// Started, if not nil, is called by Add, off the loop, once the
-	// loop's thread (tid) is up. Exiting, if not nil, is called on the
-	// loop's thread before the loop returns.
+	// Started (if set) is called by Add once the loop's thread is up;
+	// Exiting (if set) on the loop's thread before the loop returns.
 	Started, Exiting func(tid int)
-	// Report is called for each fault, in order, off the loop's thread;
-	// it may block (a fault it is too far behind on is not reported).
+	// Report gets each fault in order, off the loop's thread; it may
+	// block (faults beyond a backlog are not reported).
 	Report func(Subject)
 	// Logger gets a warning when the loop cannot run at Priority.
 	Logger *zap.Logger
@@ -110,8 +93,7 @@ type Config struct {
 type Dog struct {
 	cfg     Config
 	cpuTime func(clock int32) int64 // sys.ThreadCPUTime; replaced in tests
-	// entries is replaced, never modified, so that the loop reads it
-	// without a lock.
+	// entries is replaced, never modified: the loop reads it lock-free.
 	entries atomic.Pointer[[]*Entry]
 	tick    atomic.Int64
 	tid     atomic.Int64
@@ -121,8 +103,7 @@ type Dog struct {
 	reports chan Subject
 }
 
-// New returns a Dog with nothing to watch; its loop starts with the first
-// Add.
+// New returns a Dog with nothing to watch; the first Add starts its loop.
 func New(cfg Config) *Dog {
 	return &Dog{cfg: cfg, cpuTime: sys.ThreadCPUTime}
 }
@@ -197,8 +178,8 @@ func (d *Dog) Running() bool {
 // Tid is the loop's thread, once it started.
 func (d *Dog) Tid() int { return int(d.tid.Load()) }
 
-// Wait waits, at most timeout, for the loop to exit, which it does within
-// one tick once nothing it watches is live.
+// Wait waits, at most timeout, for the loop to exit (within a tick of
+// nothing live being left).
 func (d *Dog) Wait(timeout time.Duration) {
 	d.mu.Lock()
 	running, exited := d.running, d.exited
@@ -223,9 +204,8 @@ func (d *Dog) report(reports <-chan Subject) {
 	}
 }
 
-// loop is the watchdog thread: at Config.Priority on a thread of its own,
-// an absolute sleep between checks. It returns (and its thread ends) when
-// nothing is left to watch.
+// loop checks, then sleeps to an absolute deadline, until nothing is left
+// to watch.
 func (d *Dog) loop(ready chan<- struct{}) {
 	defer close(d.exited)
 	tid := sys.Gettid()
@@ -252,8 +232,7 @@ func (d *Dog) loop(ready chan<- struct{}) {
 	}
 }
 
-// check looks at every watched entry once and faults the runaways. It
-// returns false when nothing live is left and the Dog has stopped.
+// check faults the runaways; false once nothing is live and the Dog stopped.
 func (d *Dog) check(now int64) bool {
 	seen := d.entries.Load()
 	live := 0
@@ -283,9 +262,8 @@ func (d *Dog) check(now int64) bool {
 	return !d.leave(seen)
 }
 
-// leave stops the Dog if its list is still seen, the one in which check
-// found nothing live, and reports whether it did. A list replaced since
-// (an entry added, even with another removed) keeps it running.
+// leave stops the Dog unless its list was replaced since seen (in which
+// check found nothing live), and reports whether it did.
 func (d *Dog) leave(seen *[]*Entry) bool {
 	if !d.mu.TryLock() {
 		return false // an entry is being added right now
