@@ -11,11 +11,9 @@ import (
 
 // Component owns pins, parameters and functions (LinuxCNC's hal_init
 // component). Its builder methods (Float, FloatParam, Export, ...) keep
-// the first error and then do nothing: a component makes all its pins
-// and calls Ready once, which returns that error. A handle returned after
-// an error is usable but belongs to no pin.
-//
-// Its methods are set-up code, safe for concurrent use.
+// the first error and then do nothing; Ready returns that error. A handle
+// returned after an error is usable but belongs to no pin. Its methods
+// are set-up code, safe for concurrent use.
 type Component struct {
 	h     *HAL
 	name  string
@@ -60,9 +58,8 @@ type Signal struct {
 	pins  []*pin // linked, in link order; guarded by h.mu
 }
 
-// NewComponent makes a component (hal_init). The name follows the rules
-// of all HAL names: 1 to NameLen-1 bytes, no space or control character,
-// unique among components.
+// NewComponent makes a component (hal_init). The name is 1 to NameLen-1
+// bytes, no space or control character, unique among components.
 func (h *HAL) NewComponent(name string) (*Component, error) {
 	const op = "new component"
 	h.mu.Lock()
@@ -110,8 +107,7 @@ func (c *Component) Err() error {
 }
 
 // Ready marks the component complete (hal_ready) and returns the first
-// error of its builder calls. After Ready it can make no more pins or
-// parameters.
+// error of its builder calls. Later pins or parameters are ErrState.
 func (c *Component) Ready() error {
 	c.h.mu.Lock()
 	defer c.h.mu.Unlock()
@@ -211,10 +207,9 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 	return &p.ref
 }
 
-// newItem reports whether c may make a new pin or parameter (kind) named
-// name: c has not failed, the name is valid and unique among pins and
-// parameters both (setp takes either), and its table, n entries of max,
-// has room. It keeps the first failure in c.err. Called with h.mu.
+// newItem reports whether c may make a pin or parameter (kind) named
+// name, unique among both (setp takes either), with n of max entries
+// used; it keeps the first failure in c.err. Called with h.mu.
 func (c *Component) newItem(op, kind, name string, n, max int) bool {
 	h := c.h
 	if c.err != nil {
@@ -296,12 +291,10 @@ func (c *Component) U64Param(name string, d ParamDir) U64 {
 // Options.DataKey).
 func (h *HAL) DataSegment() string { return h.data.name() }
 
-// repairData rewrites the tables from the host's own model once the data
-// segment was lost (DataErr): the orphaned memory holds only what the
-// file still held, zeros past its new end, while the host's own Data view
-// (Show, Save) reads names and links from it. The values are left as the
-// memory holds them: they are the threads' and the only ones there are.
-// Called with h.mu; it runs once.
+// repairData rewrites names and links from the host's model once the data
+// segment was lost (DataErr), for Show and Save, which read them from it.
+// Values are left alone: the threads' are the only ones. Called with
+// h.mu; it runs once.
 func (h *HAL) repairData() {
 	if h.dataRepaired || h.data.err() == nil {
 		return

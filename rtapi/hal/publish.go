@@ -66,9 +66,8 @@ func (th *Thread) publish(c *chain, state int64) {
 }
 
 // publishIdle sets the thread's state and, when publishing, writes its
-// record, guarded against a segment another process truncated (the
-// record is then lost; monitors read ErrTruncated). Only while the thread
-// does not run; called with h.mu.
+// record, guarded against truncation: by the HAL while the thread does
+// not run, or by the thread as it ends.
 func (th *Thread) publishIdle(state int64) {
 	th.state.Store(state)
 	if th.seq != nil {

@@ -139,9 +139,8 @@ func ParseValue(t Type, s string) (uint64, error) {
 }
 
 // FormatValue prints a word of type t as halcmd's getp does: TRUE or FALSE,
-// a float with 7 significant digits, an integer in decimal. Any word
-// prints as some value of its type, so a word from shared memory needs no
-// check first.
+// a float with 7 significant digits, an integer in decimal. Any word is
+// valid, so one from shared memory needs no check.
 func FormatValue(t Type, w uint64) string {
 	switch t {
 	case TypeBit:
@@ -166,10 +165,6 @@ func FormatValue(t Type, w uint64) string {
 // word is where a pin or parameter value lives: a pointer to a 64-bit
 // word in the data segment, swapped atomically when the pin is linked.
 type word = atomic.Pointer[uint64]
-
-// The handles below: each Get is two atomic loads (where the pin points,
-// then the value), each Set a load and an atomic store. The package doc
-// states their contract.
 
 // Bit is a handle on a bit pin or parameter.
 type Bit struct{ w *word }
