@@ -239,13 +239,11 @@ func (th *simThread) lateness(release int64, outside bool) int64 {
 }
 
 // Pausing. A paused task blocks in rtapi, off the schedule (Suspend).
-// Resume wakes it there and waits (Kick) until it is back among the
-// joins (rejoin), so that the virtual time it rejoins at never depends
-// on goroutine timing.
+// Resume waits in Kick until it is back among the joins (rejoin), so the
+// instant it rejoins at never depends on goroutine timing.
 
-// rejoin puts a resumed thread back in the schedule from outside it,
-// for the Resume that waits in Kick and owns the queue meanwhile, and
-// waits for its turn.
+// rejoin puts a resumed thread back in the schedule, for the Resume that
+// waits in Kick and owns the queue meanwhile, and waits for its turn.
 func (th *simThread) rejoin() {
 	s := th.s
 	s.mu.Lock()
@@ -324,12 +322,11 @@ func (th *simThread) Close() error {
 	return nil
 }
 
-// Kick is told that Stop or Resume changed the task's control word,
-// after rtapi woke a paused task. Called by the goroutine that owns the
-// simulation (Enter). A paused task comes back (Resume) or runs to its
-// exit (Stop) outside the schedule, and Kick waits for that, the stopped
-// task owning the simulation meanwhile; a stop of a task in the schedule
-// takes effect at the next pick.
+// Kick is told that Stop or Resume changed the task's control word, by
+// the goroutine that owns the simulation (Enter). For a paused task it
+// waits until the task is back (Resume) or has exited (Stop), lending a
+// stopped one the simulation; a stop of a scheduled task takes effect at
+// the next pick.
 func (th *simThread) Kick(stop bool) {
 	s := th.s
 	s.mu.Lock()
