@@ -47,8 +47,7 @@ type param struct {
 	comp  *Component
 }
 
-// Signal connects pins of one type (LinuxCNC's hal_sig). It has at most
-// one Out writer, and then no IO pins.
+// Signal connects pins of one type (LinuxCNC's hal_sig); see HAL.Link.
 type Signal struct {
 	name  string
 	index int
@@ -133,8 +132,7 @@ func (c *Component) Export(name string, fn Func) {
 	}
 }
 
-// ExportContext exports fn as a function of the component that gets its
-// cycle's timing (HAL.ExportContext).
+// ExportContext is Export for a ContextFunc (HAL.ExportContext).
 func (c *Component) ExportContext(name string, fn ContextFunc) {
 	if fn == nil {
 		panic("hal: Component.ExportContext called with a nil ContextFunc")
@@ -258,9 +256,7 @@ func (c *Component) U64(name string, d Dir) U64 { return U64{c.newPin(name, Type
 // Parameters: hal_param_*_new.
 
 // BitParam makes a bit parameter.
-func (c *Component) BitParam(name string, d ParamDir) Bit {
-	return Bit{c.newParam(name, TypeBit, d)}
-}
+func (c *Component) BitParam(name string, d ParamDir) Bit { return Bit{c.newParam(name, TypeBit, d)} }
 
 // FloatParam makes a float parameter.
 func (c *Component) FloatParam(name string, d ParamDir) Float {
@@ -268,27 +264,18 @@ func (c *Component) FloatParam(name string, d ParamDir) Float {
 }
 
 // S32Param makes an s32 parameter.
-func (c *Component) S32Param(name string, d ParamDir) S32 {
-	return S32{c.newParam(name, TypeS32, d)}
-}
+func (c *Component) S32Param(name string, d ParamDir) S32 { return S32{c.newParam(name, TypeS32, d)} }
 
 // U32Param makes a u32 parameter.
-func (c *Component) U32Param(name string, d ParamDir) U32 {
-	return U32{c.newParam(name, TypeU32, d)}
-}
+func (c *Component) U32Param(name string, d ParamDir) U32 { return U32{c.newParam(name, TypeU32, d)} }
 
 // S64Param makes an s64 parameter.
-func (c *Component) S64Param(name string, d ParamDir) S64 {
-	return S64{c.newParam(name, TypeS64, d)}
-}
+func (c *Component) S64Param(name string, d ParamDir) S64 { return S64{c.newParam(name, TypeS64, d)} }
 
 // U64Param makes a u64 parameter.
-func (c *Component) U64Param(name string, d ParamDir) U64 {
-	return U64{c.newParam(name, TypeU64, d)}
-}
+func (c *Component) U64Param(name string, d ParamDir) U64 { return U64{c.newParam(name, TypeU64, d)} }
 
-// DataSegment is the POSIX name of the data segment ("" without
-// Options.DataKey).
+// DataSegment is the data segment's POSIX name ("" without DataKey).
 func (h *HAL) DataSegment() string { return h.data.name() }
 
 // repairData rewrites names and links from the host's model once the data

@@ -43,8 +43,7 @@ type dataHeader struct {
 	NPins      int64
 	NParams    int64
 	NSignals   int64
-	// Gen is odd while the host changes links or signal counts: a reader
-	// wanting consistent wiring reads it before and after.
+	// Gen is odd while links or signal counts change; readers check it twice.
 	Gen    uint64
 	Closed int64
 	_      [40]byte // to 128 bytes

@@ -374,8 +374,7 @@ func (d *Data) SetP(name, value string) error {
 	})
 }
 
-// SetS sets a signal no Out pin drives, with one atomic store into the
-// segment (halcmd sets).
+// SetS sets a signal no Out pin drives, with one atomic store (halcmd sets).
 func (d *Data) SetS(name, value string) error {
 	return d.guard("sets", func() error {
 		if d.seg != nil && d.seg.ReadOnly() {

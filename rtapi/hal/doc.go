@@ -14,20 +14,17 @@
 //
 // The first thread fixes the base period; later periods are rounded to
 // the nearest whole multiple of it (Thread.Requested keeps what was
-// asked), and a period shorter than the base is refused. Priorities are
-// rate-monotonic unless a ThreadSpec gives one: at Start the fastest
-// thread gets rtapi's highest priority, each slower one rt.PrioNextLower
-// of the one before. Start and Stop act on all threads together. Each
-// thread is an rtapi task on its own OS thread, so it runs on every
-// flavor; on the sim flavor deterministically, in virtual time.
+// asked), and a shorter one is refused. Priorities are rate-monotonic
+// (RateMonotonic) unless a ThreadSpec gives one. Start and Stop act on all
+// threads together. Each thread is an rtapi task, so it runs on every
+// flavor; on sim deterministically, in virtual time.
 //
 // # Functions
 //
-// A function is a Func, func(period time.Duration, now int64), exported
-// under a unique name and added to one thread at a Position (First, Last
-// or At(i)). Each cycle a thread calls its chain in order with its period
-// and the time the cycle began. Functions may be added and removed while
-// the threads run: a change takes effect at the next cycle boundary, and
+// A function is a Func exported under a unique name and added to one
+// thread at a Position (First, Last or At(i)); each cycle a thread calls
+// its chain in order. Functions may be added and removed while the
+// threads run: a change takes effect at the next cycle boundary, and
 // RemoveFunct returns only once no thread can call the removed function.
 //
 // # Timing
@@ -55,7 +52,9 @@
 // float, s32, u32, s64 or u64 and direction In, Out or IO, and parameters
 // RO or RW, then calls Ready. Each returns a handle (Bit, Float, S32, ...)
 // whose Get and Set a function calls every cycle: atomic 64-bit loads
-// and stores, no lock or allocation, atomic on 32-bit systems too. The zero handle is not usable, nor is any handle after HAL.Close.
+// and stores, also on 32-bit systems. The zero handle is not usable, nor
+// is any handle after HAL.Close.
+//
 // Net links pins to a signal (at most one Out writer, and not beside IO
 // pins; a type mismatch or a second writer is an error naming both pins);
 // Unlink, SetP, GetP, SetS and GetS are halcmd's unlinkp, setp, getp,
@@ -83,24 +82,18 @@
 //
 // A function that panics stops its own thread: Thread.Err (and Stop)
 // return a *PanicError naming the thread and the function; the other
-// threads and the host keep running. Bad input (a bad name, a missing
-// thread or function, a period below the base, a bad position) matches
-// rtapi.ErrInvalid; calls in the wrong state match rtapi.ErrState; calls
-// after Close match rtapi.ErrClosed. A nil Func panics.
-//
-// ThreadSpec.DeadlinePolicy faults a thread after a run of overruns or
-// one wake-up too late: Err returns the *rtapi.DeadlineError, which
-// matches rtapi.ErrFaulted.
+// threads keep running. A thread whose ThreadSpec.DeadlinePolicy trips
+// ends with an *rtapi.DeadlineError (rtapi.ErrFaulted). Bad input matches
+// rtapi.ErrInvalid, calls in the wrong state rtapi.ErrState, calls after
+// Close rtapi.ErrClosed. A nil Func panics.
 //
 // # Safe states
 //
-// Thread.AddSafeState (a .hal file's "safep THREAD PIN VALUE", SafeP)
+// Thread.AddSafeState (SafeP, a .hal file's "safep THREAD PIN VALUE")
 // registers what brings a thread's outputs to a safe state: drop
-// amp-enable, zero the DAC outputs. They run once per run, when the
-// thread ends: after a function panicked or called runtime.Goexit, after
-// its DeadlinePolicy tripped, when the threads are stopped, or at once
-// when the rtapi watchdog demotes it as runaway. The pins keep the safe
-// values for other threads and processes.
+// amp-enable, zero the DAC outputs. They run once per run when the thread
+// ends (a panic, runtime.Goexit, its DeadlinePolicy, Stop), or at once
+// when the rtapi watchdog demotes it as runaway.
 //
 // # Cycle timing and external clocks
 //
@@ -113,13 +106,16 @@
 //
 // The per-cycle path neither allocates nor locks nor logs. Everything
 // else (New, NewThread, Export, AddFunct, RemoveFunct, Start, Stop,
-// Close, Stats, OpenMonitor) is set-up code: it may allocate, lock and
-// block, and must not be called from a Func.
+// Close, Stats, OpenMonitor, ...) is set-up code: it may allocate, lock
+// and block, and must not be called from a Func.
 //
 // Names follow LinuxCNC: NewThread is hal_create_thread, Export is
-// hal_export_funct, AddFunct is hal_add_funct_to_thread, RemoveFunct is
-// hal_del_funct_from_thread, Start and Stop are hal_start_threads and
-// hal_stop_threads; FuncContext.PLLReference and SetPLLCorrection are
+// hal_export_funct, AddFunct is hal_add_funct_to_thread (halcmd addf),
+// RemoveFunct is hal_del_funct_from_thread (delf), Start and Stop are
+// hal_start_threads and hal_stop_threads; NewComponent is hal_init, Ready
+// hal_ready, Component.Float and FloatParam hal_pin_float_new and
+// hal_param_float_new (likewise for each type), Link and Unlink hal_link
+// and hal_unlink; FuncContext.PLLReference and SetPLLCorrection are
 // rtapi_task_pll_get_reference and rtapi_task_pll_set_correction;
 // FunctStats.Time/TMax are a function's .time/.tmax and
 // ThreadStats.Time/TMax a thread's; ThreadStats.Beat is the thread-beat.

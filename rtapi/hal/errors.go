@@ -65,8 +65,7 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("hal: function %q panicked in thread %q, which stopped: %v\n%s", e.Funct, e.Thread, e.Value, e.Stack)
 }
 
-// Unwrap returns the *rtapi.PanicError for the thread's task, and through
-// it the panic value when that is an error.
+// Unwrap returns the task's *rtapi.PanicError (and through it the value).
 func (e *PanicError) Unwrap() error {
 	return &rtapi.PanicError{Task: e.Thread, Value: e.Value, Stack: e.Stack}
 }

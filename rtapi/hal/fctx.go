@@ -33,16 +33,13 @@ func (c *FuncContext) Cycle() int64 { return c.tc.Cycle() }
 // Release is the time the cycle was released (rtapi.TaskContext.Release).
 func (c *FuncContext) Release() int64 { return c.tc.Release() }
 
-// Deadline is the time the cycle must end by: the next release
-// (rtapi.TaskContext.Deadline).
+// Deadline is when the cycle must end: the next release (TaskContext.Deadline).
 func (c *FuncContext) Deadline() int64 { return c.tc.Deadline() }
 
-// Late is how late the cycle started after its release
-// (rtapi.TaskContext.Late).
+// Late is how late the cycle started after its release (TaskContext.Late).
 func (c *FuncContext) Late() time.Duration { return c.tc.Late() }
 
-// Missed is the number of releases missed before this cycle
-// (rtapi.TaskContext.Missed).
+// Missed counts releases missed before this cycle (TaskContext.Missed).
 func (c *FuncContext) Missed() int64 { return c.tc.Missed() }
 
 // PLLReference is the release time the cycle was scheduled for, which a

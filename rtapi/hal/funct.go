@@ -36,8 +36,7 @@ type Position struct {
 	last  bool
 }
 
-// Positions. LinuxCNC's hal_add_funct_to_thread takes 1 for first and -1
-// for last.
+// Positions; hal_add_funct_to_thread's 1 is First and -1 Last.
 var (
 	// First puts the function before all others.
 	First = Position{index: 0}
@@ -66,8 +65,7 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	return h.export(name, fn, nil)
 }
 
-// ExportContext is Export for a function that takes a *FuncContext.
-// A nil fn panics.
+// ExportContext is Export for a ContextFunc. A nil fn panics.
 func (h *HAL) ExportContext(name string, fn ContextFunc) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.ExportContext called with a nil ContextFunc")
@@ -183,8 +181,7 @@ func (h *HAL) RemoveFunct(funct, thread string) error {
 	return th.waitPast(gen, h.opts.StopTimeout)
 }
 
-// swap publishes a new chain and returns the generation it replaced.
-// Called with h.mu.
+// swap publishes a new chain and returns the replaced generation. Under h.mu.
 func (th *Thread) swap(functs []*Funct) (replaced uint64) {
 	replaced = th.gen
 	th.h.gen++
@@ -221,12 +218,10 @@ func (f *Funct) Name() string { return f.name }
 // FunctStats is a snapshot of a function's timing.
 type FunctStats struct {
 	Name string
-	// Time is the last call's duration (LinuxCNC .time), TMax the worst
-	// (.tmax).
+	// Time is the last call's duration (.time), TMax the worst (.tmax).
 	Time, TMax time.Duration
 	Calls      int64
-	// Overruns counts calls that made the thread miss a release (the
-	// package doc, "Timing").
+	// Overruns counts calls that made the thread late (package doc, "Timing").
 	Overruns int64
 }
 

@@ -14,8 +14,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// Limits. They size the shared-memory records, so they hold whether or
-// not the HAL publishes.
+// Limits, which size the shared-memory records even when not publishing.
 const (
 	// NameLen bounds thread and function names: at most NameLen-1 bytes
 	// (LinuxCNC's HAL_NAME_LEN is 47).
@@ -32,8 +31,7 @@ const (
 // stats segment when Options.PublishEvery is zero.
 const DefaultPublishEvery = time.Millisecond
 
-// Options configure New. The zero value works: nothing is published to
-// shared memory.
+// Options configure New. The zero value works and publishes nothing.
 type Options struct {
 	// StatsKey, when non-zero, makes New create the stats segment
 	// "/gortapi-<rt.Instance()>-<key as 8 hex digits>", where threads
@@ -145,8 +143,7 @@ func (h *HAL) BasePeriod() time.Duration {
 	return h.base
 }
 
-// StatsSegment is the POSIX name of the stats segment ("" without
-// Options.StatsKey).
+// StatsSegment is the stats segment's POSIX name ("" without StatsKey).
 func (h *HAL) StatsSegment() string {
 	if h.pub == nil {
 		return ""

@@ -105,8 +105,7 @@ func (m *Monitor) Read() (Snapshot, error) {
 		return Snapshot{}, &Error{Op: "monitor read", Err: gerr}
 	}
 	if err != nil {
-		// Values that make no sense may be the zeros past the end of a
-		// truncated file: say so when it is.
+		// Nonsense values may be the zeros past a truncated file's end: say so.
 		if terr := m.seg.Check(); errors.Is(terr, shm.ErrTruncated) {
 			err = terr
 		}
@@ -180,8 +179,7 @@ func (m *Monitor) readRecord(i int, r *threadRecord) bool {
 	return false
 }
 
-// HostAlive reports whether the process that created the segment still
-// exists.
+// HostAlive reports whether the segment's creator process still exists.
 func (m *Monitor) HostAlive() bool {
 	if m.closed {
 		return false

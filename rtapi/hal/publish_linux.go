@@ -122,8 +122,7 @@ func (p *publisher) setThreads(n int, base time.Duration) {
 	})
 }
 
-// guard runs f outside a thread's cycle; a truncation under it is
-// shm.ErrTruncated, not SIGBUS.
+// guard runs f outside a cycle; a truncation is shm.ErrTruncated, not SIGBUS.
 func (p *publisher) guard(f func()) error { return p.seg.Guard(f) }
 
 // lost is loss.lost; a nil p has nothing to lose.

@@ -171,8 +171,7 @@ func (f *Funct) account(d int64, overran bool) {
 	}
 }
 
-// ended marks a thread that a function ended (a panic, runtime.Goexit)
-// as failed and running no chain.
+// ended marks a thread a function ended (panic, Goexit) as failed.
 func (th *Thread) ended() {
 	th.current = nil
 	th.inUse.Store(0)
@@ -183,8 +182,7 @@ func (th *Thread) ended() {
 	th.publishIdle(stateFailed)
 }
 
-// panicked turns a function's panic into the thread's error. The thread
-// is ending, so this may allocate.
+// panicked turns a function's panic into the thread's error; it allocates.
 func (th *Thread) panicked(v any) error {
 	name := "(none: the panic was outside any function)"
 	if th.current != nil {

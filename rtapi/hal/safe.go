@@ -16,8 +16,7 @@ import (
 type safeState struct {
 	name string
 	fn   func()
-	// A SafeP state's pin, its type and value, for Save; pin is empty
-	// for a Go function.
+	// SafeP's pin, type and value, for Save; pin is "" for a Go function.
 	pin  string
 	typ  Type
 	word uint64
@@ -75,8 +74,7 @@ func (th *Thread) addSafeState(s safeState) error {
 	return nil
 }
 
-// SafeStates lists the names of the thread's safe states, in the order
-// they run.
+// SafeStates lists the names of the thread's safe states in run order.
 func (th *Thread) SafeStates() []string {
 	var names []string
 	if p := th.safe.Load(); p != nil {
@@ -87,8 +85,7 @@ func (th *Thread) SafeStates() []string {
 	return names
 }
 
-// runSafeStates is the thread's rtapi SafeState: rtapi runs it once per
-// task run.
+// runSafeStates is the thread's rtapi SafeState, run once per task run.
 func (th *Thread) runSafeStates() {
 	if p := th.safe.Load(); p != nil {
 		for _, s := range *p {

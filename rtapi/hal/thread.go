@@ -18,8 +18,7 @@ const RateMonotonic = -1
 
 // ThreadSpec describes a thread. Name, Period and Priority are required.
 type ThreadSpec struct {
-	// Name is unique among the HAL's threads and the rtapi instance's
-	// tasks; at most NameLen-1 bytes, no spaces.
+	// Name: unique among threads and tasks; at most NameLen-1 bytes, no spaces.
 	Name string
 	// Period: the first thread's sets the base period; later ones are
 	// rounded to the nearest whole multiple of it and may not be shorter.
@@ -201,8 +200,7 @@ func (th *Thread) newTask() error {
 	return nil
 }
 
-// prepareTask replaces the task if it ran before or its priority is no
-// longer the thread's.
+// prepareTask replaces a task that ran or whose priority changed.
 func (th *Thread) prepareTask() error {
 	t := th.task
 	if t.State() == "created" && int64(t.Spec().Priority) == th.prio.Load() {
@@ -223,8 +221,7 @@ func (th *Thread) Name() string { return th.name }
 // Period is the thread's period, after rounding to the base period.
 func (th *Thread) Period() time.Duration { return th.period }
 
-// Requested is the period asked for; it differs from Period when that was
-// rounded.
+// Requested is the period asked for, before rounding.
 func (th *Thread) Requested() time.Duration { return th.requested }
 
 // Priority is the thread's priority: the one given, or the rate-monotonic

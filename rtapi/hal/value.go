@@ -11,7 +11,6 @@ import (
 )
 
 // Type is the type of a pin, parameter or signal (LinuxCNC's hal_type_t).
-// Every value is held in one 64-bit word of shared memory.
 type Type uint8
 
 // Types. The zero Type is none.
