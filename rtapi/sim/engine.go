@@ -16,8 +16,7 @@ import (
 // task body to come back to WaitPeriod before it reports the task hung.
 const defaultHangTimeout = 5 * time.Second
 
-// defaultTraceLimit is how many trace events a simulation keeps when
-// rtapi.SimOptions.TraceLimit is zero.
+// defaultTraceLimit is the trace's length when SimOptions.TraceLimit is 0.
 const defaultTraceLimit = 4096
 
 // simMinPeriod and the priority range match the Linux backends, so that a
@@ -59,8 +58,7 @@ func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
 		"simulation controller; deterministic, needs no privileges and no real-time kernel", nil
 }
 
-// errTaskLeft is what run returns when the task it was to run cycles of
-// was paused or ended first.
+// errTaskLeft: Run's goal task was paused or ended first.
 var errTaskLeft = fmt.Errorf("task left the schedule: %w", rtapi.ErrState)
 
 // errBusy is what a controller call made while another runs returns
@@ -207,8 +205,7 @@ func (s *engine) RealTime() bool { return false }
 // RT-safe.
 func (s *engine) Now() int64 { return s.now.Load() }
 
-// Drive records that a controller drives the virtual clock; without one
-// no task runs.
+// Drive records that a controller drives the clock; without one no task runs.
 func (s *engine) Drive() { s.driven.Store(true) }
 
 // Driven reports whether Drive was called.
@@ -258,8 +255,7 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 	return th, backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
 }
 
-// Close ends the simulation: every thread it still holds is woken and
-// returns at once. Safe to call twice.
+// Close ends the simulation, waking every thread it holds. Idempotent.
 func (s *engine) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

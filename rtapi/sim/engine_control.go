@@ -87,8 +87,7 @@ func (s *engine) live(name string) *simThread {
 	return nil
 }
 
-// SetTask sets what is injected into the task named name, now if it
-// runs and whenever it (re)starts.
+// SetTask sets task name's injections, now if it runs and at each start.
 func (s *engine) SetTask(name string, cfg TaskConfig) error {
 	if cfg.Cost < 0 {
 		return fmt.Errorf("sim: task %q: negative cost %v: %w", name, cfg.Cost, rtapi.ErrInvalid)
@@ -108,8 +107,7 @@ func (s *engine) SetTask(name string, cfg TaskConfig) error {
 	})
 }
 
-// InjectStall delays the release of cycle cycle (1 or later) of the task
-// named name by periods periods.
+// InjectStall delays cycle cycle (>= 1) of task name by periods periods.
 func (s *engine) InjectStall(name string, cycle, periods int64) error {
 	if cycle < 1 || periods < 1 {
 		return fmt.Errorf("sim: task %q: stall of %d periods at cycle %d: cycle and periods must be at least 1: %w",
@@ -165,8 +163,7 @@ func insertFault(fs []simFault, f simFault) []simFault {
 	return append(out, fs[i:]...)
 }
 
-// InjectClockStep makes virtual time jump forward by by at instant at
-// (Controller.InjectClockStep).
+// InjectClockStep is Controller.InjectClockStep.
 func (s *engine) InjectClockStep(at int64, by time.Duration) error {
 	if by <= 0 {
 		return fmt.Errorf("sim: clock step by %v: only forward steps exist on a monotonic clock: %w", by, rtapi.ErrInvalid)

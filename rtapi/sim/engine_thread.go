@@ -261,8 +261,7 @@ func (th *simThread) rejoin() {
 func (th *simThread) Suspend() error {
 	s := th.s
 	if th.offClock {
-		// Again, from outside the schedule: woken by an earlier
-		// Resume's leftover kick, still paused.
+		// Again, from outside: woken by an old Resume's kick, still paused.
 		return nil
 	}
 	th.offClock = true
@@ -306,8 +305,7 @@ func (th *simThread) Close() error {
 		return nil
 	}
 	if s.dead.Load() {
-		// Only the thread with the turn gives it back, so that no
-		// stale token is left on back.
+		// Only the turn's holder gives it back: no stale token is left on back.
 		if s.holder.CompareAndSwap(th, nil) {
 			s.holder.Store(th)
 			s.handoff(nil)

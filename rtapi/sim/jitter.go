@@ -53,8 +53,7 @@ func UniformJitter(lo, hi time.Duration) Jitter {
 	return j
 }
 
-// NormalJitter draws lateness from a normal distribution, cut off at 0
-// (a thread never wakes early).
+// NormalJitter draws lateness from a normal distribution, cut off at 0.
 func NormalJitter(mean, stddev time.Duration) Jitter {
 	j := Jitter{kind: jitterNormal, a: float64(mean), b: float64(stddev),
 		descriptor: fmt.Sprintf("normal mean %v stddev %v", mean, stddev)}

@@ -199,8 +199,7 @@ func (c *Controller) InjectClockStep(at int64, by time.Duration) error {
 
 // Trace returns the recorded events. Call it between controller calls.
 func (c *Controller) Trace() (Trace, error) {
-	tr, err := c.sim.Trace()
-	return tr, err
+	return c.sim.Trace()
 }
 
 // own checks that t is one of this controller's RT's tasks.
@@ -235,8 +234,7 @@ type TaskConfig struct {
 	// Cost is the declared execution time of each cycle; a Cost above
 	// the period overruns deterministically.
 	Cost time.Duration
-	// RealExec charges the body's real time instead of Cost; the run is
-	// then no longer reproducible.
+	// RealExec charges the body's real time instead of Cost: not reproducible.
 	RealExec bool
 }
 
@@ -275,8 +273,7 @@ type Event struct {
 	Value time.Duration
 }
 
-// String formats the event as one trace line, e.g.
-// "1ms servo #1 wake 20µs".
+// String formats the event as a trace line, e.g. "1ms servo #1 wake 20µs".
 func (e Event) String() string {
 	task := e.Task
 	if task == "" {
@@ -291,8 +288,7 @@ func (e Event) String() string {
 
 // Trace is what the simulation recorded.
 type Trace struct {
-	// Events are the most recent events (rtapi.SimOptions.TraceLimit),
-	// oldest first.
+	// Events are the last TraceLimit events (rtapi.SimOptions), oldest first.
 	Events []Event
 	// Count is the number of events since Open; Digest hashes them all:
 	// two runs had identical traces when both match.
