@@ -53,8 +53,7 @@ func init() {
 	hal.Register("sampler", sampler.Load)
 }
 
-// instances makes a factory that makes one component named as the
-// loadrt line and, on it, one instance per name.
+// instances makes a factory of one component with one instance per name.
 func instances(def int, inst func(c *hal.Component, p string)) hal.Factory {
 	return func(h *hal.HAL, a *hal.LoadArgs) error {
 		names, err := a.Instances(def)

@@ -90,8 +90,7 @@ func (c *Client) Do(cmd halfile.Command) (string, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.c.Close() }
 
-// HostError is an error the host reported for a command; it matches
-// rtapi.ErrInvalid.
+// HostError is an error the host reported for a command (rtapi.ErrInvalid).
 type HostError struct{ Msg string }
 
 func (e *HostError) Error() string { return e.Msg }

@@ -97,8 +97,7 @@ func (p *source) word() uint64 {
 	}
 }
 
-// channel is one sampler.N; its counters are private, never read back
-// from shared memory.
+// channel is one sampler.N; its counters are private to the writer.
 type channel struct {
 	ring      *ipc.RecordRing
 	pins      []source

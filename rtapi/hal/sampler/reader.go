@@ -23,8 +23,7 @@ var errShortRecord = fmt.Errorf("%w: record of the wrong length", ErrCorrupt)
 
 // Sample is one cycle's record.
 type Sample struct {
-	// Cycle counts the sampler's calls from 0; a gap means drops or a
-	// disabled sampler.
+	// Cycle counts calls from 0; a gap means drops or a disabled sampler.
 	Cycle uint64
 	// Time is the Func's now: ns on the host flavor's clock.
 	Time int64
