@@ -23,8 +23,7 @@ type Component struct {
 	ready bool
 }
 
-// pin is a pin as its host keeps it. ref is where the value lives: the
-// pin's own word in the data segment, or its signal's.
+// pin is the host's pin; ref points at its own word or its signal's.
 type pin struct {
 	ref   word
 	own   *uint64
@@ -118,8 +117,8 @@ func (c *Component) Ready() error {
 	return nil
 }
 
-// Export exports fn as a function of the component (hal_export_funct);
-// see HAL.Export. The name is the full name, e.g. "pid.0.do-pid-calcs".
+// Export exports fn under its full name, e.g. "pid.0.do-pid-calcs"
+// (hal_export_funct, HAL.Export).
 func (c *Component) Export(name string, fn Func) {
 	if fn == nil {
 		panic("hal: Component.Export called with a nil Func")

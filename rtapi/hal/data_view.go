@@ -109,8 +109,7 @@ type DataSnapshot struct {
 	Signals    []SignalInfo
 }
 
-// maxGenTries bounds the reads Data.Read makes while the host keeps
-// changing links: a host links at set-up or on a command, not forever.
+// maxGenTries bounds Read's retries while the host keeps changing links.
 const maxGenTries = 100
 
 // AttachData attaches to the data segment of a running host: o.Key is the

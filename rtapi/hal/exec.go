@@ -259,8 +259,7 @@ func sortedSnapshot(s DataSnapshot) DataSnapshot {
 	return s
 }
 
-// pinArrow points from the pin's view (halcmd's data_arrow1); sigArrow
-// from the signal's (data_arrow2).
+// pinArrow is halcmd's data_arrow1 (the pin's view), sigArrow data_arrow2.
 func pinArrow(d Dir) string {
 	switch d {
 	case In:

@@ -18,8 +18,7 @@ import (
 // it must not allocate, lock, block or log.
 type Func func(period time.Duration, now int64)
 
-// Funct is an exported function (LinuxCNC's funct) and its timing
-// counters. It is on at most one thread at a time.
+// Funct is an exported function (LinuxCNC's funct), on at most one thread.
 type Funct struct {
 	name   string
 	fn     Func
@@ -225,8 +224,7 @@ type FunctStats struct {
 	Overruns int64
 }
 
-// Stats reads the function's counters; safe while its thread runs and
-// after the stats segment was truncated (HAL.StatsErr).
+// Stats reads the function's counters, while it runs or after a truncation.
 func (f *Funct) Stats() FunctStats {
 	s := FunctStats{Name: f.name}
 	f.pub.access(func() {

@@ -16,8 +16,7 @@ import (
 
 // Limits, which size the shared-memory records even when not publishing.
 const (
-	// NameLen bounds thread and function names: at most NameLen-1 bytes
-	// (LinuxCNC's HAL_NAME_LEN is 47).
+	// NameLen bounds names to NameLen-1 bytes (LinuxCNC's HAL_NAME_LEN: 47).
 	NameLen = 48
 	// MaxThreads is the most threads one HAL runs.
 	MaxThreads = 8
@@ -27,8 +26,7 @@ const (
 	MaxExported = 256
 )
 
-// DefaultPublishEvery is how often a thread publishes its record to the
-// stats segment when Options.PublishEvery is zero.
+// DefaultPublishEvery spaces publications when PublishEvery is 0.
 const DefaultPublishEvery = time.Millisecond
 
 // Options configure New. The zero value works and publishes nothing.
@@ -52,8 +50,7 @@ type Options struct {
 	// PublishEvery spaces a thread's publications: every
 	// max(1, PublishEvery/period) cycles. Zero: 1 ms.
 	PublishEvery time.Duration
-	// StopTimeout bounds how long Stop and RemoveFunct wait for a thread.
-	// Zero: the RT's (rtapi.RT.StopTimeout).
+	// StopTimeout bounds Stop's and RemoveFunct's wait; 0: rt.StopTimeout().
 	StopTimeout time.Duration
 }
 
@@ -96,8 +93,7 @@ type HAL struct {
 	changeGen uint32   // guarded by mu
 }
 
-// New makes a HAL on rt. With Options.StatsKey it creates the stats
-// segment. A nil rt is a programming error and panics.
+// New makes a HAL on rt, with the stats segment if StatsKey. A nil rt panics.
 func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	if rt == nil {
 		panic("hal: New called with a nil *rtapi.RT")

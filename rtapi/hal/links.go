@@ -54,8 +54,7 @@ func (h *HAL) setRef(p *pin, to *uint64) {
 	h.ops = append(h.ops, linkOp{ref: &p.ref, to: to})
 }
 
-// commitLinks applies the collected pointer stores between cycles of
-// every running thread. Called with h.mu.
+// commitLinks applies the collected stores between cycles. Called with h.mu.
 func (h *HAL) commitLinks(op string) error {
 	ops := h.ops
 	h.ops = nil

@@ -27,12 +27,10 @@ type Monitor struct {
 	closed bool
 }
 
-// maxReadTries bounds the seqlock copies Read makes of one thread record;
-// a writer that wins every one is not a HAL thread.
+// maxReadTries bounds the seqlock copies Read makes of one thread record.
 const maxReadTries = 1000
 
-// tryReadRecord is Seqlock.TryRead, a variable so a test can make every
-// copy lose its race deterministically.
+// tryReadRecord is Seqlock.TryRead, a variable for a deterministic test.
 var tryReadRecord = (*ipc.Seqlock[threadRecord]).TryRead
 
 // OpenMonitor attaches to the stats segment of a running host. Errors: a

@@ -20,8 +20,7 @@ type statsHeader struct {
 	NExported  int64 // atomic: functions whose slot is filled
 }
 
-// functSlot is one exported function's name and counters. The counters
-// are atomics with one writer, the thread calling the function.
+// functSlot is a function's name and counters, written by its thread only.
 type functSlot struct {
 	Name     [NameLen]byte
 	Time     int64

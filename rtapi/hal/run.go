@@ -77,8 +77,7 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	th.complete(tc, c, c.functs, start)
 }
 
-// complete calls fs, the rest of chain c from time t0, accounts for the
-// cycle and publishes now and then.
+// complete calls fs, the rest of chain c, from t0 and accounts for the cycle.
 func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int64) {
 	start := th.fc.start
 	due := tc.Deadline() // the next release
@@ -138,8 +137,7 @@ func (th *Thread) resume(tc *rtapi.TaskContext) {
 	th.h.leaveCycle()
 }
 
-// pin loads the current chain and marks its generation in use, retrying
-// if a new chain was stored in between (see waitPast).
+// pin loads the current chain and marks its generation in use (waitPast).
 func (th *Thread) pin() *chain {
 	for {
 		c := th.chain.Load()
@@ -157,8 +155,7 @@ func overran(t0, t1, due, period int64) bool {
 	return t1 > due && (t0 <= due || t1-t0 > period)
 }
 
-// account records one call of f that took d nanoseconds in its counters
-// (in the stats segment when publishing).
+// account records a call of f that took d ns in its counters.
 func (f *Funct) account(d int64, overran bool) {
 	s := f.slot
 	atomic.StoreInt64(&s.Time, d)

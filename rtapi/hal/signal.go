@@ -267,8 +267,7 @@ func (h *HAL) Net(signal string, pins ...string) error {
 	return h.settle(op)
 }
 
-// beginChange and endChange bracket a change of links: the data
-// segment's generation is odd in between, for readers in other processes.
+// beginChange and endChange keep the data segment's Gen odd during a change.
 func (h *HAL) beginChange() { h.data.access(func() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }) }
 func (h *HAL) endChange()   { h.data.access(func() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }) }
 

@@ -100,8 +100,7 @@ func stateName(s int64) string {
 	return stateNames[s]
 }
 
-// NewThread creates a thread with the given name and period and a
-// RateMonotonic priority (hal_create_thread); see NewThreadSpec.
+// NewThread is NewThreadSpec with RateMonotonic priority (hal_create_thread).
 func (h *HAL) NewThread(name string, period time.Duration) (*Thread, error) {
 	return h.NewThreadSpec(ThreadSpec{Name: name, Period: period, Priority: RateMonotonic})
 }
@@ -224,12 +223,10 @@ func (th *Thread) Period() time.Duration { return th.period }
 // Requested is the period asked for, before rounding.
 func (th *Thread) Requested() time.Duration { return th.requested }
 
-// Priority is the thread's priority: the one given, or the rate-monotonic
-// one (final once Start has run).
+// Priority is the given or rate-monotonic priority (final after Start).
 func (th *Thread) Priority() int { return int(th.prio.Load()) }
 
-// Task is the rtapi task running the thread now, for its rtapi.Stats.
-// Start replaces it when the thread is started again.
+// Task is the thread's current rtapi task (for its Stats); Start replaces it.
 func (th *Thread) Task() *rtapi.Task {
 	th.h.mu.Lock()
 	defer th.h.mu.Unlock()
@@ -271,8 +268,7 @@ func (th *Thread) Functs() []string {
 	return names
 }
 
-// ThreadStats is a snapshot of a thread and its functions. Times are
-// measured with the flavor's clock (virtual on sim).
+// ThreadStats is a snapshot of a thread and its functions (flavor's clock).
 type ThreadStats struct {
 	Name      string
 	Period    time.Duration
@@ -290,8 +286,7 @@ type ThreadStats struct {
 	Functs        []FunctStats
 }
 
-// Stats reads the thread's counters and its functions' while it runs,
-// without locking the thread out. It allocates.
+// Stats reads the thread's and its functions' live counters. It allocates.
 func (th *Thread) Stats() ThreadStats {
 	s := ThreadStats{
 		Name:      th.name,

@@ -161,8 +161,7 @@ func FormatValue(t Type, w uint64) string {
 	return "?"
 }
 
-// word is where a pin or parameter value lives: a pointer to a 64-bit
-// word in the data segment, swapped atomically when the pin is linked.
+// word points at a value's 64-bit word; linking swaps it atomically.
 type word = atomic.Pointer[uint64]
 
 // Bit is a handle on a bit pin or parameter.
