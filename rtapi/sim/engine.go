@@ -12,21 +12,18 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// defaultHangTimeout is how long, in real time, a simulation waits for a
-// task body to come back to WaitPeriod before it reports the task hung.
+// defaultHangTimeout is the real time a body may take to reach WaitPeriod.
 const defaultHangTimeout = 5 * time.Second
 
 // defaultTraceLimit is the trace's length when SimOptions.TraceLimit is 0.
 const defaultTraceLimit = 4096
 
-// simMinPeriod and the priority range match the Linux backends, so that a
-// program that runs on sim runs unchanged on rt-preempt.
+// simMinPeriod and the priorities are the Linux backends', for portability.
 const (
 	simMinPeriod  = 10 * time.Microsecond
 	simPrioLowest = 1
 	simPrioHigh   = 98
-	// simQuantum is the least a cycle of a task that is not periodic
-	// costs, so that such a task cannot stop virtual time.
+	// simQuantum is a non-periodic cycle's least cost, so time moves.
 	simQuantum = int64(time.Microsecond)
 )
 
@@ -40,8 +37,7 @@ var (
 	_ backend.Waker  = (*simThread)(nil)
 )
 
-// openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions (nil
-// when the caller has none: the zero options).
+// openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions or nil.
 func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
 	var o rtapi.SimOptions
 	switch v := cfg.Sim.(type) {
@@ -61,8 +57,7 @@ func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
 // errTaskLeft: Run's goal task was paused or ended first.
 var errTaskLeft = fmt.Errorf("task left the schedule: %w", rtapi.ErrState)
 
-// errBusy is what a controller call made while another runs returns
-// (from a task body, a predicate, or a second goroutine).
+// errBusy refuses a controller call made while another runs.
 var errBusy = fmt.Errorf("sim: controller called while the simulation runs (from a task body or a RunUntil predicate?): %w", rtapi.ErrState)
 
 // errClosed is returned once the simulation is closed.
@@ -217,8 +212,7 @@ func (s *engine) Priorities() (lowest, highest int) { return simPrioLowest, simP
 // MinPeriod is the Linux backends' 10 µs.
 func (s *engine) MinPeriod() time.Duration { return simMinPeriod }
 
-// Bind creates the virtual thread of a starting task. Its first cycle is
-// due at the current virtual time; it runs when the simulation reaches it.
+// Bind creates a starting task's virtual thread, due at the current time.
 func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, error) {
 	wake, err := backend.ResolveWake(spec.Wake, backend.WakeNanosleep)
 	if err != nil {

@@ -116,8 +116,7 @@ func (s *engine) InjectStall(name string, cycle, periods int64) error {
 	return s.inject(name, cycle, periods, false)
 }
 
-// InjectOverrun makes cycle cycle (0 or later) of the task named name take
-// extra more execution time; 0 means one period.
+// InjectOverrun adds extra (0: a period) to cycle cycle (>= 0) of task name.
 func (s *engine) InjectOverrun(name string, cycle int64, extra time.Duration) error {
 	if cycle < 0 || extra < 0 {
 		return fmt.Errorf("sim: task %q: overrun %v at cycle %d: %w", name, extra, cycle, rtapi.ErrInvalid)
@@ -299,8 +298,7 @@ func (s *engine) Trace() (Trace, error) {
 	return tr, err
 }
 
-// errForeign refuses a lifecycle call made while tasks run, from a
-// goroutine that is not running them.
+// errForeign refuses a lifecycle call from a goroutine not running tasks.
 var errForeign = fmt.Errorf("sim: task lifecycle call from another goroutine while the controller runs tasks "+
 	"(call it from a task body, or between controller calls): %w", rtapi.ErrState)
 
@@ -355,8 +353,7 @@ func (s *engine) leave() {
 	s.release()
 }
 
-// goid is the calling goroutine's id, from the first line of its stack
-// trace ("goroutine 18 [running]:").
+// goid is the caller's goroutine id, from "goroutine 18 [running]:".
 func goid() uint64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]

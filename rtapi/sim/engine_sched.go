@@ -59,8 +59,7 @@ func (s *engine) pick() *simThread {
 	}
 }
 
-// before orders runnable threads: earlier first, then higher priority,
-// then the one created first, then the one started first.
+// before orders runnable threads by instant, priority, creation, start.
 func (th *simThread) before(o *simThread) bool {
 	if th.at != o.at {
 		return th.at < o.at

@@ -218,8 +218,7 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 	return th.local, releases, nil
 }
 
-// lateness draws the wake-up lateness of the coming release, with any
-// stall injected for it.
+// lateness draws the coming release's lateness, with any injected stall.
 func (th *simThread) lateness(release int64, outside bool) int64 {
 	l := th.jitter.sample()
 	for th.si < len(th.stalls) && th.stalls[th.si].cycle <= th.cycles {

@@ -63,8 +63,7 @@ func NormalJitter(mean, stddev time.Duration) Jitter {
 	return j
 }
 
-// ExponentialJitter draws lateness from an exponential distribution with
-// the given mean: mostly small, with a long tail.
+// ExponentialJitter draws exponential lateness with the given mean.
 func ExponentialJitter(mean time.Duration) Jitter {
 	j := Jitter{kind: jitterExponential, a: float64(mean), descriptor: fmt.Sprintf("exponential mean %v", mean)}
 	if mean < 0 {

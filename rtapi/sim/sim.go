@@ -95,8 +95,7 @@ func (c *Controller) Advance(d time.Duration) error {
 	return c.AdvanceTo(c.sim.Now() + int64(d))
 }
 
-// AdvanceTo runs the simulation until virtual time t (nanoseconds, as
-// Now() reads it). A t before Now() is rtapi.ErrInvalid.
+// AdvanceTo runs until virtual time t; a t before Now() is rtapi.ErrInvalid.
 func (c *Controller) AdvanceTo(t int64) error {
 	_, err := c.sim.Run(t, nil, "", 0)
 	return err
@@ -160,8 +159,7 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 	return err
 }
 
-// SetTask sets what the simulation injects into t from its next release
-// on (its first, when set before Start).
+// SetTask sets t's injections from its next release (its first, before Start).
 func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
 	const op = "sim set task"
 	if err := c.own(t, op); err != nil {
@@ -226,13 +224,11 @@ func taskErr(t *rtapi.Task, op string, err error) error {
 	return &rtapi.TaskError{Task: t.Name(), Op: op, Err: err}
 }
 
-// TaskConfig is what the simulation injects into one task. The zero value
-// injects nothing and makes cycles free.
+// TaskConfig is a task's injections; the zero value injects nothing.
 type TaskConfig struct {
 	// Jitter is the wake-up lateness added to each release.
 	Jitter Jitter
-	// Cost is the declared execution time of each cycle; a Cost above
-	// the period overruns deterministically.
+	// Cost is each cycle's declared execution time; over a period, it overruns.
 	Cost time.Duration
 	// RealExec charges the body's real time instead of Cost: not reproducible.
 	RealExec bool
@@ -290,8 +286,7 @@ func (e Event) String() string {
 type Trace struct {
 	// Events are the last TraceLimit events (rtapi.SimOptions), oldest first.
 	Events []Event
-	// Count is the number of events since Open; Digest hashes them all:
-	// two runs had identical traces when both match.
+	// Count is the events since Open; equal Digests mean identical traces.
 	Count  uint64
 	Digest uint64
 }
