@@ -71,8 +71,7 @@ func instances(def int, inst func(c *hal.Component, p string)) hal.Factory {
 	}
 }
 
-// loadThreads makes up to three threads, nameN=NAME periodN=NS (fpN is
-// ignored), fastest first so the fastest sets the base period.
+// loadThreads makes up to three threads (nameN= periodN=), fastest first.
 func loadThreads(h *hal.HAL, a *hal.LoadArgs) error {
 	type spec struct {
 		name   string

@@ -33,8 +33,7 @@ const (
 	DefaultStatsKey = 0x48414c53
 )
 
-// SocketPath is where the host of an instance listens: dir ("" means
-// /dev/shm, beside the segments) / gortapi-<instance>-hal.sock.
+// SocketPath is dir/gortapi-<instance>-hal.sock; dir "" means /dev/shm.
 func SocketPath(dir string, instance int) string {
 	if dir == "" {
 		dir = "/dev/shm"
@@ -57,8 +56,7 @@ type Client struct {
 	rd *bufio.Reader
 }
 
-// Do sends one command and returns its output, or the host's error
-// (matching rtapi.ErrInvalid, with the host's text).
+// Do sends one command and returns its output, or the host's *HostError.
 func (c *Client) Do(cmd halfile.Command) (string, error) {
 	line := cmd.String()
 	if strings.ContainsAny(line, "\n") {

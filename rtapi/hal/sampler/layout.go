@@ -62,8 +62,7 @@ var _ [unsafe.Sizeof(header{}) - headerSize]struct{}
 var letters = map[byte]hal.Type{'f': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32,
 	'u': hal.TypeU32, 'l': hal.TypeS64, 'k': hal.TypeU64}
 
-// ParseCfg returns the pin types of a cfg string (upper or lower case
-// letters, as LinuxCNC accepts).
+// ParseCfg returns the pin types of a cfg string (letters of either case).
 func ParseCfg(cfg string) ([]hal.Type, error) {
 	if cfg == "" || len(cfg) > MaxPins {
 		return nil, fmt.Errorf("sampler: cfg %q: want 1 to %d letters: %w", cfg, MaxPins, rtapi.ErrInvalid)
