@@ -11,11 +11,9 @@ import (
 
 // Component owns pins, parameters and functions (LinuxCNC's hal_init
 // component). Its builder methods (Float, FloatParam, Export, ...) keep
-// the first error and then do nothing: a component makes all its pins
-// and calls Ready once, which returns that error. A handle returned after
-// an error is usable but belongs to no pin.
-//
-// Its methods are set-up code, safe for concurrent use.
+// the first error and then do nothing; Ready returns that error. A handle
+// returned after an error is usable but belongs to no pin. Its methods
+// are set-up code, safe for concurrent use.
 type Component struct {
 	h     *HAL
 	name  string
@@ -25,8 +23,7 @@ type Component struct {
 	ready bool
 }
 
-// pin is a pin as its host keeps it. ref is where the value lives: the
-// pin's own word in the data segment, or its signal's.
+// pin is the host's pin; ref points at its own word or its signal's.
 type pin struct {
 	ref   word
 	own   *uint64
@@ -49,8 +46,7 @@ type param struct {
 	comp  *Component
 }
 
-// Signal connects pins of one type (LinuxCNC's hal_sig). It has at most
-// one Out writer, and then no IO pins.
+// Signal connects pins of one type (LinuxCNC's hal_sig); see HAL.Link.
 type Signal struct {
 	name  string
 	index int
@@ -60,9 +56,8 @@ type Signal struct {
 	pins  []*pin // linked, in link order; guarded by h.mu
 }
 
-// NewComponent makes a component (hal_init). The name follows the rules
-// of all HAL names: 1 to NameLen-1 bytes, no space or control character,
-// unique among components.
+// NewComponent makes a component (hal_init). The name is 1 to NameLen-1
+// bytes, no space or control character, unique among components.
 func (h *HAL) NewComponent(name string) (*Component, error) {
 	const op = "new component"
 	h.mu.Lock()
@@ -110,8 +105,7 @@ func (c *Component) Err() error {
 }
 
 // Ready marks the component complete (hal_ready) and returns the first
-// error of its builder calls. After Ready it can make no more pins or
-// parameters.
+// error of its builder calls. Later pins or parameters are ErrState.
 func (c *Component) Ready() error {
 	c.h.mu.Lock()
 	defer c.h.mu.Unlock()
@@ -123,8 +117,8 @@ func (c *Component) Ready() error {
 	return nil
 }
 
-// Export exports fn as a function of the component (hal_export_funct);
-// see HAL.Export. The name is the full name, e.g. "pid.0.do-pid-calcs".
+// Export exports fn under its full name, e.g. "pid.0.do-pid-calcs"
+// (hal_export_funct, HAL.Export).
 func (c *Component) Export(name string, fn Func) {
 	if fn == nil {
 		panic("hal: Component.Export called with a nil Func")
@@ -137,8 +131,7 @@ func (c *Component) Export(name string, fn Func) {
 	}
 }
 
-// ExportContext exports fn as a function of the component that gets its
-// cycle's timing (HAL.ExportContext).
+// ExportContext is Export for a ContextFunc (HAL.ExportContext).
 func (c *Component) ExportContext(name string, fn ContextFunc) {
 	if fn == nil {
 		panic("hal: Component.ExportContext called with a nil ContextFunc")
@@ -211,10 +204,9 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 	return &p.ref
 }
 
-// newItem reports whether c may make a new pin or parameter (kind) named
-// name: c has not failed, the name is valid and unique among pins and
-// parameters both (setp takes either), and its table, n entries of max,
-// has room. It keeps the first failure in c.err. Called with h.mu.
+// newItem reports whether c may make a pin or parameter (kind) named
+// name, unique among both (setp takes either), with n of max entries
+// used; it keeps the first failure in c.err. Called with h.mu.
 func (c *Component) newItem(op, kind, name string, n, max int) bool {
 	h := c.h
 	if c.err != nil {
@@ -263,9 +255,7 @@ func (c *Component) U64(name string, d Dir) U64 { return U64{c.newPin(name, Type
 // Parameters: hal_param_*_new.
 
 // BitParam makes a bit parameter.
-func (c *Component) BitParam(name string, d ParamDir) Bit {
-	return Bit{c.newParam(name, TypeBit, d)}
-}
+func (c *Component) BitParam(name string, d ParamDir) Bit { return Bit{c.newParam(name, TypeBit, d)} }
 
 // FloatParam makes a float parameter.
 func (c *Component) FloatParam(name string, d ParamDir) Float {
@@ -273,35 +263,24 @@ func (c *Component) FloatParam(name string, d ParamDir) Float {
 }
 
 // S32Param makes an s32 parameter.
-func (c *Component) S32Param(name string, d ParamDir) S32 {
-	return S32{c.newParam(name, TypeS32, d)}
-}
+func (c *Component) S32Param(name string, d ParamDir) S32 { return S32{c.newParam(name, TypeS32, d)} }
 
 // U32Param makes a u32 parameter.
-func (c *Component) U32Param(name string, d ParamDir) U32 {
-	return U32{c.newParam(name, TypeU32, d)}
-}
+func (c *Component) U32Param(name string, d ParamDir) U32 { return U32{c.newParam(name, TypeU32, d)} }
 
 // S64Param makes an s64 parameter.
-func (c *Component) S64Param(name string, d ParamDir) S64 {
-	return S64{c.newParam(name, TypeS64, d)}
-}
+func (c *Component) S64Param(name string, d ParamDir) S64 { return S64{c.newParam(name, TypeS64, d)} }
 
 // U64Param makes a u64 parameter.
-func (c *Component) U64Param(name string, d ParamDir) U64 {
-	return U64{c.newParam(name, TypeU64, d)}
-}
+func (c *Component) U64Param(name string, d ParamDir) U64 { return U64{c.newParam(name, TypeU64, d)} }
 
-// DataSegment is the POSIX name of the data segment ("" without
-// Options.DataKey).
+// DataSegment is the data segment's POSIX name ("" without DataKey).
 func (h *HAL) DataSegment() string { return h.data.name() }
 
-// repairData rewrites the tables from the host's own model once the data
-// segment was lost (DataErr): the orphaned memory holds only what the
-// file still held, zeros past its new end, while the host's own Data view
-// (Show, Save) reads names and links from it. The values are left as the
-// memory holds them: they are the threads' and the only ones there are.
-// Called with h.mu; it runs once.
+// repairData rewrites names and links from the host's model once the data
+// segment was lost (DataErr), for Show and Save, which read them from it.
+// Values are left alone: the threads' are the only ones. Called with
+// h.mu; it runs once.
 func (h *HAL) repairData() {
 	if h.dataRepaired || h.data.err() == nil {
 		return

@@ -43,9 +43,7 @@ type dataHeader struct {
 	NPins      int64
 	NParams    int64
 	NSignals   int64
-	// Gen is odd while the host changes links or signal counts, and
-	// bumped again after: a reader that wants a consistent picture of
-	// the wiring reads it before and after.
+	// Gen is odd while links or signal counts change; readers check it twice.
 	Gen    uint64
 	Closed int64
 	_      [40]byte // to 128 bytes
@@ -113,10 +111,8 @@ func unpackSigInfo(v uint64) (t Type, live bool, writers, readers, bidirs int) {
 func sizeofData() int { return int(unsafe.Sizeof(dataLayout{})) }
 
 // dataStore is the memory the data tables live in: a shared-memory
-// segment, or private memory when the HAL shares nothing. A HAL thread's
-// functions touch the tables through their pins with plain atomics, and
-// recover a fault from a truncation with lost; the host's own code
-// touches them through access (loss).
+// segment, or private memory. Functions touch it through pins; host code
+// through access (loss).
 type dataStore struct {
 	loss // seg nil: private
 	l    *dataLayout
@@ -196,9 +192,8 @@ func (d *dataStore) load(w *uint64) (v uint64) {
 	return v
 }
 
-// close marks the tables closed for readers and removes the segment. A
-// segment another process truncated is removed all the same, and close
-// returns its shm.ErrTruncated.
+// close marks the tables closed for readers and removes the segment,
+// truncated or not; a truncation is its shm.ErrTruncated.
 func (d *dataStore) close() error {
 	d.access(func() { atomic.StoreInt64(&d.l.Header.Closed, 1) })
 	if d.seg == nil {

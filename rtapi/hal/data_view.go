@@ -11,13 +11,11 @@ import (
 )
 
 // Data reads and sets a HAL's components, pins, parameters and signals
-// through its data segment, from another process (AttachData) or from the
-// host itself (HAL.Data). What it reads is another process's memory and
-// is handled as input: every count, index, type and direction is loaded
-// once and checked against this build's limits, so a corrupt or hostile
-// segment gives ErrCorrupt, never a panic, an access outside the segment
-// or an endless loop; a segment truncated under it gives shm.ErrTruncated.
-// A Data is for one goroutine at a time.
+// through its data segment, from another process (AttachData) or the host
+// (HAL.Data). The segment is untrusted input: a corrupt or hostile one
+// gives ErrCorrupt, never a panic, an access outside it or an endless
+// loop; one truncated under it gives shm.ErrTruncated. A Data is for one
+// goroutine at a time.
 type Data struct {
 	seg    *shm.Segment // nil: the host's own memory
 	host   *dataStore   // the host's own tables (HAL.Data), else nil
@@ -25,10 +23,9 @@ type Data struct {
 	closed bool
 }
 
-// hostGone reports whether the host of seg is gone: closed (closed's
-// word, loaded under the guard: taking a field's address touches the
-// mapping), dead, its segment unlinked, or truncated under this
-// attachment (the host no longer shares it).
+// hostGone reports whether the host of seg is gone: closed (loaded under
+// the guard, since taking a field's address touches the mapping), dead,
+// its segment unlinked, or truncated under this attachment.
 func hostGone(seg *shm.Segment, closed func() int64) bool {
 	var c int64
 	if err := seg.Guard(func() { c = closed() }); err != nil || c != 0 {
@@ -45,11 +42,9 @@ func hostGone(seg *shm.Segment, closed func() int64) bool {
 }
 
 // HostGone reports whether the host is gone: it closed its HAL, its
-// process no longer exists, the segment's name was unlinked (a new host
-// may have made another under it), or the segment was truncated under
-// this attachment (the host then no longer shares its pins). A viewer
-// that sees it closes and attaches again to follow a restarted host. It
-// makes system calls.
+// process died, the segment's name was unlinked, or the segment was
+// truncated under this attachment. A viewer then closes and attaches
+// again to follow a restarted host. It makes system calls.
 func (d *Data) HostGone() bool {
 	closed := func() int64 { return atomic.LoadInt64(&d.l.Header.Closed) }
 	switch {
@@ -114,8 +109,7 @@ type DataSnapshot struct {
 	Signals    []SignalInfo
 }
 
-// maxGenTries bounds the reads Data.Read makes while the host keeps
-// changing links: a host links at set-up or on a command, not forever.
+// maxGenTries bounds Read's retries while the host keeps changing links.
 const maxGenTries = 100
 
 // AttachData attaches to the data segment of a running host: o.Key is the
@@ -151,11 +145,10 @@ func AttachData(o MonitorOptions) (*Data, error) {
 	return d, nil
 }
 
-// Data returns a reader of the HAL's own data tables, the view another
-// process gets from AttachData. It reads the host's memory, so it keeps
-// working when another process truncated the data segment
-// (HAL.DataErr). After Close its calls return ErrClosed; one taken before
-// Close must not be used after it.
+// Data returns a reader of the HAL's own data tables, the view AttachData
+// gives another process; it keeps working after a truncation
+// (HAL.DataErr). After Close it returns ErrClosed; one taken before Close
+// must not be used after it.
 func (h *HAL) Data() *Data {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -201,9 +194,8 @@ func (d *Data) guard(op string, f func() error) error {
 	return nil
 }
 
-// Read copies every component, pin, parameter and signal. The wiring
-// (which pin is on which signal) is read between two changes of it; the
-// values are live. It allocates.
+// Read copies every component, pin, parameter and signal: the wiring as
+// of one moment between changes, the values live. It allocates.
 func (d *Data) Read() (DataSnapshot, error) {
 	var s DataSnapshot
 	err := d.guard("data read", func() error {
@@ -336,8 +328,7 @@ func (d *Data) read() (DataSnapshot, error) {
 }
 
 // SetP sets a parameter, or a pin no signal drives, with one atomic store
-// into the segment (halcmd setp). The same rules as HAL.SetP apply, read
-// from the segment.
+// into the segment (halcmd setp), under HAL.SetP's rules.
 func (d *Data) SetP(name, value string) error {
 	return d.guard("setp", func() error {
 		if d.seg != nil && d.seg.ReadOnly() {
@@ -382,8 +373,7 @@ func (d *Data) SetP(name, value string) error {
 	})
 }
 
-// SetS sets a signal no Out pin drives, with one atomic store into the
-// segment (halcmd sets).
+// SetS sets a signal no Out pin drives, with one atomic store (halcmd sets).
 func (d *Data) SetS(name, value string) error {
 	return d.guard("sets", func() error {
 		if d.seg != nil && d.seg.ReadOnly() {
@@ -415,8 +405,7 @@ func (d *Data) SetS(name, value string) error {
 	})
 }
 
-// Close detaches; a Data of the host's own memory has nothing to detach.
-// A second Close returns ErrClosed.
+// Close detaches. A second Close returns ErrClosed.
 func (d *Data) Close() error {
 	if d.closed {
 		return &Error{Op: "data close", Err: rtapi.ErrClosed}

@@ -7,11 +7,10 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// ErrCorrupt reports a stats segment whose contents break its own layout:
-// a count out of range, an index past the table, a header of another
-// layout, a record that never holds still. It matches shm.ErrCorrupt
-// and rtapi.ErrInvalid too. The segment is another process's output: a
-// Monitor reports it and carries on being usable.
+// ErrCorrupt reports a segment whose contents break its layout: a count
+// out of range, an index past the table, a foreign header, a record that
+// never holds still. It matches shm.ErrCorrupt and rtapi.ErrInvalid. A
+// Monitor that reports it stays usable.
 var ErrCorrupt = fmt.Errorf("hal: stats segment corrupt: %w (%w)", shm.ErrCorrupt, rtapi.ErrInvalid)
 
 // notWritten is the error of a header its creator has not written yet:
@@ -53,8 +52,8 @@ func errf(op, thread, funct string, sentinel error, format string, args ...any) 
 }
 
 // PanicError is the error a thread ends with when one of its functions
-// panicked: the thread stopped after the panic, the other threads kept
-// running. errors.As also finds the *rtapi.PanicError it wraps.
+// panicked; the other threads kept running. errors.As also finds the
+// *rtapi.PanicError it wraps.
 type PanicError struct {
 	Thread string // the thread that stopped
 	Funct  string // the function that panicked
@@ -66,8 +65,7 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("hal: function %q panicked in thread %q, which stopped: %v\n%s", e.Funct, e.Thread, e.Value, e.Stack)
 }
 
-// Unwrap returns the *rtapi.PanicError for the thread's task, and through
-// it the panic value when that is an error.
+// Unwrap returns the task's *rtapi.PanicError (and through it the value).
 func (e *PanicError) Unwrap() error {
 	return &rtapi.PanicError{Task: e.Thread, Value: e.Value, Stack: e.Stack}
 }

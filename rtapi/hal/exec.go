@@ -99,11 +99,10 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 	return fmt.Errorf("unknown command %q: %w", c.Verb, rtapi.ErrInvalid)
 }
 
-// Load runs a parsed .hal file. start and stop take effect once every
-// other command has run, as the last of them says: a file that fails at
-// any line has started nothing. The error names FILE:LINE. On an error
-// the HAL is left as the failing command left it; close it (halrun does),
-// which removes its segments.
+// Load runs a parsed .hal file. start and stop take effect after every
+// other command, as the last of them says, so a file that fails has
+// started nothing. The error names FILE:LINE; the HAL is then left as the
+// failing command left it, to be closed (halrun does).
 func (h *HAL) Load(w io.Writer, cmds []halfile.Command) error {
 	var run *halfile.Command
 	for i, c := range cmds {
@@ -260,8 +259,7 @@ func sortedSnapshot(s DataSnapshot) DataSnapshot {
 	return s
 }
 
-// pinArrow points from the pin's view (halcmd's data_arrow1); sigArrow
-// from the signal's (data_arrow2).
+// pinArrow is halcmd's data_arrow1 (the pin's view), sigArrow data_arrow2.
 func pinArrow(d Dir) string {
 	switch d {
 	case In:
@@ -316,11 +314,9 @@ func (h *HAL) showThreads(w io.Writer, pattern string) error {
 }
 
 // Save prints a .hal file that rebuilds the HAL's wiring (halcmd save):
-// its loadrt lines, its signals and links, the values of its RW
-// parameters, unlinked input pins and undriven signals, each thread's
-// functions in order, each thread's SafeP safe states (safep lines, in
-// order; a Go function's is a comment, since a file cannot hold it), and
-// start if the threads run.
+// loadrt lines, signals and links, values of RW parameters, unlinked
+// input pins and undriven signals, each thread's functions and safep
+// lines (a Go safe state as a comment), and start if the threads run.
 func (h *HAL) Save(w io.Writer) error {
 	s, err := h.Data().Read()
 	if err != nil {
@@ -391,8 +387,7 @@ func (h *HAL) Save(w io.Writer) error {
 	return err
 }
 
-// exact prints a value for Save: floats with every digit, so that the
-// file rebuilds the same values.
+// exact prints a value for Save, floats with every digit.
 func exact(t Type, w uint64) string {
 	if t == TypeFloat {
 		return strconv.FormatFloat(math.Float64frombits(w), 'g', -1, 64)

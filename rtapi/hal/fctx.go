@@ -6,16 +6,12 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// ContextFunc is a function a component exports that wants the cycle's
-// timing: its release, deadline and missed releases, and the thread's PLL
-// (an EtherCAT-style distributed-clock sync runs as one). It is called
-// like a Func, on the thread's real-time OS thread, under the same rules.
-// See HAL.ExportContext.
+// ContextFunc is a Func that gets the cycle's timing and the thread's PLL
+// through a *FuncContext (HAL.ExportContext). Func's rules apply.
 type ContextFunc func(c *FuncContext)
 
-// FuncContext is what a ContextFunc sees of its thread's current cycle.
-// The thread owns it and passes the same one to each call: it is only
-// valid during the call, and its methods must only be called from it.
+// FuncContext is what a ContextFunc sees of its thread's current cycle,
+// valid only during the call and only for it.
 // RT-safe.
 type FuncContext struct {
 	tc    *rtapi.TaskContext
@@ -37,30 +33,24 @@ func (c *FuncContext) Cycle() int64 { return c.tc.Cycle() }
 // Release is the time the cycle was released (rtapi.TaskContext.Release).
 func (c *FuncContext) Release() int64 { return c.tc.Release() }
 
-// Deadline is the time the cycle must end by: the next release
-// (rtapi.TaskContext.Deadline).
+// Deadline is when the cycle must end: the next release (TaskContext.Deadline).
 func (c *FuncContext) Deadline() int64 { return c.tc.Deadline() }
 
-// Late is how late the cycle started after its release
-// (rtapi.TaskContext.Late).
+// Late is how late the cycle started after its release (TaskContext.Late).
 func (c *FuncContext) Late() time.Duration { return c.tc.Late() }
 
-// Missed is the number of releases missed before this cycle
-// (rtapi.TaskContext.Missed).
+// Missed counts releases missed before this cycle (TaskContext.Missed).
 func (c *FuncContext) Missed() int64 { return c.tc.Missed() }
 
-// PLLReference is the release time the cycle was scheduled for, the
-// reference a phase-locked loop compares an external clock with
-// (rtapi_task_pll_get_reference).
+// PLLReference is the release time the cycle was scheduled for, which a
+// PLL compares an external clock with (rtapi_task_pll_get_reference).
 func (c *FuncContext) PLLReference() int64 { return c.tc.PLLReference() }
 
 // SetPLLCorrection lengthens (positive) or shortens (negative) each of
 // the thread's following periods by d, clamped to ±rtapi.PLLMaxCorrection
 // of the period (rtapi_task_pll_set_correction), and returns the
-// correction applied. The correction belongs to the thread: with two
-// functions setting it, the last call of a cycle wins. Only a thread
-// woken by nanosleep can move its releases; otherwise the error matches
-// rtapi.ErrNotSupported.
+// correction applied; per thread, the last call of a cycle wins. A thread
+// not woken by nanosleep gets rtapi.ErrNotSupported.
 func (c *FuncContext) SetPLLCorrection(d time.Duration) (time.Duration, error) {
 	return c.tc.SetPLLCorrection(d)
 }

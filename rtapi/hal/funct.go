@@ -12,15 +12,13 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// Func is a function a component exports: it is called once per cycle of
-// the thread it is added to, with the thread's period and the time the
-// cycle began (nanoseconds on the flavor's clock, virtual on sim). It runs
-// on the thread's real-time OS thread, so in the steady state it must not
-// allocate, lock, block or log.
+// Func is a function a component exports, called once per cycle of its
+// thread with the thread's period and the time the cycle began (ns on the
+// flavor's clock). It runs on the real-time thread, so in the steady state
+// it must not allocate, lock, block or log.
 type Func func(period time.Duration, now int64)
 
-// Funct is an exported function (LinuxCNC's funct) and its timing
-// counters. It is on at most one thread at a time.
+// Funct is an exported function (LinuxCNC's funct), on at most one thread.
 type Funct struct {
 	name   string
 	fn     Func
@@ -37,8 +35,7 @@ type Position struct {
 	last  bool
 }
 
-// Positions. LinuxCNC's hal_add_funct_to_thread takes 1 for first and -1
-// for last.
+// Positions; hal_add_funct_to_thread's 1 is First and -1 Last.
 var (
 	// First puts the function before all others.
 	First = Position{index: 0}
@@ -47,8 +44,7 @@ var (
 )
 
 // At puts the function at index i (0-based) of the chain, before the one
-// there now; At(len) appends. A negative or too large index is refused by
-// AddFunct.
+// there now; At(len) appends. AddFunct refuses an index out of range.
 func At(i int) Position { return Position{index: i} }
 
 func (p Position) String() string {
@@ -58,10 +54,9 @@ func (p Position) String() string {
 	return fmt.Sprintf("index %d", p.index)
 }
 
-// Export registers fn under name (hal_export_funct). The name is unique
-// among the HAL's functions, at most NameLen-1 bytes, without spaces; a
-// component usually names its functions "<component>.<instance>.<what>".
-// A nil fn is a programming error and panics.
+// Export registers fn under name (hal_export_funct): unique, at most
+// NameLen-1 bytes, no spaces, usually "<component>.<instance>.<what>".
+// A nil fn panics.
 func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.Export called with a nil Func")
@@ -69,9 +64,7 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	return h.export(name, fn, nil)
 }
 
-// ExportContext registers fn under name, as Export, for a function that
-// reads its cycle's timing or drives the thread's PLL through a
-// *FuncContext. A nil fn is a programming error and panics.
+// ExportContext is Export for a ContextFunc. A nil fn panics.
 func (h *HAL) ExportContext(name string, fn ContextFunc) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.ExportContext called with a nil ContextFunc")
@@ -122,10 +115,9 @@ func (h *HAL) Funct(name string) (*Funct, bool) {
 }
 
 // AddFunct adds the exported function funct to thread at pos
-// (hal_add_funct_to_thread). It may be called while the threads run: the
-// function is first called at the next cycle boundary. A function is on
-// at most one thread; a missing function or thread, a function already on
-// a thread, a full chain or a position outside the chain is ErrInvalid.
+// (hal_add_funct_to_thread). While the threads run, the function is first
+// called at the next cycle boundary. A missing function or thread, a
+// function already on a thread, a full chain or a bad pos is ErrInvalid.
 func (h *HAL) AddFunct(funct, thread string, pos Position) error {
 	const op = "add funct"
 	h.mu.Lock()
@@ -160,10 +152,9 @@ func (h *HAL) AddFunct(funct, thread string, pos Position) error {
 	return nil
 }
 
-// RemoveFunct takes funct off thread (hal_del_funct_from_thread). While
-// the threads run, it returns once the thread has finished any cycle that
-// still calls the function: after it returns the function is not called
-// again. It waits at most Options.StopTimeout (ErrTimeout).
+// RemoveFunct takes funct off thread (hal_del_funct_from_thread). It
+// returns once the thread can no longer call the function, waiting at
+// most Options.StopTimeout (else ErrTimeout).
 func (h *HAL) RemoveFunct(funct, thread string) error {
 	const op = "remove funct"
 	h.mu.Lock()
@@ -189,8 +180,7 @@ func (h *HAL) RemoveFunct(funct, thread string) error {
 	return th.waitPast(gen, h.opts.StopTimeout)
 }
 
-// swap publishes a new chain and returns the generation it replaced.
-// Called with h.mu.
+// swap publishes a new chain and returns the replaced generation. Under h.mu.
 func (th *Thread) swap(functs []*Funct) (replaced uint64) {
 	replaced = th.gen
 	th.h.gen++
@@ -200,10 +190,8 @@ func (th *Thread) swap(functs []*Funct) (replaced uint64) {
 }
 
 // waitPast waits until the thread runs no chain of generation gen or
-// older. The thread marks the generation it runs (inUse) before checking
-// that the chain it loaded is still current, so once the new chain is
-// stored, inUse either shows the old generation — and the wait covers it
-// — or the thread will load the new chain.
+// older. The thread stores inUse before rechecking its chain (pin), so
+// inUse shows the old generation or the thread will load the new chain.
 func (th *Thread) waitPast(gen uint64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for spins := 0; ; spins++ {
@@ -229,20 +217,14 @@ func (f *Funct) Name() string { return f.name }
 // FunctStats is a snapshot of a function's timing.
 type FunctStats struct {
 	Name string
-	// Time is the last call's duration (LinuxCNC .time), TMax the worst
-	// (.tmax).
+	// Time is the last call's duration (.time), TMax the worst (.tmax).
 	Time, TMax time.Duration
 	Calls      int64
-	// Overruns counts calls that made the thread miss a release: the call
-	// ended after the next release was due, and either began before it
-	// (the function pushed the chain past it) or by itself lasted longer
-	// than the period. A cheap function that merely starts late, behind
-	// another's overrun, is not counted.
+	// Overruns counts calls that made the thread late (package doc, "Timing").
 	Overruns int64
 }
 
-// Stats reads the function's counters; safe while its thread runs, and
-// after another process truncated the stats segment (HAL.StatsErr).
+// Stats reads the function's counters, while it runs or after a truncation.
 func (f *Funct) Stats() FunctStats {
 	s := FunctStats{Name: f.name}
 	f.pub.access(func() {

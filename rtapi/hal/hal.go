@@ -14,11 +14,9 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// Limits. They size the shared-memory record each thread publishes, so
-// they are enforced whether or not the HAL publishes.
+// Limits, which size the shared-memory records even when not publishing.
 const (
-	// NameLen bounds thread and function names: at most NameLen-1 bytes
-	// (LinuxCNC's HAL_NAME_LEN is 47).
+	// NameLen bounds names to NameLen-1 bytes (LinuxCNC's HAL_NAME_LEN: 47).
 	NameLen = 48
 	// MaxThreads is the most threads one HAL runs.
 	MaxThreads = 8
@@ -28,40 +26,31 @@ const (
 	MaxExported = 256
 )
 
-// DefaultPublishEvery is how often a thread publishes its record to the
-// stats segment when Options.PublishEvery is zero.
+// DefaultPublishEvery spaces publications when PublishEvery is 0.
 const DefaultPublishEvery = time.Millisecond
 
-// Options configure New. The zero value works: nothing is published to
-// shared memory.
+// Options configure New. The zero value works and publishes nothing.
 type Options struct {
-	// StatsKey, when non-zero, is the key of a shared-memory segment the
-	// HAL creates to publish each thread's timing record through a
-	// seqlock, for monitors in other processes (OpenMonitor). The segment
-	// is named "/gortapi-<rt.Instance()>-<key as 8 hex digits>" and is
-	// removed by Close. A segment left behind by a host that died is
-	// replaced; one whose host still runs is an error.
+	// StatsKey, when non-zero, makes New create the stats segment
+	// "/gortapi-<rt.Instance()>-<key as 8 hex digits>", where threads
+	// publish their timing for OpenMonitor. Close removes it. One left by
+	// a dead host is replaced; one whose host still runs is an error.
 	StatsKey uint32
-	// ShmDir is the directory segments live in; "" means /dev/shm. Tests
-	// point it at a temporary directory.
+	// ShmDir is the directory segments live in; "" means /dev/shm.
 	ShmDir string
-	// ShmGroup shares the stats segment with the members of one group (a
-	// name or a numeric gid): mode 0660 of that group instead of 0600, so
-	// that monitors run by other users can attach (naming the same group
-	// in MonitorOptions.Group). Empty: this user and root only.
+	// ShmGroup (a name or numeric gid) makes the segments mode 0660 of
+	// that group instead of 0600, for monitors run by other users
+	// (MonitorOptions.Group). Empty: this user and root only.
 	ShmGroup string
-	// DataKey, when non-zero, is the key of the shared-memory segment
-	// that holds the HAL's components, pins, parameters and signals
-	// ("/gortapi-<instance>-<key>"), so that other processes can show,
-	// get and set them (examples/halcmd). Zero keeps them in private
-	// memory. The segment is removed by Close; the rules of StatsKey
-	// apply to one left behind. Linux only.
+	// DataKey, when non-zero, puts components, pins, parameters and
+	// signals in the shared segment "/gortapi-<instance>-<key>" for other
+	// processes (examples/halcmd); zero keeps them private. Close removes
+	// it; StatsKey's rules apply to one left behind. Linux only.
 	DataKey uint32
-	// PublishEvery spaces a thread's publications: a thread publishes
-	// every max(1, PublishEvery/period) cycles. Zero: 1 ms.
+	// PublishEvery spaces a thread's publications: every
+	// max(1, PublishEvery/period) cycles. Zero: 1 ms.
 	PublishEvery time.Duration
-	// StopTimeout bounds how long Stop and RemoveFunct wait for a thread.
-	// Zero: the RT's (rtapi.RT.StopTimeout).
+	// StopTimeout bounds Stop's and RemoveFunct's wait; 0: rt.StopTimeout().
 	StopTimeout time.Duration
 }
 
@@ -104,8 +93,7 @@ type HAL struct {
 	changeGen uint32   // guarded by mu
 }
 
-// New makes a HAL on rt. With Options.StatsKey it creates the stats
-// segment. A nil rt is a programming error and panics.
+// New makes a HAL on rt, with the stats segment if StatsKey. A nil rt panics.
 func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	if rt == nil {
 		panic("hal: New called with a nil *rtapi.RT")
@@ -151,8 +139,7 @@ func (h *HAL) BasePeriod() time.Duration {
 	return h.base
 }
 
-// StatsSegment is the POSIX name of the stats segment ("" without
-// Options.StatsKey).
+// StatsSegment is the stats segment's POSIX name ("" without StatsKey).
 func (h *HAL) StatsSegment() string {
 	if h.pub == nil {
 		return ""
@@ -199,9 +186,8 @@ func (h *HAL) Running() bool {
 	return h.running
 }
 
-// assignPriorities gives every RateMonotonic thread its rate-monotonic
-// priority: the fastest rtapi's highest, each slower thread
-// (and each later one of equal period) the next lower. Called with h.mu.
+// assignPriorities gives RateMonotonic threads rtapi's highest priority
+// down, fastest (then earliest) first. Called with h.mu.
 func (h *HAL) assignPriorities() {
 	auto := make([]*Thread, 0, len(h.threads))
 	for _, th := range h.threads {
@@ -264,10 +250,9 @@ func (h *HAL) Start() error {
 }
 
 // Stop stops every thread (hal_stop_threads) and waits for each, up to
-// Options.StopTimeout. After it returns no function is called. It returns
-// the errors the threads ended with: a *PanicError for a thread whose
-// function panicked, ErrTimeout for one that would not stop. Stopping
-// stopped threads is a no-op.
+// Options.StopTimeout; then no function is called. It returns the
+// threads' errors: a *PanicError for a function that panicked,
+// ErrTimeout for a thread that would not stop. Stopped threads: no-op.
 func (h *HAL) Stop() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -302,10 +287,9 @@ func (h *HAL) stop() error {
 }
 
 // Close stops the threads, deletes their tasks and removes the stats and
-// data segments and those of Component.NewSegment. A stats or data
-// segment another process truncated is removed all the same, and Close
-// returns its shm.ErrTruncated. It is idempotent: later calls return nil.
-// Every other call after Close returns ErrClosed.
+// data segments and those of Component.NewSegment; a segment another
+// process truncated is removed too, and Close returns shm.ErrTruncated.
+// Later calls return nil; other methods return ErrClosed.
 func (h *HAL) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -332,8 +316,7 @@ func (h *HAL) Close() error {
 }
 
 // Stats returns a snapshot of every thread and its functions, in creation
-// order. Lock-free with respect to the threads: it reads their atomic
-// counters while they run. It allocates.
+// order, read from atomics while the threads run. It allocates.
 func (h *HAL) Stats() []ThreadStats {
 	out := make([]ThreadStats, 0, MaxThreads)
 	for _, th := range h.Threads() {
@@ -366,11 +349,9 @@ func (h *HAL) checkOpen(op, thread, funct string) error {
 	return nil
 }
 
-// StatsErr reports why the stats segment stopped publishing: a
-// *shm.TruncatedError (shm.ErrTruncated) once another process truncated it
-// under a running thread. The threads then go on running their chains and
-// keep their counters in this process's memory only. nil while the
-// segment publishes, and without Options.StatsKey.
+// StatsErr returns a *shm.TruncatedError (shm.ErrTruncated) once another
+// process truncated the stats segment; the threads run on, with counters
+// in private memory only. nil while it publishes, and without StatsKey.
 func (h *HAL) StatsErr() error {
 	if h.pub == nil {
 		return nil
@@ -378,11 +359,8 @@ func (h *HAL) StatsErr() error {
 	return h.pub.err()
 }
 
-// DataErr reports why the data segment is no longer shared: a
-// *shm.TruncatedError (shm.ErrTruncated) once another process truncated
-// it. The threads then go on running their chains, and pins, parameters
-// and signals keep their values in this process's memory only (zero for
-// those that lay past the file's new end); other processes no longer see
-// or set them. nil while the segment is shared, and without
-// Options.DataKey.
+// DataErr returns a *shm.TruncatedError (shm.ErrTruncated) once another
+// process truncated the data segment; the threads run on, with values in
+// private memory only (zero past the file's new end). nil while it is
+// shared, and without DataKey.
 func (h *HAL) DataErr() error { return h.data.err() }

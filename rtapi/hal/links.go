@@ -33,8 +33,7 @@ func (c *linkChange) apply() {
 // RT-safe.
 func (h *HAL) enterCycle() {
 	if g := uint32(h.gate.Add(1) >> 32); g != 0 {
-		// The change that pending holds is g's until the host disarms g;
-		// if it holds a later one, g is complete already.
+		// If pending holds a later change than g, g is complete.
 		if c := h.pending.Load(); c.gen == g {
 			c.apply()
 		}
@@ -55,8 +54,7 @@ func (h *HAL) setRef(p *pin, to *uint64) {
 	h.ops = append(h.ops, linkOp{ref: &p.ref, to: to})
 }
 
-// commitLinks applies the collected pointer stores between cycles of
-// every running thread. Called with h.mu.
+// commitLinks applies the collected stores between cycles. Called with h.mu.
 func (h *HAL) commitLinks(op string) error {
 	ops := h.ops
 	h.ops = nil
@@ -73,10 +71,8 @@ func (h *HAL) commitLinks(op string) error {
 	deadline := time.Now().Add(h.opts.StopTimeout)
 	for !h.gate.CompareAndSwap(0, armed) {
 		if time.Now().After(deadline) {
-			// A thread never leaves its cycle (a function that blocks):
-			// apply anyway, so that the pins agree with the wiring the
-			// host now reports, and say that a cycle may have seen it
-			// half made.
+			// A function blocks: apply anyway, so the pins agree with
+			// the reported wiring, and warn that a cycle saw it half made.
 			c.apply()
 			h.log.Warn("hal: links changed while a thread was inside a cycle",
 				zap.String("op", op), zap.Duration("waited", h.opts.StopTimeout))

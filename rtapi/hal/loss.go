@@ -10,14 +10,11 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// loss contains the truncation of a segment the HAL writes, the stats or
-// the data segment. Another process that may write the file may also
-// shrink it, and an access past its new end faults. A HAL thread turns
-// the fault into a panic, recovers it and calls lost; code outside a
-// cycle touches the segment through access. Either way the segment is
-// orphaned (shm.Segment.Orphan: the same addresses become private memory
-// holding what the file still held), so that no access faults again, and
-// the loss is logged once; err reports it after.
+// loss contains the truncation of the stats or data segment by another
+// process: a thread recovers the fault and calls lost, code outside a
+// cycle uses access. The segment is then orphaned (shm.Segment.Orphan),
+// so no access faults again, and the loss is logged once and kept for err
+// (docs/SECURITY.md, "Truncation").
 type loss struct {
 	seg  *shm.Segment // nil: private memory, nothing to lose
 	log  *zap.Logger
@@ -28,8 +25,8 @@ type loss struct {
 }
 
 // lost reports whether v, a panic a thread recovered, is a fault in the
-// segment, and orphans the segment if so. Runs on the faulting thread, on
-// the fault's path only: it allocates and makes system calls, once.
+// segment, and orphans it if so. It allocates and makes system calls,
+// only on the fault's path.
 func (l *loss) lost(v any) bool {
 	if l.seg == nil {
 		return false
@@ -42,13 +39,11 @@ func (l *loss) lost(v any) bool {
 	return true
 }
 
-// access runs f, which reads or writes the segment outside a thread's
-// cycle. If f faults because the segment was truncated, the segment is
-// orphaned and f runs again, on the private memory: f must be idempotent
-// up to the access that faulted, as single loads and stores are. Taking
-// the address of a field in the segment touches it (Go's nil check), so
-// f computes such addresses itself. After the segment's Close f does not
-// run.
+// access runs f, which touches the segment outside a thread's cycle. If
+// f faults on a truncation, the segment is orphaned and f runs again, so
+// f must be idempotent up to the faulting access. Taking a field's
+// address touches the segment (Go's nil check): f computes addresses
+// itself. After the segment's Close f does not run.
 func (l *loss) access(f func()) {
 	if l.seg == nil {
 		f()

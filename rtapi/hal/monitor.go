@@ -14,9 +14,8 @@ type MonitorOptions struct {
 	// Dir is the segment directory; "" means /dev/shm.
 	Dir string
 	// Group and AllowUIDs say whose segments are trusted besides this
-	// user's and root's, as rtapi.Options.ShmGroup and ShmAllowUIDs do: a
-	// monitor run by another user than the host names the host's
-	// Options.ShmGroup here (or the host's uid in AllowUIDs).
+	// user's and root's (rtapi.Options.ShmGroup, ShmAllowUIDs): another
+	// user's monitor names the host's Options.ShmGroup or uid.
 	Group     string
 	AllowUIDs []int
 	// ReadOnly attaches AttachData's segment read-only (shm.Options.ReadOnly):

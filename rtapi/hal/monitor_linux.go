@@ -15,15 +15,11 @@ import (
 )
 
 // Monitor reads a HAL's thread records from its stats segment, from
-// another process (or the same one). It never takes a lock the threads
-// could wait on. A Monitor is safe for use by one goroutine at a time.
-//
-// The segment is input from another process and is treated as such: every
-// count, index and sequence number is loaded once and checked against this
-// build's own limits (MaxThreads, MaxFuncts, MaxExported) before it is
-// used, so a corrupt or hostile segment gives ErrCorrupt, never a panic, an
-// access outside the segment or an endless loop; a segment truncated under
-// the monitor gives shm.ErrTruncated instead of SIGBUS.
+// another process (or the same one), never taking a lock the threads
+// could wait on. It is for one goroutine at a time. The segment is
+// untrusted input: a corrupt or hostile one gives ErrCorrupt, never a
+// panic, an access outside it or an endless loop; one truncated under the
+// monitor gives shm.ErrTruncated instead of SIGBUS.
 type Monitor struct {
 	seg    *shm.Segment
 	layout *statsLayout
@@ -31,21 +27,16 @@ type Monitor struct {
 	closed bool
 }
 
-// maxReadTries bounds the seqlock copies Read makes of one thread record:
-// a writer that completes a Write during each of them (a publisher runs
-// at most once per period, a copy takes a microsecond) is not a HAL thread.
+// maxReadTries bounds the seqlock copies Read makes of one thread record.
 const maxReadTries = 1000
 
-// tryReadRecord is Seqlock.TryRead, called through a variable only so that
-// a test can make every copy lose its race with a writer, deterministically
-// (a racing goroutine does so only while it really runs in parallel).
+// tryReadRecord is Seqlock.TryRead, a variable for a deterministic test.
 var tryReadRecord = (*ipc.Seqlock[threadRecord]).TryRead
 
-// OpenMonitor attaches to the stats segment of a running host. A missing
-// segment matches os.ErrNotExist; one owned or writable by a user not
-// trusted (see MonitorOptions.Group) shm.ErrUntrusted; one that is not
-// a HAL stats segment of this layout rtapi.ErrInvalid (and ErrCorrupt when
-// its size is right but its header is not).
+// OpenMonitor attaches to the stats segment of a running host. Errors: a
+// missing segment matches os.ErrNotExist; one owned or writable by an
+// untrusted user (MonitorOptions.Group) shm.ErrUntrusted; one not of this
+// layout rtapi.ErrInvalid (and ErrCorrupt if only its header is wrong).
 func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 	if o.Key == 0 {
 		return nil, errf("open monitor", "", "", rtapi.ErrInvalid, "a stats segment key is required")
@@ -80,9 +71,8 @@ func OpenMonitor(o MonitorOptions) (*Monitor, error) {
 	return &Monitor{seg: seg, layout: layout}, nil
 }
 
-// checkHeader checks the header fields the creator writes once: each is
-// loaded once and compared with this build's layout. At attach a zero
-// magic is a header not yet written; later it is corruption.
+// checkHeader checks the header against this build's layout. At attach a
+// zero magic is a header not yet written; later it is corruption.
 func checkHeader(h *statsHeader, attaching bool) error {
 	magic := atomic.LoadUint64(&h.Magic)
 	version := atomic.LoadUint32(&h.Version)
@@ -99,12 +89,10 @@ func checkHeader(h *statsHeader, attaching bool) error {
 	return nil
 }
 
-// Read copies every thread's latest published record (consistent in
-// itself: one seqlock read) and the current counters of the functions in
-// its chain (live: they may be a few calls newer than the record). It
-// allocates. A corrupt segment gives ErrCorrupt (and rtapi.ErrInvalid),
-// one truncated under the monitor shm.ErrTruncated; Read then returns
-// an empty Snapshot.
+// Read copies every thread's latest record (one seqlock read) and the
+// live counters of the functions in its chain, which may be a few calls
+// newer. It allocates. On ErrCorrupt (and rtapi.ErrInvalid) or
+// shm.ErrTruncated it returns an empty Snapshot.
 func (m *Monitor) Read() (Snapshot, error) {
 	if m.closed {
 		return Snapshot{}, &Error{Op: "monitor read", Err: rtapi.ErrClosed}
@@ -115,8 +103,7 @@ func (m *Monitor) Read() (Snapshot, error) {
 		return Snapshot{}, &Error{Op: "monitor read", Err: gerr}
 	}
 	if err != nil {
-		// Values that make no sense may be the zeros past the end of a
-		// truncated file: say so when it is.
+		// Nonsense values may be the zeros past a truncated file's end: say so.
 		if terr := m.seg.Check(); errors.Is(terr, shm.ErrTruncated) {
 			err = terr
 		}
@@ -125,8 +112,7 @@ func (m *Monitor) Read() (Snapshot, error) {
 	return s, nil
 }
 
-// read does Read's work; every shared value is loaded once into a local
-// and checked before it is used.
+// read does Read's work; each shared value is loaded once and checked.
 func (m *Monitor) read() (Snapshot, error) {
 	h := &m.layout.Header
 	if err := checkHeader(h, false); err != nil {
@@ -181,8 +167,7 @@ func (m *Monitor) read() (Snapshot, error) {
 	return s, nil
 }
 
-// readRecord copies thread slot i into the private r: at most maxReadTries
-// seqlock attempts, never an unbounded spin on a writer that never stops.
+// readRecord copies thread slot i into r, in at most maxReadTries tries.
 func (m *Monitor) readRecord(i int, r *threadRecord) bool {
 	for range maxReadTries {
 		if _, ok := tryReadRecord(&m.layout.Threads[i], r); ok {
@@ -192,8 +177,7 @@ func (m *Monitor) readRecord(i int, r *threadRecord) bool {
 	return false
 }
 
-// HostAlive reports whether the process that created the segment still
-// exists.
+// HostAlive reports whether the segment's creator process still exists.
 func (m *Monitor) HostAlive() bool {
 	if m.closed {
 		return false
@@ -201,15 +185,13 @@ func (m *Monitor) HostAlive() bool {
 	return sys.ProcessAlive(m.seg.CreatorPID())
 }
 
-// HostPID is the pid of the process that created the segment, as its
-// header said at open.
+// HostPID is the creator's pid, as the header said at open.
 func (m *Monitor) HostPID() int { return m.seg.CreatorPID() }
 
-// HostGone reports whether the host this monitor watches is gone: it
-// closed its HAL, its process no longer exists, the segment's name was
-// unlinked (a new host may have made another under it), or the segment
-// was truncated under the monitor. A monitor that sees it closes and
-// opens again to follow a restarted host. It makes a few system calls.
+// HostGone reports whether the host is gone: it closed its HAL, its
+// process died, the segment's name was unlinked, or the segment was
+// truncated under the monitor. A monitor then closes and opens again to
+// follow a restarted host. It makes a few system calls.
 func (m *Monitor) HostGone() bool {
 	if m.closed {
 		return true

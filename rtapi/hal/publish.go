@@ -20,8 +20,7 @@ type statsHeader struct {
 	NExported  int64 // atomic: functions whose slot is filled
 }
 
-// functSlot is one exported function's name and counters. The counters
-// are atomics with one writer, the thread calling the function.
+// functSlot is a function's name and counters, written by its thread only.
 type functSlot struct {
 	Name     [NameLen]byte
 	Time     int64
@@ -66,9 +65,8 @@ func (th *Thread) publish(c *chain, state int64) {
 }
 
 // publishIdle sets the thread's state and, when publishing, writes its
-// record, guarded against a segment another process truncated (the
-// record is then lost; monitors read ErrTruncated). Only while the thread
-// does not run; called with h.mu.
+// record, guarded against truncation: by the HAL while the thread does
+// not run, or by the thread as it ends.
 func (th *Thread) publishIdle(state int64) {
 	th.state.Store(state)
 	if th.seq != nil {

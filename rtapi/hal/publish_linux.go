@@ -37,9 +37,8 @@ func newPublisher(dir string, instance int, key uint32, group string) (*publishe
 	size := int(sizeofLayout())
 	seg, err := shm.Create(o, key, size)
 	if errors.Is(err, shm.ErrExist) {
-		// A segment left by a host that died is replaced; a live host's
-		// is not touched, nor is one owned by a user this process does not
-		// trust (its owner, not this host, must remove it).
+		// Replace a dead host's segment; leave a live host's or an
+		// untrusted user's (its owner must remove it).
 		pid, alive, hostErr := segmentHost(o, key)
 		if hostErr != nil {
 			return nil, fmt.Errorf("stats segment: %w", hostErr)
@@ -75,9 +74,8 @@ func newPublisher(dir string, instance int, key uint32, group string) (*publishe
 }
 
 // segmentHost reports the pid that created an existing segment and
-// whether that process is alive (this process included: another HAL here
-// may be publishing on the key). An unreadable segment counts as dead; an
-// untrusted one is an error.
+// whether it is alive (this process counts: another HAL here may use the
+// key). An unreadable segment counts as dead; an untrusted one is an error.
 func segmentHost(o shm.Options, key uint32) (int, bool, error) {
 	// Long enough for a live creator to finish initialising, short enough
 	// not to hold up the start over a dead one's half-made segment.
@@ -97,9 +95,8 @@ func segmentHost(o shm.Options, key uint32) (int, bool, error) {
 func sizeofLayout() uintptr { return unsafe.Sizeof(statsLayout{}) }
 
 // thread returns the slot's seqlock. Taking the address touches the
-// mapping (Go's nil check), so it is guarded too; a seqlock in a
-// truncated segment is not written while the thread is idle (publishIdle
-// guards) and faults the thread's first publish when it runs.
+// mapping (Go's nil check), so it is guarded; in a truncated segment the
+// thread's first publish faults.
 func (p *publisher) thread(slot int) *statsSeqlock {
 	var sl *statsSeqlock
 	if p.guard(func() { sl = &p.layout.Threads[slot] }) != nil {
@@ -125,15 +122,10 @@ func (p *publisher) setThreads(n int, base time.Duration) {
 	})
 }
 
-// guard runs f, which writes the segment outside a thread's cycle, and
-// returns shm.ErrTruncated instead of dying of SIGBUS when another
-// process truncated the segment under it (a monitor then reads
-// ErrTruncated too).
+// guard runs f outside a cycle; a truncation is shm.ErrTruncated, not SIGBUS.
 func (p *publisher) guard(f func()) error { return p.seg.Guard(f) }
 
-// lost reports whether v, a panic a thread recovered, is a fault in the
-// stats segment: another process truncated it under the thread's stores.
-// The segment is then orphaned (loss.lost).
+// lost is loss.lost; a nil p has nothing to lose.
 func (p *publisher) lost(v any) bool { return p != nil && p.loss.lost(v) }
 
 // access runs f, which reads or writes the segment outside a thread's
@@ -150,9 +142,8 @@ func (p *publisher) access(f func()) {
 // err reports why the segment stopped publishing, nil while it publishes.
 func (p *publisher) err() error { return p.loss.err() }
 
-// close marks the segment closed for monitors and removes it. A segment
-// another process truncated is removed all the same, and close returns
-// the shm.ErrTruncated of the mark, or of the thread that lost it.
+// close marks the segment closed for monitors and removes it, truncated
+// or not; a truncation is its shm.ErrTruncated.
 func (p *publisher) close() error {
 	err := p.err()
 	if err == nil {

@@ -13,9 +13,7 @@ import (
 )
 
 // Factory makes a component's instances on h from a loadrt line's
-// arguments (what LinuxCNC's rtapi_app_main does for a module). It makes
-// components, pins, parameters and functions, and threads if it is the
-// threads component. Factories run in set-up code.
+// arguments (LinuxCNC's rtapi_app_main). It runs in set-up code.
 type Factory func(h *HAL, args *LoadArgs) error
 
 var registry = struct {
@@ -23,11 +21,9 @@ var registry = struct {
 	m map[string]Factory
 }{m: map[string]Factory{}}
 
-// Register makes a component loadable by name ("loadrt NAME"). Components
-// are compiled in (Go has no dlopen without cgo): a package registers its
-// components in its init function, and a program imports it, e.g.
-// rtapi/hal/comps for the standard ones. Registering a name twice or a
-// nil factory is a programming error and panics.
+// Register makes a component loadable by name ("loadrt NAME"), usually
+// from a package's init (rtapi/hal/comps). Components are compiled in: Go
+// has no dlopen without cgo. A duplicate name or nil factory panics.
 func Register(name string, f Factory) {
 	if f == nil {
 		panic("hal: Register called with a nil Factory for " + name)
@@ -124,11 +120,10 @@ func (a *LoadArgs) Instances(def int) ([]string, error) {
 	return out, nil
 }
 
-// LoadRT instantiates a registered component (halcmd loadrt): args are
-// KEY=VALUE words, e.g. "count=2". An unknown component or an argument the
-// component does not take is refused (ErrInvalid). A component that fails
-// half-way leaves what it made; the HAL should then be closed (a .hal file
-// that fails is: see Load).
+// LoadRT instantiates a registered component (halcmd loadrt) with
+// KEY=VALUE args, e.g. "count=2". An unknown component or an argument it
+// does not take is ErrInvalid. One that fails half-way leaves what it
+// made; close the HAL then (see Load).
 func (h *HAL) LoadRT(name string, args ...string) error {
 	registry.Lock()
 	f, ok := registry.m[name]

@@ -7,22 +7,16 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// This file is the per-cycle path of a thread. It reads top to bottom:
-// pin the current chain, call each function and time it, account for the
-// cycle, publish now and then, wait for the next release. It allocates
-// nothing, takes no lock and logs nothing. Counters have one writer (this
-// thread), so they are bumped with a load and a store, not a locked add.
+// The per-cycle path of a thread: no allocation, lock or log. Counters
+// have one writer (this thread), so they are bumped with a load and a
+// store, not a locked add.
 
 // body is the rtapi task body of a thread. A panicking function ends the
-// thread with a *PanicError naming it, one that calls runtime.Goexit with
-// the task's ErrGoexit; either way the thread is "failed" and runs no
-// chain any more. An access into a stats or data segment that another
-// process truncated does not end it (see run). Set-up is once per run,
-// not per cycle.
+// thread with a *PanicError, runtime.Goexit with the task's ErrGoexit;
+// either way the thread is "failed". A truncated segment does not end it
+// (see run).
 func (th *Thread) body(tc *rtapi.TaskContext) error {
-	// A fault (SIGBUS past a truncated file's end) becomes a panic of
-	// this goroutine instead of killing the process. Setting it is a
-	// store in the goroutine; the normal path pays nothing more.
+	// A SIGBUS past a truncated file's end becomes a panic, not a crash.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	th.state.Store(stateRunning)
 	th.nextPublish = th.beat.Load()
@@ -34,13 +28,10 @@ func (th *Thread) body(tc *rtapi.TaskContext) error {
 	}
 }
 
-// run runs cycles until the thread ends (done), or until an access
-// faults because another process truncated a segment under it: a store
-// into the stats segment, or a function's pin access into the data
-// segment. The segment is then lost (publisher.lost, dataStore.lost: it
-// becomes private memory and stops faulting) and run returns to be called
-// again with resume, which finishes the interrupted cycle and goes on
-// waiting for the next release. Recovering outside the deferred call
+// run runs cycles until the thread ends (done), or until an access into
+// a segment another process truncated faults. The segment is then lost
+// (publisher.lost, dataStore.lost) and run returns to be called again with
+// resume, which finishes the interrupted cycle. Returning to recover
 // keeps a later panic of a function recoverable.
 func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error) {
 	returned := false
@@ -67,7 +58,7 @@ func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error)
 			if tc.Faulted() {
 				state = stateFailed // the deadline policy: rtapi reports it
 			}
-			th.finish(state)
+			th.publishIdle(state)
 			returned = true
 			return true, nil
 		}
@@ -75,12 +66,6 @@ func (th *Thread) run(tc *rtapi.TaskContext, resume bool) (done bool, err error)
 		th.cycle(tc)
 	}
 }
-
-// finish records the thread's end and publishes its final record, so
-// that a monitor sees the state at once. The thread is still the only
-// writer of its record here; the thread is ending, so the publication is
-// guarded against a truncated segment.
-func (th *Thread) finish(state int64) { th.publishIdle(state) }
 
 // cycle runs the chain once.
 func (th *Thread) cycle(tc *rtapi.TaskContext) {
@@ -92,8 +77,7 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	th.complete(tc, c, c.functs, start)
 }
 
-// complete calls fs, the rest of chain c from time t0, accounts for the
-// cycle and publishes now and then.
+// complete calls fs, the rest of chain c, from t0 and accounts for the cycle.
 func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int64) {
 	start := th.fc.start
 	due := tc.Deadline() // the next release
@@ -129,15 +113,11 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 	}
 }
 
-// resume finishes the cycle that a fault in a lost segment interrupted.
-// A fault inside the chain came from accounting for th.current, which had
-// returned, or from th.current's own pin access, which ended that call
-// there (its deferred calls ran, as for a panic): either way the chain
-// goes on after it, and that one call goes unaccounted. A fault after the
-// chain was in publishing, which was the cycle's last step. Should the
-// chain have been replaced since the cycle pinned it (so rare on top of a
-// truncation that it is not worth a per-cycle store), the rest of this
-// cycle is skipped and the next one runs the new chain.
+// resume finishes the cycle a fault in a lost segment interrupted: the
+// chain goes on after th.current, whose call (ended by its own pin
+// access, or already returned) goes unaccounted. A fault after the chain
+// was in publishing, the last step. If the chain was replaced meanwhile,
+// the rest of the cycle is skipped.
 func (th *Thread) resume(tc *rtapi.TaskContext) {
 	if !th.inCycle {
 		return
@@ -157,8 +137,7 @@ func (th *Thread) resume(tc *rtapi.TaskContext) {
 	th.h.leaveCycle()
 }
 
-// pin loads the current chain and marks its generation in use, retrying
-// if a new chain was stored in between (see waitPast).
+// pin loads the current chain and marks its generation in use (waitPast).
 func (th *Thread) pin() *chain {
 	for {
 		c := th.chain.Load()
@@ -170,16 +149,13 @@ func (th *Thread) pin() *chain {
 }
 
 // overran says whether a call from t0 to t1 made the thread miss the
-// release at due: it ended after due and either began before it or alone
-// lasted longer than a period. A call that merely started late, behind
-// another's overrun, is not blamed.
+// release at due: it ended after due and began before it or alone lasted
+// longer than a period.
 func overran(t0, t1, due, period int64) bool {
 	return t1 > due && (t0 <= due || t1-t0 > period)
 }
 
-// account records one call of f that took d nanoseconds, in the
-// function's counters (in the stats segment when publishing, so another
-// process sees every call, not only each publication).
+// account records a call of f that took d ns in its counters.
 func (f *Funct) account(d int64, overran bool) {
 	s := f.slot
 	atomic.StoreInt64(&s.Time, d)
@@ -192,8 +168,7 @@ func (f *Funct) account(d int64, overran bool) {
 	}
 }
 
-// ended marks a thread that a function ended (a panic, runtime.Goexit)
-// as failed and running no chain.
+// ended marks a thread a function ended (panic, Goexit) as failed.
 func (th *Thread) ended() {
 	th.current = nil
 	th.inUse.Store(0)
@@ -201,11 +176,10 @@ func (th *Thread) ended() {
 		th.inCycle = false
 		th.h.leaveCycle()
 	}
-	th.finish(stateFailed)
+	th.publishIdle(stateFailed)
 }
 
-// panicked turns a function's panic into the thread's error. The thread
-// is ending, so this may allocate.
+// panicked turns a function's panic into the thread's error; it allocates.
 func (th *Thread) panicked(v any) error {
 	name := "(none: the panic was outside any function)"
 	if th.current != nil {

@@ -16,15 +16,13 @@ import (
 type safeState struct {
 	name string
 	fn   func()
-	// A SafeP state's pin, its type and value, for Save; pin is empty
-	// for a Go function.
+	// SafeP's pin, type and value, for Save; pin is "" for a Go function.
 	pin  string
 	typ  Type
 	word uint64
 }
 
-// AddSafeState registers fn to bring what thread drives to a safe state,
-// "drop amp-enable, zero the DAC outputs"; see Thread.AddSafeState.
+// AddSafeState is Thread.AddSafeState on the thread named thread.
 func (h *HAL) AddSafeState(thread, name string, fn func()) error {
 	h.mu.Lock()
 	th := h.thread(thread)
@@ -37,20 +35,14 @@ func (h *HAL) AddSafeState(thread, name string, fn func()) error {
 }
 
 // AddSafeState registers fn under name to bring what the thread drives to
-// a safe state, "drop amp-enable, zero the DAC outputs". The thread's safe
-// states run in registration order, all of them exactly once per run of
-// the thread, when the run ends: a function panicked or called
-// runtime.Goexit, the thread's DeadlinePolicy tripped, or the threads were
-// stopped. They then run on the thread itself, after its last cycle.
-// When the rtapi watchdog faults the thread they run at once on a
-// goroutine of the watchdog's, since the thread is runaway (Go cannot
-// stop it from writing its pins again). Pins they set keep those values
-// for the other threads and for other processes reading the data
-// segment. A safe state must return; one that panics is logged and the
-// next one runs. One that faults in a data segment another process
-// truncated runs again, once, on the segment's now private memory
-// (HAL.DataErr). Registering while the threads run takes effect at once.
-// A nil fn panics; a name that is not a HAL name is ErrInvalid.
+// a safe state ("drop amp-enable, zero the DAC outputs"). The safe states
+// run in registration order, once per run, when the run ends (the package
+// doc, "Safe states"): on the thread after its last cycle, or at once on
+// a watchdog goroutine when the watchdog faults a runaway thread. A safe
+// state must return; one that panics is logged and the next one runs;
+// one that faults on a truncated data segment runs again, once.
+// Registering while the threads run takes effect at once. A nil fn
+// panics; a bad name is ErrInvalid.
 func (th *Thread) AddSafeState(name string, fn func()) error {
 	if fn == nil {
 		panic("hal: Thread.AddSafeState called with a nil function")
@@ -82,8 +74,7 @@ func (th *Thread) addSafeState(s safeState) error {
 	return nil
 }
 
-// SafeStates lists the names of the thread's safe states, in the order
-// they run.
+// SafeStates lists the names of the thread's safe states in run order.
 func (th *Thread) SafeStates() []string {
 	var names []string
 	if p := th.safe.Load(); p != nil {
@@ -94,8 +85,7 @@ func (th *Thread) SafeStates() []string {
 	return names
 }
 
-// runSafeStates is the thread's rtapi SafeState: rtapi runs it once per
-// task run.
+// runSafeStates is the thread's rtapi SafeState, run once per task run.
 func (th *Thread) runSafeStates() {
 	if p := th.safe.Load(); p != nil {
 		for _, s := range *p {
@@ -116,11 +106,9 @@ func (th *Thread) runSafeState(s safeState) {
 }
 
 // SafeP adds to thread's safe states one that sets pin to value (halfile's
-// "safep THREAD PIN VALUE"): the word the pin reads, which is its
-// signal's when it is linked then, so every pin on that signal, in this
-// process and in others reading the data segment, sees the safe value.
-// The value is parsed now (ParseValue); a missing thread or pin or a bad
-// value is ErrInvalid.
+// "safep THREAD PIN VALUE"), storing into the word the pin reads then, its
+// signal's when linked. The value is parsed now (ParseValue); a missing
+// thread or pin or a bad value is ErrInvalid.
 func (h *HAL) SafeP(thread, pin, value string) error {
 	const op = "safep"
 	h.mu.Lock()

@@ -7,14 +7,11 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// NewSegment creates a shared-memory segment of size bytes for the
-// component, named "/gortapi-<instance>-<key as 8 hex digits>" like the
-// HAL's own: in Options.ShmDir, shared with Options.ShmGroup, prefaulted.
-// A segment left behind by a host that died is replaced; one whose host
-// still runs is refused (ErrInvalid). Close deletes it after the threads
-// have stopped, so a function may use it until then. It is how a
-// component offers data to other processes (the sampler's ring).
-// ErrNotSupported off Linux. It is set-up code.
+// NewSegment creates a prefaulted shared-memory segment of size bytes for
+// the component to offer data to other processes (the sampler's ring),
+// named and shared like the HAL's own (Options.StatsKey's rules). A live
+// host's segment is ErrInvalid. HAL.Close deletes it after the threads
+// stop. ErrNotSupported off Linux. Set-up code.
 func (c *Component) NewSegment(key uint32, size int) (*shm.Segment, error) {
 	const op = "new segment"
 	h := c.h

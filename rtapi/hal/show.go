@@ -75,8 +75,7 @@ func (t ThreadStats) Verdict() string {
 	return line
 }
 
-// WriteVerdict prints "verdict:" and each thread's Verdict. Set-up code;
-// it allocates.
+// WriteVerdict prints "verdict:" and each thread's Verdict. It allocates.
 func WriteVerdict(w io.Writer, threads []ThreadStats) error {
 	if _, err := fmt.Fprintln(w, "verdict:"); err != nil {
 		return err

@@ -95,11 +95,10 @@ func (h *HAL) DeleteSignal(name string) error {
 	return h.settle(op)
 }
 
-// Link links a pin to a signal (hal_link, halcmd linkps). A pin already on
-// that signal is left as it is. The pin and signal must be of one type; a
-// signal takes at most one Out pin, and not both an Out pin and IO pins.
-// The errors name both pins. The first pin linked to a signal gives it its
-// value.
+// Link links a pin to a signal (hal_link, halcmd linkps); a pin already on
+// it is left alone. Types must match; a signal takes at most one Out pin,
+// and not both an Out pin and IO pins; errors name both pins. The first
+// pin linked gives the signal its value.
 func (h *HAL) Link(pinName, signal string) error {
 	const op = "link"
 	h.mu.Lock()
@@ -196,9 +195,8 @@ func (h *HAL) unlink(p *pin) {
 	h.publish(s)
 }
 
-// Unlink unlinks a pin from its signal (hal_unlink, halcmd unlinkp). The
-// pin keeps the signal's value as its own. An unlinked pin is left as it
-// is.
+// Unlink unlinks a pin from its signal (hal_unlink, halcmd unlinkp); the
+// pin keeps the signal's value as its own. An unlinked pin is left alone.
 func (h *HAL) Unlink(pinName string) error {
 	const op = "unlinkp"
 	h.mu.Lock()
@@ -269,17 +267,13 @@ func (h *HAL) Net(signal string, pins ...string) error {
 	return h.settle(op)
 }
 
-// beginChange and endChange bracket a change of links: the data
-// segment's generation is odd in between, for readers in other processes.
+// beginChange and endChange keep the data segment's Gen odd during a change.
 func (h *HAL) beginChange() { h.data.access(func() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }) }
 func (h *HAL) endChange()   { h.data.access(func() { atomic.AddUint64(&h.data.l.Header.Gen, 1) }) }
 
 // settle applies the change's links between cycles (commitLinks), then
-// returns once every running thread has left the cycle it was in.
-
-// settle returns once every running thread has left the cycle it was in
-// (each gets its chain anew, and waitPast waits out the old one).
-// Called with h.mu.
+// returns once every running thread has left the cycle it was in (each
+// gets its chain anew; waitPast waits out the old one). Called with h.mu.
 func (h *HAL) settle(op string) error {
 	if err := h.commitLinks(op); err != nil {
 		return err
@@ -297,9 +291,9 @@ func (h *HAL) settle(op string) error {
 	return errors.Join(errs...)
 }
 
-// SetP sets a parameter, or a pin that no signal drives (halcmd setp):
-// an RO parameter, an Out pin and a linked pin are refused. The value is
-// parsed as ParseValue does and stored atomically.
+// SetP parses value (ParseValue) and stores it atomically into a
+// parameter, or a pin no signal drives (halcmd setp). An RO parameter, an
+// Out pin and a linked pin are refused.
 func (h *HAL) SetP(name, value string) error {
 	const op = "setp"
 	h.mu.Lock()
@@ -336,8 +330,7 @@ func (h *HAL) SetP(name, value string) error {
 	return nil
 }
 
-// GetP reads a parameter or pin, formatted as FormatValue does (halcmd
-// getp).
+// GetP reads a parameter or pin, formatted by FormatValue (halcmd getp).
 func (h *HAL) GetP(name string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -11,15 +11,14 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// RateMonotonic, as ThreadSpec.Priority, has Start assign the thread its
-// rate-monotonic priority: the fastest thread gets rtapi's highest, each
-// slower one the next lower. NewThread asks for it.
+// RateMonotonic, as ThreadSpec.Priority, has Start assign the thread's
+// priority by period: the fastest gets rtapi's highest, each slower one
+// the next lower. NewThread uses it.
 const RateMonotonic = -1
 
 // ThreadSpec describes a thread. Name, Period and Priority are required.
 type ThreadSpec struct {
-	// Name is unique among the HAL's threads and the rtapi instance's
-	// tasks; at most NameLen-1 bytes, no spaces.
+	// Name: unique among threads and tasks; at most NameLen-1 bytes, no spaces.
 	Name string
 	// Period: the first thread's sets the base period; later ones are
 	// rounded to the nearest whole multiple of it and may not be shorter.
@@ -30,10 +29,9 @@ type ThreadSpec struct {
 	// CPU places the thread's OS thread (rtapi.CPUChoice).
 	CPU rtapi.CPUChoice
 	// DeadlinePolicy faults the thread after a run of overruns or one
-	// wake-up too late (rtapi.DeadlinePolicy): it stops calling its chain,
-	// its state becomes "failed", its safe states run and Err returns the
-	// *rtapi.DeadlineError (errors.Is rtapi.ErrFaulted). The zero value
-	// never faults.
+	// wake-up too late: its state becomes "failed", its safe states run
+	// and Err returns the *rtapi.DeadlineError (rtapi.ErrFaulted). The
+	// zero value never faults.
 	DeadlinePolicy rtapi.DeadlinePolicy
 }
 
@@ -102,18 +100,15 @@ func stateName(s int64) string {
 	return stateNames[s]
 }
 
-// NewThread creates a thread with the given name and period and a
-// RateMonotonic priority (hal_create_thread); see NewThreadSpec.
+// NewThread is NewThreadSpec with RateMonotonic priority (hal_create_thread).
 func (h *HAL) NewThread(name string, period time.Duration) (*Thread, error) {
 	return h.NewThreadSpec(ThreadSpec{Name: name, Period: period, Priority: RateMonotonic})
 }
 
-// NewThreadSpec creates a thread, not yet running. The first thread fixes
-// the base period; a later period is rounded to the nearest whole multiple
-// of the base (Requested keeps the asked value and the rounding is logged)
-// and one shorter than the base is refused. Threads are created while the
-// HAL is stopped; the thread's rtapi task is created here, so the name is
-// reserved and the period checked against the flavor's minimum at once.
+// NewThreadSpec creates a thread, not yet running, and its rtapi task, so
+// the name is reserved and the period checked at once. Periods are rounded
+// as the package doc says. Threads are created while the HAL is stopped
+// (else ErrState).
 func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
 	const op = "new thread"
 	h.mu.Lock()
@@ -204,9 +199,7 @@ func (th *Thread) newTask() error {
 	return nil
 }
 
-// prepareTask makes sure the task can be started with the thread's
-// priority: a task that ran before, or was created with a priority that
-// rate-monotonic assignment has since changed, is replaced.
+// prepareTask replaces a task that ran or whose priority changed.
 func (th *Thread) prepareTask() error {
 	t := th.task
 	if t.State() == "created" && int64(t.Spec().Priority) == th.prio.Load() {
@@ -227,17 +220,13 @@ func (th *Thread) Name() string { return th.name }
 // Period is the thread's period, after rounding to the base period.
 func (th *Thread) Period() time.Duration { return th.period }
 
-// Requested is the period asked for; it differs from Period when that was
-// rounded.
+// Requested is the period asked for, before rounding.
 func (th *Thread) Requested() time.Duration { return th.requested }
 
-// Priority is the thread's priority: the one given, or the rate-monotonic
-// one (final once Start has run).
+// Priority is the given or rate-monotonic priority (final after Start).
 func (th *Thread) Priority() int { return int(th.prio.Load()) }
 
-// Task is the rtapi task running the thread now, for its rtapi.Stats
-// (wake-up latency, context switches). Start replaces it when the thread
-// is started again.
+// Task is the thread's current rtapi task (for its Stats); Start replaces it.
 func (th *Thread) Task() *rtapi.Task {
 	th.h.mu.Lock()
 	defer th.h.mu.Unlock()
@@ -248,8 +237,7 @@ func (th *Thread) Task() *rtapi.Task {
 // panicked or called runtime.Goexit, or the DeadlinePolicy tripped).
 func (th *Thread) State() string { return stateName(th.state.Load()) }
 
-// Done is closed when the thread's current run has ended: stopped, or
-// stopped by a panicking function.
+// Done is closed when the thread's current run has ended.
 func (th *Thread) Done() <-chan struct{} { return th.Task().Done() }
 
 // Err is the error the thread's last run ended with: a *PanicError when a
@@ -265,8 +253,8 @@ func (th *Thread) Err() error {
 	}
 }
 
-// Beat is the thread-beat: the number of cycles completed. It is one
-// atomic load, cheap enough to poll.
+// Beat is the thread-beat: the number of cycles completed (one atomic
+// load).
 // RT-safe.
 func (th *Thread) Beat() int64 { return th.beat.Load() }
 
@@ -280,8 +268,7 @@ func (th *Thread) Functs() []string {
 	return names
 }
 
-// ThreadStats is a snapshot of a thread and its functions. Times are
-// measured with the flavor's clock (virtual on sim).
+// ThreadStats is a snapshot of a thread and its functions (flavor's clock).
 type ThreadStats struct {
 	Name      string
 	Period    time.Duration
@@ -294,14 +281,12 @@ type ThreadStats struct {
 	Time, TMax time.Duration
 	// Overruns counts cycles whose chain ended after the next release.
 	Overruns int64
-	// SafeStateRuns counts the runs of the thread whose safe states have
-	// run (each run's, exactly once).
+	// SafeStateRuns counts the runs whose safe states have run.
 	SafeStateRuns int64
 	Functs        []FunctStats
 }
 
-// Stats reads the thread's counters and its functions' while it runs,
-// without locking the thread out. It allocates.
+// Stats reads the thread's and its functions' live counters. It allocates.
 func (th *Thread) Stats() ThreadStats {
 	s := ThreadStats{
 		Name:      th.name,
@@ -322,9 +307,8 @@ func (th *Thread) Stats() ThreadStats {
 	return s
 }
 
-// ResetMax clears the thread's worst time and its functions' (writing 0
-// to LinuxCNC's .tmax). A cycle running at the same moment may write its
-// time back; that is the only effect of the race.
+// ResetMax zeroes the thread's and its functions' worst times (LinuxCNC's
+// .tmax). A cycle running at the same moment may write its time back.
 func (th *Thread) ResetMax() {
 	th.tmax.Store(0)
 	for _, f := range th.chain.Load().functs {

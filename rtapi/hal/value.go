@@ -11,7 +11,6 @@ import (
 )
 
 // Type is the type of a pin, parameter or signal (LinuxCNC's hal_type_t).
-// Every value is held in one 64-bit word of shared memory.
 type Type uint8
 
 // Types. The zero Type is none.
@@ -139,9 +138,8 @@ func ParseValue(t Type, s string) (uint64, error) {
 }
 
 // FormatValue prints a word of type t as halcmd's getp does: TRUE or FALSE,
-// a float with 7 significant digits, an integer in decimal. Any word
-// prints as some value of its type, so a word from shared memory needs no
-// check first.
+// a float with 7 significant digits, an integer in decimal. Any word is
+// valid, so one from shared memory needs no check.
 func FormatValue(t Type, w uint64) string {
 	switch t {
 	case TypeBit:
@@ -163,13 +161,8 @@ func FormatValue(t Type, w uint64) string {
 	return "?"
 }
 
-// word is where a pin or parameter value lives: a pointer to a 64-bit
-// word in the data segment, swapped atomically when the pin is linked.
+// word points at a value's 64-bit word; linking swaps it atomically.
 type word = atomic.Pointer[uint64]
-
-// The handles below: each Get is two atomic loads (where the pin points,
-// then the value), each Set a load and an atomic store. The package doc
-// states their contract.
 
 // Bit is a handle on a bit pin or parameter.
 type Bit struct{ w *word }

@@ -12,27 +12,22 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// defaultHangTimeout is how long, in real time, a simulation waits for a
-// task body to come back to WaitPeriod before it reports the task hung.
+// defaultHangTimeout is the real time a body may take to reach WaitPeriod.
 const defaultHangTimeout = 5 * time.Second
 
-// defaultTraceLimit is how many trace events a simulation keeps when
-// rtapi.SimOptions.TraceLimit is zero.
+// defaultTraceLimit is the trace's length when SimOptions.TraceLimit is 0.
 const defaultTraceLimit = 4096
 
-// simMinPeriod and the priority range match the Linux backends, so that a
-// program that runs on sim runs unchanged on rt-preempt.
+// simMinPeriod and the priorities are the Linux backends', for portability.
 const (
 	simMinPeriod  = 10 * time.Microsecond
 	simPrioLowest = 1
 	simPrioHigh   = 98
-	// simQuantum is the least a cycle of a task that is not periodic
-	// costs, so that such a task cannot stop virtual time.
+	// simQuantum is a non-periodic cycle's least cost, so time moves.
 	simQuantum = int64(time.Microsecond)
 )
 
-// init registers the sim flavor, as a database/sql driver registers
-// itself: a program that opens Flavor "sim" imports this package.
+// init registers the sim flavor.
 func init() {
 	backend.Register(backend.Descriptor{Name: backend.SimName, Open: openEngine})
 }
@@ -42,8 +37,7 @@ var (
 	_ backend.Waker  = (*simThread)(nil)
 )
 
-// openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions (nil
-// when the caller has none: the zero options).
+// openEngine opens the sim flavor with cfg.Sim, an rtapi.SimOptions or nil.
 func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
 	var o rtapi.SimOptions
 	switch v := cfg.Sim.(type) {
@@ -60,12 +54,10 @@ func openEngine(cfg backend.Config) (backend.Flavor, string, error) {
 		"simulation controller; deterministic, needs no privileges and no real-time kernel", nil
 }
 
-// errTaskLeft is what run returns when the task it was to run cycles of
-// was paused or ended first.
+// errTaskLeft: Run's goal task was paused or ended first.
 var errTaskLeft = fmt.Errorf("task left the schedule: %w", rtapi.ErrState)
 
-// errBusy is what a controller call made while another runs returns
-// (from a task body, a predicate, or a second goroutine).
+// errBusy refuses a controller call made while another runs.
 var errBusy = fmt.Errorf("sim: controller called while the simulation runs (from a task body or a RunUntil predicate?): %w", rtapi.ErrState)
 
 // errClosed is returned once the simulation is closed.
@@ -88,45 +80,34 @@ type clockStep struct{ at, by int64 }
 // engine is the simulated flavor ("sim"): a virtual clock, and a scheduler
 // that runs the tasks' bodies one at a time.
 //
-// The model. A task is released at each deadline plus the lateness
-// injected for it (Jitter, stalls), or at once when the deadline passed
-// while its previous cycle ran; its cycle then lasts the declared Cost
-// (or the real time the body took, with RealExec). During the body the
-// task's clock (TaskContext.Now) reads the cycle's start; WaitPeriod sees
-// the end. Costs do not delay other tasks: each task behaves as if it had
-// a CPU of its own — unless SharedCPU puts them all on one, scheduled
-// like SCHED_FIFO (a release waits for higher or equal priorities that
-// are executing; a higher priority lengthens the cycles it preempts).
-// What running one at a time fixes is the order in which bodies run, and
-// so see each other's writes: by start instant, then priority (highest
-// first), then the order the tasks were created (setOrder; without
-// it, the order they were started). Virtual time (Now, RT.Now) is the
-// start of the cycle being run. A task that is not periodic costs at
-// least 1 µs a cycle, so that it cannot stop the clock. The nanosleep
-// wake mode is modelled by default; timerfd and posix-timer are modelled
-// as periodic timers that count missed expirations.
+// The model. A task is released at each deadline plus its injected
+// lateness (Jitter, stalls), or at once when the deadline passed during
+// its previous cycle; the cycle lasts its Cost (or the body's real time,
+// with RealExec). During the body TaskContext.Now reads the cycle's
+// start; WaitPeriod sees the end. Each task has a CPU of its own unless
+// SharedCPU puts all on one, scheduled like SCHED_FIFO. Bodies run by
+// start instant, then priority (highest first), then creation order
+// (setOrder; without it, start order). A task that is not periodic costs
+// at least simQuantum a cycle, so it cannot stop the clock. timerfd and
+// posix-timer wake modes are periodic timers that count missed
+// expirations.
 //
-// The turn. At any moment at most one goroutine runs the simulation: the
-// controller call (Run) that started it, or the virtual thread it gave
-// the turn to. Whoever has the turn owns the run queue and the clock
-// (engine_sched.go); at a scheduling point (the end of a cycle, a wait, a
-// pause, an exit) it picks the next thread and sends it the turn on that
-// thread's channel, or gives it back to the controller. A thread that is
-// still first keeps the turn without a goroutine switch, so a lone task
-// costs no switch at all.
+// The turn. At most one goroutine runs the simulation: the controller
+// call (Run) or the virtual thread it gave the turn to. The turn's holder
+// owns the run queue and the clock (engine_sched.go) and, at a scheduling
+// point, hands the turn to the next thread or back to the controller; a
+// thread still first keeps it without a goroutine switch.
 //
 // Lifecycle calls (Start, Pause, Resume, Stop) come only from the
-// goroutine that owns the simulation (Enter): between controller calls,
-// any goroutine, one call at a time; while a controller call runs, the
-// goroutine with the turn (a task body, or RunUntil's predicate). Others
-// get errForeign (rtapi.ErrState), as testing/synctest keeps a bubble's
-// channels to the goroutines in it. So every call is applied by the
-// queue's owner, and a Stop between controller calls runs the stopped
-// task to its exit before it returns (engine_control.go).
+// goroutine that owns the simulation (Enter): between controller calls
+// any goroutine, one call at a time; during one, the goroutine with the
+// turn. Others get errForeign (rtapi.ErrState). A Stop between controller
+// calls runs the task to its exit before it returns (HACKING.md, "The
+// simulator's turn model").
 //
-// Its controller methods (Run, SetTask, Inject*, Trace) are
-// for one goroutine at a time — the test — and refuse calls from task
-// bodies (errBusy); a task body may call Now.
+// Controller methods (Run, SetTask, Inject*, Trace) are for one goroutine
+// at a time and refuse calls from task bodies (errBusy); a body may call
+// Now.
 type engine struct {
 	// Settings, fixed at newEngine.
 	hang   time.Duration
@@ -175,9 +156,7 @@ type engine struct {
 	holder   atomic.Pointer[simThread] // the thread with the turn, for the hang check
 }
 
-// newEngine returns a simulation at virtual time 0. rtapi opens one
-// through the registry (openEngine); tests of this package call it
-// directly.
+// newEngine returns a simulation at virtual time 0.
 func newEngine(o rtapi.SimOptions) *engine {
 	s := &engine{back: make(chan struct{}, 1), plans: map[string]*simTaskState{},
 		seed: o.Seed, shared: o.SharedCPU, hang: o.HangTimeout, limit: o.TraceLimit}
@@ -195,10 +174,9 @@ func newEngine(o rtapi.SimOptions) *engine {
 	return s
 }
 
-// setOrder makes ties at one instant and one priority go by the order
-// that order returns the live tasks' names in (their creation order)
-// rather than by start order. order is called under mu whenever a task
-// starts, and now.
+// setOrder breaks ties at one instant and priority by the order that
+// order returns the live tasks' names in (creation order) instead of
+// start order. order is called under mu now and whenever a task starts.
 func (s *engine) setOrder(order func() []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,9 +185,8 @@ func (s *engine) setOrder(order func() []string) {
 }
 
 // Traits: a virtual clock, and virtual threads that need no OS thread of
-// their own: a switch between goroutines locked to OS threads costs a
-// futex round trip of the threads (measured ~140 µs on a 2-vCPU VM,
-// against under 1 µs unlocked).
+// their own, since a switch between locked goroutines costs a futex round
+// trip.
 func (s *engine) Traits() backend.Traits { return backend.Traits{VirtualClock: true} }
 
 // Name is "sim".
@@ -223,8 +200,7 @@ func (s *engine) RealTime() bool { return false }
 // RT-safe.
 func (s *engine) Now() int64 { return s.now.Load() }
 
-// Drive records that a controller (package rtapi/sim) drives the virtual
-// clock; Driven reports whether one does. Without one no task runs.
+// Drive records that a controller drives the clock; without one no task runs.
 func (s *engine) Drive() { s.driven.Store(true) }
 
 // Driven reports whether Drive was called.
@@ -236,8 +212,7 @@ func (s *engine) Priorities() (lowest, highest int) { return simPrioLowest, simP
 // MinPeriod is the Linux backends' 10 µs.
 func (s *engine) MinPeriod() time.Duration { return simMinPeriod }
 
-// Bind creates the virtual thread of a starting task. Its first cycle is
-// due at the current virtual time; it runs when the simulation reaches it.
+// Bind creates a starting task's virtual thread, due at the current time.
 func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, error) {
 	wake, err := backend.ResolveWake(spec.Wake, backend.WakeNanosleep)
 	if err != nil {
@@ -274,8 +249,7 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 	return th, backend.Binding{Priority: spec.Priority, Wake: wake, Virtual: true}, nil
 }
 
-// Close ends the simulation: every thread it still holds is woken and
-// returns at once. Safe to call twice.
+// Close ends the simulation, waking every thread it holds. Idempotent.
 func (s *engine) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,16 +8,12 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// The controller: the calls a test makes between runs (SetTask, Inject*,
-// Trace) and Run, which lends the turn to the task threads until the
-// target, a condition or a hang. One controller or lifecycle call holds
-// the simulation at a time (ctlHeld); a controller call made while Run
-// runs — from a task body or a predicate — could only deadlock, and is
-// refused.
+// The controller. One controller or lifecycle call holds the simulation
+// at a time (ctlHeld); a controller call while Run runs could only
+// deadlock, and is refused.
 
-// acquire takes the simulation for a controller call: it waits for an
-// idle call to finish, but refuses a call made while Run runs. Returns
-// with mu held.
+// acquire takes the simulation for a controller call, waiting for an idle
+// call to finish; while Run runs it returns errBusy. Returns with mu held.
 func (s *engine) acquire(run bool) error {
 	s.mu.Lock()
 	if s.running {
@@ -91,8 +87,7 @@ func (s *engine) live(name string) *simThread {
 	return nil
 }
 
-// SetTask sets what is injected into the task named name, now if it
-// runs and whenever it (re)starts.
+// SetTask sets task name's injections, now if it runs and at each start.
 func (s *engine) SetTask(name string, cfg TaskConfig) error {
 	if cfg.Cost < 0 {
 		return fmt.Errorf("sim: task %q: negative cost %v: %w", name, cfg.Cost, rtapi.ErrInvalid)
@@ -112,9 +107,7 @@ func (s *engine) SetTask(name string, cfg TaskConfig) error {
 	})
 }
 
-// InjectStall delays the release of cycle cycle (1 or later) of the task
-// named name by periods periods: the thread is not woken in that time, as
-// if the machine had stalled it.
+// InjectStall delays cycle cycle (>= 1) of task name by periods periods.
 func (s *engine) InjectStall(name string, cycle, periods int64) error {
 	if cycle < 1 || periods < 1 {
 		return fmt.Errorf("sim: task %q: stall of %d periods at cycle %d: cycle and periods must be at least 1: %w",
@@ -123,9 +116,7 @@ func (s *engine) InjectStall(name string, cycle, periods int64) error {
 	return s.inject(name, cycle, periods, false)
 }
 
-// InjectOverrun makes cycle cycle (0 or later) of the task named name take
-// extra more execution time than declared; extra 0 means one period, which
-// makes it miss exactly its next release.
+// InjectOverrun adds extra (0: a period) to cycle cycle (>= 0) of task name.
 func (s *engine) InjectOverrun(name string, cycle int64, extra time.Duration) error {
 	if cycle < 0 || extra < 0 {
 		return fmt.Errorf("sim: task %q: overrun %v at cycle %d: %w", name, extra, cycle, rtapi.ErrInvalid)
@@ -171,9 +162,7 @@ func insertFault(fs []simFault, f simFault) []simFault {
 	return append(out, fs[i:]...)
 }
 
-// InjectClockStep makes virtual time jump forward by by at instant at:
-// nothing runs in between, and every thread asleep across the jump wakes
-// at its end, late — an SMI or a paused VM, as the tasks see it.
+// InjectClockStep is Controller.InjectClockStep.
 func (s *engine) InjectClockStep(at int64, by time.Duration) error {
 	if by <= 0 {
 		return fmt.Errorf("sim: clock step by %v: only forward steps exist on a monotonic clock: %w", by, rtapi.ErrInvalid)
@@ -192,12 +181,11 @@ func (s *engine) InjectClockStep(at int64, by time.Duration) error {
 	})
 }
 
-// Run lets virtual time advance to target, running every release due up
-// to and including it. With pred set it stops as soon as pred returns true
-// after a cycle ends; with goal set it stops when that task (by name) has
-// completed goalCycles more cycles. It returns whether it stopped on pred
-// or goal, and an error when the simulation is closed, a task hung, or the
-// goal task left the schedule. Only one Run runs at a time.
+// Run runs every release due up to and including target, stopping early
+// when pred returns true after a cycle or the task named goal has
+// completed goalCycles more cycles. It returns whether it stopped so; an
+// error when the simulation is closed, a task hung or the goal task left
+// the schedule (errTaskLeft).
 func (s *engine) Run(target int64, pred func() bool, goal string, goalCycles int64) (bool, error) {
 	if err := s.acquire(true); err != nil {
 		return false, err
@@ -263,10 +251,10 @@ func (s *engine) Run(target int64, pred func() bool, goal string, goalCycles int
 	return false, nil
 }
 
-// await waits for the turn to come back to the controller, and declares
-// the thread that has it hung when nothing progressed (no hand-off, no
-// move of the clock) for a hang timeout: an rtapi.TaskError naming it
-// that matches rtapi.ErrTimeout.
+// await waits for the turn to come back to the controller. If nothing
+// progresses (no hand-off, no clock move) for the hang timeout, it breaks
+// the simulation with an rtapi.TaskError naming the holder
+// (rtapi.ErrTimeout).
 func (s *engine) await() error {
 	last, lastNow := s.progress.Load(), s.now.Load()
 	timer := time.NewTimer(s.hang)
@@ -310,17 +298,15 @@ func (s *engine) Trace() (Trace, error) {
 	return tr, err
 }
 
-// errForeign refuses a lifecycle call made while tasks run, from a
-// goroutine that is not running them.
+// errForeign refuses a lifecycle call from a goroutine not running tasks.
 var errForeign = fmt.Errorf("sim: task lifecycle call from another goroutine while the controller runs tasks "+
 	"(call it from a task body, or between controller calls): %w", rtapi.ErrState)
 
-// Enter admits a lifecycle call (Start, Pause, Resume, Stop) when its
-// goroutine owns the simulation: it has the turn, or holds the simulation
-// (RunUntil's predicate, a lifecycle call). Otherwise it waits for an
-// idle controller call to end and takes the simulation for the call,
-// or returns errForeign while tasks run. A dead simulation admits all.
-// The caller is told by its goroutine id (goid).
+// Enter admits a lifecycle call (Start, Pause, Resume, Stop) whose
+// goroutine (goid) owns the simulation: it has the turn or holds it.
+// Otherwise it waits for an idle controller call to end and takes the
+// simulation, or returns errForeign while tasks run. A dead simulation
+// admits all.
 func (s *engine) Enter() (leave func(), err error) {
 	g := goid()
 	s.mu.Lock()
@@ -350,9 +336,8 @@ func (s *engine) Enter() (leave func(), err error) {
 }
 
 // leave ends a lifecycle call made between controller calls: the tasks it
-// stopped run, alone and in virtual time, until they have exited (or
-// given the turn back), then it lets the simulation go. A task that hangs
-// on its way out breaks the simulation; the next controller call says so.
+// stopped run alone, in virtual time, until they exit or give the turn
+// back. One that hangs breaks the simulation for the next call.
 func (s *engine) leave() {
 	if len(s.kicks) > 0 && !s.dead.Load() {
 		s.mu.Lock()
@@ -368,8 +353,7 @@ func (s *engine) leave() {
 	s.release()
 }
 
-// goid is the calling goroutine's id, from the first line of its stack
-// trace ("goroutine 18 [running]:").
+// goid is the caller's goroutine id, from "goroutine 18 [running]:".
 func goid() uint64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]

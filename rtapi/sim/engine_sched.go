@@ -5,16 +5,12 @@ import (
 	"time"
 )
 
-// The scheduler: what the goroutine with the turn does at a scheduling
-// point. It takes in the threads started, resumed and stopped since the
-// last one (merge), picks the next thread by release instant, priority
-// and creation order (pick), and gives it the turn (handoff). Everything
-// here runs on the goroutine that has the turn, which owns the run queue,
-// the clock and the trace.
+// The scheduler: what the goroutine with the turn, which owns the run
+// queue, the clock and the trace, does at a scheduling point: merge,
+// pick, handoff.
 
-// pick chooses the thread to run next and takes it off the run queue, or
-// returns nil when the simulation must stop (target reached, a stop
-// condition met, nothing runnable, or dead).
+// pick takes the next thread off the run queue, or returns nil when the
+// run must stop (target reached, condition met, nothing runnable, dead).
 func (s *engine) pick() *simThread {
 	if s.dead.Load() {
 		return nil
@@ -63,8 +59,7 @@ func (s *engine) pick() *simThread {
 	}
 }
 
-// before orders runnable threads: earlier first, then higher priority,
-// then the one created first, then the one started first.
+// before orders runnable threads by instant, priority, creation, start.
 func (th *simThread) before(o *simThread) bool {
 	if th.at != o.at {
 		return th.at < o.at
@@ -78,10 +73,9 @@ func (th *simThread) before(o *simThread) bool {
 	return th.seq < o.seq
 }
 
-// merge takes in the threads started or resumed since the last pick, by
-// start order, whatever order the calls came in, and the stops made
-// since: they are applied here rather than at the call so that the trace
-// records them at a scheduling point, where it always has.
+// merge takes in the threads started or resumed since the last pick, in
+// start order, and the stops made since, so the trace records them at a
+// scheduling point.
 func (s *engine) merge() {
 	s.pending = false
 	now := s.now.Load()
@@ -118,8 +112,7 @@ func (s *engine) merge() {
 	s.kicks = s.kicks[:0]
 }
 
-// rerank gives every live thread its place in creation order. Under mu,
-// when threads joined.
+// rerank gives every live thread its place in creation order. Under mu.
 func (s *engine) rerank() {
 	if s.order == nil {
 		return
@@ -165,8 +158,7 @@ func (s *engine) check(th *simThread) {
 	}
 }
 
-// handoff gives the turn to next, or back to the controller waiting on
-// back (Run, or a Stop's run).
+// handoff gives the turn to next, or (nil) back to the controller.
 func (s *engine) handoff(next *simThread) {
 	s.progress.Store(s.progress.Load() + 1) // the hang check watches hand-offs and the clock
 	s.holder.Store(next)
@@ -180,8 +172,7 @@ func (s *engine) handoff(next *simThread) {
 	}
 }
 
-// record folds a trace event into the digest and, when a trace is kept,
-// appends it to the ring.
+// record folds a trace event into the digest and keeps it in the ring.
 // RT-safe.
 func (s *engine) record(th *simThread, kind EventKind, cycle, t, v int64) {
 	thread := int32(-1)

@@ -1,9 +1,8 @@
 package sim
 
 // SharedCPU: all tasks on one simulated CPU, scheduled like SCHED_FIFO.
-// A thread that ended a cycle stays "executing" on the run queue until
-// its end instant (at), which higher priorities push back by their cost.
-// Both run on the goroutine with the turn.
+// A thread that ended a cycle stays "executing" on the run queue until its
+// end (at), which higher priorities push back by their cost.
 
 // cpuBusy delays a release while a task of higher or equal priority is
 // executing on the shared CPU, and reports whether it did.

@@ -218,8 +218,7 @@ func (th *simThread) Wait(deadline int64) (int64, uint64, error) {
 	return th.local, releases, nil
 }
 
-// lateness draws the wake-up lateness of the coming release, with any
-// stall injected for it.
+// lateness draws the coming release's lateness, with any injected stall.
 func (th *simThread) lateness(release int64, outside bool) int64 {
 	l := th.jitter.sample()
 	for th.si < len(th.stalls) && th.stalls[th.si].cycle <= th.cycles {
@@ -239,13 +238,11 @@ func (th *simThread) lateness(release int64, outside bool) int64 {
 }
 
 // Pausing. A paused task blocks in rtapi, off the schedule (Suspend).
-// Resume wakes it there and waits (Kick) until it is back among the
-// joins (rejoin), so that the virtual time it rejoins at never depends
-// on goroutine timing.
+// Resume waits in Kick until it is back among the joins (rejoin), so the
+// instant it rejoins at never depends on goroutine timing.
 
-// rejoin puts a resumed thread back in the schedule from outside it,
-// for the Resume that waits in Kick and owns the queue meanwhile, and
-// waits for its turn.
+// rejoin puts a resumed thread back in the schedule, for the Resume that
+// waits in Kick and owns the queue meanwhile, and waits for its turn.
 func (th *simThread) rejoin() {
 	s := th.s
 	s.mu.Lock()
@@ -263,8 +260,7 @@ func (th *simThread) rejoin() {
 func (th *simThread) Suspend() error {
 	s := th.s
 	if th.offClock {
-		// Again, from outside the schedule: woken by an earlier
-		// Resume's leftover kick, still paused.
+		// Again, from outside: woken by an old Resume's kick, still paused.
 		return nil
 	}
 	th.offClock = true
@@ -308,8 +304,7 @@ func (th *simThread) Close() error {
 		return nil
 	}
 	if s.dead.Load() {
-		// Only the thread with the turn gives it back, so that no
-		// stale token is left on back.
+		// Only the turn's holder gives it back: no stale token is left on back.
 		if s.holder.CompareAndSwap(th, nil) {
 			s.holder.Store(th)
 			s.handoff(nil)
@@ -324,12 +319,11 @@ func (th *simThread) Close() error {
 	return nil
 }
 
-// Kick is told that Stop or Resume changed the task's control word,
-// after rtapi woke a paused task. Called by the goroutine that owns the
-// simulation (Enter). A paused task comes back (Resume) or runs to its
-// exit (Stop) outside the schedule, and Kick waits for that, the stopped
-// task owning the simulation meanwhile; a stop of a task in the schedule
-// takes effect at the next pick.
+// Kick is told that Stop or Resume changed the task's control word, by
+// the goroutine that owns the simulation (Enter). For a paused task it
+// waits until the task is back (Resume) or has exited (Stop), lending a
+// stopped one the simulation; a stop of a scheduled task takes effect at
+// the next pick.
 func (th *simThread) Kick(stop bool) {
 	s := th.s
 	s.mu.Lock()

@@ -20,12 +20,10 @@ const (
 	jitterHistogram
 )
 
-// Jitter is a distribution of wake-up lateness the simulation injects
-// into a task's releases (TaskConfig.Jitter): every release wakes the task
-// that much after its deadline. Build one with the functions below; the
-// zero value adds none. Draws come from the task's own seeded stream, so
-// the same seed gives the same lateness. A distribution with bad
-// parameters is refused by SetTask (rtapi.ErrInvalid).
+// Jitter is a distribution of wake-up lateness added to a task's releases
+// (TaskConfig.Jitter); the zero value adds none. Draws come from the
+// task's own seeded stream, so a seed reproduces them. SetTask refuses
+// bad parameters (rtapi.ErrInvalid).
 type Jitter struct {
 	kind jitterKind
 	a, b float64
@@ -55,8 +53,7 @@ func UniformJitter(lo, hi time.Duration) Jitter {
 	return j
 }
 
-// NormalJitter draws lateness from a normal distribution, cut off at 0
-// (a thread never wakes early).
+// NormalJitter draws lateness from a normal distribution, cut off at 0.
 func NormalJitter(mean, stddev time.Duration) Jitter {
 	j := Jitter{kind: jitterNormal, a: float64(mean), b: float64(stddev),
 		descriptor: fmt.Sprintf("normal mean %v stddev %v", mean, stddev)}
@@ -66,8 +63,7 @@ func NormalJitter(mean, stddev time.Duration) Jitter {
 	return j
 }
 
-// ExponentialJitter draws lateness from an exponential distribution with
-// the given mean: mostly small, with a long tail.
+// ExponentialJitter draws exponential lateness with the given mean.
 func ExponentialJitter(mean time.Duration) Jitter {
 	j := Jitter{kind: jitterExponential, a: float64(mean), descriptor: fmt.Sprintf("exponential mean %v", mean)}
 	if mean < 0 {
@@ -77,10 +73,8 @@ func ExponentialJitter(mean time.Duration) Jitter {
 }
 
 // HistogramJitter replays a latency histogram recorded on a real machine
-// (a task's Stats().Latency, or one read by package rtapi/latencyfile), so
-// that a test can ask whether a servo stays stable with that machine's
-// jitter. Each draw picks a bucket with the probability the histogram
-// gives it and a value uniformly inside the bucket, kept within the
+// (a task's Stats().Latency, or rtapi/latencyfile's). Each draw picks a
+// bucket by its share and a value uniformly inside it, within the
 // recorded minimum and maximum; the overflow count draws the maximum.
 func HistogramJitter(h hist.Snapshot) Jitter {
 	j := Jitter{kind: jitterHistogram, width: int64(h.Width), lo: int64(max(h.Min, 0)), hi: int64(max(h.Max, 0)),
@@ -126,9 +120,7 @@ func (s *jitterSource) seed(seed, stream uint64) {
 
 func (s *jitterSource) set(j Jitter) { s.j = j }
 
-// sample draws one lateness in nanoseconds, never negative. It allocates
-// nothing.
-//
+// sample draws one lateness in nanoseconds, never negative.
 // RT-safe.
 func (s *jitterSource) sample() int64 {
 	j := &s.j

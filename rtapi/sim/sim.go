@@ -1,8 +1,7 @@
 // Package sim is the sim flavor and drives an RT opened on it: virtual
 // time for unit tests of servo code, with no root, no real-time kernel
 // and no flakiness. Importing it registers flavor "sim" with rtapi, as a
-// database/sql driver registers itself; rtapi.Open refuses "sim" in a
-// program that does not import it.
+// database/sql driver does.
 //
 //	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 //	...
@@ -12,20 +11,15 @@
 //
 // Task bodies run only inside the Controller's Advance, AdvanceTo,
 // RunUntil and RunCycles calls, one at a time: at each virtual instant the
-// due tasks run highest priority first, ties in the order the tasks were
-// created, each until its next WaitPeriod. The same program with the same
+// due tasks run highest priority first, ties in creation order, each until
+// its next WaitPeriod. The same program with the same
 // rtapi.SimOptions.Seed gives the same Trace on every run and any
-// GOMAXPROCS. Wake-up jitter comes from a distribution (ConstantJitter,
-// UniformJitter, NormalJitter, ExponentialJitter) or replays a histogram
-// recorded on a real machine (HistogramJitter; package rtapi/latencyfile
-// reads latency-test's and cyclictest's files).
+// GOMAXPROCS. Wake-up jitter comes from a distribution or replays a
+// histogram recorded on a real machine (HistogramJitter, rtapi/latencyfile).
 //
-// Instants are int64 nanoseconds of the virtual clock (the same as
-// rt.Now() and TaskContext.Now on this RT); spans are time.Duration.
-// Errors match the rtapi sentinels with errors.Is.
-//
-// Example (example_test.go) runs a servo task with injected jitter and
-// prints its trace; ExampleController_RunUntil stops on a condition.
+// Instants are int64 nanoseconds of the virtual clock (rt.Now(),
+// TaskContext.Now); spans are time.Duration. Errors match the rtapi
+// sentinels.
 package sim
 
 import (
@@ -42,19 +36,17 @@ import (
 // Controller drives the virtual clock of an RT opened on the sim flavor.
 //
 // A cycle lasts its declared cost (TaskConfig.Cost, zero by default) on its
-// task's clock; tasks do not wait for one another's costs, as if each had
-// a CPU of its own, unless rtapi.SimOptions.SharedCPU puts them on one. Starting a task does not run it: its first
-// cycle is due at the virtual time of Start, and runs at the next
-// controller call.
+// task's clock; each task has a CPU of its own unless
+// rtapi.SimOptions.SharedCPU puts them on one. A task's first cycle is due
+// at the virtual time of Start and runs at the next controller call.
 //
-// Its methods are for the goroutine that drives the test — one call at a
-// time — and must not be called from task bodies (they return an error
-// matching rtapi.ErrState). Task lifecycle calls (Start, Pause, Resume,
-// Stop, Delete) come from task bodies and RunUntil's predicate while a
-// controller call runs, and from any goroutine, one at a time, between
-// controller calls; one from another goroutine while a controller call
-// runs is rtapi.ErrState. A Stop between controller calls returns once
-// the task's body has run to its end, in virtual time.
+// Its methods are for the goroutine that drives the test, one call at a
+// time; from a task body they return rtapi.ErrState. Task lifecycle calls
+// (Start, Pause, Resume, Stop, Delete) come from task bodies and
+// RunUntil's predicate while a controller call runs, and from any
+// goroutine, one at a time, between controller calls; any other call is
+// rtapi.ErrState. A Stop between controller calls returns once the body
+// has run to its end, in virtual time.
 type Controller struct {
 	rt  *rtapi.RT
 	sim *engine
@@ -91,12 +83,11 @@ func New(rt *rtapi.RT) (*Controller, error) {
 // Now is the virtual time in nanoseconds (the same as rt.Now()).
 func (c *Controller) Now() int64 { return c.sim.Now() }
 
-// Advance runs the simulation for d of virtual time: every release due up
-// to and including Now()+d runs, and Now() is then Now()+d (later when a
-// clock step jumped past it). A negative d is rtapi.ErrInvalid; a task body
-// that does not come back to WaitPeriod within rtapi.SimOptions.HangTimeout of
-// real time is an error naming the task (rtapi.ErrTimeout), after which the
-// simulation is unusable.
+// Advance runs every release due up to and including Now()+d; Now() is
+// then Now()+d (later if a clock step jumped past it). A negative d is
+// rtapi.ErrInvalid. A body that does not return to WaitPeriod within
+// rtapi.SimOptions.HangTimeout of real time is an error naming the task
+// (rtapi.ErrTimeout), and the simulation is then unusable.
 func (c *Controller) Advance(d time.Duration) error {
 	if d < 0 {
 		return fmt.Errorf("sim: cannot advance by %v: virtual time only goes forward: %w", d, rtapi.ErrInvalid)
@@ -104,18 +95,16 @@ func (c *Controller) Advance(d time.Duration) error {
 	return c.AdvanceTo(c.sim.Now() + int64(d))
 }
 
-// AdvanceTo runs the simulation until virtual time t (nanoseconds, as
-// Now() reads it). A t before Now() is rtapi.ErrInvalid.
+// AdvanceTo runs until virtual time t; a t before Now() is rtapi.ErrInvalid.
 func (c *Controller) AdvanceTo(t int64) error {
 	_, err := c.sim.Run(t, nil, "", 0)
 	return err
 }
 
 // RunUntil runs the simulation until pred returns true, for at most
-// within of virtual time. pred is checked first and then after every
-// cycle of every task, on the goroutine of the task that just ran (one at
-// a time, so it may read what the bodies write); it must not call the
-// controller. When within passes first, RunUntil returns rtapi.ErrTimeout.
+// within of virtual time, else rtapi.ErrTimeout. pred is checked first and
+// after every cycle, on the goroutine of the task that just ran, so it may
+// read what the bodies write; it must not call the controller.
 func (c *Controller) RunUntil(pred func() bool, within time.Duration) error {
 	if pred == nil {
 		panic("sim: Controller.RunUntil called with a nil predicate")
@@ -137,13 +126,12 @@ func (c *Controller) RunUntil(pred func() bool, within time.Duration) error {
 // pass (at least one second of virtual time) before it gives up.
 const RunCyclesBound = 100
 
-// RunCycles runs the simulation until task t has completed n more cycles
-// (other tasks run as their releases come due). Virtual time then stands
-// at the release of t's last cycle; that cycle's execution time enters
-// Stats when its WaitPeriod completes, at the next controller call. A
-// task that is not running is rtapi.ErrState, as is one paused or ended before
-// its n cycles; one that does not complete them within RunCyclesBound
-// periods per cycle (at least 1 s) of virtual time is rtapi.ErrTimeout.
+// RunCycles runs the simulation until task t has completed n more cycles.
+// Virtual time then stands at the release of t's last cycle, whose
+// execution time enters Stats at the next controller call. A task not
+// running, or paused or ended before its n cycles, is rtapi.ErrState; one
+// that takes longer than RunCyclesBound periods per cycle (at least 1 s)
+// is rtapi.ErrTimeout.
 func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 	const op = "sim run cycles"
 	if err := c.own(t, op); err != nil {
@@ -171,9 +159,7 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 	return err
 }
 
-// SetTask sets what the simulation injects into t — wake-up jitter,
-// declared execution cost per cycle, or the real execution time — from
-// its next release on (from its first when set before Start).
+// SetTask sets t's injections from its next release (its first, before Start).
 func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
 	const op = "sim set task"
 	if err := c.own(t, op); err != nil {
@@ -183,8 +169,7 @@ func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
 }
 
 // InjectStall delays the release of t's cycle cycle (1 or later, not yet
-// released) by periods whole periods, as if the machine had not run the
-// thread: Stats then show that lateness and the overruns it causes.
+// released) by periods whole periods, as if the machine had stalled.
 func (c *Controller) InjectStall(t *rtapi.Task, cycle, periods int64) error {
 	const op = "sim inject stall"
 	if err := c.own(t, op); err != nil {
@@ -194,8 +179,7 @@ func (c *Controller) InjectStall(t *rtapi.Task, cycle, periods int64) error {
 }
 
 // InjectOverrun makes t's cycle cycle (not yet run) take extra more
-// execution time than declared; extra 0 means one period, so that the
-// cycle misses exactly its next release (one overrun in Stats).
+// execution time; extra 0 means one period: exactly one overrun.
 func (c *Controller) InjectOverrun(t *rtapi.Task, cycle int64, extra time.Duration) error {
 	const op = "sim inject overrun"
 	if err := c.own(t, op); err != nil {
@@ -205,17 +189,15 @@ func (c *Controller) InjectOverrun(t *rtapi.Task, cycle int64, extra time.Durati
 }
 
 // InjectClockStep makes virtual time jump forward by by at instant at (not
-// before Now()): nothing runs in between and every task asleep across the
-// jump wakes late at its end, as after an SMI or a paused VM. A zero or
-// negative step is rtapi.ErrInvalid: a monotonic clock never goes back.
+// before Now()), as after an SMI or a paused VM: every task asleep across
+// the jump wakes late at its end. A step <= 0 is rtapi.ErrInvalid.
 func (c *Controller) InjectClockStep(at int64, by time.Duration) error {
 	return c.sim.InjectClockStep(at, by)
 }
 
 // Trace returns the recorded events. Call it between controller calls.
 func (c *Controller) Trace() (Trace, error) {
-	tr, err := c.sim.Trace()
-	return tr, err
+	return c.sim.Trace()
 }
 
 // own checks that t is one of this controller's RT's tasks.
@@ -229,8 +211,7 @@ func (c *Controller) own(t *rtapi.Task, op string) error {
 	return nil
 }
 
-// wrapTask names t in err, unless err is about the whole simulation (a
-// hang names its own task; a call during a run).
+// wrapTask names t in err, unless err already names a task or is errBusy.
 func (c *Controller) wrapTask(t *rtapi.Task, op string, err error) error {
 	var te *rtapi.TaskError
 	if err == nil || errors.As(err, &te) || errors.Is(err, errBusy) {
@@ -243,17 +224,13 @@ func taskErr(t *rtapi.Task, op string, err error) error {
 	return &rtapi.TaskError{Task: t.Name(), Op: op, Err: err}
 }
 
-// TaskConfig is what the simulation injects into one task. The zero value
-// injects nothing and makes cycles free.
+// TaskConfig is a task's injections; the zero value injects nothing.
 type TaskConfig struct {
 	// Jitter is the wake-up lateness added to each release.
 	Jitter Jitter
-	// Cost is the declared execution time of each cycle: the task's
-	// virtual clock advances by Cost between the start and the end of a
-	// cycle, so a Cost above the period overruns deterministically.
+	// Cost is each cycle's declared execution time; over a period, it overruns.
 	Cost time.Duration
-	// RealExec charges the real time the body took instead of Cost. The
-	// simulation then depends on the host and is no longer reproducible.
+	// RealExec charges the body's real time instead of Cost: not reproducible.
 	RealExec bool
 }
 
@@ -292,8 +269,7 @@ type Event struct {
 	Value time.Duration
 }
 
-// String formats the event as one trace line, e.g.
-// "1ms servo #1 wake 20µs".
+// String formats the event as a trace line, e.g. "1ms servo #1 wake 20µs".
 func (e Event) String() string {
 	task := e.Task
 	if task == "" {
@@ -308,11 +284,9 @@ func (e Event) String() string {
 
 // Trace is what the simulation recorded.
 type Trace struct {
-	// Events are the most recent events (rtapi.SimOptions.TraceLimit),
-	// oldest first.
+	// Events are the last TraceLimit events (rtapi.SimOptions), oldest first.
 	Events []Event
-	// Count is the number of events since Open; Digest is a hash of all
-	// of them: two runs had identical traces exactly when both match.
+	// Count is the events since Open; equal Digests mean identical traces.
 	Count  uint64
 	Digest uint64
 }

@@ -21,10 +21,8 @@
 //	          shared-memory ring for examples/halsampler (package sampler)
 //
 // Each takes count=N or names=a,b (pid also num_chan=N) and names its pins
-// and functions NAME.N.pin (or a.pin). A function of a component that has
-// one function is named as the instance (scale.0), as halcompile names
-// "function _". Every function is RT-safe: it reads and writes pins and
-// its own state, and allocates nothing.
+// NAME.N.pin (or a.pin); a lone function is named as the instance
+// (scale.0), as halcompile names "function _". Every function is RT-safe.
 package comps
 
 import (
@@ -55,8 +53,7 @@ func init() {
 	hal.Register("sampler", sampler.Load)
 }
 
-// instances makes a factory that makes one component named as the
-// loadrt line and, on it, one instance per name.
+// instances makes a factory of one component with one instance per name.
 func instances(def int, inst func(c *hal.Component, p string)) hal.Factory {
 	return func(h *hal.HAL, a *hal.LoadArgs) error {
 		names, err := a.Instances(def)
@@ -74,10 +71,7 @@ func instances(def int, inst func(c *hal.Component, p string)) hal.Factory {
 	}
 }
 
-// loadThreads makes up to three threads: nameN=NAME periodN=NS (and fpN,
-// accepted and ignored: Go threads always have floating point). They are
-// created fastest first, whatever their numbers, so the fastest sets the
-// base period.
+// loadThreads makes up to three threads (nameN= periodN=), fastest first.
 func loadThreads(h *hal.HAL, a *hal.LoadArgs) error {
 	type spec struct {
 		name   string
@@ -248,10 +242,8 @@ func newLowpass(c *hal.Component, p string) {
 }
 
 // limit3 (limit3(9)): out follows in, limited to [min, max], to maxv per
-// second and to maxa per second squared. When it cannot follow, it
-// ramps at maxa toward the command, reversing the ramp when that brings
-// it closer to matching the command's velocity in place (the algorithm of
-// LinuxCNC's original limit3 by John Kasunich). load jumps to in.
+// second and to maxa per second squared, ramping at maxa as LinuxCNC's
+// original limit3 does when it cannot follow. load jumps to in.
 func newLimit3(c *hal.Component, p string) {
 	in, out := c.Float(p+".in", hal.In), c.Float(p+".out", hal.Out)
 	load := c.Bit(p+".load", hal.In)
@@ -321,13 +313,10 @@ func newLimit3(c *hal.Component, p string) {
 //	         limited to ±maxoutput; 0 when disabled
 //
 // A limit of 0 means none. Pgain defaults to 1. The internal terms are
-// Out pins (LinuxCNC exports them with debug=1). While the output is in
-// its limit, saturated is true, saturated-s counts the seconds and
-// saturated-count the cycles (up to 2147483647); all three reset when it
-// leaves the limit. index-enable is watched, as LinuxCNC's pid does: in
-// the cycle it falls (the encoder has reset its count on the index
-// pulse), errorD and commandD keep their previous values instead of
-// differentiating the jump in position.
+// Out pins (LinuxCNC's debug=1). While the output is in its limit,
+// saturated is true, saturated-s counts seconds and saturated-count
+// cycles (up to 2147483647). In the cycle index-enable falls, errorD and
+// commandD keep their previous values, as LinuxCNC's pid does.
 func newPID(c *hal.Component, p string) {
 	f := func(n string) hal.Float { return c.Float(p+"."+n, hal.In) }
 	o := func(n string) hal.Float { return c.Float(p+"."+n, hal.Out) }
@@ -435,10 +424,9 @@ func newPID(c *hal.Component, p string) {
 
 // sim_motor: a simulated servo axis. Its velocity follows command * gain
 // (0 when not enabled) with a first-order lag of time-constant seconds;
-// position integrates it. An encoder of counts-per-unit counts per unit
-// gives counts (truncated toward minus infinity) and position-fb =
-// counts / counts-per-unit; with counts-per-unit 0, position-fb is the
-// exact position. Function sim_motor.N.update.
+// position integrates it. counts = floor(position * counts-per-unit) and
+// position-fb = counts / counts-per-unit (with counts-per-unit 0: counts
+// 0, position-fb exact). Function sim_motor.N.update.
 func newSimMotor(c *hal.Component, p string) {
 	command, enable := c.Float(p+".command", hal.In), c.Bit(p+".enable", hal.In)
 	gain, tau := c.Float(p+".gain", hal.In), c.Float(p+".time-constant", hal.In)

@@ -1,20 +1,17 @@
 // Package control is the command channel of a running HAL host: a Unix
-// socket on which another process (examples/halcmd) sends halcmd
-// commands — net, unlinkp, addf, delf, newsig, delsig, save, show, ... —
-// that the host runs on its own non-real-time goroutine with HAL.Exec.
-// Values are not set through it: halcmd stores them into the data
-// segment itself (hal.AttachData).
+// socket on which another process (examples/halcmd) sends halcmd commands
+// (net, unlinkp, addf, delf, newsig, delsig, save, show, ...) that the
+// host runs with HAL.Exec on a non-real-time goroutine. Values are not
+// set through it: halcmd stores them itself (hal.AttachData).
 //
-// Who may send commands: the socket file is mode 0600 (0660 with a
-// group), and each connection's peer is checked with SO_PEERCRED: its
-// uid must be the host's effective uid, root, or in Options.AllowUIDs,
-// or its gid that of Options.Group — the rules docs/SECURITY.md gives
-// for the shared-memory segments.
+// The socket file is mode 0600 (0660 with a group), and each peer is
+// checked with SO_PEERCRED: its uid must be the host's effective uid,
+// root or in Options.AllowUIDs, or its gid Options.Group's
+// (docs/SECURITY.md).
 //
-// Protocol: one request per line, a .hal command as halfile.Command.String
-// prints it; each answer is a line "ok N" or "error N" followed by N bytes
-// (the command's output, or the error's text). Lines are bounded by
-// halfile.MaxLineLen.
+// Protocol: one request per line, a command as halfile.Command.String
+// prints it (at most halfile.MaxLineLen); each answer is a line "ok N" or
+// "error N" followed by N bytes of output or error text.
 package control
 
 import (
@@ -29,15 +26,14 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
 
-// Default keys of the segments a host (examples/halrun) shares: "HALD"
-// for the data tables, "HALS" for thread statistics.
+// Default segment keys of a host (examples/halrun): "HALD" for the data
+// tables, "HALS" for thread statistics.
 const (
 	DefaultDataKey  = 0x48414c44
 	DefaultStatsKey = 0x48414c53
 )
 
-// SocketPath is where the host of an instance listens: dir ("" means
-// /dev/shm, beside the segments) / gortapi-<instance>-hal.sock.
+// SocketPath is dir/gortapi-<instance>-hal.sock; dir "" means /dev/shm.
 func SocketPath(dir string, instance int) string {
 	if dir == "" {
 		dir = "/dev/shm"
@@ -60,8 +56,7 @@ type Client struct {
 	rd *bufio.Reader
 }
 
-// Do sends one command and returns its output, or the host's error
-// (matching rtapi.ErrInvalid, with the host's text).
+// Do sends one command and returns its output, or the host's *HostError.
 func (c *Client) Do(cmd halfile.Command) (string, error) {
 	line := cmd.String()
 	if strings.ContainsAny(line, "\n") {
@@ -93,8 +88,7 @@ func (c *Client) Do(cmd halfile.Command) (string, error) {
 // Close closes the connection.
 func (c *Client) Close() error { return c.c.Close() }
 
-// HostError is an error the host reported for a command. It matches
-// rtapi.ErrInvalid.
+// HostError is an error the host reported for a command (rtapi.ErrInvalid).
 type HostError struct{ Msg string }
 
 func (e *HostError) Error() string { return e.Msg }

@@ -36,10 +36,9 @@ type Server struct {
 	done  bool
 }
 
-// Serve listens on path and runs each connection's commands on h, one
-// at a time, from its own goroutine (never a real-time thread). A socket
-// file left at path by a host that died is replaced; one a live host
-// listens on is refused (ErrExist).
+// Serve listens on path and runs each connection's commands on h, one at
+// a time, on its own goroutine. A dead host's socket file is replaced; a
+// live host's is ErrExist.
 func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
 	gid := -1
 	if o.Group != "" {
@@ -154,8 +153,8 @@ func (s *Server) serve(c *net.UnixConn) {
 		if cred != nil {
 			who = fmt.Sprintf("uid %d gid %d (pid %d)", cred.Uid, cred.Gid, cred.Pid)
 		}
-		// Answer its first request, so that the refusal is what it reads
-		// (not a broken pipe); a peer that sends nothing waits a second.
+		// Answer its first request so it reads the refusal, not a broken
+		// pipe; a peer that sends nothing waits a second.
 		_ = c.SetReadDeadline(time.Now().Add(time.Second))
 		_, _ = readLine(bufio.NewReaderSize(c, 4096))
 		_ = answer(c, "", fmt.Errorf("control: %s may not command this host: %w", who, os.ErrPermission))
@@ -208,9 +207,8 @@ func readLine(rd *bufio.Reader) (string, error) {
 	}
 }
 
-// Close stops serving: no new connection is accepted, open ones are
-// closed, the socket file is removed, and Close returns once every
-// command in progress has finished.
+// Close stops accepting, closes open connections, removes the socket file
+// and returns once every command in progress has finished.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.done {

@@ -1,9 +1,8 @@
 // Package halfile parses LinuxCNC's .hal files: one command per line,
 // words separated by blanks, "#" starting a comment, a backslash at the
 // end of a line continuing it, double quotes grouping a word with blanks.
-// It is the one parser of gortapi's HAL: rtapi/hal executes what it
-// returns (HAL.Exec, HAL.Load) and examples/halcmd sends the same
-// commands to a running host.
+// rtapi/hal executes what it returns (HAL.Exec, HAL.Load); examples/halcmd
+// sends the same commands to a running host.
 //
 //	loadrt threads name1=servo period1=1000000
 //	loadrt pid count=1
@@ -14,13 +13,11 @@
 //	start
 //
 // safep THREAD PIN VALUE is gortapi's own: when THREAD faults or stops,
-// its safe state sets PIN (its signal, when linked) to VALUE
-// (hal.HAL.SafeP).
+// its safe state sets PIN to VALUE (hal.HAL.SafeP).
 //
-// Parse checks each command's verb and argument count; whether the pins,
-// signals and functions it names exist is for the executor to say. Every
-// error names FILE:LINE. Parsing is pure: it reads nothing but its input
-// and needs no HAL.
+// Parse checks each command's verb and argument count, not whether what
+// it names exists. Every error names FILE:LINE. Parsing reads nothing but
+// its input.
 package halfile
 
 import (
@@ -34,16 +31,15 @@ import (
 	"github.com/gortapi/gortapi/internal/errs"
 )
 
-// Limits on input, so that a hostile file costs bounded time and memory.
+// Limits on input: a hostile file costs bounded time and memory.
 const (
 	MaxLineLen = 64 << 10 // bytes in one logical line, continuations joined
 	MaxArgs    = 512      // words in one command
 	MaxLines   = 1 << 20  // physical lines in one file
 )
 
-// Command is one parsed command. Arrows are dropped and shorthands are
-// rewritten: "NAME = VALUE" becomes setp, linksp becomes linkps with its
-// arguments swapped, so an executor sees one form of each.
+// Command is one parsed command, in one form per verb: arrows dropped,
+// "NAME = VALUE" as setp, linksp as linkps with its arguments swapped.
 type Command struct {
 	File string
 	Line int // first physical line of the command, from 1
@@ -71,7 +67,7 @@ func Quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-// Error is a parse or execution error at one line of a file. It matches
+// Error is a parse or execution error at one line of a file; it matches
 // rtapi.ErrInvalid, or what Err matches.
 type Error struct {
 	File string
@@ -129,8 +125,8 @@ func Verbs() []string {
 
 func isArrow(s string) bool { return s == "=>" || s == "<=" || s == "<=>" }
 
-// Parse reads a .hal file. name is what errors call the file. It returns
-// every command, or the first error as an *Error naming FILE:LINE.
+// Parse reads a .hal file named name in errors, and returns every
+// command or the first error (an *Error naming FILE:LINE).
 func Parse(name string, r io.Reader) ([]Command, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxLineLen)
@@ -187,8 +183,7 @@ func ParseLine(s string) (c Command, ok bool, err error) {
 	return parseWords(words)
 }
 
-// ParseArgs parses a command given as words, as halcmd's command line
-// gives it.
+// ParseArgs parses a command given as words (halcmd's command line).
 func ParseArgs(words []string) (Command, error) {
 	if len(words) == 0 {
 		return Command{}, invalid("no command")

@@ -12,10 +12,9 @@ import (
 	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
-// Load is the sampler's factory (hal.Register("sampler", Load)): it takes
-// cfg=CFG[,CFG...] and depth=N[,N...], one channel per cfg string; a
-// channel without a depth gets DefaultDepth. It makes each channel's
-// pins, function and ring segment.
+// Load is the sampler's factory (hal.Register("sampler", Load)): one
+// channel per cfg=CFG[,CFG...] string, each with its depth=N[,N...]
+// (DefaultDepth if none), its pins, function and ring segment.
 func Load(h *hal.HAL, a *hal.LoadArgs) error {
 	cfgArg, ok := a.Get("cfg")
 	if !ok || cfgArg == "" {
@@ -98,9 +97,7 @@ func (p *source) word() uint64 {
 	}
 }
 
-// channel is one sampler.N: its pins, its ring and the writer's private
-// state (the cycle and drop counters are never read back from shared
-// memory).
+// channel is one sampler.N; its counters are private to the writer.
 type channel struct {
 	ring      *ipc.RecordRing
 	pins      []source

@@ -20,20 +20,17 @@
 //	sampler.N.overruns    io   s32, samples dropped because the ring was full
 //	sampler.N.sample-num  io   s32, the low 32 bits of the last cycle sampled
 //
-// and the function sampler.N. Each call is one cycle: it counts the cycle
-// and, when enabled, copies the pins into one record of the ring with
-// the cycle number (0 for the first call), the cycle's time (the Func's
-// now) and how many samples were dropped before it. A record is published
-// whole, so it holds the values of one cycle: pins written earlier in the
-// same thread are never seen from different cycles. When the ring is
-// full the sample is dropped and counted, never waited for.
+// and the function sampler.N. Each call counts the cycle and, when
+// enabled, publishes one whole record of the pins' values with the cycle
+// number (from 0), the cycle's time (the Func's now) and the samples
+// dropped before it. When the ring is full the sample is dropped and
+// counted, never waited for.
 //
 // The ring of channel N lives in the segment
 // "/gortapi-<instance>-<Key+N as 8 hex digits>" (Component.NewSegment),
 // removed when the HAL closes. Attach opens it from another process;
-// examples/halsampler prints it, one line per cycle.
+// examples/halsampler prints it.
 //
-// The sampler's function is RT-safe: it reads its pins, writes one record
-// and allocates nothing. Attach and Reader are for ordinary goroutines;
-// they treat the segment as untrusted input (docs/SECURITY.md).
+// The sampler's function is RT-safe. Attach and Reader are for ordinary
+// goroutines and treat the segment as untrusted input (docs/SECURITY.md).
 package sampler

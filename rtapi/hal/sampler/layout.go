@@ -22,9 +22,8 @@ const (
 	MaxChannels = 16
 	// DefaultDepth is a channel's depth when depth= does not give one.
 	DefaultDepth = 1000
-	// MaxRingBytes bounds the ring of one channel: depth times the
-	// record size (8 bytes per pin and 32 more), rounded up to a power of
-	// two, may not exceed it.
+	// MaxRingBytes bounds a channel's ring: depth times the record size
+	// (8 bytes per pin plus 32), rounded up to a power of two.
 	MaxRingBytes = 1 << 26
 )
 
@@ -42,9 +41,8 @@ const (
 	headerSize    = 256
 )
 
-// header is the start of a channel's segment. Everything in it is
-// written once by the sampler before Magic and then only read, but a
-// reader checks each field against what it computes itself.
+// header is the start of a channel's segment, written once before Magic;
+// a reader checks each field against what it computes itself.
 type header struct {
 	Magic    uint64
 	Version  uint32
@@ -64,8 +62,7 @@ var _ [unsafe.Sizeof(header{}) - headerSize]struct{}
 var letters = map[byte]hal.Type{'f': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32,
 	'u': hal.TypeU32, 'l': hal.TypeS64, 'k': hal.TypeU64}
 
-// ParseCfg returns the pin types of a cfg string (upper or lower case
-// letters, as LinuxCNC accepts).
+// ParseCfg returns the pin types of a cfg string (letters of either case).
 func ParseCfg(cfg string) ([]hal.Type, error) {
 	if cfg == "" || len(cfg) > MaxPins {
 		return nil, fmt.Errorf("sampler: cfg %q: want 1 to %d letters: %w", cfg, MaxPins, rtapi.ErrInvalid)
@@ -84,9 +81,9 @@ func ParseCfg(cfg string) ([]hal.Type, error) {
 // recordBytes is the payload of one record with n pins.
 func recordBytes(n int) int { return 8 * (wordPins + n) }
 
-// ringCapacity is the ring's data capacity for depth records of n pins:
-// each record also takes an 8-byte header, and one record's room is
-// kept for the skip at the wrap. Zero when it exceeds MaxRingBytes.
+// ringCapacity is the ring's data capacity for depth records of n pins,
+// each with an 8-byte header, plus one record's room for the skip at the
+// wrap. Zero when it exceeds MaxRingBytes.
 func ringCapacity(n int, depth uint64) int {
 	per := uint64(recordBytes(n) + 8)
 	if depth == 0 || depth > MaxRingBytes/per {

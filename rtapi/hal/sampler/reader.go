@@ -23,24 +23,20 @@ var errShortRecord = fmt.Errorf("%w: record of the wrong length", ErrCorrupt)
 
 // Sample is one cycle's record.
 type Sample struct {
-	// Cycle is the number of the cycle, counted by the sampler's function
-	// from 0; consecutive samples differ by one unless samples were
-	// dropped or the sampler was disabled in between.
+	// Cycle counts calls from 0; a gap means drops or a disabled sampler.
 	Cycle uint64
-	// Time is when the cycle began: the Func's now, in ns on the host
-	// flavor's clock.
+	// Time is the Func's now: ns on the host flavor's clock.
 	Time int64
-	// Dropped is how many samples the sampler dropped, the ring being
-	// full, before this one since it was loaded.
+	// Dropped counts samples dropped on a full ring before this one.
 	Dropped uint64
 	// Values are the pins' words in cfg order (hal.FormatValue prints
 	// one). The slice is the Reader's and is overwritten by the next Next.
 	Values []uint64
 }
 
-// Reader reads one sampler channel's ring from another process (what
-// halsampler does). Next consumes: two readers of one channel share its
-// samples. A Reader is for one goroutine.
+// Reader reads one sampler channel's ring (halsampler). Next consumes, so
+// two readers of one channel share its samples. A Reader is for one
+// goroutine.
 type Reader struct {
 	seg   *shm.Segment
 	ring  *ipc.RecordRing
@@ -53,10 +49,9 @@ type Reader struct {
 	err   error
 }
 
-// Attach opens channel's ring in the segments o describes (the host's
-// directory, instance, group). The segment is untrusted: its header is
-// checked against the geometry its own cfg and depth imply, and a
-// mismatch is ErrCorrupt. An absent one is shm.ErrNotExist.
+// Attach opens channel's ring in the segments o describes. A header that
+// does not match the geometry its own cfg and depth imply is ErrCorrupt;
+// an absent segment is shm.ErrNotExist.
 func Attach(o shm.Options, channel int) (*Reader, error) {
 	if channel < 0 || channel >= MaxChannels {
 		return nil, fmt.Errorf("sampler: channel %d: want 0 to %d: %w", channel, MaxChannels-1, rtapi.ErrInvalid)
@@ -124,10 +119,9 @@ func (r *Reader) Types() []hal.Type { return r.types }
 // Name is the channel's segment name.
 func (r *Reader) Name() string { return r.seg.Name() }
 
-// TryNext returns the next sample if one is waiting, allocating nothing
-// unless it reports damage: ipc.ErrEmpty if none, ErrCorrupt for a record the sampler cannot have written (the
-// reader then skips what the ring holds and goes on), shm.ErrTruncated if
-// the segment was truncated under it.
+// TryNext returns the next sample if one is waiting: ipc.ErrEmpty if none,
+// ErrCorrupt for a bad record (the reader then skips what the ring holds),
+// shm.ErrTruncated after a truncation. It allocates only on damage.
 func (r *Reader) TryNext() (Sample, error) {
 	if gerr := r.ring.Guard(r.get); gerr != nil {
 		return Sample{}, gerr
@@ -146,10 +140,9 @@ func (r *Reader) TryNext() (Sample, error) {
 	return Sample{Cycle: r.buf[wordCycle], Time: int64(r.buf[wordTime]), Dropped: r.buf[wordDropped], Values: r.buf[wordPins:]}, nil
 }
 
-// Next waits for the next sample until the deadline (the zero time: no
-// deadline): rtapi.ErrTimeout when it passes, rtapi.ErrClosed once the
-// host that made the segment has exited and the ring is drained; other
-// errors as for TryNext. It blocks; it allocates only on errors.
+// Next blocks for the next sample until deadline (zero: none), then
+// returns rtapi.ErrTimeout; rtapi.ErrClosed once the host has exited and
+// the ring is drained; else as TryNext. It allocates only on errors.
 func (r *Reader) Next(deadline time.Time) (Sample, error) {
 	for {
 		s, err := r.TryNext()

@@ -6,11 +6,8 @@ import (
 	"unsafe"
 )
 
-// The sampler's hot path: called once per cycle of its thread. It reads
-// each pin once, writes one record of the ring in place and publishes it
-// with one atomic store (ipc.RecordRing.Commit). No allocation, no lock,
-// no system call except the FUTEX_WAKE the ring issues when a reader
-// sleeps.
+// The sampler's hot path: no allocation or lock; the only system call is
+// the ring's FUTEX_WAKE when a reader sleeps.
 
 func floatBits(f float64) uint64 { return math.Float64bits(f) }
 
