@@ -284,7 +284,7 @@ func (tc *TaskContext) Late() time.Duration { return time.Duration(tc.wake - tc.
 // Missed is the number of releases that passed while the previous body
 // ran or while the task slept held off its CPU (Xenomai's overruns_r),
 // usually 0. With Skip they were dropped; with CatchUp this cycle and the
-// next run them back to back.
+// ones after it run them back to back.
 // RT-safe.
 func (tc *TaskContext) Missed() int64 { return tc.missed }
 

@@ -104,10 +104,11 @@ func (rt *RT) ShmMsgLogger(seg *shm.Segment, off, size int, task string) (*msg.L
 	return l, nil
 }
 
-// DrainShmMessages makes this RT's drainer also poll the message ring at
-// [off, off+size) of seg, written by a ShmMsgLogger in another process
-// (rtapi_msgd). task names the ring in drop reports. Call stop before
-// closing seg; once it returns, the drainer no longer touches it.
+// DrainShmMessages makes this RT's drainer also poll, every 20 ms
+// (msg.DefaultPollInterval), the message ring at [off, off+size) of seg,
+// written by a ShmMsgLogger in another process (rtapi_msgd). task names
+// the ring in drop reports. Call stop before closing seg; once it returns,
+// the drainer no longer touches it.
 //
 // The ring is untrusted: a damaged one is emptied and left alone for up to
 // a second, with at most one ERROR entry a second; text taken from it is

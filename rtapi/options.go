@@ -103,9 +103,10 @@ type Options struct {
 	// SimOptions' defaults.
 	Sim *SimOptions
 	// TimerSignal is the real-time signal the posix-timer wake mode's
-	// timers send to their task thread. Zero: DefaultTimerSignal. It must
-	// be 34 (SIGRTMIN) to 64 (SIGRTMAX), one the program does not use:
-	// ErrInvalid otherwise. Instances sent to the process still reach it.
+	// timers send to their task thread, which blocks it. Zero:
+	// DefaultTimerSignal. Outside 34 (SIGRTMIN) to 64 (SIGRTMAX) it is
+	// ErrInvalid; pick one the program does not use. Instances sent to the
+	// process still reach it.
 	TimerSignal int
 	// GCShield decides for tasks whose TaskSpec.GCShield is Auto: On
 	// shields them, Off does not, Auto applies TaskSpec.GCShield's rule on

@@ -30,7 +30,8 @@ var ownerAlive = alive
 
 // Mutex is a futex lock in shared memory, between processes and between
 // goroutines of one process (rtapi_mutex_get/try/give, sleeping instead of
-// spinning). Its zero value is unlocked; it is 8 bytes and pointer-free.
+// spinning). Its zero value is unlocked; it is 8 bytes, 4-byte aligned and
+// pointer-free.
 //
 // The lock word holds the owner's pid. A locker that finds the owner gone,
 // or a word naming no process (as a peer may write), takes the lock over and

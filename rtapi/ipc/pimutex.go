@@ -23,7 +23,7 @@ const piTakeoverTries = 1024 // bounds Lock's take-overs of a dead holder's word
 
 // PIMutex is a priority-inheritance mutex in shared memory (FUTEX_LOCK_PI):
 // its holder runs at the priority of its highest waiter. Its zero value is
-// unlocked; it is 8 bytes and pointer-free.
+// unlocked; it is 8 bytes, 4-byte aligned and pointer-free.
 //
 // The lock belongs to a thread: a Lock or TryLock that takes it locks the
 // calling goroutine to its OS thread until the same goroutine's Unlock

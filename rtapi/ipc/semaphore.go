@@ -8,9 +8,9 @@ import (
 )
 
 // Semaphore is a counting semaphore in shared memory (rtapi_sem_give /
-// take / try; Xenomai rt_sem). The zero value has count 0; it is 8 bytes and
-// pointer-free. A peer rewriting the count without end makes Give and
-// TryTake return ErrBusy after 64 tries.
+// take / try; Xenomai rt_sem). The zero value has count 0; it is 8 bytes,
+// 4-byte aligned and pointer-free. A peer rewriting the count without end
+// makes Give and TryTake return ErrBusy after 64 tries.
 type Semaphore struct {
 	count   uint32
 	waiters uint32

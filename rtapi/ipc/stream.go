@@ -3,7 +3,8 @@ package ipc
 import "sync/atomic"
 
 // StreamRing is a single-producer single-consumer byte stream (Machinekit's
-// stream ring) with no record boundaries. Write and Read are wait-free.
+// stream ring) with no record boundaries. Write and Read are wait-free;
+// Write makes a FUTEX_WAKE only when the consumer sleeps in Wait.
 // Handles and shared state are as for RecordRing.
 type StreamRing struct{ r ring }
 

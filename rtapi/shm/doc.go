@@ -9,10 +9,10 @@
 // ErrNotInitialised; a truncated, foreign-version or garbage file is refused
 // (ErrTruncated, *VersionError, ErrCorrupt), never misread.
 //
-// Trust: attach accepts only a regular file owned by this process's
-// effective uid, root or a user in Options.AllowUIDs, or of the group
-// Options.Group, that nobody else may write; anything else is an *OwnerError
-// (ErrUntrusted).
+// Trust: attach decides on the open file, before reading a byte of it, and
+// accepts only a regular file owned by this process's effective uid, root
+// or a user in Options.AllowUIDs, or of the group Options.Group, that
+// nobody else may write; anything else is an *OwnerError (ErrUntrusted).
 // Created files are 0600, or 0660 with Options.Group, whatever the umask.
 // docs/SECURITY.md has the threat model.
 //
