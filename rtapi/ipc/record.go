@@ -241,10 +241,12 @@ func (q *RecordRing) Close() {
 func (q *RecordRing) Dropped() uint64 { return q.r.Dropped() }
 
 // Capacity returns the data capacity in bytes.
+// RT-safe.
 func (q *RecordRing) Capacity() int { return q.r.Capacity() }
 
 // Used returns the bytes of unread records, headers and padding included
 // (at most the capacity).
+// RT-safe.
 func (q *RecordRing) Used() int { return q.r.Used() }
 
 // CorruptEvents returns how many times this handle returned ErrCorrupt.

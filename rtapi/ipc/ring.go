@@ -328,20 +328,15 @@ func (r *ring) wake() {
 	_, _ = sys.FutexWake(&r.h.sleeping, 1)
 }
 
-// Dropped returns how many writes were refused because the ring was full.
-// RT-safe.
+// Dropped, Capacity, Used and CorruptEvents back the ring types' methods
+// of those names.
 func (r *ring) Dropped() uint64 { return atomic.LoadUint64(&r.h.dropped) }
 
-// Capacity returns the data capacity in bytes.
 func (r *ring) Capacity() int { return len(r.data) }
 
-// Used returns the bytes written and not yet consumed, at most the capacity.
-// RT-safe.
 func (r *ring) Used() int {
 	u := atomic.LoadUint64(&r.h.head) - atomic.LoadUint64(&r.h.tail)
 	return int(min(u, uint64(len(r.data))))
 }
 
-// CorruptEvents returns how many times this handle returned ErrCorrupt.
-// RT-safe.
 func (r *ring) CorruptEvents() uint64 { return r.corrupt.Load() }

@@ -91,9 +91,11 @@ func (s *StreamRing) Close() {
 func (s *StreamRing) Dropped() uint64 { return s.r.Dropped() }
 
 // Capacity returns the data capacity in bytes.
+// RT-safe.
 func (s *StreamRing) Capacity() int { return s.r.Capacity() }
 
 // Used returns the bytes written and not yet read (at most the capacity).
+// RT-safe.
 func (s *StreamRing) Used() int { return s.r.Used() }
 
 // CorruptEvents returns how many times this handle returned ErrCorrupt.
