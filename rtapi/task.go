@@ -92,7 +92,8 @@ type TaskSpec struct {
 	// Priority in [PrioLowest, PrioHighest]; 0 means PrioHighest.
 	Priority int
 	// Period of a periodic task; 0 for a task that is not periodic (its
-	// WaitPeriod does not sleep). From the flavor's minimum to MaxPeriod.
+	// WaitPeriod does not sleep). From the flavor's minimum (10 µs on Linux)
+	// to MaxPeriod.
 	Period time.Duration
 	// CPU places the task's thread; see CPUChoice.
 	CPU CPUChoice
