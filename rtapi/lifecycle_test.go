@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
@@ -25,20 +26,20 @@ import (
 
 // realTimeThreads lists the threads of this process that run a real-time
 // policy.
-func realTimeThreads(t testing.TB) []int {
+func realTimeThreads(t testing.TB) []string {
 	t.Helper()
 	entries, err := os.ReadDir("/proc/self/task")
 	require.NoError(t, err)
-	var rt []int
+	var rt []string
 	for _, e := range entries {
 		tid, err := strconv.Atoi(e.Name())
 		require.NoError(t, err)
-		policy, _, err := sys.Scheduler(tid)
+		policy, prio, err := sys.Scheduler(tid)
 		if err != nil {
 			continue // the thread is gone
 		}
 		if policy != sys.SchedOther {
-			rt = append(rt, tid)
+			rt = append(rt, fmt.Sprintf("tid %d: %v %d", tid, policy, prio))
 		}
 	}
 	return rt

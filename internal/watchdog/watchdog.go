@@ -178,13 +178,14 @@ func (d *Dog) Running() bool {
 // Tid is the loop's thread, once it started.
 func (d *Dog) Tid() int { return int(d.tid.Load()) }
 
-// Wait waits, at most timeout, for the loop to exit (within a tick of
-// nothing live being left).
+// Wait waits, at most timeout, for the last loop started to exit (within
+// a tick of nothing live being left); by then its thread is off
+// SCHED_FIFO and Config.Exiting has returned.
 func (d *Dog) Wait(timeout time.Duration) {
 	d.mu.Lock()
-	running, exited := d.running, d.exited
+	exited := d.exited
 	d.mu.Unlock()
-	if !running {
+	if exited == nil {
 		return
 	}
 	t := time.NewTimer(timeout)
@@ -210,6 +211,8 @@ func (d *Dog) loop(ready chan<- struct{}) {
 	defer close(d.exited)
 	tid := sys.Gettid()
 	d.tid.Store(int64(tid))
+	// Off SCHED_FIFO before Wait returns: the thread outlives the loop.
+	defer func() { _ = sys.SetScheduler(0, sys.SchedOther, 0) }()
 	if d.cfg.Exiting != nil {
 		defer d.cfg.Exiting(tid) // before the thread ends and its tid can be reused
 	}
