@@ -31,17 +31,21 @@ func noPreempt(block bool) {
 }
 
 // holdOn runs an ordinary (SCHED_OTHER) goroutine pinned to cpu that waits
-// for want and then sets got: what a GC worker or sysmon holding a
-// goroutine's scan bit does for the thread spinning in exitsyscall. It
-// yields as the runtime's spin does, and never calls into the scheduler.
-func holdOn(t *testing.T, cpu int, want, got *atomic.Bool) {
+// until want is set and the thread *tid names runs SCHED_OTHER, then sets
+// got: what a GC worker or sysmon holding a goroutine's scan bit does for
+// the thread spinning in exitsyscall, except that it waits for the spin
+// guard's demotion. (The kernel's fair server runs it now and then within
+// a few milliseconds while the spinner still runs SCHED_FIFO: 5 of 100
+// runs here.) It yields as the runtime's spin does, and never calls into
+// the scheduler.
+func holdOn(t *testing.T, cpu int, want *atomic.Bool, tid *atomic.Int64, got *atomic.Bool) {
 	t.Helper()
 	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the affinity dies with the thread
 		ready <- sys.SetAffinity(0, []int{cpu})
 		noPreempt(true)
-		for !want.Load() {
+		for !want.Load() || !ordinary(int(tid.Load())) {
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		got.Store(true)
@@ -50,15 +54,23 @@ func holdOn(t *testing.T, cpu int, want, got *atomic.Bool) {
 	require.NoError(t, <-ready)
 }
 
+// ordinary reports whether thread tid runs SCHED_OTHER, with a raw system
+// call.
+func ordinary(tid int) bool {
+	p, _, errno := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+	return errno == 0 && p&^unix.SCHED_RESET_ON_FORK == uintptr(sys.SchedOther)
+}
+
 // A task thread that spins, yielding, until an ordinary thread on its CPU
 // lets go — the Go runtime's livelock of docs/GC.md, built from plain
 // threads — is let off its CPU by the spin guard: the holder runs, the
 // spin ends, the task carries on and ends without a fault. Without the
-// guard only the kernel's RT throttling ends it, after about a second
-// (1.03-1.15 s here), and nothing where sched_rt_runtime_us is -1: the
-// in-process watchdog does not get to run either, since its own return
-// from sleep needs one of the two Ps the spinner and the starved holder
-// hold.
+// guard only the kernel ends such a spin, by RT throttling after about a
+// second (1.03-1.15 s here) or by its fair server, sooner now and then,
+// and nothing does where sched_rt_runtime_us is -1; this holder waits for
+// the demotion, so only the guard ends this spin. The in-process watchdog
+// does not get to run either, since its own return from sleep needs one of
+// the two Ps the spinner and the starved holder hold.
 func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 	rttest.RequireRT(t)
 	cpu := lastCPU(t)
@@ -76,6 +88,7 @@ func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, SpareProcs: rtapi.Off})
 
 	var started, spinning, released atomic.Bool
+	var spinner atomic.Int64
 	spinAt := int64(-1)
 	task, err := rt.NewTask(rtapi.TaskSpec{
 		// Only the guard may end the spin: under an emulator the
@@ -92,6 +105,7 @@ func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 			}
 			if tc.Cycle() == spinAt {
 				noPreempt(true)
+				spinner.Store(int64(unix.Gettid()))
 				spinning.Store(true)
 				for !released.Load() {
 					unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
@@ -105,7 +119,7 @@ func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
-	holdOn(t, cpu, &spinning, &released)
+	holdOn(t, cpu, &spinning, &spinner, &released)
 	require.NoError(t, task.Start())
 	started.Store(true)
 	select {
