@@ -55,9 +55,10 @@ func startGuard(t *testing.T) (*spinguard.Guard, *events) {
 // livelock with plain threads: a SCHED_FIFO thread spins with sched_yield
 // (as exitsyscall does) until a SCHED_OTHER thread on the same CPU sets a
 // flag. Without the guard nothing ends the spin but the kernel's RT
-// throttling (and nothing at all where sched_rt_runtime_us is -1); with
-// it, the guard demotes the spinner, the holder runs, and the spinner is
-// given its priority back.
+// throttling or fair server (and nothing at all where sched_rt_runtime_us
+// is -1); with it, the guard demotes the spinner, the holder runs, and the
+// spinner is given its priority back. The holder lets go only once it sees
+// the spinner demoted, so only the guard ends this spin.
 func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
 	breakSpin(t, false)
 }
@@ -102,6 +103,7 @@ func breakSpin(t *testing.T, guardOnItsCPU bool) {
 	}
 
 	var holderOn, spinning, released atomic.Bool
+	var spinner atomic.Int64
 	holderDone := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
@@ -110,7 +112,10 @@ func breakSpin(t *testing.T, guardOnItsCPU bool) {
 			return
 		}
 		holderOn.Store(true)
-		for !spinning.Load() {
+		// Let go only once the guard demoted the spinner: the kernel's
+		// fair server runs this thread now and then within a few
+		// milliseconds while the spinner is still SCHED_FIFO.
+		for !spinning.Load() || !ordinary(int(spinner.Load())) {
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		released.Store(true)
@@ -144,6 +149,7 @@ func breakSpin(t *testing.T, guardOnItsCPU bool) {
 		for sys.Nanotime() < deadline {
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
+		spinner.Store(int64(tid))
 		spinning.Store(true)
 		for !released.Load() {
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
@@ -172,7 +178,7 @@ func breakSpin(t *testing.T, guardOnItsCPU bool) {
 		t.Fatal(r.err)
 	}
 	if n := ev.demoted.Load(); n < 1 {
-		t.Fatalf("the spin ended without the guard (demotions %d): RT throttling ended it", n)
+		t.Fatalf("the spin ended without a demotion event (demotions %d)", n)
 	}
 	if r.policyAfter != sys.SchedFIFO {
 		t.Errorf("after the spin the thread runs %v, want SCHED_FIFO back", r.policyAfter)
@@ -423,4 +429,11 @@ func TestGuardThreadsAllRunAtItsPriority(t *testing.T) {
 			t.Errorf("guard thread %d runs %v priority %d, want SCHED_FIFO %d", tid, p, prio, sys.FIFOPrioMax)
 		}
 	}
+}
+
+// ordinary reports whether thread tid runs SCHED_OTHER, with a raw system
+// call.
+func ordinary(tid int) bool {
+	p, _, errno := unix.RawSyscall(unix.SYS_SCHED_GETSCHEDULER, uintptr(tid), 0, 0)
+	return errno == 0 && p&^unix.SCHED_RESET_ON_FORK == uintptr(sys.SchedOther)
 }
