@@ -35,6 +35,18 @@ func parked(t *testing.T) int {
 // through its table slot, which the unwatch had just filled with another
 // thread, and left the faulted one at SCHED_FIFO.
 func TestRestoreKeepsAFaultedThreadDemoted(t *testing.T) {
+	restoreUnwatched(t, false)
+}
+
+// The same when the parent closed the command pipe after the unwatch, as
+// RT.Close does once its tasks have ended: the guard read the unwatch and
+// the end of file together, and skipped its check on the end of file,
+// leaving a thread of an ended task at SCHED_FIFO.
+func TestRestoreKeepsAFaultedThreadDemotedAtEndOfCommands(t *testing.T) {
+	restoreUnwatched(t, true)
+}
+
+func restoreUnwatched(t *testing.T, eof bool) {
 	rttest.RequireRT(t)
 	faulted, other := parked(t), parked(t)
 	var p [2]int
@@ -43,7 +55,11 @@ func TestRestoreKeepsAFaultedThreadDemoted(t *testing.T) {
 	}
 	r, w := p[0], p[1]
 	defer unix.Close(r)
-	defer unix.Close(w)
+	defer func() {
+		if !eof {
+			unix.Close(w)
+		}
+	}()
 	devnull, err := unix.Open("/dev/null", unix.O_WRONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +91,9 @@ func TestRestoreKeepsAFaultedThreadDemoted(t *testing.T) {
 	record{op: opUnwatch, tid: uint32(faulted)}.put(&b)
 	if _, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(w), uintptr(unsafe.Pointer(&b[0])), recordSize); e != 0 {
 		t.Fatal(e)
+	}
+	if eof {
+		unix.Close(w)
 	}
 
 	g.check(&g.table[0], now, false)

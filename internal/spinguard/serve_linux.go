@@ -213,13 +213,12 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	case restore:
 		errno := setScheduler(w.tid, int(sys.SchedFIFO), w.prio)
 		g.send(record{op: evRestored, tid: uint32(w.tid), arg: uint32(errno)})
-		// A watchdog that faulted the thread unwatched it before demoting
-		// it for good: read that now, not to undo it. commands may move
-		// another thread into w's slot, hence tid first.
+		// A watchdog that faulted the thread, or a task that ended,
+		// unwatched it before demoting it for good: read that now, not to
+		// undo it, even when the parent has closed the pipe since.
+		// commands may move another thread into w's slot, hence tid first.
 		tid := w.tid
-		if !g.commands() {
-			return true
-		}
+		g.commands()
 		if g.find(tid) < 0 {
 			setScheduler(tid, int(sys.SchedOther), 0)
 		}
