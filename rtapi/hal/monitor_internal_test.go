@@ -96,18 +96,23 @@ func TestMonitorRefusesCorruptValues(t *testing.T) {
 		})
 	}
 	// Wrong data is data: names without a terminator, odd states and
-	// timings are shown, not refused.
-	reset()
-	writeRecord(p, 0, func(r *threadRecord) {
-		for i := range r.Name {
-			r.Name[i] = 0xff
-		}
-		r.State, r.Period = -5, -1
-	})
-	s, err := m.Read()
-	require.NoError(t, err)
-	assert.Len(t, s.Threads[0].Name, NameLen)
-	assert.Equal(t, "unknown", s.Threads[0].State)
+	// timings are shown, not refused. The states include ones whose low
+	// 32 bits are a valid state or negative, which a 32-bit build once
+	// checked as an int and then used whole as an index (it panicked in
+	// TestMonitorUnderHostileWriter on linux/386).
+	for _, state := range []int64{-5, 4, 1<<32 | 1, 0x3535f981b220b040, -1 << 63} {
+		reset()
+		writeRecord(p, 0, func(r *threadRecord) {
+			for i := range r.Name {
+				r.Name[i] = 0xff
+			}
+			r.State, r.Period = state, -1
+		})
+		s, err := m.Read()
+		require.NoError(t, err)
+		assert.Len(t, s.Threads[0].Name, NameLen)
+		assert.Equal(t, "unknown", s.Threads[0].State, "state %#x", state)
+	}
 }
 
 // A writer that completes a Write during every copy used to keep Read

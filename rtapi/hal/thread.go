@@ -94,7 +94,7 @@ const (
 var stateNames = [...]string{"created", "running", "stopped", "failed"}
 
 func stateName(s int64) string {
-	if s < 0 || int(s) >= len(stateNames) {
+	if s < 0 || s >= int64(len(stateNames)) {
 		return "unknown"
 	}
 	return stateNames[s]
