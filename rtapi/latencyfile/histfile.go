@@ -65,7 +65,11 @@ func WriteHistfile(w io.Writer, hs []hist.Snapshot, overflowCycles [][]int64) er
 		if i < len(at) {
 			listed = at[i]
 		}
-		listed = listed[:min(len(listed), len(h.Counts), int(h.Overflow))]
+		n := min(len(listed), len(h.Counts))
+		if h.Overflow < uint64(n) { // compared unsigned: int(h.Overflow) may be negative
+			n = int(h.Overflow)
+		}
+		listed = listed[:n]
 		for _, c := range listed {
 			fmt.Fprintf(bw, " %05d", c)
 		}

@@ -113,6 +113,25 @@ func TestWriteHistfileRefusesOtherWidths(t *testing.T) {
 	}
 }
 
+// An overflow count past int's range lists what it can and counts the
+// rest: it was converted to int for the list's length, which went
+// negative (from 1<<31 on 32-bit builds, 1<<63 on 64-bit ones) and
+// panicked.
+func TestWriteHistfileHugeOverflowCount(t *testing.T) {
+	t.Parallel()
+	for _, n := range []uint64{1<<31 + 5, 1<<32 + 1, 1<<63 + 5} {
+		h := hist.Snapshot{Width: time.Microsecond, Counts: make([]uint64, 4), Count: 1 << 62, Overflow: n}
+		var out bytes.Buffer
+		if err := WriteHistfile(&out, []hist.Snapshot{h}, [][]int64{{10, 20, 30, 40, 50}}); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("# Thread 0: 00010 00020 00030 00040 # %05d others\n", n-4)
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("overflow %d: no line %q in\n%s", n, want, out.String())
+		}
+	}
+}
+
 func TestReadHistfileErrors(t *testing.T) {
 	t.Parallel()
 	for _, bad := range []string{
