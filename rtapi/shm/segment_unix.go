@@ -240,6 +240,8 @@ func attachOnce(o *Options, path string, key uint32, want int) (_ *Segment, retr
 		return nil, false, fmt.Errorf("%w: header key 0x%08x in the file for key 0x%08x", ErrCorrupt, h.key, key)
 	case h.size == 0 || h.size > MaxSize:
 		return nil, false, fmt.Errorf("%w: impossible size %d", ErrCorrupt, h.size)
+	case int32(h.creatorPID) <= 0: // checked as pid_t before it becomes an int
+		return nil, false, fmt.Errorf("%w: impossible creator pid %d", ErrCorrupt, h.creatorPID)
 	case int64(h.size)+HeaderSize > st.Size:
 		return nil, false, fmt.Errorf("%w: header says %d data bytes, file holds %d", ErrTruncated, h.size, st.Size-HeaderSize)
 	case int64(h.size)+HeaderSize < st.Size:

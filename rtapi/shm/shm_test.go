@@ -329,6 +329,27 @@ func TestDamagedFilesRefused(t *testing.T) {
 	assert.Equal(t, uint32(2), ve.Found)
 }
 
+// A creator pid past pid_t's range is refused as corrupt, as
+// existingCreator refuses it: as an int it stayed positive on 64-bit, and
+// kill(2) took its low 32 bits (0xffffffff is -1, every process), so a dead
+// host's segment read as alive.
+func TestAttachRefusesImpossibleCreatorPID(t *testing.T) {
+	o := tmpOpts(t)
+	for _, pid := range []uint32{0xffff_ffff, 0x8000_0000} {
+		b := validHeader(10, 64)
+		(*header)(unsafe.Pointer(&b[0])).creatorPID = pid
+		writeRaw(t, o, 10, b)
+		s, err := Attach(o, 10)
+		if err == nil {
+			t.Errorf("creator pid %#x: attached, CreatorPID %d, alive %v", pid, s.CreatorPID(), sys.ProcessAlive(s.CreatorPID()))
+			_ = s.Close()
+			continue
+		}
+		assert.ErrorIs(t, err, ErrCorrupt, "creator pid %#x", pid)
+		assert.Contains(t, err.Error(), "creator pid")
+	}
+}
+
 // A reader that attaches before the creator has initialised waits for it.
 func TestEarlyReaderWaits(t *testing.T) {
 	o := devShm()
