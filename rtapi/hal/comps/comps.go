@@ -26,6 +26,7 @@
 package comps
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -99,7 +100,7 @@ func loadThreads(h *hal.HAL, a *hal.LoadArgs) error {
 	if len(specs) == 0 {
 		return fmt.Errorf("loadrt threads: no name1=... period1=...: %w", rtapi.ErrInvalid)
 	}
-	slices.SortStableFunc(specs, func(x, y spec) int { return int(x.period - y.period) })
+	slices.SortStableFunc(specs, func(x, y spec) int { return cmp.Compare(x.period, y.period) })
 	c, err := h.NewComponent("threads")
 	if err != nil {
 		return err

@@ -194,6 +194,17 @@ func TestThreadsFastestFirst(t *testing.T) {
 	assert.Greater(t, th[0].Priority(), th[1].Priority())
 }
 
+// threads orders periods compared as durations: their difference
+// truncated to a 32-bit int (386, arm) put a 3 s thread before a 1 ms one,
+// and the 1 ms thread was then refused as shorter than the base period.
+func TestThreadsFastestFirstLongPeriods(t *testing.T) {
+	r := load(t, "loadrt threads name1=slow period1=3000000000 name2=fast period2=1000000\n")
+	th := r.h.Threads()
+	require.Len(t, th, 2)
+	assert.Equal(t, "fast", th[0].Name())
+	assert.Equal(t, "slow", th[1].Name())
+}
+
 func TestArithmetic(t *testing.T) {
 	r := load(t, servo+`
 loadrt scale
