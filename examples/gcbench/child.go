@@ -56,7 +56,7 @@ type node struct {
 func load(rate float64, live int64, workers int, stop <-chan struct{}) {
 	for w := 0; w < workers; w++ {
 		go func(w int) {
-			ring := make([]*node, max(1, int(live)/workers/1024))
+			ring := make([]*node, ringSlots(live, workers))
 			perTick := int64(rate / float64(workers) / 1000) // bytes a millisecond
 			tick := time.NewTicker(time.Millisecond)         // the load is not real-time
 			defer tick.Stop()
@@ -81,6 +81,13 @@ func load(rate float64, live int64, workers int, stop <-chan struct{}) {
 			}
 		}(w)
 	}
+}
+
+// ringSlots is how many nodes one of workers keeps reachable to hold live
+// bytes in all: about 1 KiB a node, at least one. It stays in 64 bits: int
+// may have 32, and make refuses a length too large for it.
+func ringSlots(live int64, workers int) int64 {
+	return max(1, live/int64(workers)/1024)
 }
 
 // pinRest moves every thread of the process but the caller's future task

@@ -51,6 +51,15 @@ func TestParseSizes(t *testing.T) {
 	}
 }
 
+// The load's rings are sized in 64 bits: int(live) on 386 or arm made a
+// -live of 2GB or more negative (or small), and every ring one node.
+func TestRingSlotsLargeLive(t *testing.T) {
+	live, err := parseBytes("3GB")
+	require.NoError(t, err)
+	require.Equal(t, int64(3<<30/4/1024), int64(ringSlots(live, 4)))
+	require.Equal(t, int64(1), int64(ringSlots(0, 4)))
+}
+
 func TestMatrixNamesAndFilter(t *testing.T) {
 	rows := matrix()
 	seen := map[string]bool{}
