@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -86,8 +87,9 @@ func WriteHistfile(w io.Writer, hs []hist.Snapshot, overflowCycles [][]int64) er
 // stdout, or WriteHistfile's) into one histogram per column, an -H summary
 // column included; lines before "# Histogram" are skipped. Count includes
 // overflows; Sum (from the average), Min and Max have 1 µs resolution. A
-// bucket past hist.MaxBuckets, an uneven row, an implausible footer or rows
-// skipping more buckets than the file has bytes is an error.
+// bucket past hist.MaxBuckets, an uneven row, an implausible footer, rows
+// skipping more buckets than the file has bytes, or counts (or the sum the
+// average implies) past int64 is an error.
 func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
@@ -169,6 +171,9 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	}
 	for _, r := range rows {
 		for i := range hs {
+			if r.counts[i] > math.MaxInt64-uint64(hs[i].Count) {
+				return nil, fmt.Errorf("histogram column %d: counts add up past %d", i, int64(math.MaxInt64))
+			}
 			hs[i].Counts[r.bucket] = r.counts[i]
 			hs[i].Count += int64(r.counts[i])
 		}
@@ -189,7 +194,13 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	for i := range hs {
 		h := &hs[i]
 		h.Overflow = uint64(at(ovfs, i))
+		if h.Overflow > math.MaxInt64-uint64(h.Count) {
+			return nil, fmt.Errorf("histogram column %d: counts and %d overflows add up past %d", i, h.Overflow, int64(math.MaxInt64))
+		}
 		h.Count += int64(h.Overflow)
+		if avg := at(avgs, i); avg > 0 && h.Count > math.MaxInt64/(avg*int64(time.Microsecond)) {
+			return nil, fmt.Errorf("histogram column %d: average %d µs over %d samples adds up past int64 nanoseconds", i, avg, h.Count)
+		}
 		h.Min, h.Max = time.Duration(at(mins, i))*time.Microsecond, time.Duration(at(maxs, i))*time.Microsecond
 		h.Sum = time.Duration(at(avgs, i)*h.Count) * time.Microsecond
 		if h.Count == 0 {

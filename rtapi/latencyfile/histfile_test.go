@@ -142,6 +142,12 @@ func TestReadHistfileErrors(t *testing.T) {
 		"# Histogram\n000000 000001\n# Max Latencies: abc\n",
 		"# Histogram\n18446744073709551615 000001\n", // a negative int on 64-bit
 		"# Histogram\n4294967296 000001\n",           // bucket 0 where int has 32 bits
+		// Counts that add up past int64 (Count wrapped negative).
+		"# Histogram\n000000 18446744073709551615\n",
+		"# Histogram\n000000 9223372036854775807\n000001 000001\n",
+		"# Histogram\n000000 9223372036854775807\n# Histogram Overflows: 00001\n",
+		// An average times the count past int64 nanoseconds (Sum wrapped).
+		"# Histogram\n000000 4611686018427387904\n# Avg Latencies: 00002\n",
 	} {
 		if _, err := ReadHistfile(strings.NewReader(bad)); err == nil {
 			t.Errorf("ReadHistfile(%q) succeeded", bad)
