@@ -36,6 +36,12 @@ func TestParseCyclictest(t *testing.T) {
 
 	_, err = parseCyclictest([]byte("# Total: 0\n"))
 	require.Error(t, err)
+
+	// A line that is not a bucket of cyclictest's range is skipped: a
+	// negative one panicked, a huge one grew the table to its size.
+	res, err = parseCyclictest([]byte("000000 000002\n-5 000003\n4294967296 000001\n"))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), res.Samples)
 }
 
 func TestParseSizes(t *testing.T) {

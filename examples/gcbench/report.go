@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
 // runCyclictest runs cyclictest with the row's period, priority 98 and CPU,
@@ -52,7 +54,7 @@ func parseCyclictest(out []byte) (result, error) {
 		}
 		b, err1 := strconv.Atoi(f[0])
 		c, err2 := strconv.ParseUint(f[1], 10, 64)
-		if err1 != nil || err2 != nil {
+		if err1 != nil || err2 != nil || b < 0 || b >= hist.MaxBuckets {
 			continue
 		}
 		for len(counts) <= b {
