@@ -40,6 +40,7 @@ const (
 
 // Command is one parsed command, in one form per verb: arrows dropped,
 // "NAME = VALUE" as setp, linksp as linkps with its arguments swapped.
+// String prints it back to a line that parses to the same Command.
 type Command struct {
 	File string
 	Line int // first physical line of the command, from 1
@@ -174,8 +175,12 @@ func Parse(name string, r io.Reader) ([]Command, error) {
 }
 
 // ParseLine parses one logical line. ok is false for a blank line or a
-// comment. The Command has no File or Line.
+// comment. The Command has no File or Line. A newline in s is refused:
+// its Command would print back as two lines.
 func ParseLine(s string) (c Command, ok bool, err error) {
+	if strings.IndexByte(s, '\n') >= 0 {
+		return Command{}, false, invalid("a newline inside one line")
+	}
 	words, err := split(s)
 	if err != nil || len(words) == 0 {
 		return Command{}, false, err
@@ -183,7 +188,9 @@ func ParseLine(s string) (c Command, ok bool, err error) {
 	return parseWords(words)
 }
 
-// ParseArgs parses a command given as words (halcmd's command line).
+// ParseArgs parses a command given as words (halcmd's command line). A
+// word may hold a newline here, unlike in a file; such a command has no
+// one-line form (control.Client refuses to send it).
 func ParseArgs(words []string) (Command, error) {
 	if len(words) == 0 {
 		return Command{}, invalid("no command")
@@ -197,10 +204,14 @@ func parseWords(words []string) (Command, bool, error) {
 		return Command{}, false, invalid("more than %d words", MaxArgs)
 	}
 	verb, args := words[0], words[1:]
-	if len(args) == 2 && args[0] == "=" { // NAME = VALUE
-		return Command{Verb: "setp", Args: []string{verb, args[1]}}, true, nil
-	}
 	lim, known := arity[verb]
+	if !known && len(args) == 2 && args[0] == "=" {
+		// NAME = VALUE, only where NAME is no verb (halcmd's parse_cmd1):
+		// "sets = 0" sets the signal "=". It is checked as setp is, so
+		// that it prints back as a setp that parses.
+		verb, args = "setp", []string{verb, args[1]}
+		lim, known = arity[verb]
+	}
 	if !known {
 		if verb == "loadusr" || verb == "unloadrt" || verb == "unloadusr" || verb == "waitusr" {
 			return Command{}, false, invalid("%s is not supported: components are compiled into the host (hal.Register)", verb)

@@ -2,6 +2,7 @@ package halfile_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/internal/errs"
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
 
@@ -115,4 +117,126 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A verb comes before "NAME = VALUE", as in halcmd's parse_cmd1: "sets =
+// 0" sets the signal "=". Before, it was read as "setp sets 0".
+func TestVerbBeforeNameEqualsValue(t *testing.T) {
+	t.Parallel()
+	c, ok, err := halfile.ParseLine("sets = 0")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "sets", c.Verb)
+	assert.Equal(t, []string{"=", "0"}, c.Args)
+	c, _, err = halfile.ParseLine("pid.0.Pgain = 1")
+	require.NoError(t, err)
+	assert.Equal(t, halfile.Command{Verb: "setp", Args: []string{"pid.0.Pgain", "1"}}, c)
+}
+
+// What the parser accepts prints back to text that parses to the same
+// command; what cannot is refused. Before, "000000 = =>" gave "setp
+// 000000 =>", which does not parse, and ParseLine took a newline into a
+// word, which printed as two lines.
+func TestPrintParsesBack(t *testing.T) {
+	t.Parallel()
+	for _, src := range []string{
+		"000000 = =>",
+		"=> = 1",
+		"a = <=>",
+		"sets = 0",
+		"x = =",
+		"= = 1",
+		"setp \"#a\" \"\"",
+		"net \"a b\" c\\\\ \"d\\\"\"",
+		"loadrt pid names=a=b",
+	} {
+		cmds, err := halfile.Parse("x.hal", strings.NewReader(src))
+		if err != nil {
+			assert.ErrorIs(t, err, errs.Invalid, src)
+			continue
+		}
+		require.Len(t, cmds, 1, src)
+		assertParsesBack(t, cmds)
+	}
+	_, err := halfile.ParseArgs([]string{"setp", "a", "=>"})
+	assert.ErrorIs(t, err, errs.Invalid)
+	_, _, err = halfile.ParseLine("sets a\nb 1")
+	assert.ErrorIs(t, err, errs.Invalid)
+}
+
+// assertParsesBack prints cmds as a file, parses it, and wants the same
+// commands, at lines 1, 2, ...
+func assertParsesBack(t *testing.T, cmds []halfile.Command) {
+	t.Helper()
+	var text strings.Builder
+	for _, c := range cmds {
+		text.WriteString(c.String() + "\n")
+	}
+	again, err := halfile.Parse("again.hal", strings.NewReader(text.String()))
+	if err != nil {
+		t.Fatalf("%+v printed as %q does not parse: %v", cmds, text.String(), err)
+	}
+	if len(again) != len(cmds) {
+		t.Fatalf("%+v printed as %q parses to %d commands", cmds, text.String(), len(again))
+	}
+	for i, c := range cmds {
+		a := again[i]
+		if a.Verb != c.Verb || !slices.Equal(a.Args, c.Args) || a.Line != i+1 {
+			t.Fatalf("%s %q printed as %q parses to %s %q at line %d", c.Verb, c.Args, c.String(), a.Verb, a.Args, a.Line)
+		}
+	}
+}
+
+// Every name names.Check accepts prints bare (Quote leaves it alone, so a
+// saved file reads the same in halcmd) and comes back from each verb
+// that takes one.
+func TestNamesPrintBare(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"pid.0.Pgain", "a=b", "µ-Ω", "start", "sets", "]", "a#b"} {
+		checkNamePrintsBare(t, name)
+	}
+}
+
+func checkNamePrintsBare(t *testing.T, name string) {
+	t.Helper()
+	if names.Check("signal", name) != nil {
+		return
+	}
+	if q := halfile.Quote(name); q != name {
+		t.Fatalf("Quote(%q) = %q: a valid name prints bare", name, q)
+	}
+	assertParsesBack(t, []halfile.Command{
+		{Verb: "net", Args: []string{name, name + "x", "p"}},
+		{Verb: "newsig", Args: []string{name, "float"}},
+		{Verb: "sets", Args: []string{name, "1"}},
+		{Verb: "setp", Args: []string{name, "1"}},
+		{Verb: "linkps", Args: []string{name, "s"}},
+		{Verb: "addf", Args: []string{name, name}},
+		{Verb: "safep", Args: []string{name, name, "0"}},
+		{Verb: "unlinkp", Args: []string{name}},
+		{Verb: "show", Args: []string{"pin", name}},
+	})
+}
+
+// FuzzRoundTrip: parse, print, parse is the identity. Its corpus keeps
+// "000000 = =>", which FuzzParse found (.ci/run, 2026-12).
+func FuzzRoundTrip(f *testing.F) {
+	f.Add("loadrt pid count=1\nnet a b => c\nsets = 0\nx = 1\n")
+	f.Add("setp \"#x\\\"y\" \"\"\nlinksp s <= p\naddf f t -1\nnet \"a b\" c\\\\ d \\\n e")
+	f.Fuzz(func(t *testing.T, src string) {
+		cmds, err := halfile.Parse("f.hal", strings.NewReader(src))
+		if err != nil {
+			return
+		}
+		assertParsesBack(t, cmds)
+	})
+}
+
+// FuzzNamePrintsBare: a name names.Check accepts prints bare and parses
+// back in every position save prints one.
+func FuzzNamePrintsBare(f *testing.F) {
+	for _, s := range []string{"pid.0.Pgain", "=", "=>", "#a", "a\\", "\"", "$HOME", "[A]B", "\u009b2J"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkNamePrintsBare)
 }
