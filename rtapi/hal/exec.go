@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
@@ -135,10 +138,12 @@ func match(pattern, name string) bool {
 
 // Show prints HAL items as halcmd's show does: what is comp, pin, param,
 // sig, funct, thread or all; pattern selects by name prefix or glob.
+// Names and links come from the host's memory, values from the data
+// tables (hostSnapshot); names are escaped (names.Escape).
 func (h *HAL) Show(w io.Writer, what, pattern string) error {
 	switch what {
 	case "comp", "pin", "param", "sig", "signal", "parameter":
-		s, err := h.Data().Read()
+		s, err := h.hostSnapshot("show")
 		if err != nil {
 			return err
 		}
@@ -148,7 +153,7 @@ func (h *HAL) Show(w io.Writer, what, pattern string) error {
 	case "thread":
 		return h.showThreads(w, pattern)
 	case "all":
-		s, err := h.Data().Read()
+		s, err := h.hostSnapshot("show")
 		if err != nil {
 			return err
 		}
@@ -167,6 +172,70 @@ func (h *HAL) Show(w io.Writer, what, pattern string) error {
 	return fmt.Errorf("show: unknown item %q (comp, pin, param, sig, funct, thread, all): %w", what, rtapi.ErrInvalid)
 }
 
+// hostSnapshot is the host's own view of its data tables, for Show and
+// Save: names, owners, types, directions and links from the host's
+// memory, in table order as Data.Read gives them; only the values are
+// loaded from the tables. Another process of the segment's group may
+// rewrite names, links and counts there; the host never reads them back
+// (docs/SECURITY.md). It takes h.mu.
+func (h *HAL) hostSnapshot(op string) (DataSnapshot, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return DataSnapshot{}, err
+	}
+	return h.hostSnapshotLocked(), nil
+}
+
+// hostSnapshotLocked is hostSnapshot, called with h.mu on an open HAL.
+func (h *HAL) hostSnapshotLocked() DataSnapshot {
+	pid := os.Getpid()
+	s := DataSnapshot{HostPID: pid, Comps: make([]CompInfo, 0, len(h.comps)),
+		Pins: make([]PinInfo, 0, len(h.pinList)), Params: make([]ParamInfo, 0, len(h.parList))}
+	for _, c := range h.comps {
+		s.Comps = append(s.Comps, CompInfo{Name: c.name, PID: pid, Ready: c.ready})
+	}
+	sigAt := make(map[*Signal]int, len(h.sigList)) // live signals' index in s.Signals
+	for _, sig := range h.sigList {
+		if h.sigs[sig.name] == sig {
+			sigAt[sig] = len(s.Signals)
+			s.Signals = append(s.Signals, SignalInfo{Name: sig.name, Type: sig.typ, slot: sig.index})
+		}
+	}
+	for _, p := range h.pinList {
+		info := PinInfo{Owner: p.comp.name, Name: p.name, Type: p.typ, Dir: p.dir}
+		if i, ok := sigAt[p.sig]; ok && p.sig != nil {
+			info.Signal = p.sig.name
+			sig := &s.Signals[i]
+			sig.Pins = append(sig.Pins, p.name)
+			sig.Dirs = append(sig.Dirs, p.dir)
+			if p.dir == Out {
+				sig.Writer = p.name
+			}
+		}
+		s.Pins = append(s.Pins, info)
+	}
+	for _, p := range h.parList {
+		s.Params = append(s.Params, ParamInfo{Owner: p.comp.name, Name: p.name, Type: p.typ, Dir: p.dir})
+	}
+	h.data.access(func() { // idempotent: loads only
+		for i, p := range h.pinList {
+			w := p.own
+			if p.sig != nil {
+				w = p.sig.value
+			}
+			s.Pins[i].Value = atomic.LoadUint64(w)
+		}
+		for i, p := range h.parList {
+			s.Params[i].Value = atomic.LoadUint64(p.ref.Load())
+		}
+		for i := range s.Signals {
+			s.Signals[i].Value = atomic.LoadUint64(h.sigList[s.Signals[i].slot].value)
+		}
+	})
+	return s
+}
+
 // WriteShow prints the components, pins, parameters or signals of a
 // snapshot in halcmd's shapes:
 //
@@ -180,9 +249,11 @@ func (h *HAL) Show(w io.Writer, what, pattern string) error {
 //	                         <== siggen.0.sine
 //	                         ==> pid.0.command
 //
-// Items are sorted by name, as halcmd lists them.
+// Items are sorted by name, as halcmd lists them. Names are printed
+// escaped (names.Escape): one read from a data segment may hold anything.
 func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 	s = sortedSnapshot(s)
+	esc := names.Escape
 	var b strings.Builder
 	switch what {
 	case "comp":
@@ -195,7 +266,7 @@ func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 			if c.Ready {
 				state = "ready"
 			}
-			fmt.Fprintf(&b, "  %4d  RT    %-40s  %5d  %s\n", i, c.Name, c.PID, state)
+			fmt.Fprintf(&b, "  %4d  RT    %-40s  %5d  %s\n", i, esc(c.Name), c.PID, state)
 		}
 	case "pin":
 		b.WriteString("Component Pins:\nOwner      Type  Dir         Value  Name\n")
@@ -203,9 +274,9 @@ func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 			if !match(pattern, p.Name) {
 				continue
 			}
-			fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s", p.Owner, p.Type, p.Dir, FormatValue(p.Type, p.Value), p.Name)
+			fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s", esc(p.Owner), p.Type, p.Dir, FormatValue(p.Type, p.Value), esc(p.Name))
 			if p.Signal != "" {
-				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), p.Signal)
+				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), esc(p.Signal))
 			}
 			b.WriteByte('\n')
 		}
@@ -213,7 +284,7 @@ func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 		b.WriteString("Parameters:\nOwner      Type  Dir         Value  Name\n")
 		for _, p := range s.Params {
 			if match(pattern, p.Name) {
-				fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s\n", p.Owner, p.Type, p.Dir, FormatValue(p.Type, p.Value), p.Name)
+				fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s\n", esc(p.Owner), p.Type, p.Dir, FormatValue(p.Type, p.Value), esc(p.Name))
 			}
 		}
 	case "sig", "signal":
@@ -222,9 +293,9 @@ func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 			if !match(pattern, sig.Name) {
 				continue
 			}
-			fmt.Fprintf(&b, "%-5s  %12s  %s\n", sig.Type, FormatValue(sig.Type, sig.Value), sig.Name)
+			fmt.Fprintf(&b, "%-5s  %12s  %s\n", sig.Type, FormatValue(sig.Type, sig.Value), esc(sig.Name))
 			for i, p := range sig.Pins {
-				fmt.Fprintf(&b, "                         %s %s\n", sigArrow(sig.Dirs[i]), p)
+				fmt.Fprintf(&b, "                         %s %s\n", sigArrow(sig.Dirs[i]), esc(p))
 			}
 		}
 	default:
@@ -294,7 +365,7 @@ func (h *HAL) showFuncts(w io.Writer, pattern string) error {
 		}
 		h.mu.Unlock()
 		s := f.Stats()
-		fmt.Fprintf(&b, "%-10s %6d  %9s  %9s  %s\n", th, s.Calls, short(s.Time), short(s.TMax), f.name)
+		fmt.Fprintf(&b, "%-10s %6d  %9s  %9s  %s\n", names.Escape(th), s.Calls, short(s.Time), short(s.TMax), names.Escape(f.name))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -317,13 +388,23 @@ func (h *HAL) showThreads(w io.Writer, pattern string) error {
 // loadrt lines, signals and links, values of RW parameters, unlinked
 // input pins and undriven signals, each thread's functions and safep
 // lines (a Go safe state as a comment), and start if the threads run.
+// Names and links come from the host's memory, values from the data
+// tables (hostSnapshot); every line parses back (halfile) to the command
+// it was printed from.
 func (h *HAL) Save(w io.Writer) error {
-	s, err := h.Data().Read()
-	if err != nil {
+	h.mu.Lock()
+	if err := h.checkOpen("save", "", ""); err != nil {
+		h.mu.Unlock()
 		return err
 	}
+	s := h.hostSnapshotLocked()
 	var b strings.Builder
-	h.mu.Lock()
+	line := func(verb string, args ...string) {
+		for i, a := range args {
+			args[i] = names.Escape(a)
+		}
+		b.WriteString(halfile.Command{Verb: verb, Args: args}.String() + "\n")
+	}
 	b.WriteString("# components\n")
 	for _, l := range h.loaded {
 		b.WriteString(halfile.Command{Verb: "loadrt", Args: l}.String() + "\n")
@@ -331,7 +412,7 @@ func (h *HAL) Save(w io.Writer) error {
 	b.WriteString("# signals\n")
 	for _, sig := range s.Signals {
 		if len(sig.Pins) == 0 {
-			fmt.Fprintf(&b, "newsig %s %s\n", halfile.Quote(sig.Name), sig.Type)
+			line("newsig", sig.Name, sig.Type.String())
 			continue
 		}
 		args := []string{sig.Name}
@@ -343,28 +424,28 @@ func (h *HAL) Save(w io.Writer) error {
 				args = append(args, p)
 			}
 		}
-		b.WriteString(halfile.Command{Verb: "net", Args: args}.String() + "\n")
+		line("net", args...)
 	}
 	b.WriteString("# parameter values\n")
 	for _, p := range s.Params {
 		if p.Dir == RW {
-			fmt.Fprintf(&b, "setp %s %s\n", halfile.Quote(p.Name), exact(p.Type, p.Value))
+			line("setp", p.Name, exact(p.Type, p.Value))
 		}
 	}
 	for _, p := range s.Pins {
 		if p.Dir != Out && p.Signal == "" {
-			fmt.Fprintf(&b, "setp %s %s\n", halfile.Quote(p.Name), exact(p.Type, p.Value))
+			line("setp", p.Name, exact(p.Type, p.Value))
 		}
 	}
 	for _, sig := range s.Signals {
 		if sig.Writer == "" {
-			fmt.Fprintf(&b, "sets %s %s\n", halfile.Quote(sig.Name), exact(sig.Type, sig.Value))
+			line("sets", sig.Name, exact(sig.Type, sig.Value))
 		}
 	}
 	b.WriteString("# realtime thread/function links\n")
 	for _, th := range h.threads {
 		for _, f := range th.chain.Load().functs {
-			fmt.Fprintf(&b, "addf %s %s\n", halfile.Quote(f.name), halfile.Quote(th.name))
+			line("addf", f.name, th.name)
 		}
 	}
 	b.WriteString("# safe states\n")
@@ -372,10 +453,10 @@ func (h *HAL) Save(w io.Writer) error {
 		if p := th.safe.Load(); p != nil {
 			for _, st := range *p {
 				if st.pin == "" {
-					fmt.Fprintf(&b, "# thread %s: safe state %s is a Go function\n", th.name, st.name)
+					fmt.Fprintf(&b, "# thread %s: safe state %s is a Go function\n", names.Escape(th.name), names.Escape(st.name))
 					continue
 				}
-				fmt.Fprintf(&b, "safep %s %s %s\n", halfile.Quote(th.name), halfile.Quote(st.pin), exact(st.typ, st.word))
+				line("safep", th.name, st.pin, exact(st.typ, st.word))
 			}
 		}
 	}
@@ -383,7 +464,7 @@ func (h *HAL) Save(w io.Writer) error {
 		b.WriteString("start\n")
 	}
 	h.mu.Unlock()
-	_, err = io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

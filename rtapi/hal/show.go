@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/gortapi/gortapi/internal/names"
 )
 
 // WriteThreads prints threads and their functions as a table, in the
@@ -13,7 +15,8 @@ import (
 //	thread servo    period 1ms      prio 97 running  beat 1234  time 2.1µs   tmax 14µs    overruns 0
 //	   1 pid.0.do-pid-calcs          time 0.4µs   tmax 3.2µs   calls 1234  overruns 0
 //
-// Set-up code; it allocates.
+// Names are escaped (names.Escape): a monitor reads them from a segment
+// another process may write. Set-up code; it allocates.
 func WriteThreads(w io.Writer, threads []ThreadStats) error {
 	for _, t := range threads {
 		period := t.Period.String()
@@ -21,12 +24,12 @@ func WriteThreads(w io.Writer, threads []ThreadStats) error {
 			period += fmt.Sprintf(" (asked %v)", t.Requested)
 		}
 		if _, err := fmt.Fprintf(w, "thread %-10s period %-16s prio %-3d %-8s beat %-9d time %-9s tmax %-9s overruns %d\n",
-			t.Name, period, t.Priority, t.State, t.Beat, short(t.Time), short(t.TMax), t.Overruns); err != nil {
+			names.Escape(t.Name), period, t.Priority, t.State, t.Beat, short(t.Time), short(t.TMax), t.Overruns); err != nil {
 			return err
 		}
 		for i, f := range t.Functs {
 			if _, err := fmt.Fprintf(w, "  %3d %-28s time %-9s tmax %-9s calls %-9d overruns %d\n",
-				i+1, f.Name, short(f.Time), short(f.TMax), f.Calls, f.Overruns); err != nil {
+				i+1, names.Escape(f.Name), short(f.Time), short(f.TMax), f.Calls, f.Overruns); err != nil {
 				return err
 			}
 		}
@@ -56,7 +59,7 @@ const NotSustainable = 0.01
 //
 //	base 50µs: 6.1 % of cycles overran (1220 of 20000) — not sustainable on this machine
 func (t ThreadStats) Verdict() string {
-	head := fmt.Sprintf("%s %v:", t.Name, t.Period)
+	head := fmt.Sprintf("%s %v:", names.Escape(t.Name), t.Period)
 	switch {
 	case t.Beat <= 0:
 		return head + " no cycle yet"
