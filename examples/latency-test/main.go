@@ -158,7 +158,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	replay := fs.String("sim-replay", "", "on -flavor sim: replay the latency histogram in `FILE` (a latency-test -json file or a cyclictest histogram) as every task's wake-up jitter")
 	watchdog := fs.String("watchdog", "off", "rtapi's runaway-task watchdog: off, auto (rtapi's default) or a timeout such as 100ms")
 	fs.Var(&c.lat.Interference, "interference", "per-cycle interference counters: auto, on or off")
-	traceDir := fs.String("trace-dir", "", "with -b: the tracefs `DIR` to write the marker in and stop tracing, such as a trace instance /sys/kernel/tracing/instances/NAME (default: the mounted tracefs)")
+	traceDir := fs.String("trace-dir", "", "with -b: the tracefs `DIR` to write the marker in and stop tracing, such as a trace instance /sys/kernel/tracing/instances/NAME (default: the mounted tracefs); it must be a tracefs")
 
 	finish := func() error {
 		c.lat.Options = *opts
