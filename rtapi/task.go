@@ -152,7 +152,9 @@ type TaskSpec struct {
 	// Stats.TraceStopCycle says when. Needs TraceMark.
 	TraceStop bool
 	// TraceDir is the tracefs directory (or trace instance) the trace hook
-	// writes in. Empty: the tracefs mount of /proc/self/mounts.
+	// writes in. Empty: the tracefs mount of /proc/self/mounts. Start
+	// fails with ErrInvalid unless it is on a tracefs (statfs) and its
+	// trace_marker and tracing_on are not symlinks.
 	TraceDir string
 }
 

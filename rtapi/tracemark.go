@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
 	"github.com/gortapi/gortapi/kerneldetect"
@@ -61,11 +60,11 @@ func (tr *tracer) open(spec TaskSpec) error {
 	if err != nil {
 		return err
 	}
-	if tr.marker, err = openTraceFile(filepath.Join(dir, "trace_marker")); err != nil {
+	if tr.marker, err = openTraceFile(dir, "trace_marker"); err != nil {
 		return err
 	}
 	if spec.TraceStop {
-		if tr.on, err = openTraceFile(filepath.Join(dir, "tracing_on")); err != nil {
+		if tr.on, err = openTraceFile(dir, "tracing_on"); err != nil {
 			tr.close()
 			return err
 		}
@@ -77,19 +76,39 @@ func (tr *tracer) open(spec TaskSpec) error {
 	return nil
 }
 
-// openTraceFile opens a tracefs file for writing, with a typed error.
-func openTraceFile(path string) (int, error) {
-	fd, err := sysOpenWrite(path)
+// openTraceFile opens file of the tracefs dir for writing, with a typed
+// error: ErrInvalid when dir or the file is not on a tracefs or file is a
+// symlink, so that root never writes through a directory another user
+// made; ErrPermission when not writable; ErrNotSupported otherwise.
+func openTraceFile(dir, file string) (int, error) {
+	fd, err := sysOpenTrace(dir, file)
 	if err == nil {
 		return fd, nil
 	}
-	err = os.NewSyscallError("open "+path, err)
+	var nt *notTracefsError
 	switch {
+	case errors.As(err, &nt):
+		return -1, fmt.Errorf("%w: trace hook: %v", ErrInvalid, err)
 	case errors.Is(err, os.ErrPermission):
 		return -1, fmt.Errorf("%w: trace hook: %v (run as root, or give the user write access to tracefs)", ErrPermission, err)
 	default:
 		return -1, fmt.Errorf("%w: trace hook: %v", ErrNotSupported, err)
 	}
+}
+
+// notTracefsError is a trace file the hook refuses: not on a tracefs, or
+// a symlink.
+type notTracefsError struct {
+	path   string
+	fsType int64 // statfs's f_type; 0 for a symlink
+}
+
+func (e *notTracefsError) Error() string {
+	if e.fsType == 0 {
+		return e.path + " is a symlink, not a tracefs file"
+	}
+	return fmt.Sprintf("%s is not a tracefs (file system type %#x, want tracefs %#x): give a tracefs mount "+
+		"such as /sys/kernel/tracing or one of its instances/", e.path, e.fsType, tracefsMagic)
 }
 
 func (tr *tracer) close() {

@@ -5,7 +5,9 @@ package rtapi
 import "errors"
 
 // The trace hook needs Linux's tracefs.
-func sysOpenWrite(path string) (int, error) { return -1, errors.ErrUnsupported }
+func sysOpenTrace(dir, file string) (int, error) { return -1, errors.ErrUnsupported }
+
+const tracefsMagic = 0x74726163
 
 func sysClose(fd int) {}
 

@@ -15,13 +15,69 @@ import (
 )
 
 // fakeTraceDir is a directory of plain files named as tracefs's: the hook
-// writes into them as it would into the kernel's.
+// writes into them as it would into the kernel's, accepting the temporary
+// directory's file system as tracefs until t ends.
 func fakeTraceDir(t *testing.T) string {
 	dir := t.TempDir()
 	for _, f := range []string{"trace_marker", "tracing_on"} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), nil, 0o600))
 	}
+	rtapi.AcceptTraceFSOf(t, dir)
 	return dir
+}
+
+// A TraceDir that is not a tracefs is refused with ErrInvalid, its files
+// untouched: root must not write trace_marker and tracing_on in a
+// directory another user made (issue #37 item 4).
+func TestTraceDirMustBeTracefs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"trace_marker", "tracing_on"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("victim"), 0o600))
+	}
+	rt := open(t, rtapi.Options{Flavor: "posix"})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "plain", Period: 200 * time.Microsecond,
+		TraceMark: time.Nanosecond, TraceStop: true, TraceDir: dir}, loop)
+	require.NoError(t, err)
+	err = task.Start()
+	if err == nil {
+		task.Stop()
+		task.Wait()
+	}
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	require.Contains(t, err.Error(), "not a tracefs")
+	for _, f := range []string{"trace_marker", "tracing_on"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.Equal(t, "victim", string(b), f)
+	}
+}
+
+// A symlink at trace_marker or tracing_on is not followed, even in a
+// tracefs: ErrInvalid, and the file behind it is untouched.
+func TestTraceFileSymlinkNotFollowed(t *testing.T) {
+	for _, link := range []string{"trace_marker", "tracing_on"} {
+		t.Run(link, func(t *testing.T) {
+			dir := fakeTraceDir(t)
+			victim := filepath.Join(t.TempDir(), "victim")
+			require.NoError(t, os.WriteFile(victim, []byte("victim"), 0o600))
+			require.NoError(t, os.Remove(filepath.Join(dir, link)))
+			require.NoError(t, os.Symlink(victim, filepath.Join(dir, link)))
+			rt := open(t, rtapi.Options{Flavor: "posix"})
+			task, err := rt.NewTask(rtapi.TaskSpec{Name: "linked", Period: 200 * time.Microsecond,
+				TraceMark: time.Nanosecond, TraceStop: true, TraceDir: dir}, loop)
+			require.NoError(t, err)
+			err = task.Start()
+			if err == nil {
+				rttest.WaitFor(t, "a trace marker", func() bool { return task.Stats().TraceMarks > 0 })
+				task.Stop()
+				task.Wait()
+			}
+			require.ErrorIs(t, err, rtapi.ErrInvalid)
+			b, err := os.ReadFile(victim)
+			require.NoError(t, err)
+			require.Equal(t, "victim", string(b))
+		})
+	}
 }
 
 // runUntilMarked runs a trace-hooked task until it has written a marker.

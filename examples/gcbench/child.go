@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 )
@@ -176,15 +177,15 @@ func runChild(rowJSON, settingsJSON string) int {
 		fail(err)
 	}
 	if s.Trace != "" {
-		f, err := os.Create(s.Trace)
+		stop, err := startTrace(s.Trace)
 		if err != nil {
 			fail(err)
 		}
-		defer f.Close()
-		if err := trace.Start(f); err != nil {
-			fail(err)
-		}
-		defer trace.Stop()
+		defer func() {
+			if err := stop(); err != nil {
+				fail(err)
+			}
+		}()
 	}
 	before := readMetrics()
 	if err := task.Start(); err != nil {
@@ -316,4 +317,23 @@ func seconds(upper, lower float64) time.Duration {
 		upper = lower
 	}
 	return time.Duration(upper * 1e9)
+}
+
+// startTrace starts -trace's execution trace into name; stop ends it and
+// puts the file in place, replacing a symlink there rather than following
+// it (examples/internal/outfile).
+func startTrace(name string) (stop func() error, err error) {
+	f, err := outfile.Create(name, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		trace.Stop()
+		defer f.Close()
+		return f.Commit()
+	}, nil
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 )
 
 // row is one configuration of the matrix.
@@ -132,11 +134,20 @@ func main() {
 	fmt.Println()
 	printTable(os.Stdout, results)
 	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
-		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+		if err := writeJSON(*jsonOut, results); err != nil {
 			fail(err)
 		}
 	}
+}
+
+// writeJSON writes -json's file: every row's results. A symlink at name
+// is replaced, not followed (examples/internal/outfile).
+func writeJSON(name string, results []result) error {
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	return outfile.WriteFile(name, b, 0o644)
 }
 
 func filter(rows []row, re *regexp.Regexp) []row {

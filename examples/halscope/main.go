@@ -38,6 +38,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -208,7 +209,8 @@ func chooseTraces(names, pins string, n int) ([]string, []Trace, error) {
 }
 
 // writeFile writes with fn to path: nothing when path is empty, stdout
-// when it is "-".
+// when it is "-". A file is put at path only once written, replacing a
+// symlink there rather than following it (examples/internal/outfile).
 func writeFile(path string, stdout io.Writer, fn func(io.Writer) error) error {
 	switch path {
 	case "":
@@ -216,20 +218,19 @@ func writeFile(path string, stdout io.Writer, fn func(io.Writer) error) error {
 	case "-":
 		return fn(stdout)
 	}
-	f, err := os.Create(path)
+	f, err := outfile.Create(path, 0o644)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	bw := bufio.NewWriter(f)
 	if err := fn(bw); err != nil {
-		f.Close()
 		return err
 	}
 	if err := bw.Flush(); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return f.Commit()
 }
 
 // WriteCSV writes the capture: a header (cycle, time_s, the names), then

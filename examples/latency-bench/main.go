@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
@@ -179,7 +180,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	report := renderMarkdown(res)
 	if s.docFile != "" {
-		if err := os.WriteFile(s.docFile, []byte(report), 0o644); err != nil {
+		if err := writeDoc(s.docFile, report); err != nil {
 			fmt.Fprintf(stderr, "latency-bench: -doc: %v\n", err)
 			code = exitFailure
 		}
@@ -201,7 +202,13 @@ func writeJSON(name string, v any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(name, append(data, '\n'), 0o644)
+	return outfile.WriteFile(name, append(data, '\n'), 0o644)
+}
+
+// writeDoc writes -doc's file: the Markdown report. Like -json's, a
+// symlink at name is replaced, not followed (examples/internal/outfile).
+func writeDoc(name, report string) error {
+	return outfile.WriteFile(name, []byte(report), 0o644)
 }
 
 // bench is one benchmark run.

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -261,7 +262,7 @@ func startTrace(file string) func() {
 	if file == "" {
 		return func() {}
 	}
-	f, err := os.Create(file)
+	f, err := outfile.Create(file, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "latency-bench: trace:", err)
 		return func() {}
@@ -271,7 +272,12 @@ func startTrace(file string) func() {
 		f.Close()
 		return func() {}
 	}
-	return func() { trace.Stop(); f.Close() }
+	return func() {
+		trace.Stop()
+		if err := f.Commit(); err != nil {
+			fmt.Fprintln(os.Stderr, "latency-bench: trace:", err)
+		}
+	}
 }
 
 // runtimeSample is the host process's runtime/metrics the scrape group

@@ -48,6 +48,27 @@ func TestBreaktraceWithoutTracefs(t *testing.T) {
 	}
 }
 
+// -trace-dir must be a tracefs: root does not write the trace_marker and
+// tracing_on of a plain directory another user made (issue #37 item 4).
+func TestBreaktraceRefusesPlainDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"trace_marker", "tracing_on"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("victim"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.2", "-q", "-b", "1", "-trace-dir", dir}, &stdout, &stderr)
+	if code == exitOK || !strings.Contains(stderr.String(), "not a tracefs") {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+	for _, f := range []string{"trace_marker", "tracing_on"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, f)); string(b) != "victim" {
+			t.Errorf("%s written: %q", f, b)
+		}
+	}
+}
+
 // A real run: the first wake-up past -b 1 µs writes the marker into a
 // private trace instance, stops its tracing, ends the run long before -D,
 // and the output ends with cyclictest's break lines.

@@ -69,7 +69,9 @@
 //	                    and "# Break value:" last; needs tracefs mounted and writable
 //	--tracemark         accepted with -b, which always writes the marker
 //	-trace-dir DIR      (latency-test's) the tracefs directory -b writes in, such
-//	                    as a trace instance; default: the mounted tracefs
+//	                    as a trace instance; default: the mounted tracefs. DIR
+//	                    must be on a tracefs (statfs) and its files are not
+//	                    followed if symlinks; anything else ends the run at start
 //
 // The command line is cyclictest's when the program is invoked as
 // cyclictest (a link or copy named so) or an option or spelling above

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/examples/internal/latency"
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/flavors"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi"
@@ -156,7 +158,7 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	replay := fs.String("sim-replay", "", "on -flavor sim: replay the latency histogram in `FILE` (a latency-test -json file or a cyclictest histogram) as every task's wake-up jitter")
 	watchdog := fs.String("watchdog", "off", "rtapi's runaway-task watchdog: off, auto (rtapi's default) or a timeout such as 100ms")
 	fs.Var(&c.lat.Interference, "interference", "per-cycle interference counters: auto, on or off")
-	traceDir := fs.String("trace-dir", "", "with -b: the tracefs `DIR` to write the marker in and stop tracing, such as a trace instance /sys/kernel/tracing/instances/NAME (default: the mounted tracefs)")
+	traceDir := fs.String("trace-dir", "", "with -b: the tracefs `DIR` to write the marker in and stop tracing, such as a trace instance /sys/kernel/tracing/instances/NAME (default: the mounted tracefs); it must be a tracefs")
 
 	finish := func() error {
 		c.lat.Options = *opts
@@ -432,9 +434,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if c.trace != "" {
-		f, err := os.Create(c.trace)
+		f, err := outfile.Create(c.trace, 0o644)
 		if err != nil {
-			fmt.Fprintf(stderr, "latency-test: %v\n", err)
+			fmt.Fprintf(stderr, "latency-test: -trace: %v\n", err)
 			return 1
 		}
 		defer f.Close()
@@ -442,7 +444,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "latency-test: execution trace: %v\n", err)
 			return 1
 		}
-		defer trace.Stop()
+		defer func() {
+			trace.Stop()
+			if err := f.Commit(); err != nil {
+				fmt.Fprintf(stderr, "latency-test: -trace: %v\n", err)
+			}
+		}()
 	}
 	started := time.Now()
 	res, err := latency.Run(ctx, c.lat, c.duration, every, tick)
@@ -624,19 +631,21 @@ func writeHistogram(w io.Writer, res latency.Result, histofall bool) error {
 }
 
 // outputFiles are the -histfile, -json and -svg files, created before the
-// run so that an unwritable path is a usage error at once.
-type outputFiles struct{ hist, json, svg *os.File }
+// run so that an unwritable path is a usage error at once. Each is put at
+// its name when written (examples/internal/outfile: a symlink there is
+// replaced, not followed).
+type outputFiles struct{ hist, json, svg *outfile.File }
 
 func createOutputs(c *config) (outputFiles, error) {
 	var o outputFiles
 	for _, f := range []struct {
 		flag, name string
-		file       **os.File
+		file       **outfile.File
 	}{{"-histfile", c.histFile, &o.hist}, {"-json", c.jsonFile, &o.json}, {"-svg", c.svgFile, &o.svg}} {
 		if f.name == "" {
 			continue
 		}
-		file, err := os.Create(f.name)
+		file, err := outfile.Create(f.name, 0o644)
 		if err != nil {
 			o.discard()
 			return outputFiles{}, fmt.Errorf("%s: %w", f.flag, err)
@@ -646,27 +655,31 @@ func createOutputs(c *config) (outputFiles, error) {
 	return o, nil
 }
 
-// finish writes one output and closes it.
-func (o *outputFiles) finish(f *os.File, write func(io.Writer) error) error {
-	for _, p := range []**os.File{&o.hist, &o.json, &o.svg} {
+// finish writes one output and puts it at its name.
+func (o *outputFiles) finish(f *outfile.File, write func(io.Writer) error) error {
+	for _, p := range []**outfile.File{&o.hist, &o.json, &o.svg} {
 		if *p == f {
 			*p = nil // finished: discard leaves it alone
 		}
 	}
-	if err := write(f); err != nil {
-		f.Close()
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
 }
 
-// discard removes the files that were created but never written: a run
-// that failed leaves no empty outputs behind.
+// discard drops the files that were created but never written: a run
+// that failed leaves no empty outputs behind, and what was at their
+// names stays.
 func (o *outputFiles) discard() {
-	for _, f := range []*os.File{o.hist, o.json, o.svg} {
+	for _, f := range []*outfile.File{o.hist, o.json, o.svg} {
 		if f != nil {
 			f.Close()
-			os.Remove(f.Name())
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"golang.org/x/sys/unix"
@@ -192,26 +193,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // writeCapture writes the archive readable by its owner only: it holds
 // what this user (often root) could read, the kernel command line
-// included. The file is not followed if it is a symlink.
+// included. A symlink or hard link at name is replaced, not written
+// through (examples/internal/outfile).
 func writeCapture(rec *recordingFS, name string) (int, error) {
 	var buf bytes.Buffer
 	n, err := rec.writeTarGz(&buf)
 	if err != nil {
 		return 0, err
 	}
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	if err := f.Chmod(0o600); err != nil { // an existing file keeps its mode otherwise
-		f.Close()
-		return 0, err
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		f.Close()
-		return 0, err
-	}
-	return n, f.Close()
+	return n, outfile.WriteFile(name, buf.Bytes(), 0o600)
 }
 
 func orDash(s string) string {
