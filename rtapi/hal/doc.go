@@ -91,9 +91,12 @@
 //
 // Thread.AddSafeState (SafeP, a .hal file's "safep THREAD PIN VALUE")
 // registers what brings a thread's outputs to a safe state: drop
-// amp-enable, zero the DAC outputs. They run once per run when the thread
-// ends (a panic, runtime.Goexit, its DeadlinePolicy, Stop), or at once
-// when the rtapi watchdog demotes it as runaway.
+// amp-enable, zero the DAC outputs. They run when the thread ends (a
+// panic, runtime.Goexit, its DeadlinePolicy, Stop), or at once when the
+// rtapi watchdog demotes it as runaway or Stop gives up on a stuck
+// function, and again when that function returns. They are the last word:
+// once a thread faults, none of its functions is called again, and the
+// safe states are its last writes to their pins (docs/SAFETY.md).
 //
 // # Cycle timing and external clocks
 //

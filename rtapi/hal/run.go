@@ -14,8 +14,11 @@ import (
 // body is the rtapi task body of a thread. A panicking function ends the
 // thread with a *PanicError, runtime.Goexit with the task's ErrGoexit;
 // either way the thread is "failed". A truncated segment does not end it
-// (see run).
+// (see run). Once the safe states have run, no function is called again
+// (HACKING.md, "Safe states are the last word").
 func (th *Thread) body(tc *rtapi.TaskContext) error {
+	th.beginRun()
+	defer th.endRun() // also on runtime.Goexit
 	// A SIGBUS past a truncated file's end becomes a panic, not a crash.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	th.state.Store(stateRunning)
@@ -82,6 +85,9 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 	start := th.fc.start
 	due := tc.Deadline() // the next release
 	for _, f := range fs {
+		if th.overtaken.Load() || tc.Faulted() {
+			break // faulted, or the safe states ran: they have the last word
+		}
 		th.current = f
 		if f.cfn != nil {
 			f.cfn(&th.fc)

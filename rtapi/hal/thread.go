@@ -2,6 +2,7 @@ package hal
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,15 @@ type Thread struct {
 	safeRuns atomic.Int64 // runs whose safe states have run
 
 	safe atomic.Pointer[[]safeState] // copy-on-write under h.mu
+
+	// The run's safe states (safe.go). overtaken is set when the safe
+	// states run while the body runs (the watchdog, a Stop that timed
+	// out): the chain then calls no further function, and the body runs
+	// them again as it ends. One atomic load per function call.
+	overtaken   atomic.Bool
+	safeMu      sync.Mutex // serializes runs of the safe states
+	inRun       bool       // guarded by safeMu: the body runs
+	safeCounted bool       // guarded by safeMu: this run is counted in safeRuns
 
 	// Owned by the running thread.
 	current      *Funct // the function being called, named if it panics
