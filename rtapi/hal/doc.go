@@ -39,6 +39,12 @@
 // time: function and chain times read 0, and injected overruns show in
 // Thread.Task().Stats().
 //
+// As in LinuxCNC, the times are also in the HAL, for getp, show and
+// halcmd: each function's NAME.time (s32 OUT pin, ns), NAME.tmax (s32 RW
+// parameter; setp NAME.tmax 0 resets it) and NAME.tmax-increased (bit
+// RO parameter: the last call raised .tmax), each thread's NAME.time,
+// NAME.tmax and NAME.threadbeat, under the pseudo component "__NAME".
+//
 // With Options.StatsKey set, the counters live in a shared-memory segment
 // ("/gortapi-<instance>-<key>") that another process watches without
 // taking a lock the real-time side could wait on (OpenMonitor,

@@ -29,6 +29,8 @@ type Funct struct {
 	// thread is the thread whose chain holds the function, or whose call
 	// of it may still run (removing). Guarded by h.mu.
 	thread *Thread
+	// times are its .time, .tmax and .tmax-increased (times.go).
+	times timeItems
 	// removing, while non-zero, is the generation of the last chain of
 	// thread that held the function: RemoveFunct timed out waiting for
 	// its call to end. Guarded by h.mu.
@@ -75,7 +77,7 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.Export called with a nil Func")
 	}
-	return h.export(name, fn, nil)
+	return h.export(name, fn, nil, nil)
 }
 
 // ExportContext is Export for a ContextFunc. A nil fn panics.
@@ -83,10 +85,11 @@ func (h *HAL) ExportContext(name string, fn ContextFunc) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.ExportContext called with a nil ContextFunc")
 	}
-	return h.export(name, nil, fn)
+	return h.export(name, nil, fn, nil)
 }
 
-func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
+// export exports a function whose timing items owner owns (nil: the HAL).
+func (h *HAL) export(name string, fn Func, cfn ContextFunc, owner *Component) (*Funct, error) {
 	const op = "export"
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -108,6 +111,7 @@ func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
 	} else {
 		f.slot = &functSlot{}
 	}
+	f.times = h.functTimes(owner, name)
 	h.functs[name] = f
 	h.order = append(h.order, f)
 	return f, nil

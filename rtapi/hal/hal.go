@@ -84,6 +84,8 @@ type HAL struct {
 	sigList []*Signal
 	loaded  [][]string // loadrt lines, for Save
 
+	ownComps map[*Component]bool // the HAL's pseudo components (times.go); guarded by mu
+
 	dataRepaired bool // the lost data segment's tables were rewritten (repairData); guarded by mu
 
 	// Changes of links while threads run (links.go).

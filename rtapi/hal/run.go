@@ -105,14 +105,15 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 
 	total := t0 - start
 	th.time.Store(total)
-	if total > th.tmax.Load() {
-		th.tmax.Store(total)
+	if th.times.record(total) || total > th.tmax.Load() {
+		th.tmax.Store(total) // follows .tmax down after a setp
 	}
 	if t0 > due {
 		th.overruns.Store(th.overruns.Load() + 1)
 	}
 	beat := th.beat.Load() + 1
 	th.beat.Store(beat)
+	th.times.beat.Set(beat)
 	if th.seq != nil && beat >= th.nextPublish {
 		th.nextPublish = beat + th.publishEvery
 		th.publish(c, stateRunning)
@@ -161,12 +162,15 @@ func overran(t0, t1, due, period int64) bool {
 	return t1 > due && (t0 <= due || t1-t0 > period)
 }
 
-// account records a call of f that took d ns in its counters.
+// account records a call of f that took d ns in its counters and its
+// .time, .tmax and .tmax-increased.
 func (f *Funct) account(d int64, overran bool) {
 	s := f.slot
 	atomic.StoreInt64(&s.Time, d)
-	if d > atomic.LoadInt64(&s.TMax) {
-		atomic.StoreInt64(&s.TMax, d)
+	raised := f.times.record(d)
+	f.times.setIncreased(raised)
+	if raised || d > atomic.LoadInt64(&s.TMax) {
+		atomic.StoreInt64(&s.TMax, d) // follows .tmax down after a setp
 	}
 	atomic.StoreInt64(&s.Calls, atomic.LoadInt64(&s.Calls)+1)
 	if overran {
