@@ -17,10 +17,10 @@ import (
 // (see run). Once the safe states have run, no function is called again
 // (HACKING.md, "Safe states are the last word").
 func (th *Thread) body(tc *rtapi.TaskContext) error {
-	th.beginRun()
-	defer th.endRun() // also on runtime.Goexit
 	// A SIGBUS past a truncated file's end becomes a panic, not a crash.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	th.beginRun()
+	defer th.endRun() // also on runtime.Goexit; before the line above's
 	th.state.Store(stateRunning)
 	th.nextPublish = th.beat.Load()
 	th.fc.tc = tc
