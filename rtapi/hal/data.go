@@ -126,7 +126,7 @@ func (c *Component) Export(name string, fn Func) {
 	if c.Err() != nil {
 		return
 	}
-	if _, err := c.h.Export(name, fn); err != nil {
+	if _, err := c.h.export(name, fn, nil, c); err != nil {
 		c.fail(err)
 	}
 }
@@ -139,7 +139,7 @@ func (c *Component) ExportContext(name string, fn ContextFunc) {
 	if c.Err() != nil {
 		return
 	}
-	if _, err := c.h.ExportContext(name, fn); err != nil {
+	if _, err := c.h.export(name, nil, fn, c); err != nil {
 		c.fail(err)
 	}
 }

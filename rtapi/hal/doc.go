@@ -39,6 +39,12 @@
 // time: function and chain times read 0, and injected overruns show in
 // Thread.Task().Stats().
 //
+// As in LinuxCNC, the times are also in the HAL, for getp, show and
+// halcmd: each function's NAME.time (s32 OUT pin, ns), NAME.tmax (s32 RW
+// parameter; setp NAME.tmax 0 resets it) and NAME.tmax-increased (bit
+// RO parameter: the last call raised .tmax), each thread's NAME.time,
+// NAME.tmax and NAME.threadbeat, under the pseudo component "__NAME".
+//
 // With Options.StatsKey set, the counters live in a shared-memory segment
 // ("/gortapi-<instance>-<key>") that another process watches without
 // taking a lock the real-time side could wait on (OpenMonitor,
@@ -91,9 +97,12 @@
 //
 // Thread.AddSafeState (SafeP, a .hal file's "safep THREAD PIN VALUE")
 // registers what brings a thread's outputs to a safe state: drop
-// amp-enable, zero the DAC outputs. They run once per run when the thread
-// ends (a panic, runtime.Goexit, its DeadlinePolicy, Stop), or at once
-// when the rtapi watchdog demotes it as runaway.
+// amp-enable, zero the DAC outputs. They run when the thread ends (a
+// panic, runtime.Goexit, its DeadlinePolicy, Stop), or at once when the
+// rtapi watchdog demotes it as runaway or Stop gives up on a stuck
+// function, and again when that function returns. They are the last word:
+// once a thread faults, none of its functions is called again, and the
+// safe states are its last writes to their pins (docs/SAFETY.md).
 //
 // # Cycle timing and external clocks
 //

