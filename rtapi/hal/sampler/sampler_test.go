@@ -124,7 +124,15 @@ func TestSamplerOneRecordPerCycle(t *testing.T) {
 		}
 	}
 	assert.EqualValues(t, 499, r.pin(t, "sampler.0.sample-num"))
-	assert.EqualValues(t, 500, r.pin(t, "sampler.0.curr-depth"), "the fill as of the last cycle")
+	n, err := rd.Buffered()
+	require.NoError(t, err)
+	assert.Zero(t, n, "all read")
+	require.NoError(t, r.clock.RunCycles(r.th.Task(), 7))
+	n, err = rd.Buffered()
+	require.NoError(t, err)
+	assert.Equal(t, 7, n)
+	assert.Len(t, drain(t, rd), 7)
+	assert.EqualValues(t, 7, r.pin(t, "sampler.0.curr-depth"), "the fill as of the last cycle")
 
 	// the second channel is there, with its own ring
 	rd1 := r.attach(t, 1)
