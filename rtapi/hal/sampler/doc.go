@@ -8,8 +8,9 @@
 //	addf sampler.0 servo-thread
 //	net pos-cmd => sampler.0.pin.0
 //
-// cfg letters give the pins' types, one pin per letter: f float, b bit,
-// s s32, u u32, l s64, k u64 (LinuxCNC's letters; at most MaxPins).
+// cfg letters give the pins' types, one pin per letter: f or r float,
+// b bit, s s32, u u32, l s64, k u64 (LinuxCNC's letters, either case; at
+// most MaxPins).
 // depth is the FIFO's depth (default 1000 per channel): as in LinuxCNC's
 // hal_stream, which keeps one slot empty, it holds depth-1 samples.
 // Channel N has the pins:

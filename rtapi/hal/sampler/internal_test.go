@@ -76,6 +76,10 @@ func TestParseCfg(t *testing.T) {
 	got, err := ParseCfg("fBsUlK")
 	require.NoError(t, err)
 	assert.Equal(t, []hal.Type{hal.TypeFloat, hal.TypeBit, hal.TypeS32, hal.TypeU32, hal.TypeS64, hal.TypeU64}, got)
+	// r is LinuxCNC's other float letter (hal_stream_parse_types)
+	got, err = ParseCfg("rR")
+	require.NoError(t, err)
+	assert.Equal(t, []hal.Type{hal.TypeFloat, hal.TypeFloat}, got)
 	for _, bad := range []string{"", "x", "f f", "f\x00", strings.Repeat("b", MaxPins+1)} {
 		_, err := ParseCfg(bad)
 		assert.ErrorIs(t, err, rtapi.ErrInvalid, "%q", bad)

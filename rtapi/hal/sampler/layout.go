@@ -58,8 +58,9 @@ type header struct {
 var _ [headerSize - unsafe.Sizeof(header{})]struct{}
 var _ [unsafe.Sizeof(header{}) - headerSize]struct{}
 
-// letters maps cfg letters to HAL types.
-var letters = map[byte]hal.Type{'f': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32,
+// letters maps cfg letters to HAL types; r is f, as in LinuxCNC's
+// hal_stream_parse_types.
+var letters = map[byte]hal.Type{'f': hal.TypeFloat, 'r': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32,
 	'u': hal.TypeU32, 'l': hal.TypeS64, 'k': hal.TypeU64}
 
 // ParseCfg returns the pin types of a cfg string (letters of either case).
@@ -71,7 +72,7 @@ func ParseCfg(cfg string) ([]hal.Type, error) {
 	for i := range len(cfg) {
 		t, ok := letters[lower(cfg[i])]
 		if !ok {
-			return nil, fmt.Errorf("sampler: cfg %q: letter %q is none of f b s u l k: %w", cfg, cfg[i], rtapi.ErrInvalid)
+			return nil, fmt.Errorf("sampler: cfg %q: letter %q is none of f r b s u l k: %w", cfg, cfg[i], rtapi.ErrInvalid)
 		}
 		types[i] = t
 	}
