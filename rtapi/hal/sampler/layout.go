@@ -10,8 +10,9 @@ import (
 	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
-// Key is the shared-memory key of channel 0's ring; channel N uses Key+N.
-// It is LinuxCNC's SAMPLER_SHMEM_KEY ("SAMP").
+// Key is the shared-memory key of channel 0's ring ("SAMP"); channel N
+// uses Key+N. LinuxCNC's SAMPLER_SHMEM_KEY is 0x48534130 ("HSA0"), for a
+// segment laid out differently (hal_stream), so no key is shared.
 const Key = 0x53414d50
 
 // Limits of a channel.
