@@ -2,6 +2,7 @@ package rtapi
 
 import (
 	"math"
+	"sync/atomic"
 	"time"
 
 	"github.com/gortapi/gortapi/internal/backend"
@@ -38,8 +39,7 @@ type TaskContext struct {
 	nextRead          int64 // cycle of the next sampled read
 	readCycle         int64 // cycle of the last read
 	readSleeps        int64 // the waker's Sleeps at the last read
-	slept             bool  // the last wait measured a wake-up (latency); not after an overrun
-	latency           int64 // the last wait's wake-up latency, when slept
+	readCounted       uint8 // what the reads of readCycle counted (counted* bits)
 	gcAtStart         bool  // GC was marking when the body started
 	gcAtEnd           bool  // GC was marking when the previous body ended
 	lateThreshold     int64
@@ -163,14 +163,37 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		if tc.pending > 0 {
 			latest += int64(tc.pending) * tc.period
 		}
-		tc.latency = now - latest
-		tc.slept = true // a measured wake-up: observe may count it late
-		t.stats.latency.Record(time.Duration(tc.latency))
-		if tc.trace.threshold > 0 && tc.latency > tc.trace.threshold {
-			tc.traceLate(tc.latency, tc.cycle+1)
+		latency := now - latest
+		tc.recordWakeup(latency)
+		if tc.trace.threshold > 0 && latency > tc.trace.threshold {
+			tc.traceLate(latency, tc.cycle+1)
 		}
 		return next, now, true
 	}
+}
+
+// recordWakeup records a measured wake-up: its latency and, past the late
+// threshold, the late count and its cause, in one update that Task.Stats
+// reads whole (taskStats.wakeSeq). It runs before the body, so that a
+// Stats taken at any point of the cycle counts a late wake-up with its
+// latency or not at all.
+func (tc *TaskContext) recordWakeup(latency int64) {
+	s := &tc.task.stats
+	late := tc.interference && latency > tc.lateThreshold
+	var cause *atomic.Int64
+	if late {
+		cause = tc.lateCause() // reads the thread's counters: not inside the update
+	}
+	seq := s.wakeSeq.Load()
+	s.wakeSeq.Store(seq + 1)
+	s.latency.Record(time.Duration(latency))
+	if late {
+		s.intf.late.Store(s.intf.late.Load() + 1)
+		if cause != nil {
+			cause.Store(cause.Load() + 1)
+		}
+	}
+	s.wakeSeq.Store(seq + 2)
 }
 
 // start starts the cycle of release, woken at now. It fails when a
@@ -241,7 +264,7 @@ var controlHook func()
 // the interference counters on, only when it ends.
 func (tc *TaskContext) sampleUsage() {
 	if tc.interference {
-		tc.readInterference(false, false)
+		tc.readInterference(tc.cycle)
 		return
 	}
 	tc.nextSample = tc.cycle + tc.sampleEvery

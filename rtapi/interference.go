@@ -97,77 +97,107 @@ func (tc *TaskContext) startInterference() {
 	tc.nextSample = 1<<63 - 1 // the reads here keep the totals current
 }
 
-// observe accounts the cycle that just ended, the previous wake-up then
-// the body. It runs before the sleep, so that its cost falls in the slack;
-// getrusage is read only after a late wake-up, every sampleEvery cycles,
-// or every cycle with Interference On.
+// observe accounts the body that just ended. It runs before the sleep, so
+// that its cost falls in the slack; getrusage is read every sampleEvery
+// cycles, or every cycle with Interference On (and at once after a late
+// wake-up: lateCause).
 // RT-safe.
 func (tc *TaskContext) observe() {
-	in := &tc.task.stats.intf
 	if !tc.counters {
-		if tc.slept && tc.latency > tc.lateThreshold {
-			in.late.Store(in.late.Load() + 1)
-		}
-		tc.slept = false
-		return
+		return // a late wake-up is all that is counted: recordWakeup
 	}
+	in := &tc.task.stats.intf
 	gcEnd := GCMarking()
 	if tc.gcAtStart || gcEnd {
 		in.gc.Store(in.gc.Load() + 1)
 	}
-	late := tc.slept && tc.latency > tc.lateThreshold
-	gcWake := tc.gcAtEnd || tc.gcAtStart // marking as the sleep began or at the wake-up
 	tc.gcAtEnd = gcEnd
-	tc.slept = false
-	if late || tc.exactInterference || tc.cycle >= tc.nextRead {
-		tc.readInterference(late, gcWake)
+	if tc.exactInterference || tc.cycle >= tc.nextRead {
+		tc.readInterference(tc.cycle)
 	}
 }
 
-// readInterference reads the thread's counters and accounts the cycles
-// since the previous read: each event beyond the waker's sleeps (one
-// voluntary switch each) counts one cycle, at most one per cycle.
-func (tc *TaskContext) readInterference(late, gcWake bool) {
+// lateCause reads the thread's counters at a late wake-up, accounts them
+// to the cycle it starts, and returns the counter of the cause the
+// wake-up is attributed to: the first that applies of Blocked, Preempted,
+// GC and Unexplained. It returns nil on a virtual clock.
+// RT-safe.
+func (tc *TaskContext) lateCause() *atomic.Int64 {
+	if !tc.counters {
+		return nil
+	}
+	in := &tc.task.stats.intf
+	gcWake := tc.gcAtEnd || GCMarking() // marking as the sleep began or at the wake-up
+	preempted, blocked, ok := tc.readInterference(tc.cycle + 1)
+	switch {
+	case ok && blocked > 0:
+		return &in.lateBlocked
+	case ok && preempted > 0:
+		return &in.latePreempted
+	case gcWake:
+		return &in.lateGC
+	}
+	return &in.unexplained
+}
+
+// What the reads of one cycle counted (TaskContext.readCounted).
+const (
+	countedPreempted uint8 = 1 << iota
+	countedBlocked
+	countedFaults
+)
+
+// readInterference reads the thread's counters at cycle and accounts the
+// cycles since the previous read: each event beyond the waker's sleeps
+// (one voluntary switch each) counts one cycle, at most one per cycle,
+// also when a cycle is read twice (at a late wake-up and at its end). It
+// returns the involuntary switches and the blocking it saw; ok is false
+// when getrusage failed.
+func (tc *TaskContext) readInterference(cycle int64) (preempted, blocked int64, ok bool) {
 	prev := tc.usage
 	if sys.ReadThreadUsage(&tc.usage) != nil {
-		return
+		return 0, 0, false
 	}
 	sleeps := tc.waker.Sleeps()
-	cycles := max(tc.cycle-tc.readCycle, 1)
 	expect := sleeps - tc.readSleeps
-	tc.readCycle, tc.readSleeps = tc.cycle, sleeps
-	tc.nextRead = tc.cycle + tc.sampleEvery
+	cycles, counted := cycle-tc.readCycle, tc.readCounted
+	if cycles > 0 {
+		counted = 0 // a new cycle
+	} else {
+		cycles = 1 // the cycle of the previous read, or the first
+	}
+	tc.readCycle, tc.readSleeps = max(tc.readCycle, cycle), sleeps
+	tc.nextRead = tc.readCycle + tc.sampleEvery
 
 	s := &tc.task.stats
 	in := &s.intf
 	u := &tc.usage
-	preempted := u.InvoluntarySwitches - prev.InvoluntarySwitches
-	blocked := u.VoluntarySwitches - prev.VoluntarySwitches - expect
+	preempted = u.InvoluntarySwitches - prev.InvoluntarySwitches
+	blocked = u.VoluntarySwitches - prev.VoluntarySwitches - expect
 	faults := u.MinorFaults + u.MajorFaults - prev.MinorFaults - prev.MajorFaults
-	if preempted > 0 {
-		in.preempted.Store(in.preempted.Load() + min(preempted, cycles))
-	}
-	if blocked > 0 {
-		in.blocked.Store(in.blocked.Load() + min(blocked, cycles))
-	}
-	if faults > 0 {
-		in.faults.Store(in.faults.Load() + min(faults, cycles))
-	}
-	if late {
-		in.late.Store(in.late.Load() + 1)
-		switch {
-		case blocked > 0:
-			in.lateBlocked.Store(in.lateBlocked.Load() + 1)
-		case preempted > 0:
-			in.latePreempted.Store(in.latePreempted.Load() + 1)
-		case gcWake:
-			in.lateGC.Store(in.lateGC.Load() + 1)
-		default:
-			in.unexplained.Store(in.unexplained.Load() + 1)
-		}
-	}
+	countCycles(&in.preempted, preempted, cycles, countedPreempted, &counted)
+	countCycles(&in.blocked, blocked, cycles, countedBlocked, &counted)
+	countCycles(&in.faults, faults, cycles, countedFaults, &counted)
+	tc.readCounted = counted
 	s.minorFaults.Store(u.MinorFaults)
 	s.majorFaults.Store(u.MajorFaults)
 	s.voluntary.Store(u.VoluntarySwitches)
 	s.involuntary.Store(u.InvoluntarySwitches)
+	return preempted, blocked, true
+}
+
+// countCycles adds to c the cycles that saw events: at most cycles, less
+// the last one when a read of it counted already (bit in counted).
+func countCycles(c *atomic.Int64, events, cycles int64, bit uint8, counted *uint8) {
+	if events <= 0 {
+		return
+	}
+	n := min(events, cycles)
+	if *counted&bit != 0 {
+		n--
+	}
+	*counted |= bit
+	if n > 0 {
+		c.Store(c.Load() + n)
+	}
 }

@@ -313,3 +313,34 @@ func TestLiveStatsNeverShowMoreLateThanMeasured(t *testing.T) {
 		require.LessOrEqual(t, s.Interference.Late, s.Latency.Count, "snapshot %d", i)
 	}
 }
+
+// Windows between Stats taken while the task runs count the same
+// wake-ups in Late, its causes and Latency (issue 36, item 10): a
+// snapshot never reads a wake-up half recorded. The body runs 100 µs, the
+// time a late wake-up went measured but not yet counted late before.
+func TestLiveStatsWindowsCountLateWithItsLatency(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "busy", Period: time.Millisecond, LateThreshold: time.Nanosecond,
+		Interference: rtapi.On}, func(tc *rtapi.TaskContext) error {
+		for tc.WaitPeriod() {
+			for end := tc.Now() + int64(100*time.Microsecond); tc.Now() < end; {
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, task.Start())
+	defer func() { task.Stop(); require.NoError(t, task.Wait()) }()
+	first := task.Stats()
+	mark := first
+	for i := 0; mark.Latency.Count < first.Latency.Count+300; i++ {
+		s := task.Stats()
+		w, err := s.Since(mark)
+		require.NoError(t, err)
+		in := w.Interference
+		require.Equal(t, w.Latency.Count, in.Late, "window %d: every measured wake-up is late", i)
+		require.Equal(t, in.Late, in.LateBlocked+in.LatePreempted+in.LateGC+in.LateUnexplained, "window %d: %+v", i, in)
+		mark = s
+	}
+}

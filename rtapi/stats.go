@@ -3,6 +3,7 @@ package rtapi
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,9 +16,12 @@ import (
 
 // taskStats is written by the task's goroutine only and read from anywhere.
 type taskStats struct {
-	cycles      atomic.Int64
-	overruns    atomic.Int64
-	waitErrors  atomic.Int64
+	cycles     atomic.Int64
+	overruns   atomic.Int64
+	waitErrors atomic.Int64
+	// wakeSeq is odd while a wake-up is recorded: its latency, late count
+	// and cause (TaskContext.recordWakeup; a one-writer seqlock).
+	wakeSeq     atomic.Uint64
 	latency     *hist.Histogram
 	exec        *hist.Histogram
 	tid         atomic.Int64
@@ -82,9 +86,34 @@ type Stats struct {
 // any goroutine at any time. It allocates.
 func (t *Task) Stats() Stats {
 	s := t.counters()
-	s.Latency = t.stats.latency.Snapshot()
+	t.stats.wakeups(func() {
+		s.Interference = t.stats.intf.snapshot(t.spec.LateThreshold)
+		s.Latency = t.stats.latency.Snapshot()
+	})
 	s.Exec = t.stats.exec.Snapshot()
 	return s
+}
+
+// wakeupTries bounds wakeups' reads that raced a wake-up.
+const wakeupTries = 64
+
+// wakeups calls read, which reads the late counters then the latency
+// histogram, until one call saw no wake-up recorded meanwhile, so that
+// both count the same wake-ups and a Since window never has a late
+// wake-up it did not measure. Against wake-ups faster than the read, 64
+// times in a row, it settles for the last read, whose order still keeps
+// Late within the histogram's Count.
+func (s *taskStats) wakeups(read func()) {
+	for try := 0; ; try++ {
+		seq := s.wakeSeq.Load()
+		if try == wakeupTries || seq&1 == 0 {
+			read()
+			if try == wakeupTries || s.wakeSeq.Load() == seq {
+				return
+			}
+		}
+		runtime.Gosched()
+	}
 }
 
 // StatsFolded returns the task's Stats with its histograms folded at upper
@@ -93,7 +122,11 @@ func (t *Task) Stats() Stats {
 // It may be called from any goroutine at any time. It allocates.
 func (t *Task) StatsFolded(upper []time.Duration) (s Stats, latency, exec hist.Folded) {
 	s = t.counters()
-	latency, exec = t.stats.latency.Fold(upper), t.stats.exec.Fold(upper)
+	t.stats.wakeups(func() {
+		s.Interference = t.stats.intf.snapshot(t.spec.LateThreshold)
+		latency = t.stats.latency.Fold(upper)
+	})
+	exec = t.stats.exec.Fold(upper)
 	s.Latency = foldedSummary(latency, t.stats.latency.Width())
 	s.Exec = foldedSummary(exec, t.stats.exec.Width())
 	return s, latency, exec
@@ -103,12 +136,11 @@ func foldedSummary(f hist.Folded, width time.Duration) hist.Snapshot {
 	return hist.Snapshot{Width: width, Overflow: f.Overflow, Count: f.Count, Sum: f.Sum, Min: f.Min, Max: f.Max}
 }
 
-// counters is Stats without the histograms.
+// counters is Stats without the histograms and the interference counts
+// (taskStats.wakeups reads those).
 func (t *Task) counters() Stats {
 	b := t.Binding()
 	s := &t.stats
-	// Read before the latency histogram, so Late never exceeds its Count.
-	intf := s.intf.snapshot(t.spec.LateThreshold)
 	st := Stats{
 		Name:                t.spec.Name,
 		Period:              t.spec.Period,
@@ -119,7 +151,6 @@ func (t *Task) counters() Stats {
 		MajorFaults:         s.majorFaults.Load(),
 		VoluntarySwitches:   s.voluntary.Load(),
 		InvoluntarySwitches: s.involuntary.Load(),
-		Interference:        intf,
 		Policy:              b.Policy,
 		Priority:            b.Priority,
 		CPUs:                b.CPUs,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hist"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 func TestStatsString(t *testing.T) {
@@ -58,4 +59,47 @@ func ExampleWriteStats() {
 	// task-100µs     SCHED_FIFO prio 98 wake posix-timer cycles  10068 overruns  148 latency min 3µs avg 74.666µs p99 161µs max 161µs
 	// task-1ms       SCHED_FIFO prio 97 wake posix-timer cycles   1004 overruns    2 latency min 9µs avg 84.666µs p99 180µs max 180µs
 	// task-1ms: SCHED_FIFO prio 97 wake posix-timer cycles 1004 overruns 2 latency min 9µs avg 84.666µs p99 180µs max 180µs
+}
+
+// A Stats window never counts a late wake-up it did not measure, even
+// when its mark was taken in the task body, between the wake-up and the
+// end of the cycle (issue 36, item 10: "1 late of 0 measured"; the
+// latency was recorded at the wake-up and the late count only when the
+// cycle ended). On the sim flavor every wake-up is 100 µs late.
+func TestStatsWindowFromBodyCountsNoUnmeasuredLate(t *testing.T) {
+	t.Parallel()
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	c, err := sim.New(rt)
+	require.NoError(t, err)
+	var marks []rtapi.Stats // one per cycle, each taken in the body
+	task, err := rt.NewTask(rtapi.TaskSpec{Name: "late", Period: time.Millisecond, LateThreshold: time.Microsecond},
+		func(tc *rtapi.TaskContext) error {
+			for tc.WaitPeriod() {
+				marks = append(marks, tc.Task().Stats())
+			}
+			return nil
+		})
+	require.NoError(t, err)
+	require.NoError(t, c.SetTask(task, sim.TaskConfig{Jitter: sim.ConstantJitter(100 * time.Microsecond)}))
+	require.NoError(t, task.Start())
+	require.NoError(t, c.Advance(10*time.Millisecond+500*time.Microsecond)) // the task sleeps
+	end := task.Stats()
+	require.Positive(t, end.Latency.Count)
+	require.Equal(t, end.Latency.Count, end.Interference.Late, "every wake-up is late")
+	require.NotEmpty(t, marks)
+	for i, mark := range marks {
+		require.LessOrEqual(t, mark.Interference.Late, mark.Latency.Count, "mark %d", i)
+		w, err := end.Since(mark)
+		require.NoError(t, err)
+		require.Equal(t, w.Latency.Count, w.Interference.Late,
+			"window from mark %d: %d late of %d measured", i, w.Interference.Late, w.Latency.Count)
+		if i > 0 {
+			w, err := mark.Since(marks[i-1])
+			require.NoError(t, err)
+			require.Equal(t, int64(1), w.Latency.Count, "mark %d", i)
+			require.Equal(t, w.Latency.Count, w.Interference.Late, "window from mark %d to %d", i-1, i)
+		}
+	}
 }

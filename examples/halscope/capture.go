@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
+	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
 // Edge is what fires the trigger.
@@ -101,6 +103,44 @@ type Capture struct {
 	hasPrev bool
 	Rows    []Row // once fired: the pre-trigger samples, then the rest
 	Fired   int   // index in Rows of the trigger sample; -1 until it fires
+	// From is the first cycle Add takes: SkipStale sets it past the
+	// samples buffered before the capture started.
+	From uint64
+}
+
+// staleSource is what SkipStale reads: a *sampler.Reader.
+type staleSource interface {
+	Buffered() (int, error)
+	TryNext() (sampler.Sample, error)
+}
+
+// SkipStale arms the capture on fresh samples only: it reads and drops
+// the samples rd held as the capture started (they can be minutes old,
+// and would fire the trigger at once), at most as many as were buffered
+// then, and makes Add ignore any sample of their cycles or earlier. It
+// returns how many it dropped and the first and last one's cycle.
+func (c *Capture) SkipStale(rd staleSource) (skipped int, first, last uint64, err error) {
+	n, err := rd.Buffered()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for ; skipped < n; skipped++ {
+		s, err := rd.TryNext()
+		if errors.Is(err, ipc.ErrEmpty) {
+			break // another reader took them
+		}
+		if err != nil {
+			return skipped, first, last, err
+		}
+		if skipped == 0 {
+			first = s.Cycle
+		}
+		last = s.Cycle
+	}
+	if skipped > 0 {
+		c.From = max(c.From, last+1)
+	}
+	return skipped, first, last, nil
 }
 
 // NewCapture makes a capture of total samples, pre of them before the
@@ -114,6 +154,9 @@ func NewCapture(tr Trigger, pre, total int, types []hal.Type) *Capture {
 func (c *Capture) Add(s sampler.Sample) bool {
 	if c.Fired >= 0 && len(c.Rows) >= c.Total {
 		return true
+	}
+	if s.Cycle < c.From {
+		return false // stale: buffered before the capture started
 	}
 	r := Row{Cycle: s.Cycle, Time: s.Time, Dropped: s.Dropped, Values: append([]uint64(nil), s.Values...)}
 	if c.Fired >= 0 {

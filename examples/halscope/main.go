@@ -19,6 +19,8 @@
 // seconds, and the pins' values. The SVG (-svg) draws each chosen pin
 // (-pins, default all) in its own lane over the time axis, the trigger as
 // a dashed line; -names names the pins (default pin.0, pin.1, ...).
+// The trigger arms on fresh samples: those buffered before halscope
+// started are skipped, and counted on stderr.
 // Samples the sampler dropped during the capture are reported on stderr;
 // their cycles are missing from the CSV. -timeout ends the wait for the
 // trigger with status 1; Ctrl-C ends it with whatever was captured.
@@ -128,6 +130,11 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 		return err
 	}
 	capt := NewCapture(Trigger{Pin: c.trigger, Edge: edge, Level: c.level}, c.pre, c.count, types)
+	if n, first, last, err := capt.SkipStale(rd); err != nil {
+		return err
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "halscope: skipped %d stale samples (cycles %d to %d) buffered before the start\n", n, first, last)
+	}
 	var deadline time.Time
 	if c.timeout > 0 {
 		deadline = time.Now().Add(c.timeout)

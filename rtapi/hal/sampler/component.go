@@ -103,7 +103,7 @@ type channel struct {
 	pins      []source
 	payload   int    // bytes of one record's payload
 	slot      int    // bytes of one record in the ring
-	depth     int32  // records the ring can hold
+	depth     int32  // depth=: the ring holds depth-1 samples, as LinuxCNC's
 	cycle     uint64 // calls so far
 	dropped   uint64 // samples dropped so far
 	enable    hal.Bit
@@ -132,7 +132,7 @@ func newChannel(c *hal.Component, n int, cfg string, types []hal.Type, depth uin
 	p := fmt.Sprintf("sampler.%d", n)
 	ch := &channel{ring: ring, payload: recordBytes(len(types)), slot: recordBytes(len(types)) + 8,
 		pins: make([]source, len(types))}
-	ch.depth = int32(min(uint64(capacity/ch.slot), 1<<31-1))
+	ch.depth = int32(depth) // ringCapacity bounds depth to MaxRingBytes/40
 	ch.full = c.Bit(p+".full", hal.Out)
 	ch.enable = c.Bit(p+".enable", hal.In)
 	ch.enable.Set(true)

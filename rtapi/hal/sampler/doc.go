@@ -8,15 +8,17 @@
 //	addf sampler.0 servo-thread
 //	net pos-cmd => sampler.0.pin.0
 //
-// cfg letters give the pins' types, one pin per letter: f float, b bit,
-// s s32, u u32, l s64, k u64 (LinuxCNC's letters; at most MaxPins).
-// depth is how many samples the ring holds (default 1000 per channel).
+// cfg letters give the pins' types, one pin per letter: f or r float,
+// b bit, s s32, u u32, l s64, k u64 (LinuxCNC's letters, either case; at
+// most MaxPins).
+// depth is the FIFO's depth (default 1000 per channel): as in LinuxCNC's
+// hal_stream, which keeps one slot empty, it holds depth-1 samples.
 // Channel N has the pins:
 //
 //	sampler.N.pin.M       in   the values to capture, in cfg order
 //	sampler.N.enable      in   bit, TRUE at load: sample only while TRUE
-//	sampler.N.full        out  bit, TRUE while the ring is full
-//	sampler.N.curr-depth  out  s32, samples in the ring now
+//	sampler.N.full        out  bit, TRUE when a sample found no room
+//	sampler.N.curr-depth  out  s32, samples in the ring now; depth when full
 //	sampler.N.overruns    io   s32, samples dropped because the ring was full
 //	sampler.N.sample-num  io   s32, the low 32 bits of the last cycle sampled
 //

@@ -76,6 +76,10 @@ func TestParseCfg(t *testing.T) {
 	got, err := ParseCfg("fBsUlK")
 	require.NoError(t, err)
 	assert.Equal(t, []hal.Type{hal.TypeFloat, hal.TypeBit, hal.TypeS32, hal.TypeU32, hal.TypeS64, hal.TypeU64}, got)
+	// r is LinuxCNC's other float letter (hal_stream_parse_types)
+	got, err = ParseCfg("rR")
+	require.NoError(t, err)
+	assert.Equal(t, []hal.Type{hal.TypeFloat, hal.TypeFloat}, got)
 	for _, bad := range []string{"", "x", "f f", "f\x00", strings.Repeat("b", MaxPins+1)} {
 		_, err := ParseCfg(bad)
 		assert.ErrorIs(t, err, rtapi.ErrInvalid, "%q", bad)
@@ -221,4 +225,49 @@ func FuzzReaderSegment(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A channel holds depth-1 samples and curr-depth never passes depth, as
+// LinuxCNC's hal_stream (one slot of depth kept empty): while samples fit
+// curr-depth is the samples in the ring and full is FALSE; once none fits
+// each sample is dropped and counted in overruns, full is TRUE and
+// curr-depth is depth (hal_stream_maxdepth). Issue 36 item 6: depth=4000
+// with ten pins read 4681, the records that fit the ring's power-of-two
+// bytes.
+func TestChannelFillsToDepthAsLinuxCNC(t *testing.T) {
+	for _, cfg := range []string{"f", "ffffffffff"} {
+		for _, depth := range []uint64{1, 2, 10, 4000} {
+			ch, _, o := newTestChannel(t, cfg, depth)
+			for k := uint64(1); k < depth; k++ {
+				ch.sample(time.Microsecond, int64(k))
+				require.EqualValues(t, k, ch.currDepth.Get(), "cfg %s depth %d after %d samples", cfg, depth, k)
+				require.False(t, ch.full.Get(), "cfg %s depth %d after %d samples", cfg, depth, k)
+			}
+			const extra = 50
+			for range extra + 1 {
+				ch.sample(time.Microsecond, 0)
+			}
+			assert.EqualValues(t, depth, ch.currDepth.Get(), "cfg %s depth %d", cfg, depth)
+			assert.True(t, ch.full.Get(), "cfg %s depth %d", cfg, depth)
+			assert.EqualValues(t, extra+1, ch.overruns.Get(), "cfg %s depth %d", cfg, depth)
+
+			ch.enable.Set(false) // disabled: the fill as it is, as LinuxCNC's
+			ch.sample(time.Microsecond, 0)
+			assert.EqualValues(t, depth-1, ch.currDepth.Get(), "cfg %s depth %d disabled", cfg, depth)
+			assert.True(t, ch.full.Get(), "cfg %s depth %d disabled", cfg, depth)
+			ch.enable.Set(true)
+
+			rd, err := Attach(o, 0)
+			require.NoError(t, err)
+			n := uint64(0)
+			for ; ; n++ {
+				if _, err := rd.TryNext(); err != nil {
+					require.ErrorIs(t, err, ipc.ErrEmpty)
+					break
+				}
+			}
+			require.NoError(t, rd.Close())
+			assert.Equal(t, depth-1, n, "cfg %s depth %d: samples held", cfg, depth)
+		}
+	}
 }

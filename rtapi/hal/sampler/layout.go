@@ -10,8 +10,9 @@ import (
 	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
-// Key is the shared-memory key of channel 0's ring; channel N uses Key+N.
-// It is LinuxCNC's SAMPLER_SHMEM_KEY ("SAMP").
+// Key is the shared-memory key of channel 0's ring ("SAMP"); channel N
+// uses Key+N. LinuxCNC's SAMPLER_SHMEM_KEY is 0x48534130 ("HSA0"), for a
+// segment laid out differently (hal_stream), so no key is shared.
 const Key = 0x53414d50
 
 // Limits of a channel.
@@ -58,8 +59,9 @@ type header struct {
 var _ [headerSize - unsafe.Sizeof(header{})]struct{}
 var _ [unsafe.Sizeof(header{}) - headerSize]struct{}
 
-// letters maps cfg letters to HAL types.
-var letters = map[byte]hal.Type{'f': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32,
+// letters maps cfg letters to HAL types; r is f, as in LinuxCNC's
+// hal_stream_parse_types.
+var letters = map[byte]hal.Type{'f': hal.TypeFloat, 'r': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32,
 	'u': hal.TypeU32, 'l': hal.TypeS64, 'k': hal.TypeU64}
 
 // ParseCfg returns the pin types of a cfg string (letters of either case).
@@ -71,7 +73,7 @@ func ParseCfg(cfg string) ([]hal.Type, error) {
 	for i := range len(cfg) {
 		t, ok := letters[lower(cfg[i])]
 		if !ok {
-			return nil, fmt.Errorf("sampler: cfg %q: letter %q is none of f b s u l k: %w", cfg, cfg[i], rtapi.ErrInvalid)
+			return nil, fmt.Errorf("sampler: cfg %q: letter %q is none of f r b s u l k: %w", cfg, cfg[i], rtapi.ErrInvalid)
 		}
 		types[i] = t
 	}

@@ -43,6 +43,7 @@ type Reader struct {
 	types []hal.Type
 	buf   []uint64
 	bytes []byte // buf's memory
+	slot  int    // bytes of one record in the ring, its header included
 	poll  time.Duration
 	get   func() // r.getRecord, bound once: Guard's argument allocates nothing
 	n     int    // getRecord's results
@@ -105,7 +106,8 @@ func open(seg *shm.Segment) (*Reader, error) {
 	if ring.Capacity() != capacity {
 		return nil, fmt.Errorf("%w: ring capacity %d, want %d", ErrCorrupt, ring.Capacity(), capacity)
 	}
-	r := &Reader{seg: seg, ring: ring, types: types, buf: make([]uint64, wordPins+len(types)), poll: 100 * time.Millisecond}
+	r := &Reader{seg: seg, ring: ring, types: types, buf: make([]uint64, wordPins+len(types)), poll: 100 * time.Millisecond,
+		slot: recordBytes(len(types)) + 8}
 	r.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.buf[0])), 8*len(r.buf))
 	r.get = r.getRecord
 	return r, nil
@@ -118,6 +120,18 @@ func (r *Reader) Types() []hal.Type { return r.types }
 
 // Name is the channel's segment name.
 func (r *Reader) Name() string { return r.seg.Name() }
+
+// Buffered returns how many samples wait in the ring now, at most what
+// the ring can hold whatever the segment says. The sampler may add some
+// and another reader take some at any time. After a truncation it returns
+// shm.ErrTruncated.
+func (r *Reader) Buffered() (int, error) {
+	var used int
+	if err := r.ring.Guard(func() { used = r.ring.Used() }); err != nil {
+		return 0, err
+	}
+	return used / r.slot, nil // a wrap's padding is less than a record
+}
 
 // TryNext returns the next sample if one is waiting: ipc.ErrEmpty if none,
 // ErrCorrupt for a bad record (the reader then skips what the ring holds),

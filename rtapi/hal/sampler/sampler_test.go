@@ -124,7 +124,15 @@ func TestSamplerOneRecordPerCycle(t *testing.T) {
 		}
 	}
 	assert.EqualValues(t, 499, r.pin(t, "sampler.0.sample-num"))
-	assert.EqualValues(t, 500, r.pin(t, "sampler.0.curr-depth"), "the fill as of the last cycle")
+	n, err := rd.Buffered()
+	require.NoError(t, err)
+	assert.Zero(t, n, "all read")
+	require.NoError(t, r.clock.RunCycles(r.th.Task(), 7))
+	n, err = rd.Buffered()
+	require.NoError(t, err)
+	assert.Equal(t, 7, n)
+	assert.Len(t, drain(t, rd), 7)
+	assert.EqualValues(t, 7, r.pin(t, "sampler.0.curr-depth"), "the fill as of the last cycle")
 
 	// the second channel is there, with its own ring
 	rd1 := r.attach(t, 1)
@@ -133,24 +141,25 @@ func TestSamplerOneRecordPerCycle(t *testing.T) {
 }
 
 // A full ring drops samples and counts them: in overruns, full, and in
-// the next sample that fits, whose cycle number shows the gap.
+// the next sample that fits, whose cycle number shows the gap. As in
+// LinuxCNC, depth 10 holds 9 samples and curr-depth then reads 10.
 func TestSamplerCountsDropsWhenFull(t *testing.T) {
 	r := load(t, strings.ReplaceAll(consistent, "%d", "10"))
 	rd := r.attach(t, 0)
 	require.NoError(t, r.clock.RunCycles(r.th.Task(), 200))
-	held := r.pin(t, "sampler.0.curr-depth")
+	assert.EqualValues(t, 10, r.pin(t, "sampler.0.curr-depth"))
 	assert.EqualValues(t, 1, r.pin(t, "sampler.0.full"))
-	assert.EqualValues(t, 200-held, r.pin(t, "sampler.0.overruns"))
+	assert.EqualValues(t, 200-9, r.pin(t, "sampler.0.overruns"))
 	first := drain(t, rd)
-	require.Len(t, first, int(held))
-	assert.GreaterOrEqual(t, len(first), 10, "depth 10 holds at least 10")
+	require.Len(t, first, 9)
 	require.NoError(t, r.clock.RunCycles(r.th.Task(), 1))
 	next := drain(t, rd)
 	require.Len(t, next, 1)
 	assert.EqualValues(t, 200, next[0].Cycle)
-	assert.EqualValues(t, 200-held, next[0].Dropped)
+	assert.EqualValues(t, 200-9, next[0].Dropped)
 	assert.Equal(t, next[0].Cycle-first[len(first)-1].Cycle-1, next[0].Dropped, "the gap is the drops")
 	assert.EqualValues(t, 0, r.pin(t, "sampler.0.full"))
+	assert.EqualValues(t, 1, r.pin(t, "sampler.0.curr-depth"))
 }
 
 // enable FALSE stops sampling; the cycles go on being counted.
