@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -173,7 +174,8 @@ func attach(rt *rtapi.RT, c config) (*host, error) {
 }
 
 // show prints one refresh: the host, its threads and functions, then its
-// pins with their live values and the signals they are on.
+// pins with their live values and the signals they are on, names escaped
+// (the segment's writers are not trusted).
 func show(w io.Writer, clear bool, s hal.Snapshot, d hal.DataSnapshot) {
 	if clear {
 		fmt.Fprint(w, "\x1b[H\x1b[2J")
@@ -186,9 +188,9 @@ func show(w io.Writer, clear bool, s hal.Snapshot, d hal.DataSnapshot) {
 	for _, p := range d.Pins {
 		sig := ""
 		if p.Signal != "" {
-			sig = "  " + dirArrow(p.Dir) + " " + p.Signal
+			sig = "  " + dirArrow(p.Dir) + " " + names.Escape(p.Signal)
 		}
-		fmt.Fprintf(w, "  %-28s %-5s %-3s %14s%s\n", p.Name, p.Type, p.Dir, hal.FormatValue(p.Type, p.Value), sig)
+		fmt.Fprintf(w, "  %-28s %-5s %-3s %14s%s\n", names.Escape(p.Name), p.Type, p.Dir, hal.FormatValue(p.Type, p.Value), sig)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,19 @@ func TestWaitsForHeadersNotYetWritten(t *testing.T) {
 	require.ErrorIs(t, err, shm.ErrNotInitialised)
 	_, err = attachWaiting(context.Background(), rt, c, 50*time.Millisecond)
 	require.ErrorIs(t, err, shm.ErrNotInitialised, "waited, then gave up as not initialised")
+}
+
+// A hostile writer of the data segment may put terminal controls into a
+// name; show prints them escaped.
+func TestShowEscapesNames(t *testing.T) {
+	var b strings.Builder
+	d := hal.DataSnapshot{Pins: []hal.PinInfo{{Name: "a\u009b2Jb", Type: hal.TypeBit, Dir: hal.Out, Signal: "s\x1b[31m"}}}
+	show(&b, false, hal.Snapshot{}, d)
+	out := b.String()
+	if strings.ContainsAny(out, "\u009b\x1b") {
+		t.Fatalf("show printed a raw control: %q", out)
+	}
+	if !strings.Contains(out, "a") || !strings.Contains(out, "s") {
+		t.Fatalf("show lost the names: %q", out)
+	}
 }

@@ -278,7 +278,8 @@ func (c *Component) U64Param(name string, d ParamDir) U64 { return U64{c.newPara
 func (h *HAL) DataSegment() string { return h.data.name() }
 
 // repairData rewrites names and links from the host's model once the data
-// segment was lost (DataErr), for Show and Save, which read them from it.
+// segment was lost (DataErr), for the other processes that read them
+// (Show and Save read the host's memory).
 // Values are left alone: the threads' are the only ones. Called with
 // h.mu; it runs once.
 func (h *HAL) repairData() {
