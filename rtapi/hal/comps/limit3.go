@@ -128,7 +128,7 @@ func (s *limit3State) next(fperiod, invalue, out float64, load bool, min, max, m
 		ti := truncInt((t-float64(limit3Epsilon*sign))/fperiod+sign) * fperiod
 		a := (velDiff - 0) / ti
 		v := outVel + float64(a*fperiod)
-		sp := v * fperiod
+		sp := float64(v * fperiod)
 		return set(fmin(maxPos, fmax(minPos, out+sp)), invalue)
 	}
 	if goalPosMax+limit3Epsilon < achPosMax && goalPosPrev > out {

@@ -47,7 +47,7 @@ func newSiggen(c *hal.Component, p string) {
 	amplitude.Set(1)
 	c.Export(p+".update", func(period time.Duration, _ int64) {
 		tmp1 := float64(period) * 0.000000001
-		tmp2 := frequency.Get() * tmp1
+		tmp2 := float64(frequency.Get() * tmp1)
 		if tmp2 > 0.5 {
 			frequency.Set(0.5 / tmp1)
 			tmp2 = 0.5
