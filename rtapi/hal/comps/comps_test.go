@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,6 +51,14 @@ func (r *rig) cycles(thread string, n int) {
 		require.NoError(r.t, r.h.Start())
 	}
 	require.NoError(r.t, r.clock.RunCycles(th.Task(), int64(n)))
+}
+
+// period is the period of the thread "servo".
+func (r *rig) period() time.Duration {
+	r.t.Helper()
+	th, ok := r.h.Thread("servo")
+	require.True(r.t, ok)
+	return th.Period()
 }
 
 func (r *rig) setp(name string, v any) {
@@ -106,6 +115,20 @@ func (r *rig) pinNames(p string) []string {
 	return out
 }
 
+// paramNames lists the parameters of instance p, without the prefix.
+func (r *rig) paramNames(p string) []string {
+	s, err := r.h.Data().Read()
+	require.NoError(r.t, err)
+	var out []string
+	for _, par := range s.Params {
+		if strings.HasPrefix(par.Name, p+".") {
+			out = append(out, strings.TrimPrefix(par.Name, p+".")+" "+par.Type.String()+" "+par.Dir.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 const servo = "loadrt threads name1=servo period1=1000000\n"
 
 func TestPinNamesAndFunctions(t *testing.T) {
@@ -125,25 +148,38 @@ loadrt sim_motor
 `)
 	want := map[string][]string{
 		"scale.1":   {"gain float IN", "in float IN", "offset float IN", "out float OUT"},
-		"adder":     {"gain0 float IN", "gain1 float IN", "in0 float IN", "in1 float IN", "offset float IN", "out float OUT"},
+		"adder":     {"in0 float IN", "in1 float IN", "out float OUT"},
 		"mux2.0":    {"in0 float IN", "in1 float IN", "out float OUT", "sel bit IN"},
 		"and2.0":    {"in0 bit IN", "in1 bit IN", "out bit OUT"},
 		"or2.0":     {"in0 bit IN", "in1 bit IN", "out bit OUT"},
 		"not.0":     {"in bit IN", "out bit OUT"},
 		"ddt.0":     {"in float IN", "out float OUT"},
-		"lowpass.0": {"gain float IN", "in float IN", "load bit IN", "out float OUT"},
-		"limit3.0": {"in float IN", "in-limit bit OUT", "load bit IN", "max float IN", "maxa float IN",
-			"maxv float IN", "min float IN", "out float OUT"},
+		"lowpass.0": {"in float IN", "load bit IN", "out float OUT"},
+		"limit3.0": {"enable bit IN", "in float IN", "load bit IN", "max float IN", "maxa float IN",
+			"maxv float IN", "min float IN", "out float OUT", "smooth-steps u32 IN"},
 		"siggen.0": {"amplitude float IN", "clock bit OUT", "cosine float OUT", "frequency float IN",
 			"offset float IN", "reset bit IN", "sawtooth float OUT", "sine float OUT", "square float OUT", "triangle float OUT"},
 		"pid.0": {"Dgain float IN", "FF0 float IN", "FF1 float IN", "FF2 float IN", "FF3 float IN", "Igain float IN",
-			"Pgain float IN", "bias float IN", "command float IN", "commandD float OUT", "commandDD float OUT",
-			"commandDDD float OUT", "deadband float IN", "enable bit IN", "error float OUT", "errorD float OUT",
-			"errorI float OUT", "feedback float IN", "index-enable bit IN", "maxcmdD float IN", "maxcmdDD float IN",
+			"Pgain float IN", "bias float IN", "command float IN", "command-deriv float IN", "commandD float OUT",
+			"commandDD float OUT", "commandDDD float OUT", "deadband float IN", "enable bit IN",
+			"error float OUT", "error-previous-target bit IN", "errorD float OUT",
+			"errorI float OUT", "feedback float IN", "feedback-deriv float IN", "index-enable bit IN",
+			"maxcmdD float IN", "maxcmdDD float IN",
 			"maxcmdDDD float IN", "maxerror float IN", "maxerrorD float IN", "maxerrorI float IN", "maxoutput float IN",
-			"output float OUT", "saturated bit OUT", "saturated-count s32 OUT", "saturated-s float OUT"},
+			"output float OUT", "saturated bit OUT", "saturated-count s32 OUT", "saturated-s float OUT",
+			"tune-cycles u32 I/O", "tune-effort float I/O", "tune-mode bit IN", "tune-start bit I/O", "tune-type u32 I/O",
+			"ultimate-gain float OUT", "ultimate-period float OUT"},
 		"sim_motor.0": {"command float IN", "counts s64 OUT", "counts-per-unit float IN", "enable bit IN", "gain float IN",
 			"position float OUT", "position-fb float OUT", "time-constant float IN", "velocity float OUT"},
+	}
+	params := map[string][]string{
+		"adder":     {"gain0 float RW", "gain1 float RW", "offset float RW"},
+		"lowpass.0": {"gain float RW"},
+		"scale.0":   nil,
+		"pid.0":     nil,
+	}
+	for p, names := range params {
+		assert.Equal(t, names, r.paramNames(p), p)
 	}
 	for p, names := range want {
 		assert.Equal(t, names, r.pinNames(p), p)
@@ -154,9 +190,29 @@ loadrt sim_motor
 	}
 	assert.Equal(t, []string{"scale.0", "scale.1", "adder", "mux2.0", "and2.0", "or2.0", "not.0", "ddt.0", "lowpass.0",
 		"limit3.0", "siggen.0.update", "pid.0.do-pid-calcs", "sim_motor.0.update"}, functs)
-	v, err := r.h.GetP("pid.0.Pgain")
-	require.NoError(t, err)
-	assert.Equal(t, "1", v, "pid's Pgain defaults to 1")
+}
+
+// Every default of LinuxCNC's sources: scale's gain is 0 (scale.comp
+// gives it none), sum2's gains 1, limit3's maxa 1e7 and smooth-steps 2,
+// pid's Pgain 1, error-previous-target TRUE and its tuner's effort and
+// cycles. Before, gortapi's scale gain was 1 and limit3's maxa 1e20.
+func TestDefaults(t *testing.T) {
+	r := load(t, servo+"loadrt scale\nloadrt sum2\nloadrt lowpass\nloadrt limit3\nloadrt siggen\nloadrt pid\n")
+	for name, want := range map[string]string{
+		"scale.0.gain": "0", "scale.0.offset": "0",
+		"sum2.0.gain0": "1", "sum2.0.gain1": "1", "sum2.0.offset": "0",
+		"lowpass.0.gain":  "0",
+		"limit3.0.enable": "TRUE", "limit3.0.min": "-1e+20", "limit3.0.max": "1e+20", "limit3.0.maxv": "1e+20",
+		"limit3.0.maxa": "1e+07", "limit3.0.smooth-steps": "2",
+		"siggen.0.frequency": "1", "siggen.0.amplitude": "1", "siggen.0.offset": "0",
+		"pid.0.Pgain": "1", "pid.0.Igain": "0", "pid.0.error-previous-target": "TRUE",
+		"pid.0.tune-effort": "0.5", "pid.0.tune-cycles": "50", "pid.0.tune-type": "0",
+		"pid.2.enable": "FALSE",
+	} {
+		v, err := r.h.GetP(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, v, name)
+	}
 }
 
 func TestLoadRTArguments(t *testing.T) {
@@ -166,7 +222,12 @@ func TestLoadRTArguments(t *testing.T) {
 		"loadrt scale names=a,a":         `name "a" given twice`,
 		"loadrt scale frobs=1":           `unknown argument "frobs"`,
 		"loadrt nosuch":                  `no component "nosuch" is compiled in`,
-		"loadrt threads name1=servo":     "needs period1",
+		"loadrt scale num_chan=2":        `unknown argument "num_chan"`,
+		"loadrt pid num_chan=17":         "invalid number of channels: 17",
+		"loadrt siggen names=s0,s1,s2,s3,s4,s5,s6,s7,s8,s9,s10,s11,s12,s13,s14,s15,s16": "invalid number of channels: 17",
+		"loadrt pid debug=yes":     `debug="yes" is not an integer`,
+		"loadrt threads period1=x": `period1="x" is not an integer`,
+		"loadrt threads name1=servo period1=1000000 name2=base period2=50000": "shorter than the base period",
 	} {
 		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
 		require.NoError(t, err)
@@ -183,26 +244,29 @@ func TestLoadRTArguments(t *testing.T) {
 	}
 }
 
-// threads sorts its threads fastest first: the example line of LinuxCNC's
-// docs names the slow one first.
-func TestThreadsFastestFirst(t *testing.T) {
-	r := load(t, "loadrt threads name1=servo period1=1000000 name2=base period2=50000\n")
-	th := r.h.Threads()
-	require.Len(t, th, 2)
-	assert.Equal(t, "base", th[0].Name())
-	assert.Equal(t, "servo", th[1].Name())
-	assert.Greater(t, th[0].Priority(), th[1].Priority())
-}
-
-// threads orders periods compared as durations: their difference
-// truncated to a 32-bit int (386, arm) put a 3 s thread before a 1 ms one,
-// and the 1 ms thread was then refused as shorter than the base period.
-func TestThreadsFastestFirstLongPeriods(t *testing.T) {
-	r := load(t, "loadrt threads name1=slow period1=3000000000 name2=fast period2=1000000\n")
-	th := r.h.Threads()
-	require.Len(t, th, 2)
-	assert.Equal(t, "fast", th[0].Name())
-	assert.Equal(t, "slow", th[1].Name())
+// threads takes threads.c's defaults: name1=thread1 period1=1000000,
+// no thread 2 or 3, fpN ignored; a thread without a name or a positive
+// period is skipped. Before, "loadrt threads" and "loadrt threads
+// name1=servo" were refused.
+func TestThreadsDefaults(t *testing.T) {
+	for line, want := range map[string][]string{
+		"loadrt threads":                                    {"thread1 1ms"},
+		"loadrt threads name1=servo":                        {"servo 1ms"},
+		"loadrt threads period1=250000 fp1=0":               {"thread1 250µs"},
+		"loadrt threads name2=base":                         {"thread1 1ms"},
+		"loadrt threads period2=50000 name3=x":              {"thread1 1ms"},
+		"loadrt threads period1=0":                          nil,
+		"loadrt threads name1= period1=5000":                nil,
+		"loadrt threads period1=-1 name2=b period2=2000000": {"b 2ms"},
+		"loadrt threads name1=fast period1=50000 fp1=0 name2=slow period2=1000000 fp2=1": {"fast 50µs", "slow 1ms"},
+	} {
+		r := load(t, line+"\n")
+		var got []string
+		for _, th := range r.h.Threads() {
+			got = append(got, th.Name()+" "+th.Period().String())
+		}
+		assert.Equal(t, want, got, line)
+	}
 }
 
 func TestArithmetic(t *testing.T) {
@@ -270,7 +334,9 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// siggen at 250 Hz on a 1 ms thread: index steps by 0.25 per cycle.
+// siggen at 250 Hz on a 1 ms thread: index steps by 0.25 per cycle. The
+// angle is siggen.c's index * 2 * 3.1415927, so sine and cosine are off
+// math.Pi's by up to 1e-7 of the amplitude.
 func TestSiggen(t *testing.T) {
 	r := load(t, servo+"loadrt siggen\naddf siggen.0.update servo\nsetp siggen.0.frequency 250\nsetp siggen.0.amplitude 2\nsetp siggen.0.offset 1\n")
 	type wave struct{ square, saw, tri, sine, cosine, clock float64 }
@@ -285,11 +351,16 @@ func TestSiggen(t *testing.T) {
 		got := wave{r.get("siggen.0.square"), r.get("siggen.0.sawtooth"), r.get("siggen.0.triangle"),
 			r.get("siggen.0.sine"), r.get("siggen.0.cosine"), r.get("siggen.0.clock")}
 		assert.InDeltaSlice(t, []float64{w.square, w.saw, w.tri, w.sine, w.cosine, w.clock},
-			[]float64{got.square, got.saw, got.tri, got.sine, got.cosine, got.clock}, 1e-9, "cycle %d", i)
+			[]float64{got.square, got.saw, got.tri, got.sine, got.cosine, got.clock}, 1e-6, "cycle %d", i)
 	}
 	r.setp("siggen.0.reset", true)
 	r.cycles("servo", 1)
-	assert.Equal(t, -1.0, r.get("siggen.0.sawtooth"), "reset holds index at 0: sawtooth at -amplitude+offset")
+	assert.Equal(t, 1.0, r.get("siggen.0.sawtooth"), "reset holds index at 0.5: sawtooth at offset")
+	assert.Equal(t, -1.0, r.get("siggen.0.square"))
+	r.setp("siggen.0.reset", false)
+	r.setp("siggen.0.frequency", "600")
+	r.cycles("servo", 1)
+	assert.Equal(t, 500.0, r.get("siggen.0.frequency"), "siggen.c writes the Nyquist limit back")
 }
 
 // limit3 keeps out within min/max, its velocity within maxv and its
@@ -308,18 +379,19 @@ func TestLimit3(t *testing.T) {
 		require.LessOrEqual(t, math.Abs(v-prevV)/dt, 1000+1e-3, "cycle %d: acceleration", i)
 		prev, prevV = out, v
 	}
-	assert.InDelta(t, 0.5, prev, 1e-9, "settled at max")
-	assert.Equal(t, 1.0, r.get("limit3.0.in-limit"), "in is beyond max")
+	assert.Equal(t, 0.5, prev, "settled at max")
 	r.setp("limit3.0.in", "-0.25")
 	r.setp("limit3.0.load", true)
 	r.cycles("servo", 1)
 	assert.Equal(t, -0.25, r.get("limit3.0.out"), "load jumps")
 }
 
-// The pid terms of one cycle, worked by hand from pid(9).
+// The pid terms of one cycle, worked by hand from pid(9), with the error
+// measured against the current command (error-previous-target FALSE).
 func TestPID(t *testing.T) {
 	r := load(t, servo+`loadrt pid count=1
 addf pid.0.do-pid-calcs servo
+setp pid.0.error-previous-target FALSE
 setp pid.0.Pgain 2
 setp pid.0.Igain 10
 setp pid.0.Dgain 0.001
@@ -409,6 +481,7 @@ setp pid.0.enable 1
 func TestPIDSaturatedCounters(t *testing.T) {
 	r := load(t, servo+`loadrt pid count=1
 addf pid.0.do-pid-calcs servo
+setp pid.0.error-previous-target FALSE
 setp pid.0.Pgain 2
 setp pid.0.maxoutput 1.5
 setp pid.0.command 1

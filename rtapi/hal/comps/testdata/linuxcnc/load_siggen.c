@@ -1,0 +1,2 @@
+#include "siggen.c"
+void load(void) { num_chan = 1; rtapi_app_main(); }
