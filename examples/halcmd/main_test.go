@@ -133,6 +133,7 @@ func TestHalcmdAddfDelfOnRunningThread(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte(`loadrt threads name1=servo period1=1000000
 loadrt scale count=2
 addf scale.1 servo
+setp scale.1.gain 1
 setp scale.0.in 2
 setp scale.0.gain 3
 setp scale.0.offset 1

@@ -101,13 +101,15 @@ func (r *rig) get(name string) float64 {
 	return 0
 }
 
-// pinNames lists the pins of instance p, without the prefix.
+// pinNames lists the pins of instance p, without the prefix, less the
+// timing pins of its functions.
 func (r *rig) pinNames(p string) []string {
 	s, err := r.h.Data().Read()
 	require.NoError(r.t, err)
+	timing := r.functTimes()
 	var out []string
 	for _, pin := range s.Pins {
-		if strings.HasPrefix(pin.Name, p+".") {
+		if strings.HasPrefix(pin.Name, p+".") && !timing[pin.Name] {
 			out = append(out, strings.TrimPrefix(pin.Name, p+".")+" "+pin.Type.String()+" "+pin.Dir.String())
 		}
 	}
@@ -115,13 +117,27 @@ func (r *rig) pinNames(p string) []string {
 	return out
 }
 
-// paramNames lists the parameters of instance p, without the prefix.
+// functTimes names the HAL's timing items of every exported function
+// (FUNCT.time, .tmax, .tmax-increased), which hal_export_funct makes.
+func (r *rig) functTimes() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range r.h.Functs() {
+		for _, suffix := range []string{".time", ".tmax", ".tmax-increased"} {
+			m[f.Name()+suffix] = true
+		}
+	}
+	return m
+}
+
+// paramNames lists the parameters of instance p, without the prefix, less
+// the timing parameters of its functions.
 func (r *rig) paramNames(p string) []string {
 	s, err := r.h.Data().Read()
 	require.NoError(r.t, err)
+	timing := r.functTimes()
 	var out []string
 	for _, par := range s.Params {
-		if strings.HasPrefix(par.Name, p+".") {
+		if strings.HasPrefix(par.Name, p+".") && !timing[par.Name] {
 			out = append(out, strings.TrimPrefix(par.Name, p+".")+" "+par.Type.String()+" "+par.Dir.String())
 		}
 	}
