@@ -76,8 +76,12 @@ func dialPeer(path string) (*net.UnixConn, *unix.Ucred, error) {
 // checkDir refuses a socket directory others could plant a socket in.
 func checkDir(dir string) error {
 	fi, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return &SocketError{"directory", dir, "does not exist: no host listens there", os.ErrNotExist}
+	case errors.Is(err, syscall.EACCES):
+		// Another user's runtime directory, say: no host this user can reach.
+		return &SocketError{"directory", dir, "cannot be reached by this user: no host it may command listens there", os.ErrNotExist}
 	}
 	if err != nil {
 		return fmt.Errorf("control: %w", err)

@@ -86,19 +86,26 @@ func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
 }
 
 // makeDir creates dir (its last element) if missing and checks it as
-// Dial does.
+// Dial does. RootDir, shared by root's hosts, is made 0755 (each socket's
+// mode guards it); another directory 0700, or 0750 of group gid.
 func makeDir(dir string, gid int) error {
+	mode := os.FileMode(0o700)
+	switch {
+	case dir == RootDir:
+		mode = 0o755
+	case gid >= 0:
+		mode = 0o750
+	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		mode := os.FileMode(0o700)
-		if gid >= 0 {
-			mode = 0o750
-		}
-		if err := os.Mkdir(dir, mode); err == nil && gid >= 0 {
+		if err := os.Mkdir(dir, mode); err == nil {
 			// Chmod: the umask may have narrowed the mode.
-			if err := errors.Join(os.Chown(dir, -1, gid), os.Chmod(dir, mode)); err != nil {
-				return fmt.Errorf("control: give %s to group %d: %w", dir, gid, err)
+			if gid >= 0 && dir != RootDir {
+				err = os.Chown(dir, -1, gid)
 			}
-		} else if err != nil && !errors.Is(err, fs.ErrExist) {
+			if err = errors.Join(err, os.Chmod(dir, mode)); err != nil {
+				return fmt.Errorf("control: make the socket directory %s: %w", dir, err)
+			}
+		} else if !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("control: make the socket directory: %w", err)
 		}
 	}
