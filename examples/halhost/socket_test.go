@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,4 +76,31 @@ func TestSupplementaryMemberCommandsHost(t *testing.T) {
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, out, "permission denied")
 	require.Equal(t, 0, host.interrupt(), host.output())
+}
+
+// A socket directory others may write is refused loudly: halhost exits 1
+// naming it instead of serving from where anyone could plant a socket.
+// Before, halhost served its socket from /dev/shm, writable by all.
+func TestHalhostRefusesWorldWritableSocketDir(t *testing.T) {
+	rttest.RequireRoot(t, "runs halhost as another user")
+	hostBin, _ := binaries(t)
+	xdg, err := os.MkdirTemp("", "gortapi-xdg-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(xdg) })
+	require.NoError(t, os.Chmod(xdg, 0o755))
+	require.NoError(t, os.Mkdir(filepath.Join(xdg, "gortapi"), 0o777))
+	require.NoError(t, os.Chmod(filepath.Join(xdg, "gortapi"), 0o777))
+	// Not a time limit on halhost: a guard that turns a host that serves
+	// on (the defect) into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+		hostBin, "-rtapi.instance", instance(t), "-rtapi.flavor", "posix", "-rtapi.lock-memory=off")
+	cmd.Dir = rttest.ProgramDir()
+	cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR="+xdg)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	assert.Equal(t, 1, cmd.ProcessState.ExitCode(), "%s", out)
+	assert.Contains(t, string(out), "every user may write")
+	assert.NotContains(t, string(out), "halhost ready")
 }

@@ -105,10 +105,10 @@ func distrustDir(mode fs.FileMode, uid, euid int) string {
 	case !mode.IsDir():
 		return "is " + typeName(mode) + ", not a directory"
 	case mode&0o002 != 0:
-		return fmt.Sprintf("is one every user may write (mode %v): anyone could plant a socket in it; "+
+		return fmt.Sprintf("is one every user may write (mode %04o): anyone could plant a socket in it; "+
 			"use a directory only the host's user may write", mode.Perm())
 	case mode&0o020 != 0:
-		return fmt.Sprintf("is writable by its group (mode %v): a member could plant a socket in it", mode.Perm())
+		return fmt.Sprintf("is writable by its group (mode %04o): a member could plant a socket in it", mode.Perm())
 	case uid != euid && uid != 0:
 		return fmt.Sprintf("is owned by uid %d, neither this user (uid %d) nor root", uid, euid)
 	}
