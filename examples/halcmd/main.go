@@ -19,6 +19,12 @@
 // the host's command socket and runs on the host's non-real-time
 // goroutine. With -f, commands run in order and the first error stops
 // halcmd, naming FILE:LINE.
+//
+// halcmd finds the socket with control.DialInstance (the host's -shm-dir,
+// else its own runtime directory, else root's /run/gortapi) and talks to
+// it only if its directory may be written by root or this user alone and
+// its listener is root or this user; the host's output is printed with
+// its control bytes escaped (docs/SECURITY.md, "The control socket").
 package main
 
 import (
@@ -48,7 +54,7 @@ func main() {
 	var c config
 	flag.StringVar(&c.file, "f", "", "run the commands of this .hal file")
 	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
-	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments and socket (default /dev/shm)")
+	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments and socket (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
 	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the host's data segment")
 	flag.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
 	flag.Usage = func() {
@@ -185,7 +191,7 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 		}
 	}
 	if s.client == nil {
-		cl, err := control.Dial(control.SocketPath(s.c.shmDir, s.c.instance))
+		cl, err := control.DialInstance(s.c.shmDir, s.c.instance)
 		if err != nil {
 			return fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", s.c.instance, err)
 		}

@@ -119,9 +119,14 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 		}
 	}
 	// halcmd's structural commands (net, addf, ...) come through the
-	// instance's socket; another host of the instance may hold it.
+	// instance's socket; another host of the instance may hold it. A
+	// socket or directory refused as untrusted (another user's listener,
+	// a directory others may write) stops halhost: it is an attack or a
+	// broken set-up, not a host to share with.
 	sock := control.SocketPath("", rt.Instance())
-	if srv, err := control.Serve(h, sock, control.Options{Group: c.rtapi.ShmGroup}); err != nil {
+	if srv, err := control.Serve(h, sock, control.Options{Group: c.rtapi.ShmGroup}); errors.Is(err, os.ErrPermission) {
+		return errors.Join(err, h.Stop())
+	} else if err != nil {
 		fmt.Fprintf(w, "halhost: no halcmd socket (%v); halcmd -data-key %#x still shows, gets and sets\n", err, c.pinsKey)
 	} else {
 		defer func() { err = errors.Join(err, srv.Close()) }()

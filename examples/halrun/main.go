@@ -7,7 +7,9 @@
 // picks, with its components, pins and signals in a shared data segment
 // and its thread statistics in a stats segment, runs the file (start
 // takes effect after every other line succeeded) and listens for
-// examples/halcmd on /dev/shm/gortapi-<instance>-hal.sock. Ctrl-C (or
+// examples/halcmd on gortapi-<instance>-hal.sock in -shm-dir, or by default
+// in /run/gortapi (root) or $XDG_RUNTIME_DIR/gortapi (control.SocketPath),
+// a directory no other user may write. Ctrl-C (or
 // SIGTERM) stops the threads, removes the segments and the socket, and
 // exits 0. Components come from rtapi/hal/comps.
 //
@@ -53,7 +55,7 @@ type config struct {
 func main() {
 	var c config
 	opts := rtapi.RegisterFlags(flag.CommandLine)
-	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket (default /dev/shm)")
+	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket, which only this user or root may write (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
 	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
 	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", control.DefaultStatsKey, "shared-memory key of the thread statistics")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0,

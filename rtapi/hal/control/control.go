@@ -4,23 +4,32 @@
 // host runs with HAL.Exec on a non-real-time goroutine. Values are not
 // set through it: halcmd stores them itself (hal.AttachData).
 //
-// The socket file is mode 0600 (0660 with a group), and each peer is
-// checked with SO_PEERCRED: its uid must be the host's effective uid,
-// root or in Options.AllowUIDs, or its gid Options.Group's
-// (docs/SECURITY.md).
+// The socket lies in a directory that only the host's user (or root) may
+// write (SocketPath, DefaultDir), so no other user can plant one where a
+// client looks. The socket file is mode 0600 (0660 with a group), and the
+// host checks each peer with SO_PEERCRED and SO_PEERGROUPS: its uid must
+// be the host's effective uid, root or in Options.AllowUIDs, or
+// Options.Group one of its groups, primary or supplementary. The client
+// (Dial) checks the directory and, with SO_PEERCRED, that the listener is
+// root or its own user, and escapes the control bytes of every answer
+// (docs/SECURITY.md, "The control socket").
 //
 // Protocol: one request per line, a command as halfile.Command.String
-// prints it (at most halfile.MaxLineLen); each answer is a line "ok N" or
-// "error N" followed by N bytes of output or error text.
+// prints it (at most halfile.MaxLineLen); each answer is a line "ok N",
+// "error N" or "busy N" (try again later) followed by N bytes of output
+// or error text.
 package control
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gortapi/gortapi/internal/errs"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -33,18 +42,86 @@ const (
 	DefaultStatsKey = 0x48414c53
 )
 
-// SocketPath is dir/gortapi-<instance>-hal.sock; dir "" means /dev/shm.
+// RootDir is the socket directory of hosts run by root.
+const RootDir = "/run/gortapi"
+
+// MaxConns is how many control connections a host serves at once; the
+// next is answered with an error matching rtapi.ErrBusy and closed, so
+// that one user cannot spend the host's file descriptors.
+const MaxConns = 16
+
+// SocketPath is the control socket of instance in dir,
+// dir/gortapi-<instance>-hal.sock; dir "" means DefaultDir(). Hosts
+// (examples/halrun, examples/halhost) and clients (examples/halcmd, Dial)
+// find the socket through it alone. Serve and Dial refuse a dir that
+// anyone but its owner, the host's user or root, may write.
 func SocketPath(dir string, instance int) string {
 	if dir == "" {
-		dir = "/dev/shm"
+		dir = DefaultDir()
 	}
 	return filepath.Join(dir, fmt.Sprintf("gortapi-%d-hal.sock", instance))
 }
 
+// DefaultDir is where this process's hosts put their sockets: RootDir for
+// root, $XDG_RUNTIME_DIR/gortapi for others, or /tmp/gortapi-<euid>
+// without XDG_RUNTIME_DIR. Serve creates the last element, mode 0700
+// (0750 of Options.Group). Never /dev/shm, where every user may create a
+// file.
+func DefaultDir() string { return defaultDir(os.Geteuid(), os.Getenv("XDG_RUNTIME_DIR")) }
+
+func defaultDir(euid int, xdg string) string {
+	switch {
+	case euid == 0:
+		return RootDir
+	case filepath.IsAbs(xdg):
+		return filepath.Join(xdg, "gortapi")
+	}
+	return fmt.Sprintf("/tmp/gortapi-%d", euid)
+}
+
+// DialInstance connects to the host of instance: the socket in dir, or
+// with dir "" the one in DefaultDir(), else (a non-root user, as a member
+// of a root host's group) the one in RootDir. The result is Dial's.
+func DialInstance(dir string, instance int) (*Client, error) {
+	paths := []string{SocketPath(dir, instance)}
+	if dir == "" && os.Geteuid() != 0 {
+		paths = append(paths, SocketPath(RootDir, instance))
+	}
+	var missing []error
+	for _, p := range paths {
+		c, err := Dial(p)
+		if err == nil || !errors.Is(err, os.ErrNotExist) {
+			return c, err
+		}
+		missing = append(missing, err)
+	}
+	return nil, errors.Join(missing...)
+}
+
+// SocketError says why a control socket or its directory is refused, or
+// why no host answers on it. It matches Err: os.ErrPermission (an
+// untrusted directory, file or listener), os.ErrNotExist (no host: no
+// socket, or one left over by a host that ended) or os.ErrExist (a live
+// host holds the socket Serve was to create).
+type SocketError struct {
+	What   string // "socket" or "directory"
+	Path   string
+	Reason string // "is served by uid 65534 (pid 812), not a trusted host ..."
+	Err    error
+}
+
+func (e *SocketError) Error() string {
+	return "control: " + e.What + " " + e.Path + " " + e.Reason
+}
+
+// Unwrap gives Err.
+func (e *SocketError) Unwrap() error { return e.Err }
+
 // Options say who besides the host's own user and root may connect.
 type Options struct {
-	// Group: members whose primary group is this one (a name or numeric
-	// gid) may connect, and the socket is made mode 0660 of that group.
+	// Group: members of this group (a name or numeric gid), as their
+	// primary or a supplementary group, may connect; the socket is made
+	// mode 0660 of that group, and a directory Serve creates 0750.
 	Group string
 	// AllowUIDs are further users who may connect.
 	AllowUIDs []int
@@ -57,6 +134,8 @@ type Client struct {
 }
 
 // Do sends one command and returns its output, or the host's *HostError.
+// Control bytes in the output or error text are escaped (escapeControl),
+// so a host cannot drive the terminal that prints them.
 func (c *Client) Do(cmd halfile.Command) (string, error) {
 	line := cmd.String()
 	if strings.ContainsAny(line, "\n") {
@@ -72,33 +151,82 @@ func (c *Client) Do(cmd halfile.Command) (string, error) {
 	}
 	kind, size, ok := strings.Cut(strings.TrimSuffix(status, "\n"), " ")
 	n, nerr := strconv.Atoi(size)
-	if !ok || nerr != nil || n < 0 || n > 64<<20 || (kind != "ok" && kind != "error") {
+	if !ok || nerr != nil || n < 0 || n > 64<<20 || (kind != "ok" && kind != "error" && kind != "busy") {
 		return "", fmt.Errorf("control: bad answer %q: %w", status, errs.Corrupt)
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(c.rd, body); err != nil {
 		return "", fmt.Errorf("control: short answer: %w", err)
 	}
-	if kind == "error" {
-		return "", &HostError{Msg: string(body)}
+	if kind != "ok" {
+		return "", &HostError{Msg: escapeControl(string(body)), busy: kind == "busy"}
 	}
-	return string(body), nil
+	return escapeControl(string(body)), nil
+}
+
+// escapeControl writes the control bytes of s as Go escapes: C0 but
+// newline and tab (\x1b), DEL (\x7f), C1 as the code points U+0080 to
+// U+009F (\u009b) and any byte that is not UTF-8 (\x9b, the 8-bit CSI,
+// among them). Printable UTF-8 passes unchanged.
+func escapeControl(s string) string {
+	clean := true
+	for _, r := range s {
+		if needsEscape(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r < 0x80 && needsEscape(r):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case needsEscape(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// needsEscape: C0 but newline and tab, DEL, C1, and the RuneError of a
+// byte that is not UTF-8.
+func needsEscape(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) || r == utf8.RuneError
 }
 
 // Close closes the connection.
 func (c *Client) Close() error { return c.c.Close() }
 
-// HostError is an error the host reported for a command (rtapi.ErrInvalid).
-type HostError struct{ Msg string }
+// HostError is an error the host reported for a command (rtapi.ErrInvalid),
+// or its refusal to serve one more connection now (rtapi.ErrBusy).
+type HostError struct {
+	Msg  string
+	busy bool
+}
 
 func (e *HostError) Error() string { return e.Msg }
 
-// Unwrap gives rtapi.ErrInvalid.
-func (e *HostError) Unwrap() error { return errs.Invalid }
+// Unwrap gives rtapi.ErrInvalid, or rtapi.ErrBusy for a host that was busy.
+func (e *HostError) Unwrap() error {
+	if e.busy {
+		return errs.Busy
+	}
+	return errs.Invalid
+}
 
 func answer(w io.Writer, out string, err error) error {
 	kind, body := "ok", out
-	if err != nil {
+	switch {
+	case errors.Is(err, errs.Busy):
+		kind, body = "busy", err.Error()
+	case err != nil:
 		kind, body = "error", err.Error()
 	}
 	_, werr := fmt.Fprintf(w, "%s %d\n%s", kind, len(body), body)

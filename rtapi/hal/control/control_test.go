@@ -3,6 +3,9 @@
 package control
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,23 +14,41 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	_ "github.com/gortapi/gortapi/rtapi/sim" // registers the sim flavor
 )
 
-func host(t *testing.T) (*hal.HAL, string) {
+// newHost makes a HAL on the sim flavor with a component c (pins c.out,
+// c.in); closeHost closes it.
+func newHost() (h *hal.HAL, closeHost func(), err error) {
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	if err != nil {
+		return nil, nil, err
+	}
+	if h, err = hal.New(rt, hal.Options{}); err != nil {
+		return nil, nil, errors.Join(err, rt.Close())
+	}
+	closeHost = func() { _ = h.Close(); _ = rt.Close() }
+	c, err := h.NewComponent("c")
+	if err == nil {
+		c.Float("c.out", hal.Out)
+		c.Float("c.in", hal.In)
+		err = c.Ready()
+	}
+	if err != nil {
+		closeHost()
+		return nil, nil, err
+	}
+	return h, closeHost, nil
+}
+
+func host(t *testing.T) (*hal.HAL, string) {
+	h, closeHost, err := newHost()
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = rt.Close() })
-	h, err := hal.New(rt, hal.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = h.Close() })
-	c, _ := h.NewComponent("c")
-	c.Float("c.out", hal.Out)
-	c.Float("c.in", hal.In)
-	require.NoError(t, c.Ready())
+	t.Cleanup(closeHost)
 	return h, filepath.Join(t.TempDir(), "hal.sock")
 }
 
@@ -97,15 +118,168 @@ func TestStaleSocketReplacedAndLongLineRefused(t *testing.T) {
 func TestPermitted(t *testing.T) {
 	s := &Server{gid: 4242, allow: []int{1001}}
 	me := uint32(os.Geteuid())
-	assert.True(t, s.permitted(me, 1))
-	assert.True(t, s.permitted(0, 1))
-	assert.True(t, s.permitted(1001, 1))
-	assert.True(t, s.permitted(31337, 4242), "a member of the group")
+	assert.True(t, s.permitted(me, 1, nil))
+	assert.True(t, s.permitted(0, 1, nil))
+	assert.True(t, s.permitted(1001, 1, nil))
+	assert.True(t, s.permitted(31337, 4242, nil), "a member of the group")
+	assert.True(t, s.permitted(31337, 1, []uint32{7, 4242}), "a member by a supplementary group")
 	if me != 31337 {
-		assert.False(t, s.permitted(31337, 1))
+		assert.False(t, s.permitted(31337, 1, nil))
+		assert.False(t, s.permitted(31337, 1, []uint32{7, 4243}))
 	}
 	s.gid = -1
 	if me != 31337 {
-		assert.False(t, s.permitted(31337, 4242))
+		assert.False(t, s.permitted(31337, 4242, []uint32{4242}))
 	}
+}
+
+// The socket directory: only its owner (the host's user or root) may
+// write it, and it is no symlink.
+func TestDistrustDir(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode os.FileMode
+		uid  int
+		want string
+	}{
+		{os.ModeDir | 0o700, 1000, ""},
+		{os.ModeDir | 0o750, 1000, ""},
+		{os.ModeDir | 0o755, 0, ""},
+		{os.ModeDir | os.ModeSticky | 0o777, 0, "every user may write"},
+		{os.ModeDir | 0o770, 1000, "writable by its group"},
+		{os.ModeDir | 0o700, 65534, "owned by uid 65534"},
+		{os.ModeSymlink | 0o777, 1000, "a symlink, not a directory"},
+	} {
+		got := distrustDir(tc.mode, tc.uid, 1000)
+		if tc.want == "" {
+			assert.Empty(t, got, "%v", tc.mode)
+		} else {
+			assert.Contains(t, got, tc.want, "%v", tc.mode)
+		}
+	}
+}
+
+// A symlink planted at the socket's name, or at its directory's, is
+// refused by Serve and by Dial, never followed.
+func TestSymlinksRefused(t *testing.T) {
+	h, path := host(t)
+	target := filepath.Join(t.TempDir(), "elsewhere.sock")
+	require.NoError(t, os.Symlink(target, path))
+	_, err := Serve(h, path, Options{})
+	assert.ErrorIs(t, err, os.ErrExist)
+	assert.ErrorContains(t, err, "a symlink")
+	_, err = Dial(path)
+	assert.ErrorIs(t, err, os.ErrPermission)
+	assert.NoFileExists(t, target)
+
+	link := filepath.Join(t.TempDir(), "dir")
+	require.NoError(t, os.Symlink(filepath.Dir(target), link))
+	_, err = Serve(h, filepath.Join(link, "hal.sock"), Options{})
+	assert.ErrorIs(t, err, os.ErrPermission)
+	assert.ErrorContains(t, err, "a symlink, not a directory")
+	assert.NoFileExists(t, filepath.Join(filepath.Dir(target), "hal.sock"))
+}
+
+// Issue 37, 1: a host's output reaches the terminal only with its control
+// bytes escaped (C0 but newline and tab, DEL, C1 as a byte or as U+0080 to
+// U+009F); printable UTF-8 passes. Before, the escape sequences of a fake
+// host went to the terminal as they were.
+func TestReplyControlBytesEscaped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hal.sock")
+	ln, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	defer ln.Close()
+	go fakeHost(ln)
+	c, err := Dial(path)
+	require.NoError(t, err)
+	defer c.Close()
+	out, err := c.Do(halfile.Command{Verb: "stop"})
+	require.NoError(t, err)
+	assert.Equal(t, `\x1b]0;owned\x07\x1b[2Jstop done\x9b31m\u009b1m\x7f`+"\n", out)
+	for _, b := range []byte{0x1b, 0x07, 0x7f, 0x9b} {
+		assert.NotContains(t, out, string([]byte{b}))
+	}
+	assert.NotContains(t, out, "\u009b")
+
+	for in, want := range map[string]string{
+		"pid.0.Pgain\t50\n":       "pid.0.Pgain\t50\n",
+		"vitesse-é-€-ۛ\n":         "vitesse-é-€-ۛ\n",
+		"a\x00b\rc\x9bd\xffe\x85": `a\x00b\x0dc\x9bd\xffe\x85`,
+	} {
+		assert.Equal(t, want, escapeControl(in), "%q", in)
+	}
+}
+
+// A leftover socket of a host that ended is reported as such (no host,
+// os.ErrNotExist) by the client, not as a bare "connection refused".
+func TestDialStaleSocket(t *testing.T) {
+	h, path := host(t)
+	s, err := Serve(h, path, Options{})
+	require.NoError(t, err)
+	s.ln.SetUnlinkOnClose(false)
+	require.NoError(t, s.Close()) // as if the host died: the file stays
+	_, err = Dial(path)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), "is left over")
+}
+
+// The default socket lies in a directory only its user (or root) may
+// write, never /dev/shm, where every user may plant one.
+func TestDefaultSocketDir(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		euid int
+		xdg  string
+		want string
+	}{
+		{0, "/run/user/0", "/run/gortapi"},
+		{0, "", "/run/gortapi"},
+		{1000, "/run/user/1000", "/run/user/1000/gortapi"},
+		{1000, "", "/tmp/gortapi-1000"},
+		{1000, "relative", "/tmp/gortapi-1000"},
+	} {
+		assert.Equal(t, tc.want, defaultDir(tc.euid, tc.xdg), "%+v", tc)
+	}
+	assert.NotEqual(t, "/dev/shm", filepath.Dir(SocketPath("", 3)))
+	assert.Equal(t, "/x/gortapi-3-hal.sock", SocketPath("/x", 3))
+}
+
+// Issue 37, 6: at most MaxConns control connections are served at once;
+// the next is refused at once with ErrBusy's answer, and one that closes
+// makes room. Before, every connection got a goroutine and a descriptor.
+func TestConnectionLimit(t *testing.T) {
+	h, path := host(t)
+	s, err := Serve(h, path, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	var held []*Client
+	for range MaxConns {
+		c, err := Dial(path)
+		require.NoError(t, err)
+		held = append(held, c)
+	}
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	c, err := Dial(path)
+	require.NoError(t, err)
+	_, err = do(t, c, "gets", "x")
+	c.Close()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, rtapi.ErrBusy)
+	assert.Contains(t, err.Error(), fmt.Sprint(MaxConns))
+
+	held[0].Close()
+	rttest.WaitFor(t, "a slot to free", func() bool {
+		c, err := Dial(path)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_, err = do(t, c, "newsig", "x", "float")
+		return err == nil
+	})
 }

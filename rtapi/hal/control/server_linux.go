@@ -7,16 +7,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/user"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/errs"
 	"github.com/gortapi/gortapi/rtapi/hal"
@@ -30,6 +30,8 @@ type Server struct {
 	path  string
 	gid   int // -1: no group
 	allow []int
+	slots chan struct{} // one per connection served, MaxConns
+	stop  chan struct{} // closed by Close: ends accept's back-off
 	mu    sync.Mutex
 	conns map[net.Conn]bool
 	wg    sync.WaitGroup
@@ -37,8 +39,13 @@ type Server struct {
 }
 
 // Serve listens on path and runs each connection's commands on h, one at
-// a time, on its own goroutine. A dead host's socket file is replaced; a
-// live host's is ErrExist.
+// a time, on its own goroutine, at most MaxConns connections at once.
+// Serve creates path's directory if missing (mode 0700, 0750 of
+// Options.Group) and refuses one that is a symlink, is not owned by this
+// user or root, or that others may write (*SocketError,
+// os.ErrPermission). A dead host's socket file is replaced; one a host of
+// this user or root listens on is os.ErrExist; one another user listens
+// on is os.ErrPermission naming its uid.
 func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
 	gid := -1
 	if o.Group != "" {
@@ -48,17 +55,11 @@ func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
 		}
 		gid = g
 	}
-	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
-		return nil, fmt.Errorf("control: a host already listens on %s: %w", path, os.ErrExist)
+	if err := makeDir(filepath.Dir(path), gid); err != nil {
+		return nil, err
 	}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode().Type() != os.ModeSocket {
-			return nil, fmt.Errorf("control: %s exists and is not a socket: %w", path, os.ErrExist)
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("control: remove stale socket: %w", err)
-		}
+	if err := clearStale(path); err != nil {
+		return nil, err
 	}
 	old := syscall.Umask(0o177)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
@@ -77,10 +78,69 @@ func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
 			return nil, fmt.Errorf("control: %w", err)
 		}
 	}
-	s := &Server{h: h, ln: ln, path: path, gid: gid, allow: slices.Clone(o.AllowUIDs), conns: map[net.Conn]bool{}}
+	s := &Server{h: h, ln: ln, path: path, gid: gid, allow: slices.Clone(o.AllowUIDs),
+		slots: make(chan struct{}, MaxConns), stop: make(chan struct{}), conns: map[net.Conn]bool{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
+}
+
+// makeDir creates dir (its last element) if missing and checks it as
+// Dial does. RootDir, shared by root's hosts, is made 0755 (each socket's
+// mode guards it); another directory 0700, or 0750 of group gid.
+func makeDir(dir string, gid int) error {
+	mode := os.FileMode(0o700)
+	switch {
+	case dir == RootDir:
+		mode = 0o755
+	case gid >= 0:
+		mode = 0o750
+	}
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Mkdir(dir, mode); err == nil {
+			// Chmod: the umask may have narrowed the mode.
+			if gid >= 0 && dir != RootDir {
+				err = os.Chown(dir, -1, gid)
+			}
+			if err = errors.Join(err, os.Chmod(dir, mode)); err != nil {
+				return fmt.Errorf("control: make the socket directory %s: %w", dir, err)
+			}
+		} else if !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("control: make the socket directory: %w", err)
+		}
+	}
+	return checkDir(dir)
+}
+
+// clearStale removes the socket file at path of a host that ended; a
+// file that is no socket, or a socket someone listens on, stays and is
+// an error.
+func clearStale(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return &SocketError{"socket", path, "exists and is not a socket but " + typeName(fi.Mode()) + "; remove it", os.ErrExist}
+	}
+	c, cred, err := dialPeer(path)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("control: remove stale socket: %w", err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("control: probe %s: %w", path, err)
+	}
+	c.Close()
+	if !trustedHost(cred.Uid) {
+		return untrustedListener(path, cred)
+	}
+	return &SocketError{"socket", path, fmt.Sprintf("is held by a live host (pid %d, uid %d)", cred.Pid, cred.Uid), os.ErrExist}
 }
 
 func lookupGroup(name string) (int, error) {
@@ -97,23 +157,53 @@ func lookupGroup(name string) (int, error) {
 // Path is the socket's file.
 func (s *Server) Path() string { return s.path }
 
-// permitted decides on a peer's credentials.
-func (s *Server) permitted(uid, gid uint32) bool {
+// permitted decides on a peer's credentials: its uid, primary gid and
+// supplementary groups.
+func (s *Server) permitted(uid, gid uint32, groups []uint32) bool {
 	switch {
 	case int(uid) == os.Geteuid(), uid == 0, slices.Contains(s.allow, int(uid)):
 		return true
-	case s.gid >= 0 && int(gid) == s.gid:
+	case s.gid >= 0 && (int(gid) == s.gid || slices.Contains(groups, uint32(s.gid))):
 		return true
 	}
 	return false
 }
 
+// errBusy answers a connection over MaxConns.
+var errBusy = fmt.Errorf("control: %d control connections are open, the most a host serves at once: %w", MaxConns, errs.Busy)
+
+// accept runs until Close. Errors of accept (EMFILE, ENFILE, ENOBUFS,
+// ECONNABORTED, ...) do not end it: it waits 5 ms, doubling to 1 s while
+// they last, as net/http's Server.Serve does, and tries again.
 func (s *Server) accept() {
 	defer s.wg.Done()
+	var delay time.Duration
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
-			return
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			delay = backoff(delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-s.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			continue
+		}
+		delay = 0
+		select {
+		case s.slots <- struct{}{}:
+		default:
+			// The answer fits the new socket's empty buffer; the deadline
+			// only guards the loop.
+			_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			_ = answer(c, "", errBusy)
+			c.Close()
+			continue
 		}
 		s.mu.Lock()
 		if s.done {
@@ -128,15 +218,12 @@ func (s *Server) accept() {
 	}
 }
 
-func peer(c *net.UnixConn) (*unix.Ucred, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return nil, err
+// backoff is the wait after an accept error that followed one of delay.
+func backoff(delay time.Duration) time.Duration {
+	if delay == 0 {
+		return 5 * time.Millisecond
 	}
-	var cred *unix.Ucred
-	var cerr error
-	err = raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
-	return cred, errors.Join(err, cerr)
+	return min(2*delay, time.Second)
 }
 
 func (s *Server) serve(c *net.UnixConn) {
@@ -146,9 +233,10 @@ func (s *Server) serve(c *net.UnixConn) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 		c.Close()
+		<-s.slots
 	}()
-	cred, err := peer(c)
-	if err != nil || !s.permitted(cred.Uid, cred.Gid) {
+	cred, groups, err := peer(c)
+	if err != nil || !s.permitted(cred.Uid, cred.Gid, groups) {
 		who := "unknown peer"
 		if cred != nil {
 			who = fmt.Sprintf("uid %d gid %d (pid %d)", cred.Uid, cred.Gid, cred.Pid)
@@ -216,6 +304,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.done = true
+	close(s.stop)
 	err := s.ln.Close()
 	for c := range s.conns {
 		c.Close()
@@ -223,13 +312,4 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	return err
-}
-
-// Dial connects to the host listening on path.
-func Dial(path string) (*Client, error) {
-	c, err := net.Dial("unix", path)
-	if err != nil {
-		return nil, fmt.Errorf("control: no host listens on %s: %w", path, err)
-	}
-	return &Client{c: c, rd: bufio.NewReader(c)}, nil
 }
