@@ -56,7 +56,7 @@ func main() {
 	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
 	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments and socket (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
 	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the host's data segment")
-	flag.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
+	flag.StringVar(&c.group, "group", "", "trust segments and a control socket directory of this group (the host's -rtapi.shm-group)")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: halcmd [flags] COMMAND [ARGS...] | halcmd [flags] -f FILE.hal")
 		flag.PrintDefaults()
@@ -191,7 +191,7 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 		}
 	}
 	if s.client == nil {
-		cl, err := control.DialInstance(s.c.shmDir, s.c.instance)
+		cl, err := control.DialInstance(s.c.shmDir, s.c.instance, control.Options{Group: s.c.group})
 		if err != nil {
 			return fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", s.c.instance, err)
 		}

@@ -81,15 +81,16 @@ func defaultDir(euid int, xdg string) string {
 
 // DialInstance connects to the host of instance: the socket in dir, or
 // with dir "" the one in DefaultDir(), else (a non-root user, as a member
-// of a root host's group) the one in RootDir. The result is Dial's.
-func DialInstance(dir string, instance int) (*Client, error) {
+// of a root host's group) the one in RootDir. The result is
+// DialTrusting's with o.
+func DialInstance(dir string, instance int, o Options) (*Client, error) {
 	paths := []string{SocketPath(dir, instance)}
 	if dir == "" && os.Geteuid() != 0 {
 		paths = append(paths, SocketPath(RootDir, instance))
 	}
 	var missing []error
 	for _, p := range paths {
-		c, err := Dial(p)
+		c, err := DialTrusting(p, o)
 		if err == nil || !errors.Is(err, os.ErrNotExist) {
 			return c, err
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -23,8 +24,26 @@ import (
 // others; a path that is no socket; and a listener that is neither root
 // nor this user (SO_PEERCRED). A missing socket, or one left over by a
 // host that ended, is a *SocketError matching os.ErrNotExist.
-func Dial(path string) (*Client, error) {
-	if err := checkDir(filepath.Dir(path)); err != nil {
+// DialTrusting also reaches hosts of other users.
+func Dial(path string) (*Client, error) { return DialTrusting(path, Options{}) }
+
+// DialTrusting is Dial that also trusts, as segments are trusted
+// (rtapi/shm's Options.Group and AllowUIDs), a host run by a user in
+// o.AllowUIDs, or a host whose socket directory has group o.Group: the
+// directory's owner, who alone may create entries in it, must then be
+// the listener. A group-writable or world-writable directory is refused
+// still. A bad o.Group is ErrInvalid.
+func DialTrusting(path string, o Options) (*Client, error) {
+	gid := -1
+	if o.Group != "" {
+		g, err := lookupGroup(o.Group)
+		if err != nil {
+			return nil, err
+		}
+		gid = g
+	}
+	owner, err := checkDirTrusting(filepath.Dir(path), gid, o.AllowUIDs)
+	if err != nil {
 		return nil, err
 	}
 	fi, err := os.Lstat(path)
@@ -43,7 +62,7 @@ func Dial(path string) (*Client, error) {
 		return nil, &SocketError{"socket", path, "is left over from a host that ended: no host listens on it", os.ErrNotExist}
 	case err != nil:
 		return nil, fmt.Errorf("control: no host listens on %s: %w", path, err)
-	case !trustedHost(cred.Uid):
+	case !trustedHost(cred.Uid) && !slices.Contains(o.AllowUIDs, int(cred.Uid)) && int(cred.Uid) != owner:
 		c.Close()
 		return nil, untrustedListener(path, cred)
 	}
@@ -75,25 +94,38 @@ func dialPeer(path string) (*net.UnixConn, *unix.Ucred, error) {
 
 // checkDir refuses a socket directory others could plant a socket in.
 func checkDir(dir string) error {
+	_, err := checkDirTrusting(dir, -1, nil)
+	return err
+}
+
+// checkDirTrusting is checkDir that also accepts a directory owned by a
+// user in allow, or one of group gid (not -1) whatever its owner. It
+// returns the directory's owner, the only user besides root who may
+// create a socket in it.
+func checkDirTrusting(dir string, gid int, allow []int) (owner int, err error) {
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return &SocketError{"directory", dir, "does not exist: no host listens there", os.ErrNotExist}
+		return -1, &SocketError{"directory", dir, "does not exist: no host listens there", os.ErrNotExist}
 	case errors.Is(err, syscall.EACCES):
 		// Another user's runtime directory, say: no host this user can reach.
-		return &SocketError{"directory", dir, "cannot be reached by this user: no host it may command listens there", os.ErrNotExist}
+		return -1, &SocketError{"directory", dir, "cannot be reached by this user: no host it may command listens there", os.ErrNotExist}
 	}
 	if err != nil {
-		return fmt.Errorf("control: %w", err)
+		return -1, fmt.Errorf("control: %w", err)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fmt.Errorf("control: stat %s: no owner: %w", dir, os.ErrPermission)
+		return -1, fmt.Errorf("control: stat %s: no owner: %w", dir, os.ErrPermission)
 	}
-	if why := distrustDir(fi.Mode(), int(st.Uid), os.Geteuid()); why != "" {
-		return &SocketError{"directory", dir, why, os.ErrPermission}
+	euid := os.Geteuid()
+	if slices.Contains(allow, int(st.Uid)) || gid >= 0 && int(st.Gid) == gid {
+		euid = int(st.Uid) // trusted as the owner is: only the mode is checked
 	}
-	return nil
+	if why := distrustDir(fi.Mode(), int(st.Uid), euid); why != "" {
+		return -1, &SocketError{"directory", dir, why, os.ErrPermission}
+	}
+	return int(st.Uid), nil
 }
 
 // distrustDir says why a socket directory with this mode and owner may

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/errs"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
@@ -30,6 +31,8 @@ import (
 //     checks alone;
 //   - "impostor": listen on the path, print "ready", and answer every
 //     line "ok" with terminal escape sequences until stdin closes;
+//   - "host": run a host on the path, print "ready" and serve until
+//     stdin closes;
 //   - "lowfd": run a host on the path with almost no file descriptors
 //     left (RLIMIT_NOFILE), print "ready" and serve until stdin closes.
 func TestMain(m *testing.M) {
@@ -56,6 +59,8 @@ func TestMain(m *testing.M) {
 		os.Exit(impostor(os.Args[1]))
 	case "lowfd":
 		os.Exit(lowFDHost(os.Args[1]))
+	case "host":
+		os.Exit(plainHost(os.Args[1]))
 	}
 	os.Exit(rttest.Main(m))
 }
@@ -128,6 +133,24 @@ func lowFDHost(path string) int {
 		fmt.Println("setrlimit:", err)
 		return 2
 	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+func plainHost(path string) int {
+	h, closeHost, err := newHost()
+	if err != nil {
+		fmt.Println("host:", err)
+		return 2
+	}
+	defer closeHost()
+	s, err := Serve(h, path, Options{Group: strconv.Itoa(int(rttest.Nobody.Gid))})
+	if err != nil {
+		fmt.Println("serve:", err)
+		return 2
+	}
+	defer s.Close()
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
@@ -292,4 +315,48 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 	require.NoError(t, c.c.(net.Conn).SetDeadline(time.Now().Add(time.Minute)))
 	_, err = c.Do(halfile.Command{Verb: "newsig", Args: []string{"after-burst", "bit"}})
 	require.NoError(t, err, "the host serves after running out of descriptors")
+}
+
+// A host run by a service user (uid 65534 here) in its own directory of
+// the host's group, as docs/DEPLOY.md deploys it, is reached by a client
+// told that group (halcmd -group) or that user, as its segments are;
+// without either it is refused. A directory its group may write is
+// refused even so: a member could plant a socket there. Before, no
+// client but root's or the service user's own could reach such a host.
+func TestDialTrustsTheHostsGroupAsSegmentsDo(t *testing.T) {
+	rttest.RequireRoot(t, "runs a host as another user")
+	base, err := os.MkdirTemp("", "gortapi-svc-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	dir := filepath.Join(base, "gortapi")
+	require.NoError(t, os.Mkdir(dir, 0o750))
+	require.NoError(t, os.Chown(dir, int(rttest.Nobody.Uid), int(rttest.Nobody.Gid)))
+	path := filepath.Join(dir, "hal.sock")
+	child(t, rttest.ChildAs(t, rttest.Nobody, "host", path))
+
+	_, err = Dial(path)
+	require.Error(t, err, "a host of another user, no trust given")
+	assert.ErrorIs(t, err, os.ErrPermission)
+
+	group := Options{Group: strconv.Itoa(int(rttest.Nobody.Gid))}
+	for _, o := range []Options{group, {AllowUIDs: []int{int(rttest.Nobody.Uid)}}} {
+		c, err := DialTrusting(path, o)
+		require.NoError(t, err, "%+v", o)
+		_, err = c.Do(halfile.Command{Verb: "newsig", Args: []string{"s", "bit"}})
+		c.Close()
+		// The host accepts root; "exists" on the second round is an answer too.
+		if err != nil {
+			assert.Contains(t, err.Error(), "exists")
+		}
+	}
+
+	require.NoError(t, os.Chmod(dir, 0o770))
+	_, err = DialTrusting(path, group)
+	require.Error(t, err, "a group-writable directory")
+	assert.ErrorIs(t, err, os.ErrPermission)
+	assert.Contains(t, err.Error(), "writable by its group")
+
+	_, err = DialTrusting(path, Options{Group: "no-such-group-gortapi"})
+	assert.ErrorIs(t, err, errs.Invalid)
 }
