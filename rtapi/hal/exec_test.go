@@ -23,6 +23,73 @@ func exec(t *testing.T, h *hal.HAL, line string) error {
 	return h.Exec(io.Discard, c)
 }
 
+// The classic slip "net pid.0.output pwmgen.0.value", which leaves out
+// the signal name, is refused as halcmd refuses it, and makes nothing.
+func TestNetRefusesSignalNamedAsPin(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	twoComps(t, h)
+	err := exec(t, h, "net a.out b.in")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, "Signal name 'a.out' must not be the same as a pin.  Did you omit the signal name?")
+	_, err = h.GetS("a.out")
+	assert.ErrorContains(t, err, "does not exist", "no signal was made")
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	assert.Empty(t, s.Signals)
+	// Also when a signal of that name exists (halcmd checks the name).
+	require.NoError(t, h.NewSignal("b.in", hal.TypeFloat))
+	err = h.Net("b.in", "a.out")
+	assert.ErrorContains(t, err, "Did you omit the signal name?")
+	// A pin's own checks come first, as in halcmd's preflight.
+	assert.ErrorContains(t, h.Net("a.out", "nope"), `pin "nope" does not exist`)
+}
+
+// A pin given twice to net is linked once, as halcmd's linkps of a pin
+// already on the signal does; an OUT pin given twice is two writers.
+func TestNetPinGivenTwice(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	twoComps(t, h)
+	require.NoError(t, h.Net("x", "b.in", "b.in"))
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	require.Len(t, s.Signals, 1)
+	assert.Equal(t, []string{"b.in"}, s.Signals[0].Pins)
+	err = h.Net("y", "a.out", "a.out")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, `cannot add OUT pin "a.out"`)
+}
+
+// An OUT or I/O pin joining a signal that only readers are on gives the
+// signal its value, as hal_link copies the pin's own value when the
+// signal has no writer yet.
+func TestLinkWriterGivesSignalItsValue(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	p := twoComps(t, h)
+	require.NoError(t, h.SetP("b.in", "2"))
+	require.NoError(t, h.Net("x", "b.in"))
+	p.outF.Set(5)
+	require.NoError(t, h.Net("x", "a.out"))
+	v, err := h.GetS("x")
+	require.NoError(t, err)
+	assert.Equal(t, "5", v, "the OUT pin's value, not the first reader's")
+
+	c, err := h.NewComponent("c")
+	require.NoError(t, err)
+	c.Float("c.in", hal.In).Set(7)
+	c.Float("c.io", hal.IO).Set(9)
+	require.NoError(t, c.Ready())
+	require.NoError(t, h.Net("y", "b.io"))
+	require.NoError(t, h.Net("y", "c.in"))
+	v, _ = h.GetS("y")
+	assert.Equal(t, "0", v, "a reader joining an I/O pin takes the signal's value")
+	require.NoError(t, h.Net("y", "c.io"))
+	v, _ = h.GetS("y")
+	assert.Equal(t, "0", v, "a second I/O pin does not drive its value onto the signal")
+}
+
 // addf's position counts as halcmd's: 1 first, -1 last, -2 before the
 // last; 0 and positions past either end are refused with its words.
 func TestAddfPositions(t *testing.T) {

@@ -166,12 +166,14 @@ func (h *HAL) checkLink(op string, p *pin, s *Signal, adding []*pin) error {
 	return nil
 }
 
-// link points p at s. Called with h.mu inside begin/endChange.
+// link points p at s. The pin's own value becomes the signal's when no
+// OUT or I/O pin is on it and p is not an In pin joining readers
+// (hal_link). Called with h.mu inside begin/endChange.
 func (h *HAL) link(p *pin, s *Signal) {
 	if p.sig == s {
 		return
 	}
-	if len(s.pins) == 0 {
+	if _, writers, readers, bidirs := s.counts(); writers == 0 && bidirs == 0 && (p.dir != In || readers == 0) {
 		h.data.access(func() { atomic.StoreUint64(s.value, atomic.LoadUint64(p.own)) })
 	}
 	p.sig = s
@@ -216,7 +218,9 @@ func (h *HAL) Unlink(pinName string) error {
 
 // Net links pins to a signal, making the signal with the first pin's type
 // if it does not exist (halcmd net). Every pin is checked before any is
-// linked: a refused net changes nothing.
+// linked: a refused net changes nothing. A pin given twice is linked
+// once. A signal named as a pin is refused, as halcmd refuses it: it is
+// the slip of leaving out the signal name.
 func (h *HAL) Net(signal string, pins ...string) error {
 	const op = "net"
 	h.mu.Lock()
@@ -237,15 +241,15 @@ func (h *HAL) Net(signal string, pins ...string) error {
 			return errf(op, "", "", rtapi.ErrInvalid, "net %q: pin %q does not exist", signal, name)
 		}
 		if slices.Contains(ps, p) {
-			return errf(op, "", "", rtapi.ErrInvalid, "net %q: pin %q given twice", signal, name)
+			if p.dir == Out && p.sig == nil {
+				return errf(op, "", "", rtapi.ErrInvalid, "signal %q already has OUT pin %q, cannot add OUT pin %q", signal, name, name)
+			}
+			continue // halcmd links it once
 		}
 		ps = append(ps, p)
 	}
 	s, exists := h.sigs[signal]
 	if !exists {
-		if err := names.Check("signal", signal); err != nil {
-			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
-		}
 		s = &Signal{name: signal, typ: ps[0].typ} // checked here, made below
 	}
 	for i, p := range ps {
@@ -253,7 +257,13 @@ func (h *HAL) Net(signal string, pins ...string) error {
 			return err
 		}
 	}
+	if _, isPin := h.pins[signal]; isPin {
+		return errf(op, "", "", rtapi.ErrInvalid, "Signal name '%s' must not be the same as a pin.  Did you omit the signal name?", signal)
+	}
 	if !exists {
+		if err := names.Check("signal", signal); err != nil {
+			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
+		}
 		var err error
 		if s, err = h.newSignal(signal, ps[0].typ); err != nil {
 			return err
