@@ -1,6 +1,8 @@
 package hal_test
 
 import (
+	"bytes"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -123,4 +125,48 @@ func TestAddfPositions(t *testing.T) {
 	assert.Equal(t, []string{"g", "a", "b", "c", "d", "e", "f"}, th.Functs())
 	assert.ErrorContains(t, exec(t, h, "addf nope servo 0"), "bad position: 0", "0 is refused before the names")
 	assert.ErrorContains(t, exec(t, h, "addf nope servo 9"), "no function of that name")
+}
+
+// newsig/delsig free the signal's slot: three times MaxSignals cycles
+// leave a HAL that makes signals as a new one does.
+func TestDelsigFreesTheSlot(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	p := twoComps(t, h)
+	for i := range 3 * hal.MaxSignals {
+		name := fmt.Sprintf("s%d", i)
+		require.NoError(t, h.NewSignal(name, hal.TypeFloat), "cycle %d", i)
+		require.NoError(t, h.DeleteSignal(name), "cycle %d", i)
+	}
+	require.NoError(t, h.Net("x", "a.out", "b.in"))
+	p.outF.Set(1.25)
+	assert.Equal(t, 1.25, p.inF.Get())
+	for i := range hal.MaxSignals - 1 {
+		require.NoError(t, h.NewSignal(fmt.Sprintf("t%d", i), hal.TypeS32))
+	}
+	err := h.NewSignal("one-too-many", hal.TypeBit)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, "the most one HAL holds")
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	assert.Len(t, s.Signals, hal.MaxSignals)
+}
+
+// A control client's newsig/delsig churn, through hal.Exec with
+// halfile-parsed lines, does not leave the host refusing new signals
+// (issue #37, item 7).
+func TestControlClientSignalChurn(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	for i := range hal.MaxSignals + 8 {
+		require.NoError(t, exec(t, h, fmt.Sprintf("newsig churn%d float", i)), "cycle %d", i)
+		require.NoError(t, exec(t, h, fmt.Sprintf("delsig churn%d", i)), "cycle %d", i)
+	}
+	require.NoError(t, exec(t, h, "newsig after s32"))
+	require.NoError(t, exec(t, h, "sets after -3"))
+	var out bytes.Buffer
+	c, _, err := halfile.ParseLine("gets after")
+	require.NoError(t, err)
+	require.NoError(t, h.Exec(&out, c))
+	assert.Equal(t, "-3\n", out.String())
 }

@@ -74,7 +74,8 @@ type HAL struct {
 	running bool
 	closed  bool
 
-	// The data model, guarded by mu (data.go).
+	// The data model, guarded by mu (data.go). The lists are slot
+	// tables: nil in a free slot.
 	comps   []*Component
 	pins    map[string]*pin
 	pinList []*pin

@@ -34,20 +34,24 @@ func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
 	if _, dup := h.sigs[name]; dup {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "a signal named %q exists", name)
 	}
-	if len(h.sigList) >= MaxSignals {
-		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: already %d signals made, the most one HAL holds", name, MaxSignals)
+	slot := freeSlot(h.sigList)
+	if slot >= MaxSignals {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: already %d signals, the most one HAL holds", name, MaxSignals)
 	}
-	s := &Signal{name: name, index: len(h.sigList), typ: t}
+	s := &Signal{name: name, index: slot, typ: t}
+	h.beginChange()
 	h.data.access(func() {
 		s.e = &h.data.l.Signals[s.index]
-		copy(s.e.Name[:], name)
+		atomic.StoreUint64(&s.e.Info, 0)
+		storeName(&s.e.Name, name)
 		s.value = &s.e.Value
 		atomic.StoreUint64(s.value, 0)
 	})
 	h.publish(s)
 	h.sigs[name] = s
-	h.sigList = append(h.sigList, s)
+	h.sigList = putSlot(h.sigList, slot, s)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NSignals, int64(len(h.sigList))) })
+	h.endChange()
 	return s, nil
 }
 
@@ -73,7 +77,8 @@ func (h *HAL) publish(s *Signal) {
 }
 
 // DeleteSignal unlinks every pin of the signal and deletes it (halcmd
-// delsig). Each pin keeps the signal's last value as its own.
+// delsig). Each pin keeps the signal's last value as its own. The
+// signal's slot is free for the next once no thread can read it.
 func (h *HAL) DeleteSignal(name string) error {
 	const op = "delsig"
 	h.mu.Lock()
@@ -92,7 +97,11 @@ func (h *HAL) DeleteSignal(name string) error {
 	delete(h.sigs, name)
 	h.data.access(func() { atomic.StoreUint64(&s.e.Info, 0) })
 	h.endChange()
-	return h.settle(op)
+	if err := h.settle(op); err != nil {
+		return err // a thread may still be in a cycle that reads it: keep the slot
+	}
+	h.sigList[s.index] = nil
+	return nil
 }
 
 // Link links a pin to a signal (hal_link, halcmd linkps); a pin already on
