@@ -420,3 +420,54 @@ func loadName(b *[NameLen]byte) (out [NameLen]byte) {
 	}
 	return out
 }
+
+// removeComps deletes the components from index from on, the last ones
+// made, with their pins and parameters, and frees their slots: pins are
+// unlinked first (their signals stay). Handles the components' code still
+// holds point at private words afterwards. Called with h.mu.
+func (h *HAL) removeComps(from int, op string) error {
+	if from >= len(h.comps) {
+		return nil
+	}
+	gone := func(c *Component) bool { return c.index >= from }
+	h.beginChange()
+	for _, p := range h.pinList {
+		if p != nil && gone(p.comp) {
+			h.unlink(p)
+		}
+	}
+	h.endChange()
+	if err := h.settle(op); err != nil {
+		return err
+	}
+	h.beginChange()
+	for i, p := range h.pinList {
+		if p == nil || !gone(p.comp) {
+			continue
+		}
+		h.data.access(func() { storeMeta(&p.e.Comp, entryMeta{}) })
+		p.ref.Store(new(uint64))
+		delete(h.pins, p.name)
+		h.pinList[i] = nil
+	}
+	for i, p := range h.parList {
+		if p == nil || !gone(p.comp) {
+			continue
+		}
+		h.data.access(func() { storeMeta(&p.e.Comp, entryMeta{}) })
+		p.ref.Store(new(uint64))
+		delete(h.params, p.name)
+		h.parList[i] = nil
+	}
+	for _, c := range h.comps[from:] {
+		c.err = errf(op, "", "", rtapi.ErrState, "component %q was removed", c.name)
+		h.data.access(func() {
+			atomic.StoreUint32(&c.e.Ready, 0)
+			storeName(&c.e.Name, "")
+		})
+	}
+	h.comps = h.comps[:from]
+	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps))) })
+	h.endChange()
+	return nil
+}

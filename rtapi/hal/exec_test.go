@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +25,50 @@ func exec(t *testing.T, h *hal.HAL, line string) error {
 	require.NoError(t, err, line)
 	require.True(t, ok, line)
 	return h.Exec(io.Discard, c)
+}
+
+// testComps registers, once, the components these tests load: "tpart"
+// makes a component with pins, a parameter, a function and a thread,
+// takes pins=N and fail=1 (the factory then fails after making it all).
+var testCompsRegistered atomic.Bool
+
+func registerTestComps() {
+	if !testCompsRegistered.CompareAndSwap(false, true) {
+		return
+	}
+	hal.Register("tpart", func(h *hal.HAL, a *hal.LoadArgs) error {
+		n, err := a.Int("pins", 1)
+		if err != nil {
+			return err
+		}
+		fail, err := a.Int("fail", 0)
+		if err != nil {
+			return err
+		}
+		thread, _ := a.Get("thread")
+		c, err := h.NewComponent("tpart")
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			c.Float(fmt.Sprintf("tpart.in%d", i), hal.In)
+		}
+		c.Float("tpart.out", hal.Out)
+		c.FloatParam("tpart.gain", hal.RW)
+		c.Export("tpart.update", func(time.Duration, int64) {})
+		if thread != "" {
+			if _, err := h.NewThread(thread, time.Millisecond); err != nil {
+				return err
+			}
+		}
+		if err := c.Ready(); err != nil {
+			return err
+		}
+		if fail != 0 {
+			return fmt.Errorf("tpart: told to fail: %w", rtapi.ErrInvalid)
+		}
+		return nil
+	})
 }
 
 // The classic slip "net pid.0.output pwmgen.0.value", which leaves out
@@ -169,4 +215,88 @@ func TestControlClientSignalChurn(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h.Exec(&out, c))
 	assert.Equal(t, "-3\n", out.String())
+}
+
+// A loadrt refused for an argument no one takes leaves nothing behind:
+// the corrected line loads, and save writes one loadrt for it. Through
+// hal.Exec, as a control client runs it (issue #37, item 8).
+func TestLoadRTRefusedLeavesNothing(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerTestComps()
+	h, _ := openSim(t)
+	err := exec(t, h, "loadrt tpart pins=2 thread=t1 debug=1")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, `unknown argument "debug"`)
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	assert.Empty(t, s.Comps)
+	assert.Empty(t, s.Pins)
+	assert.Empty(t, s.Params)
+	assert.Empty(t, h.Functs())
+	assert.Empty(t, h.Threads())
+
+	require.NoError(t, exec(t, h, "loadrt tpart pins=2 thread=t1"))
+	require.NoError(t, exec(t, h, "setp tpart.gain 2.5"))
+	require.NoError(t, exec(t, h, "addf tpart.update t1"))
+	var saved bytes.Buffer
+	require.NoError(t, h.Save(&saved))
+	assert.Equal(t, 1, strings.Count(saved.String(), "loadrt "), saved.String())
+	assert.Contains(t, saved.String(), "loadrt tpart pins=2 thread=t1\n")
+	assert.Contains(t, saved.String(), "setp tpart.gain 2.5\n")
+	s, err = h.Data().Read()
+	require.NoError(t, err)
+	require.Len(t, s.Comps, 1)
+	assert.Len(t, s.Pins, 3)
+	for _, p := range s.Pins {
+		assert.Equal(t, "tpart", p.Owner)
+	}
+}
+
+// A factory that fails after making a component, pins, a parameter, a
+// function and a thread leaves none of them; repeated, it frees their
+// slots, so the table limits are not used up.
+func TestLoadRTFailedFactoryFreesEverything(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerTestComps()
+	h, _ := openSim(t)
+	twoComps(t, h)
+	require.NoError(t, h.Net("x", "a.out", "b.in"))
+	const pins = 500
+	for i := range 3 * hal.MaxPins / pins {
+		err := h.LoadRT("tpart", fmt.Sprintf("pins=%d", pins), "thread=t", "fail=1")
+		require.ErrorIs(t, err, rtapi.ErrInvalid, "try %d", i)
+		assert.ErrorContains(t, err, "told to fail")
+	}
+	for range 2 * hal.MaxComps {
+		require.Error(t, h.LoadRT("tpart", "fail=1"))
+	}
+	assert.Len(t, h.Functs(), 0)
+	assert.Empty(t, h.Threads())
+	require.NoError(t, h.LoadRT("tpart", fmt.Sprintf("pins=%d", pins), "thread=t"))
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	assert.Len(t, s.Comps, 3)
+	assert.Len(t, s.Pins, 9+pins+1)
+	require.Len(t, s.Signals, 1)
+	assert.Equal(t, []string{"a.out", "b.in"}, s.Signals[0].Pins, "what was there before is untouched")
+	var saved bytes.Buffer
+	require.NoError(t, h.Save(&saved))
+	assert.Equal(t, 1, strings.Count(saved.String(), "loadrt "), saved.String())
+}
+
+// A loadrt whose factory fails on its own (a bad count) is refused
+// without a trace too, and errors keep their sentinel.
+func TestLoadRTBadValueLeavesNothing(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerTestComps()
+	h, _ := openSim(t)
+	err := h.LoadRT("tpart", "pins=x")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	require.NoError(t, h.LoadRT("tpart", "pins=1"))
+	err = h.LoadRT("tpart", "pins=1")
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "a second tpart component is a duplicate")
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	assert.Len(t, s.Comps, 1)
+	assert.Len(t, s.Pins, 2)
 }

@@ -65,6 +65,8 @@ type HAL struct {
 	data *dataStore     // the data tables: shared with DataKey, else private
 	segs []*shm.Segment // made by Component.NewSegment, guarded by mu
 
+	loadMu sync.Mutex // held by LoadRT, which undoes a refused load (registry.go)
+
 	mu      sync.Mutex
 	threads []*Thread         // creation order
 	functs  map[string]*Funct // exported functions by name
