@@ -3,6 +3,7 @@ package hal
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -56,6 +57,9 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		}
 		return h.NewSignal(a[0], t)
 	case "delsig":
+		if a[0] == "all" {
+			return h.deleteAllSignals()
+		}
 		return h.DeleteSignal(a[0])
 	case "linkps":
 		return h.Link(a[0], a[1])
@@ -95,6 +99,23 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		return h.Save(w)
 	}
 	return fmt.Errorf("unknown command %q: %w", c.Verb, rtapi.ErrInvalid)
+}
+
+// deleteAllSignals is halcmd's "delsig all": every signal is deleted, in
+// name order; none is an error.
+func (h *HAL) deleteAllSignals() error {
+	h.mu.Lock()
+	all := slices.Sorted(maps.Keys(h.sigs))
+	h.mu.Unlock()
+	if len(all) == 0 {
+		return errf("delsig", "", "", rtapi.ErrInvalid, "no signals found to be deleted")
+	}
+	for _, name := range all {
+		if err := h.DeleteSignal(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addfPosition turns addf's position n into a Position as

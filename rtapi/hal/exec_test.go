@@ -300,3 +300,46 @@ func TestLoadRTBadValueLeavesNothing(t *testing.T) {
 	assert.Len(t, s.Comps, 1)
 	assert.Len(t, s.Pins, 2)
 }
+
+// newsig takes halcmd's type names, the newer ones too (bool, real,
+// sint, uint), in any case; a port signal is refused as no such type.
+func TestNewsigTypeNames(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	for name, want := range map[string]hal.Type{
+		"bit": hal.TypeBit, "BOOL": hal.TypeBit, "float": hal.TypeFloat, "real": hal.TypeFloat,
+		"s32": hal.TypeS32, "U32": hal.TypeU32, "s64": hal.TypeS64, "sint": hal.TypeS64,
+		"u64": hal.TypeU64, "uint": hal.TypeU64,
+	} {
+		require.NoError(t, exec(t, h, "newsig sig-"+name+" "+name), name)
+		s, err := h.Data().Read()
+		require.NoError(t, err)
+		for _, sig := range s.Signals {
+			if sig.Name == "sig-"+name {
+				assert.Equal(t, want, sig.Type, name)
+			}
+		}
+	}
+	err := exec(t, h, "newsig p port")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, `unknown type "port"`)
+}
+
+// "delsig all" deletes every signal, as halcmd's does, and is refused
+// when there is none.
+func TestDelsigAll(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	p := twoComps(t, h)
+	err := exec(t, h, "delsig all")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, "no signals found to be deleted")
+	require.NoError(t, h.Net("x", "a.out", "b.in"))
+	require.NoError(t, h.NewSignal("spare", hal.TypeBit))
+	p.outF.Set(2)
+	require.NoError(t, exec(t, h, "delsig all"))
+	s, err := h.Data().Read()
+	require.NoError(t, err)
+	assert.Empty(t, s.Signals)
+	assert.Equal(t, 2.0, p.inF.Get(), "the pin keeps the signal's last value")
+}
