@@ -1,9 +1,11 @@
 package hal
 
 import (
+	"encoding/binary"
 	"errors"
 	"os"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/gortapi/gortapi/internal/names"
 	"github.com/gortapi/gortapi/rtapi"
@@ -77,8 +79,9 @@ func (h *HAL) NewComponent(name string) (*Component, error) {
 	c := &Component{h: h, name: name, index: len(h.comps)}
 	h.data.access(func() {
 		c.e = &h.data.l.Comps[c.index]
-		copy(c.e.Name[:], name)
-		c.e.PID = int64(os.Getpid())
+		atomic.StoreUint32(&c.e.Ready, 0)
+		storeName(&c.e.Name, name)
+		atomic.StoreInt64(&c.e.PID, int64(os.Getpid()))
 	})
 	h.comps = append(h.comps, c)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps))) })
@@ -164,20 +167,25 @@ func (c *Component) newPin(name string, t Type, d Dir) *word {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !c.newItem(op, "pin", name, len(h.pinList), MaxPins) {
+	slot := freeSlot(h.pinList)
+	if !c.newItem(op, "pin", name, slot, MaxPins) {
 		return dummy()
 	}
-	p := &pin{index: len(h.pinList), name: name, typ: t, dir: d, comp: c}
+	p := &pin{index: slot, name: name, typ: t, dir: d, comp: c}
+	h.beginChange()
 	h.data.access(func() {
 		p.e = &h.data.l.Pins[p.index]
-		copy(p.e.Name[:], name)
-		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
 		p.own = &p.e.Value
+		atomic.StoreUint64(p.own, 0)
+		atomic.StoreUint32(&p.e.Signal, 0)
+		storeName(&p.e.Name, name)
+		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
 	p.ref.Store(p.own)
 	h.pins[name] = p
-	h.pinList = append(h.pinList, p)
+	h.pinList = putSlot(h.pinList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList))) })
+	h.endChange()
 	return &p.ref
 }
 
@@ -186,27 +194,31 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !c.newItem(op, "parameter", name, len(h.parList), MaxParams) {
+	slot := freeSlot(h.parList)
+	if !c.newItem(op, "parameter", name, slot, MaxParams) {
 		return dummy()
 	}
-	p := &param{index: len(h.parList), name: name, typ: t, dir: d, comp: c}
+	p := &param{index: slot, name: name, typ: t, dir: d, comp: c}
 	var own *uint64
+	h.beginChange()
 	h.data.access(func() {
 		p.e = &h.data.l.Params[p.index]
-		copy(p.e.Name[:], name)
-		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
 		own = &p.e.Value
+		atomic.StoreUint64(own, 0)
+		storeName(&p.e.Name, name)
+		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
 	p.ref.Store(own)
 	h.params[name] = p
-	h.parList = append(h.parList, p)
+	h.parList = putSlot(h.parList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList))) })
+	h.endChange()
 	return &p.ref
 }
 
 // newItem reports whether c may make a pin or parameter (kind) named
-// name, unique among both (setp takes either), with n of max entries
-// used; it keeps the first failure in c.err. Called with h.mu.
+// name, unique among both (setp takes either), in slot n of max; it
+// keeps the first failure in c.err. Called with h.mu.
 func (c *Component) newItem(op, kind, name string, n, max int) bool {
 	h := c.h
 	if c.err != nil {
@@ -295,16 +307,21 @@ func (h *HAL) repairData() {
 		initDataHeader(l)
 		for i, c := range h.comps {
 			e := &l.Comps[i]
-			e.Name = nameBuf(c.name)
-			e.PID = pid
+			storeName(&e.Name, c.name)
+			atomic.StoreInt64(&e.PID, pid)
 			if c.ready {
 				atomic.StoreUint32(&e.Ready, 1)
 			}
 		}
 		for i, p := range h.pinList {
 			e := &l.Pins[i]
-			e.Name = nameBuf(p.name)
-			e.Comp, e.Type, e.Dir = uint16(p.comp.index), uint8(p.typ), uint8(p.dir)
+			if p == nil {
+				storeMeta(&e.Comp, entryMeta{})
+				atomic.StoreUint32(&e.Signal, 0)
+				continue
+			}
+			storeName(&e.Name, p.name)
+			storeMeta(&e.Comp, entryMeta{Comp: uint16(p.comp.index), Type: uint8(p.typ), Dir: uint8(p.dir)})
 			link := uint32(0)
 			if p.sig != nil {
 				link = uint32(p.sig.index + 1)
@@ -313,14 +330,18 @@ func (h *HAL) repairData() {
 		}
 		for i, p := range h.parList {
 			e := &l.Params[i]
-			e.Name = nameBuf(p.name)
-			e.Comp, e.Type, e.Dir = uint16(p.comp.index), uint8(p.typ), uint8(p.dir)
+			if p == nil {
+				storeMeta(&e.Comp, entryMeta{})
+				continue
+			}
+			storeName(&e.Name, p.name)
+			storeMeta(&e.Comp, entryMeta{Comp: uint16(p.comp.index), Type: uint8(p.typ), Dir: uint8(p.dir)})
 		}
 		for i, s := range h.sigList {
 			e := &l.Signals[i]
-			e.Name = nameBuf(s.name)
 			info := uint64(0)
-			if h.sigs[s.name] == s {
+			if s != nil && h.sigs[s.name] == s {
+				storeName(&e.Name, s.name)
 				_, w, r, b := s.counts()
 				info = packSigInfo(s.typ, true, w, r, b)
 			}
@@ -334,8 +355,120 @@ func (h *HAL) repairData() {
 	})
 }
 
-// nameBuf is name as a table entry holds it, zero-padded.
-func nameBuf(name string) (b [NameLen]byte) {
-	copy(b[:], name)
-	return b
+// Slots. The pin, parameter and signal tables are slot tables: a deleted
+// entry's slot is nil here and free in the segment (a zero entryMeta, a
+// signal's Info without its live bit), and the next one made takes the
+// lowest free slot. The header's counts are high-water marks. A slot is
+// freed, and filled again, inside begin/endChange, words written one by
+// one with atomics: a reader sees a whole entry, a free one, or an odd or
+// changed Gen and reads again.
+
+// freeSlot is the lowest free slot of list: a nil one, else len(list).
+func freeSlot[T any](list []*T) int {
+	for i, x := range list {
+		if x == nil {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// putSlot puts x in slot i of list, i at most len(list).
+func putSlot[T any](list []*T, i int, x *T) []*T {
+	if i == len(list) {
+		return append(list, x)
+	}
+	list[i] = x
+	return list
+}
+
+// entryMeta is a pin's or parameter's owner, type and direction: one
+// 32-bit word of its entry, stored and loaded at once. Zero is a free slot.
+type entryMeta struct {
+	Comp uint16
+	Type uint8
+	Dir  uint8
+}
+
+// storeMeta stores m at p, the Comp field of a pinEntry or paramEntry,
+// which starts its 4-byte-aligned word Comp, Type, Dir.
+func storeMeta(p *uint16, m entryMeta) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(p)), *(*uint32)(unsafe.Pointer(&m)))
+}
+
+// loadMeta loads what storeMeta stored.
+func loadMeta(p *uint16) entryMeta {
+	v := atomic.LoadUint32((*uint32)(unsafe.Pointer(p)))
+	return *(*entryMeta)(unsafe.Pointer(&v))
+}
+
+// storeName writes name into an entry's 8-byte-aligned name, zero-padded,
+// a word at a time.
+func storeName(b *[NameLen]byte, name string) {
+	var buf [NameLen]byte
+	copy(buf[:NameLen-1], name)
+	w := (*[NameLen / 8]uint64)(unsafe.Pointer(b))
+	for i := range w {
+		atomic.StoreUint64(&w[i], binary.NativeEndian.Uint64(buf[i*8:]))
+	}
+}
+
+// loadName reads what storeName wrote, a word at a time.
+func loadName(b *[NameLen]byte) (out [NameLen]byte) {
+	w := (*[NameLen / 8]uint64)(unsafe.Pointer(b))
+	for i := range w {
+		binary.NativeEndian.PutUint64(out[i*8:], atomic.LoadUint64(&w[i]))
+	}
+	return out
+}
+
+// removeComps deletes the components from index from on, the last ones
+// made, with their pins and parameters, and frees their slots: pins are
+// unlinked first (their signals stay). Handles the components' code still
+// holds point at private words afterwards. Called with h.mu.
+func (h *HAL) removeComps(from int, op string) error {
+	if from >= len(h.comps) {
+		return nil
+	}
+	gone := func(c *Component) bool { return c.index >= from }
+	h.beginChange()
+	for _, p := range h.pinList {
+		if p != nil && gone(p.comp) {
+			h.unlink(p)
+		}
+	}
+	h.endChange()
+	if err := h.settle(op); err != nil {
+		return err
+	}
+	h.beginChange()
+	for i, p := range h.pinList {
+		if p == nil || !gone(p.comp) {
+			continue
+		}
+		h.data.access(func() { storeMeta(&p.e.Comp, entryMeta{}) })
+		p.ref.Store(new(uint64))
+		delete(h.pins, p.name)
+		h.pinList[i] = nil
+	}
+	for i, p := range h.parList {
+		if p == nil || !gone(p.comp) {
+			continue
+		}
+		h.data.access(func() { storeMeta(&p.e.Comp, entryMeta{}) })
+		p.ref.Store(new(uint64))
+		delete(h.params, p.name)
+		h.parList[i] = nil
+	}
+	for _, c := range h.comps[from:] {
+		c.err = errf(op, "", "", rtapi.ErrState, "component %q was removed", c.name)
+		h.data.access(func() {
+			atomic.StoreUint32(&c.e.Ready, 0)
+			storeName(&c.e.Name, "")
+		})
+	}
+	h.comps = h.comps[:from]
+	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps))) })
+	h.endChange()
+	return nil
 }

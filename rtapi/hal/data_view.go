@@ -204,8 +204,8 @@ func (d *Data) Read() (DataSnapshot, error) {
 			g := atomic.LoadUint64(&d.l.Header.Gen)
 			if g%2 == 0 {
 				s, err = d.read()
-				if err != nil || atomic.LoadUint64(&d.l.Header.Gen) == g {
-					return err
+				if atomic.LoadUint64(&d.l.Header.Gen) == g {
+					return err // else a change ran under the read: a torn table is not corruption
 				}
 			}
 		}
@@ -226,9 +226,10 @@ func count(p *int64, limit int, what string) (int, error) {
 	return int(n), nil
 }
 
-// safeName copies a name out of the segment; control characters, which
-// could drive a terminal, become '?'.
-func safeName(b [NameLen]byte) string {
+// safeName copies a name out of the segment, a word at a time (loadName);
+// control characters, which could drive a terminal, become '?'.
+func safeName(p *[NameLen]byte) string {
+	b := loadName(p)
 	out := []byte(cstring(b[:]))
 	for i, c := range out {
 		if c < ' ' || c == 0x7f {
@@ -238,7 +239,24 @@ func safeName(b [NameLen]byte) string {
 	return string(out)
 }
 
+// slots says which table slot each pin and parameter of a snapshot was
+// read from: deleted entries leave free slots, which read skips.
+type slots struct {
+	pins, params []int
+}
+
 func (d *Data) read() (DataSnapshot, error) {
+	s, _, err := d.readSlots()
+	return s, err
+}
+
+func (d *Data) readSlots() (DataSnapshot, slots, error) {
+	var at slots
+	s, err := d.readInto(&at)
+	return s, at, err
+}
+
+func (d *Data) readInto(at *slots) (DataSnapshot, error) {
 	l := d.l
 	h := &l.Header
 	if err := checkDataHeader(h, false); err != nil {
@@ -263,7 +281,7 @@ func (d *Data) read() (DataSnapshot, error) {
 	}
 	for i := range nc {
 		e := &l.Comps[i]
-		s.Comps = append(s.Comps, CompInfo{Name: safeName(e.Name), PID: int(atomic.LoadInt64(&e.PID)), Ready: atomic.LoadUint32(&e.Ready) == 1})
+		s.Comps = append(s.Comps, CompInfo{Name: safeName(&e.Name), PID: int(atomic.LoadInt64(&e.PID)), Ready: atomic.LoadUint32(&e.Ready) == 1})
 	}
 	owner := func(c uint16, what string) (string, error) {
 		if int(c) >= nc {
@@ -283,15 +301,19 @@ func (d *Data) read() (DataSnapshot, error) {
 			return s, corrupt("signal %d has type %d", i, t)
 		}
 		sigIndex = append(sigIndex, len(s.Signals))
-		s.Signals = append(s.Signals, SignalInfo{Name: safeName(e.Name), Type: t, Value: atomic.LoadUint64(&e.Value), slot: i})
+		s.Signals = append(s.Signals, SignalInfo{Name: safeName(&e.Name), Type: t, Value: atomic.LoadUint64(&e.Value), slot: i})
 	}
 	for i := range np {
 		e := &l.Pins[i]
-		p := PinInfo{Name: safeName(e.Name), Type: Type(e.Type), Dir: Dir(e.Dir)}
+		m := loadMeta(&e.Comp)
+		if m == (entryMeta{}) {
+			continue // a free slot
+		}
+		p := PinInfo{Name: safeName(&e.Name), Type: Type(m.Type), Dir: Dir(m.Dir)}
 		if !p.Type.valid() || p.Dir < In || p.Dir > IO {
 			return s, corrupt("pin %d has type %d, direction %d", i, p.Type, p.Dir)
 		}
-		if p.Owner, err = owner(e.Comp, "pin "+p.Name); err != nil {
+		if p.Owner, err = owner(m.Comp, "pin "+p.Name); err != nil {
 			return s, err
 		}
 		p.Value = atomic.LoadUint64(&e.Value)
@@ -312,17 +334,23 @@ func (d *Data) read() (DataSnapshot, error) {
 			}
 		}
 		s.Pins = append(s.Pins, p)
+		at.pins = append(at.pins, i)
 	}
 	for i := range nq {
 		e := &l.Params[i]
-		p := ParamInfo{Name: safeName(e.Name), Type: Type(e.Type), Dir: ParamDir(e.Dir), Value: atomic.LoadUint64(&e.Value)}
+		m := loadMeta(&e.Comp)
+		if m == (entryMeta{}) {
+			continue // a free slot
+		}
+		p := ParamInfo{Name: safeName(&e.Name), Type: Type(m.Type), Dir: ParamDir(m.Dir), Value: atomic.LoadUint64(&e.Value)}
 		if !p.Type.valid() || p.Dir < RO || p.Dir > RW {
 			return s, corrupt("parameter %d has type %d, direction %d", i, p.Type, p.Dir)
 		}
-		if p.Owner, err = owner(e.Comp, "parameter "+p.Name); err != nil {
+		if p.Owner, err = owner(m.Comp, "parameter "+p.Name); err != nil {
 			return s, err
 		}
 		s.Params = append(s.Params, p)
+		at.params = append(at.params, i)
 	}
 	return s, nil
 }
@@ -334,7 +362,7 @@ func (d *Data) SetP(name, value string) error {
 		if d.seg != nil && d.seg.ReadOnly() {
 			return errReadOnly
 		}
-		s, err := d.read()
+		s, at, err := d.readSlots()
 		if err != nil {
 			return err
 		}
@@ -349,7 +377,7 @@ func (d *Data) SetP(name, value string) error {
 			if err != nil {
 				return fmt.Errorf("parameter %q: %w", name, err)
 			}
-			atomic.StoreUint64(&d.l.Params[i].Value, w)
+			atomic.StoreUint64(&d.l.Params[at.params[i]].Value, w)
 			return nil
 		}
 		for i, p := range s.Pins {
@@ -366,7 +394,7 @@ func (d *Data) SetP(name, value string) error {
 			if err != nil {
 				return fmt.Errorf("pin %q: %w", name, err)
 			}
-			atomic.StoreUint64(&d.l.Pins[i].Value, w)
+			atomic.StoreUint64(&d.l.Pins[at.pins[i]].Value, w)
 			return nil
 		}
 		return fmt.Errorf("pin or parameter %q does not exist: %w", name, rtapi.ErrInvalid)

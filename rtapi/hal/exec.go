@@ -3,6 +3,7 @@ package hal
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path"
@@ -32,11 +33,9 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		pos := Last
 		if len(a) == 3 {
 			n, _ := strconv.Atoi(a[2]) // checked by the parser
-			switch {
-			case n > 0:
-				pos = At(n - 1) // LinuxCNC counts from 1; -1 is last
-			case n < -1:
-				return fmt.Errorf("addf: position %d: only -1 (last) or 1 and up: %w", n, rtapi.ErrInvalid)
+			var err error
+			if pos, err = h.addfPosition(a[0], a[1], n); err != nil {
+				return err
 			}
 		}
 		return h.AddFunct(a[0], a[1], pos)
@@ -61,6 +60,9 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		}
 		return h.NewSignal(a[0], t)
 	case "delsig":
+		if a[0] == "all" {
+			return h.deleteAllSignals()
+		}
 		return h.DeleteSignal(a[0])
 	case "linkps":
 		return h.Link(a[0], a[1])
@@ -100,6 +102,57 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		return h.Save(w)
 	}
 	return fmt.Errorf("unknown command %q: %w", c.Verb, rtapi.ErrInvalid)
+}
+
+// deleteAllSignals is halcmd's "delsig all": every signal is deleted, in
+// name order; none is an error.
+func (h *HAL) deleteAllSignals() error {
+	h.mu.Lock()
+	all := slices.Sorted(maps.Keys(h.sigs))
+	h.mu.Unlock()
+	if len(all) == 0 {
+		return errf("delsig", "", "", rtapi.ErrInvalid, "no signals found to be deleted")
+	}
+	for _, name := range all {
+		if err := h.DeleteSignal(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addfPosition turns addf's position n into a Position as
+// hal_add_funct_to_thread counts: 1 is first, 2 second, ...; -1 last, -2
+// before the last, ...; 0 and positions past either end of the thread's
+// chain are refused, in its words. A missing function or thread is left
+// to AddFunct to report.
+func (h *HAL) addfPosition(funct, thread string, n int) (Position, error) {
+	const op = "add funct"
+	if n == 0 {
+		return Last, errf(op, thread, funct, rtapi.ErrInvalid, "bad position: 0")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	th := h.thread(thread)
+	if _, ok := h.functs[funct]; !ok || th == nil {
+		return Last, nil
+	}
+	return addfIndex(n, len(th.chain.Load().functs), thread, funct)
+}
+
+// addfIndex is the index in a chain of length l that addf's position n
+// (not 0) puts a function at.
+func addfIndex(n, l int, thread, funct string) (Position, error) {
+	const op = "add funct"
+	switch {
+	case n > l+1:
+		return Last, errf(op, thread, funct, rtapi.ErrInvalid, "position '%d' is too high", n)
+	case n < -(l + 1):
+		return Last, errf(op, thread, funct, rtapi.ErrInvalid, "position '%d' is too low", n)
+	case n > 0:
+		return At(n - 1), nil
+	}
+	return At(l + 1 + n), nil
 }
 
 // Load runs a parsed .hal file. start and stop take effect after every

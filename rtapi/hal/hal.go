@@ -65,6 +65,8 @@ type HAL struct {
 	data *dataStore     // the data tables: shared with DataKey, else private
 	segs []*shm.Segment // made by Component.NewSegment, guarded by mu
 
+	loadMu sync.Mutex // held by LoadRT, which undoes a refused load (registry.go)
+
 	mu      sync.Mutex
 	threads []*Thread         // creation order
 	functs  map[string]*Funct // exported functions by name
@@ -74,7 +76,8 @@ type HAL struct {
 	running bool
 	closed  bool
 
-	// The data model, guarded by mu (data.go).
+	// The data model, guarded by mu (data.go). The lists are slot
+	// tables: nil in a free slot.
 	comps   []*Component
 	pins    map[string]*pin
 	pinList []*pin

@@ -115,6 +115,18 @@ func (p *publisher) funct(index int, name string) *functSlot {
 	return s
 }
 
+// unexport clears the function slots from index from up to to and hides
+// them, for functions removed with a refused loadrt (on no thread by
+// then). Called with h.mu.
+func (p *publisher) unexport(from, to int) {
+	_ = p.guard(func() {
+		atomic.StoreInt64(&p.layout.Header.NExported, int64(from))
+		for i := from; i < to; i++ {
+			p.layout.Functs[i] = functSlot{}
+		}
+	})
+}
+
 func (p *publisher) setThreads(n int, base time.Duration) {
 	_ = p.guard(func() {
 		atomic.StoreInt64(&p.layout.Header.BasePeriod, int64(base))

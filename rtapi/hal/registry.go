@@ -1,6 +1,7 @@
 package hal
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -122,8 +123,12 @@ func (a *LoadArgs) Instances(def int) ([]string, error) {
 
 // LoadRT instantiates a registered component (halcmd loadrt) with
 // KEY=VALUE args, e.g. "count=2". An unknown component or an argument it
-// does not take is ErrInvalid. One that fails half-way leaves what it
-// made; close the HAL then (see Load).
+// does not take is ErrInvalid. It is all or nothing: when the factory or
+// the argument check fails, the components, pins, parameters, functions,
+// threads and segments it made are removed and their slots freed, so
+// the corrected line loads. LoadRT calls run one at a time; anything
+// else made from another goroutine while a failing one runs may be
+// removed with it.
 func (h *HAL) LoadRT(name string, args ...string) error {
 	registry.Lock()
 	f, ok := registry.m[name]
@@ -142,16 +147,93 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 		}
 		la.vals[k] = v
 	}
-	if err := f(h, la); err != nil {
+	h.loadMu.Lock()
+	defer h.loadMu.Unlock()
+	h.mu.Lock()
+	if err := h.checkOpen("loadrt", "", ""); err != nil {
+		h.mu.Unlock()
 		return err
 	}
-	for _, k := range slices.Sorted(maps.Keys(la.vals)) {
-		if !la.used[k] {
-			return errf("loadrt", "", "", rtapi.ErrInvalid, "%s: unknown argument %q", name, k)
+	mark := loadMark{comps: len(h.comps), functs: len(h.order), threads: len(h.threads), segs: len(h.segs)}
+	h.mu.Unlock()
+	err := f(h, la)
+	if err == nil {
+		for _, k := range slices.Sorted(maps.Keys(la.vals)) {
+			if !la.used[k] {
+				err = errf("loadrt", "", "", rtapi.ErrInvalid, "%s: unknown argument %q", name, k)
+				break
+			}
 		}
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		if uerr := h.undoLoad(mark); uerr != nil {
+			return errors.Join(err, fmt.Errorf("loadrt %s: undoing it: %w", name, uerr))
+		}
+		return err
+	}
 	h.loaded = append(h.loaded, append([]string{name}, args...))
-	h.mu.Unlock()
 	return nil
+}
+
+// loadMark is how many components, exported functions, threads and
+// segments there were before a loadrt: undoLoad removes those after.
+type loadMark struct{ comps, functs, threads, segs int }
+
+// undoLoad removes what a refused loadrt made since m. Called with h.mu.
+func (h *HAL) undoLoad(m loadMark) error {
+	const op = "loadrt"
+	if h.closed {
+		return nil
+	}
+	var errs []error
+	if m.functs < len(h.order) {
+		for _, f := range h.order[m.functs:] {
+			if th := f.thread; th != nil {
+				old := th.chain.Load().functs
+				i := slices.Index(old, f)
+				gen := th.swap(slices.Delete(slices.Clone(old), i, i+1))
+				f.thread = nil
+				if err := th.waitPast(gen, h.opts.StopTimeout); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			delete(h.functs, f.name)
+		}
+		if h.pub != nil {
+			h.pub.unexport(m.functs, len(h.order))
+		}
+		h.order = h.order[:m.functs]
+	}
+	if m.threads < len(h.threads) {
+		for _, th := range h.threads[m.threads:] {
+			for _, f := range th.chain.Load().functs {
+				f.thread = nil
+			}
+			if th.task != nil {
+				if err := th.task.Delete(); err != nil && !errors.Is(err, rtapi.ErrClosed) {
+					errs = append(errs, err)
+				}
+			}
+		}
+		h.threads = h.threads[:m.threads]
+		if len(h.threads) == 0 {
+			h.base = 0
+		}
+		h.assignPriorities()
+		if h.pub != nil {
+			h.pub.setThreads(len(h.threads), h.base)
+		}
+	}
+	if err := h.removeComps(m.comps, op); err != nil {
+		errs = append(errs, err)
+	}
+	for _, seg := range h.segs[m.segs:] {
+		if err := seg.Delete(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	h.segs = h.segs[:m.segs]
+	return errors.Join(errs...)
 }

@@ -34,20 +34,24 @@ func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
 	if _, dup := h.sigs[name]; dup {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "a signal named %q exists", name)
 	}
-	if len(h.sigList) >= MaxSignals {
-		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: already %d signals made, the most one HAL holds", name, MaxSignals)
+	slot := freeSlot(h.sigList)
+	if slot >= MaxSignals {
+		return nil, errf(op, "", "", rtapi.ErrInvalid, "signal %q: already %d signals, the most one HAL holds", name, MaxSignals)
 	}
-	s := &Signal{name: name, index: len(h.sigList), typ: t}
+	s := &Signal{name: name, index: slot, typ: t}
+	h.beginChange()
 	h.data.access(func() {
 		s.e = &h.data.l.Signals[s.index]
-		copy(s.e.Name[:], name)
+		atomic.StoreUint64(&s.e.Info, 0)
+		storeName(&s.e.Name, name)
 		s.value = &s.e.Value
 		atomic.StoreUint64(s.value, 0)
 	})
 	h.publish(s)
 	h.sigs[name] = s
-	h.sigList = append(h.sigList, s)
+	h.sigList = putSlot(h.sigList, slot, s)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NSignals, int64(len(h.sigList))) })
+	h.endChange()
 	return s, nil
 }
 
@@ -73,7 +77,8 @@ func (h *HAL) publish(s *Signal) {
 }
 
 // DeleteSignal unlinks every pin of the signal and deletes it (halcmd
-// delsig). Each pin keeps the signal's last value as its own.
+// delsig). Each pin keeps the signal's last value as its own. The
+// signal's slot is free for the next once no thread can read it.
 func (h *HAL) DeleteSignal(name string) error {
 	const op = "delsig"
 	h.mu.Lock()
@@ -92,7 +97,11 @@ func (h *HAL) DeleteSignal(name string) error {
 	delete(h.sigs, name)
 	h.data.access(func() { atomic.StoreUint64(&s.e.Info, 0) })
 	h.endChange()
-	return h.settle(op)
+	if err := h.settle(op); err != nil {
+		return err // a thread may still be in a cycle that reads it: keep the slot
+	}
+	h.sigList[s.index] = nil
+	return nil
 }
 
 // Link links a pin to a signal (hal_link, halcmd linkps); a pin already on
@@ -166,12 +175,14 @@ func (h *HAL) checkLink(op string, p *pin, s *Signal, adding []*pin) error {
 	return nil
 }
 
-// link points p at s. Called with h.mu inside begin/endChange.
+// link points p at s. The pin's own value becomes the signal's when no
+// OUT or I/O pin is on it and p is not an In pin joining readers
+// (hal_link). Called with h.mu inside begin/endChange.
 func (h *HAL) link(p *pin, s *Signal) {
 	if p.sig == s {
 		return
 	}
-	if len(s.pins) == 0 {
+	if _, writers, readers, bidirs := s.counts(); writers == 0 && bidirs == 0 && (p.dir != In || readers == 0) {
 		h.data.access(func() { atomic.StoreUint64(s.value, atomic.LoadUint64(p.own)) })
 	}
 	p.sig = s
@@ -216,7 +227,9 @@ func (h *HAL) Unlink(pinName string) error {
 
 // Net links pins to a signal, making the signal with the first pin's type
 // if it does not exist (halcmd net). Every pin is checked before any is
-// linked: a refused net changes nothing.
+// linked: a refused net changes nothing. A pin given twice is linked
+// once. A signal named as a pin is refused, as halcmd refuses it: it is
+// the slip of leaving out the signal name.
 func (h *HAL) Net(signal string, pins ...string) error {
 	const op = "net"
 	h.mu.Lock()
@@ -237,15 +250,15 @@ func (h *HAL) Net(signal string, pins ...string) error {
 			return errf(op, "", "", rtapi.ErrInvalid, "net %q: pin %q does not exist", signal, name)
 		}
 		if slices.Contains(ps, p) {
-			return errf(op, "", "", rtapi.ErrInvalid, "net %q: pin %q given twice", signal, name)
+			if p.dir == Out && p.sig == nil {
+				return errf(op, "", "", rtapi.ErrInvalid, "signal %q already has OUT pin %q, cannot add OUT pin %q", signal, name, name)
+			}
+			continue // halcmd links it once
 		}
 		ps = append(ps, p)
 	}
 	s, exists := h.sigs[signal]
 	if !exists {
-		if err := names.Check("signal", signal); err != nil {
-			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
-		}
 		s = &Signal{name: signal, typ: ps[0].typ} // checked here, made below
 	}
 	for i, p := range ps {
@@ -253,7 +266,13 @@ func (h *HAL) Net(signal string, pins ...string) error {
 			return err
 		}
 	}
+	if _, isPin := h.pins[signal]; isPin {
+		return errf(op, "", "", rtapi.ErrInvalid, "Signal name '%s' must not be the same as a pin.  Did you omit the signal name?", signal)
+	}
 	if !exists {
+		if err := names.Check("signal", signal); err != nil {
+			return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
+		}
 		var err error
 		if s, err = h.newSignal(signal, ps[0].typ); err != nil {
 			return err

@@ -32,11 +32,18 @@ func (t Type) String() string {
 	return fmt.Sprintf("type(%d)", uint8(t))
 }
 
-// ParseType reads "bit", "float", "s32", "u32", "s64" or "u64".
+// ParseType reads "bit", "float", "s32", "u32", "s64" or "u64", or
+// LinuxCNC's newer names "bool", "real", "sint" and "uint" (bit, float,
+// s64, u64), in any case, as halcmd's newsig does.
 func ParseType(s string) (Type, error) {
 	for i, n := range typeNames {
 		if i > 0 && strings.EqualFold(n, s) {
 			return Type(i), nil
+		}
+	}
+	for n, t := range map[string]Type{"bool": TypeBit, "real": TypeFloat, "sint": TypeS64, "uint": TypeU64} {
+		if strings.EqualFold(n, s) {
+			return t, nil
 		}
 	}
 	return 0, fmt.Errorf("unknown type %q (want bit, float, s32, u32, s64 or u64): %w", s, rtapi.ErrInvalid)
