@@ -44,7 +44,7 @@ func TestShowSaveIgnoreRewrittenNamesAndLinks(t *testing.T) {
 
 	l := h.data.l
 	hd := &l.Header
-	name := func(b *[NameLen]byte, s string) { *b = nameBuf(s) }
+	name := func(b *[NameLen]byte, s string) { storeName(b, s) }
 	for what, corrupt := range map[string]func(){
 		"signal name": func() { name(&l.Signals[0].Name, "evil\u009b2J") },
 		"pin names": func() {
@@ -80,10 +80,10 @@ func TestWriteShowEscapesNames(t *testing.T) {
 	h, d, _, reset := dataFixture(t)
 	reset()
 	l := h.data.l
-	l.Comps[0].Name = nameBuf("a\u009b2J")
-	l.Pins[0].Name = nameBuf("a.out\x9b2J")
-	l.Params[0].Name = nameBuf("a gain")
-	l.Signals[0].Name = nameBuf("cmd\u2028\\")
+	storeName(&l.Comps[0].Name, "a\u009b2J")
+	storeName(&l.Pins[0].Name, "a.out\x9b2J")
+	storeName(&l.Params[0].Name, "a gain")
+	storeName(&l.Signals[0].Name, "cmd\u2028\\")
 	s, err := d.Read()
 	require.NoError(t, err)
 	var b strings.Builder
