@@ -3,6 +3,7 @@ package comps
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
@@ -815,4 +817,43 @@ func TestStepgenDoesNotAllocate(t *testing.T) {
 		t.Errorf("stepgen: %v allocations per base cycle", a)
 	}
 	assert.NotZero(t, r.s.ch[0].rawcount.Get(), "it stepped")
+}
+
+// A .hal file loads stepgen with LinuxCNC's line and names: threads,
+// loadrt stepgen, addf, setp, start; the channels then run to their
+// commands.
+func TestStepgenHalFile(t *testing.T) {
+	t.Parallel()
+	const src = `loadrt threads name1=base period1=25000 name2=servo period2=1000000
+loadrt stepgen step_type=0,2 ctrl_type=p,v
+addf stepgen.make-pulses base
+addf stepgen.capture-position servo
+addf stepgen.update-freq servo
+setp stepgen.0.position-scale 100
+setp stepgen.0.maxaccel 100
+setp stepgen.0.enable 1
+setp stepgen.0.position-cmd 1.5
+setp stepgen.1.enable 1
+setp stepgen.1.velocity-cmd 500
+start
+`
+	r := newSGRig(t)
+	cmds, err := halfile.Parse("stepgen.hal", strings.NewReader(src))
+	require.NoError(t, err)
+	require.NoError(t, r.h.Load(io.Discard, cmds))
+	clock, err := sim.New(r.rt)
+	require.NoError(t, err)
+	require.NoError(t, clock.Advance(500*time.Millisecond))
+	snap, err := r.h.Data().Read()
+	require.NoError(t, err)
+	got := map[string]uint64{}
+	for _, p := range snap.Pins {
+		got[p.Name] = p.Value
+	}
+	for _, p := range snap.Params {
+		got[p.Name] = p.Value
+	}
+	assert.Equal(t, int32(150), int32(uint32(got["stepgen.0.counts"])), "position mode reached 1.5 × 100")
+	assert.Equal(t, 500.0, math.Float64frombits(got["stepgen.1.frequency"]), "velocity mode at 500 steps/s")
+	assert.InDelta(t, 250, int32(uint32(got["stepgen.1.counts"])), 1, "500 steps/s for half a second")
 }
