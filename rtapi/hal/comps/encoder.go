@@ -199,9 +199,8 @@ var (
 // (encoder.c's "atomic" struct). Each channel has two; update-counters
 // writes the one bp points at, and capture-position turns bp to the
 // other before it reads this one. Every field is atomic so that the two
-// threads may run at once; as in encoder.c, an update-counters that
-// loaded bp just before the turn may still write the old buffer, which
-// is then read a capture later.
+// threads may run at once, on two CPUs; see encoder.busy for the
+// update-counters that loaded bp just before the turn.
 type encoderBuf struct {
 	countDetected, indexDetected, latchDetected atomic.Bool
 	rawCount                                    atomic.Int32
@@ -230,20 +229,39 @@ type encoderChan struct {
 	minSpeed, pos, posInterp, posLatch      hal.Float
 	vel, velRPM, posScale                   hal.Float
 
-	rawCount           int32  // c
-	timestamp          uint32 // c
-	indexCount         int32  // c
-	latchCount         int32  // c
+	taken              *encoderBuf // c: the buffer this capture reads
+	rawCount           int32       // c
+	timestamp          uint32      // c
+	indexCount         int32       // c
+	latchCount         int32       // c
 	oldScale, scale    float64
 	countsSinceTimeout int32
 }
 
 // encoder is one loadrt encoder: its channels and the master timestamp,
 // timebase, which update-counters advances by its period every cycle.
+//
+// busy is odd while update-counters runs. On one CPU, as LinuxCNC ran
+// encoder.c, update-counters (base thread) preempts capture-position
+// and finishes first, so a buffer capture-position has turned away from
+// is never written again until it is turned back. On two CPUs an
+// update-counters that loaded bp just before the turn may write it
+// after capture-position read it: that count is then read a capture
+// later, after a newer one, and counts step back by one for a servo
+// period (with a velocity spike). capture-position therefore turns every
+// channel's bp first, then waits, up to busySpinLimit loads, for the
+// update-counters in flight (if any) to finish, and only then reads.
 type encoder struct {
 	chans    []encoderChan
 	timebase atomic.Uint32
+	busy     atomic.Uint32
 }
+
+// busySpinLimit bounds capture-position's wait for update-counters: far
+// above one update-counters of 8 channels (about a microsecond), it only
+// matters if the base thread stopped inside one; capture then goes on
+// as encoder.c does.
+const busySpinLimit = 1 << 16
 
 // newEncoder makes encoder.c's pins for each channel, in its order, with
 // its initial values.
@@ -293,6 +311,7 @@ func newEncoder(c *hal.Component, names []string) *encoder {
 // point.
 // RT-safe.
 func (e *encoder) update(period time.Duration, _ int64) {
+	e.busy.Add(1)
 	timebase := e.timebase.Load()
 	for i := range e.chans {
 		ch := &e.chans[i]
@@ -355,6 +374,7 @@ func (e *encoder) update(period time.Duration, _ int64) {
 		ch.oldLatch = latch
 	}
 	e.timebase.Store(timebase + uint32(period))
+	e.busy.Add(1)
 }
 
 // capture is encoder.capture-position (encoder.c's capture): it takes
@@ -366,12 +386,20 @@ func (e *encoder) update(period time.Duration, _ int64) {
 func (e *encoder) capture(time.Duration, int64) {
 	for i := range e.chans {
 		ch := &e.chans[i]
-		buf := ch.bp.Load()
-		if buf == &ch.buf[0] {
+		ch.taken = ch.bp.Load()
+		if ch.taken == &ch.buf[0] {
 			ch.bp.Store(&ch.buf[1])
 		} else {
 			ch.bp.Store(&ch.buf[0])
 		}
+	}
+	if b := e.busy.Load(); b&1 != 0 {
+		for n := 0; n < busySpinLimit && e.busy.Load() == b; n++ {
+		}
+	}
+	for i := range e.chans {
+		ch := &e.chans[i]
+		buf := ch.taken
 		if buf.indexDetected.Load() {
 			buf.indexDetected.Store(false)
 			ch.indexCount = buf.indexCount.Load()
@@ -417,7 +445,12 @@ func (e *encoder) capture(time.Duration, int64) {
 				ch.limitDt.Store(limitDt)
 			}
 			gaps := ch.gaps.Load()
-			ch.rawCounts.Set(ch.rawCounts.Get() + missingTeeth*gaps)
+			// encoder.c writes rawcounts back even when it adds 0: on two
+			// CPUs that write can undo an update-counters count made
+			// between its read and its write. Adding 0 is skipped.
+			if add := missingTeeth * gaps; add != 0 {
+				ch.rawCounts.Set(ch.rawCounts.Get() + add)
+			}
 			ch.rawCount = bufRawCount + missingTeeth*gaps
 			deltaCounts += missingTeeth * gaps
 			ch.gaps.Store(0)
