@@ -381,7 +381,9 @@ func (e *encoder) update(period time.Duration, _ int64) {
 // each channel's buffer from update-counters, clears index-enable after
 // an index, applies reset and position-scale, estimates the velocity and
 // writes counts, position, position-interpolated, the latched values,
-// velocity and velocity-rpm. Meant for the servo thread.
+// velocity and velocity-rpm. Meant for the servo thread. If an
+// update-counters is running on another CPU, it first waits for it to
+// end (a bounded spin, see encoder.busy).
 // RT-safe.
 func (e *encoder) capture(time.Duration, int64) {
 	for i := range e.chans {
