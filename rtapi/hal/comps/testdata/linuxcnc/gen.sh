@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates the *.golden files: builds LinuxCNC's own component code
-# (pid.c and siggen.c unchanged; the FUNCTION bodies of limit3, scale,
+# (pid.c, siggen.c and pwmgen.c unchanged; the FUNCTION bodies of limit3, scale,
 # sum2, lowpass and ddt.comp) against shim/hal.h with harness.c, and runs
 # each *.script through it. Usage: LINUXCNC=/path/to/linuxcnc ./gen.sh
 set -eu
@@ -15,6 +15,7 @@ $cc -o build/pid harness.c load_pid.c -lm
 $cc -o build/siggen harness.c load_siggen.c -lm
 $cc -o build/limit3 harness.c load_limit3.c -lm
 $cc -o build/misc harness.c load_misc.c -lm
+$cc -o build/pwmgen harness.c load_pwmgen.c -lm
 for s in *.script; do
 	bin=${s%%-*}
 	build/"${bin%.script}" <"$s" >"${s%.script}.golden"
