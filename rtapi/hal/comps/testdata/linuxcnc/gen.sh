@@ -7,7 +7,7 @@ set -eu
 cd "$(dirname "$0")"
 src=${LINUXCNC:?set LINUXCNC to a LinuxCNC source tree}/src/hal/components
 mkdir -p build
-for c in limit3 scale sum2 lowpass ddt; do
+for c in limit3 scale sum2 lowpass ddt hypot wcomp comp abs near limit2 mult2; do
 	sed -n '/^;;$/,$p' "$src/$c.comp" | tail -n +2 >build/$c.body
 done
 cc="${CC:-gcc} -O2 -std=gnu11 -w -Ishim -I$src"
@@ -15,6 +15,7 @@ $cc -o build/pid harness.c load_pid.c -lm
 $cc -o build/siggen harness.c load_siggen.c -lm
 $cc -o build/limit3 harness.c load_limit3.c -lm
 $cc -o build/misc harness.c load_misc.c -lm
+$cc -o build/math harness.c load_math.c -lm
 for s in *.script; do
 	bin=${s%%-*}
 	build/"${bin%.script}" <"$s" >"${s%.script}.golden"
