@@ -137,8 +137,8 @@ addf encoder.capture-position t
 `+extra)
 }
 
-// step sets the inputs and runs one cycle.
-func (r *rig) step(a, b bool) {
+// stepAB sets the inputs and runs one cycle.
+func (r *rig) stepAB(a, b bool) {
 	r.t.Helper()
 	r.setp("encoder.0.phase-A", a)
 	r.setp("encoder.0.phase-B", b)
@@ -151,7 +151,7 @@ func (r *rig) steps(seq ...string) []float64 {
 	r.t.Helper()
 	var out []float64
 	for _, s := range seq {
-		r.step(s[0] == '1', s[1] == '1')
+		r.stepAB(s[0] == '1', s[1] == '1')
 		out = append(out, r.get("encoder.0.rawcounts"))
 	}
 	return out

@@ -487,7 +487,10 @@ func TestStepgenLoadRTPinsAndParams(t *testing.T) {
 	}
 	var extra []string
 	for k := range items {
-		if _, ok := want[k]; !ok {
+		// FUNCT.time, .tmax and .tmax-increased are hal_export_funct's.
+		timing := strings.HasPrefix(k, "stepgen.make-pulses.") || strings.HasPrefix(k, "stepgen.update-freq.") ||
+			strings.HasPrefix(k, "stepgen.capture-position.")
+		if _, ok := want[k]; !ok && !timing {
 			extra = append(extra, k)
 		}
 	}
