@@ -72,35 +72,54 @@ func (o Options) getenv(name string) (string, bool) {
 
 func (o Options) parse(name string, r io.Reader, from []string, cmds *[]Command) error {
 	return scan(name, r, func(first int, text string) error {
-		fail := func(err error) error { return &Error{File: name, Line: first, Err: err, From: from} }
-		if strings.IndexByte(text, '\n') >= 0 {
-			return fail(invalid("a newline inside one line"))
-		}
-		line, err := o.substitute(code(text))
-		if err != nil {
-			return fail(err)
-		}
-		words, err := split(line, false)
-		if err != nil {
-			return fail(err)
-		}
-		if len(words) == 0 {
-			return nil
-		}
-		if words[0] == "source" {
-			if len(words) != 2 {
-				return fail(invalid("source takes 1 argument, not %d", len(words)-1))
-			}
-			return o.source(name, first, words[1], from, cmds)
-		}
-		c, _, err := parseWords(words)
-		if err != nil {
-			return fail(err)
-		}
-		c.File, c.Line, c.From = name, first, from
-		*cmds = append(*cmds, c)
-		return nil
+		return o.logical(name, first, text, from, cmds)
 	})
+}
+
+// ParseLineAt parses one logical line, continuations already joined, of
+// a file or stream name at line, as Parse would: a line read from a
+// terminal (halrun -I). A source line gives the commands of its file,
+// relative to name's directory; a blank line or a comment gives none.
+func (o Options) ParseLineAt(name string, line int, text string) ([]Command, error) {
+	var cmds []Command
+	if err := o.logical(name, line, text, nil, &cmds); err != nil {
+		return nil, err
+	}
+	return cmds, nil
+}
+
+func (o Options) logical(name string, first int, text string, from []string, cmds *[]Command) error {
+	fail := func(err error) error { return &Error{File: name, Line: first, Err: err, From: from} }
+	if strings.IndexByte(text, '\n') >= 0 {
+		return fail(invalid("a newline inside one line"))
+	}
+	if len(text) > MaxLineLen {
+		return fail(invalid("line longer than %d bytes", MaxLineLen))
+	}
+	line, err := o.substitute(code(text))
+	if err != nil {
+		return fail(err)
+	}
+	words, err := split(line, false)
+	if err != nil {
+		return fail(err)
+	}
+	if len(words) == 0 {
+		return nil
+	}
+	if words[0] == "source" {
+		if len(words) != 2 {
+			return fail(invalid("source takes 1 argument, not %d", len(words)-1))
+		}
+		return o.source(name, first, words[1], from, cmds)
+	}
+	c, _, err := parseWords(words)
+	if err != nil {
+		return fail(err)
+	}
+	c.File, c.Line, c.From = name, first, from
+	*cmds = append(*cmds, c)
+	return nil
 }
 
 // source parses the file a source line at name:line names.

@@ -266,3 +266,20 @@ func FuzzSubstitute(f *testing.F) {
 		}
 	})
 }
+
+// ParseLineAt gives one line's commands at the line it is told.
+func TestParseLineAt(t *testing.T) {
+	t.Parallel()
+	o := halfile.Options{INI: func(s, k string) (string, bool) { return "7", s == "S" }, Open: files(map[string]string{"sub.hal": "setp b 1\nsetp c 2\n"})}
+	cmds, err := o.ParseLineAt("<stdin>", 4, "setp a [S]K # comment")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"<stdin>:4 setp a 7"}, printed(cmds))
+	cmds, err = o.ParseLineAt("<stdin>", 5, "source sub.hal")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"sub.hal:1 setp b 1 <- <stdin>:5", "sub.hal:2 setp c 2 <- <stdin>:5"}, printed(cmds))
+	cmds, err = o.ParseLineAt("<stdin>", 6, "  # nothing")
+	require.NoError(t, err)
+	assert.Empty(t, cmds)
+	_, err = o.ParseLineAt("<stdin>", 7, "setp a [T]K")
+	assert.EqualError(t, err, "<stdin>:7: INI variable [T]K not found: invalid argument")
+}
