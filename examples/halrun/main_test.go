@@ -108,6 +108,12 @@ func TestFileModeExitStatus(t *testing.T) {
 	assert.Equal(t, 1, code, out)
 	assert.Contains(t, out, bad+":2: hal: setp")
 	assert.Equal(t, []string{"bad.hal"}, entries(t, dir))
+
+	// With -I, a failing file ends halrun too: nothing stays loaded.
+	out, code = halrun(t, dir, "getp pid.0.Pgain\n", nil, "-I", "-f", bad)
+	assert.Equal(t, 1, code, out)
+	assert.NotContains(t, out, "standard input")
+	assert.Equal(t, []string{"bad.hal"}, entries(t, dir))
 }
 
 // -I reads commands from stdin after the file, keeps going past a

@@ -16,8 +16,11 @@
 // its safe state sets PIN to VALUE (hal.HAL.SafeP).
 //
 // Parse checks each command's verb and argument count, not whether what
-// it names exists. Every error names FILE:LINE. Parsing reads nothing but
-// its input.
+// it names exists. Every error names FILE:LINE. Parse reads nothing but
+// its input and takes words as written; Options.Parse reads a file as
+// LinuxCNC's halcmd -f, with [SECTION]KEY from an INI file
+// (rtapi/hal/inifile), $VAR from the environment and source FILE.
+// docs/HALFILE.md compares each rule with LinuxCNC's.
 package halfile
 
 import (
