@@ -144,14 +144,14 @@ func parseOptions(ini string) (halfile.Options, error) {
 }
 
 func run(ctx context.Context, out io.Writer, c config) error {
-	if c.cleanup {
-		return cleanup(out, c)
-	}
 	if c.faultAfter < 0 {
 		return cli.Usagef("-fault-after must not be negative")
 	}
 	if c.dataKey == 0 || c.statsKey == 0 || c.dataKey > 0xffffffff || c.statsKey > 0xffffffff || c.dataKey == c.statsKey {
 		return cli.Usagef("-data-key and -stats-key must be two different non-zero 32-bit keys")
+	}
+	if c.cleanup {
+		return cleanup(out, c)
 	}
 	po, err := parseOptions(c.ini)
 	if err != nil {
