@@ -230,6 +230,8 @@ func TestFlagUsage(t *testing.T) {
 		{"a.hal", "b.hal"},
 		{"-U", "a.hal"},
 		{"-U", "-I"},
+		{"-U", "-data-key", "0"},
+		{"-U", "-data-key", "1", "-stats-key", "1"},
 	} {
 		out, code := halrun(t, dir, "", nil, args...)
 		assert.Equal(t, 2, code, "%v: %s", args, out)
