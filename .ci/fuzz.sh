@@ -49,6 +49,8 @@ targets='
 ./rtapi/hal/halfile FuzzParse
 ./rtapi/hal/halfile FuzzRoundTrip
 ./rtapi/hal/halfile FuzzNamePrintsBare
+./rtapi/hal/halfile FuzzSubstitute
+./rtapi/hal/inifile FuzzParse
 ./rtapi/ipc FuzzRecordRingGarbage
 ./rtapi/ipc FuzzRecordRingHostile
 ./rtapi/ipc FuzzStreamRingHostile

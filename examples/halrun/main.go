@@ -1,6 +1,20 @@
 // Command halrun loads a LinuxCNC .hal file and runs it until Ctrl-C:
 //
-//	halrun [-rtapi flags] [-shm-dir DIR] [-fault-after DURATION] servo.hal
+//	halrun [-rtapi flags] [-shm-dir DIR] [-fault-after DURATION] [-i INI] servo.hal
+//	halrun [flags] [-i INI] [-I] -f servo.hal   run the file, then exit
+//	halrun [flags] [-i INI] [-I]               commands from standard input
+//	halrun [flags] -U                          remove what a dead host left
+//
+// The file's lines get LinuxCNC's substitutions: [SECTION]KEY from the
+// INI file -i names (or $INI_FILE_NAME names), $VAR from the
+// environment; source FILE reads FILE relative to the naming file.
+// -f FILE runs the file and exits at its end, stopping the threads and
+// removing everything, with status 0 when every command succeeded, as
+// LinuxCNC's halrun -f. -I then reads commands from standard input, one
+// a line, until its end or quit, going past a failing one; the exit
+// status stays the file's. With no file at all halrun reads standard
+// input so. -U removes the segments and socket of this instance that a
+// host left when it died (kill -9), and refuses while a host lives.
 //
 // It parses the whole file first; a bad file is reported as FILE:LINE
 // and nothing is created. It then makes the HAL on the flavor rtapi
@@ -23,11 +37,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -39,10 +55,21 @@ import (
 	_ "github.com/gortapi/gortapi/rtapi/hal/comps"
 	"github.com/gortapi/gortapi/rtapi/hal/control"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	"github.com/gortapi/gortapi/rtapi/hal/inifile"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 type config struct {
-	file     string
+	file string
+	// ini: the INI file of [SECTION]KEY; "": $INI_FILE_NAME, or none.
+	ini string
+	// exitAtEnd (-f): stop and unload after the file (and -I's input).
+	exitAtEnd bool
+	// interactive (-I, or no file): commands from stdin after the file.
+	interactive bool
+	// cleanup (-U): remove what a dead host of the instance left.
+	cleanup  bool
+	stdin    io.Reader
 	shmDir   string
 	dataKey  uint
 	statsKey uint
@@ -60,36 +87,83 @@ func main() {
 	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", control.DefaultStatsKey, "shared-memory key of the thread statistics")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0,
 		"inject a fault into every thread after this time, so that the file's safe states (safep) run; 0: never")
+	flag.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the .hal file names (default $INI_FILE_NAME)")
+	var exitFile string
+	flag.StringVar(&exitFile, "f", "", "run this .hal file and exit at its end, unloading everything")
+	flag.BoolVar(&c.interactive, "I", false, "after the file, read commands from standard input until its end or quit")
+	flag.BoolVar(&c.cleanup, "U", false, "remove the segments and socket that a dead host of this instance left, and exit")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: halrun [flags] FILE.hal")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: halrun [flags] [-i INI] [-I] [-f] FILE.hal | halrun [flags] -U")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	c.rt = *opts
-	if flag.NArg() == 1 {
-		c.file = flag.Arg(0)
+	c.stdin = os.Stdin
+	if c.ini == "" {
+		c.ini = os.Getenv("INI_FILE_NAME")
 	}
-	cli.Main("halrun", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
+	err := c.setFile(exitFile, flag.Args())
+	cli.Main("halrun", func(ctx context.Context) error {
+		if err != nil {
+			return err
+		}
+		return run(ctx, os.Stdout, c)
+	})
+}
+
+// setFile takes the file from -f or the one argument, as LinuxCNC's
+// halrun: not both, not two. No file reads standard input.
+func (c *config) setFile(exitFile string, args []string) error {
+	switch {
+	case len(args) > 1:
+		return cli.Usagef("too many arguments %q", args)
+	case len(args) == 1 && exitFile != "":
+		return cli.Usagef("gave -f %s and also %s", exitFile, args[0])
+	case exitFile != "":
+		c.file, c.exitAtEnd = exitFile, true
+	case len(args) == 1:
+		c.file, c.exitAtEnd = args[0], c.interactive
+	case !c.cleanup:
+		c.interactive, c.exitAtEnd = true, true
+	}
+	if c.cleanup && (c.file != "" || c.interactive) {
+		return cli.Usagef("-U takes no file and no -I")
+	}
+	return nil
+}
+
+// parseOptions gives the file's substitutions: the INI file's keys and
+// the environment.
+func parseOptions(ini string) (halfile.Options, error) {
+	if ini == "" {
+		return halfile.Options{}, nil
+	}
+	f, err := inifile.Load(ini)
+	if err != nil {
+		return halfile.Options{}, err
+	}
+	return halfile.Options{INI: f.Find}, nil
 }
 
 func run(ctx context.Context, out io.Writer, c config) error {
-	if c.file == "" {
-		return cli.Usagef("give one .hal file")
-	}
 	if c.faultAfter < 0 {
 		return cli.Usagef("-fault-after must not be negative")
 	}
 	if c.dataKey == 0 || c.statsKey == 0 || c.dataKey > 0xffffffff || c.statsKey > 0xffffffff || c.dataKey == c.statsKey {
 		return cli.Usagef("-data-key and -stats-key must be two different non-zero 32-bit keys")
 	}
-	f, err := os.Open(c.file)
-	if err != nil {
-		return err
+	if c.cleanup {
+		return cleanup(out, c)
 	}
-	cmds, err := halfile.Parse(c.file, f)
-	f.Close()
+	po, err := parseOptions(c.ini)
 	if err != nil {
-		return err // FILE:LINE: ...; nothing was created
+		return err // FILE:LINE of the INI file; nothing was created
+	}
+	var cmds []halfile.Command
+	if c.file != "" {
+		if cmds, err = po.ParseFile(c.file); err != nil {
+			return err // FILE:LINE: ...; nothing was created
+		}
 	}
 	rt, err := rtapi.Open(c.rt)
 	if err != nil {
@@ -104,6 +178,9 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if err := h.Load(out, cmds); err != nil {
 		return errors.Join(err, h.Close())
 	}
+	if c.exitAtEnd && !c.interactive {
+		return withoutInjected(h.Close())
+	}
 	faulted, err := injectFaults(h, c.faultAfter)
 	if err != nil {
 		return errors.Join(err, h.Close())
@@ -112,22 +189,145 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if err != nil {
 		return errors.Join(err, h.Close())
 	}
+	if c.file == "" {
+		c.file = "(no file)"
+	}
 	state := "stopped (the file has no start)"
 	if h.Running() {
 		state = "running"
 	}
-	fmt.Fprintf(out, "halrun: %s loaded on flavor %s, threads %s; halcmd -rtapi.instance %d talks to it; Ctrl-C ends\n",
-		c.file, rt.Flavor().Name, state, rt.Instance())
+	ends := "Ctrl-C ends"
+	if c.interactive {
+		ends = "reading commands from standard input; its end or quit ends"
+	}
+	fmt.Fprintf(out, "halrun: %s loaded on flavor %s, threads %s; halcmd -rtapi.instance %d talks to it; %s\n",
+		c.file, rt.Flavor().Name, state, rt.Instance(), ends)
+	done := interact(ctx, c.stdin, out, os.Stderr, h, po, c.interactive)
 	select {
 	case <-ctx.Done():
+	case <-done:
 	case names := <-faulted:
 		fmt.Fprintf(out, "halrun: injected a fault after %v: threads %s failed, their safe states ran\n",
 			c.faultAfter, strings.Join(names, ", "))
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-done:
+		}
+	}
+	if done != nil {
+		<-done // a command under way ends before the HAL closes
 	}
 	err = errors.Join(srv.Close(), withoutInjected(h.Close()))
 	fmt.Fprintln(out, "halrun: stopped, segments removed")
 	return err
+}
+
+// interact runs commands read from in, one a line (a trailing backslash
+// continues it), as halcmd -kf: [SECTION]KEY and $VAR substituted, each
+// run at once, a failing one reported to errs and gone past. quit or
+// exit, the end of in, or ctx's end closes the channel, after the
+// command under way. Not on: a nil channel.
+func interact(ctx context.Context, in io.Reader, out, errs io.Writer, h *hal.HAL, po halfile.Options, on bool) <-chan struct{} {
+	if !on {
+		return nil
+	}
+	lines := make(chan string)
+	go func() { // blocks in a read of in until it ends; halrun then exits
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 4096), halfile.MaxLineLen)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var joined strings.Builder
+		n, first := 0, 0
+		for {
+			var text string
+			select {
+			case <-ctx.Done():
+				return
+			case t, ok := <-lines:
+				if !ok || ctx.Err() != nil {
+					return
+				}
+				text = t
+			}
+			n++
+			if joined.Len() == 0 {
+				first = n
+			}
+			if strings.HasSuffix(text, "\\") && joined.Len()+len(text) <= halfile.MaxLineLen {
+				joined.WriteString(strings.TrimSuffix(text, "\\"))
+				joined.WriteByte(' ')
+				continue
+			}
+			joined.WriteString(text)
+			line := joined.String()
+			joined.Reset()
+			if f := strings.Fields(line); len(f) > 0 && (strings.EqualFold(f[0], "quit") || strings.EqualFold(f[0], "exit")) {
+				return
+			}
+			cmds, err := po.ParseLineAt("<stdin>", first, line)
+			for _, c := range cmds {
+				if err = h.Exec(out, c); err != nil {
+					break
+				}
+			}
+			if err != nil {
+				fmt.Fprintln(errs, "halrun:", err)
+			}
+		}
+	}()
+	return done
+}
+
+// cleanup removes the data and stats segments and the socket that a dead
+// host of c's instance left: what hal.New and control.Serve replace at a
+// start, without starting. A live host's are refused, and kept.
+func cleanup(out io.Writer, c config) error {
+	sock := control.SocketPath(c.shmDir, c.rt.Instance)
+	so := shm.Options{Dir: c.shmDir, Instance: c.rt.Instance}
+	var left []string
+	for _, p := range []string{so.Path(uint32(c.dataKey)), so.Path(uint32(c.statsKey)), sock} {
+		if _, err := os.Lstat(p); err == nil {
+			left = append(left, p)
+		}
+	}
+	if len(left) == 0 {
+		fmt.Fprintf(out, "halrun -U: instance %d left nothing behind\n", c.rt.Instance)
+		return nil
+	}
+	if conn, err := net.Dial("unix", sock); err == nil {
+		conn.Close()
+		return fmt.Errorf("-U: a live host serves instance %d on %s; end it (Ctrl-C) instead: %w", c.rt.Instance, sock, rtapi.ErrInvalid)
+	}
+	rt, err := rtapi.Open(c.rt)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	h, err := hal.New(rt, hal.Options{DataKey: uint32(c.dataKey), StatsKey: uint32(c.statsKey),
+		ShmDir: c.shmDir, ShmGroup: c.rt.ShmGroup})
+	if err != nil {
+		return fmt.Errorf("-U: instance %d: %w; a live host's segments are kept", c.rt.Instance, err)
+	}
+	srv, err := control.Serve(h, sock, control.Options{Group: c.rt.ShmGroup})
+	if err != nil {
+		return errors.Join(fmt.Errorf("-U: %w", err), h.Close())
+	}
+	if err := errors.Join(srv.Close(), h.Close()); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "halrun -U: instance %d: removed %s\n", c.rt.Instance, strings.Join(left, ", "))
+	return nil
 }
 
 // errInjected is the panic value of an injected fault.

@@ -16,8 +16,11 @@
 // its safe state sets PIN to VALUE (hal.HAL.SafeP).
 //
 // Parse checks each command's verb and argument count, not whether what
-// it names exists. Every error names FILE:LINE. Parsing reads nothing but
-// its input.
+// it names exists. Every error names FILE:LINE. Parse reads nothing but
+// its input and takes words as written; Options.Parse reads a file as
+// LinuxCNC's halcmd -f, with [SECTION]KEY from an INI file
+// (rtapi/hal/inifile), $VAR from the environment and source FILE.
+// docs/HALFILE.md compares each rule with LinuxCNC's.
 package halfile
 
 import (
@@ -46,6 +49,9 @@ type Command struct {
 	Line int // first physical line of the command, from 1
 	Verb string
 	Args []string
+	// From holds the "FILE:LINE" of each source command that led to File,
+	// innermost first; nil in the file given to Parse.
+	From []string
 }
 
 // Pos is "FILE:LINE", as error messages begin.
@@ -74,9 +80,17 @@ type Error struct {
 	File string
 	Line int
 	Err  error
+	// From holds the "FILE:LINE" of each source command that led to File,
+	// innermost first.
+	From []string
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+func (e *Error) Error() string {
+	if len(e.From) == 0 {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: %v (sourced from %s)", e.File, e.Line, e.Err, strings.Join(e.From, ", from "))
+}
 
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
@@ -86,7 +100,7 @@ func (c Command) At(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &Error{File: c.File, Line: c.Line, Err: err}
+	return &Error{File: c.File, Line: c.Line, Err: err, From: c.From}
 }
 
 func invalid(format string, args ...any) error {
@@ -127,51 +141,69 @@ func Verbs() []string {
 func isArrow(s string) bool { return s == "=>" || s == "<=" || s == "<=>" }
 
 // Parse reads a .hal file named name in errors, and returns every
-// command or the first error (an *Error naming FILE:LINE).
+// command or the first error (an *Error naming FILE:LINE). Its words are
+// taken as written: Options.Parse substitutes [SECTION]KEY and $VAR and
+// reads source files, as LinuxCNC's halcmd -f does.
 func Parse(name string, r io.Reader) ([]Command, error) {
+	var cmds []Command
+	err := scan(name, r, func(first int, text string) error {
+		c, ok, err := ParseLine(text)
+		if err != nil {
+			return &Error{File: name, Line: first, Err: err}
+		}
+		if ok {
+			c.File, c.Line = name, first
+			cmds = append(cmds, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cmds, nil
+}
+
+// scan cuts r into logical lines, continuations joined, and gives each
+// with its first physical line to line; it stops at line's first error.
+func scan(name string, r io.Reader, line func(first int, text string) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), MaxLineLen)
-	var cmds []Command
 	var joined strings.Builder
-	first, line := 0, 0
+	first, n := 0, 0
 	for sc.Scan() {
-		line++
-		if line > MaxLines {
-			return nil, &Error{File: name, Line: line, Err: invalid("more than %d lines", MaxLines)}
+		n++
+		if n > MaxLines {
+			return &Error{File: name, Line: n, Err: invalid("more than %d lines", MaxLines)}
 		}
 		text := sc.Text()
 		if joined.Len() == 0 {
-			first = line
+			first = n
 		}
 		if strings.HasSuffix(text, "\\") && !strings.HasPrefix(strings.TrimSpace(text), "#") {
 			joined.WriteString(strings.TrimSuffix(text, "\\"))
 			joined.WriteByte(' ')
 			if joined.Len() > MaxLineLen {
-				return nil, &Error{File: name, Line: first, Err: invalid("line longer than %d bytes", MaxLineLen)}
+				return &Error{File: name, Line: first, Err: invalid("line longer than %d bytes", MaxLineLen)}
 			}
 			continue
 		}
 		joined.WriteString(text)
-		c, ok, err := ParseLine(joined.String())
+		err := line(first, joined.String())
 		joined.Reset()
 		if err != nil {
-			return nil, &Error{File: name, Line: first, Err: err}
-		}
-		if ok {
-			c.File, c.Line = name, first
-			cmds = append(cmds, c)
+			return err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
 			err = invalid("line longer than %d bytes", MaxLineLen)
 		}
-		return nil, &Error{File: name, Line: line + 1, Err: err}
+		return &Error{File: name, Line: n + 1, Err: err}
 	}
 	if joined.Len() > 0 {
-		return nil, &Error{File: name, Line: first, Err: invalid("the file ends in a line continuation")}
+		return &Error{File: name, Line: first, Err: invalid("the file ends in a line continuation")}
 	}
-	return cmds, nil
+	return nil
 }
 
 // ParseLine parses one logical line. ok is false for a blank line or a
@@ -181,7 +213,7 @@ func ParseLine(s string) (c Command, ok bool, err error) {
 	if strings.IndexByte(s, '\n') >= 0 {
 		return Command{}, false, invalid("a newline inside one line")
 	}
-	words, err := split(s)
+	words, err := split(s, true)
 	if err != nil || len(words) == 0 {
 		return Command{}, false, err
 	}
@@ -213,6 +245,9 @@ func parseWords(words []string) (Command, bool, error) {
 		lim, known = arity[verb]
 	}
 	if !known {
+		if verb == "source" {
+			return Command{}, false, invalid("source is read where a file is parsed with its directory (halfile.Options.Parse: halrun, halcmd -f)")
+		}
 		if verb == "loadusr" || verb == "unloadrt" || verb == "unloadusr" || verb == "waitusr" {
 			return Command{}, false, invalid("%s is not supported: components are compiled into the host (hal.Register)", verb)
 		}
@@ -270,15 +305,16 @@ func argCount(lim [2]int) string {
 }
 
 // split cuts a line into words: blanks separate, a word starting with "#"
-// ends the line, double quotes group (with \" and \\ inside).
-func split(s string) ([]string, error) {
+// ends the line where comments is set, double quotes group (with \" and
+// \\ inside).
+func split(s string, comments bool) ([]string, error) {
 	var words []string
 	i := 0
 	for i < len(s) {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
 			i++
 		}
-		if i >= len(s) || s[i] == '#' {
+		if i >= len(s) || (comments && s[i] == '#') {
 			break
 		}
 		var w strings.Builder
