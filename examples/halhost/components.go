@@ -18,7 +18,7 @@ import (
 func init() {
 	hal.Register("torque_pid", instances(newTorquePID))
 	hal.Register("motor", instances(newMotor))
-	hal.Register("encoder", instances(newEncoder))
+	hal.Register("motor_encoder", instances(newEncoder))
 	hal.Register("scope", instances(newScope))
 	hal.Register("fault", loadFault)
 }

@@ -15,7 +15,7 @@
 //
 // Threads and functions:
 //
-//	base  (100 µs)  motor.0.update, encoder.0.update
+//	base  (100 µs)  motor.0.update, motor_encoder.0.update
 //	servo (1 ms)    siggen.0.update, pid.0.do-pid-calcs, scope.0.sample
 //
 // The PID (component torque_pid, instance pid.0) follows the standard
@@ -31,7 +31,7 @@
 // safe states that ran. The drive also has a watchdog on the PID's
 // heartbeat pin, for a servo thread that hangs without faulting: it drops
 // the torque and clears motor.0.enabled. The components (torque_pid, motor,
-// encoder, scope, fault) are registered beside rtapi/hal/comps' standard
+// motor_encoder, scope, fault) are registered beside rtapi/hal/comps' standard
 // ones, so a -hal file may use either.
 //
 // Segments: "HALP" (-pins-key) holds the pins, "HALH" (-stats-key) the

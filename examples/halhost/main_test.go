@@ -166,7 +166,7 @@ func TestHostAndMonitor(t *testing.T) {
 	mon := start(t, monBin, append([]string{"-count", "3", "-interval", "100ms"}, k...)...)
 	require.Equal(t, 0, mon.exit(), mon.output())
 	out := mon.output()
-	for _, want := range []string{"thread base", "thread servo", "motor.0.update", "encoder.0.update",
+	for _, want := range []string{"thread base", "thread servo", "motor.0.update", "motor_encoder.0.update",
 		"siggen.0.update", "pid.0.do-pid-calcs", "scope.0.sample", "pins:", "siggen.0.sine", "pid.0.error"} {
 		assert.Contains(t, out, want)
 	}

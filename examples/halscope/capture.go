@@ -164,7 +164,9 @@ func (c *Capture) Add(s sampler.Sample) bool {
 		return len(c.Rows) >= c.Total
 	}
 	v := value(c.Types[c.Trigger.Pin], r.Values[c.Trigger.Pin])
-	fire := c.Trigger.fires(c.prev, v, c.hasPrev)
+	// Armed only once the pre-trigger samples are in, as LinuxCNC's
+	// scope_rt.c waits in PRE_TRIG before TRIG_WAIT.
+	fire := len(c.pre) == c.Pre && c.Trigger.fires(c.prev, v, c.hasPrev)
 	c.prev, c.hasPrev = v, true
 	if !fire {
 		if c.Pre == 0 {

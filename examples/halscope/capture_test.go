@@ -85,12 +85,16 @@ func TestCapturePreTriggerWindow(t *testing.T) {
 	}
 	assert.Zero(t, c.Gaps())
 
-	// a trigger sooner than Pre: fewer samples before it
-	c = NewCapture(Trigger{Pin: 0, Edge: Rising, Level: 3}, 7, 20, types)
-	done, _ = feed(c, 0, 1000, func(i int) float64 { return float64(i) })
+	// an edge before Pre samples are in does not fire: the trigger is
+	// armed once they are, as LinuxCNC's scope_rt.c goes from PRE_TRIG
+	// to TRIG_WAIT; the next edge fires with the whole window before it
+	square := func(i int) float64 { return float64(i % 10 / 5) } // rises at 5, 15, ...
+	c = NewCapture(Trigger{Pin: 0, Edge: Rising, Level: 0.5}, 7, 20, types)
+	done, _ = feed(c, 0, 1000, square)
 	require.True(t, done)
-	assert.Equal(t, 3, c.Fired)
-	assert.EqualValues(t, 3, c.Rows[c.Fired].Cycle)
+	assert.Equal(t, 7, c.Fired)
+	assert.EqualValues(t, 15, c.Rows[c.Fired].Cycle)
+	assert.EqualValues(t, 8, c.Rows[0].Cycle)
 
 	// on a bit, falling; no pre-trigger window
 	c = NewCapture(Trigger{Pin: 1, Edge: Falling, Level: 0.5}, 0, 3, types)
