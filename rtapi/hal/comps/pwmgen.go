@@ -115,7 +115,8 @@ func newPwmgen(c *hal.Component, types []int32) *pwmgen {
 }
 
 // makePulses is pwmgen.c's make_pulses: it stores period for update and
-// steps each channel's timers by it. RT-safe.
+// steps each channel's timers by it.
+// RT-safe.
 func (g *pwmgen) makePulses(period time.Duration, _ int64) {
 	g.periodns = int64(period)
 	for i := range g.ch {
@@ -175,7 +176,8 @@ func (g *pwmgen) makePulses(period time.Duration, _ int64) {
 // frequency (writing corrected values back to their pins), recomputes
 // the period when the mode, pwm-freq or the make-pulses period changed,
 // and sets the high time and curr-dc from value. Float-to-integer
-// conversions truncate, as C's do. RT-safe.
+// conversions truncate, as C's do.
+// RT-safe.
 func (g *pwmgen) update(time.Duration, int64) {
 	periodns := g.periodns
 	for i := range g.ch {

@@ -448,7 +448,8 @@ func (c *stepgenChan) export(comp *hal.Component, num, stepType int, posMode boo
 // target by at most deltalim (holding the generator while a reversal
 // must wait for dirhold and dirsetup), adds it to the accumulator, and
 // starts a step when bit 28 toggles; then it writes the outputs. It
-// allocates nothing and uses no floating point. RT-safe.
+// allocates nothing and uses no floating point.
+// RT-safe.
 func (s *stepgenComp) makePulses(period time.Duration, _ int64) {
 	periodns := int64(period)
 	s.periodns.Store(periodns)
