@@ -241,21 +241,24 @@ func (h *HAL) hostSnapshot(op string) (DataSnapshot, error) {
 }
 
 // hostSnapshotLocked is hostSnapshot, called with h.mu on an open HAL.
+// Freed slots (nil in the lists) are left out.
 func (h *HAL) hostSnapshotLocked() DataSnapshot {
 	pid := os.Getpid()
+	pins := slices.DeleteFunc(slices.Clone(h.pinList), func(p *pin) bool { return p == nil })
+	pars := slices.DeleteFunc(slices.Clone(h.parList), func(p *param) bool { return p == nil })
 	s := DataSnapshot{HostPID: pid, Comps: make([]CompInfo, 0, len(h.comps)),
-		Pins: make([]PinInfo, 0, len(h.pinList)), Params: make([]ParamInfo, 0, len(h.parList))}
+		Pins: make([]PinInfo, 0, len(pins)), Params: make([]ParamInfo, 0, len(pars))}
 	for _, c := range h.comps {
 		s.Comps = append(s.Comps, CompInfo{Name: c.name, PID: pid, Ready: c.ready})
 	}
 	sigAt := make(map[*Signal]int, len(h.sigList)) // live signals' index in s.Signals
 	for _, sig := range h.sigList {
-		if h.sigs[sig.name] == sig {
+		if sig != nil && h.sigs[sig.name] == sig {
 			sigAt[sig] = len(s.Signals)
 			s.Signals = append(s.Signals, SignalInfo{Name: sig.name, Type: sig.typ, slot: sig.index})
 		}
 	}
-	for _, p := range h.pinList {
+	for _, p := range pins {
 		info := PinInfo{Owner: p.comp.name, Name: p.name, Type: p.typ, Dir: p.dir}
 		if i, ok := sigAt[p.sig]; ok && p.sig != nil {
 			info.Signal = p.sig.name
@@ -268,18 +271,18 @@ func (h *HAL) hostSnapshotLocked() DataSnapshot {
 		}
 		s.Pins = append(s.Pins, info)
 	}
-	for _, p := range h.parList {
+	for _, p := range pars {
 		s.Params = append(s.Params, ParamInfo{Owner: p.comp.name, Name: p.name, Type: p.typ, Dir: p.dir})
 	}
 	h.data.access(func() { // idempotent: loads only
-		for i, p := range h.pinList {
+		for i, p := range pins {
 			w := p.own
 			if p.sig != nil {
 				w = p.sig.value
 			}
 			s.Pins[i].Value = atomic.LoadUint64(w)
 		}
-		for i, p := range h.parList {
+		for i, p := range pars {
 			s.Params[i].Value = atomic.LoadUint64(p.ref.Load())
 		}
 		for i := range s.Signals {
