@@ -18,7 +18,9 @@
 // delsig, linkps, save, show funct|thread|all, start, stop, loadrt) goes to
 // the host's command socket and runs on the host's non-real-time
 // goroutine. With -f, commands run in order and the first error stops
-// halcmd, naming FILE:LINE.
+// halcmd, naming FILE:LINE; as in halrun, the file may use [SECTION]KEY of
+// the INI file -i (or $INI_FILE_NAME) names, $VAR and $(VAR) of the
+// environment, and source FILE.
 //
 // halcmd finds the socket with control.DialInstance (the host's -shm-dir,
 // else its own runtime directory, else root's /run/gortapi) and talks to
@@ -28,6 +30,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,10 +42,12 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/control"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	"github.com/gortapi/gortapi/rtapi/hal/inifile"
 )
 
 type config struct {
 	file     string
+	ini      string // -i, else $INI_FILE_NAME: the INI file of [SECTION]KEY in -f's file
 	instance int
 	shmDir   string
 	dataKey  uint
@@ -53,6 +58,7 @@ type config struct {
 func main() {
 	var c config
 	flag.StringVar(&c.file, "f", "", "run the commands of this .hal file")
+	flag.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the -f file names (default $INI_FILE_NAME)")
 	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
 	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments and socket (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
 	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the host's data segment")
@@ -82,13 +88,16 @@ func run(out io.Writer, c config) error {
 	case c.file != "" && len(c.args) > 0:
 		return cli.Usagef("give a command or -f FILE, not both")
 	case c.file != "":
-		f, err := os.Open(c.file)
-		if err != nil {
-			return err
+		o := halfile.Options{}
+		if ini := cmp.Or(c.ini, os.Getenv("INI_FILE_NAME")); ini != "" {
+			f, err := inifile.Load(ini)
+			if err != nil {
+				return err
+			}
+			o.INI = f.Find
 		}
-		cmds, err = halfile.Parse(c.file, f)
-		f.Close()
-		if err != nil {
+		var err error
+		if cmds, err = o.ParseFile(c.file); err != nil {
 			return err
 		}
 	case len(c.args) > 0:

@@ -235,3 +235,43 @@ func exitCode(err error) int {
 	}
 	return -1
 }
+
+// halcmd -f reads a file as halrun does: [SECTION]KEY from the INI file
+// -i names (or $INI_FILE_NAME), $VAR from the environment, and source.
+// Before, "[TUNE]P" reached the host as a word ("not a number").
+func TestHalcmdFileWithINIAndSource(t *testing.T) {
+	dir := t.TempDir()
+	host(t, dir, "../halrun/testdata/servo-loop.hal")
+	ini := filepath.Join(dir, "mill.ini")
+	require.NoError(t, os.WriteFile(ini, []byte("[TUNE]\nP = 71\nI = 0.5\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "gains.hal"), []byte("setp pid.0.Igain [TUNE]I\n"), 0o600))
+	file := filepath.Join(dir, "tune.hal")
+	require.NoError(t, os.WriteFile(file, []byte("setp pid.0.Pgain [TUNE]P\nsource gains.hal\nsetp pid.0.Dgain $GORTAPI_TEST_D\n"), 0o600))
+
+	_, bin := binaries(t)
+	run := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run([]string{"GORTAPI_TEST_D=0.25"}, "-i", ini, "-f", file)
+	require.NoError(t, err, out)
+	for pin, want := range map[string]string{"pid.0.Pgain": "71", "pid.0.Igain": "0.5", "pid.0.Dgain": "0.25"} {
+		out, err := halcmd(t, dir, "getp", pin)
+		require.NoError(t, err, out)
+		assert.Equal(t, want+"\n", out, pin)
+	}
+
+	require.NoError(t, os.WriteFile(ini, []byte("[TUNE]\nP = 72\nI = 0.5\n"), 0o600))
+	out, err = run([]string{"GORTAPI_TEST_D=0.25", "INI_FILE_NAME=" + ini}, "-f", file)
+	require.NoError(t, err, out)
+	out, err = halcmd(t, dir, "getp", "pid.0.Pgain")
+	require.NoError(t, err, out)
+	assert.Equal(t, "72\n", out, "the INI file $INI_FILE_NAME names")
+
+	out, err = run(nil, "-f", file)
+	require.Error(t, err, "no INI file: [TUNE]P is an error")
+	assert.Contains(t, out, "tune.hal:1")
+	assert.Contains(t, out, "TUNE")
+}
