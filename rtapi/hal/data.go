@@ -250,7 +250,10 @@ func (c *Component) newItem(op, kind, name string, n, max int) bool {
 func (c *Component) Bit(name string, d Dir) Bit { return Bit{c.newPin(name, TypeBit, d)} }
 
 // Float makes a float pin.
-func (c *Component) Float(name string, d Dir) Float { return Float{c.newPin(name, TypeFloat, d)} }
+func (c *Component) Float(name string, d Dir) Float {
+	w := c.newPin(name, TypeFloat, d)
+	return Float{w: w, own: w.Load()} // a new pin reads its own word
+}
 
 // S32 makes an s32 pin.
 func (c *Component) S32(name string, d Dir) S32 { return S32{c.newPin(name, TypeS32, d)} }
@@ -271,7 +274,7 @@ func (c *Component) BitParam(name string, d ParamDir) Bit { return Bit{c.newPara
 
 // FloatParam makes a float parameter.
 func (c *Component) FloatParam(name string, d ParamDir) Float {
-	return Float{c.newParam(name, TypeFloat, d)}
+	return Float{w: c.newParam(name, TypeFloat, d)}
 }
 
 // S32Param makes an s32 parameter.

@@ -78,8 +78,9 @@ func (a *LoadArgs) Int(key string, def int64) (int64, error) {
 
 // Instances returns the instance names of a component as LinuxCNC makes
 // them: count=N (or num_chan=N) gives NAME.0 ... NAME.N-1, names=a,b gives
-// a and b, neither gives def instances. count and names together, a count
-// outside 1..MaxInstances, or a bad or duplicate name are refused.
+// a and b, neither gives def instances; count=0 and an empty names= count
+// as not given, as in LinuxCNC. count and names together, a count outside
+// 0..MaxInstances, or a bad or duplicate name are refused.
 func (a *LoadArgs) Instances(def int) ([]string, error) {
 	count, hasCount := a.Get("count")
 	if n, ok := a.Get("num_chan"); ok {
@@ -89,6 +90,13 @@ func (a *LoadArgs) Instances(def int) ([]string, error) {
 		count, hasCount = n, true
 	}
 	given, hasNames := a.Get("names")
+	// LinuxCNC tests `!count && !names[0]`: 0 and "" are not given.
+	if hasCount {
+		if n, err := strconv.ParseInt(count, 0, 64); err == nil && n == 0 {
+			hasCount = false
+		}
+	}
+	hasNames = hasNames && given != ""
 	switch {
 	case hasCount && hasNames:
 		return nil, fmt.Errorf("loadrt %s: count= and names= exclude each other: %w", a.Name, rtapi.ErrInvalid)
@@ -111,7 +119,7 @@ func (a *LoadArgs) Instances(def int) ([]string, error) {
 	if hasCount {
 		var err error
 		if n, err = strconv.ParseInt(count, 0, 64); err != nil || n < 1 || n > MaxInstances {
-			return nil, fmt.Errorf("loadrt %s: count=%q: want 1 to %d: %w", a.Name, count, MaxInstances, rtapi.ErrInvalid)
+			return nil, fmt.Errorf("loadrt %s: count=%q: want 0 to %d: %w", a.Name, count, MaxInstances, rtapi.ErrInvalid)
 		}
 	}
 	out := make([]string, n)

@@ -189,7 +189,10 @@ func (h Bit) Set(v bool) {
 }
 
 // Float is a handle on a float pin or parameter.
-type Float struct{ w *word }
+type Float struct {
+	w   *word
+	own *uint64 // the pin's own word, nil for a parameter
+}
 
 // Get reads the value.
 // RT-safe.
@@ -198,6 +201,20 @@ func (h Float) Get() float64 { return math.Float64frombits(atomic.LoadUint64(h.w
 // Set writes the value.
 // RT-safe.
 func (h Float) Set(v float64) { atomic.StoreUint64(h.w.Load(), math.Float64bits(v)) }
+
+// SetOwn writes v to the pin's own word, which the pin reads while no
+// signal is linked to it, and leaves a linked signal's value alone
+// (LinuxCNC's dummysig): a component's own value for an optional input,
+// as pid.c's command-deriv when nothing is netted to it. On a parameter
+// it is Set.
+// RT-safe.
+func (h Float) SetOwn(v float64) {
+	if h.own == nil {
+		h.Set(v)
+		return
+	}
+	atomic.StoreUint64(h.own, math.Float64bits(v))
+}
 
 // S32 is a handle on an s32 pin or parameter.
 type S32 struct{ w *word }

@@ -25,6 +25,24 @@
 //	sampler   cfg=ffb depth=4000: captures pins every cycle into a
 //	          shared-memory ring for examples/halsampler (package sampler)
 //
+// The base thread's components, each with its base-thread and servo-thread
+// functions:
+//
+//	stepgen     step_type=0,0,2 ctrl_type=p,v: step/dir, up/down,
+//	            quadrature and table step types; stepgen.make-pulses,
+//	            stepgen.update-freq, stepgen.capture-position
+//	encoder     num_chan=3: quadrature x4/x1, counter mode, index, latch,
+//	            velocity; encoder.update-counters, encoder.capture-position
+//	sim_encoder num_chan=1: phase-A/B/Z of a turning encoder
+//	pwmgen      output_type=0,1,2: pwm, pwm/dir, up/down;
+//	            pwmgen.make-pulses, pwmgen.update
+//
+// Logic, timing, math and conversion: estop_latch, debounce (cfg=),
+// charge_pump, oneshot, flipflop, edge, toggle, timedelay, logic
+// (personality=), updown, hypot, wcomp, comp, abs, near, limit2, mult2,
+// mux4, select8, match8, tristate_float, and every conv_IN_OUT LinuxCNC
+// builds (conv_s32_float, conv_float_s32, ...).
+//
 // The halcompile components (scale, sum2, mux2, and2, or2, not, limit3,
 // ddt, lowpass) take count=N or names=a,b; pid and siggen take
 // num_chan=N (or count=N) or names=a,b, at most 16. Pins are named

@@ -231,10 +231,38 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// count=0 and an empty names= are taken as not given, as halcompile's
+// and pid.c's `!count && !names[0]` does: the default instances, or the
+// names when count=0 stands beside them. Before, count=0 was refused.
+func TestLoadRTCountZeroIsTheDefault(t *testing.T) {
+	for src, want := range map[string][]string{
+		"loadrt scale count=0":           {"scale.0"},
+		"loadrt scale names=":            {"scale.0"},
+		"loadrt scale count=0 names=":    {"scale.0"},
+		"loadrt scale count=0 names=a,b": {"a", "b"},
+		"loadrt pid count=0":             {"pid.0.do-pid-calcs", "pid.1.do-pid-calcs", "pid.2.do-pid-calcs"}, // pid.c: 3 channels
+	} {
+		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+		require.NoError(t, err)
+		h, err := hal.New(rt, hal.Options{})
+		require.NoError(t, err)
+		cmds, err := halfile.Parse("x.hal", strings.NewReader(src))
+		require.NoError(t, err)
+		require.NoError(t, h.Load(io.Discard, cmds), src)
+		var got []string // the instances' functions
+		for _, f := range h.Functs() {
+			got = append(got, f.Name())
+		}
+		assert.Equal(t, want, got, src)
+		require.NoError(t, h.Close())
+		require.NoError(t, rt.Close())
+	}
+}
+
 func TestLoadRTArguments(t *testing.T) {
 	for src, want := range map[string]string{
 		"loadrt scale count=2 names=a,b": "count= and names= exclude each other",
-		"loadrt scale count=0":           `count="0": want 1 to 64`,
+		"loadrt scale count=-1":          `count="-1": want 0 to 64`,
 		"loadrt scale names=a,a":         `name "a" given twice`,
 		"loadrt scale frobs=1":           `unknown argument "frobs"`,
 		"loadrt nosuch":                  `no component "nosuch" is compiled in`,

@@ -3,8 +3,6 @@ package comps
 import (
 	"fmt"
 	"math"
-	"reflect"
-	"sync/atomic"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
@@ -76,7 +74,6 @@ type pid struct {
 	enable, indexEnable, prevTarget     hal.Bit
 	command, feedback                   hal.Float
 	commandDeriv, feedbackDeriv         hal.Float
-	commandDerivOwn, feedbackDerivOwn   *uint64 // the pins' own words: pid.c's commandvds, feedbackvds
 	errorPin, output                    hal.Float
 	saturated                           hal.Bit
 	saturatedS                          hal.Float
@@ -118,10 +115,8 @@ func newPID(c *hal.Component, p string) *pid {
 	l.enable = c.Bit(p+".enable", hal.In)
 	l.command = in("command", 0)
 	l.commandDeriv = in("command-deriv", 0)
-	l.commandDerivOwn = pinWord(l.commandDeriv)
 	l.feedback = in("feedback", 0)
 	l.feedbackDeriv = in("feedback-deriv", 0)
-	l.feedbackDerivOwn = pinWord(l.feedbackDeriv)
 	l.errorPin, l.output = out("error"), out("output")
 	l.saturated = c.Bit(p+".saturated", hal.Out)
 	l.saturatedS = out("saturated-s")
@@ -146,22 +141,6 @@ func newPID(c *hal.Component, p string) *pid {
 	l.ultimateGainPin, l.ultimatePeriodPin = out("ultimate-gain"), out("ultimate-period")
 	c.Export(p+".do-pid-calcs", l.calc)
 	return l
-}
-
-var wordPtrType = reflect.TypeFor[*atomic.Pointer[uint64]]()
-
-// pinWord returns the word a float pin's handle points at now: for a pin
-// just made, its own word, which pid.c keeps as a "dummysig" to write
-// the derivatives it computes to. While the pin is unlinked, reading the
-// pin reads that word; once linked, the signal's. hal has no API for a
-// pin's own word, so this reads the handle's one field, and panics at
-// set-up if hal.Float ever holds anything else.
-func pinWord(f hal.Float) *uint64 {
-	v := reflect.ValueOf(f)
-	if v.NumField() != 1 || v.Field(0).Type() != wordPtrType {
-		panic("comps: hal.Float is no longer a *atomic.Pointer[uint64]; pid's derivative pins need a hal API")
-	}
-	return (*atomic.Pointer[uint64])(v.Field(0).UnsafePointer()).Load()
 }
 
 // limitTo is pid.c's limit: v within ±l, no limit when l is 0.
@@ -226,8 +205,8 @@ func (l *pid) calc(period time.Duration, _ int64) {
 	}
 	l.errorIPin.Set(l.errorI)
 	if noIndexReset {
-		atomic.StoreUint64(l.commandDerivOwn, math.Float64bits((command-l.prevCmd)*periodrecip))
-		atomic.StoreUint64(l.feedbackDerivOwn, math.Float64bits((feedback-l.prevFb)*periodrecip))
+		l.commandDeriv.SetOwn((command - l.prevCmd) * periodrecip)  // pid.c's commandvds
+		l.feedbackDeriv.SetOwn((feedback - l.prevFb) * periodrecip) // pid.c's feedbackvds
 	}
 	commandv := l.commandDeriv.Get()
 	l.errorD = commandv - l.feedbackDeriv.Get()
