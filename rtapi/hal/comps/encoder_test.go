@@ -2,9 +2,7 @@ package comps_test
 
 import (
 	"io"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -335,78 +333,7 @@ func TestEncoderLinuxCNCGolden(t *testing.T) {
 	for _, s := range scripts {
 		t.Run(strings.TrimSuffix(filepath.Base(s), ".script"), func(t *testing.T) {
 			t.Parallel()
-			runEncoderGolden(t, s)
+			runGolden(t, s)
 		})
 	}
-}
-
-// runEncoderGolden is golden_test.go's runGolden, but link makes the
-// signal with the pin's type (runGolden's are float).
-func runEncoderGolden(t *testing.T, script string) {
-	src, err := os.ReadFile(script)
-	require.NoError(t, err)
-	golden, err := os.ReadFile(strings.TrimSuffix(script, ".script") + ".golden")
-	require.NoError(t, err)
-	want := strings.Split(strings.TrimSpace(string(golden)), "\n")
-
-	var loads []string
-	var cmds [][]string
-	period := "1000000"
-	for line := range strings.Lines(string(src)) {
-		line, _, _ = strings.Cut(line, "#")
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 0:
-		case f[0] == "loadrt":
-			loads = append(loads, line)
-		case f[0] == "period":
-			period = f[1]
-		default:
-			cmds = append(cmds, f)
-		}
-	}
-	r := load(t, "loadrt threads name1=t period1="+period+"\n"+strings.Join(loads, ""))
-	for _, f := range r.h.Functs() {
-		require.NoError(t, r.h.AddFunct(f.Name(), "t", hal.Last))
-	}
-	shown := 0
-	for _, c := range cmds {
-		switch c[0] {
-		case "setp":
-			r.setp(c[1], c[2])
-		case "link":
-			if _, err := r.h.GetS(c[2]); err != nil {
-				require.NoError(t, r.h.NewSignal(c[2], r.pinType(c[1])))
-			}
-			require.NoError(t, r.h.Link(c[1], c[2]))
-		case "run":
-			n, err := strconv.Atoi(c[1])
-			require.NoError(t, err)
-			r.cycles("t", n)
-		case "show":
-			for _, name := range c[1:] {
-				require.Less(t, shown, len(want), "more values shown than the golden file has")
-				wname, wval, _ := strings.Cut(want[shown], " ")
-				require.Equal(t, wname, name, "golden line %d", shown+1)
-				checkGolden(t, name, r.get(name), wval, shown+1)
-				shown++
-			}
-		default:
-			t.Fatalf("unknown script command %q", c[0])
-		}
-	}
-	require.Equal(t, len(want), shown, "values shown")
-}
-
-func (r *rig) pinType(name string) hal.Type {
-	r.t.Helper()
-	s, err := r.h.Data().Read()
-	require.NoError(r.t, err)
-	for _, p := range s.Pins {
-		if p.Name == name {
-			return p.Type
-		}
-	}
-	r.t.Fatalf("no pin %q", name)
-	return 0
 }

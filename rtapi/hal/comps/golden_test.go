@@ -68,7 +68,7 @@ func runGolden(t *testing.T, script string) {
 			r.setp(c[1], c[2])
 		case "link":
 			if _, err := r.h.GetS(c[2]); err != nil {
-				require.NoError(t, r.h.NewSignal(c[2], hal.TypeFloat))
+				require.NoError(t, r.h.NewSignal(c[2], r.pinType(c[1])))
 			}
 			require.NoError(t, r.h.Link(c[1], c[2]))
 		case "sets":
@@ -103,4 +103,19 @@ func checkGolden(t *testing.T, name string, got float64, wval string, line int) 
 		return
 	}
 	t.Errorf("golden line %d: %s = %v (%s), LinuxCNC %v (%s)", line, name, got, strconv.FormatFloat(got, 'x', -1, 64), w, wval)
+}
+
+// pinType is the type of the pin named name: a script's link makes its
+// signal of that type.
+func (r *rig) pinType(name string) hal.Type {
+	r.t.Helper()
+	s, err := r.h.Data().Read()
+	require.NoError(r.t, err)
+	for _, p := range s.Pins {
+		if p.Name == name {
+			return p.Type
+		}
+	}
+	r.t.Fatalf("no pin %q", name)
+	return 0
 }
