@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,9 +37,10 @@ func TestMain(m *testing.M) {
 var rtFlags = []string{"-rtapi.flavor", "posix", "-rtapi.lock-memory=off", "-rtapi.instance", "7"}
 
 // host starts halrun on file and waits for it to say it is loaded.
-func host(t *testing.T, dir, file string) *exec.Cmd {
+func host(t *testing.T, dir, file string, flags ...string) *exec.Cmd {
 	halrun, _ := binaries(t)
-	cmd := exec.Command(halrun, append(rtFlags, "-shm-dir", dir, file)...)
+	args := append(append(slices.Clone(rtFlags), "-shm-dir", dir), flags...)
+	cmd := exec.Command(halrun, append(args, file)...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
@@ -67,6 +69,30 @@ func halcmd(t *testing.T, dir string, args ...string) (string, error) {
 	_, bin := binaries(t)
 	out, err := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, args...)...).CombinedOutput()
 	return string(out), err
+}
+
+// Issue 38, 2: every halcmd verb goes through the host's socket, setp,
+// sets, getp and show pin as much as net; halcmd needs no segment key, so
+// a host whose data segment has another key (halhost's) is reached as is.
+// Before, setp, getp and show pin attached the data segment under
+// halcmd's -data-key and failed here with "no HAL host of instance 7".
+func TestEveryVerbGoesThroughTheSocket(t *testing.T) {
+	dir := t.TempDir()
+	host(t, dir, "../halrun/testdata/servo-loop.hal", "-data-key", "0x4a4a4a4a")
+	for _, args := range [][]string{{"setp", "pid.0.Pgain", "61"}, {"sets", "enable", "FALSE"}} {
+		out, err := halcmd(t, dir, args...)
+		require.NoError(t, err, out)
+	}
+	out, err := halcmd(t, dir, "getp", "pid.0.Pgain")
+	require.NoError(t, err, out)
+	assert.Equal(t, "61\n", out)
+	out, err = halcmd(t, dir, "show", "pin", "pid.0.enable")
+	require.NoError(t, err, out)
+	assert.Contains(t, out, "pid.0.enable <== enable\n")
+	assert.Contains(t, out, "FALSE")
+	out, err = halcmd(t, dir, "setp", "pid.0.output", "1")
+	require.Error(t, err)
+	assert.Contains(t, out, `halcmd:1: hal: setp: pin "pid.0.output" is an OUT pin, not writable`)
 }
 
 func TestHalcmdAgainstHalrun(t *testing.T) {

@@ -9,9 +9,9 @@
 //
 //	go run ./examples/halhost                        # Ctrl-C to stop
 //	go run ./examples/halmon                         # in another terminal
-//	go run ./examples/halcmd -data-key 0x48414c50 show pin pid.0
+//	go run ./examples/halcmd show pin pid.0
 //	go run ./examples/halhost -fault-after 3s        # a servo function panics: safe states, amp-enable drops
-//	go run ./examples/halcmd -data-key 0x48414c50 getp pid.0.amp-enable
+//	go run ./examples/halcmd getp pid.0.amp-enable
 //
 // Threads and functions:
 //

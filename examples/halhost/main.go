@@ -16,7 +16,7 @@ import (
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
-	"github.com/gortapi/gortapi/rtapi/hal/control"
+	"github.com/gortapi/gortapi/rtapi/hal/halctl"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
 
@@ -118,21 +118,21 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 			return err
 		}
 	}
-	// halcmd's structural commands (net, addf, ...) come through the
+	// Every halcmd command (setp, net, addf, ...) comes through the
 	// instance's socket; another host of the instance may hold it. A
 	// socket or directory refused as untrusted (another user's listener,
 	// a directory others may write) stops halhost: it is an attack or a
 	// broken set-up, not a host to share with.
-	sock := control.SocketPath("", rt.Instance())
-	if srv, err := control.Serve(h, sock, control.Options{Group: c.rtapi.ShmGroup}); errors.Is(err, os.ErrPermission) {
+	sock := halctl.SocketPath("", rt.Instance())
+	if srv, err := halctl.Serve(h, sock, halctl.Options{Group: c.rtapi.ShmGroup}); errors.Is(err, os.ErrPermission) {
 		return errors.Join(err, h.Stop())
 	} else if err != nil {
-		fmt.Fprintf(w, "halhost: no halcmd socket (%v); halcmd -data-key %#x still shows, gets and sets\n", err, c.pinsKey)
+		fmt.Fprintf(w, "halhost: no halcmd socket (%v); halmon still watches, halcmd cannot reach this host\n", err)
 	} else {
 		defer func() { err = errors.Join(err, srv.Close()) }()
 	}
-	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s, halcmd -data-key %#x; Ctrl-C to stop\n",
-		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), h.DataSegment(), h.StatsSegment(), c.pinsKey)
+	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s, halcmd socket %s; Ctrl-C to stop\n",
+		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), h.DataSegment(), h.StatsSegment(), sock)
 	hal.WriteThreads(w, h.Stats())
 	writeScheduling(w, h)
 	if c.metrics != "" {

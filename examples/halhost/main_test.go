@@ -254,13 +254,14 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 // signal.
 func TestFaultDropsAmpEnableForOtherProcesses(t *testing.T) {
 	hostBin, monBin := binaries(t)
-	k := keys(t)
+	inst := instance(t) // halcmd finds the host by its instance's socket
+	k := append(keys(t), "-rtapi.instance", inst)
 	host := start(t, hostBin, append([]string{"-fault-after", "1s"}, k...)...)
 	host.waitFor("halhost ready")
 	halcmdBin := rttest.Program(t, "../halcmd")
 	halcmd := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(halcmdBin, append([]string{"-data-key", k[3]}, args...)...).CombinedOutput()
+		out, err := exec.Command(halcmdBin, append([]string{"-rtapi.instance", inst}, args...)...).CombinedOutput()
 		require.NoError(t, err, "halcmd %v: %s", args, out)
 		return strings.TrimSpace(string(out))
 	}
@@ -461,7 +462,7 @@ func TestHalcmdSeesHostPins(t *testing.T) {
 	host.waitFor("halhost ready")
 	halcmd := func(args ...string) string {
 		t.Helper()
-		out, err := exec.Command(cmdBin, append([]string{"-rtapi.instance", inst, "-data-key", "0x48414c50"}, args...)...).CombinedOutput()
+		out, err := exec.Command(cmdBin, append([]string{"-rtapi.instance", inst}, args...)...).CombinedOutput()
 		require.NoError(t, err, "halcmd %v: %s", args, out)
 		return string(out)
 	}
@@ -474,10 +475,10 @@ func TestHalcmdSeesHostPins(t *testing.T) {
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
 
-// With -rtapi.shm-group, both of halhost's segments are the group's (mode
-// 0660): halmon run by a member reads them, a user outside the group is
-// refused. Before, the stats segment stayed 0600 and the member got
-// "permission denied".
+// With -rtapi.shm-group, both of halhost's segments are the group's,
+// readable and not writable by it (mode 0640): halmon run by a member
+// reads them, a user outside the group is refused. Before, the stats
+// segment stayed 0600 and the member got "permission denied".
 func TestGroupMemberMonitors(t *testing.T) {
 	rttest.RequireRoot(t, "runs halmon as another user")
 	hostBin, monBin := binaries(t)
@@ -489,7 +490,7 @@ func TestGroupMemberMonitors(t *testing.T) {
 		require.NoError(t, err)
 		var st syscall.Stat_t
 		require.NoError(t, syscall.Stat(segPath(uint32(n)), &st))
-		assert.Equal(t, uint32(0o660), st.Mode&0o777, "segment %s", segPath(uint32(n)))
+		assert.Equal(t, uint32(0o640), st.Mode&0o777, "segment %s", segPath(uint32(n)))
 		assert.Equal(t, uint32(65534), st.Gid)
 	}
 	as := func(gid string, args ...string) (string, error) {
@@ -509,31 +510,43 @@ func TestGroupMemberMonitors(t *testing.T) {
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
 
-// A group member who may only read the pins segment (mode 0640) shows and
-// gets pins with halcmd, and is told why setp fails. Before, halcmd
-// attached read-write only and got "permission denied" for show too.
-func TestHalcmdReadOnlyMember(t *testing.T) {
-	rttest.RequireRoot(t, "runs halcmd as another user")
-	hostBin, _ := binaries(t)
+// Issue 38, 2 and 3: one who-may rule. A member of the host's group, by
+// its primary group or a supplementary one, views the segments (halmon)
+// and commands the host (halcmd setp, over the socket); a user outside
+// the group may do neither. The segments are mode 0640: no one but the
+// host writes them. Before, halcmd's setp stored into the data segment,
+// refused ("read-only") to a member who could read it, and allowed to
+// any member who could write it, whatever the host's rules.
+func TestOneWhoMayRule(t *testing.T) {
+	rttest.RequireRoot(t, "runs halcmd and halmon as another user")
+	hostBin, monBin := binaries(t)
 	inst := instance(t)
 	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix", "-rtapi.shm-group", "65534")
 	host.waitFor("halhost ready")
-	n, err := strconv.Atoi(inst)
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(fmt.Sprintf("/dev/shm/gortapi-%d-48414c50", n), 0o640))
 	halcmdBin := rttest.Program(t, "../halcmd")
-	halcmd := func(args ...string) (string, error) {
-		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=65534", "--clear-groups",
-			halcmdBin, "-rtapi.instance", inst, "-data-key", "0x48414c50", "-group", "65534"}, args...)...)
+	as := func(groups []string, bin string, args ...string) (string, error) {
+		cmd := exec.Command("setpriv", append(append([]string{"--reuid=65534", "--regid=65533"}, groups...), append([]string{bin}, args...)...)...)
 		cmd.Dir = rttest.ProgramDir()
+		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR=")
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := halcmd("getp", "pid.0.Pgain")
+	supplementary := []string{"--groups=65534"}
+	out, err := as(supplementary, halcmdBin, "-rtapi.instance", inst, "setp", "pid.0.Pgain", "2")
 	require.NoError(t, err, "%s", out)
-	assert.Equal(t, "1.6\n", out)
-	out, err = halcmd("setp", "pid.0.Pgain", "2")
+	out, err = as(supplementary, halcmdBin, "-rtapi.instance", inst, "getp", "pid.0.Pgain")
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "2\n", out)
+	out, err = as(supplementary, monBin, "-rtapi.instance", inst, "-rtapi.shm-group", "65534", "-count", "1")
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, out, "thread servo")
+
+	outsider := []string{"--clear-groups"}
+	out, err = as(outsider, halcmdBin, "-rtapi.instance", inst, "getp", "pid.0.Pgain")
 	require.Error(t, err, "%s", out)
-	assert.Contains(t, out, "read-only")
+	assert.Contains(t, out, "permission denied")
+	out, err = as(outsider, monBin, "-rtapi.instance", inst, "-rtapi.shm-group", "65534", "-count", "1")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "permission denied")
 	require.Equal(t, 0, host.interrupt(), host.output())
 }

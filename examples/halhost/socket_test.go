@@ -40,7 +40,7 @@ func TestHalhostIgnoresListenerAtOldPath(t *testing.T) {
 	host := start(t, hostBin, "-rtapi.instance", inst, "-rtapi.flavor", "posix")
 	host.waitFor("halhost ready")
 	assert.NotContains(t, host.output(), "no halcmd socket")
-	out, err := exec.Command(rttest.Program(t, "../halcmd"), "-rtapi.instance", inst, "-data-key", "0x48414c50", "save").CombinedOutput()
+	out, err := exec.Command(rttest.Program(t, "../halcmd"), "-rtapi.instance", inst, "save").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "net pos-cmd")
 	assert.NotContains(t, string(out), "impostor")
@@ -49,7 +49,7 @@ func TestHalhostIgnoresListenerAtOldPath(t *testing.T) {
 
 // Issue 37, 3: one group rule. A user whose -rtapi.shm-group is a
 // supplementary group (usermod -aG) may run net and save through root's
-// socket, as it may write the pins; a user outside the group may not.
+// socket, as it may read the pins; a user outside the group may not.
 // Before, SO_PEERCRED's primary group alone counted: "may not command
 // this host".
 func TestSupplementaryMemberCommandsHost(t *testing.T) {
@@ -61,7 +61,7 @@ func TestSupplementaryMemberCommandsHost(t *testing.T) {
 	halcmdBin := rttest.Program(t, "../halcmd")
 	as := func(groups string, args ...string) (string, error) {
 		cmd := exec.Command("setpriv", append([]string{"--reuid=65534", "--regid=1", groups,
-			halcmdBin, "-rtapi.instance", inst, "-data-key", "0x48414c50", "-group", "65534"}, args...)...)
+			halcmdBin, "-rtapi.instance", inst, "-group", "65534"}, args...)...)
 		cmd.Dir = rttest.ProgramDir()
 		cmd.Env = append(os.Environ(), "XDG_RUNTIME_DIR=")
 		out, err := cmd.CombinedOutput()

@@ -1,7 +1,8 @@
 // Command halmon attaches to a running halhost (or any HAL host, given
 // its keys) from another process and shows its threads' timing and its
-// pins live, a halmeter / halshow analog. It attaches both segments
-// read-only: it needs only read permission and cannot change the host.
+// pins live, a halmeter / halshow analog. It reads both segments through
+// one hal.View, read-only: it needs only read permission and cannot
+// change the host (changes go through halcmd and the host's socket).
 // The real-time threads never wait for it.
 //
 //	go run ./examples/halhost    # first, in one terminal

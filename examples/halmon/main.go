@@ -49,17 +49,6 @@ func main() {
 	cli.Main("halmon", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
 }
 
-// host is halmon's read-only attachment of a host's two segments.
-type host struct {
-	mon  *hal.Monitor
-	data *hal.Data
-}
-
-func (h *host) close() error { return errors.Join(h.mon.Close(), h.data.Close()) }
-
-// gone reports whether the host closed, died or had its segments removed.
-func (h *host) gone() bool { return h.mon.HostGone() || h.data.HostGone() }
-
 func run(ctx context.Context, w io.Writer, c config) (err error) {
 	if c.interval <= 0 || c.count < 0 || c.wait < 0 {
 		return cli.Usagef("-interval must be positive, -count and -wait not negative")
@@ -85,19 +74,18 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	}
 	defer func() {
 		if h != nil {
-			err = errors.Join(err, h.close())
+			err = errors.Join(err, h.Close())
 		}
 	}()
 
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
 	for n := 0; ; {
-		snap, serr := h.mon.Read()
-		data, derr := h.data.Read()
+		snap, rerr := h.Read()
 		switch {
-		case h.gone():
-			fmt.Fprintf(w, "halmon: host gone (pid %d); waiting for it to come back\n", h.mon.HostPID())
-			err := h.close()
+		case h.HostGone():
+			fmt.Fprintf(w, "halmon: host gone (pid %d); waiting for it to come back\n", h.HostPID())
+			err := h.Close()
 			h = nil
 			if err != nil {
 				return err
@@ -105,15 +93,13 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 			if h, err = attachWaiting(ctx, rt, c, -1); err != nil || h == nil {
 				return err
 			}
-			fmt.Fprintf(w, "halmon: host back (pid %d); attached again\n", h.mon.HostPID())
+			fmt.Fprintf(w, "halmon: host back (pid %d); attached again\n", h.HostPID())
 			continue
-		case serr != nil:
-			return serr
-		case derr != nil:
-			return derr
+		case rerr != nil:
+			return rerr
 		}
 		n++
-		show(w, c.clear, snap, data)
+		show(w, c.clear, snap)
 		if c.count > 0 && n >= c.count {
 			return nil
 		}
@@ -129,16 +115,17 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 // attachWaiting attaches to the host's segments, read-only, retrying while
 // they do not exist (or exist without a live host) for up to wait (< 0:
 // until ctx ends). It returns nil, nil when ctx ends first.
-func attachWaiting(ctx context.Context, rt *rtapi.RT, c config, wait time.Duration) (*host, error) {
+func attachWaiting(ctx context.Context, rt *rtapi.RT, c config, wait time.Duration) (*hal.View, error) {
 	deadline := time.Now().Add(wait)
 	for {
-		h, err := attach(rt, c)
-		if err == nil && !h.gone() {
+		h, err := hal.OpenView(hal.ViewOptions{StatsKey: uint32(c.statsKey), DataKey: uint32(c.pinsKey),
+			Instance: rt.Instance(), Group: c.rtapi.ShmGroup, AllowUIDs: c.rtapi.ShmAllowUIDs})
+		if err == nil && !h.HostGone() {
 			return h, nil
 		}
 		if err == nil {
 			// A dead host's segments, still there: wait for a new host.
-			if cerr := h.close(); cerr != nil {
+			if cerr := h.Close(); cerr != nil {
 				return nil, cerr
 			}
 			err = fmt.Errorf("the host of the segments is gone: %w", os.ErrNotExist)
@@ -157,26 +144,10 @@ func attachWaiting(ctx context.Context, rt *rtapi.RT, c config, wait time.Durati
 	}
 }
 
-func attach(rt *rtapi.RT, c config) (*host, error) {
-	o := hal.MonitorOptions{Key: uint32(c.statsKey), Instance: rt.Instance(), Group: c.rtapi.ShmGroup,
-		AllowUIDs: c.rtapi.ShmAllowUIDs, ReadOnly: true}
-	mon, err := hal.OpenMonitor(o)
-	if err != nil {
-		return nil, err
-	}
-	o.Key = uint32(c.pinsKey)
-	data, err := hal.AttachData(o)
-	if err != nil {
-		mon.Close()
-		return nil, err
-	}
-	return &host{mon: mon, data: data}, nil
-}
-
 // show prints one refresh: the host, its threads and functions, then its
 // pins with their live values and the signals they are on, names escaped
 // (the segment's writers are not trusted).
-func show(w io.Writer, clear bool, s hal.Snapshot, d hal.DataSnapshot) {
+func show(w io.Writer, clear bool, s hal.Snapshot) {
 	if clear {
 		fmt.Fprint(w, "\x1b[H\x1b[2J")
 	} else {
@@ -185,7 +156,7 @@ func show(w io.Writer, clear bool, s hal.Snapshot, d hal.DataSnapshot) {
 	fmt.Fprintf(w, "halmon: host pid %d, base period %v\n", s.HostPID, s.BasePeriod)
 	hal.WriteThreads(w, s.Threads)
 	fmt.Fprintln(w, "pins:")
-	for _, p := range d.Pins {
+	for _, p := range s.Pins {
 		sig := ""
 		if p.Signal != "" {
 			sig = "  " + dirArrow(p.Dir) + " " + names.Escape(p.Signal)

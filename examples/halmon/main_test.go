@@ -81,10 +81,10 @@ func TestWaitsForHeadersNotYetWritten(t *testing.T) {
 	}
 
 	c := config{statsKey: statsKey, pinsKey: pinsKey, interval: time.Millisecond}
-	_, err = attach(rt, c)
+	_, err = attachWaiting(context.Background(), rt, c, 0)
 	require.ErrorIs(t, err, shm.ErrNotInitialised)
 	require.NotErrorIs(t, err, hal.ErrCorrupt)
-	_, err = hal.AttachData(hal.MonitorOptions{Key: pinsKey, Instance: rt.Instance(), ReadOnly: true})
+	_, err = hal.OpenView(hal.ViewOptions{DataKey: pinsKey, Instance: rt.Instance()})
 	require.ErrorIs(t, err, shm.ErrNotInitialised)
 	_, err = attachWaiting(context.Background(), rt, c, 50*time.Millisecond)
 	require.ErrorIs(t, err, shm.ErrNotInitialised, "waited, then gave up as not initialised")
@@ -94,8 +94,8 @@ func TestWaitsForHeadersNotYetWritten(t *testing.T) {
 // name; show prints them escaped.
 func TestShowEscapesNames(t *testing.T) {
 	var b strings.Builder
-	d := hal.DataSnapshot{Pins: []hal.PinInfo{{Name: "a\u009b2Jb", Type: hal.TypeBit, Dir: hal.Out, Signal: "s\x1b[31m"}}}
-	show(&b, false, hal.Snapshot{}, d)
+	d := hal.Snapshot{Pins: []hal.PinInfo{{Name: "a\u009b2Jb", Type: hal.TypeBit, Dir: hal.Out, Signal: "s\x1b[31m"}}}
+	show(&b, false, d)
 	out := b.String()
 	if strings.ContainsAny(out, "\u009b\x1b") {
 		t.Fatalf("show printed a raw control: %q", out)

@@ -22,7 +22,7 @@
 // and its thread statistics in a stats segment, runs the file (start
 // takes effect after every other line succeeded) and listens for
 // examples/halcmd on gortapi-<instance>-hal.sock in -shm-dir, or by default
-// in /run/gortapi (root) or $XDG_RUNTIME_DIR/gortapi (control.SocketPath),
+// in /run/gortapi (root) or $XDG_RUNTIME_DIR/gortapi (halctl.SocketPath),
 // a directory no other user may write. Ctrl-C (or
 // SIGTERM) stops the threads, removes the segments and the socket, and
 // exits 0. Components come from rtapi/hal/comps.
@@ -53,7 +53,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	_ "github.com/gortapi/gortapi/rtapi/hal/comps"
-	"github.com/gortapi/gortapi/rtapi/hal/control"
+	"github.com/gortapi/gortapi/rtapi/hal/halctl"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/hal/inifile"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -83,8 +83,8 @@ func main() {
 	var c config
 	opts := rtapi.RegisterFlags(flag.CommandLine)
 	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket, which only this user or root may write (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
-	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", control.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
-	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", control.DefaultStatsKey, "shared-memory key of the thread statistics")
+	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", halctl.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
+	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", halctl.DefaultStatsKey, "shared-memory key of the thread statistics")
 	flag.DurationVar(&c.faultAfter, "fault-after", 0,
 		"inject a fault into every thread after this time, so that the file's safe states (safep) run; 0: never")
 	flag.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the .hal file names (default $INI_FILE_NAME)")
@@ -185,7 +185,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if err != nil {
 		return errors.Join(err, h.Close())
 	}
-	srv, err := control.Serve(h, control.SocketPath(c.shmDir, rt.Instance()), control.Options{Group: c.rt.ShmGroup})
+	srv, err := halctl.Serve(h, halctl.SocketPath(c.shmDir, rt.Instance()), halctl.Options{Group: c.rt.ShmGroup})
 	if err != nil {
 		return errors.Join(err, h.Close())
 	}
@@ -290,10 +290,10 @@ func interact(ctx context.Context, in io.Reader, out, errs io.Writer, h *hal.HAL
 }
 
 // cleanup removes the data and stats segments and the socket that a dead
-// host of c's instance left: what hal.New and control.Serve replace at a
+// host of c's instance left: what hal.New and halctl.Serve replace at a
 // start, without starting. A live host's are refused, and kept.
 func cleanup(out io.Writer, c config) error {
-	sock := control.SocketPath(c.shmDir, c.rt.Instance)
+	sock := halctl.SocketPath(c.shmDir, c.rt.Instance)
 	so := shm.Options{Dir: c.shmDir, Instance: c.rt.Instance}
 	var left []string
 	for _, p := range []string{so.Path(uint32(c.dataKey)), so.Path(uint32(c.statsKey)), sock} {
@@ -319,7 +319,7 @@ func cleanup(out io.Writer, c config) error {
 	if err != nil {
 		return fmt.Errorf("-U: instance %d: %w; a live host's segments are kept", c.rt.Instance, err)
 	}
-	srv, err := control.Serve(h, sock, control.Options{Group: c.rt.ShmGroup})
+	srv, err := halctl.Serve(h, sock, halctl.Options{Group: c.rt.ShmGroup})
 	if err != nil {
 		return errors.Join(fmt.Errorf("-U: %w", err), h.Close())
 	}

@@ -42,7 +42,7 @@ func runStepperSim(t *testing.T, n int) []string {
 	require.True(t, ok)
 	clock, err := sim.New(rt)
 	require.NoError(t, err)
-	d := h.Data()
+	d := h.View()
 	out := make([]string, 0, n)
 	var b strings.Builder
 	for range n {

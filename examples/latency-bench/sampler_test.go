@@ -36,7 +36,7 @@ func TestSamplerHALLoads(t *testing.T) {
 		if got := len(th.Functs()); got != map[bool]int{false: 1, true: 2}[sampled] {
 			t.Errorf("sampled=%v: %d functions on the thread", sampled, got)
 		}
-		s, err := h.Data().Read()
+		s, err := h.View().Read()
 		if err != nil {
 			t.Fatal(err)
 		}

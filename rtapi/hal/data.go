@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -17,12 +18,17 @@ import (
 // returned after an error is usable but belongs to no pin. Its methods
 // are set-up code, safe for concurrent use.
 type Component struct {
-	h     *HAL
-	name  string
-	index int
-	e     *compEntry
-	err   error
-	ready bool
+	h        *HAL
+	name     string
+	index    int
+	born     uint64 // h.born when made: a refused loadrt removes the later ones
+	e        *compEntry
+	err      error
+	ready    bool
+	pid      int  // the process it belongs to
+	user     bool // made by NewUserComponent
+	exported bool // it exported a function: Remove refuses it
+	removed  bool
 }
 
 // pin is the host's pin; ref points at its own word or its signal's.
@@ -73,28 +79,58 @@ func (h *HAL) NewComponent(name string) (*Component, error) {
 	if h.comp(name) != nil {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "a component named %q exists", name)
 	}
-	if len(h.comps) >= MaxComps {
+	index := slices.IndexFunc(h.comps, func(c *Component) bool { return c.removed })
+	if index < 0 && len(h.comps) >= MaxComps {
 		return nil, errf(op, "", "", rtapi.ErrInvalid, "already %d components, the most one HAL holds", MaxComps)
 	}
-	c := &Component{h: h, name: name, index: len(h.comps)}
+	if index < 0 {
+		index = len(h.comps)
+		h.comps = append(h.comps, nil)
+	}
+	c := &Component{h: h, name: name, index: index, born: h.born, pid: os.Getpid()}
+	h.born++
 	h.data.access(func() {
 		c.e = &h.data.l.Comps[c.index]
 		atomic.StoreUint32(&c.e.Ready, 0)
 		storeName(&c.e.Name, name)
 		atomic.StoreInt64(&c.e.PID, int64(os.Getpid()))
 	})
-	h.comps = append(h.comps, c)
+	h.comps[index] = c
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps))) })
 	return c, nil
 }
 
+// comp is the component named name, nil if none (or removed).
 func (h *HAL) comp(name string) *Component {
 	for _, c := range h.comps {
-		if c.name == name {
+		if c.name == name && !c.removed {
 			return c
 		}
 	}
 	return nil
+}
+
+// Remove removes the component and its pins and parameters (LinuxCNC's
+// hal_exit), unlinking the pins from their signals, which stay: what a
+// user-space component's end does (package halctl). Its handles then
+// point at private words, and its name is free again. A component that
+// exported a function is ErrState; a second Remove ErrInvalid. Set-up
+// code.
+func (c *Component) Remove() error {
+	const op = "remove component"
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	switch {
+	case c.removed:
+		return errf(op, "", "", rtapi.ErrInvalid, "component %q was removed", c.name)
+	case c.exported || h.ownComps[c]:
+		return errf(op, "", "", rtapi.ErrState, "component %q has functions; it stays until the HAL closes", c.name)
+	}
+	return h.removeComps(func(x *Component) bool { return x == c }, op)
 }
 
 // Name is the component's name.
@@ -129,9 +165,7 @@ func (c *Component) Export(name string, fn Func) {
 	if c.Err() != nil {
 		return
 	}
-	if _, err := c.h.export(name, fn, nil, c); err != nil {
-		c.fail(err)
-	}
+	c.exportDone(c.h.export(name, fn, nil, c))
 }
 
 // ExportContext is Export for a ContextFunc (HAL.ExportContext).
@@ -142,9 +176,17 @@ func (c *Component) ExportContext(name string, fn ContextFunc) {
 	if c.Err() != nil {
 		return
 	}
-	if _, err := c.h.export(name, nil, fn, c); err != nil {
+	c.exportDone(c.h.export(name, nil, fn, c))
+}
+
+func (c *Component) exportDone(_ *Funct, err error) {
+	if err != nil {
 		c.fail(err)
+		return
 	}
+	c.h.mu.Lock()
+	c.exported = true
+	c.h.mu.Unlock()
 }
 
 func (c *Component) fail(err error) {
@@ -302,7 +344,6 @@ func (h *HAL) repairData() {
 		return
 	}
 	h.dataRepaired = true
-	pid := int64(os.Getpid())
 	h.data.access(func() {
 		l := h.data.l
 		gen := atomic.LoadUint64(&l.Header.Gen) | 1 // odd: a reader retries
@@ -310,8 +351,13 @@ func (h *HAL) repairData() {
 		initDataHeader(l)
 		for i, c := range h.comps {
 			e := &l.Comps[i]
+			if c.removed {
+				storeName(&e.Name, "")
+				atomic.StoreUint32(&e.Ready, 0)
+				continue
+			}
 			storeName(&e.Name, c.name)
-			atomic.StoreInt64(&e.PID, pid)
+			atomic.StoreInt64(&e.PID, int64(c.pid))
 			if c.ready {
 				atomic.StoreUint32(&e.Ready, 1)
 			}
@@ -425,15 +471,14 @@ func loadName(b *[NameLen]byte) (out [NameLen]byte) {
 	return out
 }
 
-// removeComps deletes the components from index from on, the last ones
-// made, with their pins and parameters, and frees their slots: pins are
-// unlinked first (their signals stay). Handles the components' code still
-// holds point at private words afterwards. Called with h.mu.
-func (h *HAL) removeComps(from int, op string) error {
-	if from >= len(h.comps) {
+// removeComps deletes the components gone says, with their pins and
+// parameters, and frees their slots: pins are unlinked first (their
+// signals stay). Handles the components' code still holds point at
+// private words afterwards. Called with h.mu.
+func (h *HAL) removeComps(gone func(*Component) bool, op string) error {
+	if !slices.ContainsFunc(h.comps, func(c *Component) bool { return !c.removed && gone(c) }) {
 		return nil
 	}
-	gone := func(c *Component) bool { return c.index >= from }
 	h.beginChange()
 	for _, p := range h.pinList {
 		if p != nil && gone(p.comp) {
@@ -463,14 +508,20 @@ func (h *HAL) removeComps(from int, op string) error {
 		delete(h.params, p.name)
 		h.parList[i] = nil
 	}
-	for _, c := range h.comps[from:] {
+	for _, c := range h.comps {
+		if c.removed || !gone(c) {
+			continue
+		}
+		c.removed = true
 		c.err = errf(op, "", "", rtapi.ErrState, "component %q was removed", c.name)
 		h.data.access(func() {
 			atomic.StoreUint32(&c.e.Ready, 0)
 			storeName(&c.e.Name, "")
 		})
 	}
-	h.comps = h.comps[:from]
+	for len(h.comps) > 0 && h.comps[len(h.comps)-1].removed {
+		h.comps = h.comps[:len(h.comps)-1]
+	}
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NComps, int64(len(h.comps))) })
 	h.endChange()
 	return nil

@@ -47,7 +47,7 @@
 //
 // With Options.StatsKey set, the counters live in a shared-memory segment
 // ("/gortapi-<instance>-<key>") that another process watches without
-// taking a lock the real-time side could wait on (OpenMonitor,
+// taking a lock the real-time side could wait on (OpenView,
 // examples/halmon). Function counters are updated there after each call;
 // each thread publishes its record through a seqlock every
 // Options.PublishEvery (HACKING.md, "The HAL's segments").
@@ -70,9 +70,10 @@
 // left the cycle it was in (HACKING.md, "The HAL's link gate").
 //
 // The values live in a data segment (Options.DataKey) that another
-// process reads and sets through AttachData (examples/halcmd). The host
-// reads back only values from it, so a hostile writer can only produce
-// wrong values. If a writer truncates it, the host makes it private
+// process reads through OpenView (examples/halmon); changes go to the
+// host's command socket (package halctl, examples/halcmd), which runs
+// them with Exec. The host reads back only values from the segment, so a
+// hostile writer can only produce wrong values. If a writer truncates it, the host makes it private
 // memory and goes on; HAL.DataErr and Close report shm.ErrTruncated.
 // Pin handles used from other goroutines of the host are not guarded: a
 // fault there kills the process (docs/SECURITY.md, "Truncation").
@@ -81,7 +82,7 @@
 // pid count=2") runs it; rtapi/hal/comps registers the standard ones.
 // Exec and Load run commands parsed by rtapi/hal/halfile (a .hal file);
 // Show and Save print what halcmd's show and save print. Package
-// rtapi/hal/control serves those commands to examples/halcmd; package
+// rtapi/hal/halctl serves those commands to examples/halcmd; package
 // rtapi/hal/sampler is the sampler component (Component.NewSegment).
 //
 // # Failures
@@ -115,7 +116,7 @@
 //
 // The per-cycle path neither allocates nor locks nor logs. Everything
 // else (New, NewThread, Export, AddFunct, RemoveFunct, Start, Stop,
-// Close, Stats, OpenMonitor, ...) is set-up code: it may allocate, lock
+// Close, Stats, OpenView, ...) is set-up code: it may allocate, lock
 // and block, and must not be called from a Func.
 //
 // Names follow LinuxCNC: NewThread is hal_create_thread, Export is

@@ -227,29 +227,31 @@ func (h *HAL) Show(w io.Writer, what, pattern string) error {
 
 // hostSnapshot is the host's own view of its data tables, for Show and
 // Save: names, owners, types, directions and links from the host's
-// memory, in table order as Data.Read gives them; only the values are
+// memory, in table order as View.Read gives them; only the values are
 // loaded from the tables. Another process of the segment's group may
 // rewrite names, links and counts there; the host never reads them back
 // (docs/SECURITY.md). It takes h.mu.
-func (h *HAL) hostSnapshot(op string) (DataSnapshot, error) {
+func (h *HAL) hostSnapshot(op string) (Snapshot, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.checkOpen(op, "", ""); err != nil {
-		return DataSnapshot{}, err
+		return Snapshot{}, err
 	}
 	return h.hostSnapshotLocked(), nil
 }
 
 // hostSnapshotLocked is hostSnapshot, called with h.mu on an open HAL.
 // Freed slots (nil in the lists) are left out.
-func (h *HAL) hostSnapshotLocked() DataSnapshot {
+func (h *HAL) hostSnapshotLocked() Snapshot {
 	pid := os.Getpid()
 	pins := slices.DeleteFunc(slices.Clone(h.pinList), func(p *pin) bool { return p == nil })
 	pars := slices.DeleteFunc(slices.Clone(h.parList), func(p *param) bool { return p == nil })
-	s := DataSnapshot{HostPID: pid, Comps: make([]CompInfo, 0, len(h.comps)),
+	s := Snapshot{HostPID: pid, Comps: make([]CompInfo, 0, len(h.comps)),
 		Pins: make([]PinInfo, 0, len(pins)), Params: make([]ParamInfo, 0, len(pars))}
 	for _, c := range h.comps {
-		s.Comps = append(s.Comps, CompInfo{Name: c.name, PID: pid, Ready: c.ready})
+		if !c.removed {
+			s.Comps = append(s.Comps, CompInfo{Name: c.name, PID: c.pid, Ready: c.ready, User: c.user})
+		}
 	}
 	sigAt := make(map[*Signal]int, len(h.sigList)) // live signals' index in s.Signals
 	for _, sig := range h.sigList {
@@ -307,7 +309,7 @@ func (h *HAL) hostSnapshotLocked() DataSnapshot {
 //
 // Items are sorted by name, as halcmd lists them. Names are printed
 // escaped (names.Escape): one read from a data segment may hold anything.
-func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
+func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 	s = sortedSnapshot(s)
 	esc := names.Escape
 	var b strings.Builder
@@ -318,11 +320,14 @@ func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 			if !match(pattern, c.Name) {
 				continue
 			}
-			state := "initializing"
+			state, kind := "initializing", "RT"
 			if c.Ready {
 				state = "ready"
 			}
-			fmt.Fprintf(&b, "  %4d  RT    %-40s  %5d  %s\n", i, esc(c.Name), c.PID, state)
+			if c.User {
+				kind = "User"
+			}
+			fmt.Fprintf(&b, "  %4d  %-4s  %-40s  %5d  %s\n", i, kind, esc(c.Name), c.PID, state)
 		}
 	case "pin":
 		b.WriteString("Component Pins:\nOwner      Type  Dir         Value  Name\n")
@@ -361,7 +366,7 @@ func WriteShow(w io.Writer, what, pattern string, s DataSnapshot) error {
 	return err
 }
 
-func sortedSnapshot(s DataSnapshot) DataSnapshot {
+func sortedSnapshot(s Snapshot) Snapshot {
 	s.Comps = slices.Clone(s.Comps)
 	s.Pins = slices.Clone(s.Pins)
 	s.Params = slices.Clone(s.Params)

@@ -18,7 +18,7 @@ import (
 // checkSnapshot reports what in s is not a state the churn below makes:
 // a signal's type is the one its name's first letter says, every pin and
 // parameter belongs to the component its name starts with.
-func checkSnapshot(s hal.DataSnapshot) error {
+func checkSnapshot(s hal.Snapshot) error {
 	types := map[byte]hal.Type{'f': hal.TypeFloat, 'b': hal.TypeBit, 's': hal.TypeS32}
 	for _, sig := range s.Signals {
 		if sig.Name == "" || types[sig.Name[0]] != sig.Type {
@@ -60,9 +60,9 @@ func slotChurn(t *testing.T, key uint32) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })
 	twoComps(t, h)
-	readers := []*hal.Data{h.Data()}
+	readers := []*hal.View{h.View()}
 	if key != 0 {
-		other, err := hal.AttachData(hal.MonitorOptions{Key: key, Dir: dir})
+		other, err := hal.OpenView(hal.ViewOptions{DataKey: key, Dir: dir})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = other.Close() })
 		readers = append(readers, other)
@@ -70,7 +70,7 @@ func slotChurn(t *testing.T, key uint32) {
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	read := func(d *hal.Data) {
+	read := func(d *hal.View) {
 		defer wg.Done()
 		for {
 			select {

@@ -83,7 +83,7 @@ func TestNetRefusesSignalNamedAsPin(t *testing.T) {
 	assert.ErrorContains(t, err, "Signal name 'a.out' must not be the same as a pin.  Did you omit the signal name?")
 	_, err = h.GetS("a.out")
 	assert.ErrorContains(t, err, "does not exist", "no signal was made")
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	assert.Empty(t, s.Signals)
 	// Also when a signal of that name exists (halcmd checks the name).
@@ -101,7 +101,7 @@ func TestNetPinGivenTwice(t *testing.T) {
 	h, _ := openSim(t)
 	twoComps(t, h)
 	require.NoError(t, h.Net("x", "b.in", "b.in"))
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	require.Len(t, s.Signals, 1)
 	assert.Equal(t, []string{"b.in"}, s.Signals[0].Pins)
@@ -194,7 +194,7 @@ func TestDelsigFreesTheSlot(t *testing.T) {
 	err := h.NewSignal("one-too-many", hal.TypeBit)
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
 	assert.ErrorContains(t, err, "the most one HAL holds")
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	assert.Len(t, s.Signals, hal.MaxSignals)
 }
@@ -228,7 +228,7 @@ func TestLoadRTRefusedLeavesNothing(t *testing.T) {
 	err := exec(t, h, "loadrt tpart pins=2 thread=t1 debug=1")
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
 	assert.ErrorContains(t, err, `unknown argument "debug"`)
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	assert.Empty(t, s.Comps)
 	assert.Empty(t, s.Pins)
@@ -244,7 +244,7 @@ func TestLoadRTRefusedLeavesNothing(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(saved.String(), "loadrt "), saved.String())
 	assert.Contains(t, saved.String(), "loadrt tpart pins=2 thread=t1\n")
 	assert.Contains(t, saved.String(), "setp tpart.gain 2.5\n")
-	s, err = h.Data().Read()
+	s, err = h.View().Read()
 	require.NoError(t, err)
 	s = withoutTiming(s)
 	require.Len(t, s.Comps, 1)
@@ -257,7 +257,7 @@ func TestLoadRTRefusedLeavesNothing(t *testing.T) {
 // withoutTiming leaves out the items the HAL makes for thread and
 // function timing (hal_lib.c's): the "__THREAD" components and their
 // pins, and every FUNCT.time pin.
-func withoutTiming(s hal.DataSnapshot) hal.DataSnapshot {
+func withoutTiming(s hal.Snapshot) hal.Snapshot {
 	s.Comps = slices.DeleteFunc(slices.Clone(s.Comps), func(c hal.CompInfo) bool { return strings.HasPrefix(c.Name, "__") })
 	s.Pins = slices.DeleteFunc(slices.Clone(s.Pins), func(p hal.PinInfo) bool {
 		return strings.HasPrefix(p.Owner, "__") || strings.HasSuffix(p.Name, ".time")
@@ -286,7 +286,7 @@ func TestLoadRTFailedFactoryFreesEverything(t *testing.T) {
 	assert.Len(t, h.Functs(), 0)
 	assert.Empty(t, h.Threads())
 	require.NoError(t, h.LoadRT("tpart", fmt.Sprintf("pins=%d", pins), "thread=t"))
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	s = withoutTiming(s)
 	assert.Len(t, s.Comps, 3)
@@ -309,7 +309,7 @@ func TestLoadRTBadValueLeavesNothing(t *testing.T) {
 	require.NoError(t, h.LoadRT("tpart", "pins=1"))
 	err = h.LoadRT("tpart", "pins=1")
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "a second tpart component is a duplicate")
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	s = withoutTiming(s)
 	assert.Len(t, s.Comps, 1)
@@ -327,7 +327,7 @@ func TestNewsigTypeNames(t *testing.T) {
 		"u64": hal.TypeU64, "uint": hal.TypeU64,
 	} {
 		require.NoError(t, exec(t, h, "newsig sig-"+name+" "+name), name)
-		s, err := h.Data().Read()
+		s, err := h.View().Read()
 		require.NoError(t, err)
 		for _, sig := range s.Signals {
 			if sig.Name == "sig-"+name {
@@ -353,7 +353,7 @@ func TestDelsigAll(t *testing.T) {
 	require.NoError(t, h.NewSignal("spare", hal.TypeBit))
 	p.outF.Set(2)
 	require.NoError(t, exec(t, h, "delsig all"))
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	assert.Empty(t, s.Signals)
 	assert.Equal(t, 2.0, p.inF.Get(), "the pin keeps the signal's last value")

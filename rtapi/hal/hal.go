@@ -33,14 +33,15 @@ const DefaultPublishEvery = time.Millisecond
 type Options struct {
 	// StatsKey, when non-zero, makes New create the stats segment
 	// "/gortapi-<rt.Instance()>-<key as 8 hex digits>", where threads
-	// publish their timing for OpenMonitor. Close removes it. One left by
+	// publish their timing for OpenView. Close removes it. One left by
 	// a dead host is replaced; one whose host still runs is an error.
 	StatsKey uint32
 	// ShmDir is the directory segments live in; "" means /dev/shm.
 	ShmDir string
-	// ShmGroup (a name or numeric gid) makes the segments mode 0660 of
-	// that group instead of 0600, for monitors run by other users
-	// (MonitorOptions.Group). Empty: this user and root only.
+	// ShmGroup (a name or numeric gid) makes the data and stats
+	// segments mode 0640 of that group instead of 0600, for viewers run
+	// by other users (ViewOptions.Group), and the segments of
+	// Component.NewSegment 0660. Empty: this user and root only.
 	ShmGroup string
 	// DataKey, when non-zero, puts components, pins, parameters and
 	// signals in the shared segment "/gortapi-<instance>-<key>" for other
@@ -78,7 +79,8 @@ type HAL struct {
 
 	// The data model, guarded by mu (data.go). The lists are slot
 	// tables: nil in a free slot.
-	comps   []*Component
+	comps   []*Component // a removed one (Component.Remove) keeps its slot until reused
+	born    uint64       // components made so far: Component.born
 	pins    map[string]*pin
 	pinList []*pin
 	params  map[string]*param
@@ -117,13 +119,19 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	}
 	h := &HAL{rt: rt, opts: opts, log: rt.Logger(), functs: map[string]*Funct{},
 		pins: map[string]*pin{}, params: map[string]*param{}, sigs: map[string]*Signal{}}
-	data, err := newDataStore(shm.Options{Dir: opts.ShmDir, Instance: rt.Instance(), Prefault: true, Group: opts.ShmGroup}, opts.DataKey, h.log)
+	// Mode 0640 of the group: members read, only the host writes
+	// (HACKING.md, "One way into a running HAL").
+	so := shm.Options{Dir: opts.ShmDir, Instance: rt.Instance(), Prefault: true, Group: opts.ShmGroup}
+	if opts.ShmGroup != "" {
+		so.Mode = 0o640
+	}
+	data, err := newDataStore(so, opts.DataKey, h.log)
 	if err != nil {
 		return nil, &Error{Op: "new", Err: err}
 	}
 	h.data = data
 	if opts.StatsKey != 0 {
-		p, err := newPublisher(opts.ShmDir, rt.Instance(), opts.StatsKey, opts.ShmGroup)
+		p, err := newPublisher(so, opts.StatsKey)
 		if err != nil {
 			_ = data.close()
 			return nil, &Error{Op: "new", Err: err}

@@ -11,7 +11,6 @@ import (
 	"unsafe"
 
 	"github.com/gortapi/gortapi/internal/sys"
-	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/ipc"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -32,28 +31,10 @@ type publisher struct {
 	loss   loss // its truncation by another process
 }
 
-func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
-	o := shm.Options{Dir: dir, Instance: instance, Prefault: true, Group: group}
-	size := int(sizeofLayout())
-	seg, err := shm.Create(o, key, size)
-	if errors.Is(err, shm.ErrExist) {
-		// Replace a dead host's segment; leave a live host's or an
-		// untrusted user's (its owner must remove it).
-		pid, alive, hostErr := segmentHost(o, key)
-		if hostErr != nil {
-			return nil, fmt.Errorf("stats segment: %w", hostErr)
-		}
-		if alive {
-			return nil, fmt.Errorf("stats segment %s is published by running process %d: %w (%w)",
-				shm.Name(instance, key), pid, rtapi.ErrInvalid, os.ErrExist)
-		}
-		if err := shm.Remove(o, key); err != nil && !errors.Is(err, shm.ErrNotExist) {
-			return nil, fmt.Errorf("remove stale stats segment: %w", err)
-		}
-		seg, err = shm.Create(o, key, size)
-	}
+func newPublisher(o shm.Options, key uint32) (*publisher, error) {
+	seg, err := createReplacingStale(o, key, int(sizeofLayout()))
 	if err != nil {
-		return nil, fmt.Errorf("create stats segment %s: %w", shm.Name(instance, key), err)
+		return nil, fmt.Errorf("stats segment: %w", err)
 	}
 	layout, err := shm.View[statsLayout](seg, 0)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 // Shared memory is Linux-only here: a HAL runs its threads and keeps its
@@ -21,7 +22,7 @@ type publisher struct {
 	loss loss
 }
 
-func newPublisher(dir string, instance int, key uint32, group string) (*publisher, error) {
+func newPublisher(o shm.Options, key uint32) (*publisher, error) {
 	return nil, fmt.Errorf("stats segment 0x%08x: shared memory needs Linux: %w", key, rtapi.ErrNotSupported)
 }
 

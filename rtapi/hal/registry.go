@@ -162,7 +162,7 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 		h.mu.Unlock()
 		return err
 	}
-	mark := loadMark{comps: len(h.comps), functs: len(h.order), threads: len(h.threads), segs: len(h.segs)}
+	mark := loadMark{comps: h.born, functs: len(h.order), threads: len(h.threads), segs: len(h.segs)}
 	h.mu.Unlock()
 	err := f(h, la)
 	if err == nil {
@@ -185,9 +185,13 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 	return nil
 }
 
-// loadMark is how many components, exported functions, threads and
-// segments there were before a loadrt: undoLoad removes those after.
-type loadMark struct{ comps, functs, threads, segs int }
+// loadMark is how many components were made, and how many exported
+// functions, threads and segments there were, before a loadrt: undoLoad
+// removes those after.
+type loadMark struct {
+	comps                 uint64
+	functs, threads, segs int
+}
 
 // undoLoad removes what a refused loadrt made since m. Called with h.mu.
 func (h *HAL) undoLoad(m loadMark) error {
@@ -234,7 +238,7 @@ func (h *HAL) undoLoad(m loadMark) error {
 			h.pub.setThreads(len(h.threads), h.base)
 		}
 	}
-	if err := h.removeComps(m.comps, op); err != nil {
+	if err := h.removeComps(func(c *Component) bool { return c.born >= m.comps }, op); err != nil {
 		errs = append(errs, err)
 	}
 	for _, seg := range h.segs[m.segs:] {

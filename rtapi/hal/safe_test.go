@@ -181,7 +181,7 @@ func TestSafeStateSeenByAnotherProcess(t *testing.T) {
 // readAmp is the second process of TestSafeStateSeenByAnotherProcess: it
 // prints the amp's pins as the data segment holds them.
 func readAmp() {
-	d, err := hal.AttachData(hal.MonitorOptions{Key: 0x5afe, Dir: os.Getenv("GORTAPI_TEST_SHMDIR")})
+	d, err := hal.OpenView(hal.ViewOptions{DataKey: 0x5afe, Dir: os.Getenv("GORTAPI_TEST_SHMDIR")})
 	if err != nil {
 		fmt.Println("attach:", err)
 		return

@@ -122,7 +122,8 @@ func (h *HAL) ownComp(name string) (*Component, error) {
 	if len(h.comps) >= MaxComps {
 		return nil, errf("new component", "", "", rtapi.ErrInvalid, "already %d components", MaxComps)
 	}
-	c := &Component{h: h, name: name, index: len(h.comps), ready: true}
+	c := &Component{h: h, name: name, index: len(h.comps), born: h.born, pid: os.Getpid(), ready: true}
+	h.born++
 	h.data.access(func() {
 		c.e = &h.data.l.Comps[c.index]
 		copy(c.e.Name[:], name)

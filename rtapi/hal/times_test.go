@@ -82,7 +82,7 @@ func TestThreadAndFunctionTimesInTheHAL(t *testing.T) {
 	require.ErrorIs(t, h.SetP("servo.time", "1"), rtapi.ErrInvalid, "an OUT pin")
 
 	// The types and directions halcmd shows, in the data segment.
-	d, err := hal.AttachData(hal.MonitorOptions{Key: 0x7135, Dir: dir})
+	d, err := hal.OpenView(hal.ViewOptions{DataKey: 0x7135, Dir: dir})
 	require.NoError(t, err)
 	defer d.Close()
 	s, err := d.Read()
@@ -105,8 +105,8 @@ func TestThreadAndFunctionTimesInTheHAL(t *testing.T) {
 	// it raises them. The next call is held before it is accounted.
 	hold.Store(true)
 	<-inside
-	require.NoError(t, d.SetP("work.update.tmax", "0"))
-	require.NoError(t, d.SetP("servo.tmax", "0"))
+	require.NoError(t, h.SetP("work.update.tmax", "0"))
+	require.NoError(t, h.SetP("servo.tmax", "0"))
 	assert.Equal(t, "0", get("work.update.tmax"))
 	release <- struct{}{}
 	<-inside

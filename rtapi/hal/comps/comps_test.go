@@ -81,7 +81,7 @@ func toString(v any) string {
 
 func (r *rig) get(name string) float64 {
 	r.t.Helper()
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(r.t, err)
 	for _, p := range s.Pins {
 		if p.Name == name {
@@ -104,7 +104,7 @@ func (r *rig) get(name string) float64 {
 // pinNames lists the pins of instance p, without the prefix, less the
 // timing pins of its functions.
 func (r *rig) pinNames(p string) []string {
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(r.t, err)
 	timing := r.functTimes()
 	var out []string
@@ -132,7 +132,7 @@ func (r *rig) functTimes() map[string]bool {
 // paramNames lists the parameters of instance p, without the prefix, less
 // the timing parameters of its functions.
 func (r *rig) paramNames(p string) []string {
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(r.t, err)
 	timing := r.functTimes()
 	var out []string

@@ -140,7 +140,7 @@ func goldenInt(t hal.Type, s string) string {
 // word returns the type and raw word of pin name.
 func (r *rig) word(name string) (hal.Type, uint64) {
 	r.t.Helper()
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(r.t, err)
 	for _, p := range s.Pins {
 		if p.Name == name {

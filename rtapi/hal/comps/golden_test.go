@@ -109,7 +109,7 @@ func checkGolden(t *testing.T, name string, got float64, wval string, line int) 
 // signal of that type.
 func (r *rig) pinType(name string) hal.Type {
 	r.t.Helper()
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(r.t, err)
 	for _, p := range s.Pins {
 		if p.Name == name {

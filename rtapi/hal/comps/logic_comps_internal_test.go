@@ -56,7 +56,7 @@ func (b *bench) set(name string, v any) {
 // word returns the value word of a pin or parameter.
 func (b *bench) word(name string) uint64 {
 	b.t.Helper()
-	s, err := b.h.Data().Read()
+	s, err := b.h.View().Read()
 	require.NoError(b.t, err)
 	for _, p := range s.Pins {
 		if p.Name == name {

@@ -35,7 +35,7 @@ func runLoop(t *testing.T) (fb, ferr []float64) {
 	require.True(t, h.Running(), "the file ends with start")
 	clock, err := sim.New(rt)
 	require.NoError(t, err)
-	d := h.Data()
+	d := h.View()
 	for range 4000 {
 		require.NoError(t, clock.Advance(time.Millisecond))
 		s, err := d.Read()

@@ -59,7 +59,7 @@ type loopbackCounts struct {
 
 func (r *rig) loopbackCounts() loopbackCounts {
 	r.t.Helper()
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(r.t, err)
 	var c loopbackCounts
 	var seen int

@@ -415,7 +415,7 @@ func TestStepgenLoadRTPinsAndParams(t *testing.T) {
 	t.Parallel()
 	r := newSGRig(t)
 	require.NoError(t, r.h.LoadRT("stepgen", "step_type=0,1,2,11,15", "ctrl_type=p,v,P,V", "user_step_type=1,2,4"))
-	snap, err := r.h.Data().Read()
+	snap, err := r.h.View().Read()
 	require.NoError(t, err)
 	items := map[string]string{}
 	for _, p := range snap.Pins {
@@ -847,7 +847,7 @@ start
 	clock, err := sim.New(r.rt)
 	require.NoError(t, err)
 	require.NoError(t, clock.Advance(500*time.Millisecond))
-	snap, err := r.h.Data().Read()
+	snap, err := r.h.View().Read()
 	require.NoError(t, err)
 	got := map[string]uint64{}
 	for _, p := range snap.Pins {

@@ -222,7 +222,7 @@ func ParseLine(s string) (c Command, ok bool, err error) {
 
 // ParseArgs parses a command given as words (halcmd's command line). A
 // word may hold a newline here, unlike in a file; such a command has no
-// one-line form (control.Client refuses to send it).
+// one-line form (halctl.Client refuses to send it).
 func ParseArgs(words []string) (Command, error) {
 	if len(words) == 0 {
 		return Command{}, invalid("no command")

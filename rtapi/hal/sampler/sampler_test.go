@@ -78,7 +78,7 @@ func (r *rig) attach(t *testing.T, channel int) *sampler.Reader {
 
 func (r *rig) pin(t *testing.T, name string) uint64 {
 	t.Helper()
-	s, err := r.h.Data().Read()
+	s, err := r.h.View().Read()
 	require.NoError(t, err)
 	for _, p := range s.Pins {
 		if p.Name == name {

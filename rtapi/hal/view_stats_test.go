@@ -33,10 +33,10 @@ func TestMonitorReadsPublishedRecords(t *testing.T) {
 		require.NoError(t, h.AddFunct(n, "servo", hal.Last))
 	}
 
-	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: key, Dir: dir})
+	m, err := hal.OpenView(hal.ViewOptions{StatsKey: key, Dir: dir})
 	require.NoError(t, err)
 	defer m.Close()
-	assert.True(t, m.HostAlive())
+	assert.False(t, m.HostGone())
 
 	s, err := m.Read()
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestMonitorReadsPublishedRecords(t *testing.T) {
 	_, err = m.Read()
 	require.ErrorIs(t, err, rtapi.ErrClosed)
 	require.ErrorIs(t, m.Close(), rtapi.ErrClosed)
-	assert.False(t, m.HostAlive())
+	assert.True(t, m.HostGone())
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the last detach removed the segment")
@@ -106,19 +106,19 @@ func TestMonitorReadsPublishedRecords(t *testing.T) {
 func TestMonitorMisuse(t *testing.T) {
 	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
-	_, err := hal.OpenMonitor(hal.MonitorOptions{Dir: dir})
+	_, err := hal.OpenView(hal.ViewOptions{Dir: dir})
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "key required")
-	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir})
+	_, err = hal.OpenView(hal.ViewOptions{StatsKey: 7, Dir: dir})
 	require.ErrorIs(t, err, os.ErrNotExist)
-	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir, Group: "no-such-group-gortapi"})
+	_, err = hal.OpenView(hal.ViewOptions{StatsKey: 7, Dir: dir, Group: "no-such-group-gortapi"})
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "unknown group")
-	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 7, Dir: dir, AllowUIDs: []int{-1}})
+	_, err = hal.OpenView(hal.ViewOptions{StatsKey: 7, Dir: dir, AllowUIDs: []int{-1}})
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "negative uid")
 
 	seg, err := shm.Create(shm.Options{Dir: dir}, 8, 4096)
 	require.NoError(t, err)
 	defer seg.Delete()
-	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 8, Dir: dir})
+	_, err = hal.OpenView(hal.ViewOptions{StatsKey: 8, Dir: dir})
 	require.ErrorIs(t, err, rtapi.ErrInvalid, "a segment of another size")
 	assert.Contains(t, err.Error(), "not")
 
@@ -129,7 +129,7 @@ func TestMonitorMisuse(t *testing.T) {
 	junk, err := shm.Create(shm.Options{Dir: dir}, 10, size)
 	require.NoError(t, err)
 	defer junk.Delete()
-	_, err = hal.OpenMonitor(hal.MonitorOptions{Key: 10, Dir: dir})
+	_, err = hal.OpenView(hal.ViewOptions{StatsKey: 10, Dir: dir})
 	require.ErrorIs(t, err, shm.ErrNotInitialised, "a zeroed segment: a host that has not written its header yet")
 	require.NotErrorIs(t, err, hal.ErrCorrupt)
 }
@@ -162,7 +162,7 @@ func TestStaleStatsSegmentIsReplaced(t *testing.T) {
 	require.NoError(t, err, "the dead child left its segment")
 
 	h := newHAL(t, hal.Options{StatsKey: 0x77, ShmDir: dir})
-	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x77, Dir: dir})
+	m, err := hal.OpenView(hal.ViewOptions{StatsKey: 0x77, Dir: dir})
 	require.NoError(t, err)
 	s, err := m.Read()
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestMonitorSurvivesTruncation(t *testing.T) {
 	h := newHAL(t, hal.Options{StatsKey: 0x7c, ShmDir: dir})
 	_, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
-	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7c, Dir: dir})
+	m, err := hal.OpenView(hal.ViewOptions{StatsKey: 0x7c, Dir: dir})
 	require.NoError(t, err)
 	defer m.Close()
 	_, err = m.Read()
@@ -216,9 +216,9 @@ func TestForeignStatsSegmentRefused(t *testing.T) {
 	h := newHAL(t, hal.Options{StatsKey: 0x7d, ShmDir: dir})
 	path := filepath.Join(dir, "gortapi-0-0000007d")
 	require.NoError(t, os.Chown(path, 65534, 65534))
-	_, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir})
+	_, err := hal.OpenView(hal.ViewOptions{StatsKey: 0x7d, Dir: dir})
 	require.ErrorIs(t, err, shm.ErrUntrusted)
-	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7d, Dir: dir, AllowUIDs: []int{65534}})
+	m, err := hal.OpenView(hal.ViewOptions{StatsKey: 0x7d, Dir: dir, AllowUIDs: []int{65534}})
 	require.NoError(t, err, "an allowed owner")
 	require.NoError(t, m.Close())
 	require.NoError(t, h.Close()) // Delete removes it whoever owns it
@@ -232,14 +232,19 @@ func TestForeignStatsSegmentRefused(t *testing.T) {
 	require.NoError(t, err, "left for its owner or an administrator to remove")
 }
 
-func TestStatsSegmentShmGroup(t *testing.T) {
+// Issue 38, 2: the group reads the data and stats segments and only the
+// host writes them (mode 0640); changes go through the socket. Before,
+// both were 0660 and a member could store into any pin.
+func TestSegmentsShmGroupReadOnly(t *testing.T) {
 	rttest.ParallelUnlessRT(t)
 	rttest.RequireRoot(t, "gives a segment to another group")
 	dir := t.TempDir()
-	h := newHAL(t, hal.Options{StatsKey: 0x7e, ShmDir: dir, ShmGroup: "65534"})
-	fi, err := os.Stat(filepath.Join(dir, "gortapi-0-0000007e"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o660), fi.Mode().Perm())
+	h := newHAL(t, hal.Options{StatsKey: 0x7e, DataKey: 0x7f, ShmDir: dir, ShmGroup: "65534"})
+	for _, f := range []string{"gortapi-0-0000007e", "gortapi-0-0000007f"} {
+		fi, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm(), f)
+	}
 	require.NoError(t, h.Close())
 }
 
@@ -258,7 +263,7 @@ func TestMonitorUnderHostileWriter(t *testing.T) {
 		require.NoError(t, h.AddFunct(n+".update", n, hal.Last))
 	}
 	require.NoError(t, h.Start())
-	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x7f, Dir: dir})
+	m, err := hal.OpenView(hal.ViewOptions{StatsKey: 0x7f, Dir: dir})
 	require.NoError(t, err)
 	defer m.Close()
 

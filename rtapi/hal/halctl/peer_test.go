@@ -1,6 +1,6 @@
 //go:build linux
 
-package control
+package halctl
 
 import (
 	"bufio"
@@ -28,7 +28,7 @@ import (
 //   - "dial": send one command with Dial (the client's checks included)
 //     and print the answer;
 //   - "rawdial": the same over a bare connection, to test the host's
-//     checks alone;
+//     checks alone; "rawnewcomp" sends newcomp instead;
 //   - "impostor": listen on the path, print "ready", and answer every
 //     line "ok" with terminal escape sequences until stdin closes;
 //   - "host": run a host on the path, print "ready" and serve until
@@ -37,7 +37,7 @@ import (
 //     left (RLIMIT_NOFILE), print "ready" and serve until stdin closes.
 func TestMain(m *testing.M) {
 	switch rttest.ChildRole() {
-	case "dial", "rawdial":
+	case "dial", "rawdial", "rawnewcomp":
 		var c *Client
 		var err error
 		if rttest.ChildRole() == "dial" {
@@ -52,7 +52,11 @@ func TestMain(m *testing.M) {
 			fmt.Println("dial:", err)
 			os.Exit(2)
 		}
-		_, err = c.Do(halfile.Command{Verb: "newsig", Args: []string{"intruder", "bit"}})
+		cmd := halfile.Command{Verb: "newsig", Args: []string{"intruder", "bit"}}
+		if rttest.ChildRole() == "rawnewcomp" {
+			cmd = halfile.Command{Verb: "newcomp", Args: []string{"intruder"}}
+		}
+		_, err = c.Do(cmd)
 		fmt.Println("answer:", err)
 		os.Exit(0)
 	case "impostor":

@@ -1,6 +1,6 @@
 //go:build linux
 
-package control
+package halctl
 
 import (
 	"bufio"
@@ -51,7 +51,7 @@ func DialTrusting(path string, o Options) (*Client, error) {
 		return nil, &SocketError{"socket", path, "does not exist: no host listens there", os.ErrNotExist}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("control: %w", err)
+		return nil, fmt.Errorf("halctl: %w", err)
 	}
 	if fi.Mode().Type() != os.ModeSocket {
 		return nil, &SocketError{"socket", path, "is " + typeName(fi.Mode()) + ", not a socket", os.ErrPermission}
@@ -61,7 +61,7 @@ func DialTrusting(path string, o Options) (*Client, error) {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return nil, &SocketError{"socket", path, "is left over from a host that ended: no host listens on it", os.ErrNotExist}
 	case err != nil:
-		return nil, fmt.Errorf("control: no host listens on %s: %w", path, err)
+		return nil, fmt.Errorf("halctl: no host listens on %s: %w", path, err)
 	case !trustedHost(cred.Uid) && !slices.Contains(o.AllowUIDs, int(cred.Uid)) && int(cred.Uid) != owner:
 		c.Close()
 		return nil, untrustedListener(path, cred)
@@ -112,11 +112,11 @@ func checkDirTrusting(dir string, gid int, allow []int) (owner int, err error) {
 		return -1, &SocketError{"directory", dir, "cannot be reached by this user: no host it may command listens there", os.ErrNotExist}
 	}
 	if err != nil {
-		return -1, fmt.Errorf("control: %w", err)
+		return -1, fmt.Errorf("halctl: %w", err)
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return -1, fmt.Errorf("control: stat %s: no owner: %w", dir, os.ErrPermission)
+		return -1, fmt.Errorf("halctl: stat %s: no owner: %w", dir, os.ErrPermission)
 	}
 	euid := os.Geteuid()
 	if slices.Contains(allow, int(st.Uid)) || gid >= 0 && int(st.Gid) == gid {

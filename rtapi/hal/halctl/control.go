@@ -1,15 +1,18 @@
-// Package control is the command channel of a running HAL host: a Unix
-// socket on which another process (examples/halcmd) sends halcmd commands
-// (net, unlinkp, addf, delf, newsig, delsig, save, show, ...) that the
-// host runs with HAL.Exec on a non-real-time goroutine. Values are not
-// set through it: halcmd stores them itself (hal.AttachData).
+// Package halctl is the one command channel of a running HAL host: a
+// Unix socket on which another process (examples/halcmd) sends halcmd
+// commands (setp, sets, getp, net, unlinkp, addf, delf, newsig, delsig,
+// save, show, ...) that the host runs with HAL.Exec on a non-real-time
+// goroutine, one at a time. Other processes read the host through
+// hal.View, read-only; every change comes through here (HACKING.md, "One
+// way into a running HAL").
 //
 // The socket lies in a directory that only the host's user (or root) may
 // write (SocketPath, DefaultDir), so no other user can plant one where a
 // client looks. The socket file is mode 0600 (0660 with a group), and the
 // host checks each peer with SO_PEERCRED and SO_PEERGROUPS: its uid must
-// be the host's effective uid, root or in Options.AllowUIDs, or
-// Options.Group one of its groups, primary or supplementary. The client
+// be the host's effective uid or root, or Options.Group one of its
+// groups, primary or supplementary: the users who may read the host's
+// segments. The client
 // (Dial) checks the directory and, with SO_PEERCRED, that the listener is
 // root or its own user, and escapes the control bytes of every answer
 // (docs/SECURITY.md, "The control socket").
@@ -18,7 +21,22 @@
 // prints it (at most halfile.MaxLineLen); each answer is a line "ok N",
 // "error N" or "busy N" (try again later) followed by N bytes of output
 // or error text.
-package control
+//
+// User-space components (LinuxCNC's loadusr programs: an HMI, a fieldbus
+// bridge) make their component in the host over their own connection,
+// under the same who-may check, with these requests besides halcmd's:
+//
+//	newcomp COMP                      a component of this connection (show comp: User, the peer's pid)
+//	newpin COMP NAME TYPE in|out|io   a pin of it (NAME is the full name, "panel.jog")
+//	newparam COMP NAME TYPE ro|rw     a parameter of it
+//	ready COMP                        it is complete (hal_ready)
+//	setown NAME VALUE                 write its Out or IO pin or its parameter (Component.SetOwn)
+//
+// It reads its In pins with getp, or at its own pace through hal.View.
+// When the connection ends, for any reason, the host removes the
+// connection's components and their pins (unlinked; the signals stay),
+// as LinuxCNC does when a user component exits or dies.
+package halctl
 
 import (
 	"bufio"
@@ -112,19 +130,22 @@ type SocketError struct {
 }
 
 func (e *SocketError) Error() string {
-	return "control: " + e.What + " " + e.Path + " " + e.Reason
+	return "halctl: " + e.What + " " + e.Path + " " + e.Reason
 }
 
 // Unwrap gives Err.
 func (e *SocketError) Unwrap() error { return e.Err }
 
-// Options say who besides the host's own user and root may connect.
+// Options say who besides the host's own user and root may connect
+// (Serve) and which hosts a client trusts (DialTrusting).
 type Options struct {
 	// Group: members of this group (a name or numeric gid), as their
-	// primary or a supplementary group, may connect; the socket is made
-	// mode 0660 of that group, and a directory Serve creates 0750.
+	// primary or a supplementary group, may connect, as they may read the
+	// host's segments (mode 0640 of the group); the socket is made mode
+	// 0660 of that group, and a directory Serve creates 0750.
 	Group string
-	// AllowUIDs are further users who may connect.
+	// AllowUIDs are further users whose hosts DialTrusting trusts. Serve
+	// ignores it: who may command a host is who may read its segments.
 	AllowUIDs []int
 }
 
@@ -140,24 +161,24 @@ type Client struct {
 func (c *Client) Do(cmd halfile.Command) (string, error) {
 	line := cmd.String()
 	if strings.ContainsAny(line, "\n") {
-		return "", fmt.Errorf("control: a command word holds a newline: %w", errs.Invalid)
+		return "", fmt.Errorf("halctl: a command word holds a newline: %w", errs.Invalid)
 	}
 	_, werr := io.WriteString(c.c, line+"\n")
 	status, err := c.rd.ReadString('\n') // after a failed send too: the host may have said why
 	if err != nil {
 		if werr != nil {
-			return "", fmt.Errorf("control: send: %w", werr)
+			return "", fmt.Errorf("halctl: send: %w", werr)
 		}
-		return "", fmt.Errorf("control: the host closed the connection: %w", err)
+		return "", fmt.Errorf("halctl: the host closed the connection: %w", err)
 	}
 	kind, size, ok := strings.Cut(strings.TrimSuffix(status, "\n"), " ")
 	n, nerr := strconv.Atoi(size)
 	if !ok || nerr != nil || n < 0 || n > 64<<20 || (kind != "ok" && kind != "error" && kind != "busy") {
-		return "", fmt.Errorf("control: bad answer %q: %w", status, errs.Corrupt)
+		return "", fmt.Errorf("halctl: bad answer %q: %w", status, errs.Corrupt)
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(c.rd, body); err != nil {
-		return "", fmt.Errorf("control: short answer: %w", err)
+		return "", fmt.Errorf("halctl: short answer: %w", err)
 	}
 	if kind != "ok" {
 		return "", &HostError{Msg: escapeControl(string(body)), busy: kind == "busy"}

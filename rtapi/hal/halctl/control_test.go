@@ -1,6 +1,6 @@
 //go:build linux
 
-package control
+package halctl
 
 import (
 	"errors"
@@ -115,21 +115,30 @@ func TestStaleSocketReplacedAndLongLineRefused(t *testing.T) {
 	assert.ErrorContains(t, err, "command longer than")
 }
 
+// The one who-may rule: the host's user, root, or a member of its group by
+// the primary or a supplementary group, the users who may read its 0640
+// segments. Issue 38, 3: a user in Options.AllowUIDs, who may not read
+// the segments, may not command the host either; before, it was let in.
 func TestPermitted(t *testing.T) {
-	s := &Server{gid: 4242, allow: []int{1001}}
-	me := uint32(os.Geteuid())
-	assert.True(t, s.permitted(me, 1, nil))
-	assert.True(t, s.permitted(0, 1, nil))
-	assert.True(t, s.permitted(1001, 1, nil))
-	assert.True(t, s.permitted(31337, 4242, nil), "a member of the group")
-	assert.True(t, s.permitted(31337, 1, []uint32{7, 4242}), "a member by a supplementary group")
-	if me != 31337 {
-		assert.False(t, s.permitted(31337, 1, nil))
-		assert.False(t, s.permitted(31337, 1, []uint32{7, 4243}))
-	}
-	s.gid = -1
-	if me != 31337 {
-		assert.False(t, s.permitted(31337, 4242, []uint32{4242}))
+	t.Parallel()
+	const host, other = 1000, 31337
+	for _, tc := range []struct {
+		gid         int
+		uid, pgid   uint32
+		groups      []uint32
+		mayCommand  bool
+		description string
+	}{
+		{-1, host, 1, nil, true, "the host's user"},
+		{-1, 0, 1, nil, true, "root"},
+		{4242, other, 4242, nil, true, "a member by its primary group"},
+		{4242, other, 1, []uint32{7, 4242}, true, "a member by a supplementary group"},
+		{4242, other, 1, nil, false, "no member"},
+		{4242, other, 1, []uint32{7, 4243}, false, "other groups"},
+		{-1, other, 4242, []uint32{4242}, false, "no group given"},
+		{-1, 1001, 1, nil, false, "an AllowUIDs user (the segments are not its)"},
+	} {
+		assert.Equal(t, tc.mayCommand, mayCommand(host, tc.gid, tc.uid, tc.pgid, tc.groups), tc.description)
 	}
 }
 

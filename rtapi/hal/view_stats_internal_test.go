@@ -21,9 +21,9 @@ import (
 // statsFixture publishes a valid stats segment (two threads, three
 // functions) in a temporary directory and opens a Monitor on it. reset
 // puts the segment back to that state.
-func statsFixture(t testing.TB) (p *publisher, m *Monitor, reset func()) {
+func statsFixture(t testing.TB) (p *publisher, m *View, reset func()) {
 	dir := t.TempDir()
-	p, err := newPublisher(dir, 0, 0x5eed, "")
+	p, err := newPublisher(shm.Options{Dir: dir, Prefault: true}, 0x5eed)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.close() })
 	for i, n := range []string{"a.update", "b.update", "c.update"} {
@@ -39,7 +39,7 @@ func statsFixture(t testing.TB) (p *publisher, m *Monitor, reset func()) {
 		p.thread(i).Write(&r)
 	}
 	valid := append([]byte(nil), p.seg.Bytes()...)
-	m, err = OpenMonitor(MonitorOptions{Key: 0x5eed, Dir: dir})
+	m, err = OpenView(ViewOptions{StatsKey: 0x5eed, Dir: dir})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Close() })
 	s, err := m.Read()
@@ -129,7 +129,7 @@ func TestMonitorReadBoundedUnderRacingWriter(t *testing.T) {
 		seq, _ := s.TryRead(r)
 		// The writer's Write, completed during the copy, through the
 		// publisher's mapping: the monitor's is read-only.
-		slot := (uintptr(unsafe.Pointer(s)) - uintptr(unsafe.Pointer(&m.layout.Threads[0]))) / unsafe.Sizeof(*s)
+		slot := (uintptr(unsafe.Pointer(s)) - uintptr(unsafe.Pointer(&m.sl.Threads[0]))) / unsafe.Sizeof(*s)
 		p.thread(int(slot)).Write(r)
 		return seq, seq == s.Seq()
 	}

@@ -36,7 +36,7 @@ func TestDataUnderHostileWriter(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, h.AddFunct("c.update", "servo", hal.Last))
 	require.NoError(t, h.Start())
-	d, err := hal.AttachData(hal.MonitorOptions{Key: 0x7e, Dir: dir})
+	d, err := hal.OpenView(hal.ViewOptions{DataKey: 0x7e, Dir: dir})
 	require.NoError(t, err)
 	defer d.Close()
 
@@ -69,11 +69,10 @@ func TestDataUnderHostileWriter(t *testing.T) {
 	require.NoError(t, h.Stop(), "the host's thread kept running")
 }
 
-// A read-only viewer reads pins and is refused setp and sets with
-// ErrPermission, never a fault; HostGone turns true when the host closes
-// and the segment's name is gone, and a new host on the key is reached by
-// attaching again.
-func TestDataReadOnlyAndHostGone(t *testing.T) {
+// One View of both segments reads pins and threads; HostGone turns true
+// when the host closes and the segments' names are gone, and a new host
+// on the keys is reached by opening again.
+func TestViewReadsBothSegmentsAndHostGone(t *testing.T) {
 	rttest.ParallelUnlessRT(t)
 	dir := t.TempDir()
 	h := newHAL(t, hal.Options{DataKey: 0x7f, StatsKey: 0x80, ShmDir: dir})
@@ -82,31 +81,34 @@ func TestDataReadOnlyAndHostGone(t *testing.T) {
 	c.Float("c.in", hal.In)
 	require.NoError(t, c.Ready())
 	require.NoError(t, h.SetP("c.in", "2.5"))
-	d, err := hal.AttachData(hal.MonitorOptions{Key: 0x7f, Dir: dir, ReadOnly: true})
+	_, err = h.NewThread("slow", time.Second)
 	require.NoError(t, err)
-	defer d.Close()
-	m, err := hal.OpenMonitor(hal.MonitorOptions{Key: 0x80, Dir: dir})
+	keys := hal.ViewOptions{DataKey: 0x7f, StatsKey: 0x80, Dir: dir}
+	v, err := hal.OpenView(keys)
 	require.NoError(t, err)
-	defer m.Close()
-	s, err := d.Read()
+	defer v.Close()
+	s, err := v.Read()
 	require.NoError(t, err)
-	require.Len(t, s.Pins, 1)
+	require.NotEmpty(t, s.Pins)
+	assert.Equal(t, "c.in", s.Pins[0].Name)
 	assert.Equal(t, "2.5", hal.FormatValue(hal.TypeFloat, s.Pins[0].Value))
-	assert.ErrorIs(t, d.SetP("c.in", "1"), rtapi.ErrPermission)
-	assert.ErrorIs(t, d.SetS("x", "1"), rtapi.ErrPermission)
-	assert.False(t, d.HostGone())
-	assert.False(t, m.HostGone())
+	assert.Equal(t, os.Getpid(), s.HostPID)
+	require.Len(t, s.Threads, 1)
+	assert.Equal(t, "slow", s.Threads[0].Name)
+	assert.Equal(t, os.Getpid(), v.HostPID())
+	assert.False(t, v.HostGone())
 
 	require.NoError(t, h.Close())
-	assert.True(t, d.HostGone())
-	assert.True(t, m.HostGone())
+	assert.True(t, v.HostGone())
 	h2 := newHAL(t, hal.Options{DataKey: 0x7f, StatsKey: 0x80, ShmDir: dir})
-	assert.True(t, d.HostGone(), "the old attachment stays gone")
-	d2, err := hal.AttachData(hal.MonitorOptions{Key: 0x7f, Dir: dir, ReadOnly: true})
+	assert.True(t, v.HostGone(), "the old attachment stays gone")
+	v2, err := hal.OpenView(keys)
 	require.NoError(t, err)
-	defer d2.Close()
-	assert.False(t, d2.HostGone())
+	defer v2.Close()
+	assert.False(t, v2.HostGone())
 	require.NoError(t, h2.Close())
+	_, err = hal.OpenView(hal.ViewOptions{Dir: dir})
+	assert.ErrorIs(t, err, rtapi.ErrInvalid, "no key")
 }
 
 // An empty file at the data or the stats key (a host that died between

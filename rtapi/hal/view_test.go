@@ -138,7 +138,7 @@ func TestRefusedNetChangesNothing(t *testing.T) {
 	twoComps(t, h)
 	err := h.Net("x", "b.in", "a.out", "a.bit-out")
 	require.ErrorIs(t, err, rtapi.ErrInvalid)
-	s, err := h.Data().Read()
+	s, err := h.View().Read()
 	require.NoError(t, err)
 	assert.Empty(t, s.Signals)
 	for _, p := range s.Pins {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package control
+package halctl
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ type Server struct{}
 
 // Serve fails outside Linux.
 func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
-	return nil, fmt.Errorf("control: needs Linux: %w", errs.NotSupported)
+	return nil, fmt.Errorf("halctl: needs Linux: %w", errs.NotSupported)
 }
 
 // Path is empty.
@@ -25,7 +25,7 @@ func (s *Server) Close() error { return nil }
 
 // Dial fails outside Linux.
 func Dial(path string) (*Client, error) {
-	return nil, fmt.Errorf("control: needs Linux: %w", errs.NotSupported)
+	return nil, fmt.Errorf("halctl: needs Linux: %w", errs.NotSupported)
 }
 
 // DialTrusting fails outside Linux.

@@ -1,6 +1,6 @@
 //go:build linux
 
-package control
+package halctl
 
 import (
 	"bufio"
@@ -28,8 +28,7 @@ type Server struct {
 	h     *hal.HAL
 	ln    *net.UnixListener
 	path  string
-	gid   int // -1: no group
-	allow []int
+	gid   int           // -1: no group
 	slots chan struct{} // one per connection served, MaxConns
 	stop  chan struct{} // closed by Close: ends accept's back-off
 	mu    sync.Mutex
@@ -65,20 +64,20 @@ func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	syscall.Umask(old)
 	if err != nil {
-		return nil, fmt.Errorf("control: %w", err)
+		return nil, fmt.Errorf("halctl: %w", err)
 	}
 	ln.SetUnlinkOnClose(true)
 	if gid >= 0 {
 		if err := os.Chown(path, -1, gid); err != nil {
 			ln.Close()
-			return nil, fmt.Errorf("control: give %s to group %s: %w", path, o.Group, err)
+			return nil, fmt.Errorf("halctl: give %s to group %s: %w", path, o.Group, err)
 		}
 		if err := os.Chmod(path, 0o660); err != nil {
 			ln.Close()
-			return nil, fmt.Errorf("control: %w", err)
+			return nil, fmt.Errorf("halctl: %w", err)
 		}
 	}
-	s := &Server{h: h, ln: ln, path: path, gid: gid, allow: slices.Clone(o.AllowUIDs),
+	s := &Server{h: h, ln: ln, path: path, gid: gid,
 		slots: make(chan struct{}, MaxConns), stop: make(chan struct{}), conns: map[net.Conn]bool{}}
 	s.wg.Add(1)
 	go s.accept()
@@ -103,10 +102,10 @@ func makeDir(dir string, gid int) error {
 				err = os.Chown(dir, -1, gid)
 			}
 			if err = errors.Join(err, os.Chmod(dir, mode)); err != nil {
-				return fmt.Errorf("control: make the socket directory %s: %w", dir, err)
+				return fmt.Errorf("halctl: make the socket directory %s: %w", dir, err)
 			}
 		} else if !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("control: make the socket directory: %w", err)
+			return fmt.Errorf("halctl: make the socket directory: %w", err)
 		}
 	}
 	return checkDir(dir)
@@ -121,7 +120,7 @@ func clearStale(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("control: %w", err)
+		return fmt.Errorf("halctl: %w", err)
 	}
 	if fi.Mode().Type() != os.ModeSocket {
 		return &SocketError{"socket", path, "exists and is not a socket but " + typeName(fi.Mode()) + "; remove it", os.ErrExist}
@@ -130,11 +129,11 @@ func clearStale(path string) error {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("control: remove stale socket: %w", err)
+			return fmt.Errorf("halctl: remove stale socket: %w", err)
 		}
 		return nil
 	case err != nil:
-		return fmt.Errorf("control: probe %s: %w", path, err)
+		return fmt.Errorf("halctl: probe %s: %w", path, err)
 	}
 	c.Close()
 	if !trustedHost(cred.Uid) {
@@ -149,7 +148,7 @@ func lookupGroup(name string) (int, error) {
 	}
 	g, err := user.LookupGroup(name)
 	if err != nil {
-		return 0, fmt.Errorf("control: group %q: %w (%w)", name, err, errs.Invalid)
+		return 0, fmt.Errorf("halctl: group %q: %w (%w)", name, err, errs.Invalid)
 	}
 	return strconv.Atoi(g.Gid)
 }
@@ -160,17 +159,25 @@ func (s *Server) Path() string { return s.path }
 // permitted decides on a peer's credentials: its uid, primary gid and
 // supplementary groups.
 func (s *Server) permitted(uid, gid uint32, groups []uint32) bool {
+	return mayCommand(os.Geteuid(), s.gid, uid, gid, groups)
+}
+
+// mayCommand is a host's one who-may rule, the socket's and the
+// segments': the host's user (hostUID), root, or a member of group gid
+// (-1: none) by its primary or a supplementary group, the users the
+// kernel lets read a segment of mode 0640 of that group.
+func mayCommand(hostUID, gid int, uid, pgid uint32, groups []uint32) bool {
 	switch {
-	case int(uid) == os.Geteuid(), uid == 0, slices.Contains(s.allow, int(uid)):
+	case int(uid) == hostUID, uid == 0:
 		return true
-	case s.gid >= 0 && (int(gid) == s.gid || slices.Contains(groups, uint32(s.gid))):
+	case gid >= 0 && (int(pgid) == gid || slices.Contains(groups, uint32(gid))):
 		return true
 	}
 	return false
 }
 
 // errBusy answers a connection over MaxConns.
-var errBusy = fmt.Errorf("control: %d control connections are open, the most a host serves at once: %w", MaxConns, errs.Busy)
+var errBusy = fmt.Errorf("halctl: %d control connections are open, the most a host serves at once: %w", MaxConns, errs.Busy)
 
 // accept runs until Close. Errors of accept (EMFILE, ENFILE, ENOBUFS,
 // ECONNABORTED, ...) do not end it: it waits 5 ms, doubling to 1 s while
@@ -245,9 +252,11 @@ func (s *Server) serve(c *net.UnixConn) {
 		// pipe; a peer that sends nothing waits a second.
 		_ = c.SetReadDeadline(time.Now().Add(time.Second))
 		_, _ = readLine(bufio.NewReaderSize(c, 4096))
-		_ = answer(c, "", fmt.Errorf("control: %s may not command this host: %w", who, os.ErrPermission))
+		_ = answer(c, "", fmt.Errorf("halctl: %s may not command this host: %w", who, os.ErrPermission))
 		return
 	}
+	u := &userConn{h: s.h, pid: int(cred.Pid)}
+	defer u.close() // its end is the user component's: never the host's
 	rd := bufio.NewReaderSize(c, 4096)
 	w := bufio.NewWriter(c)
 	for n := 1; ; n++ {
@@ -260,8 +269,14 @@ func (s *Server) serve(c *net.UnixConn) {
 			_ = w.Flush()
 			return
 		}
-		cmd, ok, err := halfile.ParseLine(line)
 		var out bytes.Buffer
+		if user, err := u.do(line); user {
+			if answer(w, "", err) != nil || w.Flush() != nil {
+				return
+			}
+			continue
+		}
+		cmd, ok, err := halfile.ParseLine(line)
 		if err == nil && ok {
 			cmd.File, cmd.Line = "halcmd", n
 			err = s.h.Exec(&out, cmd)
@@ -276,7 +291,7 @@ func (s *Server) serve(c *net.UnixConn) {
 	}
 }
 
-var errTooLong = fmt.Errorf("control: command longer than %d bytes: %w", halfile.MaxLineLen, errs.Invalid)
+var errTooLong = fmt.Errorf("halctl: command longer than %d bytes: %w", halfile.MaxLineLen, errs.Invalid)
 
 func readLine(rd *bufio.Reader) (string, error) {
 	var b []byte
