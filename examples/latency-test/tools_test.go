@@ -21,7 +21,7 @@ func TestEveryToolExitCodes(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", dir, "../...").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	tools := []string{"gcbench", "halhost", "halmon", "latency-bench", "latency-test", "rtcheck", "servo", "simpid", "twotasks"}
+	tools := []string{"halhost", "halmon", "latency-bench", "latency-test", "rtcheck", "servo", "simpid", "twotasks"}
 	code := func(tool string, args ...string) int {
 		err := exec.Command(filepath.Join(dir, tool), args...).Run()
 		var ee *exec.ExitError
