@@ -50,6 +50,11 @@ func TestEveryToolExitCodes(t *testing.T) {
 		{"servo", "-moves", "x"},
 		{"rtcheck", "-root", "/no/such/dir"},
 		{"latency-test", "-i", "0"},
+		{"twotasks", "-d", "0"},
+		{"twotasks", "extra"},
+		{"simpid", "-seconds", "-1"},
+		{"servo", "extra"},
+		{"latency-bench", "-rounds", "0"},
 	} {
 		if c := code(bad[0], bad[1:]...); c != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", bad, c)
