@@ -212,7 +212,9 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		stopSleeper = startSleeper(&sleep)
 	}
 	before := readRuntimeMetrics()
+	stopTrace := startTrace(os.Getenv("LATENCY_BENCH_TRACE"))
 	res, err := latency.Run(context.Background(), cfg, spec.Duration, 0, nil)
+	stopTrace()
 	runtimeView := readRuntimeMetrics().since(before)
 	stopSleeper()
 	l.Stop()

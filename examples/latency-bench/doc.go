@@ -86,6 +86,11 @@
 //	-install=false  do not apt-get install rt-tests / stress-ng when missing
 //	-smoke        one round of about a second per mode; no timing verdict
 //
+// LATENCY_BENCH_TRACE=FILE writes a Go execution trace of each gortapi
+// run (the scrape host's window, or a child's whole run) to FILE, each
+// replacing the last: with -only and -rounds 1 pick the run, then go tool
+// trace FILE.
+//
 // Missing tools are installed with apt-get when running as root (unless
 // -install=false); otherwise their rows say "skipped" and how to install
 // them. Without SCHED_FIFO permission the real-time groups are skipped.

@@ -168,11 +168,22 @@ func TestChildTicker(t *testing.T) {
 	}
 }
 
+// A gortapi child with a load notes what the Go runtime did meanwhile,
+// and writes LATENCY_BENCH_TRACE's execution trace of its run (what
+// gcbench's -trace gave).
 func TestChildGortapiPosix(t *testing.T) {
+	traceFile := filepath.Join(t.TempDir(), "t.out")
+	t.Setenv("LATENCY_BENCH_TRACE", traceFile)
 	r := childResultOf(t, childSpec{Kind: "gortapi", Flavor: "posix", Wake: "auto", Interval: time.Millisecond,
 		Duration: 300 * time.Millisecond, CPU: -1, Busy: 20 * time.Microsecond, Loads: []string{"cpu=1"}})
 	if r.Flavor != "posix" || r.Latency.Count == 0 || r.Exec.Count == 0 || r.Policy != "SCHED_OTHER" {
 		t.Fatalf("gortapi child %+v", r)
+	}
+	if !strings.Contains(r.Note, "runtime: ") || !strings.Contains(r.Note, "GC cycles") {
+		t.Errorf("note %q lacks the runtime's view", r.Note)
+	}
+	if fi, err := os.Stat(traceFile); err != nil || fi.Size() == 0 {
+		t.Errorf("no execution trace: %v", err)
 	}
 }
 

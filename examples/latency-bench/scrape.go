@@ -252,9 +252,10 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 }
 
 // startTrace writes a runtime/trace of the window to file, when not ""
-// (LATENCY_BENCH_TRACE), and returns the function that ends it. Read it
-// with go tool trace -pprof=sched (time runnable goroutines waited for a
-// P, by stack) or -d=parsed.
+// (LATENCY_BENCH_TRACE: the scrape host's window, or a gortapi child's
+// run; each run replaces the file, so the last one's stays), and returns
+// the function that ends it. Read it with go tool trace -pprof=sched
+// (time runnable goroutines waited for a P, by stack) or -d=parsed.
 func startTrace(file string) func() {
 	if file == "" {
 		return func() {}
