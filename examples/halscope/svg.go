@@ -1,17 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
-)
 
-// colours are distinguishable on white, one per trace.
-var colours = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
+	"github.com/gortapi/gortapi/examples/internal/svg"
+)
 
 const (
 	svgW           = 900
@@ -23,27 +19,13 @@ const (
 	svgBottom      = 60 // tick labels and the axis title
 	svgFont        = 12
 	svgTitleFont   = 15
-	svgCharWidth   = 0.62 // upper bound of a monospace glyph's advance, in em
-	svgLabelGap    = 12   // px at least between two tick labels
+	svgLabelGap    = 12 // px at least between two tick labels
 	svgCanvasInset = 6
 )
 
-// textWidth bounds the rendered width of s at size px in monospace.
-func textWidth(s string, size float64) float64 {
-	return float64(utf8.RuneCountInString(s)) * svgCharWidth * size
-}
-
-// fit shortens s with an ellipsis until it is at most width px wide.
-func fit(s string, size, width float64) string {
-	if textWidth(s, size) <= width {
-		return s
-	}
-	r := []rune(s)
-	for len(r) > 0 && textWidth(string(r)+"…", size) > width {
-		r = r[:len(r)-1]
-	}
-	return string(r) + "…"
-}
+// textWidth and fit measure and shorten a label in the plot's font.
+func textWidth(s string, size float64) float64 { return svg.Mono.Width(s, size) }
+func fit(s string, size, width float64) string { return svg.Mono.Fit(s, size, width) }
 
 // Trace is one pin to plot: its name and index in the capture's rows.
 type Trace struct {
@@ -58,24 +40,19 @@ type Trace struct {
 // held them. Labels sit outside the lanes, so no trace crosses one. The
 // output is a standalone SVG 1.1 document, one element per line.
 func WriteSVG(w io.Writer, title string, c *Capture, traces []Trace) error {
-	bw := bufio.NewWriter(w)
 	height := svgTop + len(traces)*(svgLaneH+svgLaneGap) - svgLaneGap + svgBottom
 	if len(traces) == 0 {
 		height = svgTop + svgBottom
 	}
 	plotL, plotR := float64(svgLeft), float64(svgW-svgRight)
-	fmt.Fprintf(bw, `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="monospace">`+"\n", svgW, height, svgW, height)
-	fmt.Fprintf(bw, `<rect x="0" y="0" width="%d" height="%d" fill="white"/>`+"\n", svgW, height)
-	text := func(x, y float64, size int, anchor, colour, s string) {
-		fmt.Fprintf(bw, `<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s">%s</text>`+"\n", x, y, size, anchor, colour, html.EscapeString(s))
-	}
+	d := svg.New(w, svgW, height, svg.Mono, svgFont)
+	text := func(x, y float64, size int, anchor, colour, s string) { d.Text(x, y, float64(size), anchor, colour, s) }
 	text(svgW/2, 22, svgTitleFont, "middle", "black", fit(title, svgTitleFont, svgW-2*svgCanvasInset-8))
 
 	rows := c.Rows
 	if len(rows) == 0 || len(traces) == 0 {
 		text(svgW/2, float64(height)-20, svgFont, "middle", "black", "nothing captured")
-		fmt.Fprintln(bw, `</svg>`)
-		return bw.Flush()
+		return d.Close()
 	}
 	t0 := rows[max(c.Fired, 0)].Time
 	ms := func(r Row) float64 { return float64(r.Time-t0) / 1e6 }
@@ -86,7 +63,7 @@ func WriteSVG(w io.Writer, title string, c *Capture, traces []Trace) error {
 	x := func(t float64) float64 { return plotL + (plotR-plotL)*(t-tMin)/(tMax-tMin) }
 
 	for k, tr := range traces {
-		colour := colours[k%len(colours)]
+		colour := svg.Colour(k)
 		top := float64(svgTop + k*(svgLaneH+svgLaneGap))
 		bottom := top + svgLaneH
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -107,28 +84,28 @@ func WriteSVG(w io.Writer, title string, c *Capture, traces []Trace) error {
 			v = math.Max(lo-pad, math.Min(hi+pad, v))
 			return bottom - (bottom-top)*(v-(lo-pad))/(hi-lo+2*pad)
 		}
-		fmt.Fprintf(bw, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#bbbbbb" stroke-width="1"/>`+"\n", plotL, top, plotR-plotL, bottom-top)
+		d.Elem(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#bbbbbb" stroke-width="1"/>`, plotL, top, plotR-plotL, bottom-top)
 		// the range's ends, right-aligned against the lane, and the name
 		// between them
 		text(plotL-6, y(hi)+4, svgFont, "end", "black", fit(strconv.FormatFloat(hi, 'g', 6, 64), svgFont, svgLeft-14))
 		text(plotL-6, y(lo)+4, svgFont, "end", "black", fit(strconv.FormatFloat(lo, 'g', 6, 64), svgFont, svgLeft-14))
 		text(svgCanvasInset+2, (top+bottom)/2+4, svgFont, "start", colour, fit(tr.Name, svgFont, svgLeft-svgCanvasInset-12))
-		fmt.Fprintf(bw, `<polyline fill="none" stroke="%s" stroke-width="1.5" points="`, colour)
+		pts := make([]byte, 0, 32*len(rows))
 		for i, r := range rows {
 			v := y(value(c.Types[tr.Pin], r.Values[tr.Pin]))
 			if i > 0 {
-				fmt.Fprintf(bw, "%.2f,%.2f ", x(ms(r)), y(value(c.Types[tr.Pin], rows[i-1].Values[tr.Pin])))
+				pts = fmt.Appendf(pts, "%.2f,%.2f ", x(ms(r)), y(value(c.Types[tr.Pin], rows[i-1].Values[tr.Pin])))
 			}
-			fmt.Fprintf(bw, "%.2f,%.2f ", x(ms(r)), v)
+			pts = fmt.Appendf(pts, "%.2f,%.2f ", x(ms(r)), v)
 		}
-		fmt.Fprintln(bw, `"/>`)
+		d.Elem(`<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, colour, pts)
 	}
 	lanesBottom := float64(svgTop + len(traces)*(svgLaneH+svgLaneGap) - svgLaneGap)
 
 	// the trigger: a dashed line through the lanes, labelled above them
 	if c.Fired >= 0 {
 		tx := x(0)
-		fmt.Fprintf(bw, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="black" stroke-width="1" stroke-dasharray="4,3"/>`+"\n", tx, svgTop-4, tx, lanesBottom)
+		d.Elem(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%.1f" stroke="black" stroke-width="1" stroke-dasharray="4,3"/>`, tx, svgTop-4, tx, lanesBottom)
 		label := "trigger"
 		half := textWidth(label, svgFont) / 2
 		text(math.Max(plotL+half, math.Min(plotR-half, tx)), svgTop-8, svgFont, "middle", "black", label)
@@ -143,12 +120,11 @@ func WriteSVG(w io.Writer, title string, c *Capture, traces []Trace) error {
 		if tx-half < svgCanvasInset || tx+half > svgW-svgCanvasInset {
 			continue
 		}
-		fmt.Fprintf(bw, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black" stroke-width="1"/>`+"\n", tx, lanesBottom, tx, lanesBottom+5)
+		d.Elem(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black" stroke-width="1"/>`, tx, lanesBottom, tx, lanesBottom+5)
 		text(tx, lanesBottom+19, svgFont, "middle", "black", label)
 	}
 	text((plotL+plotR)/2, lanesBottom+44, svgFont, "middle", "black", fit("time from the trigger (ms)", svgFont, plotR-plotL))
-	fmt.Fprintln(bw, `</svg>`)
-	return bw.Flush()
+	return d.Close()
 }
 
 // tickStep is the step of the time axis's ticks: the smallest nice step
@@ -160,7 +136,7 @@ func tickStep(tMin, tMax, width float64) float64 {
 	try := (tMax - tMin) / 10
 	for range 4 {
 		widest := math.Max(textWidth(tickLabel(tMin, try), svgFont), textWidth(tickLabel(tMax, try), svgFont))
-		try = niceStep((tMax - tMin) * (widest + svgLabelGap) / width)
+		try = svg.NiceStep((tMax - tMin) * (widest + svgLabelGap) / width)
 		step = math.Max(step, try)
 	}
 	return step
@@ -176,18 +152,4 @@ func tickLabel(t, step float64) string {
 		t = 0
 	}
 	return strconv.FormatFloat(t, 'f', dec, 64)
-}
-
-// niceStep rounds raw up to 1, 2 or 5 times a power of ten.
-func niceStep(raw float64) float64 {
-	if raw <= 0 || math.IsNaN(raw) || math.IsInf(raw, 0) {
-		return 1
-	}
-	p := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= raw {
-			return m * p
-		}
-	}
-	return 10 * p
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -17,7 +18,8 @@ import (
 	"github.com/gortapi/gortapi/rtapi/ipc"
 )
 
-// childSpec is what the parent hands a child process (as JSON in -child):
+// childSpec is what the parent hands a child process (as JSON, its one
+// argument in the role childRole of internal/reexec):
 // each measurement runs in a fresh process, as cyclictest does, so that
 // one run's heap, threads and timers cannot leak into the next.
 type childSpec struct {
@@ -61,6 +63,12 @@ type childSpec struct {
 	Scrapers   int    `json:"scrapers,omitempty"`
 	URL        string `json:"url,omitempty"`
 	BareServer bool   `json:"bare_server,omitempty"`
+	// HAL: a halhost child loads this .hal text (its threads exist)
+	// instead of siggen on the slowest thread.
+	HAL string `json:"hal,omitempty"`
+	// Slice: a halhost child also reports each thread's figures over
+	// every Slice of the run (taskResult.Minutes); 0: none.
+	Slice time.Duration `json:"slice,omitempty"`
 }
 
 // taskResult is one task of a multi-task child.
@@ -72,6 +80,8 @@ type taskResult struct {
 	Overruns     int64              `json:"overruns"`
 	GCShield     string             `json:"gc_shield"`
 	Interference rtapi.Interference `json:"interference"`
+	// Minutes: the figures of each slice of the run (the hour group).
+	Minutes []sliceFigures `json:"minutes,omitempty"`
 }
 
 // childResult is what a child prints on stdout.
@@ -201,7 +211,11 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if spec.Sleeper {
 		stopSleeper = startSleeper(&sleep)
 	}
+	before := readRuntimeMetrics()
+	stopTrace := startTrace(os.Getenv("LATENCY_BENCH_TRACE"))
 	res, err := latency.Run(context.Background(), cfg, spec.Duration, 0, nil)
+	stopTrace()
+	runtimeView := readRuntimeMetrics().since(before)
 	stopSleeper()
 	l.Stop()
 	if err != nil {
@@ -210,6 +224,11 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	t := res.Tasks[0]
 	r := childResult{Latency: t.Latency, Exec: t.Exec, Policy: t.Policy, Wake: t.Wake,
 		Flavor: res.Flavor.Name, Cycles: t.Cycles, Note: t.Degraded, Overruns: t.Overruns}
+	if len(loads) > 0 {
+		// What the Go runtime did meanwhile (gcbench's runtime view):
+		// the allocating process's GC, scheduling latency and pauses.
+		r.Note = strings.TrimPrefix(r.Note+"; runtime: "+runtimeView, "; ")
+	}
 	if cfg.Interference != rtapi.Off {
 		r.Interference = &t.Interference
 	}

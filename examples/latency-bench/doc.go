@@ -11,7 +11,7 @@
 // Each comparison ("group") runs its variants alternately, A B A B, round
 // after round, with the same SCHED_FIFO priority, interval, run length,
 // CPU and load; every measurement runs in a fresh process (this program
-// re-executed with -child, or the C tool), and the report gives the median
+// re-executed by internal/reexec, or the C tool), and the report gives the median
 // of each figure over the rounds and the ratios between variants. Groups:
 //
 //	quiet    gortapi (nanosleep, timerfd, posix-timer wake modes) vs cyclictest
@@ -54,6 +54,15 @@
 //	         server, and through a bare http.Server (issue 20): max and
 //	         p99.9 ratios, and the host's GC cycles, allocation and
 //	         goroutine scheduling latency in each row's note
+//	hour     a HAL host with LinuxCNC's threads (base 50 µs, servo 1 ms,
+//	         user 10 ms; priorities 80, 79, 78; a stepper axis in its
+//	         .hal) vs three cyclictest processes with the same periods
+//	         and priorities, one side after the other, beside another
+//	         process allocating -alloc and stress-ng --cpu 1: per thread
+//	         p99, p99.9, max and wake-ups over 20 ms, and every minute's
+//	         figures in the JSON (issue 39). An hour a side unless -d
+//	         is given (-only hour -d 5s is a smoke test); 1 round unless
+//	         -rounds
 //
 // Flags:
 //
@@ -66,7 +75,7 @@
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
 //	              switch,multi,base20k,worst,sampler,set,setcpu,
-//	              scrape)
+//	              scrape,hour)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)
@@ -76,6 +85,11 @@
 //	-force        write -doc on a busy machine anyway
 //	-install=false  do not apt-get install rt-tests / stress-ng when missing
 //	-smoke        one round of about a second per mode; no timing verdict
+//
+// LATENCY_BENCH_TRACE=FILE writes a Go execution trace of each gortapi
+// run (the scrape host's window, or a child's whole run) to FILE, each
+// replacing the last: with -only and -rounds 1 pick the run, then go tool
+// trace FILE.
 //
 // Missing tools are installed with apt-get when running as root (unless
 // -install=false); otherwise their rows say "skipped" and how to install
@@ -93,7 +107,8 @@
 // the report.
 //
 // The full run (all groups, 3 rounds of 10 s, worst 3 × 4 × 10 min) takes
-// about 140 minutes; -worst-d 2m brings it to about 44.
+// about 140 minutes, and the hour group two hours more; -worst-d 2m
+// brings the rest to about 44.
 //
 // Exit status: 0 when every gortapi run completed, 1 when one failed (a C
 // tool's failure is reported in its row but does not count: cyclictest -x

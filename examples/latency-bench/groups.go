@@ -45,7 +45,7 @@ const (
 )
 
 func groupIDs() []string {
-	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst", "sampler", "set", "setcpu", "scrape"}
+	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst", "sampler", "set", "setcpu", "scrape", "hour"}
 }
 
 func groups(b *bench) []group {
@@ -72,7 +72,7 @@ func groups(b *bench) []group {
 		}
 		return v
 	}
-	stress := func(b *bench) (*background, error) { return startStress(b.tools, b.self) }
+	stress := func(b *bench) (*background, error) { return startStress(b.tools) }
 	allocLoad := "alloc=" + b.s.alloc
 	busy := 4 * time.Millisecond
 	if b.s.smoke {
@@ -178,7 +178,7 @@ func groups(b *bench) []group {
 			},
 			ratios: []ratioSpec{{"gortapi / ptsematest", "gortapi semaphore", "ptsematest"}},
 		},
-	}, append(perfGroups(b, gortapi, cyclic), samplerGroup(b), setGroup(b), setCPUGroup(b), scrapeGroup(b))...)
+	}, append(perfGroups(b, gortapi, cyclic), samplerGroup(b), setGroup(b), setCPUGroup(b), scrapeGroup(b), hourGroup(b))...)
 }
 
 func withSkip(v variant, skip string) variant {
@@ -207,7 +207,7 @@ func execJitterPeriod(busy time.Duration) time.Duration {
 // withLoadChild wraps a run with a load in a separate process.
 func (b *bench) withLoadChild(loads []string, run func() (childResult, error)) func() (childResult, error) {
 	return func() (childResult, error) {
-		bg, err := startLoadChild(b.self, loads)
+		bg, err := startLoadChild(loads)
 		if err != nil {
 			return childResult{}, err
 		}

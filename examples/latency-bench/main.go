@@ -14,8 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/examples/internal/outfile"
+	"github.com/gortapi/gortapi/internal/reexec"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
@@ -54,13 +56,18 @@ type settings struct {
 	// (issue 19) unless -rounds or -d says otherwise.
 	setRounds   int
 	setDuration time.Duration
+	// hourRounds and hourDuration are the hour group's: 1 round of an
+	// hour unless -rounds or -d says otherwise.
+	hourRounds   int
+	hourDuration time.Duration
 }
 
-func parse(args []string, stderr io.Writer) (*settings, string, error) {
+func parse(args []string, stderr io.Writer) (*settings, error) {
 	fs := flag.NewFlagSet("latency-bench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs.SetOutput(io.Discard) // a bad flag is reported once, by run
+	cli.Usage(fs, "[-only GROUPS] [-rounds N] [-d D] [-doc FILE] [-json FILE] [-smoke] [flags]",
+		"go doc ./examples/latency-bench describes the groups and their goals.")
 	s := &settings{}
-	child := fs.String("child", "", "internal: run one measurement described by this JSON and print its result")
 	fs.BoolVar(&s.smoke, "smoke", false, "run each mode once for about a second (CI smoke test; no timing verdict)")
 	fs.IntVar(&s.rounds, "rounds", 3, "rounds of each comparison (medians are reported)")
 	dur := fs.String("d", "10s", "duration of each run")
@@ -77,42 +84,39 @@ func parse(args []string, stderr io.Writer) (*settings, string, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
-			fs.PrintDefaults()
+			fs.Usage()
 		}
-		return nil, "", err
-	}
-	if *child != "" {
-		return nil, *child, nil
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return nil, "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	var err error
 	if s.duration, err = latency.ParseRunDuration(*dur); err != nil || s.duration < time.Second {
-		return nil, "", fmt.Errorf("-d: want at least 1s, got %q", *dur)
+		return nil, fmt.Errorf("-d: want at least 1s, got %q", *dur)
 	}
 	if s.interval, err = latency.ParseMicros(*interval); err != nil || s.interval < 10*time.Microsecond {
-		return nil, "", fmt.Errorf("-i: want an interval of at least 10µs, got %q", *interval)
+		return nil, fmt.Errorf("-i: want an interval of at least 10µs, got %q", *interval)
 	}
 	if s.rounds < 1 || s.rounds > 100 {
-		return nil, "", fmt.Errorf("-rounds: want 1 to 100, got %d", s.rounds)
+		return nil, fmt.Errorf("-rounds: want 1 to 100, got %d", s.rounds)
 	}
 	if s.priority < 1 || s.priority > 98 {
-		return nil, "", fmt.Errorf("-p: want a priority in [1, 98], got %d", s.priority)
+		return nil, fmt.Errorf("-p: want a priority in [1, 98], got %d", s.priority)
 	}
 	if _, err := latency.ParseLoad("alloc=" + s.alloc); err != nil {
-		return nil, "", fmt.Errorf("-alloc: %v", err)
+		return nil, fmt.Errorf("-alloc: %v", err)
 	}
 	if *only != "" {
 		for _, id := range strings.Split(*only, ",") {
 			if !slices.Contains(groupIDs(), id) {
-				return nil, "", fmt.Errorf("-only: unknown group %q (valid: %s)", id, strings.Join(groupIDs(), ", "))
+				return nil, fmt.Errorf("-only: unknown group %q (valid: %s)", id, strings.Join(groupIDs(), ", "))
 			}
 			s.only = append(s.only, id)
 		}
 	}
 	if s.worst, err = latency.ParseRunDuration(*worst); err != nil || s.worst < time.Second {
-		return nil, "", fmt.Errorf("-worst-d: want at least 1s, got %q", *worst)
+		return nil, fmt.Errorf("-worst-d: want at least 1s, got %q", *worst)
 	}
 	jsonSet := false
 	fs.Visit(func(f *flag.Flag) { jsonSet = jsonSet || f.Name == "json" })
@@ -121,35 +125,42 @@ func parse(args []string, stderr io.Writer) (*settings, string, error) {
 		s.jsonFile = strings.TrimSuffix(s.docFile, filepath.Ext(s.docFile)) + ".json"
 	}
 	s.setRounds, s.setDuration = 5, 15*time.Second
+	s.hourRounds, s.hourDuration = 1, time.Hour
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "rounds":
-			s.setRounds = s.rounds
+			s.setRounds, s.hourRounds = s.rounds, s.rounds
 		case "d":
-			s.setDuration = s.duration
+			s.setDuration, s.hourDuration = s.duration, s.duration
 		}
 	})
 	if s.smoke {
 		s.rounds, s.duration, s.worst = 1, time.Second, time.Second
 		s.setRounds, s.setDuration = 1, time.Second
+		s.hourRounds, s.hourDuration = 1, time.Second
 	}
-	return s, "", nil
+	return s, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	s, child, err := parse(args, stderr)
+	if reexec.Role() == childRole {
+		if len(args) != 1 {
+			fmt.Fprintf(stderr, "latency-bench child: want one argument, the measurement as JSON; got %d\n", len(args))
+			return exitUsage
+		}
+		if err := runChild(args[0], stdout); err != nil {
+			fmt.Fprintf(stderr, "latency-bench child: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	s, err := parse(args, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case err != nil:
 		fmt.Fprintf(stderr, "latency-bench: %v\n", err)
 		return exitUsage
-	case child != "":
-		if err := runChild(child, stdout); err != nil {
-			fmt.Fprintf(stderr, "latency-bench child: %v\n", err)
-			return exitFailure
-		}
-		return exitOK
 	}
 	load := readLoadAverage()
 	fmt.Fprintf(stderr, "latency-bench: load average %s; CPU %s\n", load, cpuModel())
@@ -215,7 +226,6 @@ func writeDoc(name, report string) error {
 type bench struct {
 	s      *settings
 	tools  *tools
-	self   string
 	dir    string
 	fifo   bool // SCHED_FIFO can be set
 	kernel *kerneldetect.Report
@@ -225,10 +235,6 @@ type bench struct {
 }
 
 func newBench(s *settings, log io.Writer) (*bench, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp("", "latency-bench")
 	if err != nil {
 		return nil, err
@@ -246,7 +252,7 @@ func newBench(s *settings, log io.Writer) (*bench, error) {
 			s.cpu = k.OnlineCPUs[len(k.OnlineCPUs)-1]
 		}
 	}
-	b := &bench{s: s, self: self, dir: dir, kernel: k, log: log, fifo: sys.ProbeSchedFIFO() == nil}
+	b := &bench{s: s, dir: dir, kernel: k, log: log, fifo: sys.ProbeSchedFIFO() == nil}
 	b.tools = findTools(s.install, b.logf)
 	return b, nil
 }
@@ -268,7 +274,7 @@ func (b *bench) child(spec childSpec) (childResult, error) {
 // childRaw runs spec as given.
 func (b *bench) childRaw(spec childSpec) (childResult, error) {
 	data, _ := json.Marshal(spec)
-	out, err := runTool(max(b.s.duration, spec.Duration), b.self, "-child", string(data))
+	out, err := measure(max(b.s.duration, spec.Duration), string(data))
 	if err != nil {
 		return childResult{}, fmt.Errorf("%s child: %w: %s", spec.Kind, err, lastLine(out))
 	}
@@ -363,6 +369,8 @@ type runResult struct {
 	Overruns int64           `json:"overruns"`
 	P9999    time.Duration   `json:"p99_99_ns,omitempty"`
 	Err      string          `json:"error,omitempty"`
+	// Minutes: the task's figures slice by slice (the hour group).
+	Minutes []sliceFigures `json:"minutes,omitempty"`
 }
 
 type ratioResult struct {
@@ -493,6 +501,7 @@ func (b *bench) runGroup(g group) groupResult {
 			for k, t := range r.Tasks {
 				if j := at[i] + k; k < len(v.tasks) {
 					rows[j].record(round, t.Latency, childResult{Policy: r.Policy, Wake: r.Wake, Interference: &t.Interference}, t.Overruns)
+					rows[j].Runs[len(rows[j].Runs)-1].Minutes = t.Minutes
 					rows[j].Cycles += t.Cycles
 					rows[j].Shield = t.GCShield
 				}

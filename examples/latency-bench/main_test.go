@@ -32,8 +32,8 @@ func TestBadFlags(t *testing.T) {
 }
 
 func TestParseSmoke(t *testing.T) {
-	s, child, err := parse([]string{"-smoke", "-only", "quiet,switch"}, io.Discard)
-	if err != nil || child != "" {
+	s, err := parse([]string{"-smoke", "-only", "quiet,switch"}, io.Discard)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if s.rounds != 1 || s.duration != time.Second || len(s.only) != 2 {
@@ -43,11 +43,11 @@ func TestParseSmoke(t *testing.T) {
 
 // The raw JSON goes next to the document unless -json says otherwise.
 func TestParseDocPutsJSONNextToIt(t *testing.T) {
-	s, _, err := parse([]string{"-doc", "docs/BENCHMARKS.md"}, io.Discard)
+	s, err := parse([]string{"-doc", "docs/BENCHMARKS.md"}, io.Discard)
 	if err != nil || s.jsonFile != "docs/BENCHMARKS.json" || s.worst != 10*time.Minute {
 		t.Fatalf("%v %+v", err, s)
 	}
-	s, _, err = parse([]string{"-doc", "docs/BENCHMARKS.md", "-json", "/tmp/x.json", "-worst-d", "2m"}, io.Discard)
+	s, err = parse([]string{"-doc", "docs/BENCHMARKS.md", "-json", "/tmp/x.json", "-worst-d", "2m"}, io.Discard)
 	if err != nil || s.jsonFile != "/tmp/x.json" || s.worst != 2*time.Minute {
 		t.Fatalf("%v %+v", err, s)
 	}
@@ -168,11 +168,22 @@ func TestChildTicker(t *testing.T) {
 	}
 }
 
+// A gortapi child with a load notes what the Go runtime did meanwhile,
+// and writes LATENCY_BENCH_TRACE's execution trace of its run (what
+// gcbench's -trace gave).
 func TestChildGortapiPosix(t *testing.T) {
+	traceFile := filepath.Join(t.TempDir(), "t.out")
+	t.Setenv("LATENCY_BENCH_TRACE", traceFile)
 	r := childResultOf(t, childSpec{Kind: "gortapi", Flavor: "posix", Wake: "auto", Interval: time.Millisecond,
 		Duration: 300 * time.Millisecond, CPU: -1, Busy: 20 * time.Microsecond, Loads: []string{"cpu=1"}})
 	if r.Flavor != "posix" || r.Latency.Count == 0 || r.Exec.Count == 0 || r.Policy != "SCHED_OTHER" {
 		t.Fatalf("gortapi child %+v", r)
+	}
+	if !strings.Contains(r.Note, "runtime: ") || !strings.Contains(r.Note, "GC cycles") {
+		t.Errorf("note %q lacks the runtime's view", r.Note)
+	}
+	if fi, err := os.Stat(traceFile); err != nil || fi.Size() == 0 {
+		t.Errorf("no execution trace: %v", err)
 	}
 }
 
@@ -197,7 +208,7 @@ func TestChildBadSpec(t *testing.T) {
 	}
 }
 
-// TestSmoke builds the program and runs two groups in -smoke mode; CI
+// TestSmoke builds the program and runs four groups in -smoke mode; CI
 // runs the whole -smoke pass as its own step.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
@@ -210,7 +221,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	jsonFile, doc := filepath.Join(dir, "r.json"), filepath.Join(dir, "B.md")
-	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi", "-json", jsonFile, "-doc", doc)
+	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi,hour", "-json", jsonFile, "-doc", doc)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -228,16 +239,27 @@ func TestSmoke(t *testing.T) {
 	}
 	var res results
 	data, _ := os.ReadFile(jsonFile)
-	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 3 || !res.Smoke || res.LoadBefore == "" {
+	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 4 || !res.Smoke || res.LoadBefore == "" {
 		t.Fatalf("JSON results: %v %+v", err, res)
 	}
 	vanilla := res.Groups[0]
 	if vanilla.ID != "vanilla" || len(vanilla.Rows) != 2 || vanilla.Rows[0].Median.Count == 0 {
 		t.Fatalf("vanilla group %+v", vanilla)
 	}
-	multi := res.Groups[2]
+	multi, hour := res.Groups[2], res.Groups[3]
 	if multi.Skipped != "" {
 		return // no SCHED_FIFO here; RequireRT-style tests cover that case
+	}
+	// the hour group, for a second a side: each thread's figures, and
+	// its one slice in the JSON
+	if hour.ID != "hour" || !strings.Contains(hour.Load, "alloc=") {
+		t.Fatalf("hour group %+v", hour)
+	}
+	for _, task := range linuxcncSet {
+		r := findRow(hour.Rows, rowHourHAL+" · "+task.name)
+		if r == nil || r.Median.Count == 0 || len(r.Runs) != 1 || len(r.Runs[0].Minutes) != 1 || r.Over20ms == nil {
+			t.Errorf("hour row %s: %+v", task.name, r)
+		}
 	}
 	// each multi variant reports its tasks and its ordinary goroutine
 	want := []string{"3 tasks, default · base", "3 tasks, default · servo", "3 tasks, default · user",

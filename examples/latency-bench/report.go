@@ -75,7 +75,7 @@ func renderMarkdown(res results) string {
 	p("Latency is wake-up lateness (woken − scheduled release, cyclictest's sample) in µs at 1 µs resolution; ")
 	p("missed releases are skipped as cyclictest skips them.\n\n")
 	p("Regenerate with `sudo go run ./examples/latency-bench -doc docs/BENCHMARKS.md` on an idle machine (about 140 minutes, ")
-	p("of which the worst group's long runs take 120: `-worst-d 2m` shortens them; `-smoke` runs each mode once for a second, ")
+	p("of which the worst group's long runs take 120: `-worst-d 2m` shortens them; the hour group takes two hours more, `-only hour` runs it alone; `-smoke` runs each mode once for a second, ")
 	p("`-only quiet,switch` picks groups). The raw results go next to the document (docs/BENCHMARKS.json).\n\n")
 
 	p("Load average at the start: **%s**; CPU: **%s**.\n\n", res.LoadBefore, res.CPUModel)
@@ -178,6 +178,9 @@ func renderMarkdown(res results) string {
 					over = fmt.Sprint(*r.Over20ms)
 				}
 				p("| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", r.Name, m.Count, us(m.P99), us(m.P999), us(r.P9999), us(m.Max), us(r.WorstMax), r.Overruns, over)
+			}
+			if g.ID == "hour" {
+				p("%s", stallSlices(g))
 			}
 		case "exec":
 			p("Execution time of the body, µs (medians):\n\n")

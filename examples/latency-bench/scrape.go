@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gortapi/gortapi/examples/internal/outfile"
+	"github.com/gortapi/gortapi/internal/reexec"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -207,12 +208,8 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 	var flood *exec.Cmd
 	var counts bytes.Buffer
 	if spec.Scrapers > 0 {
-		self, err := os.Executable()
-		if err != nil {
-			return childResult{}, err
-		}
 		data, _ := json.Marshal(childSpec{Kind: "scrapers", Scrapers: spec.Scrapers, URL: "http://" + ln.Addr().String() + "/metrics"})
-		flood = exec.Command(self, "-child", string(data))
+		flood = reexec.Command(childRole, string(data))
 		flood.Stdout, flood.Stderr = &counts, os.Stderr
 		if err := flood.Start(); err != nil {
 			return childResult{}, fmt.Errorf("start scrapers: %w", err)
@@ -255,9 +252,10 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 }
 
 // startTrace writes a runtime/trace of the window to file, when not ""
-// (LATENCY_BENCH_TRACE), and returns the function that ends it. Read it
-// with go tool trace -pprof=sched (time runnable goroutines waited for a
-// P, by stack) or -d=parsed.
+// (LATENCY_BENCH_TRACE: the scrape host's window, or a gortapi child's
+// run; each run replaces the file, so the last one's stays), and returns
+// the function that ends it. Read it with go tool trace -pprof=sched
+// (time runnable goroutines waited for a P, by stack) or -d=parsed.
 func startTrace(file string) func() {
 	if file == "" {
 		return func() {}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -160,7 +162,7 @@ func setCPUGroup(b *bench) group {
 	}
 	return group{
 		id: "setcpu", title: "The task set beside two CPU hogs (issue 19, goal 0)", metric: "set", needFIFO: true,
-		load: func(b *bench) (*background, error) { return startCPUHogs(b.tools, b.self) },
+		load: func(b *bench) (*background, error) { return startCPUHogs(b.tools) },
 		desc: fmt.Sprintf("The set group's 3-task set and three cyclictest processes, alternating, while two SCHED_OTHER "+
 			"CPU hogs run in another process (`stress-ng --cpu 2`, or this program's own cpu=2 load without stress-ng). "+
 			"%d rounds of %v (-rounds, -d).", b.s.setRounds, b.s.setDuration),
@@ -169,11 +171,11 @@ func setCPUGroup(b *bench) group {
 }
 
 // startCPUHogs starts two SCHED_OTHER CPU hogs in another process.
-func startCPUHogs(t *tools, self string) (*background, error) {
+func startCPUHogs(t *tools) (*background, error) {
 	if t.stressNG != "" {
-		return startBackground(t.stressNG, "stress-ng --cpu 2", "--cpu", "2", "--quiet")
+		return startBackground(exec.Command(t.stressNG, "--cpu", "2", "--quiet"), "stress-ng --cpu 2")
 	}
-	return startLoadChild(self, []string{"cpu=2"})
+	return startLoadChild([]string{"cpu=2"})
 }
 
 // withMissed sets each task's period (from set, in order) and its
@@ -293,7 +295,11 @@ func childHALHost(spec childSpec) (childResult, error) {
 	if len(threads) == 0 {
 		return childResult{}, fmt.Errorf("halhost: no threads")
 	}
-	cmds, err := halfile.Parse("set-group.hal", strings.NewReader("loadrt siggen\naddf siggen.0.update "+names[len(names)-1]+"\n"))
+	text := "loadrt siggen\naddf siggen.0.update " + names[len(names)-1] + "\n"
+	if spec.HAL != "" {
+		text = spec.HAL
+	}
+	cmds, err := halfile.Parse("set-group.hal", strings.NewReader(text))
 	if err != nil {
 		return childResult{}, err
 	}
@@ -303,12 +309,15 @@ func childHALHost(spec childSpec) (childResult, error) {
 	if err := h.Start(); err != nil {
 		return childResult{}, err
 	}
-	time.Sleep(spec.Duration) // the parent's clock, not a real-time path
+	minutes, err := sampleSlices(threads, spec.Duration, spec.Slice)
+	if err != nil {
+		return childResult{}, errors.Join(err, h.Stop())
+	}
 	r := childResult{Flavor: rt.Flavor().Name}
 	for i, th := range threads {
 		st := th.Task().Stats()
 		r.Tasks = append(r.Tasks, taskResult{Name: names[i], Period: th.Period(), Latency: st.Latency,
-			Cycles: st.Cycles, Overruns: st.Overruns, Interference: st.Interference})
+			Cycles: st.Cycles, Overruns: st.Overruns, Interference: st.Interference, Minutes: minutes[i]})
 		r.Policy, r.Wake = st.Policy, st.Wake
 		r.Cycles += st.Cycles
 	}
@@ -316,6 +325,31 @@ func childHALHost(spec childSpec) (childResult, error) {
 		return childResult{}, err
 	}
 	return r, nil
+}
+
+// sampleSlices waits d while the threads run and, when slice is
+// positive, returns each thread's figures over every slice of it (the
+// last one may be shorter).
+func sampleSlices(threads []*hal.Thread, d, slice time.Duration) ([][]sliceFigures, error) {
+	out := make([][]sliceFigures, len(threads))
+	if slice <= 0 {
+		time.Sleep(d) // the parent's clock, not a real-time path
+		return out, nil
+	}
+	last := make([]hist.Snapshot, len(threads))
+	for done := time.Duration(0); done < d; done += slice {
+		time.Sleep(min(slice, d-done)) // the parent's clock, not a real-time path
+		for i, th := range threads {
+			now := th.Task().Stats().Latency
+			in, err := now.Sub(last[i])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = append(out[i], figuresOf(in))
+			last[i] = now
+		}
+	}
+	return out, nil
 }
 
 // setGoals are issue 19's targets for the set group: each task's max

@@ -70,7 +70,7 @@ func TestParseSetRounds(t *testing.T) {
 		{[]string{"-rounds", "7", "-d", "20s", "-only", "set"}, 7, 20 * time.Second},
 		{[]string{"-smoke", "-rounds", "7"}, 1, time.Second},
 	} {
-		s, _, err := parse(c.args, io.Discard)
+		s, err := parse(c.args, io.Discard)
 		if err != nil || s.setRounds != c.rounds || s.setDuration != c.d {
 			t.Errorf("%v: %v, set group %d rounds of %v; want %d of %v", c.args, err, s.setRounds, s.setDuration, c.rounds, c.d)
 		}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/reexec"
 	"github.com/gortapi/gortapi/rtapi/hist"
 	"github.com/gortapi/gortapi/rtapi/latencyfile"
 )
@@ -167,6 +168,18 @@ func runPtsematest(t *tools, dir string, prio, cpu int, interval, d time.Duratio
 	return childResult{Latency: h, Policy: "SCHED_FIFO", Flavor: "ptsematest", Cycles: n, Note: "min/avg/max only"}, nil
 }
 
+// childRole is the role (internal/reexec) of this program's measuring
+// and load children; the one argument is their childSpec as JSON.
+const childRole = "latency-bench"
+
+// measure runs a child of this program for spec (JSON), which should
+// end by itself after d.
+func measure(d time.Duration, spec string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
+	defer cancel()
+	return reexec.CommandContext(ctx, childRole, spec).CombinedOutput()
+}
+
 // runTool runs a measuring tool that should end by itself after d.
 func runTool(d time.Duration, name string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
@@ -179,27 +192,31 @@ func runTool(d time.Duration, name string, args ...string) ([]byte, error) {
 type background struct {
 	cmd  *exec.Cmd
 	desc string
+	next *background // another load stopped with this one
 }
 
 // startStress starts stress-ng (CPU, memory and timer stressors on every
 // CPU), or, without it, a child of this program spinning and allocating.
-func startStress(t *tools, self string) (*background, error) {
+func startStress(t *tools) (*background, error) {
 	if t.stressNG != "" {
 		args := []string{"--cpu", "0", "--cpu-load", "80", "--vm", "1", "--vm-bytes", "128M", "--hdd", "1", "--hdd-bytes", "64M", "--quiet"}
-		return startBackground(t.stressNG, "stress-ng "+strings.Join(args, " "), args...)
+		return startBackground(exec.Command(t.stressNG, args...), "stress-ng "+strings.Join(args, " "))
 	}
-	return startLoadChild(self, []string{"cpu=2", "alloc=200MB/s"})
+	return startLoadChild([]string{"cpu=2", "alloc=200MB/s"})
 }
 
 // startLoadChild runs latency.StartLoads in a separate process.
-func startLoadChild(self string, loads []string) (*background, error) {
+func startLoadChild(loads []string) (*background, error) {
 	spec, _ := json.Marshal(childSpec{Kind: "load", Loads: loads})
-	return startBackground(self, "separate process: "+strings.Join(loads, " "), "-child", string(spec))
+	return startBackground(reexec.Command(childRole, string(spec)), "separate process: "+strings.Join(loads, " "))
 }
 
-func startBackground(name, desc string, args ...string) (*background, error) {
-	cmd := exec.Command(name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// startBackground starts cmd in a process group of its own.
+func startBackground(cmd *exec.Cmd, desc string) (*background, error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -214,6 +231,7 @@ func (b *background) stop() {
 	if b == nil || b.cmd.Process == nil {
 		return
 	}
+	defer b.next.stop()
 	pgid := b.cmd.Process.Pid
 	syscall.Kill(-pgid, syscall.SIGTERM)
 	done := make(chan struct{})

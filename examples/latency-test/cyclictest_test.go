@@ -50,7 +50,7 @@ func TestCyclictestSpellings(t *testing.T) {
 	}
 	for _, help := range []string{"-help", "--help"} {
 		var out bytes.Buffer
-		if code := run(context.Background(), []string{help}, &out, io.Discard); code != exitOK || !strings.Contains(out.String(), "-histogram") {
+		if code := run(context.Background(), []string{help}, io.Discard, &out); code != exitOK || !strings.Contains(out.String(), "-histogram") {
 			t.Errorf("%s: exit %d, usage:\n%s", help, code, out.String())
 		}
 	}

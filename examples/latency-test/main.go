@@ -320,10 +320,11 @@ without a meaning here are refused, naming what latency-test offers.
 
 `
 
-// parse parses args; -help gives flag.ErrHelp after printing the usage.
+// parse parses args; -help gives flag.ErrHelp after printing the usage
+// on usage.
 // args are read with cyclictest's getopt rules (parseCyclictestArgs), so
 // that latency-test's flags and cyclictest's spellings mix.
-func parse(args []string, stdout io.Writer) (*config, error) {
+func parse(args []string, usage io.Writer) (*config, error) {
 	fs, c, finish := newFlagSet()
 	fs.SetOutput(io.Discard)
 	ct, err := parseCyclictestArgs(fs, args)
@@ -333,8 +334,8 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 	c.ct = ct
 	if err := fs.Parse(ct.goArgs); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(stdout)
-			fmt.Fprint(stdout, usageHead)
+			fs.SetOutput(usage)
+			fmt.Fprint(usage, usageHead+"flags:\n")
 			fs.PrintDefaults()
 			return nil, err
 		}
@@ -368,7 +369,7 @@ func parse(args []string, stdout io.Writer) (*config, error) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c, err := parse(args, stdout)
+	c, err := parse(args, stderr) // -help's usage goes to stderr, as every example's
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}

@@ -107,13 +107,19 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// -help prints the usage on stderr, as every example does (HACKING.md,
+// "Examples: one command-line style"): the usage line, then the flags.
 func TestHelp(t *testing.T) {
-	var stdout bytes.Buffer
-	if code := run(context.Background(), []string{"-help"}, &stdout, io.Discard); code != exitOK {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-help"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("-help exit %d", code)
 	}
-	if !strings.Contains(stdout.String(), "-vanilla-fifo") {
-		t.Fatalf("usage lacks flags:\n%s", stdout.String())
+	usage := stderr.String()
+	if !strings.HasPrefix(usage, "usage: latency-test ") || !strings.Contains(usage, "\nflags:\n") || !strings.Contains(usage, "-vanilla-fifo") {
+		t.Fatalf("usage lacks the usage line or the flags:\n%s", usage)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("-help wrote to stdout: %q", stdout.String())
 	}
 }
 

@@ -21,7 +21,7 @@ func TestEveryToolExitCodes(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", dir, "../...").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	tools := []string{"gcbench", "halhost", "halmon", "latency-bench", "latency-test", "rtcheck", "servo", "simpid", "twotasks"}
+	tools := []string{"halhost", "halmon", "latency-bench", "latency-test", "rtcheck", "servo", "simpid", "twotasks"}
 	code := func(tool string, args ...string) int {
 		err := exec.Command(filepath.Join(dir, tool), args...).Run()
 		var ee *exec.ExitError
@@ -50,6 +50,11 @@ func TestEveryToolExitCodes(t *testing.T) {
 		{"servo", "-moves", "x"},
 		{"rtcheck", "-root", "/no/such/dir"},
 		{"latency-test", "-i", "0"},
+		{"twotasks", "-d", "0"},
+		{"twotasks", "extra"},
+		{"simpid", "-seconds", "-1"},
+		{"servo", "extra"},
+		{"latency-bench", "-rounds", "0"},
 	} {
 		if c := code(bad[0], bad[1:]...); c != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)", bad, c)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/examples/internal/outfile"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/kerneldetect"
@@ -98,11 +99,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fl.StringVar(&o.root, "root", "", "diagnose a captured tree (a directory laid out like /, or a .tar.gz from -capture) instead of this machine")
 	fl.StringVar(&o.capture, "capture", "", "write every file detection reads into this .tar.gz")
-	fl.Usage = func() {
-		fmt.Fprintln(stderr, "usage: rtcheck [-json] [-root DIR|FILE.tar.gz] [-capture FILE.tar.gz]")
-		fmt.Fprintln(stderr, "exit status: 0 RT-capable, 1 not RT-capable, 2 usage error")
-		fl.PrintDefaults()
-	}
+	cli.Usage(fl, "[-json] [-root DIR|FILE.tar.gz] [-capture FILE.tar.gz]", "exit status: 0 RT-capable, 1 not RT-capable, 2 usage error")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0 // asked for, and printed

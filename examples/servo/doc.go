@@ -1,6 +1,7 @@
 // Command servo is a position servo in a 1 ms HAL servo thread: a
-// trapezoidal trajectory generator, a PID with feed-forward and
-// anti-windup, and a simulated motor (inertia, friction, a torque limit)
+// trapezoidal trajectory generator, the standard PID (rtapi/hal/comps'
+// pid, LinuxCNC's pid(9)) with feed-forward, and a simulated motor
+// (inertia, friction, a torque limit)
 // integrated over the real time between cycles, so that late wake-ups
 // show up as following error, as on a machine. At the end it prints the
 // following-error statistics, the per-function times and the task's

@@ -5,12 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hist"
@@ -18,26 +18,34 @@ import (
 	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
-func main() {
-	opts := rtapi.RegisterFlags(flag.CommandLine)
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs the program with args: its exit status (HACKING.md,
+// "Examples: one command-line style").
+func command(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("servo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[-moves LIST] [-vel V] [-accel A] [-period P] [-jitter FILE] [-rtapi.FLAG ...]", "")
+	opts := rtapi.RegisterFlags(fs)
 	cfg := DefaultConfig()
-	moves := flag.String("moves", "10,-10,3", "successive targets in radians, comma separated")
-	flag.Float64Var(&cfg.Vel, "vel", cfg.Vel, "velocity limit, rad/s")
-	flag.Float64Var(&cfg.Accel, "accel", cfg.Accel, "acceleration limit, rad/s²")
-	period := flag.Duration("period", time.Millisecond, "servo thread period")
-	jitter := flag.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document, an hist.Snapshot as JSON or a cyclictest histogram file)")
-	flag.Parse()
-	var err error
-	if cfg.Moves, err = parseMoves(*moves); err == nil {
-		err = run(os.Stdout, *opts, cfg, *period, *jitter)
-	}
-	if err != nil {
-		log.Print(err)
-		if errors.Is(err, rtapi.ErrInvalid) {
-			os.Exit(2) // bad usage
+	moves := fs.String("moves", "10,-10,3", "successive targets in radians, comma separated")
+	fs.Float64Var(&cfg.Vel, "vel", cfg.Vel, "velocity limit, rad/s")
+	fs.Float64Var(&cfg.Accel, "accel", cfg.Accel, "acceleration limit, rad/s²")
+	period := fs.Duration("period", time.Millisecond, "servo thread period")
+	jitter := fs.String("jitter", "", "on -rtapi.flavor=sim: replay the wake-up latency in FILE (a latency-test -json document, an hist.Snapshot as JSON or a cyclictest histogram file)")
+	err := cli.Parse(fs, args)
+	if err == nil {
+		if cfg.Moves, err = parseMoves(*moves); err != nil {
+			err = cli.UsageError{Err: err}
 		}
-		os.Exit(1)
 	}
+	if err == nil && (cfg.Vel <= 0 || cfg.Accel <= 0) {
+		err = cli.Usagef("-vel and -accel must be positive: %w", rtapi.ErrInvalid)
+	}
+	if err == nil {
+		err = run(stdout, *opts, cfg, *period, *jitter)
+	}
+	return cli.Exit("servo", stderr, err)
 }
 
 func parseMoves(s string) ([]float64, error) {

@@ -24,7 +24,7 @@ func TestProgramRuns(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	for _, want := range []string{"flavor posix", "following error: max", "thread servo: period 1ms SCHED_OTHER (not real-time: HAL priority",
 		"task servo: SCHED_OTHER prio 0",
-		"motor.0.update", "traj.0.update", "pid.0.update", "task servo:"} {
+		"motor.0.update", "traj.0.update", "pid.0.do-pid-calcs", "task servo:"} {
 		require.Contains(t, string(out), want)
 	}
 

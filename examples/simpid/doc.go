@@ -1,5 +1,7 @@
 // Command simpid runs a PID position loop on a simulated axis under the
-// sim flavor: a 1 kHz servo task follows a sine trajectory, woken with
+// sim flavor: a 1 kHz HAL servo thread, with the standard PID
+// (rtapi/hal/comps' pid, LinuxCNC's pid(9)) and feed-forward from the
+// axis' model, follows a sine trajectory, woken with
 // injected jitter, on virtual time — ten simulated seconds take a few
 // milliseconds of real time and give the same result on every run.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,7 +76,11 @@ func TestCommandLine(t *testing.T) {
 	require.Contains(t, out.String(), "trace digest")
 	out.Reset()
 	require.Equal(t, 2, run([]string{"-nonesuch"}, &out, &errOut))
-	require.Equal(t, 1, run([]string{"-seconds", "-1"}, &out, &errOut))
+	require.Equal(t, 2, run([]string{"-seconds", "-1"}, &out, &errOut), "a bad value is a usage error")
+	require.Equal(t, 2, run([]string{"extra"}, &out, &errOut), "simpid takes no argument")
+	errOut.Reset()
+	require.Equal(t, 0, run([]string{"-h"}, &out, &errOut))
+	require.True(t, strings.HasPrefix(errOut.String(), "usage: simpid "), "%s", errOut.String())
 }
 
 // The same loop runs unchanged on the real clock (no timing asserted:

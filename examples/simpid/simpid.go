@@ -1,14 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
-	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	_ "github.com/gortapi/gortapi/rtapi/hal/comps" // pid
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
@@ -65,21 +68,13 @@ func (a *axis) advance(t int64) {
 	}
 }
 
-// pid is a textbook PID with velocity and acceleration feed-forward.
-type pid struct {
-	kp, ki, kd float64
-	integral   float64
-	lastErr    float64
-}
-
-func (p *pid) update(err, dt, ff float64) float64 {
-	p.integral += err * dt
-	d := (err - p.lastErr) / dt
-	p.lastErr = err
-	return p.kp*err + p.ki*p.integral + p.kd*d + ff
-}
-
-// Run opens rtapi with cfg.Options, runs the servo loop and reports.
+// Run opens rtapi with cfg.Options and a HAL on it, runs the servo loop
+// on a 1 ms HAL thread and reports. The loop is the axis' own function
+// and the standard PID (rtapi/hal/comps' pid, LinuxCNC's pid(9)):
+//
+//	axis.0.sample     advance the axis to now, set the command and its velocity, read the position
+//	pid.0.do-pid-calcs force from the following error, with feed-forward
+//	axis.0.drive      apply the force
 func Run(cfg Config) (Result, error) {
 	if cfg.Seconds <= 0 {
 		return Result{}, fmt.Errorf("simpid: -seconds %v must be positive: %w", cfg.Seconds, rtapi.ErrInvalid)
@@ -92,60 +87,84 @@ func Run(cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	defer rt.Close()
+	h, err := hal.New(rt, hal.Options{})
+	if err != nil {
+		return Result{}, err
+	}
+	defer h.Close()
 
 	const period = time.Millisecond
+	th, err := h.NewThread("servo", period)
+	if err != nil {
+		return Result{}, err
+	}
 	var (
 		res     Result
 		sumSq   float64
 		samples int64
-		hash    uint64       = 14695981039346656037
-		fault   atomic.Value // a body error, read after the run
+		hash    uint64 = 14695981039346656037
+		fault   error  // the first loss of control, read after the run
+		plant   axis
+		tick    int64
 	)
-	ctrl := pid{kp: 36000, ki: 300000, kd: 380}
-	var plant axis
-	var start int64
-	servo, err := rt.NewPeriodicTask(rtapi.TaskSpec{Name: "servo", Period: period}, func(c *rtapi.Cycle) {
-		if c.Number() == 0 {
-			start = c.Release()
-			plant.t = c.Now()
+	c, err := h.NewComponent("axis")
+	if err != nil {
+		return Result{}, err
+	}
+	command, velocity := c.Float("axis.0.command", hal.Out), c.Float("axis.0.velocity", hal.Out)
+	position, force := c.Float("axis.0.position", hal.Out), c.Float("axis.0.force", hal.In)
+	// The servo believes it runs at its release, on the period grid; it
+	// samples the axis when it really woke.
+	c.Export("axis.0.sample", func(_ time.Duration, now int64) {
+		if tick == 0 {
+			plant.t = now
 		}
-		// The servo believes it runs at its release; it samples the
-		// axis when it really woke.
-		t := float64(c.Release()-start) / 1e9
-		plant.advance(c.Now())
+		t := float64(tick) * period.Seconds()
+		tick++
+		plant.advance(now)
 		want := amplitude * math.Sin(omega*t)
-		vel := amplitude * omega * math.Cos(omega*t)
-		acc := -amplitude * omega * omega * math.Sin(omega*t)
+		command.Set(want)
+		velocity.Set(amplitude * omega * math.Cos(omega*t))
+		position.Set(plant.x)
 		e := want - plant.x
-		plant.u = ctrl.update(e, period.Seconds(), mass*acc+friction*vel)
-		if t >= settle {
+		if t >= settle && fault == nil {
 			res.MaxError = max(res.MaxError, math.Abs(e))
 			sumSq += e * e
 			samples++
 			hash = (hash ^ math.Float64bits(e)) * 1099511628211
 		}
-		if math.IsNaN(e) || math.Abs(e) > amplitude {
-			fault.Store(fmt.Errorf("simpid: at %.3f s: following error %g m: %w", t, e, ErrUnstable))
-			c.Stop(errors.New("unstable"))
+		if fault == nil && (math.IsNaN(e) || math.Abs(e) > amplitude) {
+			fault = fmt.Errorf("simpid: at %.3f s: following error %g m: %w", t, e, ErrUnstable)
 		}
 	})
+	c.Export("axis.0.drive", func(time.Duration, int64) { plant.u = force.Get() })
+	if err := c.Ready(); err != nil {
+		return Result{}, err
+	}
+	if err := h.LoadRT("pid", "names=pid.0"); err != nil {
+		return Result{}, err
+	}
+	cmds, err := halfile.Parse("simpid.hal", strings.NewReader(fmt.Sprintf(wiring, mass, friction)))
 	if err != nil {
 		return Result{}, err
 	}
+	if err := h.Load(io.Discard, cmds); err != nil {
+		return Result{}, err
+	}
+
 	run := time.Duration(cfg.Seconds * float64(time.Second))
 	if clock, err := sim.New(rt); err == nil {
 		j := sim.NormalJitter(cfg.Jitter, cfg.StdDev)
-		if err := clock.SetTask(servo, sim.TaskConfig{Jitter: j, Cost: 50 * time.Microsecond}); err != nil {
+		if err := clock.SetTask(th.Task(), sim.TaskConfig{Jitter: j, Cost: 50 * time.Microsecond}); err != nil {
 			return Result{}, err
 		}
-		if err := servo.Start(); err != nil {
+		if err := h.Start(); err != nil {
 			return Result{}, err
 		}
 		if err := clock.Advance(run); err != nil {
-			return Result{}, err
+			return Result{}, errors.Join(err, h.Stop())
 		}
-		servo.Stop()
-		if err := servo.Wait(); err != nil && fault.Load() == nil {
+		if err := h.Stop(); err != nil {
 			return Result{}, err
 		}
 		tr, err := clock.Trace()
@@ -154,22 +173,22 @@ func Run(cfg Config) (Result, error) {
 		}
 		res.Digest = tr.Digest
 	} else {
-		if err := servo.Start(); err != nil {
+		if err := h.Start(); err != nil {
 			return Result{}, err
 		}
-		// Real time: the task runs for run, unless it ends first; then
-		// WaitContext stops it and waits for it.
-		ctx, cancel := context.WithTimeout(context.Background(), run)
-		err := servo.WaitContext(ctx)
-		cancel()
-		if err != nil && fault.Load() == nil {
+		// Real time: the thread runs for run, unless it ends first.
+		select {
+		case <-th.Done():
+		case <-time.After(run): // main goroutine: not a real-time path
+		}
+		if err := h.Stop(); err != nil {
 			return Result{}, err
 		}
 	}
-	if err, _ := fault.Load().(error); err != nil {
-		return Result{}, err
+	if fault != nil {
+		return Result{}, fault
 	}
-	res.Stats = servo.Stats()
+	res.Stats = th.Task().Stats()
 	res.Cycles = res.Stats.Cycles
 	if samples > 0 {
 		res.RMSError = math.Sqrt(sumSq / float64(samples))
@@ -177,3 +196,23 @@ func Run(cfg Config) (Result, error) {
 	res.ErrorsHash = hash
 	return res, nil
 }
+
+// wiring is the loop's .hal file: the PID follows the axis' command with
+// its position as feedback, the command's velocity netted to
+// command-deriv, feed-forward from the axis' model (FF1 the friction, FF2
+// the mass; %g, %g), the error taken against the present command.
+const wiring = `addf axis.0.sample servo
+addf pid.0.do-pid-calcs servo
+addf axis.0.drive servo
+net cmd axis.0.command => pid.0.command
+net vel axis.0.velocity => pid.0.command-deriv
+net fb axis.0.position => pid.0.feedback
+net force pid.0.output => axis.0.force
+setp pid.0.enable TRUE
+setp pid.0.error-previous-target FALSE
+setp pid.0.Pgain 36000
+setp pid.0.Igain 300000
+setp pid.0.Dgain 380
+setp pid.0.FF1 %[2]g
+setp pid.0.FF2 %[1]g
+`

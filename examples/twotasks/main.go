@@ -10,30 +10,41 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log"
+	"io"
 	"os"
 	"os/signal"
 	"time"
 
+	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-func main() {
-	opts := rtapi.RegisterFlags(flag.CommandLine)
-	d := flag.Duration("d", time.Second, "how long to run")
-	flag.Parse()
-	if err := run(*opts, *d); err != nil {
-		log.Fatal(err)
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("twotasks", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[-d DURATION] [-rtapi.FLAG ...]", "")
+	opts := rtapi.RegisterFlags(fs)
+	d := fs.Duration("d", time.Second, "how long to run")
+	err := cli.Parse(fs, args)
+	if err == nil && *d <= 0 {
+		err = cli.Usagef("-d %v: want a positive duration", *d)
 	}
+	if err == nil {
+		err = twoTasks(stdout, *opts, *d)
+	}
+	return cli.Exit("twotasks", stderr, err)
 }
 
-func run(opts rtapi.Options, d time.Duration) error {
+// twoTasks runs the README's two tasks for d and prints their statistics.
+func twoTasks(w io.Writer, opts rtapi.Options, d time.Duration) error {
 	rt, err := rtapi.Open(opts)
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	fmt.Printf("flavor %s (real-time: %v): %s\n", rt.Flavor().Name, rt.Flavor().RealTime, rt.Flavor().Why)
+	fmt.Fprintf(w, "flavor %s (real-time: %v): %s\n", rt.Flavor().Name, rt.Flavor().RealTime, rt.Flavor().Why)
 
 	var tasks []*rtapi.Task
 	prio := rt.PrioHighest() // rate monotonic: the faster task gets the higher priority
@@ -60,5 +71,5 @@ func run(opts rtapi.Options, d time.Duration) error {
 	for _, t := range tasks {
 		stats = append(stats, t.Stats())
 	}
-	return rtapi.WriteStats(os.Stdout, stats...)
+	return rtapi.WriteStats(w, stats...)
 }

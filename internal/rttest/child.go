@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/gortapi/gortapi/internal/reexec"
 )
 
-// ChildEnv carries Child's role to the re-executed test binary.
-const ChildEnv = "GORTAPI_TEST_CHILD"
+// ChildEnv carries Child's role to the re-executed test binary
+// (internal/reexec's).
+const ChildEnv = reexec.Env
 
 // Nobody is the unprivileged user (uid and gid 65534) tests run a child
 // as with ChildAs.
@@ -22,16 +25,13 @@ var Nobody = syscall.Credential{Uid: 65534, Gid: 65534}
 //	if rttest.ChildRole() == "narrowed" { ...the child's side...; return }
 //
 // and a TestMain switches on it before m.Run for roles that are no test.
-func ChildRole() string { return os.Getenv(ChildEnv) }
+func ChildRole() string { return reexec.Role() }
 
 // Child returns an unstarted command re-running this test binary as role,
 // with args (usually "-test.run=^TestName$", or "-test.run=^$" for a role
-// TestMain plays) and this environment plus ChildEnv=role.
-func Child(role string, args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), ChildEnv+"="+role)
-	return cmd
-}
+// TestMain plays) and this environment plus ChildEnv=role
+// (reexec.Command: on Linux the child dies with the test).
+func Child(role string, args ...string) *exec.Cmd { return reexec.Command(role, args...) }
 
 // ChildAs is Child run as user cred (usually Nobody), from a copy of the
 // binary in a directory of its own (its working directory, removed when t
@@ -54,7 +54,10 @@ func ChildAs(t testing.TB, cred syscall.Credential, role string, args ...string)
 	}
 	cmd := Child(role, args...)
 	cmd.Path, cmd.Args[0], cmd.Dir = bin, bin, dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &cred}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Credential = &cred
 	return cmd
 }
 

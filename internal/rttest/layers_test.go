@@ -16,8 +16,8 @@ import (
 )
 
 // The module's layers, bottom up. A package may import its own layer and
-// the layers below it, never one above (STYLE.md, "Layers that only point
-// down"): internal/ is what several of them share (syscalls, test
+// the layers below it, never one above (HACKING.md, "Layers"):
+// internal/ is what several of them share (syscalls, test
 // helpers): the bottom. The building blocks (rtapi/hist, rtapi/shm,
 // rtapi/ipc, rtapi/msg: histograms, segments, the primitives in them, the
 // message logger) need nothing of an RT, and rtapi itself is made of them.

@@ -1,16 +1,14 @@
 package latency
 
 import (
-	"bufio"
 	"fmt"
-	"html"
 	"io"
 	"math"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/gortapi/gortapi/examples/internal/svg"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -19,9 +17,6 @@ type Series struct {
 	Name string
 	Hist hist.Snapshot
 }
-
-// svgColours are distinguishable on white, one per task.
-var svgColours = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"}
 
 const (
 	svgW                = 900
@@ -33,10 +28,9 @@ const (
 	svgLegendRow        = 18
 	svgFont             = 12
 	svgTitleFont        = 15
-	svgCharWidth        = 0.68 // upper bound of a sans-serif glyph's advance, in em
-	svgColumns          = 600  // at most this many x steps
-	svgMinLabelGap      = 4    // px between two labels on one row
-	svgCanvasMargin     = 4    // px between a label and the canvas edge
+	svgColumns          = 600 // at most this many x steps
+	svgMinLabelGap      = 4   // px between two labels on one row
+	svgCanvasMargin     = 4   // px between a label and the canvas edge
 	svgOverflowGap      = 10
 	svgAxisLabelOffset  = 16
 	svgAxisTitleOffset  = 36
@@ -46,9 +40,7 @@ const (
 )
 
 // textWidth bounds the rendered width of s at size px.
-func textWidth(s string, size float64) float64 {
-	return float64(utf8.RuneCountInString(s)) * svgCharWidth * size
-}
+func textWidth(s string, size float64) float64 { return svg.Sans.Width(s, size) }
 
 // WriteSVG plots the histograms as latency-histogram --logscale does, made
 // to read at a glance: the x axis is latency on a log scale (log10(1+µs):
@@ -77,7 +69,7 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 		overflow = overflow || s.Hist.Overflow > 0
 	}
 	bucketUS := float64(width) / float64(time.Microsecond)
-	xMaxUS := niceStep(float64(top) * bucketUS)
+	xMaxUS := svg.NiceStep(float64(top) * bucketUS)
 	plotW := float64(svgW - svgLeft - svgRight - svgOverflowW - svgOverflowGap)
 	logMax := math.Log10(1 + xMaxUS)
 	x := func(us float64) float64 { return svgLeft + plotW*math.Log10(1+max(0, us))/logMax }
@@ -135,7 +127,7 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 			text := m.name + " " + Micros(m.v)
 			w := textWidth(text, svgMarkerFont)
 			mx := x(us)
-			labels = append(labels, label{text: text, left: mx - w/2, right: mx + w/2, colour: svgColours[k%len(svgColours)], markerX: mx, row: k})
+			labels = append(labels, label{text: text, left: mx - w/2, right: mx + w/2, colour: svg.Colour(k), markerX: mx, row: k})
 			totalW += w + svgMinLabelGap
 		}
 	}
@@ -189,44 +181,41 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 		return plotBottom - svgPlotH*(math.Log10(float64(c))+0.15)/(decades+0.15)
 	}
 
-	bw := bufio.NewWriter(w)
-	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
-	p(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
-	p(`<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Verdana, sans-serif" font-size="%d">`+"\n", svgW, svgH, svgW, svgH, svgFont)
-	p(`<rect x="0" y="0" width="%d" height="%d" fill="white"/>`+"\n", svgW, svgH)
+	d := svg.New(w, svgW, svgH, svg.Sans, svgFont)
+	p := d.Elem
 	titleSize := math.Min(svgTitleFont, (svgW-svgLeft-svgCanvasMargin)/math.Max(1, textWidth(title, 1)))
-	p(`<text x="%d" y="24" font-size="%.1f" font-weight="bold">%s</text>`+"\n", svgLeft, titleSize, html.EscapeString(title))
+	p(`<text x="%d" y="24" font-size="%.1f" font-weight="bold">%s</text>`, svgLeft, titleSize, svg.Escape(title))
 
 	// axes, grid, ticks
 	overflowX := svgLeft + plotW + svgOverflowGap
-	p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`+"\n", svgLeft, plotBottom, svgLeft+plotW, plotBottom)
-	p(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#888"/>`+"\n", svgLeft, plotTop, svgLeft, plotBottom)
+	p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`, svgLeft, plotBottom, svgLeft+plotW, plotBottom)
+	p(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#888"/>`, svgLeft, plotTop, svgLeft, plotBottom)
 	for d := 0; d <= int(decades); d++ {
 		c := uint64(math.Pow10(d))
 		yy := y(c)
-		p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", svgLeft, yy, svgLeft+plotW, yy)
-		p(`<text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n", svgLeft-6, yy+4, tickLabel(c))
+		p(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`, svgLeft, yy, svgLeft+plotW, yy)
+		p(`<text x="%d" y="%.1f" text-anchor="end">%s</text>`, svgLeft-6, yy+4, tickLabel(c))
 	}
 	overflowLabel := "≥" + usLabel(float64(len(firstCounts(series)))*bucketUS)
 	overflowLabelLeft := overflowX + svgOverflowW/2 - textWidth(overflowLabel, svgFont)/2
 	lastRight := -1e9
 	for _, v := range logTicks(xMaxUS) {
 		xx := x(v)
-		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`+"\n", xx, plotBottom, xx, plotBottom+5)
+		p(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`, xx, plotBottom, xx, plotBottom+5)
 		text := usLabel(v)
 		half := textWidth(text, svgFont) / 2
 		if xx-half < lastRight+svgMinLabelGap || xx+half > overflowLabelLeft-svgMinLabelGap {
 			continue // crowded: the tick stays, its label goes
 		}
 		lastRight = xx + half
-		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", xx, plotBottom+svgAxisLabelOffset, text)
+		p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, xx, plotBottom+svgAxisLabelOffset, text)
 	}
-	p(`<text x="%.1f" y="%.1f" text-anchor="middle">wake-up latency (µs; log scale)</text>`+"\n", svgLeft+plotW/2, plotBottom+svgAxisTitleOffset)
-	p(`<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">samples per bucket (log)</text>`+"\n", plotTop+svgPlotH/2, plotTop+svgPlotH/2)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle">wake-up latency (µs; log scale)</text>`, svgLeft+plotW/2, plotBottom+svgAxisTitleOffset)
+	p(`<text x="16" y="%.1f" text-anchor="middle" transform="rotate(-90 16 %.1f)">samples per bucket (log)</text>`, plotTop+svgPlotH/2, plotTop+svgPlotH/2)
 
 	// the overflow column: samples past the histogram bound
-	p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="#f4f4f4"/>`+"\n", overflowX, plotTop, svgOverflowW, svgPlotH)
-	p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", overflowX+svgOverflowW/2, plotBottom+svgAxisLabelOffset, overflowLabel)
+	p(`<rect x="%.1f" y="%.1f" width="%d" height="%d" fill="#f4f4f4"/>`, overflowX, plotTop, svgOverflowW, svgPlotH)
+	p(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, overflowX+svgOverflowW/2, plotBottom+svgAxisLabelOffset, overflowLabel)
 	barW := float64(svgOverflowW-8) / float64(max(1, len(series)))
 	for k, s := range series {
 		if s.Hist.Overflow == 0 {
@@ -234,7 +223,7 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 		}
 		bx := overflowX + 4 + float64(k)*barW
 		yy := y(s.Hist.Overflow)
-		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", bx, yy, barW, plotBottom-yy, svgColours[k%len(svgColours)])
+		p(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`, bx, yy, barW, plotBottom-yy, svg.Colour(k))
 	}
 
 	// the curves
@@ -244,21 +233,21 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 			yy := y(counts[k][c])
 			fmt.Fprintf(&pts, "%.1f,%.1f %.1f,%.1f ", x(col.from), yy, x(col.to), yy)
 		}
-		p(`<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`+"\n", svgColours[k%len(svgColours)], strings.TrimSpace(pts.String()))
+		p(`<polyline fill="none" stroke="%s" stroke-width="1.5" points="%s"/>`, svg.Colour(k), strings.TrimSpace(pts.String()))
 	}
 
 	// percentile markers, their leaders and labels
 	for _, l := range labels {
 		ly := float64(svgMarkerBandTop + (l.row+1)*svgMarkerRow - 3)
 		cx := (l.left + l.right) / 2
-		p(`<path fill="none" stroke="%s" stroke-dasharray="4 3" d="M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f"/>`+"\n",
+		p(`<path fill="none" stroke="%s" stroke-dasharray="4 3" d="M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f"/>`,
 			l.colour, cx, ly+3, l.markerX, plotTop, l.markerX, plotBottom)
-		p(`<text x="%.1f" y="%.1f" fill="%s" font-size="%d" text-anchor="middle">%s</text>`+"\n", cx, ly, l.colour, svgMarkerFont, html.EscapeString(l.text))
+		p(`<text x="%.1f" y="%.1f" fill="%s" font-size="%d" text-anchor="middle">%s</text>`, cx, ly, l.colour, svgMarkerFont, svg.Escape(l.text))
 	}
 
 	// the legend, under the plot
 	for k, s := range series {
-		colour := svgColours[k%len(svgColours)]
+		colour := svg.Colour(k)
 		ly := legendTop + float64(k*svgLegendRow)
 		sum := Summarize(s.Hist)
 		legend := fmt.Sprintf("%s: p50 %s  p99 %s  p99.9 %s  max %s µs", s.Name, Micros(sum.P50), Micros(sum.P99), Micros(sum.P999), Micros(sum.Max))
@@ -266,11 +255,10 @@ func WriteSVG(w io.Writer, title string, series []Series) error {
 			legend += fmt.Sprintf(", %d past the bound", s.Hist.Overflow)
 		}
 		size := math.Min(svgFont, (svgW-svgLeft-18-svgCanvasMargin)/math.Max(1, textWidth(legend, 1)))
-		p(`<rect x="%d" y="%.1f" width="12" height="12" fill="%s"/>`+"\n", svgLeft, ly-10, colour)
-		p(`<text x="%d" y="%.1f" font-size="%.1f">%s</text>`+"\n", svgLeft+18, ly, size, html.EscapeString(legend))
+		p(`<rect x="%d" y="%.1f" width="12" height="12" fill="%s"/>`, svgLeft, ly-10, colour)
+		p(`<text x="%d" y="%.1f" font-size="%.1f">%s</text>`, svgLeft+18, ly, size, svg.Escape(legend))
 	}
-	p("</svg>\n")
-	return bw.Flush()
+	return d.Close()
 }
 
 // firstCounts is the bucket counts of the widest histogram: its length
@@ -317,18 +305,4 @@ func tickLabel(c uint64) string {
 		return fmt.Sprintf("%dk", c/1e3)
 	}
 	return fmt.Sprint(c)
-}
-
-// niceStep rounds a raw value up to 1, 2 or 5 times a power of ten.
-func niceStep(raw float64) float64 {
-	if raw <= 0 {
-		return 1
-	}
-	e := math.Pow10(int(math.Floor(math.Log10(raw))))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*e >= raw*(1-1e-9) {
-			return m * e
-		}
-	}
-	return 10 * e
 }

@@ -86,15 +86,6 @@ func TestWriteSVGEmpty(t *testing.T) {
 	wellFormed(t, buf.Bytes())
 }
 
-func TestNiceStep(t *testing.T) {
-	t.Parallel()
-	for raw, want := range map[float64]float64{0: 1, 0.3: 0.5, 1: 1, 1.2: 2, 3: 5, 7: 10, 120: 200} {
-		if got := niceStep(raw); got != want {
-			t.Errorf("niceStep(%g) = %g, want %g", raw, got, want)
-		}
-	}
-}
-
 // tailSeries is the case the plot must handle: a tight body (tens of
 // µs), a tail to milliseconds, samples past the bound, two tasks whose
 // percentiles fall close together.

@@ -1,4 +1,4 @@
-package deploy
+package main
 
 import (
 	"bufio"
@@ -126,7 +126,7 @@ func TestDocsMatchUnit(t *testing.T) {
 	require.True(t, ok, "DEPLOY.md shows the unit in an ini block")
 	shown, _, ok := strings.Cut(rest, "```")
 	require.True(t, ok)
-	assert.Equal(t, readUnit(t), shown, "DEPLOY.md shows examples/deploy/"+unitFile+" verbatim")
+	assert.Equal(t, readUnit(t), shown, "DEPLOY.md shows examples/halhost/"+unitFile+" verbatim")
 
 	for _, want := range []string{
 		"--cap-add SYS_NICE", "--cap-add IPC_LOCK", "--ulimit rtprio=99", "--ulimit memlock=-1", "--cpu-rt-runtime=",
