@@ -23,6 +23,7 @@ type Component struct {
 	e     *compEntry
 	err   error
 	ready bool
+	exit  []func() // OnExit's hooks; guarded by h.mu
 }
 
 // pin is the host's pin; ref points at its own word or its signal's.
@@ -433,6 +434,7 @@ func (h *HAL) removeComps(from int, op string) error {
 	if from >= len(h.comps) {
 		return nil
 	}
+	h.runExit(from)
 	gone := func(c *Component) bool { return c.index >= from }
 	h.beginChange()
 	for _, p := range h.pinList {
