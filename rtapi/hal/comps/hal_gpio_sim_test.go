@@ -20,6 +20,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	simclock "github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // These tests drive the kernel's GPIO simulator (gpio-sim, configured
@@ -356,4 +357,42 @@ func TestGPIOStepperHalOnGPIOSim(t *testing.T) {
 	require.NoError(t, h.Stop())
 	assert.Equal(t, "0", sim.value(t, 17), "step low after stop")
 	assert.Equal(t, "0", sim.value(t, 27), "dir low after stop")
+}
+
+// hal_gpio.reset, on virtual time with real lines: after write drove
+// every output high, reset returns those in reset= to their inactive
+// level (low; high when inverted) and leaves the others, and clamps
+// reset_ns to a quarter period. The sim clock stands still within the
+// cycle, so reset's wait ends on its stalled-clock bound.
+func TestHalGPIOResetOnGPIOSim(t *testing.T) {
+	sim := requireGPIOSim(t)
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() })
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	clock, err := simclock.New(rt)
+	require.NoError(t, err)
+	cmds, err := halfile.Parse("reset.hal", strings.NewReader(`
+loadrt threads name1=base period1=100000
+loadrt hal_gpio outputs=GPIO17,GPIO18,GPIO19 invert=GPIO18 reset=GPIO17,GPIO18
+addf hal_gpio.write base
+setp hal_gpio.GPIO17-out TRUE
+setp hal_gpio.GPIO18-out FALSE
+setp hal_gpio.GPIO19-out TRUE
+setp hal_gpio.reset_ns 999999
+`))
+	require.NoError(t, err)
+	require.NoError(t, h.Load(io.Discard, cmds))
+	th := mustThread(t, h, "base")
+	require.NoError(t, h.Start())
+	require.NoError(t, clock.RunCycles(th.Task(), 1))
+	assert.Equal(t, []string{"1", "1", "1"}, []string{sim.value(t, 17), sim.value(t, 18), sim.value(t, 19)}, "write alone")
+	require.NoError(t, h.AddFunct("hal_gpio.reset", "base", hal.Last))
+	require.NoError(t, clock.RunCycles(th.Task(), 1))
+	assert.Equal(t, "0", sim.value(t, 17), "reset: low")
+	assert.Equal(t, "1", sim.value(t, 18), "reset and invert: high")
+	assert.Equal(t, "1", sim.value(t, 19), "not in reset=: write's value")
+	assert.Equal(t, "25000", getp(t, h, "hal_gpio.reset_ns"), "clamped to period/4")
 }
