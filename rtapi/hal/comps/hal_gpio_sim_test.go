@@ -396,3 +396,24 @@ setp hal_gpio.reset_ns 999999
 	assert.Equal(t, "1", sim.value(t, 19), "not in reset=: write's value")
 	assert.Equal(t, "25000", getp(t, h, "hal_gpio.reset_ns"), "clamped to period/4")
 }
+
+// Stop (what halrun and halhost do on SIGINT and SIGTERM before Close)
+// runs the thread's safe state while the lines are still held: GPIO17
+// goes low and the inverted GPIO18 high, as gpio-sim shows.
+func TestHalGPIOStopDrivesSafeValues(t *testing.T) {
+	sim := requireGPIOSim(t)
+	rttest.RequireRT(t)
+	h := gpioHAL(t, "", `
+loadrt threads name1=servo period1=1000000
+loadrt hal_gpio outputs=GPIO17,GPIO18 invert=GPIO18
+addf hal_gpio.write servo
+setp hal_gpio.GPIO17-out TRUE
+setp hal_gpio.GPIO18-out TRUE
+start
+`)
+	eventually(t, "GPIO17 high, GPIO18 low", func() bool { return sim.value(t, 17) == "1" && sim.value(t, 18) == "0" })
+	require.NoError(t, h.Stop())
+	assert.Equal(t, "0", sim.value(t, 17))
+	assert.Equal(t, "1", sim.value(t, 18))
+	assert.Equal(t, "TRUE", getp(t, h, "hal_gpio.GPIO17-out"), "the pin keeps its value; the line is safe")
+}
