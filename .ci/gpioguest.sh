@@ -110,7 +110,7 @@ if ! grep -q "^$MARK-EXIT" "$WORK/report.txt"; then
 	die "the guest ended without a complete report (qemu exit $rc)"
 fi
 sed -n "/^$MARK-BEGIN/,/^$MARK-EXIT/p" "$WORK/report.txt" | sed '1d;$d' >"$WORK/tests.txt"
-grep -E '^(--- |\s+hal_gpio_sim_test.go|Benchmark|PASS|FAIL|ok|panic)' "$WORK/tests.txt" || true
+grep -E '^(--- |\s+hal_gpio_sim_linux_test.go|Benchmark|PASS|FAIL|ok|panic)' "$WORK/tests.txt" || true
 status=$(awk -v m="$MARK-EXIT" '$1 == m { print $2 }' "$WORK/report.txt")
 failed=0
 for name in TestHalGPIOOnGPIOSim TestHalGPIOHotPathDoesNotAllocate TestHalGPIOToggle25us TestGPIOStepperHalOnGPIOSim TestHalGPIOResetOnGPIOSim TestHalGPIOStopDrivesSafeValues; do

@@ -11,4 +11,5 @@
 // is the same on every architecture Go supports on Linux (each 64-bit
 // field sits at an 8-aligned offset, so Go's 4-byte alignment of uint64
 // on 386 and arm changes nothing); layout_test.go checks it on each.
+// The ioctls build on Linux only.
 package gpio
