@@ -13,7 +13,7 @@ import (
 // value is the request's line i, in the order Chip.Request was given.
 // Get and Set are one ioctl each, allocate nothing and take no lock; they
 // may run concurrently with each other (the kernel orders them), not with
-// Close. RT-safe (Get, Set).
+// Close.
 type Lines struct {
 	fd   int
 	n    int
@@ -24,7 +24,8 @@ type Lines struct {
 func (l *Lines) Len() int { return l.n }
 
 // Get reads every line of the request: one GPIO_V2_LINE_GET_VALUES_IOCTL.
-// An output reads back the value it drives. RT-safe.
+// An output reads back the value it drives.
+// RT-safe.
 func (l *Lines) Get() (uint64, error) {
 	v := lineValues{mask: l.mask}
 	if err := ioctlValues(l.fd, lineGetValues, &v); err != nil {
@@ -35,7 +36,8 @@ func (l *Lines) Get() (uint64, error) {
 
 // Set drives the request's output lines to bits, those of mask only: one
 // GPIO_V2_LINE_SET_VALUES_IOCTL. Setting an input line is refused by
-// the kernel (EPERM). RT-safe.
+// the kernel (EPERM).
+// RT-safe.
 func (l *Lines) Set(bits, mask uint64) error {
 	v := lineValues{bits: bits, mask: mask & l.mask}
 	return ioctlValues(l.fd, lineSetValues, &v)
@@ -60,7 +62,8 @@ var errValuesClosed error = &os.SyscallError{Syscall: "ioctl", Err: unix.EBADF}
 // stays on the caller's stack: unix.Syscall keeps what a uintptr
 // argument points at alive and in place for the call
 // (go:uintptrkeepalive), and TestGetSetDoNotAllocate checks nothing
-// escapes. RT-safe.
+// escapes.
+// RT-safe.
 func ioctlValues(fd int, req uintptr, v *lineValues) error {
 	if fd < 0 {
 		return errValuesClosed

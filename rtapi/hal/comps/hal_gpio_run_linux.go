@@ -44,7 +44,8 @@ var (
 
 // read is hal_gpio_read: NAME-in takes each input line's value and
 // NAME-in-not its negation (invert= does not apply to inputs, as in
-// hal_gpio.c). RT-safe.
+// hal_gpio.c).
+// RT-safe.
 func (g *halGPIO) read(time.Duration, int64) {
 	for i := range g.in {
 		b := &g.in[i]
@@ -61,13 +62,15 @@ func (g *halGPIO) read(time.Duration, int64) {
 }
 
 // write is hal_gpio_write: each output line takes its NAME-out pin,
-// negated when in invert=; it records the time for reset. RT-safe.
+// negated when in invert=; it records the time for reset.
+// RT-safe.
 func (g *halGPIO) write(c *hal.FuncContext) {
 	g.writeLines()
 	g.lastWrite = c.Now()
 }
 
-// writeLines is write but for the time. RT-safe.
+// writeLines is write but for the time.
+// RT-safe.
 func (g *halGPIO) writeLines() {
 	for i := range g.out {
 		b := &g.out[i]
@@ -92,7 +95,8 @@ const gpioStalledReads = 1000
 // reset is hal_gpio_reset: each line in reset= goes to its inactive level
 // (low, or high when in invert=), the others keep what write drove, once
 // hal_gpio.reset_ns (clamped to a quarter period) has passed since write:
-// it busy-waits for it, as hal_gpio.c does. RT-safe.
+// it busy-waits for it, as hal_gpio.c does.
+// RT-safe.
 func (g *halGPIO) reset(c *hal.FuncContext) {
 	period := int64(c.Period())
 	for i := range g.out {
