@@ -6,7 +6,8 @@
 #
 # Prints the path of the bzImage on stdout; everything else goes to stderr.
 # The build is cached under $GORTAPI_GPIO_KERNEL_CACHE (default
-# /var/cache/gortapi/gpiokernel), keyed by a hash of the source package's
+# /var/cache/gortapi/gpiokernel, or ~/.cache/gortapi/gpiokernel where that
+# is not writable), keyed by a hash of the source package's
 # version, the compiler's version and FRAGMENT: a rerun on the same machine
 # costs nothing, and a new linux-source-6.12 or fragment builds again.
 # Entries unused for 60 days are pruned. Concurrent runs wait on a lock, so
@@ -23,6 +24,10 @@ shopt -s inherit_errexit
 
 LANE=gpiokernel
 CACHE=${GORTAPI_GPIO_KERNEL_CACHE:-/var/cache/gortapi/gpiokernel}
+# Not root: /var/cache is not ours to write; the user's cache serves.
+if [ -z "${GORTAPI_GPIO_KERNEL_CACHE:-}" ] && ! { mkdir -p "$CACHE" 2>/dev/null && [ -w "$CACHE" ]; }; then
+	CACHE=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/gortapi/gpiokernel
+fi
 SRC_PKG=linux-source-6.12
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 
@@ -94,7 +99,7 @@ src_ver=$(dpkg-query -W -f='${Version}' "$SRC_PKG" 2>/dev/null || stat -c %Y "$T
 key=$({ echo "$src_ver"; gcc --version | head -n 1; echo "$FRAGMENT"; } | sha256sum | cut -c1-16)
 entry=$CACHE/$src_ver-$key
 mkdir -p "$CACHE"
-exec 9>"$CACHE/.lock"
+exec 9>"$CACHE/.lock" || die "cannot write $CACHE (set GORTAPI_GPIO_KERNEL_CACHE)"
 flock 9
 find "$CACHE" -mindepth 1 -maxdepth 1 -name '.build.*' -mmin +180 -exec rm -rf {} + 2>/dev/null || true
 find "$CACHE" -mindepth 1 -maxdepth 1 ! -name '.*' -mtime +60 -exec rm -rf {} + 2>/dev/null || true
