@@ -29,6 +29,7 @@ type Component struct {
 	user     bool // made by NewUserComponent
 	exported bool // it exported a function: Remove refuses it
 	removed  bool
+	exit     []func() // OnExit's hooks; guarded by h.mu
 }
 
 // pin is the host's pin; ref points at its own word or its signal's.
@@ -479,6 +480,7 @@ func (h *HAL) removeComps(gone func(*Component) bool, op string) error {
 	if !slices.ContainsFunc(h.comps, func(c *Component) bool { return !c.removed && gone(c) }) {
 		return nil
 	}
+	h.runExit(gone)
 	h.beginChange()
 	for _, p := range h.pinList {
 		if p != nil && gone(p.comp) {

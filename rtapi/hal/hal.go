@@ -304,8 +304,8 @@ func (h *HAL) stop() error {
 	return errors.Join(errs...)
 }
 
-// Close stops the threads, deletes their tasks and removes the stats and
-// data segments and those of Component.NewSegment; a segment another
+// Close stops the threads, deletes their tasks, runs the components'
+// OnExit hooks and removes the stats and data segments and those of Component.NewSegment; a segment another
 // process truncated is removed too, and Close returns shm.ErrTruncated.
 // Later calls return nil; other methods return ErrClosed.
 func (h *HAL) Close() error {
@@ -323,6 +323,7 @@ func (h *HAL) Close() error {
 			}
 		}
 	}
+	h.runExit(nil)
 	if h.pub != nil {
 		errs = append(errs, h.pub.close())
 	}
