@@ -161,7 +161,7 @@ func runLinuxCNCTest(t *testing.T, dir string) (result []byte, stderr string, er
 			f.Close()
 		}
 		for i, c := range r.bg {
-			_ = c.Process.Kill()
+			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 			<-r.bgDone[i]
 		}
 	}()
@@ -265,7 +265,8 @@ func (r *linuxcncRun) loadusr(args []string) error {
 	cmd := exec.Command(prog, args[1:]...)
 	cmd.Dir, cmd.Env = r.dir, r.env
 	cmd.Stdout, cmd.Stderr = &r.out, &r.errs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group, so that the cleanup ends what sh started too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if wait {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("loadusr -w %s: %w", strings.Join(args, " "), err)
