@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,4 +171,46 @@ func TestWaitsOnFullFIFO(t *testing.T) {
 	cancel()
 	pw.Close()
 	assert.Equal(t, 0, <-done)
+}
+
+// halstreamer as a process fills the FIFO of a streamer in a halrun
+// process on the posix flavor; the lines reach the pins (halcmd getp).
+func TestStreamsIntoHalrun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds halrun, halcmd and halstreamer")
+	}
+	dir := t.TempDir()
+	file := dir + "/s.hal"
+	require.NoError(t, os.WriteFile(file, []byte("loadrt threads name1=fast period1=1000000\n"+
+		"loadrt streamer cfg=fu depth=4\naddf streamer.0 fast\nstart\n"), 0o644))
+	flags := []string{"-rtapi.instance", "11", "-shm-dir", dir}
+	host := exec.Command(rttest.Program(t, "../halrun"), append([]string{"-rtapi.flavor", "posix", "-rtapi.lock-memory=off"}, append(flags, file)...)...)
+	stdout, err := host.StdoutPipe()
+	require.NoError(t, err)
+	host.Stderr = os.Stderr
+	host.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, host.Start())
+	t.Cleanup(func() { _ = host.Process.Kill(); _ = host.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() && !strings.Contains(sc.Text(), "loaded on flavor") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	// more lines than the FIFO holds: halstreamer waits for the thread
+	cmd := exec.Command(rttest.Program(t, "."), flags...)
+	cmd.Stdin = strings.NewReader("1.5 1\n2.5 2\n3.5 3\n4.5 4\n5.5 4000000000\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Run(), stderr.String())
+	halcmd := rttest.Program(t, "../halcmd")
+	rttest.WaitFor(t, "the last line on the pins", func() bool {
+		out, err := exec.Command(halcmd, append(flags, "getp", "streamer.0.pin.1")...).Output()
+		return err == nil && strings.TrimSpace(string(out)) == "4000000000"
+	})
+	out, err := exec.Command(halcmd, append(flags, "getp", "streamer.0.pin.0")...).Output()
+	require.NoError(t, err)
+	assert.Equal(t, "5.5", strings.TrimSpace(string(out)))
 }
