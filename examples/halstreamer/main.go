@@ -12,7 +12,8 @@
 // standard error as "line L, field F: MESSAGE, skipping the line" (L and
 // F from 0) and skipped. When the FIFO is full halstreamer waits for
 // room. At the end of its input, or on SIGINT or SIGTERM while it waits,
-// it exits 0.
+// it exits 0; if the host exits while it waits, it says so and exits 1
+// (LinuxCNC's would wait on).
 //
 // Its options and messages are LinuxCNC's: -c CHAN (or -cCHAN) picks the
 // channel, 0 to 7 ("ERROR: invalid channel number 'X'"); any other

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -174,6 +175,18 @@ func TestWriterWaitsForRoom(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	assert.ErrorIs(t, w.Write(ctx, []uint64{1}), context.Canceled)
+}
+
+// Write on a full FIFO gives up with ErrClosed once the host that made
+// it has exited, rather than waiting for a thread that no longer runs.
+func TestWriterEndsWhenHostExits(t *testing.T) {
+	_, w, _ := newTestStreamer(t, "b", 2)
+	require.NoError(t, w.TryWrite([]uint64{1}))
+	processAlive = func(int) bool { return false }
+	t.Cleanup(func() { processAlive = sys.ProcessAlive })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a bound, not a measure
+	defer cancel()
+	assert.ErrorIs(t, w.Write(ctx, []uint64{0}), rtapi.ErrClosed)
 }
 
 // AppendLinuxCNC prints every value of testdata/linuxcnc/format.input

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -152,13 +153,21 @@ func (w *Writer) TryWrite(values []uint64) error {
 	return nil
 }
 
+// processAlive reports whether the host that made a segment still runs;
+// tests replace it.
+var processAlive = sys.ProcessAlive
+
 // Write appends one sample as TryWrite, waiting Poll at a time while the
-// FIFO is full, until ctx ends (then ctx's error).
+// FIFO is full, until ctx ends (then ctx's error) or the host that made
+// the FIFO has exited (then rtapi.ErrClosed).
 func (w *Writer) Write(ctx context.Context, values []uint64) error {
 	for {
 		err := w.TryWrite(values)
 		if err != ErrFull {
 			return err
+		}
+		if pid := w.seg.CreatorPID(); !processAlive(pid) {
+			return fmt.Errorf("streamer %s: host %d exited: %w", w.seg.Name(), pid, rtapi.ErrClosed)
 		}
 		t := time.NewTimer(w.Poll)
 		select {
