@@ -4,12 +4,17 @@
 //	halsampler [-c CHAN] [-n N] [-t] [-rtapi.instance I] [-shm-dir DIR]
 //
 // It reads channel CHAN (sampler.CHAN of "loadrt sampler cfg=...") of the
-// host on instance I, from another process, while the host runs. Each line
-// holds the pins' values in cfg order, separated by spaces: bits as 0 or
-// 1, integers in decimal, floats in the shortest form that reads back
-// exactly. -t starts each line with the cycle number. -n N exits after N
-// samples; without it halsampler runs until Ctrl-C or until the host
-// exits.
+// host on instance I, from another process, while the host runs. Its
+// standard output is LinuxCNC's byte for byte: each line holds the pins'
+// values in cfg order, each followed by a space: bits as 0 or 1,
+// integers in decimal, floats as printf's "%f" (six decimals). -t starts
+// each line with the sample's number: the samples the sampler wrote
+// before it (cycles it dropped or was disabled in are not counted; a
+// reader that starts after a disabled spell counts from its first
+// sample's cycle less the drops). A first sample that is not number 0
+// (another reader took some) is preceded by the line "overrun", as
+// LinuxCNC's. -n N exits after N samples; without it halsampler runs
+// until Ctrl-C or until the host exits.
 //
 // Lines are never skipped silently: when the sampler dropped samples
 // because the ring was full (halsampler read too slowly, or started after
@@ -28,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -121,23 +125,25 @@ type printer struct {
 	stderr  io.Writer
 	started bool
 	last    sampler.Sample // Cycle and Dropped of the previous sample
+	written uint32         // LinuxCNC's number of this sample, from 0
 	line    []byte
 }
 
 func (p *printer) print(w io.Writer, s sampler.Sample) error {
+	first := !p.started
 	p.gap(s)
 	b := p.line[:0]
-	if p.tag {
-		b = strconv.AppendUint(b, s.Cycle, 10)
-		b = append(b, ' ')
-	}
-	for i, v := range s.Values {
-		if i > 0 {
-			b = append(b, ' ')
+	if first {
+		// LinuxCNC numbers the samples the sampler wrote; this reader's
+		// first is number Cycle-Dropped (no cycle was disabled before
+		// it), and one already read by another reader is an "overrun".
+		p.written = uint32(s.Cycle - s.Dropped)
+		if p.written != 0 {
+			b = append(b, "overrun\n"...)
 		}
-		b = cli.AppendValue(b, p.types[i], v)
 	}
-	b = append(b, '\n')
+	b = appendLinuxCNC(b, p.tag, p.written, p.types, s.Values)
+	p.written++
 	p.line = b
 	_, err := w.Write(b)
 	return err

@@ -94,20 +94,25 @@ func (d ParamDir) String() string {
 }
 
 // ParseValue reads s as a value of type t and returns its word, the way
-// halcmd's setp does: a bit is 1, 0, TRUE, FALSE, true or false; integers
-// take a 0x or 0 prefix for hex or octal; a float is a decimal or hex
-// float. Out-of-range values are refused (ErrInvalid).
+// halcmd's setp does: a bit is 1, 0, TRUE, FALSE, ON, OFF, YES or NO in
+// any case; integers take a 0x or 0 prefix for hex or octal; a float is a
+// decimal or hex float. Out-of-range values are refused (ErrInvalid).
 func ParseValue(t Type, s string) (uint64, error) {
 	bad := func(err error) (uint64, error) {
 		return 0, fmt.Errorf("value %q is not a %v: %w", s, t, rtapi.ErrInvalid)
 	}
 	switch t {
 	case TypeBit:
-		switch s {
-		case "1", "TRUE", "true":
-			return 1, nil
-		case "0", "FALSE", "false":
-			return 0, nil
+		// LinuxCNC's setps_common_cb: these words, any case.
+		for _, w := range [...]string{"1", "TRUE", "ON", "YES"} {
+			if strings.EqualFold(s, w) {
+				return 1, nil
+			}
+		}
+		for _, w := range [...]string{"0", "FALSE", "OFF", "NO"} {
+			if strings.EqualFold(s, w) {
+				return 0, nil
+			}
 		}
 		return bad(nil)
 	case TypeFloat:

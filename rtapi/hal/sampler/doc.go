@@ -33,6 +33,14 @@
 // removed when the HAL closes. Attach opens it from another process;
 // examples/halsampler prints it.
 //
-// The sampler's function is RT-safe. Attach and Reader are for ordinary
-// goroutines and treat the segment as untrusted input (docs/SECURITY.md).
+// The package also holds LinuxCNC's streamer(9), the sampler's mirror
+// (LoadStreamer; "loadrt streamer cfg=ffb depth=100"): a FIFO in shared
+// memory that a Writer fills from another process (examples/halstreamer,
+// whose lines ParseStreamLine reads) and the function streamer.N empties
+// onto its pins, one sample a call. AppendLinuxCNC prints a value as
+// LinuxCNC's halsampler does.
+//
+// The sampler's and the streamer's functions are RT-safe. Attach, Reader,
+// AttachWriter and Writer are for ordinary goroutines and treat the
+// segment as untrusted input (docs/SECURITY.md).
 package sampler
