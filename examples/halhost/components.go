@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/gortapi/gortapi/examples/servo/control"
+	"github.com/gortapi/gortapi/examples/internal/axis"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	_ "github.com/gortapi/gortapi/rtapi/hal/comps" // siggen and the other standard components
 )
@@ -16,7 +16,6 @@ import (
 // threads through pins and signals (atomic 64-bit words), as in
 // LinuxCNC's HAL, and halcmd and halmon see them.
 func init() {
-	hal.Register("torque_pid", instances(newTorquePID))
 	hal.Register("motor", instances(newMotor))
 	hal.Register("motor_encoder", instances(newEncoder))
 	hal.Register("scope", instances(newScope))
@@ -24,7 +23,8 @@ func init() {
 }
 
 // The simulated axis: inertia (kg m²), viscous (N m s) and Coulomb (N m)
-// friction, and the drive's torque limit (N m).
+// friction, and the drive's torque limit (N m). halhost.hal's pid gains
+// (FF1, FF2, maxoutput) use the same figures.
 const inertia, viscous, coulomb, maxTorque = 1e-4, 1e-4, 0.01, 0.5
 
 // instances makes one component with one instance per name (count=N or
@@ -46,66 +46,24 @@ func instances(inst func(h *hal.HAL, c *hal.Component, p string)) hal.Factory {
 	}
 }
 
-// newTorquePID follows its command pin with the feedback pin, with
-// feed-forward from the command's derivatives through the axis model
-// (LinuxCNC pid's FF1 and FF2, in torque). Its heartbeat pin counts
-// updates: the drive's watchdog watches it. Its amp-enable pin is TRUE
-// from its first update on; halhost.hal's safep lines drop it (and zero
-// the output) when the servo thread faults or stops.
-func newTorquePID(_ *hal.HAL, c *hal.Component, p string) {
-	var (
-		command, feedback = c.Float(p+".command", hal.In), c.Float(p+".feedback", hal.In)
-		errPin, out       = c.Float(p+".error", hal.Out), c.Float(p+".output", hal.Out)
-		heartbeat         = c.U32(p+".heartbeat", hal.Out)
-		ampEnable         = c.Bit(p+".amp-enable", hal.Out)
-		pgain, igain      = c.FloatParam(p+".Pgain", hal.RW), c.FloatParam(p+".Igain", hal.RW)
-		dgain             = c.FloatParam(p+".Dgain", hal.RW)
-		pid               = control.PID{Kp: 1.6, Ki: 20, Kd: 0.018, Kaff: inertia, Kvff: viscous, Kfff: coulomb, MaxOutput: maxTorque}
-		lastCmd, lastVel  float64
-		samples           int // command samples seen, up to 2
-	)
-	pgain.Set(pid.Kp)
-	igain.Set(pid.Ki)
-	dgain.Set(pid.Kd)
-	c.Export(p+".do-pid-calcs", func(period time.Duration, _ int64) {
-		dt := period.Seconds()
-		cmd, fb := command.Get(), feedback.Get()
-		pid.Kp, pid.Ki, pid.Kd = pgain.Get(), igain.Get(), dgain.Get()
-		// Differentiate the command once two (for velocity) or three (for
-		// acceleration) samples exist, so the start is not a kick.
-		vel, acc := 0.0, 0.0
-		if samples >= 1 {
-			vel = (cmd - lastCmd) / dt
-		}
-		if samples >= 2 {
-			acc = (vel - lastVel) / dt
-		}
-		lastCmd, lastVel, samples = cmd, vel, min(samples+1, 2)
-		errPin.Set(cmd - fb)
-		out.Set(pid.Update(dt, cmd, vel, acc, fb))
-		heartbeat.Set(heartbeat.Get() + 1)
-		ampEnable.Set(true)
-	})
-}
-
 // newMotor is the simulated axis and its drive, advanced by the real time
 // between its cycles (on the base thread). The drive has a watchdog, as
-// real ones do (LinuxCNC's charge pump): when the heartbeat pin stops for
-// the watchdog parameter's nanoseconds (100 servo periods by default), it
-// drops the torque and clears the enabled pin, so a servo thread that died
-// does not leave the axis running away. Its amp-enable input gates the
+// real ones do: when its heartbeat pin (charge_pump's square wave, from
+// the servo thread) stops toggling for the watchdog parameter's
+// nanoseconds (100 servo periods by default), it drops the torque and
+// clears the enabled pin, so a servo thread that died does not leave the
+// axis running away. Its amp-enable input gates the
 // torque too: unlinked or FALSE, the drive is off.
 func newMotor(h *hal.HAL, c *hal.Component, p string) {
 	var (
-		torque, heartbeat  = c.Float(p+".torque", hal.In), c.U32(p+".heartbeat", hal.In)
+		torque, heartbeat  = c.Float(p+".torque", hal.In), c.Bit(p+".heartbeat", hal.In)
 		ampEnable          = c.Bit(p+".amp-enable", hal.In)
 		position, velocity = c.Float(p+".position", hal.Out), c.Float(p+".velocity", hal.Out)
 		enabled            = c.Bit(p+".enabled", hal.Out)
 		watchdog           = c.S64Param(p+".watchdog", hal.RW)
-		m                  = control.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque}
+		m                  = axis.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque}
 		last, lastBeatAt   int64
-		lastBeat           uint32
-		started            bool
+		lastBeat, started  bool
 	)
 	wd := 100 * time.Millisecond
 	if th, ok := h.Thread("servo"); ok {

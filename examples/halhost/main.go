@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -47,20 +49,32 @@ type config struct {
 	metrics    string // -metrics-addr: serve Prometheus metrics there
 }
 
-func main() {
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs halhost with args until Ctrl-C or SIGTERM: its exit
+// status (HACKING.md, "Examples: one command-line style").
+func command(args []string, stdout, stderr io.Writer) int {
 	var c config
-	opts := rtapi.RegisterFlags(flag.CommandLine)
-	flag.DurationVar(&c.base, "base", 100*time.Microsecond, "base thread period")
-	flag.DurationVar(&c.servo, "servo", time.Millisecond, "servo thread period (rounded to a multiple of -base)")
-	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", DefaultStatsKey, "shared-memory `key` of the thread statistics")
-	cli.KeyVar(flag.CommandLine, &c.pinsKey, "pins-key", DefaultPinsKey, "shared-memory `key` of the pins (the HAL data segment: components, pins, parameters, signals)")
-	flag.StringVar(&c.halFile, "hal", "", "load this .hal file instead of halhost's own (threads base and servo exist; halhost starts them)")
-	flag.DurationVar(&c.faultAfter, "fault-after", 0, "make a servo function panic after this long (0: never)")
-	flag.DurationVar(&c.status, "status", 0, "print the threads' timing this often (0: only at the end)")
-	flag.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9100 (path /metrics; empty: off)")
-	flag.Parse()
-	c.rtapi = *opts
-	cli.Main("halhost", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
+	fs := flag.NewFlagSet("halhost", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[-base P] [-servo P] [-hal FILE] [-fault-after D] [-status D] [-metrics-addr ADDR] [-rtapi.FLAG ...]", "")
+	opts := rtapi.RegisterFlags(fs)
+	fs.DurationVar(&c.base, "base", 100*time.Microsecond, "base thread period")
+	fs.DurationVar(&c.servo, "servo", time.Millisecond, "servo thread period (rounded to a multiple of -base)")
+	cli.KeyVar(fs, &c.statsKey, "stats-key", DefaultStatsKey, "shared-memory `key` of the thread statistics")
+	cli.KeyVar(fs, &c.pinsKey, "pins-key", DefaultPinsKey, "shared-memory `key` of the pins (the HAL data segment: components, pins, parameters, signals)")
+	fs.StringVar(&c.halFile, "hal", "", "load this .hal file instead of halhost's own (threads base and servo exist; halhost starts them)")
+	fs.DurationVar(&c.faultAfter, "fault-after", 0, "make a servo function panic after this long (0: never)")
+	fs.DurationVar(&c.status, "status", 0, "print the threads' timing this often (0: only at the end)")
+	fs.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics on this address, e.g. 127.0.0.1:9100 (path /metrics; empty: off)")
+	err := cli.Parse(fs, args)
+	if err == nil {
+		c.rtapi = *opts
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = run(ctx, stdout, c)
+		stop()
+	}
+	return cli.Exit("halhost", stderr, err)
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {

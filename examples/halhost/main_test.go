@@ -171,7 +171,11 @@ func TestHostAndMonitor(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 	assert.Regexp(t, `pid\.0\.command +float +IN +\S+ +<== pos-cmd`, out)
-	beats := regexp.MustCompile(`pid\.0\.heartbeat +u32 +OUT +(\d+)`)
+	// The standard pid (its command derivatives feed FF1 and FF2);
+	// charge_pump's square wave is the drive's heartbeat.
+	assert.Regexp(t, `pid\.0\.commandDD +float +OUT`, out)
+	assert.Regexp(t, `charge-pump\.out +bit +OUT +\S+ +==> heartbeat`, out)
+	beats := regexp.MustCompile(`thread servo .* running +beat (\d+)`)
 	require.Len(t, beats.FindAllString(out, -1), 3, out)
 	first, _ := strconv.Atoi(beats.FindStringSubmatch(out)[1])
 	rttest.WaitFor(t, "the servo thread beating, the drive enabled", func() bool {
@@ -212,7 +216,7 @@ func TestMonitorNoticesHostStoppingAndReturning(t *testing.T) {
 	again.waitFor("halhost ready")
 	mon.waitFor(fmt.Sprintf("host back (pid %d)", again.cmd.Process.Pid))
 	mon.waitFor(fmt.Sprintf("host pid %d", again.cmd.Process.Pid))
-	mon.waitFor("pid.0.heartbeat")
+	mon.waitFor("charge-pump.out")
 	require.Equal(t, 0, mon.interrupt(), mon.output())
 	require.Equal(t, 0, again.interrupt(), again.output())
 }
@@ -251,7 +255,8 @@ func TestPanickingFunctionStopsOnlyItsThread(t *testing.T) {
 // lines): the drive's enable drops and the torque command goes to 0, and
 // another process sees it, with halcmd getp/gets and with halmon. Before,
 // halhost had no amp-enable pin and a fault left the last torque on the
-// signal.
+// signal. The drive's enable is the signal amp-enable (set TRUE by
+// halhost.hal, read by the standard pid's enable pin and the drive).
 func TestFaultDropsAmpEnableForOtherProcesses(t *testing.T) {
 	hostBin, monBin := binaries(t)
 	inst := instance(t) // halcmd finds the host by its instance's socket
@@ -265,16 +270,17 @@ func TestFaultDropsAmpEnableForOtherProcesses(t *testing.T) {
 		require.NoError(t, err, "halcmd %v: %s", args, out)
 		return strings.TrimSpace(string(out))
 	}
-	rttest.WaitFor(t, "the servo thread enabling the drive", func() bool { return halcmd("getp", "pid.0.amp-enable") == "TRUE" })
+	rttest.WaitFor(t, "the drive enabled", func() bool { return halcmd("getp", "motor.0.enabled") == "TRUE" })
+	assert.Equal(t, "TRUE", halcmd("getp", "pid.0.enable"))
 
 	line := host.waitFor("halhost: thread servo stopped")
-	assert.Contains(t, line, "safe states run: pid.0.amp-enable, pid.0.output")
-	assert.Equal(t, "FALSE", halcmd("getp", "pid.0.amp-enable"))
+	assert.Contains(t, line, "safe states run: pid.0.enable, pid.0.output")
+	assert.Equal(t, "FALSE", halcmd("getp", "pid.0.enable"), "pid is disabled: its output stays 0")
 	assert.Equal(t, "FALSE", halcmd("getp", "motor.0.amp-enable"), "the base thread's drive reads the signal")
 	assert.Equal(t, "FALSE", halcmd("gets", "amp-enable"))
 	assert.Equal(t, "0", halcmd("gets", "torque"))
 	out := monOnce(t, monBin, k)
-	assert.Regexp(t, `pid\.0\.amp-enable +bit +OUT +FALSE +==> amp-enable`, out)
+	assert.Regexp(t, `pid\.0\.enable +bit +IN +FALSE +<== amp-enable`, out)
 	assert.Regexp(t, `pid\.0\.output +float +OUT +0 +==> torque`, out)
 	assert.Regexp(t, `thread servo .* failed `, out)
 	require.Equal(t, 0, host.interrupt(), host.output())
@@ -363,7 +369,7 @@ func TestKilledHostIsNoticedAndReplaced(t *testing.T) {
 	again := start(t, hostBin, k...)
 	again.waitFor("halhost ready")
 	mon.waitFor(fmt.Sprintf("host back (pid %d)", again.cmd.Process.Pid))
-	mon.waitFor("pid.0.heartbeat")
+	mon.waitFor("charge-pump.out")
 	require.Equal(t, 0, mon.interrupt(), mon.output())
 	require.Equal(t, 0, again.interrupt(), again.output())
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -33,20 +35,34 @@ type config struct {
 	clear    bool
 }
 
-func main() {
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs halmon with args until -count refreshes, Ctrl-C or
+// SIGTERM: its exit status (HACKING.md, "Examples: one command-line
+// style").
+func command(args []string, stdout, stderr io.Writer) int {
 	var c config
+	fs := flag.NewFlagSet("halmon", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[-interval D] [-count N] [-wait D] [-stats-key K] [-pins-key K] [-rtapi.FLAG ...]", "")
 	// Only the settings that name the host's segments: halmon runs no
 	// task, so the flavor, priorities and memory locking are its own.
-	opts := rtapi.RegisterShmFlags(flag.CommandLine)
-	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", defaultStatsKey, "shared-memory `key` of the host's thread statistics")
-	cli.KeyVar(flag.CommandLine, &c.pinsKey, "pins-key", defaultPinsKey, "shared-memory `key` of the host's pins (its HAL data segment)")
-	flag.DurationVar(&c.interval, "interval", 500*time.Millisecond, "time between refreshes")
-	flag.IntVar(&c.count, "count", 0, "exit after this many refreshes (0: until Ctrl-C)")
-	flag.DurationVar(&c.wait, "wait", 0, "how long to wait for the host to appear at start")
-	flag.Parse()
-	c.rtapi = *opts
-	c.clear = cli.IsTerminal(os.Stdout)
-	cli.Main("halmon", func(ctx context.Context) error { return run(ctx, os.Stdout, c) })
+	opts := rtapi.RegisterShmFlags(fs)
+	cli.KeyVar(fs, &c.statsKey, "stats-key", defaultStatsKey, "shared-memory `key` of the host's thread statistics")
+	cli.KeyVar(fs, &c.pinsKey, "pins-key", defaultPinsKey, "shared-memory `key` of the host's pins (its HAL data segment)")
+	fs.DurationVar(&c.interval, "interval", 500*time.Millisecond, "time between refreshes")
+	fs.IntVar(&c.count, "count", 0, "exit after this many refreshes (0: until Ctrl-C)")
+	fs.DurationVar(&c.wait, "wait", 0, "how long to wait for the host to appear at start")
+	err := cli.Parse(fs, args)
+	if err == nil {
+		c.rtapi = *opts
+		f, ok := stdout.(*os.File)
+		c.clear = ok && cli.IsTerminal(f)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = run(ctx, stdout, c)
+		stop()
+	}
+	return cli.Exit("halmon", stderr, err)
 }
 
 func run(ctx context.Context, w io.Writer, c config) (err error) {

@@ -35,8 +35,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -67,33 +69,38 @@ type config struct {
 // MaxCapture bounds -n: a capture is kept in memory.
 const MaxCapture = 10_000_000
 
-func main() {
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs halscope with args until its capture is written, Ctrl-C
+// or SIGTERM: its exit status (HACKING.md, "Examples: one command-line
+// style").
+func command(args []string, stdout, stderr io.Writer) int {
 	var c config
-	flag.IntVar(&c.channel, "c", 0, "the sampler channel to read (sampler.CHAN)")
-	flag.IntVar(&c.trigger, "trigger", 0, "the pin that triggers (sampler.CHAN.pin.PIN)")
-	flag.StringVar(&c.edge, "edge", "rising", "rising, falling, high, low or auto")
-	flag.Float64Var(&c.level, "level", 0.5, "the trigger level")
-	flag.IntVar(&c.pre, "pre", -1, "samples before the trigger (default a tenth of -n)")
-	flag.IntVar(&c.count, "n", 1000, "samples in the capture")
-	flag.StringVar(&c.csv, "csv", "-", "write the CSV here (- for stdout, empty for none)")
-	flag.StringVar(&c.svg, "svg", "", "write the SVG plot here")
-	flag.StringVar(&c.title, "title", "", "the plot's title (default: the channel and trigger)")
-	flag.StringVar(&c.names, "names", "", "comma-separated names of the pins, in cfg order")
-	flag.StringVar(&c.pins, "pins", "", "comma-separated pins to plot (default all)")
-	flag.DurationVar(&c.timeout, "timeout", 0, "give up waiting for the trigger after this long (0: wait)")
-	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
-	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
-	flag.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
-	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: halscope [-c CHAN] [-trigger PIN -edge E -level X] [-pre N] [-n N] [-csv FILE] [-svg FILE]")
-		flag.PrintDefaults()
+	fs := flag.NewFlagSet("halscope", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[-c CHAN] [-trigger PIN -edge E -level X] [-pre N] [-n N] [-csv FILE] [-svg FILE]", "")
+	fs.IntVar(&c.channel, "c", 0, "the sampler channel to read (sampler.CHAN)")
+	fs.IntVar(&c.trigger, "trigger", 0, "the pin that triggers (sampler.CHAN.pin.PIN)")
+	fs.StringVar(&c.edge, "edge", "rising", "rising, falling, high, low or auto")
+	fs.Float64Var(&c.level, "level", 0.5, "the trigger level")
+	fs.IntVar(&c.pre, "pre", -1, "samples before the trigger (default a tenth of -n)")
+	fs.IntVar(&c.count, "n", 1000, "samples in the capture")
+	fs.StringVar(&c.csv, "csv", "-", "write the CSV here (- for stdout, empty for none)")
+	fs.StringVar(&c.svg, "svg", "", "write the SVG plot here")
+	fs.StringVar(&c.title, "title", "", "the plot's title (default: the channel and trigger)")
+	fs.StringVar(&c.names, "names", "", "comma-separated names of the pins, in cfg order")
+	fs.StringVar(&c.pins, "pins", "", "comma-separated pins to plot (default all)")
+	fs.DurationVar(&c.timeout, "timeout", 0, "give up waiting for the trigger after this long (0: wait)")
+	fs.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
+	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
+	fs.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
+	err := cli.Parse(fs, args)
+	if err == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = run(ctx, stdout, stderr, c)
+		stop()
 	}
-	flag.Parse()
-	if flag.NArg() != 0 {
-		fmt.Fprintf(os.Stderr, "halscope: unexpected argument %q\n", flag.Arg(0))
-		os.Exit(2)
-	}
-	cli.Main("halscope", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, c) })
+	return cli.Exit("halscope", stderr, err)
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gortapi/gortapi/examples/servo/control"
+	"github.com/gortapi/gortapi/examples/internal/axis"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	_ "github.com/gortapi/gortapi/rtapi/hal/comps" // pid
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -21,7 +21,7 @@ type Config struct {
 	Vel, Accel float64
 	// Dwell is the rest after each move.
 	Dwell time.Duration
-	Motor control.Motor
+	Motor axis.Motor
 	PID   Gains
 }
 
@@ -51,7 +51,7 @@ func DefaultConfig() Config {
 		Moves: []float64{10, -10, 3},
 		Vel:   50, Accel: 500,
 		Dwell: 100 * time.Millisecond,
-		Motor: control.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque},
+		Motor: axis.Motor{Inertia: inertia, Viscous: viscous, Coulomb: coulomb, MaxTorque: maxTorque},
 		PID: Gains{
 			Pgain: 1.6, Igain: 20, Dgain: 0.018,
 			FF1: viscous, Inertia: inertia, Friction: coulomb,
@@ -65,7 +65,7 @@ func (c *Config) Duration() time.Duration {
 	var d time.Duration
 	from := 0.0
 	for _, to := range c.Moves {
-		p := control.NewTrapezoid(from, to, c.Vel, c.Accel)
+		p := axis.NewTrapezoid(from, to, c.Vel, c.Accel)
 		d += time.Duration(p.Duration()*1e9) + c.Dwell
 		from = to
 	}
@@ -85,18 +85,18 @@ func (c *Config) Duration() time.Duration {
 // HAL.Stop (or Done, then Stop).
 type Servo struct {
 	cfg   Config
-	motor control.Motor
+	motor axis.Motor
 
 	torque, position       hal.Float // the motor's pins
 	cmdPosPin, feedForward hal.Float // the trajectory's pins
 
 	move          int // index into cfg.Moves of the move under way
-	traj          control.Trapezoid
+	traj          axis.Trapezoid
 	moveTick      int64 // servo cycle at which the move began
 	tick          int64
 	lastNow       int64
 	started       bool
-	Following     control.ErrorStats // following error over the whole run
+	Following     axis.ErrorStats // following error over the whole run
 	done          atomic.Bool
 	finishedAtSec float64
 }
@@ -161,7 +161,7 @@ func (s *Servo) plan(move int, from float64) {
 	if move < len(s.cfg.Moves) {
 		to = s.cfg.Moves[move]
 	}
-	s.traj = control.NewTrapezoid(from, to, s.cfg.Vel, s.cfg.Accel)
+	s.traj = axis.NewTrapezoid(from, to, s.cfg.Vel, s.cfg.Accel)
 }
 
 // motorUpdate applies the PID's last torque and advances the simulated

@@ -232,7 +232,7 @@ func TestLayerViolations(t *testing.T) {
 		pkg("internal/backend", "rtapi"),
 		pkg("internal/backend/x", "rtapi/sim"),
 		pkg("rtapi", "rtapi/hal"),
-		pkg("rtapi/hal", "examples/servo/control"),
+		pkg("rtapi/hal", "examples/internal/axis"),
 		pkg("rtapi", "tools/x"),
 		pkg("tools/x"),
 		pkg("flavors", "github.com/prometheus/client_golang/prometheus"),

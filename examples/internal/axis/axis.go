@@ -1,4 +1,4 @@
-package control
+package axis
 
 import "math"
 
@@ -54,54 +54,6 @@ func (p *Trapezoid) At(t float64) (pos, vel, acc float64) {
 		return p.Target - p.dir*a*r*r/2, p.dir * a * r, -p.dir * a
 	}
 	return p.Target, 0, 0
-}
-
-// PID is a position controller with velocity and acceleration
-// feed-forward, Coulomb friction feed-forward, an output limit and
-// anti-windup. Its output is a motor torque.
-type PID struct {
-	Kp, Ki, Kd float64 // feedback gains
-	// Feed-forward: torque per unit commanded acceleration (the inertia),
-	// per unit commanded velocity (viscous friction) and toward the
-	// commanded direction of motion (Coulomb friction).
-	Kaff, Kvff, Kfff float64
-	MaxOutput        float64 // torque limit; the integrator never winds past it
-
-	integral float64
-	lastErr  float64
-	primed   bool
-}
-
-// Update computes the torque for one period dt (seconds) from the command
-// (position, velocity, acceleration) and the measured position.
-// RT-safe.
-func (c *PID) Update(dt, cmdPos, cmdVel, cmdAcc, fb float64) float64 {
-	err := cmdPos - fb
-	deriv := 0.0
-	if c.primed {
-		deriv = (err - c.lastErr) / dt
-	}
-	c.lastErr, c.primed = err, true
-
-	ff := c.Kaff*cmdAcc + c.Kvff*cmdVel
-	switch {
-	case cmdVel > 0:
-		ff += c.Kfff
-	case cmdVel < 0:
-		ff -= c.Kfff
-	}
-	out := c.Kp*err + c.Ki*c.integral + c.Kd*deriv + ff
-	// Anti-windup by conditional integration: integrate only while the
-	// output is not pushed against its limit in the error's direction.
-	if !(out >= c.MaxOutput && err > 0) && !(out <= -c.MaxOutput && err < 0) {
-		c.integral += err * dt
-		// Clamp the integrator's own contribution to the limit too.
-		if c.Ki != 0 {
-			lim := c.MaxOutput / c.Ki
-			c.integral = min(max(c.integral, -lim), lim)
-		}
-	}
-	return min(max(out, -c.MaxOutput), c.MaxOutput)
 }
 
 // Motor is a simulated motor and load: inertia, viscous and Coulomb

@@ -1,4 +1,4 @@
-package control_test
+package axis_test
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/gortapi/gortapi/examples/servo/control"
+	"github.com/gortapi/gortapi/examples/internal/axis"
 )
 
 func TestTrapezoidProfiles(t *testing.T) {
@@ -20,7 +20,7 @@ func TestTrapezoidProfiles(t *testing.T) {
 		{"no move", 3, 3, 50, 500, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := control.NewTrapezoid(tc.from, tc.to, tc.vel, tc.acc)
+			p := axis.NewTrapezoid(tc.from, tc.to, tc.vel, tc.acc)
 			assert.InDelta(t, tc.wantDur, p.Duration(), 1e-9)
 			const dt = 1e-4
 			prevPos, _, _ := p.At(0)
@@ -40,28 +40,8 @@ func TestTrapezoidProfiles(t *testing.T) {
 	}
 }
 
-func TestPIDAntiWindup(t *testing.T) {
-	c := control.PID{Kp: 1, Ki: 100, MaxOutput: 0.5}
-	// A stalled axis: the error never shrinks. The output saturates and
-	// the integrator must not wind up behind it.
-	for range 10000 {
-		out := c.Update(1e-3, 10, 0, 0, 0)
-		assert.Equal(t, 0.5, out)
-	}
-	// When the error reverses, the output leaves the limit at once
-	// instead of unwinding a huge integral.
-	out := c.Update(1e-3, -1, 0, 0, 0)
-	assert.Less(t, out, 0.5, "a wound-up integrator would hold the output at the limit")
-}
-
-func TestPIDFeedForwardAlone(t *testing.T) {
-	c := control.PID{Kaff: 2, Kvff: 3, Kfff: 0.25, MaxOutput: 100}
-	assert.InDelta(t, 2*4+3*5+0.25, c.Update(1e-3, 0, 5, 4, 0), 1e-12)
-	assert.InDelta(t, -3*5-0.25, c.Update(1e-3, 0, -5, 0, 0), 1e-12)
-}
-
 func TestMotor(t *testing.T) {
-	m := control.Motor{Inertia: 1e-4, Viscous: 1e-4, Coulomb: 0.01, MaxTorque: 0.5}
+	m := axis.Motor{Inertia: 1e-4, Viscous: 1e-4, Coulomb: 0.01, MaxTorque: 0.5}
 	m.SetTorque(5)
 	assert.Equal(t, 0.5, m.Torque, "the drive limits torque")
 	m.SetTorque(0.005)
@@ -79,7 +59,7 @@ func TestMotor(t *testing.T) {
 }
 
 func TestErrorStats(t *testing.T) {
-	var s control.ErrorStats
+	var s axis.ErrorStats
 	assert.Zero(t, s.RMS())
 	s.Add(0.1, 3)
 	s.Add(0.2, -4)
