@@ -160,14 +160,15 @@ func runChild(rowJSON, settingsJSON string) int {
 		time.Sleep(time.Second) // let the heap reach its live size
 	}
 
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "rt-preempt", HistogramBound: 100 * time.Millisecond})
+	opts := rtapi.Options{Flavor: "rt-preempt", HistogramBound: 100 * time.Millisecond}
+	if r.Raw {
+		opts.RuntimeGuard = rtapi.On // the raw sleep is the runtime guard's
+	}
+	rt, err := rtapi.Open(opts)
 	if err != nil {
 		fail(err)
 	}
 	spec := rtapi.TaskSpec{Name: "rt", Period: s.Period, CPU: rtapi.OnCPU(s.CPU)}
-	if r.Raw {
-		spec.GCShield = rtapi.On
-	}
 	task, err := rt.NewTask(spec, func(tc *rtapi.TaskContext) error {
 		for tc.WaitPeriod() { // an empty body: nothing allocates here
 		}

@@ -28,7 +28,7 @@
 //	+gogc400 | +memlimit | +asyncpreemptoff | +gcshrinkstackoff |
 //	+pin-rest | defaults quiet | defaults +alloc | defaults +pin-rest
 //
-// "gortapi" rows run with the GC shield off (RTAPI_GC_SHIELD=off) and
+// "gortapi" rows run with the GC shield off (RTAPI_RUNTIME_GUARD=off) and
 // add one mitigation each; "defaults" rows are what the real-time flavors
 // apply by themselves. "+pin-rest" confines every other thread of the
 // process (GC workers, the load) to the other CPUs. -json writes every

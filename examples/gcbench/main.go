@@ -28,14 +28,14 @@ type row struct {
 	Load     bool `json:",omitempty"`
 	LoadOnly bool `json:",omitempty"`
 	// Mitigations.
-	Raw       bool   `json:",omitempty"` // TaskSpec.GCShield On: a raw sleep
+	Raw       bool   `json:",omitempty"` // Options.RuntimeGuard On: a raw sleep, and the guard's other steps
 	Procs     int    `json:",omitempty"` // GOMAXPROCS += Procs
 	GCPercent int    `json:",omitempty"` // debug.SetGCPercent, 0: leave
 	MemLimit  bool   `json:",omitempty"` // GOGC off, soft limit at 8x the live heap
 	GODEBUG   string `json:",omitempty"`
 	PinRest   bool   `json:",omitempty"` // every other thread off the task's CPU
-	// Shield is RTAPI_GC_SHIELD for the row: "off" measures without
-	// the GC shield the real-time flavors apply by default.
+	// Shield is RTAPI_RUNTIME_GUARD for the row: "off" measures without
+	// the runtime guard the real-time flavors apply by default.
 	Shield string `json:",omitempty"`
 }
 
@@ -200,7 +200,7 @@ func childCmd(r row, s settings) (*exec.Cmd, *bytes.Buffer) {
 		env = append(env, "GODEBUG="+r.GODEBUG)
 	}
 	if r.Shield != "" {
-		env = append(env, "RTAPI_GC_SHIELD="+r.Shield)
+		env = append(env, "RTAPI_RUNTIME_GUARD="+r.Shield)
 	}
 	cmd.Env = env
 	out := new(bytes.Buffer)
