@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/backend"
+	"github.com/gortapi/gortapi/internal/guard"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
@@ -24,10 +25,10 @@ type TaskContext struct {
 	release    int64 // release time of the current cycle
 	wake       int64 // when the current cycle's body started
 	cycle      int64
-	missed     int64  // releases the last wait counted as overrun (Missed)
-	pending    uint64 // releases owed under CatchUp, run without sleeping
-	correction int64  // PLL correction added to each period
-	raw        bool   // the nanosleep wait keeps the P (gc.go, followShield)
+	missed     int64       // releases the last wait counted as overrun (Missed)
+	pending    uint64      // releases owed under CatchUp, run without sleeping
+	correction int64       // PLL correction added to each period
+	guardSlot  *guard.Slot // the watchdog's count of the cycles (guard.go); nil: not watched
 
 	sampleEvery int64
 	nextSample  int64
@@ -126,7 +127,6 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 		next += missed * tc.period
 		late = false
 	}
-	tc.followShield()
 	for {
 		var releases uint64
 		var err error
@@ -205,6 +205,9 @@ func (tc *TaskContext) start(release, now int64) bool {
 	tc.release = release
 	tc.cycle++
 	tc.task.stats.cycles.Store(tc.cycle)
+	if g := tc.guardSlot; g != nil {
+		g.Cycles.Store(tc.cycle) // the watchdog's count (guard.go)
+	}
 	tc.wake = now
 	tc.gcAtStart = tc.interference && GCMarking()
 	return true
@@ -226,12 +229,12 @@ func (tc *TaskContext) control() (run, parked bool) {
 		return true, false
 	}
 	_ = tc.waker.Suspend()
-	t.wd.Idle.Store(true) // parked on purpose: not a runaway
+	t.setIdle(true) // parked on purpose: not a runaway
 	for {
 		<-t.kick
 		c = t.ctl.Load()
 		if c&(ctlStop|ctlFault) != 0 {
-			t.wd.Idle.Store(false)
+			t.setIdle(false)
 			return false, true
 		}
 		if c&ctlPause == 0 {
@@ -239,7 +242,7 @@ func (tc *TaskContext) control() (run, parked bool) {
 		}
 		_ = tc.waker.Suspend() // a Pause came after the Resume that woke us
 	}
-	t.wd.Idle.Store(false)
+	t.setIdle(false)
 	now := tc.waker.Now()
 	tc.pending = 0
 	if tc.period > 0 {
@@ -350,10 +353,6 @@ func (tc *TaskContext) Resync() {
 // an external clock with (rtapi_task_pll_get_reference).
 // RT-safe.
 func (tc *TaskContext) PLLReference() int64 { return tc.release }
-
-// PLLMaxCorrection is the largest correction SetPLLCorrection applies, as
-// a fraction of the period (LinuxCNC clamps to 1 %).
-const PLLMaxCorrection = 0.01
 
 // SetPLLCorrection lengthens (positive) or shortens (negative) every
 // following period by d, clamped to ±1 % of the period

@@ -22,7 +22,7 @@
 // and RT.Close. examples/twotasks is a complete program.
 //
 // Mapping to LinuxCNC's rtapi.h: Open/Close = rtapi_init/rtapi_exit;
-// Now = rtapi_get_time; Delay/DelayMax = rtapi_delay/rtapi_delay_max;
+// RT.Now = rtapi_get_time; Delay/DelayMax = rtapi_delay/rtapi_delay_max;
 // PrioHighest, PrioLowest, PrioNextHigher, PrioNextLower = rtapi_prio_*;
 // NewTask = rtapi_task_new (created paused); Task.Start, Pause, Resume,
 // Delete = rtapi_task_start, pause, resume, delete (Pause works; LinuxCNC
@@ -65,8 +65,8 @@
 //
 // Faults: a runaway task is faulted by the watchdog (TaskSpec.Watchdog),
 // a late one by its TaskSpec.DeadlinePolicy; TaskSpec.SafeState runs once
-// whenever a task ends or is faulted. docs/GC.md tells what keeps a task's
-// latency while the rest of the process allocates.
+// whenever a task ends or is faulted. Options.RuntimeGuard keeps a task's
+// latency while the rest of the process allocates (docs/GC.md).
 //
 // Building blocks, usable without an RT: rtapi/shm (named shared memory,
 // RT.ShmNew), rtapi/ipc (rings, a robust mutex, a semaphore, a seqlock),

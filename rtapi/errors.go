@@ -41,6 +41,9 @@ var (
 	// ErrFaulted matches a *FaultError (the watchdog stopped a runaway
 	// task) and a *DeadlineError (the task's DeadlinePolicy ended it).
 	ErrFaulted = errors.New("task faulted")
+	// ErrGoexit is what Wait returns for a task whose body called
+	// runtime.Goexit (as testing.T.FailNow does); the task ended normally.
+	ErrGoexit = errors.New("task body called runtime.Goexit")
 )
 
 // TaskError is an error about one task.
@@ -76,7 +79,3 @@ func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
 }
-
-// ErrGoexit is what Wait returns for a task whose body called
-// runtime.Goexit (as testing.T.FailNow does); the task ended normally.
-var ErrGoexit = errors.New("task body called runtime.Goexit")

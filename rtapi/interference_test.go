@@ -168,9 +168,9 @@ func BenchmarkCycleOverhead(b *testing.B) {
 // preemption of a task that keeps its P, at most one every 10 ms: at most
 // a third of 3 ms cycles.
 func TestInterferenceCountsSleepChunksAsOneSleep(t *testing.T) {
-	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
+	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off, RuntimeGuard: rtapi.On})
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "chunked", Period: 3 * time.Millisecond,
-		GCShield: rtapi.On, Interference: rtapi.On}, loop)
+		Interference: rtapi.On}, loop)
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
 	waitCycles(t, task, 41)
@@ -193,7 +193,7 @@ func TestInterferenceSampledAttributesAsExact(t *testing.T) {
 	var tasks []*rtapi.Task
 	for _, mode := range []rtapi.Toggle{rtapi.On, rtapi.Auto} {
 		task, err := rt.NewTask(rtapi.TaskSpec{Name: "interference=" + mode.String(), Period: time.Millisecond,
-			GCShield: rtapi.Off, Interference: mode}, loop)
+			Interference: mode}, loop)
 		require.NoError(t, err)
 		require.NoError(t, task.Start())
 		tasks = append(tasks, task)

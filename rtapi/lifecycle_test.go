@@ -195,7 +195,7 @@ func TestGoexitInBodyEndsTheTask(t *testing.T) {
 		}
 		err := task.Wait()
 		require.ErrorIs(t, err, rtapi.ErrGoexit, "task %s", task.Name())
-		require.Equal(t, "done", task.State())
+		require.Equal(t, rtapi.TaskDone, task.State())
 	}
 	require.NoError(t, rt.Close())
 	require.Equal(t, before, fds(), "a timerfd leaked")
@@ -205,7 +205,8 @@ func TestGoexitInBodyEndsTheTask(t *testing.T) {
 // Stop wakes a task asleep until a release far away, in every wake mode,
 // with and without raw sleeps, and Close finds it stopped.
 func TestStopWakesASleepingTask(t *testing.T) {
-	setups := map[string]rtapi.Options{"posix": {Flavor: "posix", StopTimeout: 5 * time.Second}}
+	setups := map[string]rtapi.Options{"posix": {Flavor: "posix", StopTimeout: 5 * time.Second},
+		"posix, raw sleeps": {Flavor: "posix", RuntimeGuard: rtapi.On, LockMemory: rtapi.Off, StopTimeout: 5 * time.Second}}
 	if sys.ProbeSchedFIFO() == nil {
 		k, err := kerneldetect.Detect()
 		require.NoError(t, err)
@@ -218,9 +219,9 @@ func TestStopWakesASleepingTask(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			rt, err := rtapi.Open(o)
 			require.NoError(t, err)
-			specs := []rtapi.TaskSpec{{Name: "raw", Wake: rtapi.WakeNanosleep, GCShield: rtapi.On}}
+			specs := []rtapi.TaskSpec{{Name: "auto", Wake: rtapi.WakeAuto}}
 			for _, wake := range wakeModes {
-				specs = append(specs, rtapi.TaskSpec{Name: wake.String(), Wake: wake, GCShield: rtapi.Off})
+				specs = append(specs, rtapi.TaskSpec{Name: wake.String(), Wake: wake})
 			}
 			var tasks []*rtapi.Task
 			var entered atomic.Int32
@@ -248,7 +249,7 @@ func TestStopWakesASleepingTask(t *testing.T) {
 			})
 			require.NoError(t, rt.Close(), "Close must find every task stopped, not wait a minute")
 			for _, task := range tasks {
-				require.Equal(t, "done", task.State(), task.Name())
+				require.Equal(t, rtapi.TaskDone, task.State(), task.Name())
 				require.Zero(t, task.Stats().Cycles, "%s: the release a minute away never came", task.Name())
 			}
 		})
@@ -540,18 +541,17 @@ func TestStrayUnlockStillDestroysTheThread(t *testing.T) {
 
 // Every Toggle of a TaskSpec is Auto, On or Off: another value is
 // ErrInvalid naming the field, as for Options (issue 21, defect 7:
-// GCShield and Interference took Toggle(5)).
+// Interference took Toggle(5)).
 func TestTaskSpecTogglesValidated(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix"})
 	for _, spec := range []rtapi.TaskSpec{
-		{Name: "g", Period: time.Millisecond, GCShield: 5},
 		{Name: "i", Period: time.Millisecond, Interference: -2},
 	} {
 		_, err := rt.NewTask(spec, loop)
 		require.ErrorIs(t, err, rtapi.ErrInvalid, "%+v", spec)
 	}
-	_, err := rt.NewTask(rtapi.TaskSpec{Name: "g", Period: time.Millisecond, GCShield: 5}, loop)
-	require.ErrorContains(t, err, "GCShield")
+	_, err := rt.NewTask(rtapi.TaskSpec{Name: "i", Period: time.Millisecond, Interference: 5}, loop)
+	require.ErrorContains(t, err, "Interference")
 }
 
 // Wait, WaitContext, Delete and RT.Close called from a task's own body
@@ -579,7 +579,7 @@ func TestLifecycleFromOwnBodyIsRefused(t *testing.T) {
 	for i, err := range errs {
 		require.ErrorIs(t, err, rtapi.ErrState, "call %d", i)
 	}
-	require.Equal(t, "running", task.State())
+	require.Equal(t, rtapi.TaskRunning, task.State())
 }
 
 // A TaskContext kept past its body's return is dead: WaitPeriod returns

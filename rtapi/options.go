@@ -38,14 +38,10 @@ import (
 //	HistogramBound  -rtapi.histogram-bound  RTAPI_HISTOGRAM_BOUND  DefaultHistogramBound
 //	StopTimeout     -rtapi.stop-timeout     RTAPI_STOP_TIMEOUT     DefaultStopTimeout
 //	TimerSignal     -rtapi.timer-signal     RTAPI_TIMER_SIGNAL     DefaultTimerSignal
-//	GCShield        -rtapi.gc-shield        RTAPI_GC_SHIELD        on for real-time flavors
-//	SpinGuard       -rtapi.spin-guard       RTAPI_SPIN_GUARD       on for real-time flavors
-//	SpareProcs      -rtapi.spare-procs      RTAPI_SPARE_PROCS      on where the spin guard runs
-//	RuntimeFIFO     -rtapi.runtime-fifo     RTAPI_RUNTIME_FIFO     on for SCHED_FIFO tasks, with a valve
+//	RuntimeGuard    -rtapi.runtime-guard    RTAPI_RUNTIME_GUARD    on for real-time flavors
 //	Logger, ShmAllowUIDs, Kernel, Sim: code only
 //
-// GORTAPI_GC_SHIELD, RTAPI_GC_SHIELD's older name, is still read; both set
-// to different values is an error. Yes/no values are auto, on or off (or
+// Yes/no values are auto, on or off (or
 // 1, 0, true, false, yes, no); durations Go's syntax (10ms); CPU lists the
 // kernel's (0-3,8). A bad value is an error matching ErrInvalid that names
 // the flag or variable, from flag.FlagSet.Parse or Open.
@@ -108,43 +104,19 @@ type Options struct {
 	// ErrInvalid; pick one the program does not use. Instances sent to the
 	// process still reach it.
 	TimerSignal int
-	// GCShield decides for tasks whose TaskSpec.GCShield is Auto: On
-	// shields them, Off does not, Auto applies TaskSpec.GCShield's rule on
-	// real-time flavors. RTAPI_GC_SHIELD=off turns it off for measurements.
-	GCShield Toggle
-	// SpinGuard bounds how long a task thread at SCHED_FIFO keeps its CPU
-	// without a context switch (DefaultSpinBound, or the period when
-	// longer), with a guard process started by the first Start
-	// (docs/GC.md, "The spin guard"). Auto: on for real-time flavors, with
-	// a warning when it cannot start; On: Start fails then; Off: none.
-	SpinGuard Toggle
-	// SpareProcs raises GOMAXPROCS by one per task while tasks run, so a
-	// waking task finds an idle P (docs/GC.md, "Spare Ps"). Auto: where
-	// the spin guard runs; On: on flavors with OS threads; Off: never.
-	// Since each change stops the world, a set's first Start raises it for
-	// every task not yet started. A GOMAXPROCS variable, or one the program
-	// sets while tasks run, is left alone.
-	SpareProcs Toggle
-	// RuntimeFIFO runs the process's other threads (the Go runtime's, and
-	// so every goroutine that is not a task) at SCHED_FIFO 1 while a task
-	// runs at SCHED_FIFO (docs/GC.md, "Runtime threads at SCHED_FIFO 1").
-	// Auto: until they keep a CPU busy, then SCHED_OTHER with a warning;
-	// On: however busy, which can starve ordinary processes; Off: never.
-	RuntimeFIFO Toggle
+	// RuntimeGuard keeps real-time tasks on time in a Go process that
+	// allocates, and bounds the Go runtime's livelocks: each task holds a
+	// P of its own while tasks run, the process's other threads run at
+	// SCHED_FIFO 1 until they keep a CPU busy, and a guard process demotes
+	// a task thread that keeps its CPU without a break (docs/GC.md, "The
+	// runtime guard"). Auto: on for real-time flavors, with a warning when
+	// the guard process cannot start; On: Start fails then; Off: none of
+	// it, for measurements (TaskSpec.Watchdog still applies).
+	RuntimeGuard Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given.
 	flagged uint32
 }
-
-// Defaults of Options' zero fields.
-const (
-	DefaultHistogramBound = 10 * time.Millisecond
-	DefaultStopTimeout    = 2 * time.Second
-)
-
-// DefaultTimerSignal is the signal the posix-timer wake mode uses unless
-// Options.TimerSignal names another: 40, SIGRTMIN+6 in glibc's numbering.
-const DefaultTimerSignal = backend.DefaultTimerSignal
 
 // RegisterFlags registers on fs the flags of Options' table and returns
 // the Options they fill in when fs is parsed. A bad value makes fs.Parse
@@ -252,21 +224,9 @@ var settings = config.Table[Options]{{
 	Value: field[int]{At: func(o *Options) *int { return &o.TimerSignal },
 		Unset: config.IsZero[int], Decode: config.Int, Verify: backend.ResolveTimerSignal, Text: strconv.Itoa},
 }, {
-	Field: "GCShield", Flag: "rtapi.gc-shield", Env: "RTAPI_GC_SHIELD", Legacy: "GORTAPI_GC_SHIELD",
-	Usage: "GC shield of tasks that leave it auto: `auto|on|off`",
-	Value: toggle(func(o *Options) *Toggle { return &o.GCShield }, false),
-}, {
-	Field: "SpinGuard", Flag: "rtapi.spin-guard", Env: "RTAPI_SPIN_GUARD",
-	Usage: "bound task threads' spins with a guard process: `auto|on|off`",
-	Value: toggle(func(o *Options) *Toggle { return &o.SpinGuard }, false),
-}, {
-	Field: "SpareProcs", Flag: "rtapi.spare-procs", Env: "RTAPI_SPARE_PROCS",
-	Usage: "raise GOMAXPROCS by one per task: `auto|on|off`",
-	Value: toggle(func(o *Options) *Toggle { return &o.SpareProcs }, false),
-}, {
-	Field: "RuntimeFIFO", Flag: "rtapi.runtime-fifo", Env: "RTAPI_RUNTIME_FIFO",
-	Usage: "run the process's other threads at SCHED_FIFO 1 while tasks run: `auto|on|off`",
-	Value: toggle(func(o *Options) *Toggle { return &o.RuntimeFIFO }, false),
+	Field: "RuntimeGuard", Flag: "rtapi.runtime-guard", Env: "RTAPI_RUNTIME_GUARD",
+	Usage: "keep tasks on time beside the Go runtime (docs/GC.md): `auto|on|off`",
+	Value: toggle(func(o *Options) *Toggle { return &o.RuntimeGuard }, false),
 }}
 
 func toggle(at func(*Options) *Toggle, boolean bool) field[Toggle] {

@@ -53,7 +53,7 @@ var resolverCases = []resolverCase{
 		zeroText: "0s", zeroWant: DefaultStopTimeout, unset: DefaultStopTimeout, bad: "-1s"},
 	{field: "TimerSignal", texts: [2]string{"41", "42"}, wants: [2]any{41, 42},
 		zeroText: "0", zeroWant: DefaultTimerSignal, unset: DefaultTimerSignal, bad: "99"},
-	{field: "GCShield", texts: [2]string{"no", "yes"}, wants: [2]any{Off, On},
+	{field: "RuntimeGuard", texts: [2]string{"no", "yes"}, wants: [2]any{Off, On},
 		zeroText: "auto", zeroWant: Auto, unset: Auto, bad: "sometimes"},
 }
 
@@ -155,7 +155,7 @@ func TestResolveRefusesBadValues(t *testing.T) {
 // Values set in code are checked too, and the error names the field.
 func TestResolveRefusesBadCode(t *testing.T) {
 	for _, o := range []Options{
-		{Flavor: "nonsense"}, {VanillaFIFO: 2}, {Strict: -5}, {LockMemory: 7}, {GCShield: 3},
+		{Flavor: "nonsense"}, {VanillaFIFO: 2}, {Strict: -5}, {LockMemory: 7}, {RuntimeGuard: 3},
 		{Instance: -1}, {HistogramBound: time.Nanosecond}, {HistogramBound: -time.Second},
 		{StopTimeout: -time.Second}, {TimerSignal: 33}, {TimerSignal: 65},
 	} {
@@ -172,44 +172,14 @@ func TestResolveFlagSpellings(t *testing.T) {
 	fs.SetOutput(io.Discard)
 	o := RegisterFlags(fs)
 	require.NoError(t, fs.Parse([]string{"-rtapi.strict", "-rtapi.vanilla-fifo", "-rtapi.lock-memory", "off",
-		"-rtapi.gc-shield", "on", "-rtapi.timer-signal", "50"}))
+		"-rtapi.runtime-guard", "on", "-rtapi.timer-signal", "50"}))
 	require.Equal(t, On, o.Strict)
 	require.Equal(t, On, o.VanillaFIFO)
 	require.Equal(t, Off, o.LockMemory)
-	require.Equal(t, On, o.GCShield)
+	require.Equal(t, On, o.RuntimeGuard)
 	require.Equal(t, 50, o.TimerSignal)
 	require.Equal(t, "on", fs.Lookup("rtapi.strict").Value.String())
 	require.Equal(t, "", fs.Lookup("rtapi.instance").Value.String(), "an unset field has no text")
-}
-
-// GORTAPI_GC_SHIELD is RTAPI_GC_SHIELD's older name: read alone, and
-// refused when the two disagree, so neither wins silently.
-func TestResolveGCShieldOlderName(t *testing.T) {
-	for _, c := range []struct {
-		env  env
-		want Toggle
-		err  string
-	}{
-		{env: env{"GORTAPI_GC_SHIELD": "off"}, want: Off},
-		{env: env{"RTAPI_GC_SHIELD": "on"}, want: On},
-		{env: env{"RTAPI_GC_SHIELD": "off", "GORTAPI_GC_SHIELD": "0"}, want: Off},
-		{env: env{"RTAPI_GC_SHIELD": "on", "GORTAPI_GC_SHIELD": "off"}, err: "disagree"},
-		{env: env{"RTAPI_GC_SHIELD": "on", "GORTAPI_GC_SHIELD": "sometimes"}, err: "GORTAPI_GC_SHIELD=\"sometimes\""},
-		{env: env{"GORTAPI_GC_SHIELD": "sometimes"}, err: "GORTAPI_GC_SHIELD=\"sometimes\""},
-	} {
-		got, err := Options{}.resolve(c.env.getenv)
-		if c.err != "" {
-			require.ErrorIs(t, err, ErrInvalid, "%v", c.env)
-			require.Contains(t, err.Error(), c.err)
-			continue
-		}
-		require.NoError(t, err, "%v", c.env)
-		require.Equal(t, c.want, got.GCShield, "%v", c.env)
-	}
-	// A flag or code wins over both, and then they are not read.
-	got, err := Options{GCShield: On}.resolve(env{"RTAPI_GC_SHIELD": "on", "GORTAPI_GC_SHIELD": "off"}.getenv)
-	require.NoError(t, err)
-	require.Equal(t, On, got.GCShield)
 }
 
 // The settings that only code sets: their defaults, and no flag or
@@ -223,7 +193,7 @@ func TestResolveCodeOnlySettings(t *testing.T) {
 	require.Nil(t, got.ShmAllowUIDs)
 	for _, field := range []string{"Logger", "Kernel", "Sim", "ShmAllowUIDs"} {
 		s := settingOf(t, field)
-		require.Empty(t, s.Flag+s.Env+s.Legacy, field)
+		require.Empty(t, s.Flag+s.Env, field)
 	}
 }
 
@@ -249,10 +219,8 @@ func TestSettingsCoverOptions(t *testing.T) {
 	require.NoError(t, err)
 	var want []string
 	for _, s := range settings {
-		for _, name := range []string{s.Env, s.Legacy} {
-			if name != "" {
-				want = append(want, name)
-			}
+		if s.Env != "" {
+			want = append(want, s.Env)
 		}
 	}
 	require.ElementsMatch(t, want, slices.Collect(maps.Keys(read)))
@@ -269,7 +237,7 @@ func TestSettingsDocumented(t *testing.T) {
 	require.NoError(t, err)
 	for _, s := range settings {
 		require.True(t, strings.Contains(doc, s.Field), "Options' doc table lacks %s", s.Field)
-		for _, name := range []string{"-" + s.Flag, s.Env, s.Legacy} {
+		for _, name := range []string{"-" + s.Flag, s.Env} {
 			if name == "" || name == "-" {
 				continue
 			}
@@ -283,20 +251,20 @@ func TestSettingsDocumented(t *testing.T) {
 // ones included.
 func TestOpenReadsTheEnvironment(t *testing.T) {
 	t.Setenv("RTAPI_TIMER_SIGNAL", "41")
-	t.Setenv("RTAPI_GC_SHIELD", "on")
+	t.Setenv("RTAPI_RUNTIME_GUARD", "on")
 	t.Setenv("RTAPI_STOP_TIMEOUT", "3s")
 	t.Setenv("RTAPI_HISTOGRAM_BOUND", "2ms")
 	rt, err := Open(Options{Flavor: "posix", LockMemory: Off})
 	require.NoError(t, err)
 	defer rt.Close()
 	require.Equal(t, 41, rt.opts.TimerSignal)
-	require.Equal(t, On, rt.opts.GCShield)
+	require.Equal(t, On, rt.opts.RuntimeGuard)
 	require.Equal(t, 3*time.Second, rt.opts.StopTimeout)
 	require.Equal(t, 2*time.Millisecond, rt.opts.HistogramBound)
 	task, err := rt.NewTask(TaskSpec{Name: "t", Period: time.Millisecond}, func(tc *TaskContext) error { return nil })
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Millisecond, task.spec.HistogramBound, "the instance's bound is each task's default")
-	require.True(t, shieldRaw(task.spec, rt.info.RealTime, rt.opts.GCShield), "GCShield on: shielded even on posix")
+	require.True(t, rt.guardOn(), "RuntimeGuard on: the guard's steps apply even on posix")
 }
 
 func TestRegisterFlagsMisuse(t *testing.T) {

@@ -5,11 +5,17 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 )
 
-// Spare Ps (Options.SpareProcs): docs/GC.md, "Spare Ps". Setting
-// GOMAXPROCS stops the world, so it changes only while no counted task
-// runs, where it can: at a set's first Start and after its last task ends.
+// A P per task, the runtime guard's first step (docs/GC.md, "A P per
+// task"): GOMAXPROCS one higher per task, and each periodic nanosleep
+// task of rawSleepMinPeriod or slower sleeps raw, keeping its P
+// (HACKING.md, "Why a raw sleep keeps the P"), so its wake-up never waits
+// for one; a faster task keeps its P busy without. Setting GOMAXPROCS stops the
+// world, so it changes only while no counted task runs, where it can: at
+// a set's first Start, raised for every task of the set, and after its
+// last task ends, when all are given back.
 
 // procBoard counts the tasks holding a spare P; one per process
 // (spareProcs), shared by every RT. mu guards each task's spare field.
@@ -84,30 +90,20 @@ func (b *procBoard) count() (n, base int) {
 }
 
 // wantSpareProcs reports whether a task starting on rt gets a spare P:
-// on OS threads with Options.SpareProcs On, or Auto where the spin guard
-// runs.
-func (rt *RT) wantSpareProcs() bool {
-	if !rt.traits.OSThreads {
-		return false
-	}
-	switch rt.opts.SpareProcs {
-	case On:
-		return true
-	case Off:
-		return false
-	}
-	if !rt.info.RealTime {
-		return false
-	}
-	s := &rt.spin
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.guard != nil
-}
+// under the runtime guard, once its process runs (it bounds the
+// livelocks spare Ps cause, docs/GC.md).
+func (rt *RT) wantSpareProcs() bool { return rt.guardOn() && rt.runningGuard() != nil }
 
 // takeProcs counts t and every task of rt not yet started on the
 // spare-P board, so that a set's first Start raises GOMAXPROCS for all.
-func (rt *RT) takeProcs(t *Task) {
+// It returns why t holds no P of its own, or "".
+func (rt *RT) takeProcs(t *Task) (note string) {
+	if !rt.wantSpareProcs() {
+		if rt.guardOn() {
+			return "the guard process does not run"
+		}
+		return "the runtime guard is off (not a real-time flavor, or Options.RuntimeGuard Off)"
+	}
 	rt.mu.Lock()
 	ts := make([]*Task, 0, len(rt.tasks)+1)
 	ts = append(ts, t)
@@ -117,17 +113,50 @@ func (rt *RT) takeProcs(t *Task) {
 		}
 	}
 	rt.mu.Unlock()
-	if note := spareProcs.add(ts); note != "" {
+	if note = spareProcs.add(ts); note != "" {
 		rt.spareNote(note)
 	}
+	return note
 }
 
 // giveBackProc uncounts t on the spare-P board, once.
 func (t *Task) giveBackProc() { spareProcs.remove(t) }
 
+// rawSleepMinPeriod is the shortest period that sleeps raw. A faster
+// task seldom loses its P in an ordinary sleep while a spare P is idle,
+// and the forced preemption a raw sleeper takes every 10-20 ms costs it
+// more than it saves (docs/GC.md, "Why fast tasks are not shielded").
+const rawSleepMinPeriod = 500 * time.Microsecond
+
+// shieldNote decides whether a task sleeps raw: a periodic nanosleep
+// task of rawSleepMinPeriod or slower with a P of its own (procs: why it
+// has none, or ""). It returns "on", or "off: " and why, as
+// Stats.GCShield shows it.
+func shieldNote(spec TaskSpec, wake WakeMode, procs string) string {
+	switch {
+	case spec.Period == 0:
+		return "off: not periodic"
+	case wake != WakeNanosleep:
+		return "off: only the nanosleep wake mode can keep its P, not " + wake.String()
+	case procs != "":
+		return "off: no P of its own: " + procs
+	case spec.Period < rawSleepMinPeriod:
+		return "off: period under " + rawSleepMinPeriod.String() + ", its P stays busy without"
+	}
+	return "on"
+}
+
 // spareNote logs, once per RT, why GOMAXPROCS was left alone.
 func (rt *RT) spareNote(note string) {
 	if rt.spareNoted.CompareAndSwap(false, true) {
-		rt.logger.Info("spare Ps: " + note + " (Options.SpareProcs)")
+		rt.logger.Info("spare Ps: " + note + " (docs/GC.md, \"Spare Ps\")")
 	}
+}
+
+// shieldNote is what Stats.GCShield shows: "" before the task starts.
+func (t *Task) shieldNote() string {
+	if p := t.shield.Load(); p != nil {
+		return *p
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package rtapi
 import (
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -136,12 +137,12 @@ func TestProcBoardLeavesAProgramsChange(t *testing.T) {
 // raises GOMAXPROCS once, before any of them runs. Ends give the Ps back
 // once the last counted task has ended, also one whose body returns on
 // its own, and one whose Start fails; GOMAXPROCS does not change while
-// a counted task runs. A task on the sim flavor, or with SpareProcs Off,
-// counts none.
+// a counted task runs. A task on the sim flavor, or with RuntimeGuard
+// Off, counts none.
 func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	// Not parallel: the board and GOMAXPROCS are the process's.
 	core, logs := observer.New(zap.InfoLevel)
-	rt, err := Open(Options{Flavor: "posix", LockMemory: Off, SpareProcs: On, Logger: zap.New(core)})
+	rt, err := Open(Options{Flavor: "posix", LockMemory: Off, RuntimeGuard: On, Logger: zap.New(core)})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 	n0, _ := spareProcs.count()
@@ -150,7 +151,7 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	var sets []int
 	running := func() (n int) {
 		for _, task := range rt.Tasks() {
-			if task.State() == "running" {
+			if task.State() == TaskRunning {
 				n++
 			}
 		}
@@ -229,7 +230,7 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	}
 
 	// Off, and the sim flavor (no OS threads), hold none.
-	for _, o := range []Options{{Flavor: "posix", LockMemory: Off, SpareProcs: Off}, {Flavor: "sim", SpareProcs: On, Logger: zap.NewNop()}} {
+	for _, o := range []Options{{Flavor: "posix", LockMemory: Off, RuntimeGuard: Off}, {Flavor: "sim", RuntimeGuard: On, Logger: zap.NewNop()}} {
 		other, err := Open(o)
 		require.NoError(t, err)
 		task, err := other.NewTask(TaskSpec{Name: "other", Period: time.Millisecond}, loopBody)
@@ -244,7 +245,7 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 
 	// GOMAXPROCS in the environment: left alone, and said once.
 	t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
-	env, err := Open(Options{Flavor: "posix", LockMemory: Off, SpareProcs: On, Logger: zap.New(core)})
+	env, err := Open(Options{Flavor: "posix", LockMemory: Off, RuntimeGuard: On, Logger: zap.New(core)})
 	require.NoError(t, err)
 	for _, name := range []string{"e1", "e2"} {
 		task, err := env.NewTask(TaskSpec{Name: name, Period: time.Millisecond}, loopBody)
@@ -256,12 +257,12 @@ func TestSpareProcsFollowRunningTasks(t *testing.T) {
 	require.Equal(t, 1, logs.FilterMessageSnippet("in the environment is left alone").Len())
 }
 
-// On a real-time flavor spare Ps are the default, where the spin guard
-// runs; with the guard off they are not.
-func TestSpareProcsByDefaultWithTheSpinGuard(t *testing.T) {
+// On a real-time flavor spare Ps are the default, where the guard
+// process runs; with the runtime guard off they are not.
+func TestSpareProcsByDefaultWithTheGuard(t *testing.T) {
 	rttest.RequireRT(t)
 	for _, guard := range []Toggle{Auto, Off} {
-		rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, SpinGuard: guard})
+		rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off, RuntimeGuard: guard})
 		require.NoError(t, err)
 		n0, _ := spareProcs.count()
 		task, err := rt.NewTask(TaskSpec{Name: "servo", Period: time.Millisecond}, loopBody)
@@ -269,7 +270,7 @@ func TestSpareProcsByDefaultWithTheSpinGuard(t *testing.T) {
 		require.NoError(t, task.Start())
 		n, base := spareProcs.count()
 		if guard == Auto {
-			require.NotNil(t, task.guarded, "the spin guard runs")
+			require.NotNil(t, rt.runningGuard(), "the guard process runs")
 			require.Equal(t, n0+1, n)
 		} else {
 			require.Equal(t, n0, n)
@@ -285,4 +286,28 @@ func loopBody(tc *TaskContext) error {
 	for tc.WaitPeriod() {
 	}
 	return nil
+}
+
+// Which task sleeps raw, and what its Stats.GCShield says: a periodic
+// nanosleep task of 500 µs or slower with a P of its own.
+func TestShieldNote(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	for _, c := range []struct {
+		spec  TaskSpec
+		wake  WakeMode
+		procs string
+		want  string
+	}{
+		{TaskSpec{Period: ms}, WakeNanosleep, "", "on"},
+		{TaskSpec{Period: 10 * ms}, WakeNanosleep, "", "on"},
+		{TaskSpec{Period: rawSleepMinPeriod}, WakeNanosleep, "", "on"},
+		{TaskSpec{Period: 50 * time.Microsecond}, WakeNanosleep, "", "off: period under 500µs"},
+		{TaskSpec{}, WakeNanosleep, "", "off: not periodic"},
+		{TaskSpec{Period: ms}, WakeTimerfd, "", "off: only the nanosleep wake mode can keep its P, not timerfd"},
+		{TaskSpec{Period: ms}, WakeNanosleep, "GOMAXPROCS=2 in the environment is left alone", "off: no P of its own: GOMAXPROCS=2"},
+	} {
+		got := shieldNote(c.spec, c.wake, c.procs)
+		require.True(t, strings.HasPrefix(got, c.want), "%+v %v %q: %q", c.spec, c.wake, c.procs, got)
+	}
 }

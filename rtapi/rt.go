@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/gortapi/gortapi/internal/backend"
-	"github.com/gortapi/gortapi/internal/watchdog"
 	"github.com/gortapi/gortapi/kerneldetect"
 )
 
@@ -34,13 +33,11 @@ type RT struct {
 	traits     backend.Traits // what the flavor needs: its clock, its threads
 
 	msgMu sync.Mutex
-	msg   *msgState     // the message drainer, started by the first MsgLogger
-	wd    *watchdog.Dog // guarded by mu; started by the first watched Start
+	msg   *msgState // the message drainer, started by the first MsgLogger
 
-	shields    shieldBoard    // which tasks keep their P while they sleep (gc.go)
-	spin       spinGuardState // bounds a task thread's spins (spin.go)
-	spareNoted atomic.Bool    // why GOMAXPROCS was left alone was logged (procs.go)
-	ended      chan struct{}  // a task ended or was faulted: wakes Run (context.go)
+	guard      guardState    // the guard process (guard.go)
+	spareNoted atomic.Bool   // why GOMAXPROCS was left alone was logged (procs.go)
+	ended      chan struct{} // a task ended or was faulted: wakes Run (context.go)
 }
 
 // FlavorInfo says which flavor runs the tasks and why it was chosen.
@@ -48,6 +45,15 @@ type FlavorInfo struct {
 	Name     string // registry name: "posix", "rt-preempt", "sim"
 	RealTime bool   // task threads get a real-time policy
 	Why      string // the detection evidence behind the choice, and what would do better
+}
+
+// String gives "rt-preempt (real-time): why", or "(not real-time)".
+func (f FlavorInfo) String() string {
+	rt := "real-time"
+	if !f.RealTime {
+		rt = "not real-time"
+	}
+	return fmt.Sprintf("%s (%s): %s", f.Name, rt, f.Why)
 }
 
 // Open detects the kernel, selects and opens the flavor, and hardens the
@@ -122,7 +128,6 @@ func (rt *RT) Close() error {
 
 	rt.warnIdleSim(tasks)
 	var errs []error
-	rt.shields.freeze() // a task ending first must not hand the next its P
 	for _, t := range tasks {
 		t.Stop()
 	}
@@ -135,8 +140,7 @@ func (rt *RT) Close() error {
 				"did not stop within %v (its body never returns to WaitPeriod)", rt.opts.StopTimeout))
 		}
 	}
-	rt.stopWatchdog(time.Until(deadline))
-	if err := rt.closeSpinGuard(); err != nil {
+	if err := rt.closeGuard(); err != nil {
 		errs = append(errs, err)
 	}
 	// Write out what the tasks' message rings still hold.
@@ -193,13 +197,12 @@ func (rt *RT) Instance() int { return rt.opts.Instance }
 func (rt *RT) StopTimeout() time.Duration { return rt.opts.StopTimeout }
 
 // Now reads this instance's clock in nanoseconds: CLOCK_MONOTONIC, or
-// virtual time on the sim flavor (rtapi_get_time), unlike the package's
-// Now.
+// virtual time on the sim flavor (rtapi_get_time), unlike MonotonicNow.
 // RT-safe.
 func (rt *RT) Now() int64 { return rt.flavor.Now() }
 
 // PrioHighest is the highest task priority (rtapi_prio_highest): 98 on
-// the Linux flavors, one below the watchdog, or lower where RLIMIT_RTPRIO
+// the Linux flavors, one below the runtime guard, or lower where RLIMIT_RTPRIO
 // caps SCHED_FIFO (Flavor().Why says so).
 func (rt *RT) PrioHighest() int { _, hi := rt.flavor.Priorities(); return hi }
 

@@ -6,17 +6,18 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/gortapi/gortapi/internal/guard"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Runtime threads at SCHED_FIFO 1 (Options.RuntimeFIFO) and Auto's valve:
-// docs/GC.md, "Runtime threads at SCHED_FIFO 1", has the why and the
-// measurements.
+// Runtime threads at SCHED_FIFO 1 and their valve, the runtime guard's
+// third step, clocked by the guard's ticks: docs/GC.md, "Runtime threads
+// at SCHED_FIFO 1", has the why and the measurements.
 
 // The valve trips when the other threads use valveShare of a CPU over the
 // last valveTicks ticks of valveTick.
 const (
-	valveTick  = 100 * time.Millisecond
+	valveTick  = guard.TickEvery
 	valveTicks = 5
 	valveShare = 0.8 // of one CPU
 )
@@ -26,27 +27,24 @@ const (
 type fifoBoard struct {
 	mu      sync.Mutex
 	tasks   map[int]int64         // task thread ids counted and not ended: their CPU time when counted
-	forced  int                   // counted tasks with RuntimeFIFO On: the valve is shut
 	gone    int64                 // CPU time ended counted tasks used while counted
 	samples [valveTicks + 1]int64 // other() at the last ticks, a ring
 	ticks   int
-	tripped bool          // the valve gave the threads back; no raise until the last task ends
-	stop    chan struct{} // closed to end the valve's ticker
+	tripped bool  // the valve gave the threads back; no raise until the last task ends
+	ticked  int64 // when tick last ran
 	log     *zap.Logger
-	every   time.Duration                               // the valve's tick; 0: no ticker (tests call check)
 	set     func(tid int, p sys.Policy, prio int) error // sys.SetScheduler
 	get     func(tid int) (sys.Policy, int, error)      // sys.Scheduler
 	threads func() ([]int, error)                       // sys.Threads
 	cpu     func(clock int32) int64                     // sys.ThreadCPUTime
 }
 
-var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime, every: valveTick}
+var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime}
 
 // add counts the task on thread tid; the first raises every SCHED_OTHER
-// thread of the process to SCHED_FIFO 1 and starts the valve. forced
-// (RuntimeFIFO On) shuts the valve while the task counts. It returns the
-// first error; the threads it could raise stay raised.
-func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
+// thread of the process to SCHED_FIFO 1. It returns the first error; the
+// threads it could raise stay raised.
+func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tasks == nil {
@@ -56,19 +54,8 @@ func (b *fifoBoard) add(tid int, forced bool, log *zap.Logger) error {
 		return nil
 	}
 	b.tasks[tid] = b.cpu(sys.ThreadClock(tid))
-	if forced {
-		b.forced++
-	}
 	b.log = log
-	if b.stop == nil && b.every > 0 {
-		b.stop = make(chan struct{})
-		go b.tick(b.stop)
-	}
 	if len(b.tasks) > 1 {
-		if forced && b.tripped {
-			b.tripped = false
-			return b.raise()
-		}
 		return nil
 	}
 	return b.raise()
@@ -137,8 +124,8 @@ func (b *fifoBoard) settle(change func(tid int) bool) error {
 }
 
 // remove uncounts the task on thread tid, from that thread; the last one
-// lowers the other threads and stops the valve.
-func (b *fifoBoard) remove(tid int, forced bool) {
+// lowers the other threads.
+func (b *fifoBoard) remove(tid int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	base, ok := b.tasks[tid]
@@ -149,15 +136,8 @@ func (b *fifoBoard) remove(tid int, forced bool) {
 		b.gone += c - base
 	}
 	delete(b.tasks, tid)
-	if forced {
-		b.forced--
-	}
 	if len(b.tasks) > 0 {
 		return
-	}
-	if b.stop != nil {
-		close(b.stop)
-		b.stop = nil
 	}
 	b.tripped, b.gone, b.ticks = false, 0, 0
 	b.lower()
@@ -194,7 +174,7 @@ func (b *fifoBoard) check() bool {
 	}
 	b.samples[b.ticks%len(b.samples)] = o
 	b.ticks++
-	if b.ticks < len(b.samples) || b.tripped || b.forced > 0 {
+	if b.ticks < len(b.samples) || b.tripped {
 		return false
 	}
 	used := o - b.samples[b.ticks%len(b.samples)]
@@ -204,7 +184,7 @@ func (b *fifoBoard) check() bool {
 	b.tripped = true
 	b.lower()
 	if b.log != nil {
-		b.log.Warn("runtime threads back to SCHED_OTHER: the program kept a CPU busy at SCHED_FIFO 1, which would keep ordinary processes off it (Options.RuntimeFIFO on keeps them at 1)",
+		b.log.Warn("runtime threads back to SCHED_OTHER: the program kept a CPU busy at SCHED_FIFO 1, which would keep ordinary processes off it (docs/GC.md)",
 			zap.Duration("cpu", time.Duration(used)), zap.Duration("over", valveTicks*valveTick))
 	}
 	return true
@@ -221,34 +201,24 @@ func (b *fifoBoard) reraise() {
 	}
 }
 
-// tick runs check, or reraise, every b.every until stop is closed.
-func (b *fifoBoard) tick(stop <-chan struct{}) {
-	t := time.NewTicker(b.every)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			if !b.check() {
-				b.reraise()
-			}
-		}
+// tick runs check, or else reraise, at most once per half valveTick: the
+// guards of several RTs may all tick it.
+func (b *fifoBoard) tick() {
+	b.mu.Lock()
+	now := sys.Nanotime()
+	early := now-b.ticked < int64(valveTick/2)
+	if !early {
+		b.ticked = now
+	}
+	b.mu.Unlock()
+	if !early && !b.check() {
+		b.reraise()
 	}
 }
 
-// runtimeFIFO reports whether a task with policy p counts on the board
-// (On, or Auto for SCHED_FIFO and SCHED_RR, on a real-time flavor with OS
-// threads) and whether it forces it (On).
-func (rt *RT) runtimeFIFO(p sys.Policy) (count, forced bool) {
-	if !rt.traits.OSThreads || !rt.info.RealTime {
-		return false, false
-	}
-	switch rt.opts.RuntimeFIFO {
-	case On:
-		return true, true
-	case Auto:
-		return p == sys.SchedFIFO || p == sys.SchedRR, false
-	}
-	return false, false
+// runtimeFIFO reports whether a task with policy p counts on the board:
+// a SCHED_FIFO or SCHED_RR task under the runtime guard, once its process
+// runs (it clocks the valve).
+func (rt *RT) runtimeFIFO(p sys.Policy) bool {
+	return (p == sys.SchedFIFO || p == sys.SchedRR) && rt.guardOn() && rt.runningGuard() != nil
 }

@@ -63,35 +63,35 @@ func TestFifoBoardRaisesOtherThreadsWhileTasksRun(t *testing.T) {
 		prio:   map[int]int{10: 80, 11: 1, 99: 99},
 	}
 	b := f.board()
-	require.NoError(t, b.add(10, true, nil))
+	require.NoError(t, b.add(10, nil))
 	require.Equal(t, map[int]sys.Policy{1: sys.SchedFIFO, 2: sys.SchedFIFO, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 99: sys.SchedFIFO}, f.policy)
 	require.Equal(t, [3]int{1, 1, 80}, [3]int{f.prio[1], f.prio[2], f.prio[10]})
 	f.policy[3], f.prio[3] = sys.SchedFIFO, 1 // a thread the runtime made since: inherited
 	sets := f.sets
-	require.NoError(t, b.add(11, true, nil)) // a task at priority 1: counted, nothing set
+	require.NoError(t, b.add(11, nil)) // a task at priority 1: counted, nothing set
 	require.Equal(t, sets, f.sets)
 	f.policy[10], f.prio[10] = sys.SchedOther, 0 // demoted by the guard or the watchdog
 	require.NoError(t, b.raise())
 	require.Equal(t, sys.SchedOther, f.policy[10], "a counted task is never raised to FIFO 1")
 	f.policy[10], f.prio[10] = sys.SchedFIFO, 80
-	b.remove(10, true)
+	b.remove(10)
 	require.Equal(t, sys.SchedFIFO, f.policy[1], "kept while task 11 runs")
-	b.remove(11, true)
+	b.remove(11)
 	f.policy[11], f.prio[11] = sys.SchedOther, 0 // its end took it off FIFO already
 	for _, tid := range []int{1, 2, 3} {
 		require.Equal(t, sys.SchedOther, f.policy[tid], "thread %d", tid)
 	}
 	require.Equal(t, [2]int{80, 99}, [2]int{f.prio[10], f.prio[99]}, "real-time threads untouched")
-	b.remove(11, true) // not counted: a no-op
+	b.remove(11) // not counted: a no-op
 }
 
-// With Options.RuntimeFIFO Auto (unset), while a SCHED_FIFO task runs, every thread of the
+// Under the runtime guard (Options.RuntimeGuard unset), while a SCHED_FIFO task runs, every thread of the
 // process runs SCHED_FIFO: the task's at its priority, the others at 1,
 // threads the runtime makes meanwhile too. Once it has ended, none is
 // left at 1.
 func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
 	rttest.RequireRT(t)
-	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off}) // RuntimeFIFO Auto
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off}) // RuntimeGuard Auto
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Close() })
 	task, err := rt.NewTask(TaskSpec{Name: "servo", Period: time.Millisecond, Priority: 50}, loopBody)
@@ -167,7 +167,7 @@ func TestFifoBoardCatchesThreadsMadeDuringAPass(t *testing.T) {
 		}
 		return tids, err
 	}
-	require.NoError(t, b.add(10, true, nil))
+	require.NoError(t, b.add(10, nil))
 	for tid, p := range f.policy {
 		require.Equal(t, sys.SchedFIFO, p, "thread %d", tid)
 	}
@@ -181,7 +181,7 @@ func TestFifoBoardCatchesThreadsMadeDuringAPass(t *testing.T) {
 		}
 		return tids, err
 	}
-	b.remove(10, true)
+	b.remove(10)
 	f.policy[10], f.prio[10] = sys.SchedOther, 0 // the task's own end
 	for tid, p := range f.policy {
 		require.Equal(t, sys.SchedOther, p, "thread %d", tid)
@@ -191,7 +191,7 @@ func TestFifoBoardCatchesThreadsMadeDuringAPass(t *testing.T) {
 // Auto's valve: the threads go back to SCHED_OTHER once the process's
 // other threads used valveShare of a CPU over the window, counting
 // neither the tasks' CPU time nor an ended task's; once per set, with a
-// warning, and never with a forced task counted.
+// warning.
 func TestFifoBoardValveGivesBusyThreadsBack(t *testing.T) {
 	const tick = int64(valveTick)
 	busy := int64(valveShare*float64(tick)) + 1 // per tick: just over the share
@@ -218,7 +218,7 @@ func TestFifoBoardValveGivesBusyThreadsBack(t *testing.T) {
 	}
 
 	f, b, logs := newBoard()
-	require.NoError(t, b.add(10, false, b.log))
+	require.NoError(t, b.add(10, b.log))
 	require.Equal(t, sys.SchedFIFO, f.policy[1])
 	require.Zero(t, run(f, b, 20, 0, tick), "a busy task is not the program's other threads")
 	require.Equal(t, sys.SchedFIFO, f.policy[1])
@@ -226,38 +226,25 @@ func TestFifoBoardValveGivesBusyThreadsBack(t *testing.T) {
 	require.Equal(t, 1, run(f, b, 10, busy, tick), "once")
 	require.Equal(t, [3]sys.Policy{sys.SchedOther, sys.SchedOther, sys.SchedFIFO}, [3]sys.Policy{f.policy[1], f.policy[2], f.policy[10]})
 	require.Equal(t, 1, logs.Len())
-	require.NoError(t, b.add(11, false, b.log)) // the set goes on without
+	require.NoError(t, b.add(11, b.log)) // the set goes on without
 	require.Equal(t, sys.SchedOther, f.policy[1])
-	b.remove(11, false)
-	b.remove(10, false)
+	b.remove(11)
+	b.remove(10)
 	f.policy[10], f.policy[11] = sys.SchedOther, sys.SchedOther
 	f.policy[10], f.policy[11] = sys.SchedFIFO, sys.SchedFIFO
-	require.NoError(t, b.add(10, false, b.log)) // the next set: raised again
+	require.NoError(t, b.add(10, b.log)) // the next set: raised again
 	require.Equal(t, sys.SchedFIFO, f.policy[1])
 
 	// An ended task's CPU time does not become the others'.
 	f, b, _ = newBoard()
-	require.NoError(t, b.add(10, false, nil))
-	require.NoError(t, b.add(11, false, nil))
+	require.NoError(t, b.add(10, nil))
+	require.NoError(t, b.add(11, nil))
 	run(f, b, valveTicks, 0, tick)
 	f.cpu[sys.ThreadClock(11)] += 10 * tick
 	f.cpu[sys.ProcessClock] += 10 * tick
-	b.remove(11, false)
+	b.remove(11)
 	require.Zero(t, run(f, b, 2*valveTicks, 0, tick))
 	require.Equal(t, sys.SchedFIFO, f.policy[1])
-
-	// A forced task shuts the valve; a forced task joining a tripped set
-	// raises the threads again.
-	f, b, _ = newBoard()
-	require.NoError(t, b.add(10, true, nil))
-	require.Zero(t, run(f, b, 3*valveTicks, 2*busy, 0))
-	require.Equal(t, sys.SchedFIFO, f.policy[1])
-	f, b, _ = newBoard()
-	require.NoError(t, b.add(10, false, nil))
-	require.Equal(t, 1, run(f, b, 2*valveTicks, busy, 0))
-	require.NoError(t, b.add(11, true, nil))
-	require.Equal(t, sys.SchedFIFO, f.policy[1])
-	require.Zero(t, run(f, b, 2*valveTicks, busy, 0))
 }
 
 // A program that keeps a CPU busy while a task runs gets its threads

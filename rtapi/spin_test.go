@@ -3,6 +3,7 @@ package rtapi_test
 import (
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,7 +86,8 @@ func TestSpinGuardEndsASpinOverAnOrdinaryThread(t *testing.T) {
 	// GC cycle did that now and then (the test hung in 1 of about 5 runs
 	// in a row), and so did the spare P that Start adds (GOMAXPROCS).
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, SpareProcs: rtapi.Off})
+	t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0))) // left alone: no spare P
+	rt := open(t, rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off})
 
 	var started, spinning, released atomic.Bool
 	var spinner atomic.Int64

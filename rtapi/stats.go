@@ -29,7 +29,7 @@ type taskStats struct {
 	majorFaults atomic.Int64
 	voluntary   atomic.Int64
 	involuntary atomic.Int64
-	spinBreaks  atomic.Int64 // written by the spin guard's reader
+	spinBreaks  atomic.Int64 // written by the guard's event reader
 	intf        interferenceStats
 	trace       traceStats // tracemark.go
 }
@@ -67,12 +67,12 @@ type Stats struct {
 	CPUs     []int
 	Wake     string
 	Degraded string
-	// SpinBreaks counts the spin guard's demotions of the task's thread
-	// (Options.SpinGuard).
+	// SpinBreaks counts the runtime guard's demotions of the task's
+	// thread for keeping its CPU without a break (Options.RuntimeGuard).
 	SpinBreaks int64
 	// GCShield is "on" when the task's sleeps keep their P, else "off:"
-	// and why (TaskSpec.GCShield). It changes as other tasks start and
-	// end, until RT.Close begins. Empty before the task starts.
+	// and why (Options.RuntimeGuard), decided when the task starts.
+	// Empty before then.
 	GCShield string
 	// TraceMarks counts the markers the kernel took (TaskSpec.TraceMark);
 	// TraceStopCycle is the cycle whose wake-up stopped tracing
@@ -212,9 +212,6 @@ func (s Stats) Since(mark Stats) (Stats, error) {
 	}
 	return d, nil
 }
-
-// PolicyVirtual is Stats.Policy on the sim flavor.
-const PolicyVirtual = "virtual"
 
 // policyName is Stats.Policy for a binding.
 func policyName(b backend.Binding) string {

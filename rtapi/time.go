@@ -6,15 +6,11 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Now returns CLOCK_MONOTONIC in nanoseconds from the vDSO
-// (rtapi_get_time), also on the sim flavor: virtual time is RT.Now or
-// TaskContext.Now.
+// MonotonicNow returns CLOCK_MONOTONIC in nanoseconds from the vDSO,
+// whatever the flavor: a task's time (rtapi_get_time), virtual on the sim
+// flavor, is RT.Now or TaskContext.Now.
 // RT-safe.
-func Now() int64 { return sys.Nanotime() }
-
-// DelayMax is the longest busy wait Delay performs (rtapi_delay_max):
-// longer waits belong in a sleep, not a spin.
-const DelayMax = 10 * time.Microsecond
+func MonotonicNow() int64 { return sys.Nanotime() }
 
 // Delay busy-waits for d, at most DelayMax (rtapi_delay): for short
 // hardware settle times in a task body.

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/guard"
 	"github.com/gortapi/gortapi/internal/rttest"
 )
 
-// The watchdog thread exists only while there is a task to watch, and a
-// closed RT is forgotten.
+// The guard process starts with the first watched task and ends with
+// the RT.
 func TestWatchdogGoesAwayWithItsTasks(t *testing.T) {
 	rttest.RequireRT(t)
 	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
@@ -26,13 +28,12 @@ func TestWatchdogGoesAwayWithItsTasks(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
-	rt.mu.Lock()
-	wd := rt.wd
-	rt.mu.Unlock()
-	require.NotNil(t, wd, "a watched task starts the watchdog")
-	require.NotZero(t, wd.Tid())
-	require.NoError(t, rt.Close()) // waits for the watchdog to exit
-	require.False(t, wd.Running())
+	g := rt.runningGuard()
+	require.NotNil(t, g, "a watched task starts the guard")
+	require.Same(t, g, task.wd.g)
+	pid := g.Pid()
+	require.NoError(t, rt.Close()) // waits for the guard to exit
+	require.ErrorIs(t, unix.Kill(pid, 0), unix.ESRCH, "the guard process is gone")
 }
 
 func TestWatchTimeout(t *testing.T) {
@@ -43,8 +44,8 @@ func TestWatchTimeout(t *testing.T) {
 	require.Equal(t, time.Second, watchTimeout(TaskSpec{Watchdog: time.Second}))
 }
 
-// Tasks that end or are deleted leave the watchdog's list, which its
-// priority-99 loop scans every tick.
+// Tasks that end or are deleted leave the guard and give their slot of
+// the shared page back.
 func TestWatchdogForgetsEndedTasks(t *testing.T) {
 	rttest.RequireRT(t)
 	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off})
@@ -62,16 +63,13 @@ func TestWatchdogForgetsEndedTasks(t *testing.T) {
 		require.NoError(t, task.Start())
 		tasks = append(tasks, task)
 	}
-	rt.mu.Lock()
-	wd := rt.wd
-	rt.mu.Unlock()
-	require.Len(t, wd.Watched(), 3)
+	g := rt.runningGuard()
+	require.Equal(t, 3, g.SlotsInUse())
 	require.NoError(t, tasks[1].Delete())
 	tasks[2].Stop()
 	require.NoError(t, tasks[2].Wait())
-	list := wd.Watched()
-	require.Len(t, list, 1, "ended and deleted tasks stay watched")
-	require.Same(t, &tasks[0].wd.Entry, list[0])
+	require.Equal(t, 1, g.SlotsInUse(), "ended and deleted tasks stay watched")
+	require.Same(t, g, tasks[0].wd.g)
 }
 
 // WaitContext, like Wait, returns for a faulted task only once the task's
@@ -91,7 +89,7 @@ func TestWaitContextWaitsForSafeStateOnFault(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.NoError(t, task.Start())
-	(*watchSubject)(task).Fault(0, 0)
+	task.fault(guard.Event{Tid: task.Tid(), Fault: true})
 
 	got := make(chan bool, 1)
 	go func() {

@@ -39,7 +39,7 @@ type childSpec struct {
 	// Threads runs several tasks (latency.ParseThreads: "base=50us,servo=1ms"),
 	// unpinned unless CPU is set, each reported in childResult.Tasks.
 	Threads string `json:"threads,omitempty"`
-	// ShieldOff runs the child with Options.GCShield Off (RTAPI_GC_SHIELD=off).
+	// ShieldOff runs the child with Options.RuntimeGuard Off.
 	ShieldOff bool `json:"shield_off,omitempty"`
 	// Sleeper runs an ordinary goroutine next to the tasks that sleeps
 	// 100 µs in a loop; childResult.Sleep is how late each sleep ends.
@@ -47,11 +47,11 @@ type childSpec struct {
 	// SamplerPins: a hal child's sampler captures this many pins; 0 runs
 	// no sampler (the sampler group).
 	SamplerPins int `json:"sampler_pins,omitempty"`
-	// SpinGuardOff runs the child with Options.SpinGuard Off
-	// (RTAPI_SPIN_GUARD=off).
+	// SpinGuardOff runs the child with Options.RuntimeGuard Off
+	// (one switch for the whole guard now).
 	SpinGuardOff bool `json:"spin_guard_off,omitempty"`
-	// SpareProcsOff runs the child with Options.SpareProcs Off
-	// (RTAPI_SPARE_PROCS=off).
+	// SpareProcsOff runs the child with Options.RuntimeGuard Off
+	// (one switch for the whole guard now).
 	SpareProcsOff bool `json:"spare_procs_off,omitempty"`
 	// HistBound is every task's latency histogram bound; 0 is rtapi's
 	// default.
@@ -160,20 +160,15 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if err != nil {
 		return childResult{}, err
 	}
-	vanilla, shield := rtapi.Off, rtapi.Auto
+	vanilla, guard := rtapi.Off, rtapi.Auto
 	if spec.Vanilla {
 		vanilla = rtapi.On
 	}
-	if spec.ShieldOff {
-		shield = rtapi.Off
+	if spec.GCShield == "on" {
+		guard = rtapi.On
 	}
-	spinGuard := rtapi.Auto
-	if spec.SpinGuardOff {
-		spinGuard = rtapi.Off
-	}
-	spare := rtapi.Auto
-	if spec.SpareProcsOff {
-		spare = rtapi.Off
+	if spec.ShieldOff || spec.SpinGuardOff || spec.SpareProcsOff || spec.GCShield == "off" {
+		guard = rtapi.Off // one switch now: Options.RuntimeGuard
 	}
 	defs := []latency.TaskDef{{Name: "servo", Period: spec.Interval}}
 	if spec.Threads != "" {
@@ -182,7 +177,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		}
 	}
 	cfg := latency.Config{
-		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, GCShield: shield, SpinGuard: spinGuard, SpareProcs: spare},
+		Options:  rtapi.Options{Flavor: spec.Flavor, VanillaFIFO: vanilla, RuntimeGuard: guard},
 		Tasks:    defs,
 		Priority: spec.Priority,
 		Wake:     wake,
@@ -191,11 +186,6 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 		Watchdog: -1, // a stall is a result to report, not a fault
 
 		HistogramBound: spec.HistBound,
-	}
-	if spec.GCShield != "" {
-		if err := cfg.GCShield.Set(spec.GCShield); err != nil {
-			return childResult{}, err
-		}
 	}
 	if spec.Interference != "" {
 		if err := cfg.Interference.Set(spec.Interference); err != nil {

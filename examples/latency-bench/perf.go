@@ -115,9 +115,8 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 			desc: "Task sets on the rt-preempt flavor, unpinned, rate-monotonic priorities from P down, as " +
 				"`latency-test -threads` runs them: each task alone; base 50 µs + servo 1 ms + user 10 ms, quiet and with " +
 				allocLoad + " allocating in the same process; halhost's two HAL threads (base 100 µs, servo 1 ms); 4 and 8 " +
-				"tasks. Each with the defaults (the GC shield: one P left for the rest, tasks under 500 µs not shielded and counted as " +
-				"keeping a P busy, the Ps left to the shortest periods from 500 µs) and with " +
-				"RTAPI_GC_SHIELD=off. An ordinary goroutine in the same process sleeps 100 µs in a loop: its overshoot " +
+				"tasks. Each with the defaults (the runtime guard: a P per task, every task's sleep keeps its P, one P left " +
+				"for the rest) and with RTAPI_RUNTIME_GUARD=off. An ordinary goroutine in the same process sleeps 100 µs in a loop: its overshoot " +
 				"is what the rest of the program gets. Overruns are releases skipped (Skip policy), summed over the rounds.",
 			variants: multiVariants,
 		},

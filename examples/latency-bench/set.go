@@ -104,9 +104,8 @@ func setGroup(b *bench) group {
 		id: "set", title: "A task set in one process vs C threads (issue 19)", metric: "set", needFIFO: true,
 		desc: fmt.Sprintf("Tasks at 50, 550 and 1050 µs, SCHED_FIFO priorities 80, 79, 78, memory locked, unpinned, in one "+
 			"gortapi process (rt-preempt flavor, Skip overruns), as `latency-test -m -p 80 -t 3 -i 50` runs them: quiet, "+
-			"with %s allocating in the same process, each also with spare Ps off (RTAPI_SPARE_PROCS=off: GOMAXPROCS "+
-			"not raised by one per task), and quiet with the spin guard off (RTAPI_SPIN_GUARD=off, which also turns "+
-			"spare Ps off). "+
+			"with %s allocating in the same process, each also with the runtime guard off (RTAPI_RUNTIME_GUARD=off: no "+
+			"P per task, no raw sleep, no spin bound), and quiet with it off. "+
 			"The C reference is three cyclictest processes started together, each `cyclictest -m -p P -i I -t 1 -h %d -q -D D` "+
 			"(its -h forces all its threads to one interval). Then halhost's two HAL threads (base 100 µs, servo 1 ms, "+
 			"priorities 80 and 79, siggen on the servo thread) in an rtapi/hal host against two cyclictest processes. "+

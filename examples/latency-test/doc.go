@@ -92,7 +92,6 @@
 //	-vanilla-fifo                 SCHED_FIFO + POSIX timers on a non-RT kernel
 //	-wake nanosleep|timerfd|posix-timer
 //	-overrun catchup|skip
-//	-gc-shield auto|on|off        every task's TaskSpec.GCShield (on: nanosleep keeps its P)
 //	-load alloc=200MB/s           allocating goroutines in this process (repeatable;
 //	-load hrtimers=100              100 threads sleeping 4 ms (hrtimer storm);
 //	-load cpu=N                     N spinning goroutines)

@@ -26,7 +26,7 @@ func newJSONDoc(c *config, res latency.Result, started time.Time, interrupted bo
 			Wake:           c.lat.Wake.String(),
 			Overrun:        c.lat.Overrun.String(),
 			HistogramBound: c.lat.HistogramBound,
-			GCShield:       c.lat.GCShield.String(),
+			GCShield:       c.lat.Options.RuntimeGuard.String(),
 			Watchdog:       c.lat.Watchdog,
 			VanillaFIFO:    c.lat.Options.VanillaFIFO == rtapi.On,
 			BodyBusy:       c.lat.Body.Busy,

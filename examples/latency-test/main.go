@@ -143,7 +143,6 @@ func newFlagSet() (*flag.FlagSet, *config, func() error) {
 	vanilla := fs.Bool("vanilla-fifo", false, "SCHED_FIFO + POSIX timers on a non-RT kernel")
 	wake := fs.String("wake", "auto", "wake mode: auto, nanosleep, timerfd, posix-timer")
 	overrun := fs.String("overrun", "catchup", "overrun policy: catchup or skip")
-	fs.Var(&c.lat.GCShield, "gc-shield", "every task's TaskSpec.GCShield: auto, on (the nanosleep wait keeps the Go scheduler's P) or off")
 	fs.Func("load", "load to generate: alloc=200MB/s, hrtimers=100, cpu=N (repeatable, or comma-separated)", func(s string) error {
 		for _, item := range strings.Split(s, ",") {
 			l, err := latency.ParseLoad(item)

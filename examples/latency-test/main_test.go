@@ -42,7 +42,7 @@ func TestParseDefaults(t *testing.T) {
 
 func TestParseMapsFlags(t *testing.T) {
 	c, err := parse([]string{"-p", "80", "-i", "250", "-t", "3", "-a", "0-1", "-D", "1m", "-h", "500", "-q",
-		"-flavor", "posix", "-vanilla-fifo", "-wake", "timerfd", "-overrun", "skip", "-gc-shield", "on",
+		"-flavor", "posix", "-vanilla-fifo", "-wake", "timerfd", "-overrun", "skip", "-rtapi.runtime-guard", "on",
 		"-load", "alloc=10MB/s,cpu=1", "-load", "hrtimers=5", "-body", "busy=20us", "-format", "cyclictest",
 		"-rtapi.lock-memory", "off"}, io.Discard)
 	if err != nil {
@@ -52,7 +52,7 @@ func TestParseMapsFlags(t *testing.T) {
 	// -format cyclictest with -h: every thread at -i, as cyclictest
 	if l.Priority != 80 || len(l.Tasks) != 3 || l.Tasks[2].Period != 250*time.Microsecond || !l.SamePriority || !reflect.DeepEqual(l.CPUs, []int{0, 1}) ||
 		c.duration != time.Minute || l.HistogramBound != 500*time.Microsecond || !c.quiet || l.Options.Flavor != "posix" ||
-		l.Options.VanillaFIFO != rtapi.On || l.Wake != rtapi.WakeTimerfd || l.Overrun != rtapi.Skip || l.GCShield != rtapi.On ||
+		l.Options.VanillaFIFO != rtapi.On || l.Wake != rtapi.WakeTimerfd || l.Overrun != rtapi.Skip || l.Options.RuntimeGuard != rtapi.On ||
 		len(c.loads) != 3 || l.Body.Busy != 20*time.Microsecond || c.format != "cyclictest" || l.Options.LockMemory != rtapi.Off {
 		t.Fatalf("parsed %+v", c)
 	}

@@ -15,12 +15,11 @@ import (
 
 // Setting is one field of an options struct O: its sources, text and check.
 type Setting[O any] struct {
-	Field  string // the struct field's name
-	Flag   string // the flag's name, without "-"; "" when only code sets it
-	Env    string // the environment variable; "" when only code sets it
-	Legacy string // an older name of Env, still read; "" when none
-	Usage  string // the flag's help
-	Value  Value[O]
+	Field string // the struct field's name
+	Flag  string // the flag's name, without "-"; "" when only code sets it
+	Env   string // the environment variable; "" when only code sets it
+	Usage string // the flag's help
+	Value Value[O]
 }
 
 // Value is a setting's field of O, seen through its type.
@@ -48,12 +47,8 @@ func (t Table[O]) Resolve(o *O, flagged uint32, getenv func(string) string) erro
 		source := "Options." + s.Field
 		given := s.Value.IsSet(o) || flagged&(1<<i) != 0
 		if !given && s.Env != "" {
-			name, text, err := s.LookupEnv(getenv)
-			if err != nil {
-				return err
-			}
-			if text != "" {
-				source = fmt.Sprintf("%s=%q", name, text)
+			if text := getenv(s.Env); text != "" {
+				source = fmt.Sprintf("%s=%q", s.Env, text)
 				if err := s.Value.Parse(o, text); err != nil {
 					return fmt.Errorf("%s: %w", source, err)
 				}
@@ -64,35 +59,6 @@ func (t Table[O]) Resolve(o *O, flagged uint32, getenv func(string) string) erro
 		}
 	}
 	return nil
-}
-
-// LookupEnv reads the setting's variable, or its Legacy name; both set to
-// different values is an error matching errs.Invalid.
-func (s Setting[O]) LookupEnv(getenv func(string) string) (name, text string, err error) {
-	text = getenv(s.Env)
-	if s.Legacy == "" {
-		return s.Env, text, nil
-	}
-	old := getenv(s.Legacy)
-	switch {
-	case old == "":
-		return s.Env, text, nil
-	case text == "":
-		return s.Legacy, old, nil
-	}
-	// Compare what they mean, so that "0" and "off" agree.
-	var current, older O
-	if err := s.Value.Parse(&current, text); err != nil {
-		return "", "", fmt.Errorf("%s=%q: %w", s.Env, text, err)
-	}
-	if err := s.Value.Parse(&older, old); err != nil {
-		return "", "", fmt.Errorf("%s=%q: %w", s.Legacy, old, err)
-	}
-	if s.Value.Format(&current) != s.Value.Format(&older) {
-		return "", "", fmt.Errorf("%s=%q and %s=%q (its older name) disagree; set one of them: %w",
-			s.Env, text, s.Legacy, old, errs.Invalid)
-	}
-	return s.Env, text, nil
 }
 
 // Register adds to fs a flag for each setting with one whose field want

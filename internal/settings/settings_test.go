@@ -41,7 +41,7 @@ func parseBool(s string) (bool, error) {
 }
 
 var table = Table[opts]{{
-	Field: "Name", Flag: "name", Env: "NAME", Legacy: "OLD_NAME",
+	Field: "Name", Flag: "name", Env: "NAME",
 	Value: Field[opts, string]{At: func(o *opts) *string { return &o.Name }, Unset: IsZero[string],
 		Decode: Text, Text: func(s string) string { return s }},
 }, {
@@ -93,8 +93,7 @@ func TestRegisterMarksFlagsGiven(t *testing.T) {
 	require.Equal(t, 5, o.Count, "a refused value leaves the field")
 }
 
-// Bad text names its source; two names of one variable must agree in
-// meaning.
+// Bad text names its source.
 func TestResolveRefusals(t *testing.T) {
 	for _, c := range []struct {
 		env  env
@@ -103,7 +102,6 @@ func TestResolveRefusals(t *testing.T) {
 		{env{"COUNT": "many"}, `COUNT="many": "many" is not an integer`},
 		{env{"COUNT": "-1"}, `COUNT="-1"`},
 		{env{"WAIT": "soon"}, `WAIT="soon": "soon" is not a duration`},
-		{env{"NAME": "a", "OLD_NAME": "b"}, `NAME="a" and OLD_NAME="b" (its older name) disagree`},
 	} {
 		var o opts
 		err := table.Resolve(&o, 0, c.env.get)
@@ -115,9 +113,4 @@ func TestResolveRefusals(t *testing.T) {
 	err := table.Resolve(&o, 0, env{}.get)
 	require.True(t, errors.Is(err, errs.Invalid))
 	require.ErrorContains(t, err, "Options.Count")
-
-	o = opts{}
-	require.NoError(t, table.Resolve(&o, 0, env{"OLD_NAME": "b"}.get))
-	require.Equal(t, "b", o.Name, "the older name alone is read")
-	require.NoError(t, table.Resolve(&o, 0, env{"NAME": "b", "OLD_NAME": "b"}.get))
 }

@@ -347,7 +347,7 @@ func (h *HAL) Stats() []ThreadStats {
 // wait waits for the thread's task to end, up to d, and returns its error.
 func (th *Thread) wait(d time.Duration) error {
 	t := th.task
-	if t.State() == "created" {
+	if t.State() == rtapi.TaskCreated {
 		return nil
 	}
 	timer := time.NewTimer(d)

@@ -519,7 +519,7 @@ func TestOverrunCountedPerFunction(t *testing.T) {
 		if left.Add(-1) < 0 {
 			return
 		}
-		for rtapi.Now()-now < 3*int64(p) {
+		for rtapi.MonotonicNow()-now < 3*int64(p) {
 		}
 	})
 	require.NoError(t, err)

@@ -215,7 +215,7 @@ func (th *Thread) newTask() error {
 // prepareTask replaces a task that ran or whose priority changed.
 func (th *Thread) prepareTask() error {
 	t := th.task
-	if t.State() == "created" && int64(t.Spec().Priority) == th.prio.Load() {
+	if t.State() == rtapi.TaskCreated && int64(t.Spec().Priority) == th.prio.Load() {
 		return nil
 	}
 	if err := t.Delete(); err != nil {

@@ -43,7 +43,7 @@ type Settings struct {
 	Wake           string        `json:"wake"`               // the requested wake-up mode (rtapi.WakeMode)
 	Overrun        string        `json:"overrun"`            // the overrun policy (rtapi.OverrunPolicy)
 	HistogramBound time.Duration `json:"histogram_bound_ns"` // latencies above it count as overflow
-	GCShield       string        `json:"gc_shield"`          // every task's TaskSpec.GCShield: auto, on or off
+	GCShield       string        `json:"gc_shield"`          // Options.RuntimeGuard: auto, on or off
 	Watchdog       time.Duration `json:"watchdog_ns"`        // the hang watchdog's timeout; 0: none
 	VanillaFIFO    bool          `json:"vanilla_fifo"`       // SCHED_FIFO plus POSIX timers on a non-real-time kernel
 	BodyBusy       time.Duration `json:"body_busy_ns"`       // how long each cycle's body busy-waited

@@ -140,7 +140,7 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 	if n < 0 {
 		return taskErr(t, op, fmt.Errorf("negative cycle count %d: %w", n, rtapi.ErrInvalid))
 	}
-	if s := t.State(); s != "running" {
+	if s := t.State(); s != rtapi.TaskRunning {
 		return taskErr(t, op, fmt.Errorf("task is %s: %w", s, rtapi.ErrState))
 	}
 	if n == 0 {

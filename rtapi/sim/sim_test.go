@@ -111,15 +111,15 @@ func TestSimBodiesSeeVirtualTime(t *testing.T) {
 // the virtual clock of the latest simulation opened.)
 func TestNowIgnoresOpenSimulations(t *testing.T) {
 	t.Parallel()
-	before := rtapi.Now()
+	before := rtapi.MonotonicNow()
 	rtA, a := openSim(t, nil)
 	require.NoError(t, a.Advance(5*time.Millisecond))
 	rtB, _ := openSim(t, nil)
-	require.GreaterOrEqual(t, rtapi.Now(), before, "monotonic, not simulation B's virtual 0")
+	require.GreaterOrEqual(t, rtapi.MonotonicNow(), before, "monotonic, not simulation B's virtual 0")
 	require.EqualValues(t, 5*ms, rtA.Now())
 	require.Zero(t, rtB.Now())
 	require.NoError(t, rtB.Close())
-	require.GreaterOrEqual(t, rtapi.Now(), before, "monotonic, not simulation A's virtual 5 ms")
+	require.GreaterOrEqual(t, rtapi.MonotonicNow(), before, "monotonic, not simulation A's virtual 5 ms")
 }
 
 // Stats show exactly what was injected: constant jitter as latency, the
@@ -629,10 +629,10 @@ func TestSimLifecycleFromAnotherGoroutineIsRefused(t *testing.T) {
 	for _, err := range errs {
 		require.ErrorIs(t, err, rtapi.ErrState)
 	}
-	require.Equal(t, []string{"running", "paused", "created"}, []string{other.State(), paused.State(), idle.State()})
+	require.Equal(t, []rtapi.TaskState{rtapi.TaskRunning, rtapi.TaskPaused, rtapi.TaskCreated}, []rtapi.TaskState{other.State(), paused.State(), idle.State()})
 	// RunUntil's predicate runs with the turn: its calls are admitted.
 	require.NoError(t, c.RunUntil(func() bool { return other.Pause() == nil }, time.Millisecond))
-	require.Equal(t, "paused", other.State())
+	require.Equal(t, rtapi.TaskPaused, other.State())
 }
 
 // A Stop made between controller calls returns once the task has run to

@@ -24,12 +24,13 @@ import (
 // was promoted when base ended before its Stop.
 func TestSessionCloseKeepsTheShieldsOfTheRun(t *testing.T) {
 	rttest.RequireRT(t)
-	if os.Getenv("GORTAPI_GC_SHIELD") != "" || os.Getenv("RTAPI_GC_SHIELD") != "" {
+	if os.Getenv("RTAPI_RUNTIME_GUARD") != "" {
 		t.Skip("the GC shield's default is changed in the environment: the test needs the default shield")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	t.Setenv("GOMAXPROCS", "2") // no spare P per task: exactly 2 Ps
 	s, err := Start(Config{
-		Options:  rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off, SpareProcs: rtapi.Off}, // exactly 2 Ps
+		Options:  rtapi.Options{Flavor: "rt-preempt", LockMemory: rtapi.Off},
 		Tasks:    []TaskDef{{Name: "base", Period: 100 * time.Microsecond}, {Name: "servo", Period: time.Millisecond}},
 		Watchdog: -1,
 	})
@@ -57,7 +58,7 @@ func TestSessionCloseKeepsTheShieldsOfTheRun(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	const noP = "off: GOMAXPROCS 2"
+	const noP = "off: no P of its own"
 	running := map[string]string{"servo": s.Snapshot()[1].GCShield, "user": user.Stats().GCShield}
 	for name, shield := range running {
 		if !strings.HasPrefix(shield, noP) {

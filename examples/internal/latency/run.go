@@ -33,11 +33,10 @@ type Config struct {
 	// CPUs the tasks are pinned to, round robin; empty leaves placement
 	// to rtapi (CPUAuto).
 	CPUs []int
-	// Wake, Overrun, HistogramBound and GCShield go into every TaskSpec.
+	// Wake, Overrun and HistogramBound go into every TaskSpec.
 	Wake           rtapi.WakeMode
 	Overrun        rtapi.OverrunPolicy
 	HistogramBound time.Duration
-	GCShield       rtapi.Toggle
 	// Watchdog goes into every TaskSpec: 0 is rtapi's default, negative
 	// turns it off. A latency measurement usually wants it off: a long
 	// stall is a result to report, not a reason to fault the task.
@@ -181,7 +180,6 @@ func (s *Session) create(cfg Config) error {
 			Wake:           cfg.Wake,
 			Overrun:        cfg.Overrun,
 			HistogramBound: bound,
-			GCShield:       cfg.GCShield,
 			Watchdog:       cfg.Watchdog,
 			Interference:   cfg.Interference,
 			TraceMark:      cfg.TraceMark,

@@ -171,7 +171,7 @@ func (r *Reader) Next(deadline time.Time) (Sample, error) {
 			}
 			wait = min(wait, left)
 		}
-		werr := r.ring.Wait(rtapi.Now() + int64(wait))
+		werr := r.ring.Wait(rtapi.MonotonicNow() + int64(wait))
 		if errors.Is(werr, ipc.ErrTimeout) && !sys.ProcessAlive(r.seg.CreatorPID()) {
 			if s, err := r.TryNext(); !errors.Is(err, ipc.ErrEmpty) {
 				return s, err

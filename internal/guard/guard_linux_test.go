@@ -1,4 +1,4 @@
-package spinguard_test
+package guard_test
 
 import (
 	"errors"
@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/guard"
 	"github.com/gortapi/gortapi/internal/rttest"
-	"github.com/gortapi/gortapi/internal/spinguard"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
@@ -25,14 +25,20 @@ func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
 type events struct {
 	demoted  atomic.Int64
 	restored atomic.Int64
+	ticks    atomic.Int64
 	errs     chan error
+	faults   chan guard.Event
 }
 
-func startGuard(t *testing.T) (*spinguard.Guard, *events) {
+func startGuard(t *testing.T) (*guard.Guard, *events) {
 	t.Helper()
-	ev := &events{errs: make(chan error, 16)}
-	g, err := spinguard.Start(sys.FIFOPrioMax, time.Millisecond, func(e spinguard.Event) {
+	ev := &events{errs: make(chan error, 16), faults: make(chan guard.Event, 16)}
+	g, err := guard.Start(sys.FIFOPrioMax, time.Millisecond, func(e guard.Event) {
 		switch {
+		case e.Tick:
+			ev.ticks.Add(1)
+		case e.Fault:
+			ev.faults <- e
 		case e.Err != nil:
 			select {
 			case ev.errs <- e.Err:
@@ -140,7 +146,7 @@ func breakSpin(t *testing.T, guardOnItsCPU bool) {
 			spinDone <- result{err: err}
 			return
 		}
-		if err := g.Watch(tid, 80, 3*time.Millisecond); err != nil {
+		if err := g.Watch(tid, 80, 3*time.Millisecond, 0, 0); err != nil {
 			spinDone <- result{err: err}
 			return
 		}
@@ -205,7 +211,7 @@ func TestGuardLeavesSleepersAlone(t *testing.T) {
 			return
 		}
 		tid := sys.Gettid()
-		if err := g.Watch(tid, 97, 50*time.Millisecond); err != nil {
+		if err := g.Watch(tid, 97, 50*time.Millisecond, 0, 0); err != nil {
 			done <- err
 			return
 		}
@@ -267,7 +273,7 @@ func TestGuardSleepsUntilABoundCanPass(t *testing.T) {
 			return
 		}
 		tid := sys.Gettid()
-		if err := g.Watch(tid, 80, 3*time.Millisecond); err != nil {
+		if err := g.Watch(tid, 80, 3*time.Millisecond, 0, 0); err != nil {
 			done <- err
 			return
 		}
@@ -294,12 +300,12 @@ func TestGuardSleepsUntilABoundCanPass(t *testing.T) {
 
 func TestGuardMisuse(t *testing.T) {
 	for _, prio := range []int{0, 100, -1} {
-		if _, err := spinguard.Start(prio, time.Millisecond, func(spinguard.Event) {}, nil); !errors.Is(err, spinguard.ErrStart) {
+		if _, err := guard.Start(prio, time.Millisecond, func(guard.Event) {}, nil); !errors.Is(err, guard.ErrStart) {
 			t.Errorf("Start(prio %d) = %v, want ErrStart", prio, err)
 		}
 	}
 	for _, tick := range []time.Duration{0, time.Microsecond, 2 * time.Second} {
-		if _, err := spinguard.Start(10, tick, func(spinguard.Event) {}, nil); !errors.Is(err, spinguard.ErrStart) {
+		if _, err := guard.Start(10, tick, func(guard.Event) {}, nil); !errors.Is(err, guard.ErrStart) {
 			t.Errorf("Start(tick %v) = %v, want ErrStart", tick, err)
 		}
 	}
@@ -310,8 +316,14 @@ func TestGuardMisuse(t *testing.T) {
 func TestGuardRefusesWhatItCannotWatch(t *testing.T) {
 	rttest.RequireRT(t)
 	g, ev := startGuard(t)
-	for _, w := range []struct{ tid, prio int }{{1, 10}, {sys.Gettid(), 0}, {sys.Gettid(), 100}, {-5, 10}} {
-		if err := g.Watch(w.tid, w.prio, time.Millisecond); err != nil {
+	me := sys.Gettid()
+	for _, w := range []struct {
+		tid, prio      int
+		bound, timeout time.Duration
+		slot           int
+	}{{1, 10, time.Millisecond, 0, 0}, {me, 0, time.Millisecond, 0, 0}, {me, 100, time.Millisecond, 0, 0}, {-5, 10, time.Millisecond, 0, 0},
+		{me, 10, 0, 0, 0}, {me, 10, 0, time.Second, 1 << 20}} { // no rule; a slot outside the page
+		if err := g.Watch(w.tid, w.prio, w.bound, w.timeout, w.slot); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -324,11 +336,86 @@ func TestGuardRefusesWhatItCannotWatch(t *testing.T) {
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Watch(sys.Gettid(), 10, time.Millisecond); !errors.Is(err, os.ErrClosed) {
+	if err := g.Watch(sys.Gettid(), 10, time.Millisecond, 0, 0); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("Watch after Close = %v, want os.ErrClosed", err)
 	}
 	if err := g.Close(); err != nil {
 		t.Errorf("second Close = %v", err)
+	}
+}
+
+// The watchdog rule: a SCHED_FIFO thread that completes no cycle (its
+// slot's count stays put) and keeps its CPU for its timeout is demoted for
+// good and reported once, with the count it stalled at; it is not given
+// its policy back, though the spin rule watches it too. A thread that
+// counts its cycles while it spins as long is left alone.
+func TestGuardFaultsARunaway(t *testing.T) {
+	rttest.RequireRT(t)
+	g, ev := startGuard(t)
+	const timeout = 30 * time.Millisecond
+	type result struct {
+		tid    int
+		policy sys.Policy
+		err    error
+	}
+	spin := func(count bool) result {
+		done := make(chan result, 1)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			tid := sys.Gettid()
+			if err := sys.SetScheduler(0, sys.SchedFIFO, 10); err != nil {
+				done <- result{err: err}
+				return
+			}
+			slot, index, ok := g.NewSlot()
+			if !ok {
+				done <- result{err: errors.New("no slot")}
+				return
+			}
+			defer g.FreeSlot(index)
+			slot.Cycles.Store(7)
+			if err := g.Watch(tid, 10, time.Second, timeout, index); err != nil {
+				done <- result{err: err}
+				return
+			}
+			// Spin on the CPU until demoted, or 4 timeouts while counting.
+			end := sys.Nanotime() + int64(4*timeout)
+			for n := int64(8); ; n++ {
+				if count {
+					slot.Cycles.Store(n)
+					if sys.Nanotime() > end {
+						break
+					}
+				} else if p, _, err := sys.Scheduler(0); err != nil || p == sys.SchedOther {
+					time.Sleep(2 * timeout) // switched out: a restore would come now
+					break
+				}
+			}
+			_ = g.Unwatch(tid)
+			p, _, err := sys.Scheduler(0)
+			done <- result{tid: tid, policy: p, err: err}
+		}()
+		return <-done
+	}
+	r := spin(false)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	e := <-ev.faults
+	if e.Tid != r.tid || e.Cycles != 7 || e.Stalled < timeout || e.Err != nil {
+		t.Errorf("fault %+v, want tid %d at 7 cycles, stalled past %v", e, r.tid, timeout)
+	}
+	if r.policy != sys.SchedOther {
+		t.Errorf("faulted thread at %v, want SCHED_OTHER for good", r.policy)
+	}
+	r = spin(true)
+	if r.err != nil || r.policy != sys.SchedFIFO {
+		t.Errorf("a counting thread: %v at %v, want SCHED_FIFO", r.err, r.policy)
+	}
+	select {
+	case e := <-ev.faults:
+		t.Errorf("a counting thread faulted: %+v", e)
+	default:
 	}
 }
 
@@ -386,7 +473,7 @@ func guardAsPID1(t *testing.T) {
 	g, ev := startGuard(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := g.Watch(sys.Gettid(), 10, time.Second); err != nil {
+	if err := g.Watch(sys.Gettid(), 10, time.Second, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := g.Close(); err != nil {

@@ -1,6 +1,6 @@
 //go:build linux
 
-package spinguard
+package guard
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package spinguard
+package guard
 
 import (
 	"errors"
@@ -15,14 +15,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Event is what the guard reports about a watched thread.
+// Event is what the guard reports about a watched thread, or its tick.
 type Event struct {
 	Tid int
 	// Demoted: it ran for Ran without a break and was set to SCHED_OTHER.
-	// Otherwise it got its policy back, or failed to (Err).
-	Demoted bool
-	Ran     time.Duration
-	Err     error
+	// Fault: it completed no cycle for Stalled, on its CPU for half of
+	// that, after Cycles cycles, and was set to SCHED_OTHER for good (Err
+	// if that failed). Tick: TickEvery passed; Tid is 0. Otherwise it got
+	// its policy back, or failed to (Err).
+	Demoted, Fault, Tick bool
+	Ran, Stalled         time.Duration
+	Cycles               int64
+	Err                  error
 }
 
 // Guard is the parent's handle on a running guard process.
@@ -40,37 +44,52 @@ type Guard struct {
 	shut    atomic.Bool
 	onEvent func(Event)
 	onExit  func(error)
+	refused error  // why the guard runs below its priority
+	page    []byte // the shared page of cycle counters
+	slots   []Slot
+	slotMu  sync.Mutex
+	free    []int // slots given back
+	used    int   // slots handed out at least once
 }
 
 // ErrStart is wrapped by every error of Start.
-var ErrStart = errors.New("spin guard did not start")
+var ErrStart = errors.New("runtime guard did not start")
 
 // Start starts the guard process at SCHED_FIFO prio, looking at the
 // watched threads every tick and reporting to onEvent (from a goroutine of
 // its own). onExit is called once if the guard ends before Close. Start
-// returns once the guard runs; an error with a running guard means prio
-// was refused: Close it.
+// returns once the guard runs; Refused says whether it got prio.
 func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)) (*Guard, error) {
 	if prio < 1 || prio > 99 || tick < 100*time.Microsecond || tick > time.Second {
 		return nil, fmt.Errorf("%w: priority %d, tick %v", ErrStart, prio, tick)
 	}
+	page, pageFile, err := sharedPage()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStart, err)
+	}
+	defer pageFile.Close() // the child has its copy
 	cmdR, cmdW, err := os.Pipe()
 	if err != nil {
+		_ = unix.Munmap(page)
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	evR, evW, err := os.Pipe()
 	if err != nil {
 		cmdR.Close()
 		cmdW.Close()
+		_ = unix.Munmap(page)
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	cmd := &exec.Cmd{
 		Path:   "/proc/self/exe",
-		Args:   []string{os.Args[0] + " (gortapi spin guard)"},
+		Args:   []string{os.Args[0] + " (gortapi guard)"},
 		Env:    []string{envKey + "=" + strconv.Itoa(os.Getpid()) + "," + strconv.Itoa(prio) + "," + strconv.FormatInt(int64(tick), 10), "GOMAXPROCS=1", "GOGC=off"},
 		Stdin:  cmdR,
 		Stdout: evW,
 		Stderr: os.Stderr,
+		// The guard checks its parent at every look; no Pdeathsig, which
+		// would fire when the thread that started it ends.
+		ExtraFiles: []*os.File{pageFile},
 	}
 	err = cmd.Start()
 	cmdR.Close()
@@ -78,9 +97,11 @@ func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)
 	if err != nil {
 		cmdW.Close()
 		evR.Close()
+		_ = unix.Munmap(page)
 		return nil, fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	g := &Guard{cmd: cmd, cmdW: cmdW, events: evR, done: make(chan struct{}), onEvent: onEvent, onExit: onExit}
+	g := &Guard{cmd: cmd, cmdW: cmdW, events: evR, done: make(chan struct{}), onEvent: onEvent, onExit: onExit,
+		page: page, slots: slotsOf(page)}
 	// Commands never block: the watchdog writes from its real-time thread.
 	g.cmdFd = int(cmdW.Fd())
 	if err := unix.SetNonblock(g.cmdFd, true); err != nil {
@@ -101,8 +122,8 @@ func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)
 		return nil, fmt.Errorf("%w: it said %d first", ErrStart, ready.op)
 	}
 	if ready.arg != 0 {
-		g.Close()
-		return nil, fmt.Errorf("%w: SCHED_FIFO %d: %w", ErrStart, prio, os.NewSyscallError("sched_setscheduler", unix.Errno(ready.arg)))
+		// Still useful below the tasks' priority, on other CPUs.
+		g.refused = fmt.Errorf("SCHED_FIFO %d: %w", prio, os.NewSyscallError("sched_setscheduler", unix.Errno(ready.arg)))
 	}
 	return g, nil
 }
@@ -133,7 +154,15 @@ func (g *Guard) read() {
 			}
 			g.onEvent(Event{Tid: int(r.tid), Err: err})
 		case evRefused:
-			g.onEvent(Event{Tid: int(r.tid), Err: fmt.Errorf("spin guard cannot watch it: %w", unix.Errno(r.arg))})
+			g.onEvent(Event{Tid: int(r.tid), Err: fmt.Errorf("guard cannot watch it: %w", unix.Errno(r.arg))})
+		case evFault:
+			var err error
+			if r.arg != 0 {
+				err = os.NewSyscallError("sched_setscheduler", unix.Errno(r.arg))
+			}
+			g.onEvent(Event{Tid: int(r.tid), Fault: true, Stalled: time.Duration(r.value), Cycles: r.value2, Err: err})
+		case evTick:
+			g.onEvent(Event{Tick: true})
 		}
 	}
 	err := g.cmd.Wait()
@@ -149,11 +178,52 @@ func (g *Guard) read() {
 }
 
 // Watch asks the guard to watch thread tid of this process, at SCHED_FIFO
-// or SCHED_RR priority prio: when it runs for bound without a switch, it
-// is demoted until switched out once. It neither allocates nor blocks
-// (errFull when the pipe is full), so a real-time thread may call it.
-func (g *Guard) Watch(tid, prio int, bound time.Duration) error {
-	return g.send(record{op: opWatch, tid: uint32(tid), arg: uint32(prio), value: int64(bound)})
+// or SCHED_RR priority prio, under one rule or both. Spin rule (bound >
+// 0): when it runs for bound without a switch, it is demoted until
+// switched out once. Watchdog rule (timeout > 0): when slot's Cycles did
+// not change for timeout, Idle unset, and the thread was on its CPU for
+// half of that, it is demoted for good and reported (Event.Fault). It
+// neither allocates nor blocks (errFull when the pipe is full), so a
+// real-time thread may call it.
+func (g *Guard) Watch(tid, prio int, bound, timeout time.Duration, slot int) error {
+	return g.send(record{op: opWatch, tid: uint32(tid), arg: uint32(prio), slot: uint32(max(slot, 0)),
+		value: int64(bound), value2: int64(timeout)})
+}
+
+// NewSlot hands out a slot of the shared page and its index; ok is false
+// when all are in use. Give it back with FreeSlot once the thread is
+// unwatched.
+func (g *Guard) NewSlot() (s *Slot, index int, ok bool) {
+	g.slotMu.Lock()
+	defer g.slotMu.Unlock()
+	switch {
+	case len(g.free) > 0:
+		index = g.free[len(g.free)-1]
+		g.free = g.free[:len(g.free)-1]
+	case g.used < len(g.slots):
+		index = g.used
+		g.used++
+	default:
+		return nil, 0, false
+	}
+	s = &g.slots[index]
+	s.Cycles.Store(0)
+	s.Idle.Store(0)
+	return s, index, true
+}
+
+// SlotsInUse counts the slots handed out and not given back.
+func (g *Guard) SlotsInUse() int {
+	g.slotMu.Lock()
+	defer g.slotMu.Unlock()
+	return g.used - len(g.free)
+}
+
+// FreeSlot gives slot index back.
+func (g *Guard) FreeSlot(index int) {
+	g.slotMu.Lock()
+	defer g.slotMu.Unlock()
+	g.free = append(g.free, index)
 }
 
 // Unwatch stops watching tid. Like Watch, it neither allocates nor blocks.
@@ -162,8 +232,8 @@ func (g *Guard) Unwatch(tid int) error {
 }
 
 var (
-	errFull   = errors.New("spin guard: command pipe full")
-	errClosed = fmt.Errorf("spin guard: %w", os.ErrClosed)
+	errFull   = errors.New("guard: command pipe full")
+	errClosed = fmt.Errorf("guard: %w", os.ErrClosed)
 )
 
 func (g *Guard) send(r record) error {
@@ -183,6 +253,10 @@ func (g *Guard) send(r record) error {
 	}
 	return os.NewSyscallError("write", errno)
 }
+
+// Refused says why the guard runs at SCHED_OTHER instead of its
+// priority; nil when it has it.
+func (g *Guard) Refused() error { return g.refused }
 
 // Pid is the guard process's pid.
 func (g *Guard) Pid() int { return g.cmd.Process.Pid }
@@ -212,5 +286,7 @@ func (g *Guard) Close() error {
 		<-g.done
 	}
 	g.events.Close()
+	// The page stays mapped: a task thread abandoned by Close may still
+	// store its count there.
 	return err
 }

@@ -1,4 +1,4 @@
-package spinguard
+package guard
 
 import (
 	"bytes"
@@ -14,8 +14,9 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// envKey marks a guard process; its value is "ppid,priority,tick-ns".
-const envKey = "GORTAPI_SPINGUARD"
+// envKey marks a guard process; its value is "ppid,priority,tick-ns". Its
+// descriptor 3 is the shared page of cycle counters (Slot).
+const envKey = "GORTAPI_GUARD"
 
 func init() {
 	if v, ok := os.LookupEnv(envKey); ok {
@@ -24,44 +25,51 @@ func init() {
 }
 
 // recordSize is the size of every command and event, under PIPE_BUF.
-const recordSize = 24
+const recordSize = 32
 
 // Commands, parent to guard.
 const (
-	opWatch   = 1 // tid, prio, bound
+	opWatch   = 1 // tid, prio, slot, bound (0: no spin rule), timeout (0: no watchdog rule)
 	opUnwatch = 2 // tid
 )
 
 // Events, guard to parent.
 const (
 	evReady    = 1 // prio set (errno 0) or refused (errno)
-	evDemoted  = 2 // tid ran bound ns without a break; ran = ns on CPU
+	evDemoted  = 2 // tid ran bound ns without a break; value = ns on CPU
 	evRestored = 3 // tid has its policy back (errno if that failed)
 	evRefused  = 4 // a watch the guard cannot take (errno)
+	evFault    = 5 // tid is a runaway, demoted for good (errno if that failed); value = stalled ns, value2 = cycles
+	evTick     = 6 // TickEvery passed
 )
 
 // record is a command or an event on the wire (little-endian).
 type record struct {
-	op    uint32
-	tid   uint32
-	arg   uint32
-	value int64
+	op     uint32
+	tid    uint32
+	arg    uint32
+	slot   uint32
+	value  int64
+	value2 int64
 }
 
 func (r record) put(b *[recordSize]byte) {
 	binary.LittleEndian.PutUint32(b[0:], r.op)
 	binary.LittleEndian.PutUint32(b[4:], r.tid)
 	binary.LittleEndian.PutUint32(b[8:], r.arg)
-	binary.LittleEndian.PutUint32(b[12:], 0)
+	binary.LittleEndian.PutUint32(b[12:], r.slot)
 	binary.LittleEndian.PutUint64(b[16:], uint64(r.value))
+	binary.LittleEndian.PutUint64(b[24:], uint64(r.value2))
 }
 
 func getRecord(b []byte) record {
 	return record{
-		op:    binary.LittleEndian.Uint32(b[0:]),
-		tid:   binary.LittleEndian.Uint32(b[4:]),
-		arg:   binary.LittleEndian.Uint32(b[8:]),
-		value: int64(binary.LittleEndian.Uint64(b[16:])),
+		op:     binary.LittleEndian.Uint32(b[0:]),
+		tid:    binary.LittleEndian.Uint32(b[4:]),
+		arg:    binary.LittleEndian.Uint32(b[8:]),
+		slot:   binary.LittleEndian.Uint32(b[12:]),
+		value:  int64(binary.LittleEndian.Uint64(b[16:])),
+		value2: int64(binary.LittleEndian.Uint64(b[24:])),
 	}
 }
 
@@ -85,6 +93,13 @@ type watched struct {
 	nvKnown   bool
 	demoted   bool
 	demotedAt int64
+	// The watchdog rule (timeout > 0): the slot's count at the last
+	// progress, when that was and the thread's CPU time then.
+	slot          int
+	timeout       int64
+	lastCycles    int64
+	lastProgress  int64
+	cpuAtProgress uint64
 }
 
 type guard struct {
@@ -94,6 +109,8 @@ type guard struct {
 	tid     int
 	in, out int // command and event descriptors: stdin and stdout
 	table   []watched
+	slots   []Slot // the parent's page: read, never trusted beyond a count
+	ticked  int64  // when the last evTick went
 	cmd     [recordSize * 64]byte
 	cmdLen  int
 	buf     [128]byte
@@ -113,13 +130,19 @@ func serve(arg string) int {
 	}
 	// A parent of PID 1 (a container's host) is fine: its exit kills us.
 	if ppid < 1 || prio < 1 || prio > 99 || tick < 100_000 || tick > 1_000_000_000 {
-		fmt.Fprintf(os.Stderr, "gortapi spin guard: bad %s=%q\n", envKey, arg)
+		fmt.Fprintf(os.Stderr, "gortapi guard: bad %s=%q\n", envKey, arg)
 		return 2
 	}
 	if os.Getppid() != ppid {
 		return 0 // the process to guard is gone already
 	}
 	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched)}
+	page, err := unix.Mmap(3, 0, PageSize, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gortapi guard: map the cycle counters: %v\n", err)
+		return 2
+	}
+	g.slots = slotsOf(page)
 	// No page faults at the top priority (docs/GC.md, "Memory locked as
 	// it is touched").
 	_ = sys.LockMemory()
@@ -161,6 +184,10 @@ func (g *guard) loop() {
 			g.table[i] = g.table[len(g.table)-1]
 			g.table = g.table[:len(g.table)-1]
 		}
+		if now-g.ticked >= int64(TickEvery) {
+			g.ticked = now
+			g.send(record{op: evTick})
+		}
 		next = g.nextLook(now)
 	}
 }
@@ -179,7 +206,9 @@ func (g *guard) nextLook(now int64) int64 {
 		if w.demoted {
 			return now + g.tick
 		}
-		next = min(next, w.since+w.bound)
+		if w.bound > 0 {
+			next = min(next, w.since+w.bound)
+		}
 	}
 	return max(next, now+g.tick)
 }
@@ -201,6 +230,14 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	nvOK := false
 	if !w.demoted && !stalled && pcount != w.pcount && state == 'R' {
 		nv, nvOK = g.readVoluntary(w.status)
+	}
+	if w.timeout > 0 && g.runaway(w, ran, now) {
+		errno := setScheduler(w.tid, int(sys.SchedOther), 0)
+		g.send(record{op: evFault, tid: uint32(w.tid), arg: uint32(errno), value: now - w.lastProgress, value2: w.lastCycles})
+		return false // demoted for good: off the table, never restored
+	}
+	if w.bound == 0 {
+		return true
 	}
 	before := w.ran
 	switch w.observe(ran, pcount, state, nv, nvOK, now, stalled) {
@@ -224,6 +261,18 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 		}
 	}
 	return true
+}
+
+// runaway applies the watchdog rule to w at one look: progress (a new
+// count, or the task idle on purpose) restarts its stretch; a stretch
+// over the timeout with the thread on its CPU for half of it is a runaway.
+func (g *guard) runaway(w *watched, ran uint64, now int64) bool {
+	s := &g.slots[w.slot]
+	if c := s.Cycles.Load(); c != w.lastCycles || s.Idle.Load() != 0 {
+		w.lastCycles, w.lastProgress, w.cpuAtProgress = c, now, ran
+		return false
+	}
+	return Runaway(w.timeout, now-w.lastProgress, int64(ran), int64(w.cpuAtProgress))
 }
 
 type action int
@@ -294,7 +343,8 @@ func (g *guard) apply(c record) {
 		if g.find(tid) >= 0 {
 			return
 		}
-		if len(g.table) == maxWatched || c.value <= 0 || c.arg < 1 || c.arg > 99 || tid <= 0 {
+		if len(g.table) == maxWatched || c.value < 0 || c.value2 < 0 || c.value == 0 && c.value2 == 0 ||
+			c.value2 > 0 && int(c.slot) >= len(g.slots) || c.arg < 1 || c.arg > 99 || tid <= 0 {
 			g.send(record{op: evRefused, tid: c.tid, arg: uint32(unix.EINVAL)})
 			return
 		}
@@ -316,7 +366,8 @@ func (g *guard) apply(c record) {
 			g.send(record{op: evRefused, tid: c.tid, arg: uint32(errnoOf(err))})
 			return
 		}
-		w := watched{tid: tid, prio: int(c.arg), bound: c.value, fd: fd, stat: stat, status: status, since: nanotime()}
+		w := watched{tid: tid, prio: int(c.arg), bound: c.value, fd: fd, stat: stat, status: status, since: nanotime(),
+			slot: int(c.slot), timeout: c.value2}
 		ran, pcount, ok := g.readSchedstat(fd)
 		if !ok {
 			w.close()
@@ -324,6 +375,9 @@ func (g *guard) apply(c record) {
 			return
 		}
 		w.ran, w.pcount = ran, pcount
+		if w.timeout > 0 {
+			w.lastCycles, w.lastProgress, w.cpuAtProgress = g.slots[w.slot].Cycles.Load(), w.since, ran
+		}
 		g.table = append(g.table, w)
 	case opUnwatch:
 		if i := g.find(tid); i >= 0 {

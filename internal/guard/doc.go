@@ -1,0 +1,26 @@
+// Package guard is gortapi's runtime guard: the one loop that watches
+// real-time task threads from outside the Go runtime (docs/GC.md, "The
+// runtime guard").
+//
+// The guard is this program started again (Start) as a process that runs
+// only a loop at SCHED_FIFO above the tasks; a process outside the Go
+// runtime is what a livelock of the runtime needs, since nothing inside it
+// runs then. At every look it reads each watched thread's schedstat and
+// stat and applies two rules:
+//
+//   - spin bound: a thread runnable for its bound without sleeping is set
+//     to SCHED_OTHER until it has been switched out once, then given its
+//     policy back (a SCHED_FIFO thread spinning in the runtime on a state
+//     that a SCHED_OTHER thread sharing its CPU holds, docs/GC.md,
+//     "Livelocks");
+//   - watchdog: a thread whose task completed no cycle within its timeout
+//     (the count the task stores in its Slot of a page shared with the
+//     guard) and that was on its CPU for half of it is set to SCHED_OTHER
+//     for good and reported (Event.Fault).
+//
+// Every TickEvery it also sends Event.Tick, the clock of its owner's
+// slower steps. Events reach the owner on a goroutine of their own.
+//
+// The guard is recognised by this package's init: init functions of
+// packages initialised before this one run in the guard too.
+package guard
