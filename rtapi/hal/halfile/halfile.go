@@ -15,6 +15,11 @@
 // safep THREAD PIN VALUE is gortapi's own: when THREAD faults or stops,
 // its safe state sets PIN to VALUE (hal.HAL.SafeP).
 //
+// loadusr, waitusr and unloadusr parse here but run in the process that
+// reads the file (rtapi/hal/usercomp's Loader: halrun, halcmd), which
+// starts and ends programs; hal.HAL.Exec, and so the control socket,
+// does not know them.
+//
 // Parse checks each command's verb and argument count, not whether what
 // it names exists. Every error names FILE:LINE. Parse reads nothing but
 // its input and takes words as written; Options.Parse reads a file as
