@@ -47,7 +47,8 @@ type Loader struct {
 	// this process's.
 	Stdout, Stderr io.Writer
 	// DieWithParent has each program sent SIGTERM when this process
-	// ends, however it ends (a host: its programs have nothing to join).
+	// ends, however it ends (a host: its programs have nothing to join);
+	// Linux only.
 	DieWithParent bool
 
 	mu   sync.Mutex
@@ -171,7 +172,7 @@ func (l *Loader) loadusr(ctx context.Context, a LoadusrArgs) error {
 	cmd.Env = append(os.Environ(), l.Env...)
 	cmd.Stdout, cmd.Stderr = l.out(l.Stdout, os.Stdout), l.out(l.Stderr, os.Stderr)
 	if l.DieWithParent {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		dieWithParent(cmd)
 	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("loadusr: %w (%w)", err, errs.Invalid)
