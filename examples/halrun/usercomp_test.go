@@ -178,3 +178,28 @@ loadusr -w sh -c "echo done"
 	assert.NotContains(t, out, "never")
 	assert.Empty(t, entries(t, dir))
 }
+
+// A user component of a user the host does not trust (uid 65534) is
+// refused by a running halrun, and makes nothing.
+func TestHalpanelOfUntrustedUserRefused(t *testing.T) {
+	rttest.RequireRoot(t, "runs halpanel as another user")
+	dir, err := os.MkdirTemp("", "gortapi-halrun-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	host := startHost(t, dir, writeFile(t, "loadrt threads name1=servo period1=1000000\n"))
+	sock := filepath.Join(dir, "gortapi-9-hal.sock")
+	require.NoError(t, os.Chmod(sock, 0o666))
+	cmd := exec.Command(rttest.Program(t, "../halpanel"))
+	cmd.Env = append(os.Environ(), "GORTAPI_HAL_SOCKET="+sock)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &rttest.Nobody, Pdeathsig: syscall.SIGKILL}
+	cmd.Dir = "/"
+	out, err := cmd.CombinedOutput()
+	assert.Error(t, err)
+	assert.Contains(t, string(out), "may not command this host")
+	show, err := halcmdIn(t, dir, "show", "comp")
+	require.NoError(t, err, show)
+	assert.NotContains(t, show, "halpanel")
+	require.NoError(t, host.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, host.Wait())
+}
