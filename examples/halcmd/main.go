@@ -21,6 +21,15 @@
 // the INI file -i (or $INI_FILE_NAME) names, $VAR and $(VAR) of the
 // environment, and source FILE.
 //
+// loadusr [-W|-Wn NAME|-w] PROGRAM ARGS, waitusr NAME and unloadusr
+// NAME|all run in halcmd, as LinuxCNC's: loadusr starts PROGRAM here,
+// with halcmd's output, and halcmd may end before it (-W waits until its
+// component is ready in the host, -w until it exits); waitusr and
+// unloadusr read the host's components (show comp) and unloadusr sends
+// their processes SIGTERM. The program gets halcmd's instance (and
+// -shm-dir's socket) in its environment and finds the host as halcmd
+// did (package rtapi/hal/usercomp).
+//
 // halcmd finds the socket with halctl.DialInstance (the host's -shm-dir,
 // else its own runtime directory, else root's /run/gortapi) and talks to
 // it only if its directory may be written by root or this user alone and
@@ -30,16 +39,21 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halctl"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/hal/inifile"
+	"github.com/gortapi/gortapi/rtapi/hal/usercomp"
 )
 
 type config struct {
@@ -74,6 +88,7 @@ func main() {
 type session struct {
 	c      config
 	client *halctl.Client
+	loader *usercomp.Loader // loadusr, waitusr, unloadusr: run here, as LinuxCNC's halcmd does
 }
 
 func run(out io.Writer, c config) error {
@@ -124,12 +139,20 @@ func (s *session) close() {
 }
 
 func (s *session) exec(out io.Writer, cmd halfile.Command) error {
-	if s.client == nil {
-		cl, err := halctl.DialInstance(s.c.shmDir, s.c.instance, halctl.Options{Group: s.c.group})
-		if err != nil {
-			return fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", s.c.instance, err)
+	if usercomp.IsUserVerb(cmd.Verb) {
+		if s.loader == nil {
+			// The program finds the host halcmd talks to.
+			env := []string{usercomp.EnvInstance + "=" + strconv.Itoa(s.c.instance)}
+			if s.c.shmDir != "" {
+				env = usercomp.Env(halctl.SocketPath(s.c.shmDir, s.c.instance), s.c.instance)
+			}
+			s.loader = &usercomp.Loader{Comps: s.comps, Stdout: out, Env: env}
 		}
-		s.client = cl
+		_, err := s.loader.Exec(context.Background(), cmd)
+		return cmd.At(err)
+	}
+	if err := s.dial(); err != nil {
+		return err
 	}
 	text, err := s.client.Do(cmd)
 	if err != nil {
@@ -141,4 +164,46 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 	}
 	_, err = io.WriteString(out, text)
 	return err
+}
+
+// comps lists the host's components, from its "show comp".
+func (s *session) comps() ([]hal.CompInfo, error) {
+	if err := s.dial(); err != nil {
+		return nil, err
+	}
+	text, err := s.client.Do(halfile.Command{Verb: "show", Args: []string{"comp"}})
+	if err != nil {
+		return nil, err
+	}
+	return parseShowComp(text), nil
+}
+
+// parseShowComp reads the rows of "show comp" (hal.WriteShow):
+// ID, Type (RT or User), Name, PID, State.
+func parseShowComp(text string) []hal.CompInfo {
+	var out []hal.CompInfo
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 5 || (f[1] != "RT" && f[1] != "User") {
+			continue
+		}
+		pid, err := strconv.Atoi(f[3])
+		if err != nil {
+			continue
+		}
+		out = append(out, hal.CompInfo{Name: f[2], PID: pid, User: f[1] == "User", Ready: f[4] == "ready"})
+	}
+	return out
+}
+
+// dial connects to the host on first use.
+func (s *session) dial() error {
+	if s.client == nil {
+		cl, err := halctl.DialInstance(s.c.shmDir, s.c.instance, halctl.Options{Group: s.c.group})
+		if err != nil {
+			return fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", s.c.instance, err)
+		}
+		s.client = cl
+	}
+	return nil
 }

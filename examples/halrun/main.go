@@ -16,6 +16,16 @@
 // input so. -U removes the segments and socket of this instance that a
 // host left when it died (kill -9), and refuses while a host lives.
 //
+// loadusr [-W|-Wn NAME|-w] PROGRAM ARGS starts PROGRAM (found on
+// $PATH) with halrun's standard output and error, and RTAPI_INSTANCE and
+// GORTAPI_HAL_SOCKET in its environment, so that a user-space component
+// (package rtapi/hal/usercomp; examples/halpanel) joins this host with no
+// flags; -W waits until its component is ready, -w until it exits.
+// waitusr and unloadusr are LinuxCNC's (usercomp.Loader). A start or stop
+// before a loadusr takes effect before it runs. When halrun ends, the
+// programs get SIGTERM (and SIGKILL 5 s later), as do they when halrun
+// dies; -f ends after every loadusr -w has returned.
+//
 // It parses the whole file first; a bad file is reported as FILE:LINE
 // and nothing is created. It then makes the HAL on the flavor rtapi
 // picks, with its components, pins and signals in a shared data segment
@@ -46,6 +56,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,6 +67,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hal/halctl"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/hal/inifile"
+	"github.com/gortapi/gortapi/rtapi/hal/usercomp"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
@@ -175,19 +187,37 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Load(out, cmds); err != nil {
+	// The socket serves from the start: loadusr's programs join through it.
+	sock := halctl.SocketPath(c.shmDir, rt.Instance())
+	srv, err := halctl.Serve(h, sock, halctl.Options{Group: c.rt.ShmGroup})
+	if err != nil {
 		return errors.Join(err, h.Close())
 	}
+	view, viewMu := h.View(), new(sync.Mutex) // a View is for one goroutine at a time
+	ld := &usercomp.Loader{
+		Comps: func() ([]hal.CompInfo, error) {
+			viewMu.Lock()
+			defer viewMu.Unlock()
+			s, err := view.Read()
+			return s.Comps, err
+		},
+		Env:           usercomp.Env(sock, rt.Instance()),
+		Stdout:        out,
+		DieWithParent: true,
+	}
+	// shutdown ends the programs, then the socket, then the HAL.
+	shutdown := func() error {
+		return errors.Join(ld.Close(programGrace), srv.Close(), withoutInjected(h.Close()))
+	}
+	if err := load(ctx, out, h, ld, cmds); err != nil {
+		return errors.Join(err, shutdown())
+	}
 	if c.exitAtEnd && !c.interactive {
-		return withoutInjected(h.Close())
+		return shutdown()
 	}
 	faulted, err := injectFaults(h, c.faultAfter)
 	if err != nil {
-		return errors.Join(err, h.Close())
-	}
-	srv, err := halctl.Serve(h, halctl.SocketPath(c.shmDir, rt.Instance()), halctl.Options{Group: c.rt.ShmGroup})
-	if err != nil {
-		return errors.Join(err, h.Close())
+		return errors.Join(err, shutdown())
 	}
 	if c.file == "" {
 		c.file = "(no file)"
@@ -202,7 +232,13 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	}
 	fmt.Fprintf(out, "halrun: %s loaded on flavor %s, threads %s; halcmd -rtapi.instance %d talks to it; %s\n",
 		c.file, rt.Flavor().Name, state, rt.Instance(), ends)
-	done := interact(ctx, c.stdin, out, os.Stderr, h, po, c.interactive)
+	exec := func(c halfile.Command) error {
+		if user, err := ld.Exec(ctx, c); user {
+			return c.At(err)
+		}
+		return h.Exec(out, c)
+	}
+	done := interact(ctx, c.stdin, os.Stderr, exec, po, c.interactive)
 	select {
 	case <-ctx.Done():
 	case <-done:
@@ -217,7 +253,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 	if done != nil {
 		<-done // a command under way ends before the HAL closes
 	}
-	err = errors.Join(srv.Close(), withoutInjected(h.Close()))
+	err = shutdown()
 	fmt.Fprintln(out, "halrun: stopped, segments removed")
 	return err
 }
@@ -227,7 +263,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 // run at once, a failing one reported to errs and gone past. quit or
 // exit, the end of in, or ctx's end closes the channel, after the
 // command under way. Not on: a nil channel.
-func interact(ctx context.Context, in io.Reader, out, errs io.Writer, h *hal.HAL, po halfile.Options, on bool) <-chan struct{} {
+func interact(ctx context.Context, in io.Reader, errs io.Writer, exec func(halfile.Command) error, po halfile.Options, on bool) <-chan struct{} {
 	if !on {
 		return nil
 	}
@@ -277,7 +313,7 @@ func interact(ctx context.Context, in io.Reader, out, errs io.Writer, h *hal.HAL
 			}
 			cmds, err := po.ParseLineAt("<stdin>", first, line)
 			for _, c := range cmds {
-				if err = h.Exec(out, c); err != nil {
+				if err = exec(c); err != nil {
 					break
 				}
 			}
@@ -287,6 +323,44 @@ func interact(ctx context.Context, in io.Reader, out, errs io.Writer, h *hal.HAL
 		}
 	}()
 	return done
+}
+
+// programGrace is how long the programs loadusr started get to exit
+// after SIGTERM when halrun ends, before SIGKILL.
+const programGrace = 5 * time.Second
+
+// load runs a parsed .hal file as hal.HAL.Load does, with loadusr,
+// waitusr and unloadusr run by ld. start and stop take effect after
+// every other command, or, as in LinuxCNC, before a loadusr, waitusr or
+// unloadusr that follows them: a program loadusr -w waits for (a
+// sampler, a streamer) then sees the threads run.
+func load(ctx context.Context, out io.Writer, h *hal.HAL, ld *usercomp.Loader, cmds []halfile.Command) error {
+	var run *halfile.Command
+	for i, c := range cmds {
+		switch {
+		case c.Verb == "start" || c.Verb == "stop":
+			run = &cmds[i]
+			continue
+		case usercomp.IsUserVerb(c.Verb):
+			if run != nil {
+				if err := h.Exec(out, *run); err != nil {
+					return err
+				}
+				run = nil
+			}
+			if _, err := ld.Exec(ctx, c); err != nil {
+				return c.At(err)
+			}
+			continue
+		}
+		if err := h.Exec(out, c); err != nil {
+			return err
+		}
+	}
+	if run != nil {
+		return h.Exec(out, *run)
+	}
+	return nil
 }
 
 // cleanup removes the data and stats segments and the socket that a dead

@@ -30,7 +30,8 @@
 //	newpin COMP NAME TYPE in|out|io   a pin of it (NAME is the full name, "panel.jog")
 //	newparam COMP NAME TYPE ro|rw     a parameter of it
 //	ready COMP                        it is complete (hal_ready)
-//	setown NAME VALUE                 write its Out or IO pin or its parameter (Component.SetOwn)
+//	setown NAME VALUE [NAME VALUE]... write its Out or IO pins or its parameters (Component.SetOwn),
+//	                                  in order; the first failure ends the request
 //
 // It reads its In pins with getp, or at its own pace through hal.View.
 // When the connection ends, for any reason, the host removes the

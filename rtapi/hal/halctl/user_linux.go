@@ -31,7 +31,10 @@ func (u *userConn) do(line string) (ok bool, err error) {
 	if len(w) == 0 || !slices.Contains(userVerbs, w[0]) {
 		return false, nil
 	}
-	want := map[string]int{"newcomp": 2, "newpin": 5, "newparam": 5, "ready": 2, "setown": 3}[w[0]]
+	if w[0] == "setown" {
+		return true, u.setown(w[1:])
+	}
+	want := map[string]int{"newcomp": 2, "newpin": 5, "newparam": 5, "ready": 2}[w[0]]
 	if len(w) != want {
 		return true, fmt.Errorf("%s takes %d arguments, not %d: %w", w[0], want-1, len(w)-1, errs.Invalid)
 	}
@@ -41,13 +44,6 @@ func (u *userConn) do(line string) (ok bool, err error) {
 			u.comps = append(u.comps, c)
 		}
 		return true, err
-	}
-	if w[0] == "setown" {
-		i := slices.IndexFunc(u.comps, func(c *hal.Component) bool { return c.Owns(w[1]) })
-		if i < 0 {
-			return true, fmt.Errorf("setown: %q is no pin or parameter of a component this connection made (newcomp): %w", w[1], errs.Invalid)
-		}
-		return true, u.comps[i].SetOwn(w[1], w[2])
 	}
 	i := slices.IndexFunc(u.comps, func(c *hal.Component) bool { return c.Name() == w[1] })
 	if i < 0 {
@@ -70,6 +66,25 @@ func (u *userConn) do(line string) (ok bool, err error) {
 		c.Param(w[2], t, d)
 	}
 	return true, c.Err()
+}
+
+// setown writes NAME VALUE pairs, one or more, in order; the first that
+// fails ends it, those before it stay written.
+func (u *userConn) setown(args []string) error {
+	if len(args) == 0 || len(args)%2 != 0 {
+		return fmt.Errorf("setown takes NAME VALUE pairs, not %d arguments: %w", len(args), errs.Invalid)
+	}
+	for k := 0; k < len(args); k += 2 {
+		name := args[k]
+		i := slices.IndexFunc(u.comps, func(c *hal.Component) bool { return c.Owns(name) })
+		if i < 0 {
+			return fmt.Errorf("setown: %q is no pin or parameter of a component this connection made (newcomp): %w", name, errs.Invalid)
+		}
+		if err := u.comps[i].SetOwn(name, args[k+1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // close removes the connection's components, as LinuxCNC removes those

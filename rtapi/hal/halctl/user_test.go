@@ -98,3 +98,42 @@ func TestUserComponentOfUntrustedPeerRefused(t *testing.T) {
 	_, err = h.NewComponent("intruder")
 	assert.NoError(t, err, "no component of that name was made")
 }
+
+// Issue 40, 6: a user component writes several of its pins in one
+// request, "setown A 1 B 2", in order; the first bad pair ends it, the
+// pairs before it stay written. Before, setown took exactly one pair
+// ("setown takes 2 arguments, not 4").
+func TestUserComponentSetsPinsInOneRequest(t *testing.T) {
+	h, path := host(t)
+	s, err := Serve(h, path, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	user, err := Dial(path)
+	require.NoError(t, err)
+	defer user.Close()
+	for _, r := range [][]string{
+		{"newcomp", "pad"},
+		{"newpin", "pad", "pad.a", "float", "out"},
+		{"newpin", "pad", "pad.b", "s32", "io"},
+		{"newparam", "pad", "pad.k", "u32", "ro"},
+		{"ready", "pad"},
+	} {
+		_, err := req(user, r...)
+		require.NoError(t, err, "%v", r)
+	}
+	_, err = req(user, "setown", "pad.a", "1.5", "pad.b", "-3", "pad.k", "7")
+	require.NoError(t, err)
+	for name, want := range map[string]string{"pad.a": "1.5", "pad.b": "-3", "pad.k": "7"} {
+		v, err := h.GetP(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, fmt.Sprint(v), name)
+	}
+	_, err = req(user, "setown", "pad.a", "2", "pad.b", "x", "pad.k", "8")
+	assert.ErrorIs(t, err, rtapi.ErrInvalid)
+	v, _ := h.GetP("pad.a")
+	assert.Equal(t, "2", fmt.Sprint(v), "the pair before the bad one stays written")
+	v, _ = h.GetP("pad.k")
+	assert.Equal(t, "7", fmt.Sprint(v), "the pairs after it are not")
+	_, err = req(user, "setown", "pad.a", "1", "pad.b")
+	assert.ErrorContains(t, err, "setown takes NAME VALUE pairs, not 3 arguments")
+}

@@ -15,6 +15,11 @@
 // safep THREAD PIN VALUE is gortapi's own: when THREAD faults or stops,
 // its safe state sets PIN to VALUE (hal.HAL.SafeP).
 //
+// loadusr, waitusr and unloadusr parse here but run in the process that
+// reads the file (rtapi/hal/usercomp's Loader: halrun, halcmd), which
+// starts and ends programs; hal.HAL.Exec, and so the control socket,
+// does not know them.
+//
 // Parse checks each command's verb and argument count, not whether what
 // it names exists. Every error names FILE:LINE. Parse reads nothing but
 // its input and takes words as written; Options.Parse reads a file as
@@ -127,6 +132,11 @@ var arity = map[string][2]int{
 	"show":    {0, 2},
 	"save":    {0, 1},
 	"safep":   {3, 3},
+	// Run by the process reading the file (package usercomp's Loader:
+	// halrun, halcmd), not by hal.HAL.Exec.
+	"loadusr":   {1, -1},
+	"waitusr":   {1, 1},
+	"unloadusr": {1, 1},
 }
 
 // Verbs lists the verbs Parse accepts.
@@ -248,7 +258,7 @@ func parseWords(words []string) (Command, bool, error) {
 		if verb == "source" {
 			return Command{}, false, invalid("source is read where a file is parsed with its directory (halfile.Options.Parse: halrun, halcmd -f)")
 		}
-		if verb == "loadusr" || verb == "unloadrt" || verb == "unloadusr" || verb == "waitusr" {
+		if verb == "unloadrt" {
 			return Command{}, false, invalid("%s is not supported: components are compiled into the host (hal.Register)", verb)
 		}
 		return Command{}, false, invalid("unknown command %q", verb)

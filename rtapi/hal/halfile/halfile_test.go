@@ -64,7 +64,9 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		"loadrt pid count":                   `x.hal:1: loadrt pid: argument "count" is not KEY=VALUE`,
 		`sets s "open`:                       `x.hal:1: unterminated quote`,
 		"# ok\nnet a b \\":                   `x.hal:2: the file ends in a line continuation`,
-		"loadusr halui":                      `x.hal:1: loadusr is not supported`,
+		"unloadrt pid":                       `x.hal:1: unloadrt is not supported`,
+		"loadusr":                            `x.hal:1: loadusr takes at least 1 arguments, not 0`,
+		"waitusr a b":                        `x.hal:1: waitusr takes 1 arguments, not 2`,
 		"start now":                          `x.hal:1: start takes 0 arguments, not 1`,
 		"net s a => b\nsetp a 1 2":           `x.hal:2: setp takes 2 arguments, not 3`,
 		"net \\\n s":                         `x.hal:1: net takes at least 2 arguments, not 1`,
@@ -239,4 +241,19 @@ func FuzzNamePrintsBare(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(checkNamePrintsBare)
+}
+
+// Issue 40, 6: loadusr, waitusr and unloadusr parse, their words kept
+// as written, for the process reading the file to run (usercomp.Loader).
+// Before, each was "not supported".
+func TestParseUserVerbs(t *testing.T) {
+	t.Parallel()
+	cmds, err := halfile.Parse("x.hal", strings.NewReader(
+		"loadusr -Wn panel halpanel -x \"a b\"\nloadusr -w sh runstreamer\nwaitusr panel\nunloadusr all\n"))
+	require.NoError(t, err)
+	require.Len(t, cmds, 4)
+	assert.Equal(t, []string{"-Wn", "panel", "halpanel", "-x", "a b"}, cmds[0].Args)
+	assert.Equal(t, `loadusr -Wn panel halpanel -x "a b"`, cmds[0].String())
+	assert.Equal(t, "waitusr", cmds[2].Verb)
+	assert.Equal(t, []string{"all"}, cmds[3].Args)
 }
