@@ -11,7 +11,8 @@ import (
 // CONVERTERS): every ordered pair of two different types of bit, float,
 // s32, s64, u32 and u64 but float to bit, which LinuxCNC does not build.
 // Each is a halcompile component with one "function _" (count= or
-// names=, default one instance NAME.0; function NAME.N). Each has pins in
+// names=, default one instance to_hal(NAME).0, e.g. conv-bit-u32.0, as
+// halcompile turns '_' into '-'; function the instance name). Each has pins in
 // (IN) and out (OUT); a pair whose value can fall outside OUT's range
 // also has an out-of-range bit pin and a clamp bit parameter (RW,
 // default FALSE):
@@ -30,7 +31,7 @@ import (
 
 func init() {
 	for _, c := range convPairs {
-		hal.Register(c.name, instances(1, exported(c.make)))
+		hal.Register(c.name, halcompInstances(1, exported(c.make)))
 	}
 }
 

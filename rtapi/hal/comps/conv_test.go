@@ -45,19 +45,20 @@ func TestConvPinsAndFunctions(t *testing.T) {
 	typ := map[string]string{"bit": "bit", "float": "float", "s32": "s32", "s64": "s64", "u32": "u32", "u64": "u64"}
 	var want []string
 	for _, n := range convNames {
+		inst := strings.ReplaceAll(n, "_", "-") + ".0" // halcompile's to_hal
 		f := strings.Split(n, "_")
 		pins := []string{"in " + typ[f[1]] + " IN", "out " + typ[f[2]] + " OUT"}
 		var params []string
 		if !convNoClamp[n] {
 			pins = append(pins, "out-of-range bit OUT")
 			params = []string{"clamp bit RW"}
-			v, err := r.h.GetP(n + ".0.clamp")
+			v, err := r.h.GetP(inst + ".clamp")
 			require.NoError(t, err)
 			assert.Equal(t, "FALSE", v, n)
 		}
-		assert.Equal(t, pins, r.pinNames(n+".0"), n)
-		assert.Equal(t, params, r.paramNames(n+".0"), n)
-		want = append(want, n+".0")
+		assert.Equal(t, pins, r.pinNames(inst), n)
+		assert.Equal(t, params, r.paramNames(inst), n)
+		want = append(want, inst)
 	}
 	var functs []string
 	for _, f := range r.h.Functs() {
@@ -66,12 +67,12 @@ func TestConvPinsAndFunctions(t *testing.T) {
 	assert.Equal(t, want, functs)
 	r = load(t, servo+"loadrt conv_s32_float names=a,b\nloadrt conv_u64_s32 count=2\n")
 	assert.Equal(t, []string{"in s32 IN", "out float OUT"}, r.pinNames("b"))
-	assert.Equal(t, []string{"in u64 IN", "out s32 OUT", "out-of-range bit OUT"}, r.pinNames("conv_u64_s32.1"))
+	assert.Equal(t, []string{"in u64 IN", "out s32 OUT", "out-of-range bit OUT"}, r.pinNames("conv-u64-s32.1"))
 	functs = nil
 	for _, f := range r.h.Functs() {
 		functs = append(functs, f.Name())
 	}
-	assert.Equal(t, []string{"a", "b", "conv_u64_s32.0", "conv_u64_s32.1"}, functs)
+	assert.Equal(t, []string{"a", "b", "conv-u64-s32.0", "conv-u64-s32.1"}, functs)
 	assert.NotContains(t, hal.Registered(), "conv_float_bit")
 }
 
@@ -88,9 +89,10 @@ func TestConvLinuxCNCGolden(t *testing.T) {
 	defer f.Close()
 	src := servo
 	for _, n := range convNames {
-		src += "loadrt " + n + " count=2\naddf " + n + ".0 servo\naddf " + n + ".1 servo\n"
+		d := strings.ReplaceAll(n, "_", "-")
+		src += "loadrt " + n + " count=2\naddf " + d + ".0 servo\naddf " + d + ".1 servo\n"
 		if !convNoClamp[n] {
-			src += "setp " + n + ".1.clamp 1\n"
+			src += "setp " + d + ".1.clamp 1\n"
 		}
 	}
 	r := load(t, src)
@@ -100,7 +102,7 @@ func TestConvLinuxCNCGolden(t *testing.T) {
 		lines++
 		g := strings.Fields(sc.Text())
 		require.Len(t, g, 5, "conv.golden line %d", lines)
-		name, inst := g[0], g[0]+"."+g[1]
+		name, inst := g[0], strings.ReplaceAll(g[0], "_", "-")+"."+g[1]
 		seen[name] = true
 		r.setp(inst+".in", g[2])
 		r.cycles("servo", 1)

@@ -29,7 +29,7 @@ func init() {
 // halcompFunc is instances(1, inst) for a constructor that returns its
 // function.
 func halcompFunc(inst func(c *hal.Component, p string) hal.Func) hal.Factory {
-	return instances(1, func(c *hal.Component, p string) { inst(c, p) })
+	return halcompInstances(1, func(c *hal.Component, p string) { inst(c, p) })
 }
 
 // exportInstance exports fn as the instance p and returns it.

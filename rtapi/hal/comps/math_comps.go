@@ -12,14 +12,15 @@ import (
 // hypot.comp, wcomp.comp, comp.comp, abs.comp, near.comp, limit2.comp,
 // mult2.comp, mux4.comp, select8.comp, match8.comp and
 // tristate_float.comp. Each is a halcompile component with one "function
-// _": loadrt takes count=N or names=a,b (default one instance, NAME.0),
-// pins are NAME.N.pin and the function is named NAME.N. halcompile's
+// _": loadrt takes count=N or names=a,b (default one instance, P.0, where
+// P is NAME with '_' turned into '-' as halcompile's to_hal does:
+// tristate-float.0), pins are P.N.pin and the function is named P.N. halcompile's
 // trailing underscore (min_, in_, is_positive_) is not part of a HAL name.
 // Every function is RT-safe: no allocation, lock or map lookup.
 
 func init() {
 	for _, m := range mathComps {
-		hal.Register(m.name, instances(1, exported(m.make)))
+		hal.Register(m.name, halcompInstances(1, exported(m.make)))
 	}
 }
 

@@ -263,11 +263,11 @@ func TestMatch8(t *testing.T) {
 }
 
 func TestTristateFloat(t *testing.T) {
-	r := rig1(t, "tristate_float")
-	r.step("tristate_float", "out", 5.0, "in", 3.0)
-	assert.Equal(t, 5.0, r.get("tristate_float.0.out"), "disabled: out left alone")
-	r.step("tristate_float", "enable", true)
-	assert.Equal(t, 3.0, r.get("tristate_float.0.out"))
-	r.step("tristate_float", "enable", false, "in", 4.0)
-	assert.Equal(t, 3.0, r.get("tristate_float.0.out"))
+	r := load(t, servo+"loadrt tristate_float\naddf tristate-float.0 servo\n")
+	r.step("tristate-float", "out", 5.0, "in", 3.0)
+	assert.Equal(t, 5.0, r.get("tristate-float.0.out"), "disabled: out left alone")
+	r.step("tristate-float", "enable", true)
+	assert.Equal(t, 3.0, r.get("tristate-float.0.out"))
+	r.step("tristate-float", "enable", false, "in", 4.0)
+	assert.Equal(t, 3.0, r.get("tristate-float.0.out"))
 }

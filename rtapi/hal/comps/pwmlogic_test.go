@@ -40,7 +40,7 @@ loadrt updown names=cnt
 		"pwmgen.2":   with("down bit OUT", "up bit OUT"),
 		"debounce.0": {"0.in bit IN", "0.out bit OUT", "1.in bit IN", "1.out bit OUT"},
 		"debounce.1": {"0.in bit IN", "0.out bit OUT"},
-		"estop_latch.0": {"fault-in bit IN", "fault-out bit OUT", "ok-in bit IN", "ok-out bit OUT", "reset bit IN",
+		"estop-latch.0": {"fault-in bit IN", "fault-out bit OUT", "ok-in bit IN", "ok-out bit OUT", "reset bit IN",
 			"watchdog bit OUT"},
 		"charge-pump": {"enable bit IN", "out bit OUT", "out-2 bit OUT", "out-4 bit OUT"},
 		"oneshot.0": {"in bit IN", "out bit OUT", "out-not bit OUT", "reset bit IN", "time-left float OUT",
@@ -71,14 +71,14 @@ loadrt updown names=cnt
 	for _, f := range r.h.Functs() {
 		functs = append(functs, f.Name())
 	}
-	assert.Equal(t, []string{"pwmgen.make-pulses", "pwmgen.update", "debounce.0", "debounce.1", "estop_latch.0",
+	assert.Equal(t, []string{"pwmgen.make-pulses", "pwmgen.update", "debounce.0", "debounce.1", "estop-latch.0",
 		"charge-pump", "oneshot.0", "flipflop.0", "edge.0", "toggle.0", "timedelay.0", "logic.0", "logic.1", "cnt"}, functs)
 
 	defaults := map[string]string{
 		"pwmgen.0.scale": "1", "pwmgen.0.max-dc": "1", "pwmgen.0.min-dc": "0", "pwmgen.0.pwm-freq": "0",
 		"pwmgen.0.offset": "0", "pwmgen.0.dither-pwm": "FALSE", "pwmgen.0.enable": "FALSE",
-		"debounce.0.delay": "5", "estop_latch.0.ok-in": "TRUE", "estop_latch.0.fault-in": "FALSE",
-		"estop_latch.0.ok-out": "FALSE", "estop_latch.0.fault-out": "TRUE", "charge-pump.enable": "TRUE",
+		"debounce.0.delay": "5", "estop-latch.0.ok-in": "TRUE", "estop-latch.0.fault-in": "FALSE",
+		"estop-latch.0.ok-out": "FALSE", "estop-latch.0.fault-out": "TRUE", "charge-pump.enable": "TRUE",
 		"oneshot.0.width": "0", "oneshot.0.retriggerable": "TRUE", "oneshot.0.rising": "TRUE",
 		"oneshot.0.falling": "FALSE", "edge.0.both": "FALSE", "edge.0.in-edge": "TRUE", "edge.0.out-width-ns": "0",
 		"toggle.0.debounce": "2", "timedelay.0.on-delay": "0.5", "timedelay.0.off-delay": "0.5",
