@@ -243,7 +243,7 @@ func TestRunWritesEveryFormat(t *testing.T) {
 func TestCyclictestFormat(t *testing.T) {
 	rttest.ParallelUnlessRT(t)
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-flavor", "posix", "-l", "50", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -254,7 +254,7 @@ func TestCyclictestFormat(t *testing.T) {
 	}
 
 	stdout.Reset()
-	code = run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	code = run(context.Background(), []string{"-flavor", "posix", "-l", "50", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
