@@ -42,17 +42,29 @@ func TestGCMarkingFollowsTheCollector(t *testing.T) {
 func TestInterferenceCountersSeeCauses(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off})
 	unblock := make(chan struct{})
-	var sink []byte
 	task, err := rt.NewTask(rtapi.TaskSpec{Name: "observed", Period: time.Millisecond, LateThreshold: time.Nanosecond},
 		func(tc *rtapi.TaskContext) error {
 			for tc.WaitPeriod() {
 				switch tc.Cycle() {
 				case 10:
 					<-unblock // the thread blocks in the body
+					// ... past the next release, so that no sleep follows
+					// whatever the load. A cycle that ended just before it
+					// and was preempted there slept without a switch, which
+					// cancelled the block's (LatePreempted, under load).
+					time.Sleep(time.Duration(tc.Deadline()-tc.Now()) + time.Millisecond)
 				case 20:
-					sink = make([]byte, 8<<20) // fresh pages: faults
-					for i := 0; i < len(sink); i += 4096 {
-						sink[i] = 1
+					// fresh pages: faults (a heap slice may reuse pages an
+					// earlier test, or -count's previous run, touched)
+					mem, err := unix.Mmap(-1, 0, 8<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+					if err != nil {
+						return err
+					}
+					for i := 0; i < len(mem); i += 4096 {
+						mem[i] = 1
+					}
+					if err := unix.Munmap(mem); err != nil {
+						return err
 					}
 				}
 			}

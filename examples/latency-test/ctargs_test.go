@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -242,6 +243,36 @@ func TestCyclictestCommandLineMeans(t *testing.T) {
 	}
 }
 
+// ctLine matches one of cyclictest's thread lines (-N: nanoseconds).
+// printf's widths are minimums: a figure too wide for its column widens it.
+func ctLine(nsecs bool) *regexp.Regexp {
+	w := func(n int) string { return fmt.Sprintf(`(?:[ \d]{%d}|\d{%d,})`, n, n+1) }
+	lat := w(5)
+	if nsecs {
+		lat = w(8)
+	}
+	return regexp.MustCompile(`^T:` + w(2) + ` \(` + w(5) + `\) P:` + w(2) + ` I:\d+ C:` + w(7) +
+		` Min:` + w(7) + ` Act:` + lat + ` Avg:` + lat + ` Max:` + w(8) + `$`)
+}
+
+// TestCyclictestLinesWiden: ctLine matches the lines of a quiet run and
+// those of a wake-up 150 ms late (a loaded machine: 9 digits of ns, 6 of
+// µs) with a 7-digit thread id. Before, the tests took the widths as
+// exact, and TestCyclictestLoops failed under load on a 9-digit Max.
+func TestCyclictestLinesWiden(t *testing.T) {
+	t.Parallel()
+	for _, late := range []time.Duration{20 * time.Microsecond, 150 * time.Millisecond} {
+		ts := latency.TaskStats{Tid: 4_194_303, Act: late}
+		ts.Period, ts.Priority = time.Millisecond, 99
+		ts.Latency.Count, ts.Latency.Min, ts.Latency.Max, ts.Latency.Sum = 2, late/2, late, 3*late/2
+		for _, nsecs := range []bool{false, true} {
+			if line := latency.FormatThreadLine(threadLine(0, ts, nsecs)); !ctLine(nsecs).MatchString(line) {
+				t.Errorf("-N %v: %q does not match %s", nsecs, line, ctLine(nsecs))
+			}
+		}
+	}
+}
+
 // TestCyclictestLoops: -l ends the run when the first task ran its loops,
 // on a real clock and on sim; -N prints ns; -H adds the summary column.
 func TestCyclictestLoops(t *testing.T) {
@@ -251,7 +282,7 @@ func TestCyclictestLoops(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(withoutDMALine(stdout.String())), "\n")
-	ns := regexp.MustCompile(`^T: [01] \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{8} Avg:[ \d]{8} Max:[ \d]{8}$`)
+	ns := ctLine(true)
 	// The run ends when the first thread has its 30 cycles: usually T:0,
 	// the shorter interval, but one that skipped late releases may be
 	// overtaken (how late is the machine's business).

@@ -124,11 +124,13 @@ func TestHelp(t *testing.T) {
 }
 
 // liveWatcher is the tool's stdout: it keeps what is written and calls
-// seen once the first live line of task servo is complete.
+// seen once the first live line of task servo is complete (or, with
+// until, once until matches).
 type liveWatcher struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	seen func()
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	seen  func()
+	until *regexp.Regexp
 }
 
 var liveServoLine = regexp.MustCompile(`(?m)^ +(\d+\.\d)s servo .*\n`)
@@ -137,7 +139,11 @@ func (w *liveWatcher) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, err := w.buf.Write(p)
-	if w.seen != nil && liveServoLine.Match(w.buf.Bytes()) {
+	until := w.until
+	if until == nil {
+		until = liveServoLine
+	}
+	if w.seen != nil && until.Match(w.buf.Bytes()) {
 		w.seen()
 		w.seen = nil
 	}
@@ -243,18 +249,18 @@ func TestRunWritesEveryFormat(t *testing.T) {
 func TestCyclictestFormat(t *testing.T) {
 	rttest.ParallelUnlessRT(t)
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"-flavor", "posix", "-l", "50", "-q", "-format", "cyclictest", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	line := regexp.MustCompile(`^T:[ \d]{2} \([ \d]{5}\) P:[ \d]{2} I:\d+ C:[ \d]{7} Min:[ \d]{7} Act:[ \d]{5} Avg:[ \d]{5} Max:[ \d]{8}$`)
+	line := ctLine(false)
 	lines := strings.Split(strings.TrimSuffix(withoutDMALine(stdout.String()), "\n"), "\n")
 	if len(lines) != 2 || !line.MatchString(lines[0]) || !line.MatchString(lines[1]) || !strings.Contains(lines[1], "I:1500") {
 		t.Fatalf("want two cyclictest lines, no histogram without -h:\n%s", stdout.String())
 	}
 
 	stdout.Reset()
-	code = run(context.Background(), []string{"-flavor", "posix", "-D", "0.5", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
+	code = run(context.Background(), []string{"-flavor", "posix", "-l", "50", "-q", "-format", "cyclictest", "-h", "100", "-t", "2"}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}

@@ -61,7 +61,7 @@ func TestRemoveFunctTimeoutKeepsTheFunctionOwned(t *testing.T) {
 	free()
 	rttest.WaitFor(t, "the held call to end", func() bool { return h.AddFunct("blocks", "slow", hal.Last) == nil })
 	assert.Equal(t, []string{"blocks"}, h.Threads()[1].Functs())
-	require.NoError(t, h.Stop())
+	stopLoaded(t, h)
 	assert.Zero(t, overlaps.Load(), "two calls of one function overlapped")
 }
 
@@ -94,5 +94,19 @@ func TestRemoveFunctRetriesAfterTimeout(t *testing.T) {
 	free()
 	rttest.WaitFor(t, "the held call to end", func() bool { return h.RemoveFunct("blocks", "servo") == nil })
 	require.ErrorIs(t, h.RemoveFunct("blocks", "servo"), rtapi.ErrInvalid, "now off the thread")
-	require.NoError(t, h.Stop())
+	stopLoaded(t, h)
+}
+
+// stopLoaded stops h, whose StopTimeout is these tests' 20 ms: on a
+// loaded machine a thread may not get a CPU within it, so Stop may
+// report ErrTimeout; every thread must then still end, without error.
+func stopLoaded(t *testing.T, h *hal.HAL) {
+	t.Helper()
+	if err := h.Stop(); err != nil {
+		require.ErrorIs(t, err, rtapi.ErrTimeout)
+		for _, th := range h.Threads() {
+			<-th.Done()
+			require.NoError(t, th.Err(), "thread %s", th.Name())
+		}
+	}
 }
