@@ -2,6 +2,8 @@ package hal_test
 
 import (
 	"fmt"
+	"math"
+	"sync/atomic"
 	"testing"
 )
 
@@ -21,6 +23,24 @@ func BenchmarkChain(b *testing.B) {
 			fs[i] = func() {
 				for j := range 5 {
 					out[i][j] = in[i][j] + 1
+				}
+			}
+		}
+		for b.Loop() {
+			for _, f := range fs {
+				f()
+			}
+		}
+	})
+	// The same work with sync/atomic loads and stores on plain Go
+	// variables: issue 41's yardstick for a function's pin accesses.
+	b.Run("go-atomic-loop-50", func(b *testing.B) {
+		var in, out [50][5]atomic.Uint64
+		fs := make([]func(), 50)
+		for i := range fs {
+			fs[i] = func() {
+				for j := range 5 {
+					out[i][j].Store(math.Float64bits(math.Float64frombits(in[i][j].Load()) + 1))
 				}
 			}
 		}

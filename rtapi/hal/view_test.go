@@ -2,6 +2,7 @@ package hal_test
 
 import (
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -267,5 +268,15 @@ func BenchmarkPinReadWrite(b *testing.B) {
 			*q = *p + 1
 		}
 		_ = y
+	})
+	// Issue 41's yardstick: one atomic load and one atomic store, each
+	// through a single pointer (what a pin could cost at best while
+	// staying 64-bit atomic on 32-bit Linux and race-clean).
+	b.Run("atomic-variable", func(b *testing.B) {
+		var x, y atomic.Uint64
+		p, q := &x, &y
+		for b.Loop() {
+			q.Store(math.Float64bits(math.Float64frombits(p.Load()) + 1))
+		}
 	})
 }
