@@ -30,6 +30,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -71,9 +72,11 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&c.count, "n", 0, "exit after this many samples (0: run until Ctrl-C or the host exits)")
 	fs.BoolVar(&c.tag, "t", false, "start each line with the cycle number")
 	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
+	group := fs.String("group", "", "the same as -rtapi.shm-group (halstreamer's name)")
 	err := cli.Parse(fs, args)
 	if err == nil {
 		c.rtapi = *opts
+		c.rtapi.ShmGroup = cmp.Or(c.rtapi.ShmGroup, *group)
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err = run(ctx, stdout, stderr, c)
 		stop()
