@@ -30,6 +30,10 @@
 // -shm-dir's socket) in its environment and finds the host as halcmd
 // did (package rtapi/hal/usercomp).
 //
+// The instance is -rtapi.instance, else $RTAPI_INSTANCE, as for halrun
+// and every rtapi program (rtapi.RegisterShmFlags); -rtapi.shm-group (or
+// -group) trusts a socket directory of that group.
+//
 // halcmd finds the socket with halctl.DialInstance (the host's -shm-dir,
 // else its own runtime directory, else root's /run/gortapi) and talks to
 // it only if its directory may be written by root or this user alone and
@@ -49,6 +53,7 @@ import (
 	"strings"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halctl"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -65,23 +70,47 @@ type config struct {
 	args     []string
 }
 
-func main() {
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs halcmd with args: its exit status (HACKING.md, "Examples:
+// one command-line style"). The instance and group come as every rtapi
+// program's do (rtapi.RegisterShmFlags): -rtapi.instance, else
+// $RTAPI_INSTANCE; -rtapi.shm-group (or its older name -group).
+func command(args []string, stdout, stderr io.Writer) int {
 	var c config
-	flag.StringVar(&c.file, "f", "", "run the commands of this .hal file")
-	flag.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the -f file names (default $INI_FILE_NAME)")
-	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
-	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's control socket, its -shm-dir (default: /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
-	flag.StringVar(&c.group, "group", "", "trust a control socket directory of this group (the host's -rtapi.shm-group)")
-	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: halcmd [flags] COMMAND [ARGS...] | halcmd [flags] -f FILE.hal")
-		flag.PrintDefaults()
+	fs := flag.NewFlagSet("halcmd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[flags] COMMAND [ARGS...] | halcmd [flags] -f FILE.hal", "")
+	opts := rtapi.RegisterShmFlags(fs)
+	fs.StringVar(&c.file, "f", "", "run the commands of this .hal file")
+	fs.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the -f file names (default $INI_FILE_NAME)")
+	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's control socket, its -shm-dir (default: /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
+	fs.StringVar(&c.group, "group", "", "the same as -rtapi.shm-group")
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		err = cli.UsageError{Err: err}
 	}
-	flag.Parse()
-	c.args = flag.Args()
-	if err := run(os.Stdout, c); err != nil {
-		fmt.Fprintln(os.Stderr, "halcmd:", err)
-		os.Exit(cli.ExitCode(err))
+	if err == nil {
+		c.args = fs.Args()
+		c.group = cmp.Or(opts.ShmGroup, c.group)
+		c.instance, err = instance(*opts)
 	}
+	if err == nil {
+		err = run(stdout, c)
+	}
+	return cli.Exit("halcmd", stderr, err)
+}
+
+// instance resolves o's instance as rtapi.Open does (the flag, else
+// $RTAPI_INSTANCE), through an RT that runs no task.
+func instance(o rtapi.Options) (int, error) {
+	o.Flavor, o.LockMemory, o.ShmGroup = "posix", rtapi.Off, ""
+	rt, err := rtapi.Open(o)
+	if err != nil {
+		return 0, err
+	}
+	n := rt.Instance()
+	return n, rt.Close()
 }
 
 // session holds the connection to the host, made on first use.

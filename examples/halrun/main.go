@@ -55,9 +55,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -82,6 +84,7 @@ type config struct {
 	// cleanup (-U): remove what a dead host of the instance left.
 	cleanup  bool
 	stdin    io.Reader
+	stderr   io.Writer // interactive commands' errors
 	shmDir   string
 	dataKey  uint
 	statsKey uint
@@ -91,36 +94,47 @@ type config struct {
 	rt         rtapi.Options
 }
 
-func main() {
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs halrun with args until the file's end (-f), its input's
+// end (-I) or Ctrl-C: its exit status (HACKING.md, "Examples: one
+// command-line style"). Standard input is os.Stdin. The rtapi settings
+// come from rtapi.RegisterFlags: the -rtapi.* flags, else the RTAPI_*
+// environment, as for every rtapi program.
+func command(args []string, stdout, stderr io.Writer) int {
 	var c config
-	opts := rtapi.RegisterFlags(flag.CommandLine)
-	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket, which only this user or root may write (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
-	cli.KeyVar(flag.CommandLine, &c.dataKey, "data-key", halctl.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
-	cli.KeyVar(flag.CommandLine, &c.statsKey, "stats-key", halctl.DefaultStatsKey, "shared-memory key of the thread statistics")
-	flag.DurationVar(&c.faultAfter, "fault-after", 0,
+	fs := flag.NewFlagSet("halrun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[flags] [-i INI] [-I] [-f] FILE.hal | halrun [flags] -U", "")
+	opts := rtapi.RegisterFlags(fs)
+	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the segments and the socket, which only this user or root may write (default: segments in /dev/shm, the socket in /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
+	cli.KeyVar(fs, &c.dataKey, "data-key", halctl.DefaultDataKey, "shared-memory key of the pins, parameters and signals")
+	cli.KeyVar(fs, &c.statsKey, "stats-key", halctl.DefaultStatsKey, "shared-memory key of the thread statistics")
+	fs.DurationVar(&c.faultAfter, "fault-after", 0,
 		"inject a fault into every thread after this time, so that the file's safe states (safep) run; 0: never")
-	flag.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the .hal file names (default $INI_FILE_NAME)")
+	fs.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the .hal file names (default $INI_FILE_NAME)")
 	var exitFile string
-	flag.StringVar(&exitFile, "f", "", "run this .hal file and exit at its end, unloading everything")
-	flag.BoolVar(&c.interactive, "I", false, "after the file, read commands from standard input until its end or quit")
-	flag.BoolVar(&c.cleanup, "U", false, "remove the segments and socket that a dead host of this instance left, and exit")
-	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: halrun [flags] [-i INI] [-I] [-f] FILE.hal | halrun [flags] -U")
-		flag.PrintDefaults()
+	fs.StringVar(&exitFile, "f", "", "run this .hal file and exit at its end, unloading everything")
+	fs.BoolVar(&c.interactive, "I", false, "after the file, read commands from standard input until its end or quit")
+	fs.BoolVar(&c.cleanup, "U", false, "remove the segments and socket that a dead host of this instance left, and exit")
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		err = cli.UsageError{Err: err}
 	}
-	flag.Parse()
-	c.rt = *opts
-	c.stdin = os.Stdin
-	if c.ini == "" {
-		c.ini = os.Getenv("INI_FILE_NAME")
-	}
-	err := c.setFile(exitFile, flag.Args())
-	cli.Main("halrun", func(ctx context.Context) error {
-		if err != nil {
-			return err
+	if err == nil {
+		c.rt = *opts
+		c.stdin, c.stderr = os.Stdin, stderr
+		if c.ini == "" {
+			c.ini = os.Getenv("INI_FILE_NAME")
 		}
-		return run(ctx, os.Stdout, c)
-	})
+		err = c.setFile(exitFile, fs.Args())
+	}
+	if err == nil {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = run(ctx, stdout, c)
+		stop()
+	}
+	return cli.Exit("halrun", stderr, err)
 }
 
 // setFile takes the file from -f or the one argument, as LinuxCNC's
@@ -148,13 +162,34 @@ func (c *config) setFile(exitFile string, args []string) error {
 // the environment.
 func parseOptions(ini string) (halfile.Options, error) {
 	if ini == "" {
-		return halfile.Options{}, nil
+		return halfile.Options{Open: openHAL}, nil
 	}
 	f, err := inifile.Load(ini)
 	if err != nil {
 		return halfile.Options{}, err
 	}
-	return halfile.Options{INI: f.Find}, nil
+	return halfile.Options{INI: f.Find, Open: openHAL}, nil
+}
+
+// openHAL opens a .hal file with the lines that only tune LinuxCNC's
+// kernel as comments, so that LinuxCNC's test.hal files run unchanged:
+// setexact_for_test_suite_only (thread periods here are always exactly
+// as given) and log rt|user LEVEL (rtapi's log level is a flag). Line
+// numbers stay.
+func openHAL(name string) (io.ReadCloser, error) {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i, l := range lines {
+		if f := strings.Fields(l); len(f) > 0 && (f[0] == "setexact_for_test_suite_only" ||
+			f[0] == "log" && len(f) == 3 && (f[1] == "rt" || f[1] == "user")) &&
+			(i == 0 || !strings.HasSuffix(strings.TrimRight(lines[i-1], "\n"), "\\")) {
+			lines[i] = "# " + l
+		}
+	}
+	return io.NopCloser(strings.NewReader(strings.Join(lines, ""))), nil
 }
 
 func run(ctx context.Context, out io.Writer, c config) error {
@@ -238,7 +273,7 @@ func run(ctx context.Context, out io.Writer, c config) error {
 		}
 		return h.Exec(out, c)
 	}
-	done := interact(ctx, c.stdin, os.Stderr, exec, po, c.interactive)
+	done := interact(ctx, c.stdin, c.stderr, exec, po, c.interactive)
 	select {
 	case <-ctx.Done():
 	case <-done:

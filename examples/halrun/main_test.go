@@ -237,3 +237,20 @@ func TestFlagUsage(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", args, out)
 	}
 }
+
+// LinuxCNC's test.hal files begin with setexact_for_test_suite_only and
+// some set "log rt LEVEL"; halrun -f refused both as unknown commands
+// (issue 40 part 4). They are accepted and do nothing; line numbers of
+// later errors stay right.
+func TestLinuxCNCKernelLinesAccepted(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "test.hal")
+	require.NoError(t, os.WriteFile(file, []byte("setexact_for_test_suite_only\nlog rt 1\nlog user 2\nloadrt threads name1=fast period1=1000000\n"), 0o644))
+	out, code := halrun(t, dir, "", nil, "-f", file)
+	require.Equal(t, 0, code, out)
+
+	require.NoError(t, os.WriteFile(file, []byte("setexact_for_test_suite_only\nlog rt 1\nbogus\n"), 0o644))
+	out, code = halrun(t, dir, "", nil, "-f", file)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "test.hal:3:")
+}

@@ -1,10 +1,13 @@
 // Command halsampler prints what a sampler HAL component captures, one
 // line per cycle, as LinuxCNC's halsampler(1) does:
 //
-//	halsampler [-c CHAN] [-n N] [-t] [-rtapi.instance I] [-shm-dir DIR]
+//	halsampler [-c CHAN] [-n N] [-t] [-rtapi.instance I] [-rtapi.shm-group G] [-shm-dir DIR]
 //
 // It reads channel CHAN (sampler.CHAN of "loadrt sampler cfg=...") of the
-// host on instance I, from another process, while the host runs. Its
+// host on instance I, from another process, while the host runs. The
+// instance and group come as every rtapi program's do
+// (rtapi.RegisterShmFlags): the flag, else $RTAPI_INSTANCE and
+// $RTAPI_SHM_GROUP, so halrun's loadusr needs no flags. Its
 // standard output is LinuxCNC's byte for byte: each line holds the pins'
 // values in cfg order, each followed by a space: bits as 0 or 1,
 // integers in decimal, floats as printf's "%f" (six decimals). -t starts
@@ -27,12 +30,15 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
@@ -44,38 +50,56 @@ import (
 )
 
 type config struct {
-	channel  int
-	count    int64
-	tag      bool
-	instance int
-	shmDir   string
-	group    string
+	channel int
+	count   int64
+	tag     bool
+	shmDir  string
+	rtapi   rtapi.Options // Instance and ShmGroup, from flags or environment
 }
 
-func main() {
+func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// command runs halsampler with args until -n samples, Ctrl-C, SIGTERM or
+// the host's end: its exit status (HACKING.md, "Examples: one
+// command-line style").
+func command(args []string, stdout, stderr io.Writer) int {
 	var c config
-	flag.IntVar(&c.channel, "c", 0, "the sampler channel to read (sampler.CHAN)")
-	flag.Int64Var(&c.count, "n", 0, "exit after this many samples (0: run until Ctrl-C or the host exits)")
-	flag.BoolVar(&c.tag, "t", false, "start each line with the cycle number")
-	flag.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
-	flag.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
-	flag.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
-	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: halsampler [-c CHAN] [-n N] [-t] [flags]")
-		flag.PrintDefaults()
+	fs := flag.NewFlagSet("halsampler", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Usage(fs, "[-c CHAN] [-n N] [-t] [-shm-dir DIR] [-rtapi.instance I] [-rtapi.shm-group G]", "")
+	opts := rtapi.RegisterShmFlags(fs)
+	fs.IntVar(&c.channel, "c", 0, "the sampler channel to read (sampler.CHAN)")
+	fs.Int64Var(&c.count, "n", 0, "exit after this many samples (0: run until Ctrl-C or the host exits)")
+	fs.BoolVar(&c.tag, "t", false, "start each line with the cycle number")
+	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
+	group := fs.String("group", "", "the same as -rtapi.shm-group (halstreamer's name)")
+	err := cli.Parse(fs, args)
+	if err == nil {
+		c.rtapi = *opts
+		c.rtapi.ShmGroup = cmp.Or(c.rtapi.ShmGroup, *group)
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = run(ctx, stdout, stderr, c)
+		stop()
 	}
-	flag.Parse()
-	cli.Main("halsampler", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, c) })
+	return cli.Exit("halsampler", stderr, err)
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
-	if flag.NArg() != 0 {
-		return cli.Usagef("unexpected argument %q", flag.Arg(0))
+	if c.count < 0 || c.channel < 0 || c.channel >= sampler.MaxChannels {
+		return cli.Usagef("-n must be >= 0, -c 0 to %d", sampler.MaxChannels-1)
 	}
-	if c.count < 0 || c.channel < 0 || c.channel >= sampler.MaxChannels || c.instance < 0 {
-		return cli.Usagef("-n must be >= 0, -c 0 to %d, -rtapi.instance >= 0", sampler.MaxChannels-1)
+	// The instance resolved as every rtapi program's (flag, else
+	// RTAPI_INSTANCE), through an RT that runs no task.
+	c.rtapi.Flavor, c.rtapi.LockMemory = "posix", rtapi.Off
+	rt, err := rtapi.Open(c.rtapi)
+	if err != nil {
+		return err
 	}
-	rd, err := sampler.Attach(shm.Options{Dir: c.shmDir, Instance: c.instance, Group: c.group}, c.channel)
+	instance := rt.Instance()
+	if err := rt.Close(); err != nil {
+		return err
+	}
+	rd, err := sampler.Attach(shm.Options{Dir: c.shmDir, Instance: instance, Group: c.rtapi.ShmGroup}, c.channel)
 	if err != nil {
 		return err
 	}
