@@ -207,20 +207,31 @@ func (s *session) comps() ([]hal.CompInfo, error) {
 	return parseShowComp(text), nil
 }
 
-// parseShowComp reads the rows of "show comp" (hal.WriteShow):
-// ID, Type (RT or User), Name, PID, State.
+// parseShowComp reads the rows of "show comp" (hal.WriteShow): ID, Type
+// (RT or User), Name, PID (User rows only, as LinuxCNC's halcmd prints
+// it), State.
 func parseShowComp(text string) []hal.CompInfo {
 	var out []hal.CompInfo
 	for _, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
-		if len(f) != 5 || (f[1] != "RT" && f[1] != "User") {
+		if len(f) < 4 {
 			continue
 		}
-		pid, err := strconv.Atoi(f[3])
+		id, err := strconv.Atoi(f[0])
 		if err != nil {
 			continue
 		}
-		out = append(out, hal.CompInfo{Name: f[2], PID: pid, User: f[1] == "User", Ready: f[4] == "ready"})
+		c := hal.CompInfo{ID: id, Name: f[2], User: f[1] == "User", Ready: f[len(f)-1] == "ready"}
+		switch {
+		case f[1] == "RT" && len(f) == 4:
+		case f[1] == "User" && len(f) == 5:
+			if c.PID, err = strconv.Atoi(f[3]); err != nil {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, c)
 	}
 	return out
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
@@ -12,12 +14,15 @@ import (
 // "show comp" rows.
 func TestParseShowComp(t *testing.T) {
 	t.Parallel()
-	text := "Loaded HAL Components:\nID      Type  Name                                      PID   State\n" +
-		"     0  RT    siggen                                     812  ready\n" +
-		"     1  User  halpanel                                   901  initializing\n" +
-		"garbage line\n"
-	assert.Equal(t, []hal.CompInfo{
-		{Name: "siggen", PID: 812, Ready: true},
-		{Name: "halpanel", PID: 901, User: true},
-	}, parseShowComp(text))
+	comps := []hal.CompInfo{
+		{Name: "halpanel", PID: 901, User: true, ID: 12},
+		{Name: "siggen", Ready: true, ID: 7}, // RT rows print no PID
+	}
+	var b strings.Builder
+	require.NoError(t, hal.WriteShow(&b, "comp", "", hal.Snapshot{Comps: comps}))
+	assert.Equal(t, "Loaded HAL Components:\n"+
+		"ID      Type  Name                                                    PID   State\n"+
+		"    12  User  halpanel                                                  901 initializing\n"+
+		"     7  RT    siggen                                                        ready\n\n", b.String())
+	assert.Equal(t, comps, parseShowComp(b.String()+"garbage line\n"))
 }

@@ -22,6 +22,7 @@ type Component struct {
 	name     string
 	index    int
 	born     uint64 // h.born when made: a refused loadrt removes the later ones
+	id       int    // show's Owner and ID (compid.go)
 	e        *compEntry
 	err      error
 	ready    bool
@@ -88,11 +89,12 @@ func (h *HAL) NewComponent(name string) (*Component, error) {
 		index = len(h.comps)
 		h.comps = append(h.comps, nil)
 	}
-	c := &Component{h: h, name: name, index: index, born: h.born, pid: os.Getpid()}
+	c := &Component{h: h, name: name, index: index, born: h.born, pid: os.Getpid(), id: h.nextCompID(1)}
 	h.born++
 	h.data.access(func() {
 		c.e = &h.data.l.Comps[c.index]
 		atomic.StoreUint32(&c.e.Ready, 0)
+		atomic.StoreUint32(&c.e.ID, uint32(c.id))
 		storeName(&c.e.Name, name)
 		atomic.StoreInt64(&c.e.PID, int64(os.Getpid()))
 	})

@@ -55,7 +55,7 @@ type compEntry struct {
 	Name  [NameLen]byte
 	PID   int64  // the process that owns it
 	Ready uint32 // atomic: 1 after hal_ready
-	_     uint32
+	ID    uint32 // atomic: the component's id (show's Owner), set when made
 }
 
 // pinEntry is a pin: 64 bytes. Value is the pin's own word ("dummysig"):

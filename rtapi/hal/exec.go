@@ -210,11 +210,10 @@ func (h *HAL) Show(w io.Writer, what, pattern string) error {
 		if err != nil {
 			return err
 		}
-		for _, k := range []string{"comp", "pin", "param", "sig"} {
+		for _, k := range []string{"comp", "pin", "sig", "param"} {
 			if err := WriteShow(w, k, pattern, s); err != nil {
 				return err
 			}
-			fmt.Fprintln(w)
 		}
 		if err := h.showFuncts(w, pattern); err != nil {
 			return err
@@ -250,7 +249,7 @@ func (h *HAL) hostSnapshotLocked() Snapshot {
 		Pins: make([]PinInfo, 0, len(pins)), Params: make([]ParamInfo, 0, len(pars))}
 	for _, c := range h.comps {
 		if !c.removed {
-			s.Comps = append(s.Comps, CompInfo{Name: c.name, PID: c.pid, Ready: c.ready, User: c.user})
+			s.Comps = append(s.Comps, CompInfo{Name: c.name, PID: c.pid, Ready: c.ready, User: c.user, ID: c.id})
 		}
 	}
 	sigAt := make(map[*Signal]int, len(h.sigList)) // live signals' index in s.Signals
@@ -261,7 +260,7 @@ func (h *HAL) hostSnapshotLocked() Snapshot {
 		}
 	}
 	for _, p := range pins {
-		info := PinInfo{Owner: p.comp.name, Name: p.name, Type: p.typ, Dir: p.dir}
+		info := PinInfo{Owner: p.comp.name, OwnerID: p.comp.id, Name: p.name, Type: p.typ, Dir: p.dir}
 		if i, ok := sigAt[p.sig]; ok && p.sig != nil {
 			info.Signal = p.sig.name
 			sig := &s.Signals[i]
@@ -274,7 +273,7 @@ func (h *HAL) hostSnapshotLocked() Snapshot {
 		s.Pins = append(s.Pins, info)
 	}
 	for _, p := range pars {
-		s.Params = append(s.Params, ParamInfo{Owner: p.comp.name, Name: p.name, Type: p.typ, Dir: p.dir})
+		s.Params = append(s.Params, ParamInfo{Owner: p.comp.name, OwnerID: p.comp.id, Name: p.name, Type: p.typ, Dir: p.dir})
 	}
 	h.data.access(func() { // idempotent: loads only
 		for i, p := range pins {
@@ -295,19 +294,23 @@ func (h *HAL) hostSnapshotLocked() Snapshot {
 }
 
 // WriteShow prints the components, pins, parameters or signals of a
-// snapshot in halcmd's shapes:
+// snapshot as LinuxCNC's halcmd show does (print_comp_info,
+// print_pin_info, print_param_info, print_sig_info), byte for byte:
 //
 //	Component Pins:
-//	Owner      Type  Dir         Value  Name
-//	pid        float IN              0  pid.0.command <== pos-cmd
+//	Owner   Type  Dir                 Value  Name
+//	    10  float IN                      0  pid.0.command <== pos-cmd
 //
 //	Signals:
-//	Type          Value  Name     (linked to)
-//	float             0  pos-cmd
-//	                         <== siggen.0.sine
-//	                         ==> pid.0.command
+//	Type                  Value  Name     (linked to)
+//	float                     0  pos-cmd
+//	                                 <== siggen.0.sine
+//	                                 ==> pid.0.command
 //
-// Items are sorted by name, as halcmd lists them. Names are printed
+// Owner is the component's id (CompInfo.ID), values are 20 wide (u32 and
+// u64 in hex, floats as %.7g), and each list ends with a blank line.
+// Pins, parameters and signals are sorted by name, components newest
+// (highest ID) first, as halcmd lists them. Names are printed
 // escaped (names.Escape): one read from a data segment may hold anything.
 func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 	s = sortedSnapshot(s)
@@ -315,55 +318,91 @@ func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 	var b strings.Builder
 	switch what {
 	case "comp":
-		b.WriteString("Loaded HAL Components:\nID      Type  Name                                      PID   State\n")
-		for i, c := range s.Comps {
+		fmt.Fprintf(&b, "Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name")
+		for _, c := range s.Comps {
 			if !match(pattern, c.Name) {
 				continue
 			}
-			state, kind := "initializing", "RT"
+			state, kind, pid := "initializing", "RT", ""
 			if c.Ready {
 				state = "ready"
 			}
 			if c.User {
-				kind = "User"
+				kind, pid = "User", strconv.Itoa(c.PID)
 			}
-			fmt.Fprintf(&b, "  %4d  %-4s  %-40s  %5d  %s\n", i, kind, esc(c.Name), c.PID, state)
+			fmt.Fprintf(&b, " %5d  %-4s  %-*s %5s %s\n", c.ID, kind, halNameLen, esc(c.Name), pid, state)
 		}
 	case "pin":
-		b.WriteString("Component Pins:\nOwner      Type  Dir         Value  Name\n")
+		b.WriteString("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
 		for _, p := range s.Pins {
 			if !match(pattern, p.Name) {
 				continue
 			}
-			fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s", esc(p.Owner), p.Type, p.Dir, FormatValue(p.Type, p.Value), esc(p.Name))
+			fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
 			if p.Signal != "" {
 				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), esc(p.Signal))
 			}
 			b.WriteByte('\n')
 		}
 	case "param", "parameter":
-		b.WriteString("Parameters:\nOwner      Type  Dir         Value  Name\n")
+		b.WriteString("Parameters:\nOwner   Type  Dir                 Value  Name\n")
 		for _, p := range s.Params {
 			if match(pattern, p.Name) {
-				fmt.Fprintf(&b, "%-10s %-5s %-3s  %12s  %s\n", esc(p.Owner), p.Type, p.Dir, FormatValue(p.Type, p.Value), esc(p.Name))
+				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s\n", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
 			}
 		}
 	case "sig", "signal":
-		b.WriteString("Signals:\nType          Value  Name     (linked to)\n")
+		b.WriteString("Signals:\nType                  Value  Name     (linked to)\n")
 		for _, sig := range s.Signals {
 			if !match(pattern, sig.Name) {
 				continue
 			}
-			fmt.Fprintf(&b, "%-5s  %12s  %s\n", sig.Type, FormatValue(sig.Type, sig.Value), esc(sig.Name))
+			fmt.Fprintf(&b, "%-5s  %s  %s\n", sig.Type, showValue(sig.Type, sig.Value), esc(sig.Name))
 			for i, p := range sig.Pins {
-				fmt.Fprintf(&b, "                         %s %s\n", sigArrow(sig.Dirs[i]), esc(p))
+				fmt.Fprintf(&b, "%32s %s %s\n", "", sigArrow(sig.Dirs[i]), esc(p))
 			}
 		}
 	default:
 		return fmt.Errorf("show: unknown item %q: %w", what, rtapi.ErrInvalid)
 	}
+	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// halNameLen is LinuxCNC's HAL_NAME_LEN, show comp's name column width.
+const halNameLen = 55
+
+// showValue is halcmd's querydata_refstr_20: the value of a word of type
+// t, right-aligned in 20 columns; u32 and u64 in upper-case hex.
+func showValue(t Type, v uint64) string {
+	switch t {
+	case TypeBit:
+		if v != 0 {
+			return fmt.Sprintf("%20s", "TRUE")
+		}
+		return fmt.Sprintf("%20s", "FALSE")
+	case TypeFloat:
+		f := math.Float64frombits(v)
+		switch {
+		case math.IsNaN(f):
+			return fmt.Sprintf("%20s", "nan") // fmt's spelling, not Go's
+		case math.IsInf(f, 1):
+			return fmt.Sprintf("%20s", "inf")
+		case math.IsInf(f, -1):
+			return fmt.Sprintf("%20s", "-inf")
+		}
+		return fmt.Sprintf("%20.7g", f)
+	case TypeS32:
+		return fmt.Sprintf("%20d", int32(v))
+	case TypeS64:
+		return fmt.Sprintf("%20d", int64(v))
+	case TypeU32:
+		return fmt.Sprintf("          0x%08X", uint32(v))
+	case TypeU64:
+		return fmt.Sprintf("  0x%016X", v)
+	}
+	return "        undef       "
 }
 
 func sortedSnapshot(s Snapshot) Snapshot {
@@ -371,7 +410,8 @@ func sortedSnapshot(s Snapshot) Snapshot {
 	s.Pins = slices.Clone(s.Pins)
 	s.Params = slices.Clone(s.Params)
 	s.Signals = slices.Clone(s.Signals)
-	slices.SortStableFunc(s.Comps, func(a, b CompInfo) int { return strings.Compare(a.Name, b.Name) })
+	// LinuxCNC's hal_init puts each new component at the head of its list.
+	slices.SortStableFunc(s.Comps, func(a, b CompInfo) int { return b.ID - a.ID })
 	slices.SortStableFunc(s.Pins, func(a, b PinInfo) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(s.Params, func(a, b ParamInfo) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(s.Signals, func(a, b SignalInfo) int { return strings.Compare(a.Name, b.Name) })

@@ -81,6 +81,7 @@ type HAL struct {
 	// tables: nil in a free slot.
 	comps   []*Component // a removed one (Component.Remove) keeps its slot until reused
 	born    uint64       // components made so far: Component.born
+	lastID  int          // the last component id given (compid.go)
 	pins    map[string]*pin
 	pinList []*pin
 	params  map[string]*param

@@ -163,6 +163,7 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 		return err
 	}
 	mark := loadMark{comps: h.born, functs: len(h.order), threads: len(h.threads), segs: len(h.segs)}
+	h.nextCompID(loadrtIDs)
 	h.mu.Unlock()
 	err := f(h, la)
 	if err == nil {

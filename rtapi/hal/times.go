@@ -122,10 +122,11 @@ func (h *HAL) ownComp(name string) (*Component, error) {
 	if len(h.comps) >= MaxComps {
 		return nil, errf("new component", "", "", rtapi.ErrInvalid, "already %d components", MaxComps)
 	}
-	c := &Component{h: h, name: name, index: len(h.comps), born: h.born, pid: os.Getpid(), ready: true}
+	c := &Component{h: h, name: name, index: len(h.comps), born: h.born, pid: os.Getpid(), ready: true, id: h.nextCompID(1)}
 	h.born++
 	h.data.access(func() {
 		c.e = &h.data.l.Comps[c.index]
+		c.e.ID = uint32(c.id)
 		copy(c.e.Name[:], name)
 		c.e.PID = int64(os.Getpid())
 		atomic.StoreUint32(&c.e.Ready, 1)

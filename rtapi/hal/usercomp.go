@@ -16,6 +16,9 @@ import (
 // NewUserComponent is NewComponent for a component of the user-space
 // process pid: show comp lists it as User with that pid.
 func (h *HAL) NewUserComponent(name string, pid int) (*Component, error) {
+	h.mu.Lock()
+	h.nextCompID(userIDs)
+	h.mu.Unlock()
 	c, err := h.NewComponent(name)
 	if err != nil {
 		return nil, err

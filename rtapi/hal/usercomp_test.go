@@ -42,7 +42,7 @@ func TestUserComponentRemove(t *testing.T) {
 	assert.ErrorIs(t, u.SetOwn("first.in", "1"), rtapi.ErrInvalid)
 	s, err := h.View().Read()
 	require.NoError(t, err)
-	assert.Contains(t, s.Comps, hal.CompInfo{Name: "panel", PID: 4242, Ready: true, User: true})
+	assert.Contains(t, s.Comps, hal.CompInfo{Name: "panel", PID: 4242, Ready: true, User: true, ID: 6})
 
 	last, err := h.NewComponent("last")
 	require.NoError(t, err)
@@ -56,7 +56,7 @@ func TestUserComponentRemove(t *testing.T) {
 	assert.Equal(t, "1.5", sig)
 	s, err = h.View().Read()
 	require.NoError(t, err)
-	assert.NotContains(t, s.Comps, hal.CompInfo{Name: "panel", PID: 4242, Ready: true, User: true})
+	assert.NotContains(t, s.Comps, hal.CompInfo{Name: "panel", PID: 4242, Ready: true, User: true, ID: 6})
 
 	// The freed slot is reused; a refused loadrt that took it is undone.
 	require.Error(t, exec(t, h, "loadrt tpart pins=2 thread=t1 debug=1"))

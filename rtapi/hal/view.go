@@ -72,25 +72,28 @@ type CompInfo struct {
 	PID   int
 	Ready bool
 	User  bool // a user-space component (NewUserComponent); in a View: its PID is not the host's
+	ID    int  // its id, LinuxCNC's comp_id: show's ID and Owner columns
 }
 
 // PinInfo describes a pin and its value.
 type PinInfo struct {
-	Owner  string // the component
-	Name   string
-	Type   Type
-	Dir    Dir
-	Value  uint64 // the word the pin reads: its signal's when linked
-	Signal string // "" when unlinked
+	Owner   string // the component
+	OwnerID int    // its id (CompInfo.ID)
+	Name    string
+	Type    Type
+	Dir     Dir
+	Value   uint64 // the word the pin reads: its signal's when linked
+	Signal  string // "" when unlinked
 }
 
 // ParamInfo describes a parameter and its value.
 type ParamInfo struct {
-	Owner string
-	Name  string
-	Type  Type
-	Dir   ParamDir
-	Value uint64
+	Owner   string
+	OwnerID int // its id (CompInfo.ID)
+	Name    string
+	Type    Type
+	Dir     ParamDir
+	Value   uint64
 }
 
 // SignalInfo describes a signal, its value and the pins linked to it.
@@ -345,12 +348,14 @@ func readItems(l *dataLayout, s *Snapshot) error {
 		return err
 	}
 	compNames := make([]string, nc) // by slot; "" a removed component's
+	compIDs := make([]int, nc)
 	for i := range nc {
 		e := &l.Comps[i]
 		compNames[i] = safeName(&e.Name)
+		compIDs[i] = int(atomic.LoadUint32(&e.ID))
 		if compNames[i] != "" {
 			pid := int(atomic.LoadInt64(&e.PID))
-			s.Comps = append(s.Comps, CompInfo{Name: compNames[i], PID: pid, Ready: atomic.LoadUint32(&e.Ready) == 1, User: pid != s.HostPID})
+			s.Comps = append(s.Comps, CompInfo{Name: compNames[i], PID: pid, Ready: atomic.LoadUint32(&e.Ready) == 1, User: pid != s.HostPID, ID: compIDs[i]})
 		}
 	}
 	owner := func(c uint16, what string) (string, error) {
@@ -386,6 +391,7 @@ func readItems(l *dataLayout, s *Snapshot) error {
 		if p.Owner, err = owner(m.Comp, "pin "+p.Name); err != nil {
 			return err
 		}
+		p.OwnerID = compIDs[m.Comp]
 		p.Value = atomic.LoadUint64(&e.Value)
 		if link := atomic.LoadUint32(&e.Signal); link != 0 {
 			if int64(link) > int64(ns) || sigIndex[link-1] < 0 {
@@ -418,6 +424,7 @@ func readItems(l *dataLayout, s *Snapshot) error {
 		if p.Owner, err = owner(m.Comp, "parameter "+p.Name); err != nil {
 			return err
 		}
+		p.OwnerID = compIDs[m.Comp]
 		s.Params = append(s.Params, p)
 	}
 	return nil

@@ -85,24 +85,26 @@ setp scale.0.gain 2.5
 	var b bytes.Buffer
 	require.NoError(t, h.Show(&b, "pin", "scale.0.o"))
 	assert.Equal(t, `Component Pins:
-Owner      Type  Dir         Value  Name
-scale      float IN              0  scale.0.offset
-scale      float OUT             0  scale.0.out ==> s
+Owner   Type  Dir                 Value  Name
+    10  float IN                      0  scale.0.offset
+    10  float OUT                     0  scale.0.out ==> s
+
 `, b.String())
 	b.Reset()
 	require.NoError(t, h.Show(&b, "sig", ""))
 	assert.Equal(t, `Signals:
-Type          Value  Name     (linked to)
-float             0  s
-                         ==> scale.0.in
-                         <== scale.0.out
+Type                  Value  Name     (linked to)
+float                     0  s
+                                 ==> scale.0.in
+                                 <== scale.0.out
+
 `, b.String())
 	b.Reset()
 	require.NoError(t, h.Show(&b, "pin", "not.*.in"))
-	assert.Contains(t, b.String(), "not        bit   IN          FALSE  not.0.in\n")
+	assert.Contains(t, b.String(), "    13  bit   IN                  FALSE  not.0.in\n")
 	b.Reset()
 	require.NoError(t, h.Show(&b, "comp", ""))
-	assert.Contains(t, b.String(), "RT    scale")
+	assert.Contains(t, b.String(), "    10  RT    scale    ")
 	b.Reset()
 	require.NoError(t, h.Show(&b, "funct", ""))
 	assert.Contains(t, b.String(), "servo           0         0s         0s  scale.0\n")

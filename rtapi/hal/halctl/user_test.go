@@ -57,7 +57,7 @@ func TestUserComponentOverTheSocket(t *testing.T) {
 	out, err = do(t, halcmd, "show", "comp", "panel")
 	require.NoError(t, err)
 	assert.Contains(t, out, "User  panel")
-	assert.Contains(t, out, fmt.Sprintf("%5d  ready", os.Getpid()))
+	assert.Contains(t, out, fmt.Sprintf("%5d ready", os.Getpid()))
 
 	_, err = req(user, "setown", "panel.pos", "1")
 	assert.ErrorContains(t, err, "is an IN pin")

@@ -145,7 +145,7 @@ func TestKilledProcessIsRemoved(t *testing.T) {
 	assert.Equal(t, "4.5", v)
 	cs, err := comps(h)()
 	require.NoError(t, err)
-	assert.Contains(t, cs, hal.CompInfo{Name: "kid", PID: cmd.Process.Pid, Ready: true, User: true})
+	assert.Contains(t, cs, hal.CompInfo{Name: "kid", PID: cmd.Process.Pid, Ready: true, User: true, ID: 6})
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
@@ -195,7 +195,7 @@ func TestLoaderVerbs(t *testing.T) {
 	require.NoError(t, run("loadusr", "-Wn", "kid", os.Args[0], "-test.run=^$"))
 	cs, err := comps(h)()
 	require.NoError(t, err)
-	assert.Contains(t, cs, hal.CompInfo{Name: "kid", PID: cs[len(cs)-1].PID, Ready: true, User: true})
+	assert.Contains(t, cs, hal.CompInfo{Name: "kid", PID: cs[len(cs)-1].PID, Ready: true, User: true, ID: 6})
 	assert.ErrorIs(t, run("waitusr", "c"), errs.Invalid, "c is no user component")
 	require.NoError(t, run("unloadusr", "kid"))
 	require.NoError(t, run("waitusr", "kid"))
