@@ -69,6 +69,13 @@ type childSpec struct {
 	// Slice: a halhost child also reports each thread's figures over
 	// every Slice of the run (taskResult.Minutes); 0: none.
 	Slice time.Duration `json:"slice,omitempty"`
+	// EmptyFuncts: a halhost child also adds this many empty functions
+	// to each named thread, after the .hal's (the stepper25 group's
+	// empty chain).
+	EmptyFuncts map[string]int `json:"empty_functs,omitempty"`
+	// Pins: a halhost child reports these pins' values at the end of
+	// its run (childResult.Pins), as halcmd getp prints them.
+	Pins []string `json:"pins,omitempty"`
 }
 
 // taskResult is one task of a multi-task child.
@@ -103,6 +110,8 @@ type childResult struct {
 	Tasks []taskResult `json:"tasks,omitempty"`
 	// Sleep: the Sleeper goroutine's overshoot (Threads runs).
 	Sleep *hist.Snapshot `json:"sleep,omitempty"`
+	// Pins: the values of childSpec.Pins at the end of a halhost run.
+	Pins map[string]string `json:"pins,omitempty"`
 }
 
 // runChild runs one measurement described by spec and writes its result.

@@ -63,6 +63,12 @@
 //	         figures in the JSON (issue 39). An hour a side unless -d
 //	         is given (-only hour -d 5s is a smoke test); 1 round unless
 //	         -rounds
+//	stepper25 a HAL host's 25 µs base and 1 ms servo threads running
+//	         a stepper machine (3 stepgens, 3 encoders looped back, 1
+//	         pwmgen: internal/stepperhal, the text of rtapi/hal/comps's
+//	         BenchmarkBaseThreadStepper) vs the same threads with as many
+//	         empty functions (issue 41): per thread p99, p99.9, max and
+//	         missed releases, and the stepper / empty ratios
 //
 // Flags:
 //
@@ -75,7 +81,7 @@
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
 //	              switch,multi,base20k,worst,sampler,set,setcpu,
-//	              scrape,hour)
+//	              scrape,hour,stepper25)
 //	-worst-d D    length of each run of the worst group (default 10m)
 //	-json FILE    raw results (default latency-bench.json; with -doc, the
 //	              document's name with .json, next to it)
@@ -103,7 +109,9 @@
 // and max ≤ 3 × ptsematest's; the worst case's max ≤ 1.5 × quiet
 // cyclictest's, for one task and for each task of the set; and issue
 // 19's: each task of the set within 1.5 × C's max and p99.9, and no
-// gortapi wake-up later than 20 ms. The load average and CPU model head
+// gortapi wake-up later than 20 ms; and issue 41's: the stepper base
+// thread's p99.9 and max ≤ 1.1 × the empty chain's, and its missed
+// releases (median over the rounds) no more than the empty chain's. The load average and CPU model head
 // the report.
 //
 // The full run (all groups, 3 rounds of 10 s, worst 3 × 4 × 10 min) takes

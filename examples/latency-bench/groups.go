@@ -45,7 +45,7 @@ const (
 )
 
 func groupIDs() []string {
-	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst", "sampler", "set", "setcpu", "scrape", "hour"}
+	return []string{"quiet", "stress", "alloc", "vanilla", "hrtimers", "switch", "multi", "base20k", "worst", "sampler", "set", "setcpu", "scrape", "hour", "stepper25"}
 }
 
 func groups(b *bench) []group {
@@ -178,7 +178,7 @@ func groups(b *bench) []group {
 			},
 			ratios: []ratioSpec{{"gortapi / ptsematest", "gortapi semaphore", "ptsematest"}},
 		},
-	}, append(perfGroups(b, gortapi, cyclic), samplerGroup(b), setGroup(b), setCPUGroup(b), scrapeGroup(b), hourGroup(b))...)
+	}, append(perfGroups(b, gortapi, cyclic), samplerGroup(b), setGroup(b), setCPUGroup(b), scrapeGroup(b), hourGroup(b), stepper25Group(b))...)
 }
 
 func withSkip(v variant, skip string) variant {

@@ -208,7 +208,7 @@ func TestChildBadSpec(t *testing.T) {
 	}
 }
 
-// TestSmoke builds the program and runs four groups in -smoke mode; CI
+// TestSmoke builds the program and runs five groups in -smoke mode; CI
 // runs the whole -smoke pass as its own step.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
@@ -221,7 +221,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	jsonFile, doc := filepath.Join(dir, "r.json"), filepath.Join(dir, "B.md")
-	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi,hour", "-json", jsonFile, "-doc", doc)
+	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi,hour,stepper25", "-json", jsonFile, "-doc", doc)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -239,7 +239,7 @@ func TestSmoke(t *testing.T) {
 	}
 	var res results
 	data, _ := os.ReadFile(jsonFile)
-	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 4 || !res.Smoke || res.LoadBefore == "" {
+	if err := json.Unmarshal(data, &res); err != nil || len(res.Groups) != 5 || !res.Smoke || res.LoadBefore == "" {
 		t.Fatalf("JSON results: %v %+v", err, res)
 	}
 	vanilla := res.Groups[0]
@@ -249,6 +249,17 @@ func TestSmoke(t *testing.T) {
 	multi, hour := res.Groups[2], res.Groups[3]
 	if multi.Skipped != "" {
 		return // no SCHED_FIFO here; RequireRT-style tests cover that case
+	}
+	// the stepper25 group: both chains' threads ran, and its goals are
+	// reported
+	stepper := res.Groups[4]
+	for _, name := range []string{rowStepper + " · base", rowStepper + " · servo", rowStepperEmpty + " · base", rowStepperEmpty + " · servo"} {
+		if r := findRow(stepper.Rows, name); stepper.ID != "stepper25" || r == nil || r.Median.Count == 0 {
+			t.Errorf("stepper25 row %q missing or empty: %+v", name, stepper)
+		}
+	}
+	if !strings.Contains(string(md), "stepper25, base thread: p99.9") {
+		t.Errorf("report lacks the stepper25 goals")
 	}
 	// the hour group, for a second a side: each thread's figures, and
 	// its one slice in the JSON

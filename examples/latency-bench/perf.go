@@ -248,5 +248,5 @@ func perfGoals(res results) []goalResult {
 			add(fmt.Sprintf("worst case, set, %s task: max with 200 MB/s in-process ≤ 1.5 × quiet C", t.name), mx, 1.5, r != nil && r.Max > 0, "", "")
 		}
 	}
-	return append(append(append(out, setGoals(res)...), scrapeGoals(res)...), hourGoals(res)...)
+	return append(append(append(append(out, setGoals(res)...), scrapeGoals(res)...), hourGoals(res)...), stepper25Goals(res)...)
 }

@@ -258,8 +258,9 @@ func readHistfile(name string) (hist.Snapshot, error) {
 }
 
 // childHALHost runs an rtapi/hal host with spec.Threads as HAL threads
-// (priorities from spec.Priority down), siggen on the slowest, for
-// spec.Duration, and reports each thread's wake-up latency.
+// (priorities from spec.Priority down), siggen on the slowest (or
+// spec.HAL, then spec.EmptyFuncts), for spec.Duration, and reports each
+// thread's wake-up latency and the values of spec.Pins.
 func childHALHost(spec childSpec) (childResult, error) {
 	rt, err := rtapi.Open(rtapi.Options{Flavor: spec.Flavor, HistogramBound: spec.HistBound})
 	if err != nil {
@@ -295,7 +296,7 @@ func childHALHost(spec childSpec) (childResult, error) {
 		return childResult{}, fmt.Errorf("halhost: no threads")
 	}
 	text := "loadrt siggen\naddf siggen.0.update " + names[len(names)-1] + "\n"
-	if spec.HAL != "" {
+	if spec.HAL != "" || len(spec.EmptyFuncts) > 0 {
 		text = spec.HAL
 	}
 	cmds, err := halfile.Parse("set-group.hal", strings.NewReader(text))
@@ -303,6 +304,9 @@ func childHALHost(spec childSpec) (childResult, error) {
 		return childResult{}, err
 	}
 	if err := h.Load(io.Discard, cmds); err != nil {
+		return childResult{}, err
+	}
+	if err := addEmptyFuncts(h, spec.EmptyFuncts); err != nil {
 		return childResult{}, err
 	}
 	if err := h.Start(); err != nil {
@@ -323,7 +327,34 @@ func childHALHost(spec childSpec) (childResult, error) {
 	if err := h.Stop(); err != nil {
 		return childResult{}, err
 	}
+	for _, name := range spec.Pins {
+		v, err := h.GetP(name)
+		if err != nil {
+			return childResult{}, err
+		}
+		if r.Pins == nil {
+			r.Pins = make(map[string]string)
+		}
+		r.Pins[name] = v
+	}
 	return r, nil
+}
+
+// addEmptyFuncts exports n empty functions for each thread of n and
+// adds them at its end, named empty.THREAD.I.
+func addEmptyFuncts(h *hal.HAL, n map[string]int) error {
+	for thread, k := range n {
+		for i := range k {
+			name := fmt.Sprintf("empty.%s.%d", thread, i)
+			if _, err := h.Export(name, func(time.Duration, int64) {}); err != nil {
+				return err
+			}
+			if err := h.AddFunct(name, thread, hal.Last); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // sampleSlices waits d while the threads run and, when slice is

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/stepperhal"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -17,48 +18,11 @@ import (
 )
 
 // stepperBaseHAL is a stepper machine's two threads on the sim flavor:
-// a 25 µs base thread running stepgen.make-pulses (3 channels: step/dir,
-// step/dir, quadrature), encoder.update-counters (3 channels, looped back
-// from the stepgens) and pwmgen.make-pulses (1 channel), and a 1 ms servo
-// thread updating their rates and capturing their counts. Every stepgen
-// runs at 5000 steps/s towards a target it never reaches, the pwmgen at
-// a 50 % duty cycle.
-const stepperBaseHAL = `loadrt threads name1=base period1=25000 name2=servo period2=1000000
-loadrt stepgen step_type=0,0,2 ctrl_type=p,p,p
-loadrt encoder num_chan=3
-loadrt pwmgen output_type=1
-
-addf stepgen.make-pulses       base
-addf encoder.update-counters   base
-addf pwmgen.make-pulses        base
-addf stepgen.capture-position  servo
-addf encoder.capture-position  servo
-addf stepgen.update-freq       servo
-addf pwmgen.update             servo
-
-net s0-step stepgen.0.step    => encoder.0.phase-A
-net s0-dir  stepgen.0.dir     => encoder.0.phase-B
-net s1-step stepgen.1.step    => encoder.1.phase-A
-net s1-dir  stepgen.1.dir     => encoder.1.phase-B
-net s2-a    stepgen.2.phase-A => encoder.2.phase-A
-net s2-b    stepgen.2.phase-B => encoder.2.phase-B
-net pos-cmd => stepgen.0.position-cmd stepgen.1.position-cmd stepgen.2.position-cmd
-net enable  => stepgen.0.enable stepgen.1.enable stepgen.2.enable pwmgen.0.enable
-
-setp encoder.0.counter-mode 1
-setp encoder.1.counter-mode 1
-setp encoder.2.x4-mode 1
-setp stepgen.0.position-scale 1000
-setp stepgen.1.position-scale 1000
-setp stepgen.2.position-scale 1000
-setp stepgen.0.maxvel 5
-setp stepgen.1.maxvel 5
-setp stepgen.2.maxvel 5
-setp pwmgen.0.pwm-freq 1000
-setp pwmgen.0.value 0.5
-sets enable 1
-sets pos-cmd 1000000
-`
+// a 25 µs base thread and a 1 ms servo thread running stepperhal.Base
+// (3 stepgens, 3 encoders looped back from them and 1 pwmgen on base;
+// their rates and counts on servo), the text latency-bench's stepper25
+// group runs on the real flavor.
+var stepperBaseHAL = emptyBaseHAL + stepperhal.Base
 
 // emptyBaseHAL has the same threads and as many functions in each,
 // every one empty: the cost of the threads' machinery alone.
@@ -66,12 +30,12 @@ const emptyBaseHAL = `loadrt threads name1=base period1=25000 name2=servo period
 `
 
 // loadEmptyChain adds to emptyBaseHAL's threads as many empty functions
-// as stepperBaseHAL's have: 3 in base, 4 in servo.
+// as stepperBaseHAL's have (stepperhal.BaseFuncts, ServoFuncts).
 func loadEmptyChain(t testing.TB, h *hal.HAL) {
 	for _, th := range []struct {
 		name string
 		n    int
-	}{{"base", 3}, {"servo", 4}} {
+	}{{"base", stepperhal.BaseFuncts}, {"servo", stepperhal.ServoFuncts}} {
 		thread := th.name
 		for i := range th.n {
 			name := fmt.Sprintf("empty.%s.%d", thread, i)

@@ -2,6 +2,7 @@ package comps
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
@@ -40,20 +41,22 @@ func loadPwmgen(h *hal.HAL, a *hal.LoadArgs) error {
 
 // pwmgen.c's pwm_mode values.
 const (
-	pwmDisabled uint8 = iota
+	pwmDisabled uint32 = iota
 	pwmPure
 	pwmDither
 	pwmPDM
 )
 
-// pwmgenChan is pwmgen.c's pwmgen_t: times in ns, as C longs.
+// pwmgenChan is pwmgen.c's pwmgen_t: times in ns, as C longs. What
+// update (servo thread) writes and make-pulses (base thread) reads is
+// atomic: period, highTime, pwmMode and direction.
 type pwmgenChan struct {
-	period, highTime       int64
+	period, highTime       atomic.Int64
 	periodTimer, highTimer int64
 	currOutput             bool
 	outputType             int32
-	pwmMode                uint8
-	direction              bool
+	pwmMode                atomic.Uint32 // pwmDisabled ... pwmPDM
+	direction              atomic.Bool
 	out0, out1             hal.Bit // pwm and dir, or up and down
 	enable                 hal.Bit
 	value, scale, offset   hal.Float
@@ -70,16 +73,19 @@ type pwmgenChan struct {
 // the base thread, drives the outputs from an integer accumulator of
 // nanoseconds; update, in the servo thread, turns value into a high time
 // per PWM period. periodns is the last make-pulses period, -1 before
-// the first; oldPeriodns is update's static (one for all channels).
+// the first (atomic: make-pulses writes it, update reads it);
+// oldPeriodns is update's static (one for all channels).
 type pwmgen struct {
-	ch                    []pwmgenChan
-	periodns, oldPeriodns int64
+	ch          []pwmgenChan
+	periodns    atomic.Int64
+	oldPeriodns int64
 }
 
 // newPwmgen makes the channels pwmgen.N with pwmgen.c's pins and
 // defaults, and exports pwmgen.make-pulses and pwmgen.update.
 func newPwmgen(c *hal.Component, types []int32) *pwmgen {
-	g := &pwmgen{ch: make([]pwmgenChan, len(types)), periodns: -1, oldPeriodns: -1}
+	g := &pwmgen{ch: make([]pwmgenChan, len(types)), oldPeriodns: -1}
+	g.periodns.Store(-1)
 	for n, t := range types {
 		p := fmt.Sprintf("pwmgen.%d", n)
 		ch := &g.ch[n]
@@ -103,9 +109,9 @@ func newPwmgen(c *hal.Component, types []int32) *pwmgen {
 		}
 		ch.scale.Set(1.0)
 		ch.maxDc.Set(1.0)
-		ch.period = 50000
+		ch.period.Store(50000)
 		ch.outputType = t
-		ch.pwmMode = pwmDisabled
+		ch.pwmMode.Store(pwmDisabled)
 		ch.oldScale = ch.scale.Get() + 1.0
 		ch.oldPwmFreq = -1
 	}
@@ -118,44 +124,46 @@ func newPwmgen(c *hal.Component, types []int32) *pwmgen {
 // steps each channel's timers by it.
 // RT-safe.
 func (g *pwmgen) makePulses(period time.Duration, _ int64) {
-	g.periodns = int64(period)
+	periodns := int64(period)
+	g.periodns.Store(periodns)
 	for i := range g.ch {
 		ch := &g.ch[i]
-		switch ch.pwmMode {
+		chPeriod, highTime := ch.period.Load(), ch.highTime.Load()
+		switch ch.pwmMode.Load() {
 		case pwmPure:
 			if ch.currOutput {
-				ch.highTimer += g.periodns
-				if ch.highTimer >= ch.highTime {
+				ch.highTimer += periodns
+				if ch.highTimer >= highTime {
 					ch.currOutput = false
 				}
 			}
-			ch.periodTimer += g.periodns
-			if ch.periodTimer >= ch.period {
+			ch.periodTimer += periodns
+			if ch.periodTimer >= chPeriod {
 				ch.periodTimer = 0
 				ch.highTimer = 0
-				if ch.highTime > 0 {
+				if highTime > 0 {
 					ch.currOutput = true
 				}
 			}
 		case pwmDither:
 			if ch.currOutput {
-				ch.highTimer -= g.periodns
+				ch.highTimer -= periodns
 				if ch.highTimer <= 0 {
 					ch.currOutput = false
 				}
 			}
-			ch.periodTimer += g.periodns
-			if ch.periodTimer >= ch.period {
-				ch.periodTimer -= ch.period
-				ch.highTimer += ch.highTime
+			ch.periodTimer += periodns
+			if ch.periodTimer >= chPeriod {
+				ch.periodTimer -= chPeriod
+				ch.highTimer += highTime
 				if ch.highTimer > 0 {
 					ch.currOutput = true
 				}
 			}
 		case pwmPDM:
-			ch.highTimer += ch.highTime
+			ch.highTimer += highTime
 			if ch.currOutput {
-				ch.highTimer -= g.periodns
+				ch.highTimer -= periodns
 			}
 			ch.currOutput = ch.highTimer > 0
 		default:
@@ -166,8 +174,9 @@ func (g *pwmgen) makePulses(period time.Duration, _ int64) {
 		if ch.outputType < 2 {
 			ch.out0.Set(ch.currOutput)
 		} else {
-			ch.out0.Set(ch.currOutput && !ch.direction)
-			ch.out1.Set(ch.currOutput && ch.direction)
+			dir := ch.direction.Load()
+			ch.out0.Set(ch.currOutput && !dir)
+			ch.out1.Set(ch.currOutput && dir)
 		}
 	}
 }
@@ -179,7 +188,7 @@ func (g *pwmgen) makePulses(period time.Duration, _ int64) {
 // conversions truncate, as C's do.
 // RT-safe.
 func (g *pwmgen) update(time.Duration, int64) {
-	periodns := g.periodns
+	periodns := g.periodns.Load()
 	for i := range g.ch {
 		ch := &g.ch[i]
 		maxDc, minDc := ch.maxDc.Get(), ch.minDc.Get()
@@ -207,7 +216,7 @@ func (g *pwmgen) update(time.Duration, int64) {
 			}
 			ch.scaleRecip = 1.0 / scale
 		}
-		var newMode uint8
+		var newMode uint32
 		switch {
 		case !ch.enable.Get():
 			newMode = pwmDisabled
@@ -219,13 +228,13 @@ func (g *pwmgen) update(time.Duration, int64) {
 			newMode = pwmPure
 		}
 		if ch.pwmFreq.Get() != ch.oldPwmFreq {
-			ch.pwmMode = pwmDisabled
+			ch.pwmMode.Store(pwmDisabled)
 		}
-		if ch.pwmMode != newMode || periodns != g.oldPeriodns {
-			ch.pwmMode = pwmDisabled
+		if ch.pwmMode.Load() != newMode || periodns != g.oldPeriodns {
+			ch.pwmMode.Store(pwmDisabled)
 			if ch.pwmFreq.Get() <= 0.0 {
 				ch.pwmFreq.Set(0.0)
-				ch.period = periodns
+				ch.period.Store(periodns)
 			} else {
 				if ch.pwmFreq.Get() < 0.5 {
 					ch.pwmFreq.Set(0.5)
@@ -235,10 +244,10 @@ func (g *pwmgen) update(time.Duration, int64) {
 				if newMode == pwmPure {
 					ch.periods = int32((1e9/ch.pwmFreq.Get())/float64(periodns) + 0.5)
 					ch.periodsRecip = 1.0 / float64(ch.periods)
-					ch.period = int64(ch.periods) * periodns
-					ch.pwmFreq.Set(1.0e9 / float64(ch.period))
+					ch.period.Store(int64(ch.periods) * periodns)
+					ch.pwmFreq.Set(1.0e9 / float64(ch.period.Load()))
 				} else {
-					ch.period = int64(1.0e9 / ch.pwmFreq.Get())
+					ch.period.Store(int64(1.0e9 / ch.pwmFreq.Get()))
 				}
 			}
 			ch.oldPwmFreq = ch.pwmFreq.Get()
@@ -254,7 +263,7 @@ func (g *pwmgen) update(time.Duration, int64) {
 			} else if tmpdc < minDc {
 				tmpdc = minDc
 			}
-			ch.direction = false
+			ch.direction.Store(false)
 			outdc = tmpdc
 		} else {
 			if tmpdc < -maxDc {
@@ -262,25 +271,25 @@ func (g *pwmgen) update(time.Duration, int64) {
 			} else if tmpdc > -minDc {
 				tmpdc = -minDc
 			}
-			ch.direction = true
+			ch.direction.Store(true)
 			outdc = -tmpdc
 		}
 		if newMode == pwmPure {
 			highPeriods := int32(float64(float64(ch.periods)*outdc) + 0.5)
-			ch.highTime = int64(highPeriods) * periodns
+			ch.highTime.Store(int64(highPeriods) * periodns)
 			if tmpdc >= 0 {
 				ch.currDc.Set(float64(highPeriods) * ch.periodsRecip)
 			} else {
 				ch.currDc.Set(float64(-highPeriods) * ch.periodsRecip)
 			}
 		} else {
-			ch.highTime = int64(float64(float64(ch.period)*outdc) + 0.5)
+			ch.highTime.Store(int64(float64(float64(ch.period.Load())*outdc) + 0.5))
 			ch.currDc.Set(tmpdc)
 		}
 		if ch.outputType == 1 {
-			ch.out1.Set(ch.direction)
+			ch.out1.Set(ch.direction.Load())
 		}
-		ch.pwmMode = newMode
+		ch.pwmMode.Store(newMode)
 	}
 	g.oldPeriodns = periodns
 }
