@@ -92,7 +92,7 @@ func parseMuxGenSpec(s string) (muxGenSpec, error) {
 
 // muxGenNumBits is mux_generic.c's count of sel-bit pins for size: it
 // is meant for powers of two but, as LinuxCNC's loop is written, a size
-// of 2^k+1 (k >= 2) gets k pins too (5 gets 2, 9 gets 3), other sizes none.
+// of 2^k+1 gets k pins too (3 gets 1, 5 gets 2, 9 gets 3), others none.
 func muxGenNumBits(size int) int {
 	s := size
 	n := 1
