@@ -44,4 +44,3 @@ func TestMuxGenericConversions(t *testing.T) {
 	assert.Equal(t, uint32(math.MaxUint32), muxGenFloatU32(1e10))
 	assert.Equal(t, uint32(0), muxGenFloatU32(math.NaN()))
 }
-
