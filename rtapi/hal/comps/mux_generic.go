@@ -166,7 +166,7 @@ type muxGenInst struct {
 // in), p.in-TYPE-NN (in), p.suppress-no-input (bit in), p.debounce-us
 // (u32 in), p.out-TYPE (out); parameters p.elapsed and p.selected (u32
 // RO). All start at 0.
-func newMuxGeneric(c *hal.Component, p string, sp muxGenSpec) {
+func newMuxGeneric(c *hal.Component, p string, sp muxGenSpec) *muxGenInst {
 	m := &muxGenInst{sp: sp}
 	c.Export(p, m.update)
 	for b := range muxGenNumBits(sp.size) {
@@ -201,6 +201,7 @@ func newMuxGeneric(c *hal.Component, p string, sp muxGenSpec) {
 	case muxGenU32:
 		m.outU32 = c.U32(n, hal.Out)
 	}
+	return m
 }
 
 // update is mux_generic.c's write_fp. The selection is the sel-bit pins

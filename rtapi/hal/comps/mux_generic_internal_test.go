@@ -2,8 +2,11 @@ package comps
 
 import (
 	"errors"
+	"fmt"
+	"github.com/gortapi/gortapi/rtapi/hal"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,4 +46,31 @@ func TestMuxGenericConversions(t *testing.T) {
 	assert.Equal(t, uint32(0), muxGenFloatU32(-0.5))
 	assert.Equal(t, uint32(math.MaxUint32), muxGenFloatU32(1e10))
 	assert.Equal(t, uint32(0), muxGenFloatU32(math.NaN()))
+}
+
+// write_fp allocates nothing, for every input/output type pair.
+func TestMuxGenericNoAllocs(t *testing.T) {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() })
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	c, err := h.NewComponent("mux_generic")
+	require.NoError(t, err)
+	var insts []*muxGenInst
+	n := 0
+	for in := muxGenBit; in <= muxGenU32; in++ {
+		for out := muxGenBit; out <= muxGenU32; out++ {
+			insts = append(insts, newMuxGeneric(c, fmt.Sprintf("mux-gen.%02d", n), muxGenSpec{in: in, out: out, size: 4}))
+			n++
+		}
+	}
+	require.NoError(t, c.Ready())
+	for _, m := range insts {
+		m.selInt.Set(uint32(n))
+		n++
+		a := testing.AllocsPerRun(100, func() { m.update(time.Millisecond, 0) })
+		assert.Zero(t, a, "%+v", m.sp)
+	}
 }
