@@ -3,7 +3,6 @@ package comps
 import (
 	"errors"
 	"fmt"
-	"github.com/gortapi/gortapi/rtapi/hal"
 	"math"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
 )
 
 // config= items parse as mux_generic.c parses them.
