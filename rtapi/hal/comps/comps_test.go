@@ -94,6 +94,8 @@ func (r *rig) get(name string) float64 {
 				return float64(int64(p.Value))
 			case hal.TypeS32:
 				return float64(int32(uint32(p.Value)))
+			case hal.TypeU32:
+				return float64(uint32(p.Value))
 			}
 		}
 	}

@@ -21,6 +21,7 @@ $cc -o build/pwmgen harness.c load_pwmgen.c -lm
 $cc -o build/debounce harness.c load_debounce.c -lm
 $cc -o build/logic harness.c load_logic.c -lm
 $cc -o build/math harness.c load_math.c -lm
+$cc -o build/muxgen harness.c load_muxgen.c -lm
 for s in *.script; do
 	bin=${s%%-*}
 	build/"${bin%.script}" <"$s" >"${s%.script}.golden"
