@@ -214,7 +214,9 @@ func newMuxGeneric(c *hal.Component, p string, sp muxGenSpec) *muxGenInst {
 // s32 or u32 clamped to the type's range, a float truncated toward zero.
 // A NaN gives s32 -2147483648 and u32 0 as x86-64 gcc's code does.
 // LinuxCNC reads past its pins for a selection of 2^31 or more (it
-// compares (int)s); gortapi takes in[size-1]. RT-safe.
+// compares (int)s); gortapi takes in[size-1].
+//
+// RT-safe.
 func (m *muxGenInst) update(period time.Duration, _ int64) {
 	var s uint32
 	for i, b := range m.selBit {
