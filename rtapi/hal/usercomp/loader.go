@@ -301,7 +301,9 @@ func (l *Loader) unloadusr(name string) error {
 	}
 	for _, c := range comps {
 		if (name == "all" || c.Name == name) && c.User && c.PID > 1 && c.PID != os.Getpid() {
-			_ = syscall.Kill(c.PID, syscall.SIGTERM) // gone already: nothing to end
+			if p, err := os.FindProcess(c.PID); err == nil {
+				_ = p.Signal(syscall.SIGTERM) // gone already: nothing to end
+			}
 		}
 	}
 	return nil
