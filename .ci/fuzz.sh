@@ -46,6 +46,7 @@ targets='
 ./rtapi/hal FuzzMonitorRead
 ./rtapi/hal FuzzDataRead
 ./rtapi/hal/sampler FuzzReaderSegment
+./rtapi/hal/sampler FuzzParseStreamLine
 ./rtapi/hal/halfile FuzzParse
 ./rtapi/hal/halfile FuzzRoundTrip
 ./rtapi/hal/halfile FuzzNamePrintsBare
