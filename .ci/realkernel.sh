@@ -64,8 +64,8 @@ build_rtapi_test() {
 }
 
 build_spinguard_test() {
-	(cd "$ROOT" && CGO_ENABLED=0 go test -c -trimpath -o "$WORK/spinguard.test" ./internal/spinguard) ||
-		die "CGO_ENABLED=0 go test -c ./internal/spinguard failed"
+	(cd "$ROOT" && CGO_ENABLED=0 go test -c -trimpath -o "$WORK/spinguard.test" ./internal/guard) ||
+		die "CGO_ENABLED=0 go test -c ./internal/guard failed"
 }
 
 # The report goes to the second serial port (ttyS1) so that kernel messages on
