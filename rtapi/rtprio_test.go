@@ -90,7 +90,11 @@ func rtprioChild(t *testing.T) {
 			kernelSays <- schedAttr{policy, prio, err}
 			return loop(tc)
 		}
-		task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond}, servo)
+		// No watchdog: in an emulated guest on a loaded host the first
+		// cycle can take tens of milliseconds of the thread's CPU time
+		// (CI saw 68 ms against 55), and a fault here is not what this
+		// test asks about. Everything else is the default.
+		task, err := rt.NewTask(rtapi.TaskSpec{Name: "servo", Period: time.Millisecond, Watchdog: -1}, servo)
 		require.NoError(t, err)
 		require.NoError(t, task.Start(), "a default task starts")
 		st := task.Stats()
