@@ -40,6 +40,12 @@
 // onto its pins, one sample a call. AppendLinuxCNC prints a value as
 // LinuxCNC's halsampler does.
 //
+// Both keep one segment layout: a 256-byte header (geometry, cfg and the
+// FIFO's indexes, Magic stored last), then the sampler's record ring or
+// the streamer's FIFO. Attach and AttachWriter check the header the same
+// way, against the geometry its own cfg and depth imply, and every index
+// another process writes is checked before use.
+//
 // The sampler's and the streamer's functions are RT-safe. Attach, Reader,
 // AttachWriter and Writer are for ordinary goroutines and treat the
 // segment as untrusted input (docs/SECURITY.md).

@@ -102,9 +102,10 @@ func TestRingCapacityHoldsDepth(t *testing.T) {
 	assert.Zero(t, ringCapacity(1, ^uint64(0)))
 }
 
-// A segment another process damaged is refused at Attach with ErrCorrupt,
-// field by field; a record of the wrong length is ErrCorrupt at TryNext,
-// after which the reader goes on.
+// A segment another process damaged is refused with ErrCorrupt, field by
+// field, by the sampler's Attach and the streamer's AttachWriter alike
+// (one header, one check); a record of the wrong length is ErrCorrupt at
+// TryNext, after which the reader goes on.
 func TestReaderRefusesDamage(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -118,20 +119,29 @@ func TestReaderRefusesDamage(t *testing.T) {
 		{"bad letter", func(h *header) { h.Cfg[0] = 'x' }},
 		{"depth", func(h *header) { h.Depth = 1 << 40 }},
 		{"bigger depth", func(h *header) { h.Depth *= 64 }},
-		{"ring offset", func(h *header) { h.RingOff = 64 }},
-		{"ring size", func(h *header) { h.RingSize = 1 << 62 }},
+		{"data offset", func(h *header) { h.DataOff = 64 }},
+		{"data size", func(h *header) { h.DataSize = 1 << 62 }},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ch, _, o := newTestChannel(t, "ff", 100)
-			_ = ch
-			seg, err := shm.Attach(o, Key)
-			require.NoError(t, err)
-			defer seg.Close()
-			tc.damage((*header)(unsafe.Pointer(&seg.Bytes()[0])))
-			_, err = Attach(o, 0)
-			assert.ErrorIs(t, err, ErrCorrupt)
-			assert.ErrorIs(t, err, rtapi.ErrCorrupt)
-		})
+		for _, k := range []*kind{samplerKind, streamerKind} {
+			t.Run(k.name+"/"+tc.name, func(t *testing.T) {
+				var o shm.Options
+				var attachPeer func() error
+				if k == samplerKind {
+					_, _, o = newTestChannel(t, "ff", 100)
+					attachPeer = func() error { _, err := Attach(o, 0); return err }
+				} else {
+					_, _, _, o = newTestStreamer(t, "ff", 100)
+					attachPeer = func() error { _, err := AttachWriter(o, 0); return err }
+				}
+				seg, err := shm.Attach(o, k.key)
+				require.NoError(t, err)
+				defer seg.Close()
+				tc.damage((*header)(unsafe.Pointer(&seg.Bytes()[0])))
+				err = attachPeer()
+				assert.ErrorIs(t, err, ErrCorrupt)
+				assert.ErrorIs(t, err, rtapi.ErrCorrupt)
+			})
+		}
 	}
 	t.Run("record", func(t *testing.T) {
 		ch, _, o := newTestChannel(t, "ff", 100)
@@ -153,6 +163,10 @@ func TestReaderRefusesDamage(t *testing.T) {
 		_, err := Attach(shm.Options{Dir: t.TempDir()}, MaxChannels)
 		assert.ErrorIs(t, err, rtapi.ErrInvalid)
 		_, err = Attach(shm.Options{Dir: t.TempDir()}, 0)
+		assert.True(t, errors.Is(err, shm.ErrNotExist), "%v", err)
+		_, err = AttachWriter(shm.Options{Dir: t.TempDir()}, MaxStreamChannels)
+		assert.ErrorIs(t, err, rtapi.ErrInvalid)
+		_, err = AttachWriter(shm.Options{Dir: t.TempDir()}, 0)
 		assert.True(t, errors.Is(err, shm.ErrNotExist), "%v", err)
 	})
 }

@@ -3,13 +3,10 @@ package sampler
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
-	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
-	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/ipc"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -38,9 +35,8 @@ type Sample struct {
 // two readers of one channel share its samples. A Reader is for one
 // goroutine.
 type Reader struct {
-	seg   *shm.Segment
+	peer
 	ring  *ipc.RecordRing
-	types []hal.Type
 	buf   []uint64
 	bytes []byte // buf's memory
 	slot  int    // bytes of one record in the ring, its header included
@@ -54,72 +50,30 @@ type Reader struct {
 // does not match the geometry its own cfg and depth imply is ErrCorrupt;
 // an absent segment is shm.ErrNotExist.
 func Attach(o shm.Options, channel int) (*Reader, error) {
-	if channel < 0 || channel >= MaxChannels {
-		return nil, fmt.Errorf("sampler: channel %d: want 0 to %d: %w", channel, MaxChannels-1, rtapi.ErrInvalid)
-	}
-	seg, err := shm.Attach(o, Key+uint32(channel))
-	if err != nil {
-		return nil, fmt.Errorf("sampler channel %d: %w", channel, err)
-	}
-	r, err := open(seg)
-	if err != nil {
-		seg.Close()
-		return nil, fmt.Errorf("sampler channel %d (%s): %w", channel, seg.Name(), err)
-	}
-	return r, nil
+	return attach(samplerKind, o, channel, open)
 }
 
+// open checks an attached segment and reads it.
 func open(seg *shm.Segment) (*Reader, error) {
-	mem := seg.Bytes()
-	if len(mem) < headerSize {
-		return nil, fmt.Errorf("%w: %d bytes, less than a header", ErrCorrupt, len(mem))
-	}
-	// Copy the header once; use only the copy.
-	var h header
-	hp := (*header)(unsafe.Pointer(&mem[0]))
-	h.Magic = atomic.LoadUint64(&hp.Magic)
-	h.Version, h.NPins, h.Depth, h.RingOff, h.RingSize = hp.Version, hp.NPins, hp.Depth, hp.RingOff, hp.RingSize
-	h.Cfg = hp.Cfg
-	if h.Magic != layoutMagic {
-		return nil, fmt.Errorf("%w: not a sampler segment (magic %#x)", ErrCorrupt, h.Magic)
-	}
-	if h.Version != layoutVersion {
-		return nil, fmt.Errorf("%w: layout version %d, this reader knows %d", ErrCorrupt, h.Version, layoutVersion)
-	}
-	if h.NPins == 0 || h.NPins > MaxPins {
-		return nil, fmt.Errorf("%w: %d pins", ErrCorrupt, h.NPins)
-	}
-	types, err := ParseCfg(string(h.Cfg[:h.NPins]))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
-	}
-	capacity := ringCapacity(len(types), h.Depth)
-	want := uint64(ipc.RingSize(capacity))
-	if capacity == 0 || h.RingOff != headerSize || h.RingSize != want || headerSize+want > uint64(len(mem)) {
-		return nil, fmt.Errorf("%w: ring at %d+%d in %d bytes, want %d+%d for depth %d",
-			ErrCorrupt, h.RingOff, h.RingSize, len(mem), headerSize, want, h.Depth)
-	}
-	ring, err := ipc.RecordRingAt(seg, headerSize, int(want))
+	h, types, err := samplerKind.check(seg)
 	if err != nil {
 		return nil, err
 	}
-	if ring.Capacity() != capacity {
-		return nil, fmt.Errorf("%w: ring capacity %d, want %d", ErrCorrupt, ring.Capacity(), capacity)
+	ring, err := ipc.RecordRingAt(seg, headerSize, int(h.DataSize))
+	if err != nil {
+		return nil, err
 	}
-	r := &Reader{seg: seg, ring: ring, types: types, buf: make([]uint64, wordPins+len(types)), poll: 100 * time.Millisecond,
-		slot: recordBytes(len(types)) + 8}
+	if c := ringCapacity(len(types), h.Depth); ring.Capacity() != c {
+		return nil, fmt.Errorf("%w: ring capacity %d, want %d", ErrCorrupt, ring.Capacity(), c)
+	}
+	r := &Reader{peer: peer{samplerKind, seg, types}, ring: ring, buf: make([]uint64, wordPins+len(types)),
+		poll: 100 * time.Millisecond, slot: recordBytes(len(types)) + 8}
 	r.bytes = unsafe.Slice((*byte)(unsafe.Pointer(&r.buf[0])), 8*len(r.buf))
 	r.get = r.getRecord
 	return r, nil
 }
 
 func (r *Reader) getRecord() { r.n, r.err = r.ring.Get(r.bytes) }
-
-// Types returns the pins' types, in cfg order.
-func (r *Reader) Types() []hal.Type { return r.types }
-
-// Name is the channel's segment name.
-func (r *Reader) Name() string { return r.seg.Name() }
 
 // Buffered returns how many samples wait in the ring now, at most what
 // the ring can hold whatever the segment says. The sampler may add some
@@ -172,14 +126,14 @@ func (r *Reader) Next(deadline time.Time) (Sample, error) {
 			wait = min(wait, left)
 		}
 		werr := r.ring.Wait(rtapi.MonotonicNow() + int64(wait))
-		if errors.Is(werr, ipc.ErrTimeout) && !sys.ProcessAlive(r.seg.CreatorPID()) {
+		if !errors.Is(werr, ipc.ErrTimeout) {
+			continue
+		}
+		if gone := r.hostExited(); gone != nil {
 			if s, err := r.TryNext(); !errors.Is(err, ipc.ErrEmpty) {
 				return s, err
 			}
-			return Sample{}, fmt.Errorf("sampler %s: host %d exited: %w", r.seg.Name(), r.seg.CreatorPID(), rtapi.ErrClosed)
+			return Sample{}, gone
 		}
 	}
 }
-
-// Close detaches the segment.
-func (r *Reader) Close() error { return r.seg.Close() }

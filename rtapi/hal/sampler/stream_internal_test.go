@@ -26,7 +26,7 @@ import (
 // newTestStreamer loads "streamer cfg=CFG depth=DEPTH" on a sim-flavor
 // HAL whose segments live in a temporary directory, and returns channel
 // 0 and a Writer of it.
-func newTestStreamer(t testing.TB, cfg string, depth int) (*streamChannel, *Writer, *hal.HAL) {
+func newTestStreamer(t testing.TB, cfg string, depth int) (*streamChannel, *Writer, *hal.HAL, shm.Options) {
 	t.Helper()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 	require.NoError(t, err)
@@ -37,7 +37,7 @@ func newTestStreamer(t testing.TB, cfg string, depth int) (*streamChannel, *Writ
 	t.Cleanup(func() { _ = h.Close() })
 	c, err := h.NewComponent("streamer")
 	require.NoError(t, err)
-	types, err := parseStreamCfg(cfg)
+	types, err := ParseCfg(cfg)
 	require.NoError(t, err)
 	ch, err := newStreamChannel(c, 0, cfg, types, uint64(depth))
 	require.NoError(t, err)
@@ -45,13 +45,13 @@ func newTestStreamer(t testing.TB, cfg string, depth int) (*streamChannel, *Writ
 	w, err := AttachWriter(o, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
-	return ch, w, h
+	return ch, w, h, o
 }
 
 // The streamer's function allocates nothing, whether it moves a sample
 // or counts an underrun.
 func TestStreamUpdateAllocatesNothing(t *testing.T) {
-	ch, w, _ := newTestStreamer(t, "fbsulk", 100)
+	ch, w, _, _ := newTestStreamer(t, "fbsulk", 100)
 	vals := []uint64{math.Float64bits(1.5), 1, 2, 3, 4, 5}
 	allocs := testing.AllocsPerRun(1000, func() {
 		_ = w.TryWrite(vals)
@@ -66,7 +66,7 @@ func TestStreamUpdateAllocatesNothing(t *testing.T) {
 // value; an empty FIFO counts an underrun and leaves the pins; the FIFO
 // holds depth-1 samples, as LinuxCNC's hal_stream.
 func TestStreamerMovesSamplesInOrder(t *testing.T) {
-	ch, w, _ := newTestStreamer(t, "fbsulk", 4)
+	ch, w, _, _ := newTestStreamer(t, "fbsulk", 4)
 	assert.True(t, ch.empty.Get(), "empty is TRUE at load")
 	assert.True(t, ch.enable.Get(), "enable is TRUE at load")
 	rows := [][]uint64{
@@ -124,7 +124,7 @@ func TestStreamerClockModes(t *testing.T) {
 		{7, []bool{true, true, true, true, true, true, true}},
 	} {
 		t.Run(strconv.Itoa(int(tc.mode)), func(t *testing.T) {
-			ch, w, _ := newTestStreamer(t, "s", 20)
+			ch, w, _, _ := newTestStreamer(t, "s", 20)
 			for i := range clock {
 				require.NoError(t, w.TryWrite([]uint64{uint64(i + 1)}))
 			}
@@ -146,7 +146,7 @@ func TestStreamerClockModes(t *testing.T) {
 // A writer's index outside the FIFO (a damaged segment) reads as an
 // empty FIFO; no memory outside it is touched. A new Writer refuses it.
 func TestStreamerBadIndexIsEmpty(t *testing.T) {
-	ch, w, _ := newTestStreamer(t, "ff", 8)
+	ch, w, _, _ := newTestStreamer(t, "ff", 8)
 	require.NoError(t, w.TryWrite([]uint64{1, 2}))
 	atomic.StoreUint32(&ch.hdr.In, 1<<31)
 	ch.update(time.Microsecond, 0)
@@ -161,7 +161,7 @@ func TestStreamerBadIndexIsEmpty(t *testing.T) {
 // Write waits for room while the FIFO is full and gives up when its
 // context ends.
 func TestWriterWaitsForRoom(t *testing.T) {
-	ch, w, _ := newTestStreamer(t, "b", 2)
+	ch, w, _, _ := newTestStreamer(t, "b", 2)
 	require.NoError(t, w.Write(context.Background(), []uint64{1}))
 	done := make(chan error, 1)
 	go func() { done <- w.Write(context.Background(), []uint64{0}) }()
@@ -180,7 +180,7 @@ func TestWriterWaitsForRoom(t *testing.T) {
 // Write on a full FIFO gives up with ErrClosed once the host that made
 // it has exited, rather than waiting for a thread that no longer runs.
 func TestWriterEndsWhenHostExits(t *testing.T) {
-	_, w, _ := newTestStreamer(t, "b", 2)
+	_, w, _, _ := newTestStreamer(t, "b", 2)
 	require.NoError(t, w.TryWrite([]uint64{1}))
 	processAlive = func(int) bool { return false }
 	t.Cleanup(func() { processAlive = sys.ProcessAlive })

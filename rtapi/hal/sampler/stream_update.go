@@ -18,8 +18,8 @@ func floatFrom(w uint64) float64 { return math.Float64frombits(w) }
 // onto the pins, or, if the FIFO is empty, counts an underrun and leaves
 // the pins as they are.
 //
-// The writer's index is read once and checked: one outside the FIFO
-// (a damaged segment) reads as an empty FIFO.
+// The writer's index is read once and checked (fifoFill): one outside
+// the FIFO (a damaged segment) reads as an empty FIFO.
 func (ch *streamChannel) update(_ time.Duration, _ int64) {
 	clk := uint32(0)
 	if ch.clock.Get() {
@@ -38,11 +38,7 @@ func (ch *streamChannel) update(_ time.Duration, _ int64) {
 			doclk = ch.edges == 1 || ch.edges == 2
 		}
 	}
-	in := atomic.LoadUint32(&ch.hdr.In)
-	depth := int32(0)
-	if in < ch.depth {
-		depth = streamDepth(in, ch.out, ch.depth)
-	}
+	depth, _ := fifoFill(atomic.LoadUint32(&ch.hdr.In), ch.out, ch.depth)
 	ch.currDepth.Set(depth)
 	ch.empty.Set(depth == 0)
 	if !doclk {
@@ -57,6 +53,6 @@ func (ch *streamChannel) update(_ time.Duration, _ int64) {
 	for i := range ch.pins {
 		ch.pins[i].set(row[i])
 	}
-	ch.out = streamAdvance(ch.out, ch.depth)
+	ch.out = fifoAdvance(ch.out, ch.depth)
 	atomic.StoreUint32(&ch.hdr.Out, ch.out)
 }
