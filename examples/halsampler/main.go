@@ -1,14 +1,15 @@
 // Command halsampler prints what a sampler HAL component captures, one
 // line per cycle, as LinuxCNC's halsampler(1) does:
 //
-//	halsampler [-c CHAN] [-n N] [-t] [-rtapi.instance I] [-rtapi.shm-group G] [-shm-dir DIR]
+//	halsampler [-c CHAN] [-n N] [-t] [-shm-dir DIR] [-rtapi.instance I] [-rtapi.shm-group G] [FILE]
 //
 // It reads channel CHAN (sampler.CHAN of "loadrt sampler cfg=...") of the
 // host on instance I, from another process, while the host runs. The
 // instance and group come as every rtapi program's do
 // (rtapi.RegisterShmFlags): the flag, else $RTAPI_INSTANCE and
 // $RTAPI_SHM_GROUP, so halrun's loadusr needs no flags. Its
-// standard output is LinuxCNC's byte for byte: each line holds the pins'
+// standard output, or FILE (created or truncated, as LinuxCNC's), is
+// LinuxCNC's byte for byte: each line holds the pins'
 // values in cfg order, each followed by a space: bits as 0 or 1,
 // integers in decimal, floats as printf's "%f" (six decimals). -t starts
 // each line with the sample's number: the samples the sampler wrote
@@ -16,8 +17,14 @@
 // reader that starts after a disabled spell counts from its first
 // sample's cycle less the drops). A first sample that is not number 0
 // (another reader took some) is preceded by the line "overrun", as
-// LinuxCNC's. -n N exits after N samples; without it halsampler runs
-// until Ctrl-C or until the host exits.
+// LinuxCNC's. -n N exits after N samples (-n 0 at once); without it
+// halsampler runs until Ctrl-C or until the host exits.
+//
+// Its options and messages are LinuxCNC's (sampler.ParseUsrArgs): -c
+// CHAN or -cCHAN, -n N or -nN, -t; "ERROR: invalid channel number 'X'",
+// "ERROR: invalid sample count 'X'", "ERROR: unknown option 'X'", "ERROR:
+// At most one filename may be specified", each exit 1. -h prints the
+// usage and exits 0. Other failures print "halsampler: CAUSE" and exit 1.
 //
 // Lines are never skipped silently: when the sampler dropped samples
 // because the ring was full (halsampler read too slowly, or started after
@@ -30,7 +37,6 @@ package main
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -46,68 +52,57 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 	"github.com/gortapi/gortapi/rtapi/ipc"
-	"github.com/gortapi/gortapi/rtapi/shm"
 )
-
-type config struct {
-	channel int
-	count   int64
-	tag     bool
-	shmDir  string
-	rtapi   rtapi.Options // Instance and ShmGroup, from flags or environment
-}
 
 func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // command runs halsampler with args until -n samples, Ctrl-C, SIGTERM or
-// the host's end: its exit status (HACKING.md, "Examples: one
-// command-line style").
+// the host's end: its exit status, 1 for a command line LinuxCNC's
+// refuses, with its message.
 func command(args []string, stdout, stderr io.Writer) int {
-	var c config
 	fs := flag.NewFlagSet("halsampler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cli.Usage(fs, "[-c CHAN] [-n N] [-t] [-shm-dir DIR] [-rtapi.instance I] [-rtapi.shm-group G]", "")
-	opts := rtapi.RegisterShmFlags(fs)
-	fs.IntVar(&c.channel, "c", 0, "the sampler channel to read (sampler.CHAN)")
-	fs.Int64Var(&c.count, "n", 0, "exit after this many samples (0: run until Ctrl-C or the host exits)")
-	fs.BoolVar(&c.tag, "t", false, "start each line with the cycle number")
-	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
-	group := fs.String("group", "", "the same as -rtapi.shm-group (halstreamer's name)")
-	err := cli.Parse(fs, args)
-	if err == nil {
-		c.rtapi = *opts
-		c.rtapi.ShmGroup = cmp.Or(c.rtapi.ShmGroup, *group)
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err = run(ctx, stdout, stderr, c)
-		stop()
+	cli.Usage(fs, "[-c CHAN] [-n N] [-t] [-shm-dir DIR] [-rtapi.instance I] [-rtapi.shm-group G] [FILE]",
+		"LinuxCNC's options: -c CHAN (or -cCHAN), the sampler channel to read (sampler.CHAN);\n"+
+			"-n N (or -nN), exit after N samples; -t, start each line with the sample's number.\n"+
+			"Lines go to FILE, or to standard output.")
+	c, err := sampler.ParseUsrArgs(fs, "cnt", sampler.MaxChannels, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	} else if err != nil {
+		return 1
 	}
+	if c.File != "" {
+		// LinuxCNC's: open(FILE, O_WRONLY|O_CREAT|O_TRUNC, 0666) as stdout,
+		// before the host is looked for.
+		f, err := os.OpenFile(c.File, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+		if err != nil {
+			fmt.Fprintf(stderr, "ERROR: cannot open '%s': %v\n", c.File, errors.Unwrap(err))
+			return 1
+		}
+		defer f.Close()
+		stdout = f
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err = run(ctx, stdout, stderr, c)
+	stop()
 	return cli.Exit("halsampler", stderr, err)
 }
 
-func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
-	if c.count < 0 || c.channel < 0 || c.channel >= sampler.MaxChannels {
-		return cli.Usagef("-n must be >= 0, -c 0 to %d", sampler.MaxChannels-1)
-	}
-	// The instance resolved as every rtapi program's (flag, else
-	// RTAPI_INSTANCE), through an RT that runs no task.
-	c.rtapi.Flavor, c.rtapi.LockMemory = "posix", rtapi.Off
-	rt, err := rtapi.Open(c.rtapi)
+func run(ctx context.Context, stdout, stderr io.Writer, c sampler.UsrArgs) error {
+	o, err := c.Shm()
 	if err != nil {
 		return err
 	}
-	instance := rt.Instance()
-	if err := rt.Close(); err != nil {
-		return err
-	}
-	rd, err := sampler.Attach(shm.Options{Dir: c.shmDir, Instance: instance, Group: c.rtapi.ShmGroup}, c.channel)
+	rd, err := sampler.Attach(o, c.Channel)
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
 	out := bufio.NewWriterSize(stdout, 64<<10)
 	defer out.Flush()
-	p := printer{types: rd.Types(), tag: c.tag, stderr: stderr}
-	for n := int64(0); c.count == 0 || n < c.count; n++ {
+	p := printer{types: rd.Types(), tag: c.Tag, stderr: stderr}
+	for n := int64(0); c.Count < 0 || n < c.Count; n++ {
 		s, err := rd.TryNext()
 		if errors.Is(err, ipc.ErrEmpty) {
 			if err := out.Flush(); err != nil {
@@ -115,7 +110,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 			}
 			s, err = next(ctx, rd)
 		}
-		if ctx.Err() != nil || (errors.Is(err, rtapi.ErrClosed) && c.count == 0) {
+		if ctx.Err() != nil || (errors.Is(err, rtapi.ErrClosed) && c.Count < 0) {
 			return nil // Ctrl-C, or the host ended the run
 		}
 		if err != nil {

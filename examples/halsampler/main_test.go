@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,7 @@ func host(t *testing.T, dir string, depth int) *exec.Cmd {
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -68,6 +70,7 @@ func halsampler(t *testing.T, dir string, args ...string) (stdout, stderr string
 	cmd := exec.Command(binary(t, "halsampler"), append([]string{"-shm-dir", dir, "-rtapi.instance", instance}, args...)...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	err = cmd.Run()
 	return o.String(), e.String(), err
 }
@@ -145,7 +148,8 @@ func TestHalsamplerUsage(t *testing.T) {
 	dir := t.TempDir()
 	_, errOut, err := halsampler(t, dir, "-c", "99")
 	require.Error(t, err)
-	assert.Equal(t, 2, err.(*exec.ExitError).ExitCode(), errOut)
+	assert.Equal(t, 1, err.(*exec.ExitError).ExitCode(), errOut)
+	assert.Equal(t, "ERROR: invalid channel number '99'\n", errOut)
 	_, errOut, err = halsampler(t, dir, "-n", "1")
 	require.Error(t, err)
 	assert.Equal(t, 1, err.(*exec.ExitError).ExitCode())

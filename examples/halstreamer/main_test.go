@@ -27,44 +27,48 @@ import (
 func TestMain(m *testing.M) { os.Exit(rttest.Main(m)) }
 
 // The command line as LinuxCNC's halstreamer reads it, with its
-// messages; the gortapi flags besides.
+// messages (sampler.ParseUsrArgs, tested there); the rtapi flags through
+// rtapi.RegisterShmFlags, so -h is the usage, exit 0, as every tool's.
+// Before, halstreamer parsed -rtapi.instance and RTAPI_INSTANCE itself,
+// took no RTAPI_SHM_GROUP, and -h was "ERROR: unknown option 'h'".
 func TestParseArgs(t *testing.T) {
 	t.Parallel()
-	none := func(string) string { return "" }
-	for _, tc := range []struct {
-		args []string
-		want config
-		msg  string
-	}{
-		{nil, config{}, ""},
-		{[]string{"-c", "3"}, config{channel: 3}, ""},
-		{[]string{"-c3", "f.txt"}, config{channel: 3, file: "f.txt"}, ""},
-		{[]string{"-c"}, config{}, ""}, // strtol("") is 0, and nothing follows it
-		{[]string{"-c", "+2"}, config{channel: 2}, ""},
-		{[]string{"-c", " 2"}, config{channel: 2}, ""},
-		{[]string{"-c", "4294967297"}, config{channel: 1}, ""}, // int of a long, as LinuxCNC's
-		{[]string{"-c", "8"}, config{}, "ERROR: invalid channel number '8'"},
-		{[]string{"-c", "-1"}, config{}, "ERROR: invalid channel number '-1'"},
-		{[]string{"-c", "1x"}, config{}, "ERROR: invalid channel number '1x'"},
-		{[]string{"-c", ""}, config{}, ""},
-		{[]string{"-c", " "}, config{}, "ERROR: invalid channel number ' '"},
-		{[]string{"-x"}, config{}, "ERROR: unknown option 'x'"},
-		{[]string{"-"}, config{}, "ERROR: unknown option ''"},
-		{[]string{"--c"}, config{}, "ERROR: unknown option '-c'"},
-		{[]string{"a", "b"}, config{}, "ERROR: At most one filename may be specified"},
-		{[]string{"-rtapi.instance", "4", "-shm-dir=/d", "--group", "g", "-c", "1", "in"},
-			config{channel: 1, file: "in", instance: 4, shmDir: "/d", group: "g"}, ""},
-		{[]string{"-shm-dir"}, config{}, "ERROR: option '-shm-dir' needs a value"},
+	got, err := parseArgs([]string{"-rtapi.instance", "4", "-shm-dir=/d", "--group", "g", "-c", "1", "in"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 4, got.RT.Instance)
+	assert.Equal(t, "/d", got.ShmDir)
+	assert.Equal(t, "g", got.RT.ShmGroup)
+	assert.Equal(t, 1, got.Channel)
+	assert.Equal(t, "in", got.File)
+	for args, msg := range map[string]string{
+		"-c 8": "ERROR: invalid channel number '8'\n", "-x": "ERROR: unknown option 'x'\n",
+		"-n 3": "ERROR: unknown option 'n'\n", "a b": "ERROR: At most one filename may be specified\n",
 	} {
-		got, msg := parseArgs(tc.args, none)
-		assert.Equal(t, tc.msg, msg, "%q", tc.args)
-		if tc.msg == "" {
-			assert.Equal(t, tc.want, got, "%q", tc.args)
-		}
+		var stderr bytes.Buffer
+		assert.Equal(t, 1, run(context.Background(), strings.Fields(args), nil, &stderr), args)
+		assert.Equal(t, msg, stderr.String(), args)
 	}
-	got, msg := parseArgs(nil, func(k string) string { return map[string]string{"RTAPI_INSTANCE": "7"}[k] })
-	assert.Empty(t, msg)
-	assert.Equal(t, 7, got.instance)
+	var stderr bytes.Buffer
+	assert.Equal(t, 0, run(context.Background(), []string{"-h"}, nil, &stderr))
+	assert.Contains(t, stderr.String(), "usage: halstreamer [-c CHAN]")
+}
+
+// RTAPI_INSTANCE and RTAPI_SHM_GROUP name the host as they do to every
+// rtapi program: the instance finds it, and a group that does not exist
+// is refused by name. Before, halstreamer read RTAPI_INSTANCE itself and
+// ignored RTAPI_SHM_GROUP, streaming into the host regardless.
+func TestEnvironmentNamesHost(t *testing.T) {
+	h, th, clock, flags := host(t, "s", 10)
+	t.Setenv("RTAPI_INSTANCE", flags[3])
+	var stderr bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), flags[:2], strings.NewReader("42\n"), &stderr), stderr.String())
+	require.NoError(t, clock.RunCycles(th.Task(), 1))
+	assert.Equal(t, "42", getp(t, h, "streamer.0.pin.0"))
+
+	t.Setenv("RTAPI_SHM_GROUP", "no-such-group-gortapi")
+	stderr.Reset()
+	assert.Equal(t, 1, run(context.Background(), flags[:2], strings.NewReader("43\n"), &stderr))
+	assert.Contains(t, stderr.String(), "no-such-group-gortapi")
 }
 
 // host loads a streamer of cfg on the sim flavor and returns the HAL,
@@ -104,7 +108,7 @@ func TestStreamsLines(t *testing.T) {
 	h, th, clock, flags := host(t, "fbs", 10)
 	in := "1.5 1 -3\n# comment\n2.5 x 4\n2.5 0 4 extra\n3.5 1\n"
 	var stderr bytes.Buffer
-	code := run(context.Background(), flags, strings.NewReader(in), &stderr, os.Getenv)
+	code := run(context.Background(), flags, strings.NewReader(in), &stderr)
 	assert.Equal(t, 0, code, stderr.String())
 	assert.Equal(t, "line 2, field 1: bit value not 0 or 1, skipping the line\n"+
 		"line 4, field 2: premature end of line, skipping the line\n", stderr.String())
@@ -128,12 +132,12 @@ func TestStreamsFile(t *testing.T) {
 	file := t.TempDir() + "/in"
 	require.NoError(t, os.WriteFile(file, []byte("4294967295\n"), 0o644))
 	var stderr bytes.Buffer
-	require.Equal(t, 0, run(context.Background(), append(flags, file), strings.NewReader("7\n"), &stderr, os.Getenv), stderr.String())
+	require.Equal(t, 0, run(context.Background(), append(flags, file), strings.NewReader("7\n"), &stderr), stderr.String())
 	require.NoError(t, clock.RunCycles(th.Task(), 1))
 	assert.Equal(t, "4294967295", getp(t, h, "streamer.0.pin.0"))
 
 	stderr.Reset()
-	assert.Equal(t, 1, run(context.Background(), append(flags, file+".absent"), nil, &stderr, os.Getenv))
+	assert.Equal(t, 1, run(context.Background(), append(flags, file+".absent"), nil, &stderr))
 	assert.Contains(t, stderr.String(), "ERROR: cannot open")
 }
 
@@ -141,10 +145,10 @@ func TestStreamsFile(t *testing.T) {
 // 1; a bad option exits 1 with LinuxCNC's message.
 func TestNoHost(t *testing.T) {
 	var stderr bytes.Buffer
-	assert.Equal(t, 1, run(context.Background(), []string{"-shm-dir", t.TempDir()}, strings.NewReader(""), &stderr, os.Getenv))
+	assert.Equal(t, 1, run(context.Background(), []string{"-shm-dir", t.TempDir()}, strings.NewReader(""), &stderr))
 	assert.True(t, strings.HasPrefix(stderr.String(), "hal_stream_attach: "), stderr.String())
 	stderr.Reset()
-	assert.Equal(t, 1, run(context.Background(), []string{"-q"}, nil, &stderr, os.Getenv))
+	assert.Equal(t, 1, run(context.Background(), []string{"-q"}, nil, &stderr))
 	assert.Equal(t, "ERROR: unknown option 'q'\n", stderr.String())
 }
 
@@ -156,7 +160,7 @@ func TestWaitsOnFullFIFO(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, flags, pr, io.Discard, os.Getenv) }()
+	go func() { done <- run(ctx, flags, pr, io.Discard) }()
 	go func() { _, _ = io.WriteString(pw, "1\n2\n3\n4\n") }()
 	// the FIFO holds 2: lines 3 and 4 go in as the streamer takes some
 	rttest.WaitFor(t, "all four lines to be streamed", func() bool {
