@@ -44,6 +44,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -161,7 +162,16 @@ func (p *printer) print(w io.Writer, s sampler.Sample) error {
 			b = append(b, "overrun\n"...)
 		}
 	}
-	b = appendLinuxCNC(b, p.tag, p.written, p.types, s.Values)
+	// LinuxCNC's line: with -t the number ("%u "), then each value and a
+	// space (sampler.AppendLinuxCNC), then a newline.
+	if p.tag {
+		b = strconv.AppendUint(b, uint64(p.written), 10)
+		b = append(b, ' ')
+	}
+	for i, v := range s.Values {
+		b = sampler.AppendLinuxCNC(b, p.types[i], v)
+	}
+	b = append(b, '\n')
 	p.written++
 	p.line = b
 	_, err := w.Write(b)

@@ -18,9 +18,11 @@ import (
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
-// newTestChannel makes channel 0 with cfg on a sim-flavor HAL whose
-// segments live in a temporary directory.
-func newTestChannel(t testing.TB, cfg string, depth uint64) (*channel, *hal.HAL, shm.Options) {
+// newTestComponent makes component name on a sim-flavor HAL whose
+// segments live in a temporary directory; newChannel makes channel 0 of
+// cfg in it before it is ready.
+func newTestComponent[C any](t testing.TB, name, cfg string, newChannel func(*hal.Component, int, string, []hal.Type, uint64) (C, error),
+	depth uint64) (C, *hal.HAL, shm.Options) {
 	t.Helper()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 	require.NoError(t, err)
@@ -29,7 +31,7 @@ func newTestChannel(t testing.TB, cfg string, depth uint64) (*channel, *hal.HAL,
 	h, err := hal.New(rt, hal.Options{ShmDir: o.Dir})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })
-	c, err := h.NewComponent("sampler")
+	c, err := h.NewComponent(name)
 	require.NoError(t, err)
 	types, err := ParseCfg(cfg)
 	require.NoError(t, err)
@@ -37,6 +39,12 @@ func newTestChannel(t testing.TB, cfg string, depth uint64) (*channel, *hal.HAL,
 	require.NoError(t, err)
 	require.NoError(t, c.Ready())
 	return ch, h, o
+}
+
+// newTestChannel makes sampler channel 0 with cfg.
+func newTestChannel(t testing.TB, cfg string, depth uint64) (*channel, *hal.HAL, shm.Options) {
+	t.Helper()
+	return newTestComponent(t, "sampler", cfg, newChannel, depth)
 }
 
 // The per-cycle function allocates nothing, whether the sample fits or

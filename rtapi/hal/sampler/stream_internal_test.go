@@ -28,20 +28,7 @@ import (
 // 0 and a Writer of it.
 func newTestStreamer(t testing.TB, cfg string, depth int) (*streamChannel, *Writer, *hal.HAL, shm.Options) {
 	t.Helper()
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = rt.Close() })
-	o := shm.Options{Dir: t.TempDir(), Instance: rt.Instance()}
-	h, err := hal.New(rt, hal.Options{ShmDir: o.Dir})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = h.Close() })
-	c, err := h.NewComponent("streamer")
-	require.NoError(t, err)
-	types, err := ParseCfg(cfg)
-	require.NoError(t, err)
-	ch, err := newStreamChannel(c, 0, cfg, types, uint64(depth))
-	require.NoError(t, err)
-	require.NoError(t, c.Ready())
+	ch, h, o := newTestComponent(t, "streamer", cfg, newStreamChannel, uint64(depth))
 	w, err := AttachWriter(o, 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
