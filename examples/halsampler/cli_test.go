@@ -70,6 +70,9 @@ func TestCommandLine(t *testing.T) {
 // standard output (created, or truncated). -n 0 prints nothing and exits
 // 0, as LinuxCNC's (before, it ran until the host exited).
 func TestLinuxCNCSpellings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs halrun and seven halsampler processes")
+	}
 	dir := t.TempDir()
 	host(t, dir, 4000)
 	for _, args := range [][]string{{"-n", "5"}, {"-n5"}, {"-c0", "-n5"}, {"-c", "0", "-n", "5"}} {
