@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
 
 var testNames = halNames{
@@ -156,4 +159,29 @@ func TestParseNames(t *testing.T) {
 	assert.Equal(t, []string{"base", "servo"}, d.threads)
 	assert.Equal(t, []string{"speed"}, d.pinAliases)
 	assert.Nil(t, d.paramAliases)
+}
+
+// -v prints halcmd_info's lines, LinuxCNC's bytes (stray quote and
+// missing newlines included).
+func TestInfoLines(t *testing.T) {
+	t.Parallel()
+	for line, want := range map[string][]string{
+		"net x a.out => b.in c.in": {"Pin 'a.out' linked to signal 'x'\n", "Pin 'b.in' linked to signal 'x'\n", "Pin 'c.in' linked to signal 'x'\n"},
+		"linksp x a.in":            {"Pin 'a.in' linked to signal 'x'\n"},
+		"lock tune":                {"Locking completed"},
+		"unlock":                   {"Unlocking completed"},
+		"addf f servo 1":           {"Function 'f' added to thread 'servo'\n"},
+		"delf f servo":             {"Function 'f' removed from thread 'servo'\n"},
+		"delsig x":                 {"Signal 'x' deleted'\n"},
+		"alias pin a.in speed":     {"pin 'a.in' aliased to 'speed'\n"},
+		"unalias param kp":         {"param 'kp' unaliased\n"},
+		"loadrt pid count=2":       {"Realtime module 'pid' loaded\n"},
+		"start":                    {"Realtime threads started\n"},
+		"getp a.in":                nil,
+	} {
+		c, ok, err := halfile.ParseLine(line)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, want, infoLines(c), line)
+	}
 }

@@ -201,6 +201,14 @@ func TestNewVerbsAgainstHalrun(t *testing.T) {
 	out, err = halcmd(t, dir, "unlock")
 	require.NoError(t, err, out)
 
+	// -v: LinuxCNC's halcmd_info lines, at "<commandline>:0".
+	out, err = halcmd(t, dir, "-v", "lock", "tune")
+	require.NoError(t, err, out)
+	assert.Equal(t, "<commandline>:0: Locking completed", out)
+	out, err = halcmd(t, dir, "-V", "unlock")
+	require.NoError(t, err, out)
+	assert.Equal(t, "<commandline>:0: Unlocking completed", out)
+
 	file := filepath.Join(t.TempDir(), "threads.hal")
 	out, err = halcmd(t, dir, "save", "thread", file)
 	require.NoError(t, err, out)

@@ -73,6 +73,7 @@ type config struct {
 	veryQuiet bool // -Q: show, list, status and save print nothing
 	script    bool // -s: the prompt on a terminal is "%%\n", with no line editing
 	echo      bool // -e (and the echo verb): each line read is echoed on stderr
+	verbose   bool // -v, -V: what each command did (infoLines)
 }
 
 // errFailed ends a halcmd -k, or one reading standard input, whose
@@ -103,8 +104,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(new(bool), "q", false, "quiet: print errors only (the default)")
 	fs.BoolVar(&c.veryQuiet, "Q", false, "very quiet: show, list, status and save print nothing")
 	fs.BoolVar(&c.script, "s", false, "script friendly: on a terminal, prompt \"%%\" on its own line, no line editing")
-	fs.BoolVar(new(bool), "v", false, "verbose: accepted, prints nothing more (docs/LINUXCNC.md)")
-	fs.BoolVar(new(bool), "V", false, "very verbose: accepted, prints nothing more (docs/LINUXCNC.md)")
+	fs.BoolVar(&c.verbose, "v", false, "verbose: print what each command did, as LinuxCNC's halcmd_info")
+	fs.BoolVar(&c.verbose, "V", false, "very verbose: the same as -v here")
 	fs.BoolVar(&c.echo, "e", false, "echo each command line read on stderr")
 	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's control socket, its -shm-dir (default: /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
 	fs.StringVar(&c.group, "group", "", "the same as -rtapi.shm-group")
@@ -319,8 +320,61 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 		}
 		return err
 	}
+	if s.c.verbose {
+		pos := cmd.Pos()
+		if cmd.File == "halcmd" {
+			pos = "<commandline>:0" // LinuxCNC's name and line for argv
+		}
+		for _, line := range infoLines(cmd) {
+			text += pos + ": " + line
+		}
+	}
 	_, err = io.WriteString(out, text)
 	return err
+}
+
+// infoLines is what LinuxCNC's halcmd -v prints (halcmd_info, after the
+// position) when cmd succeeded, its bytes: lock and unlock's lines have
+// no newline there.
+func infoLines(cmd halfile.Command) []string {
+	a := cmd.Args
+	switch cmd.Verb {
+	case "lock":
+		return []string{"Locking completed"}
+	case "unlock":
+		return []string{"Unlocking completed"}
+	case "linkps":
+		return []string{fmt.Sprintf("Pin '%s' linked to signal '%s'\n", a[0], a[1])}
+	case "net":
+		var out []string
+		for _, p := range a[1:] {
+			out = append(out, fmt.Sprintf("Pin '%s' linked to signal '%s'\n", p, a[0]))
+		}
+		return out
+	case "unlinkp":
+		return []string{fmt.Sprintf("Pin '%s' unlinked\n", a[0])}
+	case "start":
+		return []string{"Realtime threads started\n"}
+	case "stop":
+		return []string{"Realtime threads stopped\n"}
+	case "addf":
+		return []string{fmt.Sprintf("Function '%s' added to thread '%s'\n", a[0], a[1])}
+	case "delf":
+		if len(a) == 2 {
+			return []string{fmt.Sprintf("Function '%s' removed from thread '%s'\n", a[0], a[1])}
+		}
+	case "alias":
+		return []string{fmt.Sprintf("%s '%s' aliased to '%s'\n", a[0], a[1], a[2])}
+	case "unalias":
+		return []string{fmt.Sprintf("%s '%s' unaliased\n", a[0], a[1])}
+	case "loadrt":
+		return []string{fmt.Sprintf("Realtime module '%s' loaded\n", a[0])}
+	case "delsig":
+		if a[0] != "all" {
+			return []string{fmt.Sprintf("Signal '%s' deleted'\n", a[0])}
+		}
+	}
+	return nil
 }
 
 // comps lists the host's components, from its "show comp".
