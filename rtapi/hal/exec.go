@@ -95,14 +95,15 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 	case "stop":
 		return h.Stop()
 	case "show":
-		what, pattern := "all", ""
+		what := "all"
 		if len(a) > 0 {
 			what = a[0]
 		}
+		var patterns []string
 		if len(a) > 1 {
-			pattern = a[1]
+			patterns = a[1:]
 		}
-		return h.Show(w, what, pattern)
+		return h.show(w, what, patterns)
 	case "save":
 		kind, file := "", ""
 		if len(a) > 0 {
@@ -229,43 +230,55 @@ func match(pattern, name string) bool {
 // Names and links come from the host's memory, values from the data
 // tables (hostSnapshot); names are escaped (names.Escape).
 func (h *HAL) Show(w io.Writer, what, pattern string) error {
+	return h.show(w, what, []string{pattern})
+}
+
+// show is halcmd's show (do_show_cmd): several patterns, each a prefix
+// or a glob; for pin, sig and param a first pattern -tTYPE (or -t TYPE)
+// selects a type, as get_type reads it.
+func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 	switch what {
 	case "comp", "pin", "param", "sig", "signal", "parameter":
 		s, err := h.hostSnapshot("show")
 		if err != nil {
 			return err
 		}
-		return WriteShow(w, what, pattern, s)
+		var t Type
+		if what != "comp" {
+			t, patterns = showType(patterns)
+		}
+		return WriteShow(w, what, "", filterSnapshot(s, t, patterns))
 	case "funct", "function":
-		return h.showFuncts(w, pattern)
+		return h.showFuncts(w, patterns)
 	case "thread":
-		return h.showThreads(w, pattern)
+		return h.showThreads(w, patterns)
 	case "alias":
-		return h.showAliases(w, pattern, true, true)
+		return h.showAliases(w, patterns, true, true)
 	case "all":
 		s, err := h.hostSnapshot("show")
 		if err != nil {
 			return err
 		}
 		// LinuxCNC's order: comp, pin, pin aliases, sig, param, param aliases.
+		s = filterSnapshot(s, 0, patterns)
 		for _, k := range []string{"comp", "pin", "pin aliases", "sig", "param", "param aliases"} {
 			switch k {
 			case "pin aliases":
-				err = h.showAliases(w, pattern, true, false)
+				err = h.showAliases(w, patterns, true, false)
 			case "param aliases":
-				err = h.showAliases(w, pattern, false, true)
+				err = h.showAliases(w, patterns, false, true)
 			default:
-				err = WriteShow(w, k, pattern, s)
+				err = WriteShow(w, k, "", s)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		if err := h.showFuncts(w, pattern); err != nil {
+		if err := h.showFuncts(w, patterns); err != nil {
 			return err
 		}
 		fmt.Fprintln(w)
-		return h.showThreads(w, pattern)
+		return h.showThreads(w, patterns)
 	}
 	return fmt.Errorf("show: unknown item %q (comp, pin, param, sig, funct, thread, alias, all): %w", what, rtapi.ErrInvalid)
 }
@@ -500,11 +513,11 @@ func sigArrow(d Dir) string {
 	return "<=>"
 }
 
-func (h *HAL) showFuncts(w io.Writer, pattern string) error {
+func (h *HAL) showFuncts(w io.Writer, patterns []string) error {
 	var b strings.Builder
 	b.WriteString("Exported Functions:\nThread      Calls       Time       Tmax  Name\n")
 	for _, f := range h.Functs() {
-		if !match(pattern, f.name) {
+		if !matchAny(patterns, f.name) {
 			continue
 		}
 		h.mu.Lock()
@@ -520,10 +533,10 @@ func (h *HAL) showFuncts(w io.Writer, pattern string) error {
 	return err
 }
 
-func (h *HAL) showThreads(w io.Writer, pattern string) error {
+func (h *HAL) showThreads(w io.Writer, patterns []string) error {
 	var ts []ThreadStats
 	for _, s := range h.Stats() {
-		if match(pattern, s.Name) {
+		if matchAny(patterns, s.Name) {
 			ts = append(ts, s)
 		}
 	}
@@ -558,7 +571,7 @@ func (h *HAL) Save(w io.Writer) error {
 	for _, l := range h.loaded {
 		b.WriteString(halfile.Command{Verb: "loadrt", Args: l}.String() + "\n")
 	}
-	for _, al := range h.aliasRowsLocked("", true, true) {
+	for _, al := range h.aliasRowsLocked(nil, true, true) {
 		line("alias", al.kind, al.name, al.alias)
 	}
 	b.WriteString("# signals\n")
@@ -884,7 +897,7 @@ type aliasRow struct{ kind, name, alias string }
 // pins first, each kind sorted by alias (LinuxCNC's lists are sorted by
 // name, and an alias is the item's name there), those whose name or
 // alias matches pattern. Called with h.mu.
-func (h *HAL) aliasRowsLocked(pattern string, pins, params bool) []aliasRow {
+func (h *HAL) aliasRowsLocked(patterns []string, pins, params bool) []aliasRow {
 	var rows []aliasRow
 	for _, kind := range []string{"pin", "param"} {
 		if (kind == "pin" && !pins) || (kind == "param" && !params) {
@@ -893,7 +906,7 @@ func (h *HAL) aliasRowsLocked(pattern string, pins, params bool) []aliasRow {
 		var part []aliasRow
 		for real, a := range h.aliasOf {
 			_, ok := h.itemLocked(kind, real)
-			if ok && (match(pattern, a) || match(pattern, real)) {
+			if ok && (matchAny(patterns, a) || matchAny(patterns, real)) {
 				part = append(part, aliasRow{kind, real, a})
 			}
 		}
@@ -905,7 +918,7 @@ func (h *HAL) aliasRowsLocked(pattern string, pins, params bool) []aliasRow {
 
 // showAliases prints halcmd's "Pin Aliases:" and "Parameter Aliases:"
 // lists (print_pin_aliases, print_param_aliases).
-func (h *HAL) showAliases(w io.Writer, pattern string, pins, params bool) error {
+func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params bool) error {
 	h.mu.Lock()
 	if err := h.checkOpen("show", "", ""); err != nil {
 		h.mu.Unlock()
@@ -918,7 +931,7 @@ func (h *HAL) showAliases(w io.Writer, pattern string, pins, params bool) error 
 		}
 		title := map[string]string{"pin": "Pin Aliases:", "param": "Parameter Aliases:"}[kind]
 		fmt.Fprintf(&b, "%s\n %-*s  %s\n", title, halNameLen, "Alias", "Original Name")
-		for _, r := range h.aliasRowsLocked(pattern, kind == "pin", kind == "param") {
+		for _, r := range h.aliasRowsLocked(patterns, kind == "pin", kind == "param") {
 			fmt.Fprintf(&b, " %-*s  %s\n", halNameLen, names.Escape(r.alias), names.Escape(r.name))
 		}
 		b.WriteByte('\n')
@@ -1121,7 +1134,7 @@ func (h *HAL) memStatusLocked() memStatus {
 	for _, s := range h.sigList {
 		count(s != nil && h.sigs[s.name] == s, &m.sigs)
 	}
-	m.aliases[0] = len(h.aliasRowsLocked("", true, true))
+	m.aliases[0] = len(h.aliasRowsLocked(nil, true, true))
 	m.fns[0] = len(h.functs)
 	m.thrds[0] = len(h.threads)
 	m.total = sizeofData()
@@ -1192,7 +1205,7 @@ func (h *HAL) SaveKind(w io.Writer, kind string) error {
 	}
 	s := sortedSnapshot(h.hostSnapshotLocked())
 	comps := h.saveCompLinesLocked()
-	aliases := h.aliasRowsLocked("", true, true)
+	aliases := h.aliasRowsLocked(nil, true, true)
 	var threads [][2]string // function, thread
 	for i := len(h.threads) - 1; i >= 0; i-- {
 		th := h.threads[i]
@@ -1429,4 +1442,52 @@ func (h *HAL) saveCompLinesLocked() []string {
 		}
 	}
 	return append(head, lines...)
+}
+
+// showType is halcmd's get_type: a first pattern "-tTYPE", or "-t" and
+// TYPE, is taken off patterns and gives the type (bit, float, s32, u32,
+// s64, u64, bool, real, sint, uint, signed, unsigned; another word: any
+// type); 0 is any type.
+func showType(patterns []string) (Type, []string) {
+	if len(patterns) == 0 || !strings.HasPrefix(patterns[0], "-t") {
+		return 0, patterns
+	}
+	word := patterns[0][2:]
+	patterns = patterns[1:]
+	if word == "" {
+		if len(patterns) == 0 {
+			return 0, patterns
+		}
+		word, patterns = patterns[0], patterns[1:]
+	}
+	switch word {
+	case "signed":
+		return TypeS32, patterns
+	case "unsigned":
+		return TypeU32, patterns
+	case "port", "":
+		return 0, patterns
+	}
+	for n, t := range map[string]Type{"bool": TypeBit, "real": TypeFloat, "sint": TypeS64, "uint": TypeU64} {
+		if word == n {
+			return t, patterns
+		}
+	}
+	for t := TypeBit; t <= TypeU64; t++ {
+		if word == t.String() {
+			return t, patterns
+		}
+	}
+	return 0, patterns
+}
+
+// filterSnapshot keeps the components, pins, parameters and signals of s
+// that match patterns (matchAny) and, unless t is 0, are of type t.
+func filterSnapshot(s Snapshot, t Type, patterns []string) Snapshot {
+	ok := func(typ Type, name string) bool { return (t == 0 || typ == t) && matchAny(patterns, name) }
+	s.Comps = slices.DeleteFunc(slices.Clone(s.Comps), func(c CompInfo) bool { return !matchAny(patterns, c.Name) })
+	s.Pins = slices.DeleteFunc(slices.Clone(s.Pins), func(p PinInfo) bool { return !ok(p.Type, p.Name) })
+	s.Params = slices.DeleteFunc(slices.Clone(s.Params), func(p ParamInfo) bool { return !ok(p.Type, p.Name) })
+	s.Signals = slices.DeleteFunc(slices.Clone(s.Signals), func(g SignalInfo) bool { return !ok(g.Type, g.Name) })
+	return s
 }

@@ -381,3 +381,30 @@ func TestShowAllHasAliasSections(t *testing.T) {
 	require.True(t, pin >= 0 && pa > pin && sig > pa && par > sig && paa > par, out)
 	assert.Contains(t, out, " count"+strings.Repeat(" ", 50)+"  k.s\n")
 }
+
+// show takes several patterns and, for pin, sig and param, a first
+// pattern -tTYPE or -t TYPE, as LinuxCNC's get_type. Before, show took
+// one pattern and read "-tbit" as a name prefix.
+func TestShowPatternsAndType(t *testing.T) {
+	h := verbsHAL(t)
+	rows := func(out string) []string {
+		var names []string
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 5 && (f[2] == "IN" || f[2] == "OUT" || f[2] == "I/O" || f[2] == "RW" || f[2] == "RO") {
+				names = append(names, f[4])
+			}
+		}
+		return names
+	}
+	assert.Equal(t, []string{"k.io", "k.io2"}, rows(must(t, h, "show pin -tbit k.")))
+	assert.Equal(t, []string{"k.in", "k.in2"}, rows(must(t, h, "show pin -t float k.i")))
+	assert.Equal(t, []string{"k.s", "k.update.time"}, rows(must(t, h, "show pin -tsigned k.")))
+	assert.Equal(t, []string{"k.gain"}, rows(must(t, h, "show param -tbogus k.g")))
+	assert.Equal(t, []string{"k.in2", "k.out"}, rows(must(t, h, "show pin k.in2 k.o*")))
+	sigs := must(t, h, "show sig -t s32 bus lone")
+	assert.Contains(t, sigs, "lone\n")
+	assert.NotContains(t, sigs, "bus\n")
+	fns := must(t, h, "show funct nomatch k.up")
+	assert.Contains(t, fns, "k.update\n")
+}

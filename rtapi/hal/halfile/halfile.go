@@ -129,8 +129,8 @@ var arity = map[string][2]int{
 	"unlinkp": {1, 1},
 	"start":   {0, 0},
 	"stop":    {0, 0},
-	"show":    {0, 2},
-	"save":    {0, 2}, // [KIND] [FILE]
+	"show":    {0, -1}, // [KIND [-tTYPE] [PATTERN...]]
+	"save":    {0, 2},  // [KIND] [FILE]
 	"safep":   {3, 3},
 	"list":    {1, -1},
 	"ptype":   {1, 1},
