@@ -62,13 +62,26 @@ import (
 )
 
 type config struct {
-	file     string
-	ini      string // -i, else $INI_FILE_NAME: the INI file of [SECTION]KEY in -f's file
-	instance int
-	shmDir   string
-	group    string
-	args     []string
+	fileMode  bool   // -f: commands from file, else from standard input
+	file      string // -f's FILE, "" for standard input
+	ini       string // -i, else $INI_FILE_NAME: the INI file of [SECTION]KEY in -f's file
+	instance  int
+	shmDir    string
+	group     string
+	args      []string
+	keepGoing bool // -k: go on after a failed command; exit 1 at the end
+	veryQuiet bool // -Q: show, list, status and save print nothing
+	script    bool // -s: the prompt on a terminal is "%%\n", with no line editing
+	echo      bool // -e (and the echo verb): each line read is echoed on stderr
+	verbose   bool // -v, -V: what each command did (infoLines)
 }
+
+// errFailed ends a halcmd -k, or one reading standard input, whose
+// failed commands were each reported already: exit status 1.
+var errFailed = errors.New("a command failed")
+
+// stdin is where halcmd -f without a FILE reads; tests replace it.
+var stdin = os.Stdin
 
 func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
 
@@ -80,25 +93,75 @@ func command(args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := flag.NewFlagSet("halcmd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cli.Usage(fs, "[flags] COMMAND [ARGS...] | halcmd [flags] -f FILE.hal", "")
+	cli.Usage(fs, "[flags] COMMAND [ARGS...] | halcmd [flags] -f [FILE.hal]",
+		"With -f and no FILE, commands come from standard input; on a terminal with a\n"+
+			"\"halcmd: \" prompt, line editing, history and TAB completion. quit or exit ends.\n"+
+			"Single-letter flags combine as in LinuxCNC's halcmd: -kf.")
 	opts := rtapi.RegisterShmFlags(fs)
-	fs.StringVar(&c.file, "f", "", "run the commands of this .hal file")
+	fs.BoolVar(&c.fileMode, "f", false, "run the commands of the .hal file given as the first argument, or of standard input without one")
 	fs.StringVar(&c.ini, "i", "", "INI file of the [SECTION]KEY the -f file names (default $INI_FILE_NAME)")
+	fs.BoolVar(&c.keepGoing, "k", false, "keep going after a failed command; exit 1 at the end")
+	fs.BoolVar(new(bool), "q", false, "quiet: print errors only (the default)")
+	fs.BoolVar(&c.veryQuiet, "Q", false, "very quiet: show, list, status and save print nothing")
+	fs.BoolVar(&c.script, "s", false, "script friendly: on a terminal, prompt \"%%\" on its own line, no line editing")
+	fs.BoolVar(&c.verbose, "v", false, "verbose: print what each command did, as LinuxCNC's halcmd_info")
+	fs.BoolVar(&c.verbose, "V", false, "very verbose: the same as -v here")
+	fs.BoolVar(&c.echo, "e", false, "echo each command line read on stderr")
 	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's control socket, its -shm-dir (default: /run/gortapi for root, $XDG_RUNTIME_DIR/gortapi otherwise)")
 	fs.StringVar(&c.group, "group", "", "the same as -rtapi.shm-group")
-	err := fs.Parse(args)
+	err := fs.Parse(expandShortFlags(fs, args))
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		err = cli.UsageError{Err: err}
 	}
 	if err == nil {
 		c.args = fs.Args()
+		if c.fileMode && len(c.args) > 0 {
+			c.file, c.args = c.args[0], c.args[1:]
+		}
 		c.group = cmp.Or(opts.ShmGroup, c.group)
 		c.instance, err = instance(*opts)
 	}
 	if err == nil {
-		err = run(stdout, c)
+		err = run(stdout, stderr, c)
+	}
+	if errors.Is(err, errFailed) {
+		return 1
 	}
 	return cli.Exit("halcmd", stderr, err)
+}
+
+// expandShortFlags splits clusters of LinuxCNC halcmd's single-letter
+// flags ("-kf" is "-k -f") among args, up to the first argument that is
+// no flag or a flag's value, as getopt reads them. Any other word that
+// begins with "-" is left to fs.
+func expandShortFlags(fs *flag.FlagSet, args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") || a == "-" {
+			return append(out, args[i:]...)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if fs.Lookup(name) == nil && len(name) > 1 && strings.Trim(name, "fkqQsvVei") == "" &&
+			!strings.Contains(name[:len(name)-1], "i") && !hasValue {
+			for _, r := range name {
+				out = append(out, "-"+string(r))
+			}
+			name = name[len(name)-1:]
+		} else {
+			out = append(out, a)
+		}
+		if f := fs.Lookup(name); f != nil && !hasValue && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // instance resolves o's instance as rtapi.Open does (the flag, else
@@ -120,11 +183,17 @@ type session struct {
 	loader *usercomp.Loader // loadusr, waitusr, unloadusr: run here, as LinuxCNC's halcmd does
 }
 
-func run(out io.Writer, c config) error {
+func run(out, errOut io.Writer, c config) error {
 	var cmds []halfile.Command
 	switch {
-	case c.file != "" && len(c.args) > 0:
+	case c.fileMode && len(c.args) > 0:
 		return cli.Usagef("give a command or -f FILE, not both")
+	case c.ini != "" && !c.fileMode:
+		return cli.Usagef("-i may only be used together with -f")
+	case c.fileMode && c.file == "":
+		s := &session{c: c}
+		defer s.close()
+		return s.stream(out, errOut, stdin)
 	case c.file != "":
 		o := halfile.Options{}
 		if ini := cmp.Or(c.ini, os.Getenv("INI_FILE_NAME")); ini != "" {
@@ -150,13 +219,21 @@ func run(out io.Writer, c config) error {
 	}
 	s := &session{c: c}
 	defer s.close()
+	failed := false
 	for _, cmd := range cmds {
 		if err := s.exec(out, cmd); err != nil {
-			if errors.As(err, new(*halfile.Error)) || c.file == "" {
+			if !errors.As(err, new(*halfile.Error)) && c.file != "" {
+				err = cmd.At(err)
+			}
+			if !c.keepGoing {
 				return err
 			}
-			return cmd.At(err)
+			fmt.Fprintf(errOut, "halcmd: %v\n", err)
+			failed = true
 		}
+	}
+	if failed {
+		return errFailed
 	}
 	return nil
 }
@@ -168,6 +245,58 @@ func (s *session) close() {
 }
 
 func (s *session) exec(out io.Writer, cmd halfile.Command) error {
+	switch cmd.Verb {
+	case "echo":
+		s.c.echo = true
+	case "unecho":
+		s.c.echo = false
+	case "show", "list", "status", "save":
+		if s.c.veryQuiet {
+			return nil // -Q: LinuxCNC's do_show_cmd and the others print nothing
+		}
+	}
+	switch {
+	case cmd.Verb == "help" || cmd.Verb == "echo" || cmd.Verb == "unecho":
+		// Text of halcmd's own, as the host would print it: no host needed.
+		var h string
+		switch cmd.Verb {
+		case "help":
+			if len(cmd.Args) > 0 {
+				h = halfile.Help(cmd.Args[0])
+			} else {
+				h = halfile.Help("")
+			}
+		case "echo":
+			h = "Echo on\n"
+		default:
+			h = "Echo off\n"
+		}
+		_, err := io.WriteString(out, h)
+		return err
+	case cmd.Verb == "save" && len(cmd.Args) == 2:
+		// halcmd writes FILE, from the host's "save KIND" (the host
+		// writes no file a client names).
+		var b strings.Builder
+		if err := s.exec(&b, halfile.Command{File: cmd.File, Line: cmd.Line, From: cmd.From, Verb: "save", Args: cmd.Args[:1]}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(cmd.Args[1], []byte(b.String()), 0o666); err != nil {
+			return cmd.At(fmt.Errorf("Can't open 'save' destination '%s': %w", cmd.Args[1], err))
+		}
+		return nil
+	case cmd.Verb == "loadusr":
+		// halcmd's own check (do_loadusr_cmd), on the host's lock.
+		if err := s.dial(); err != nil {
+			return err
+		}
+		text, err := s.client.Do(halfile.Command{Verb: "status", Args: []string{"lock"}})
+		if err != nil {
+			return cmd.At(err)
+		}
+		if lockValue(text)&1 != 0 {
+			return cmd.At(fmt.Errorf("HAL is locked, loading of programs is not permitted: %w", rtapi.ErrPermission))
+		}
+	}
 	if usercomp.IsUserVerb(cmd.Verb) {
 		if s.loader == nil {
 			// The program finds the host halcmd talks to.
@@ -191,8 +320,61 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 		}
 		return err
 	}
+	if s.c.verbose {
+		pos := cmd.Pos()
+		if cmd.File == "halcmd" {
+			pos = "<commandline>:0" // LinuxCNC's name and line for argv
+		}
+		for _, line := range infoLines(cmd) {
+			text += pos + ": " + line
+		}
+	}
 	_, err = io.WriteString(out, text)
 	return err
+}
+
+// infoLines is what LinuxCNC's halcmd -v prints (halcmd_info, after the
+// position) when cmd succeeded, its bytes: lock and unlock's lines have
+// no newline there.
+func infoLines(cmd halfile.Command) []string {
+	a := cmd.Args
+	switch cmd.Verb {
+	case "lock":
+		return []string{"Locking completed"}
+	case "unlock":
+		return []string{"Unlocking completed"}
+	case "linkps":
+		return []string{fmt.Sprintf("Pin '%s' linked to signal '%s'\n", a[0], a[1])}
+	case "net":
+		var out []string
+		for _, p := range a[1:] {
+			out = append(out, fmt.Sprintf("Pin '%s' linked to signal '%s'\n", p, a[0]))
+		}
+		return out
+	case "unlinkp":
+		return []string{fmt.Sprintf("Pin '%s' unlinked\n", a[0])}
+	case "start":
+		return []string{"Realtime threads started\n"}
+	case "stop":
+		return []string{"Realtime threads stopped\n"}
+	case "addf":
+		return []string{fmt.Sprintf("Function '%s' added to thread '%s'\n", a[0], a[1])}
+	case "delf":
+		if len(a) == 2 {
+			return []string{fmt.Sprintf("Function '%s' removed from thread '%s'\n", a[0], a[1])}
+		}
+	case "alias":
+		return []string{fmt.Sprintf("%s '%s' aliased to '%s'\n", a[0], a[1], a[2])}
+	case "unalias":
+		return []string{fmt.Sprintf("%s '%s' unaliased\n", a[0], a[1])}
+	case "loadrt":
+		return []string{fmt.Sprintf("Realtime module '%s' loaded\n", a[0])}
+	case "delsig":
+		if a[0] != "all" {
+			return []string{fmt.Sprintf("Signal '%s' deleted'\n", a[0])}
+		}
+	}
+	return nil
 }
 
 // comps lists the host's components, from its "show comp".
@@ -246,4 +428,19 @@ func (s *session) dial() error {
 		s.client = cl
 	}
 	return nil
+}
+
+// lockValue reads the lock of "status lock" ("  current lock value N
+// (NN)"); 0 where the line is missing.
+func lockValue(text string) int {
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "current lock value "); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
 }

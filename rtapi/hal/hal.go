@@ -94,6 +94,11 @@ type HAL struct {
 
 	dataRepaired bool // the lost data segment's tables were rewritten (repairData); guarded by mu
 
+	// halcmd's lock and alias verbs (exec.go), guarded by mu.
+	lock    uint8             // LinuxCNC's HAL_LOCK_* bits
+	aliases map[string]string // alias → the pin's or parameter's name
+	aliasOf map[string]string // pin or parameter name → its alias
+
 	// Changes of links while threads run (links.go).
 	gate      atomic.Uint64 // threads inside a cycle, and the change armed
 	pending   atomic.Pointer[linkChange]

@@ -292,3 +292,25 @@ func TestConnectionLimit(t *testing.T) {
 		return err == nil
 	})
 }
+
+// The host writes no file a client names: "save KIND FILE" is refused
+// over the socket (halcmd writes FILE from "save KIND"), and no file is
+// made; "save comp" answers. Before, save took no KIND.
+func TestServeRefusesSaveToAFile(t *testing.T) {
+	h, path := host(t)
+	s, err := Serve(h, path, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := Dial(path)
+	require.NoError(t, err)
+	defer c.Close()
+	file := filepath.Join(t.TempDir(), "owned-by-the-host.hal")
+	_, err = do(t, c, "save", "all", file)
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.Contains(t, err.Error(), "save FILE is written by halcmd")
+	_, err = os.Stat(file)
+	assert.True(t, os.IsNotExist(err), "no file made")
+	out, err := do(t, c, "save", "comp")
+	require.NoError(t, err)
+	assert.Equal(t, "# components\n#loadrt c  (not loaded by loadrt, no args saved)\n", out)
+}

@@ -277,7 +277,11 @@ func (s *Server) serve(c *net.UnixConn) {
 			continue
 		}
 		cmd, ok, err := halfile.ParseLine(line)
-		if err == nil && ok {
+		if err == nil && ok && cmd.Verb == "save" && len(cmd.Args) > 1 {
+			// The host writes no file a client names: halcmd writes
+			// "save KIND FILE" itself, from the host's "save KIND".
+			err = fmt.Errorf("halctl: save FILE is written by halcmd, not by the host: send save %s: %w", halfile.Quote(cmd.Args[0]), errs.Invalid)
+		} else if err == nil && ok {
 			cmd.File, cmd.Line = "halcmd", n
 			err = s.h.Exec(&out, cmd)
 			var pe *halfile.Error

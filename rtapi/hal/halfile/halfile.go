@@ -129,9 +129,20 @@ var arity = map[string][2]int{
 	"unlinkp": {1, 1},
 	"start":   {0, 0},
 	"stop":    {0, 0},
-	"show":    {0, 2},
-	"save":    {0, 1},
+	"show":    {0, -1}, // [KIND [-tTYPE] [PATTERN...]]
+	"save":    {0, 2},  // [KIND] [FILE]
 	"safep":   {3, 3},
+	"list":    {1, -1},
+	"ptype":   {1, 1},
+	"stype":   {1, 1},
+	"status":  {0, 1},
+	"help":    {0, 1},
+	"echo":    {0, 0},
+	"unecho":  {0, 0},
+	"alias":   {3, 3},
+	"unalias": {2, 2},
+	"lock":    {0, 1},
+	"unlock":  {0, 1},
 	// Run by the process reading the file (package usercomp's Loader:
 	// halrun, halcmd), not by hal.HAL.Exec.
 	"loadusr":   {1, -1},

@@ -257,3 +257,38 @@ func TestParseUserVerbs(t *testing.T) {
 	assert.Equal(t, "waitusr", cmds[2].Verb)
 	assert.Equal(t, []string{"all"}, cmds[3].Args)
 }
+
+// Quoting, against LinuxCNC's tokenize (halcmd.c), which groups blanks
+// inside '…' or "…" and keeps the quote characters in the word, and
+// gives a backslash no meaning but at a line's end. gortapi keeps its
+// own rule (docs/LINUXCNC.md, "halcmd verbs: quoting"): double quotes
+// group and are removed, \" and \\ escape inside them. Every word below
+// that differs is one LinuxCNC refuses (a value with quotes is no
+// number), a quoted name (the same name wherever a file writes it
+// alike) or a program's argument with its quotes left in.
+func TestQuotingAgainstLinuxCNC(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line     string
+		gortapi  []string
+		linuxcnc []string // what tokenize gives, for the record
+	}{
+		{`setp p.0.gain "1.5"`, []string{"p.0.gain", "1.5"}, []string{"p.0.gain", `"1.5"`}},
+		{`sets s "a b"`, []string{"s", "a b"}, []string{"s", `"a b"`}},
+		{`net "sig" a.in`, []string{"sig", "a.in"}, []string{`"sig"`, "a.in"}},
+		{`setp a\b 1`, []string{`a\b`, "1"}, []string{`a\b`, "1"}},
+		{`sets s "a\"b"`, []string{"s", `a"b`}, []string{"s", `"a\"b"`}},
+		{`loadusr prog 'x y'`, []string{"prog", "'x", "y'"}, []string{"prog", "'x y'"}},
+		{`setp p "#1" # c`, []string{"p", "#1"}, []string{"p", `"#1"`}},
+	} {
+		c, ok, err := halfile.ParseLine(tc.line)
+		require.NoError(t, err, tc.line)
+		require.True(t, ok)
+		assert.Equal(t, tc.gortapi, c.Args, tc.line)
+		for i, w := range tc.linuxcnc {
+			if i < len(c.Args) && w != c.Args[i] {
+				assert.True(t, strings.ContainsAny(w, `"'`) || strings.ContainsAny(c.Args[i], `"' `), "%s: %q", tc.line, w)
+			}
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+)
+
+// openPTY opens a pseudo-terminal as posix_openpt, unlockpt and ptsname
+// do: the master /dev/ptmx, unlocked (TIOCSPTLCK), and its slave
+// /dev/pts/N (TIOCGPTN).
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: open /dev/ptmx: %v", err)
+	}
+	master = os.NewFile(uintptr(fd), "/dev/ptmx")
+	t.Cleanup(func() { master.Close() })
+	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0), "unlockpt")
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	require.NoError(t, err, "ptsname")
+	name := fmt.Sprintf("/dev/pts/%d", n)
+	sfd, err := unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err, name)
+	return master, os.NewFile(uintptr(sfd), name)
+}
+
+// screen collects what a program writes to a terminal.
+type screen struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *screen) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitCount waits until what has appeared at least n times.
+func (s *screen) waitCount(t *testing.T, what string, n int) {
+	t.Helper()
+	rttest.WaitFor(t, fmt.Sprintf("%q %d times on the terminal", what, n), func() bool {
+		return strings.Count(s.String(), what) >= n
+	})
+}
+
+// startOnTerminal starts halcmd with args on a new pseudo-terminal, in
+// its own session with the terminal as its controlling one, as a shell
+// would; it returns the command, the terminal's master and its screen.
+func startOnTerminal(t *testing.T, dir string, args ...string) (*exec.Cmd, *os.File, *screen) {
+	_, bin := binaries(t)
+	master, slave := openPTY(t)
+	cmd := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, args...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	slave.Close()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	scr := &screen{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			scr.mu.Lock()
+			scr.buf.Write(b[:n])
+			scr.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return cmd, master, scr
+}
+
+// halcmd -kf on a terminal is LinuxCNC's interactive halcmd: the
+// "halcmd: " prompt, TAB completion of a parameter's name from the
+// host, the up arrow recalling the last line, a failed command that
+// does not end the session (-k), ambiguous completions listed, quit.
+// Before, halcmd had no -k and read no standard input.
+func TestInteractiveOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	host(t, dir, "../halrun/testdata/servo-loop.hal")
+	cmd, tty, scr := startOnTerminal(t, dir, "-kf")
+	typeIn := func(s string) {
+		_, err := tty.Write([]byte(s))
+		require.NoError(t, err)
+	}
+
+	scr.waitCount(t, "halcmd: ", 1)
+	typeIn("getp pid.0.Pg\t")
+	scr.waitCount(t, "getp pid.0.Pgain ", 1) // completed, with a blank after
+	typeIn("\r")
+	scr.waitCount(t, "\r\n50\r\n", 1)
+	scr.waitCount(t, "halcmd: ", 2)
+
+	typeIn("\x1b[A") // up arrow: the last line again
+	scr.waitCount(t, "getp pid.0.Pgain ", 2)
+	typeIn("\r")
+	scr.waitCount(t, "\r\n50\r\n", 2)
+	scr.waitCount(t, "halcmd: ", 3)
+
+	typeIn("frobnicate\r")
+	scr.waitCount(t, `<stdin>:3: unknown command "frobnicate"`, 1)
+	scr.waitCount(t, "halcmd: ", 4) // -k: the session goes on
+
+	typeIn("show p\t") // pin and param: listed, the line kept
+	scr.waitCount(t, "pin  param", 1)
+	typeIn("in pid.0.Pg\t\r") // no pin begins so: nothing completed
+	scr.waitCount(t, "Component Pins:", 1)
+	scr.waitCount(t, "halcmd: ", 5)
+
+	typeIn("quit\r")
+	err := cmd.Wait()
+	assert.Equal(t, 1, exitCode(err), "a command failed: exit 1, as LinuxCNC's\n%s", scr.String())
+}
+
+// halcmd -f reads standard input when it is no terminal, with no
+// prompt: the first failure ends it (exit 1), or, with -k, is reported
+// and the rest runs. "echo" echoes each later line on stderr.
+func TestStandardInput(t *testing.T) {
+	dir := t.TempDir()
+	host(t, dir, "../halrun/testdata/servo-loop.hal")
+	_, bin := binaries(t)
+	input := "getp pid.0.Pgain\nfrobnicate\nget\\\np pid.0.Pgain\necho\ngetp pid.0.Pgain\nexit\ngetp pid.0.Pgain\n"
+	for _, tc := range []struct {
+		flags          []string
+		stdout, stderr string
+	}{
+		{[]string{"-f"}, "50\n", "<stdin>:2: unknown command \"frobnicate\": invalid argument\n"},
+		{[]string{"-kf"}, "50\n50\nEcho on\n50\n", "<stdin>:2: unknown command \"frobnicate\": invalid argument\n(6)<echo>: getp pid.0.Pgain\n(7)<echo>: exit\n"},
+		{[]string{"-k", "-f", "-Q"}, "50\n50\nEcho on\n50\n", "<stdin>:2: unknown command \"frobnicate\": invalid argument\n(6)<echo>: getp pid.0.Pgain\n(7)<echo>: exit\n"},
+	} {
+		cmd := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, tc.flags...)...)
+		cmd.Stdin = strings.NewReader(input)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		err := cmd.Run()
+		assert.Equal(t, 1, exitCode(err), "%v", tc.flags)
+		assert.Equal(t, tc.stdout, stdout.String(), "%v", tc.flags)
+		assert.Equal(t, tc.stderr, stderr.String(), "%v", tc.flags)
+	}
+}
+
+// Every new verb against a running halrun in another process: list,
+// ptype, stype, status, help, echo, alias, lock, save KIND and save
+// KIND FILE (written by halcmd; the host writes no file a client names).
+func TestNewVerbsAgainstHalrun(t *testing.T) {
+	dir := t.TempDir()
+	host(t, dir, "../halrun/testdata/servo-loop.hal")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "pin", "pid.0.enable"}, "pid.0.enable \n"},
+		{[]string{"list", "pin", "pid.0.Pg"}, "pid.0.Pgain \n"},
+		{[]string{"list", "param", "pid.0.do-pid-calcs.tmax-"}, "pid.0.do-pid-calcs.tmax-increased \n"},
+		{[]string{"ptype", "pid.0.Pgain"}, "float\n"},
+		{[]string{"stype", "enable"}, "bit\n"},
+		{[]string{"status", "lock"}, "HAL locking status:\n  current lock value 0 (00)\n  HAL_LOCK_NONE - nothing is locked\n"},
+		{[]string{"help", "echo"}, "echo\necho the commands from stdin to stderr\nUseful for debugging scripted commands from a running program\n"},
+		{[]string{"echo"}, "Echo on\n"},
+		{[]string{"alias", "pin", "pid.0.Pgain", "kp"}, ""},
+		{[]string{"getp", "kp"}, "50\n"},
+		{[]string{"save", "alias"}, "# pin aliases\nalias pin pid.0.Pgain kp\n# param aliases\n"},
+		{[]string{"lock", "tune"}, ""},
+		{[]string{"setp", "kp", "51"}, ""},
+		{[]string{"unlock", "all"}, ""},
+	} {
+		out, err := halcmd(t, dir, tc.args...)
+		require.NoError(t, err, "%v: %s", tc.args, out)
+		assert.Equal(t, tc.want, out, "%v", tc.args)
+	}
+	out, err := halcmd(t, dir, "lock")
+	require.NoError(t, err, out)
+	out, err = halcmd(t, dir, "net", "x", "pid.0.enable")
+	require.Error(t, err)
+	assert.Contains(t, out, "called while HAL")
+	out, err = halcmd(t, dir, "loadusr", "true")
+	require.Error(t, err)
+	assert.Contains(t, out, "HAL is locked, loading of programs is not permitted")
+	out, err = halcmd(t, dir, "unlock")
+	require.NoError(t, err, out)
+
+	// -v: LinuxCNC's halcmd_info lines, at "<commandline>:0".
+	out, err = halcmd(t, dir, "-v", "lock", "tune")
+	require.NoError(t, err, out)
+	assert.Equal(t, "<commandline>:0: Locking completed", out)
+	out, err = halcmd(t, dir, "-V", "unlock")
+	require.NoError(t, err, out)
+	assert.Equal(t, "<commandline>:0: Unlocking completed", out)
+
+	file := filepath.Join(t.TempDir(), "threads.hal")
+	out, err = halcmd(t, dir, "save", "thread", file)
+	require.NoError(t, err, out)
+	saved, err := os.ReadFile(file)
+	require.NoError(t, err)
+	want, err := halcmd(t, dir, "save", "thread")
+	require.NoError(t, err, want)
+	assert.Equal(t, want, string(saved))
+	assert.True(t, strings.HasPrefix(want, "# realtime thread/function links\naddf "), want)
+
+	for _, bad := range [][]string{{"list"}, {"list", "bogus"}, {"ptype", "nope"}, {"stype", strings.Repeat("s", 200)}, {"status", "bogus"}, {"alias", "pin", "nope", "x"}, {"lock", "bogus"}, {"save", "bogus"}} {
+		out, err := halcmd(t, dir, bad...)
+		require.Error(t, err, "%v: %s", bad, out)
+	}
+}
