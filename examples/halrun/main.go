@@ -366,8 +366,8 @@ const programGrace = 5 * time.Second
 
 // load runs a parsed .hal file as hal.HAL.Load does, with loadusr,
 // waitusr and unloadusr run by ld. start and stop take effect after
-// every other command, or, as in LinuxCNC, before a loadusr, waitusr or
-// unloadusr that follows them: a program loadusr -w waits for (a
+// every other command, or, as in LinuxCNC, before a loadusr, waitusr,
+// unloadusr, lock or unlock that follows them: a program loadusr -w waits for (a
 // sampler, a streamer) then sees the threads run.
 func load(ctx context.Context, out io.Writer, h *hal.HAL, ld *usercomp.Loader, cmds []halfile.Command) error {
 	var run *halfile.Command
@@ -376,13 +376,13 @@ func load(ctx context.Context, out io.Writer, h *hal.HAL, ld *usercomp.Loader, c
 		case c.Verb == "start" || c.Verb == "stop":
 			run = &cmds[i]
 			continue
-		case usercomp.IsUserVerb(c.Verb):
-			if run != nil {
-				if err := h.Exec(out, *run); err != nil {
-					return err
-				}
-				run = nil
+		case run != nil && (usercomp.IsUserVerb(c.Verb) || hal.FlushesStart(c.Verb)):
+			if err := h.Exec(out, *run); err != nil {
+				return err
 			}
+			run = nil
+		}
+		if usercomp.IsUserVerb(c.Verb) {
 			if _, err := ld.Exec(ctx, c); err != nil {
 				return c.At(err)
 			}

@@ -254,3 +254,16 @@ func TestLinuxCNCKernelLinesAccepted(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, "test.hal:3:")
 }
+
+// A file that starts the threads and then locks the HAL runs in order,
+// as LinuxCNC's halcmd runs it: the start is applied before the lock,
+// not held back to the file's end where the lock would refuse it.
+func TestFileStartThenLock(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "lock.hal")
+	require.NoError(t, os.WriteFile(f, []byte("loadrt threads name1=servo period1=1000000\nstart\nlock all\n"), 0o600))
+	out, code := halrun(t, dir, "show thread servo\nstop\n", nil, "-I", "-f", f)
+	assert.Equal(t, 0, code, out)
+	assert.NotContains(t, out, "lock.hal:2", "start is not refused")
+	assert.Contains(t, out, "stop_threads called while HAL is locked", "the lock holds")
+}

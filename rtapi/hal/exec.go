@@ -193,14 +193,21 @@ func addfIndex(n, l int, thread, funct string) (Position, error) {
 
 // Load runs a parsed .hal file. start and stop take effect after every
 // other command, as the last of them says, so a file that fails has
-// started nothing. The error names FILE:LINE; the HAL is then left as the
-// failing command left it, to be closed (halrun does).
+// started nothing; a lock or unlock after them applies them first, as
+// LinuxCNC runs the file in order. The error names FILE:LINE; the HAL is
+// then left as the failing command left it, to be closed (halrun does).
 func (h *HAL) Load(w io.Writer, cmds []halfile.Command) error {
 	var run *halfile.Command
 	for i, c := range cmds {
 		if c.Verb == "start" || c.Verb == "stop" {
 			run = &cmds[i]
 			continue
+		}
+		if run != nil && FlushesStart(c.Verb) {
+			if err := h.Exec(w, *run); err != nil {
+				return err
+			}
+			run = nil
 		}
 		if err := h.Exec(w, c); err != nil {
 			return err
@@ -211,6 +218,12 @@ func (h *HAL) Load(w io.Writer, cmds []halfile.Command) error {
 	}
 	return nil
 }
+
+// FlushesStart reports whether verb, in a .hal file, first applies a
+// start or stop written before it (held back until the file's end
+// otherwise): true for lock and unlock, whose effect on start depends on
+// the order.
+func FlushesStart(verb string) bool { return verb == "lock" || verb == "unlock" }
 
 // match says whether name is shown for pattern: "" shows all, a pattern
 // with * ? or [ is a glob, anything else a prefix (as halcmd matches).

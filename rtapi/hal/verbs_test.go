@@ -408,3 +408,19 @@ func TestShowPatternsAndType(t *testing.T) {
 	fns := must(t, h, "show funct nomatch k.up")
 	assert.Contains(t, fns, "k.update\n")
 }
+
+// TestLoadStartThenLock: a file that starts the threads and then locks
+// the HAL runs in order, as LinuxCNC's halcmd runs it: the start is not
+// held back past the lock (where the lock would refuse it).
+func TestLoadStartThenLock(t *testing.T) {
+	registerTestComps()
+	h := verbsHAL(t)
+	cmds, err := halfile.Parse("f.hal", strings.NewReader("start\nlock all\n"))
+	require.NoError(t, err)
+	require.NoError(t, h.Load(io.Discard, cmds))
+	assert.True(t, h.Running())
+	_, err = run(t, h, "stop")
+	require.ErrorIs(t, err, rtapi.ErrPermission, "the lock holds")
+	must(t, h, "unlock all")
+	must(t, h, "stop")
+}
