@@ -27,6 +27,7 @@ func (th *Thread) body(tc *rtapi.TaskContext) error {
 	defer th.endRun() // also on runtime.Goexit; before the line above's
 	th.state.Store(stateRunning)
 	th.nextPublish = th.beat.Load()
+	th.at = -1
 	th.fc.tc = tc
 	for resume := false; ; resume = true {
 		if done, err := th.run(tc, resume); done {
@@ -80,23 +81,26 @@ func (th *Thread) cycle(tc *rtapi.TaskContext) {
 	th.h.enterCycle() // a change of links applies before the chain, whole
 	th.inCycle = true
 	c := th.pin()
+	th.cur = c // once a cycle: a pointer store may cost a write barrier
 	start := tc.Now()
 	th.fc.start = start
-	th.complete(tc, c, c.functs, start)
+	th.complete(tc, c, 0, start)
 }
 
-// complete calls fs, the rest of chain c, from t0 and accounts for the
-// cycle. Per call: the function, one clock read (its end is the next
-// one's start) and account.
-func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int64) {
+// complete calls the functions of chain c from index from on, the
+// first from t0, and accounts for the cycle. Per call: the function, one
+// clock read (its end is the next one's start) and account.
+func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, from int, t0 int64) {
 	start := th.fc.start
 	due := tc.Deadline() // the next release
 	th.due = due
-	for _, f := range fs {
+	fs := c.functs
+	for i := from; i < len(fs); i++ {
 		if th.overtaken.Load() || tc.Faulted() {
 			break // faulted, or the safe states ran: they have the last word
 		}
-		th.current = f
+		f := fs[i]
+		th.at = i // an int: no write barrier per call
 		if f.cfn != nil {
 			f.cfn(&th.fc)
 		} else {
@@ -106,7 +110,7 @@ func (th *Thread) complete(tc *rtapi.TaskContext, c *chain, fs []*Funct, t0 int6
 		f.account(t1-t0, overran(t0, t1, due, th.periodNs))
 		t0 = t1
 	}
-	th.current = nil
+	th.at = -1
 	th.end = t0
 	th.finish(c)
 }
@@ -149,7 +153,7 @@ func (th *Thread) finish(c *chain) {
 }
 
 // resume finishes the cycle a fault in a lost segment interrupted: the
-// chain goes on after th.current, whose call (ended by its own pin
+// chain goes on after the function at th.at, whose call (ended by its own pin
 // access, or already returned) goes unaccounted, or finish runs again
 // when the fault was in its publication. A fault after the chain was
 // released was in the cycle's accounting, the last step. If the chain
@@ -159,19 +163,17 @@ func (th *Thread) resume(tc *rtapi.TaskContext) {
 		return
 	}
 	c := th.chain.Load()
-	if c.gen == th.inUse.Load() {
+	if c.gen == th.inUse.Load() && c == th.cur {
 		if th.finishing {
 			th.finish(c)
 			return
 		}
-		for i, f := range c.functs {
-			if f == th.current {
-				th.complete(tc, c, c.functs[i+1:], tc.Now())
-				return
-			}
+		if th.at >= 0 {
+			th.complete(tc, c, th.at+1, tc.Now())
+			return
 		}
 	}
-	th.current = nil
+	th.at = -1
 	th.finishing = false
 	th.inUse.Store(0)
 	th.inCycle = false
@@ -262,7 +264,7 @@ func storeChanged(p *int64, v int64) {
 
 // ended marks a thread a function ended (panic, Goexit) as failed.
 func (th *Thread) ended() {
-	th.current = nil
+	th.at = -1
 	th.finishing = false
 	th.flush()
 	if th.inCycle {
@@ -275,8 +277,8 @@ func (th *Thread) ended() {
 // panicked turns a function's panic into the thread's error; it allocates.
 func (th *Thread) panicked(v any) error {
 	name := "(none: the panic was outside any function)"
-	if th.current != nil {
-		name = th.current.name
+	if th.at >= 0 {
+		name = th.cur.functs[th.at].name
 	}
 	th.ended()
 	return &PanicError{Thread: th.name, Funct: name, Value: v, Stack: debug.Stack()}

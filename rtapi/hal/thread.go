@@ -80,7 +80,8 @@ type Thread struct {
 	safeCounted bool       // guarded by safeMu: this run is counted in safeRuns
 
 	// Owned by the running thread.
-	current      *Funct // the function being called, named if it panics
+	cur          *chain // the chain of the current or last cycle
+	at           int    // the index in cur of the function being called, -1 between calls
 	inCycle      bool   // between enterCycle and leaveCycle
 	finishing    bool   // in finish, before the chain is released
 	due, end     int64  // the cycle's deadline and the end of its last call
