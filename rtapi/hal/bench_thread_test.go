@@ -42,11 +42,15 @@ func addChain(tb testing.TB, h *hal.HAL, thread string, n, pins int) {
 
 // benchSimCycle times a sim-flavor cycle of a 50 µs thread running
 // addChain's n functions over pins pins each: ns/op is per cycle.
-func benchSimCycle(b *testing.B, n, pins int) {
+func benchSimCycle(b *testing.B, n, pins int) { benchSimCycleOpts(b, n, pins, hal.Options{}) }
+
+// benchSimCycleOpts is benchSimCycle on a HAL made with o.
+func benchSimCycleOpts(b *testing.B, n, pins int, o hal.Options) {
+	b.ReportAllocs()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
 	require.NoError(b, err)
 	defer rt.Close()
-	h, err := hal.New(rt, hal.Options{})
+	h, err := hal.New(rt, o)
 	require.NoError(b, err)
 	defer h.Close()
 	th, err := h.NewThread("base", 50*time.Microsecond)

@@ -34,8 +34,9 @@
 // worst, overruns and the thread-beat. A call overruns when it ends after
 // the next release was due and either began before it or alone lasted
 // longer than the period, so the count names the function that made the
-// thread late. The counters are atomics, readable from any goroutine
-// (Thread.Stats, HAL.Stats). On the sim flavor the chain takes no virtual
+// thread late. Thread.Stats and HAL.Stats read them from any goroutine:
+// a thread's as of its last cycle, a function's as its thread last
+// published them (Funct.Stats). On the sim flavor the chain takes no virtual
 // time: function and chain times read 0, and injected overruns show in
 // Thread.Task().Stats().
 //
@@ -48,9 +49,9 @@
 // With Options.StatsKey set, the counters live in a shared-memory segment
 // ("/gortapi-<instance>-<key>") that another process watches without
 // taking a lock the real-time side could wait on (OpenView,
-// examples/halmon). Function counters are updated there after each call;
-// each thread publishes its record through a seqlock every
-// Options.PublishEvery (HACKING.md, "The HAL's segments").
+// examples/halmon). Every Options.PublishEvery each thread publishes its
+// functions' counters there, and its record through a seqlock
+// (HACKING.md, "The HAL's segments").
 //
 // # Components, pins, parameters and signals
 //

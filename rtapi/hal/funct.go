@@ -24,8 +24,16 @@ type Funct struct {
 	fn    Func
 	cfn   ContextFunc // instead of fn, from ExportContext
 	index int         // export order: the function's slot in the stats segment
-	slot  *functSlot  // its counters: in the stats segment when publishing
+	slot  *functSlot  // its published counters: in the stats segment when publishing
 	pub   *publisher  // the stats segment's, nil when not publishing
+	// acct are its counters as the calling thread keeps them: plain
+	// fields, touched only by the thread whose chain holds the function
+	// (while inUse shows that chain) or, once RemoveFunct saw the thread
+	// leave it, under h.mu.
+	acct functAcct
+	// resets counts the ResetMax calls that zeroed its worst time: the
+	// thread's copy (acct.tmax) follows at its next call or publication.
+	resets atomic.Int64
 	// thread is the thread whose chain holds the function, or whose call
 	// of it may still run (removing). Guarded by h.mu.
 	thread *Thread
@@ -37,12 +45,28 @@ type Funct struct {
 	removing uint64
 }
 
+// functAcct is a function's counters between publications (publishAcct).
+type functAcct struct {
+	time     int64 // the last call's duration, ns
+	tmax     int64 // the worst since the last ResetMax, following .tmax down after a setp
+	calls    int64
+	overruns int64
+	resets   int64 // Funct.resets as last seen
+}
+
 // settle frees a function whose removal timed out once its thread runs
 // no chain that held it. Under h.mu.
 func (f *Funct) settle() {
 	if f.removing != 0 && f.thread.passed(f.removing) {
-		f.thread, f.removing = nil, 0
+		f.released()
 	}
+}
+
+// released frees a function no thread can call any longer, publishing
+// the counters its last thread kept. Under h.mu.
+func (f *Funct) released() {
+	f.pub.access(f.publishAcct)
+	f.thread, f.removing = nil, 0
 }
 
 // Position says where AddFunct puts a function in a thread's chain.
@@ -211,7 +235,7 @@ func (h *HAL) RemoveFunct(funct, thread string) error {
 			"the thread did not finish its cycle within %v: the function's call is still running; "+
 				"it is off the chain and stays the thread's until that call ends", h.opts.StopTimeout)
 	}
-	f.thread, f.removing = nil, 0
+	f.released()
 	return nil
 }
 
@@ -265,7 +289,12 @@ type FunctStats struct {
 	Overruns int64
 }
 
-// Stats reads the function's counters, while it runs or after a truncation.
+// Stats reads the function's counters as its thread last published them:
+// exact once the thread stopped or the function was removed; while it
+// runs, at most one publication old (every max(1, Options.PublishEvery/
+// period) cycles: each cycle of a thread of 1 ms or more by default).
+// The function's .time, .tmax and .tmax-increased in the HAL are current
+// after each call. Stats works after a truncation too.
 func (f *Funct) Stats() FunctStats {
 	s := FunctStats{Name: f.name}
 	f.pub.access(func() {

@@ -80,8 +80,11 @@ type Thread struct {
 	safeCounted bool       // guarded by safeMu: this run is counted in safeRuns
 
 	// Owned by the running thread.
-	current      *Funct // the function being called, named if it panics
+	cur          *chain // the chain of the current or last cycle
+	at           int    // the index in cur of the function being called, -1 between calls
 	inCycle      bool   // between enterCycle and leaveCycle
+	finishing    bool   // in finish, before the chain is released
+	due, end     int64  // the cycle's deadline and the end of its last call
 	fc           FuncContext
 	publishEvery int64
 	nextPublish  int64
@@ -299,7 +302,8 @@ type ThreadStats struct {
 	Functs        []FunctStats
 }
 
-// Stats reads the thread's and its functions' live counters. It allocates.
+// Stats reads the thread's live counters and its functions' published
+// ones (FunctStats). It allocates.
 func (th *Thread) Stats() ThreadStats {
 	s := ThreadStats{
 		Name:      th.name,
@@ -327,6 +331,7 @@ func (th *Thread) ResetMax() {
 	th.tmax.Store(0)
 	th.times.resetMax(th.h.data)
 	for _, f := range th.chain.Load().functs {
+		f.resets.Add(1) // first: a publication from here on zeroes the thread's copy
 		f.pub.access(func() { atomic.StoreInt64(&f.slot.TMax, 0) })
 		f.times.resetMax(th.h.data)
 	}

@@ -27,9 +27,11 @@ import (
 // pseudo component "__hal" for HAL.Export. Times are nanoseconds on the
 // flavor's clock, as rtapi_get_time gives them in LinuxCNC 2.7 and later
 // (older versions counted CPU clocks), truncated to 32 bits as
-// hal_set_si32 truncates them. The thread writes them after each call
-// with atomic stores, next to the counters it keeps anyway; a setp of
-// .tmax is seen at the next call. Where a name is refused (too long for
+// hal_set_si32 truncates them. The thread writes them with atomic
+// stores after each call (a function's) or cycle (a thread's), so a
+// reader sees each value as soon as it is made, and a setp of .tmax is
+// seen at the next call. (Stats and the stats segment get a function's
+// counters at each publication instead: Funct.Stats.) Where a name is refused (too long for
 // NameLen, or taken by another pin or parameter) the thread or function
 // works on without that item and a warning is logged; LinuxCNC would
 // refuse the thread or the function instead.
