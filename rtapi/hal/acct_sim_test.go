@@ -70,8 +70,8 @@ func TestFunctStatsArePublishedPerPublication(t *testing.T) {
 // counters published every cycle. Allocations of a RunCycles of 1001
 // cycles less those of one of 1 cycle, as sim's Run allocates its own
 // bookkeeping once a call.
+// Never parallel: AllocsPerRun panics in a parallel test.
 func TestSimCycleDoesNotAllocate(t *testing.T) {
-	rttest.ParallelUnlessRT(t)
 	rt := openRT(t, rtapi.Options{Flavor: "sim"})
 	h, err := hal.New(rt, hal.Options{PublishEvery: 50 * time.Microsecond})
 	require.NoError(t, err)
