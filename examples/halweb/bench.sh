@@ -30,7 +30,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 pids=""
 cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done
 	for p in $pids; do wait "$p" 2>/dev/null || true; done
 	rm -rf "$work"
 }
@@ -79,7 +79,7 @@ one() {
 		curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
 			-d '{"thread":"base","pins":["pos-cmd","pos-fb","torque"],"trigger":0,"edge":"rising","level":0,"mode":"auto","samples":4000,"position":0.5}' \
 			"http://127.0.0.1:$PORT/api/scope" >/dev/null
-		chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		setsid chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 			--disable-background-networking --disable-component-update --disable-sync \
 			--user-data-dir="$work/profile" --remote-debugging-port=0 \
 			"http://127.0.0.1:$PORT/?token=$token" >"$work/chromium.out" 2>&1 &
@@ -88,7 +88,8 @@ one() {
 	fi
 	sleep "$D"
 	if [ "$variant" = browser ]; then
-		kill $browser; wait $browser 2>/dev/null || true
+		kill -TERM -- "-$browser" 2>/dev/null || kill $browser # its own session: its children too
+		wait $browser 2>/dev/null || true
 		kill -INT $web; wait $web 2>/dev/null || true
 		rm -rf "$work/profile"
 	fi
