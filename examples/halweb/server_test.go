@@ -425,7 +425,13 @@ func TestScopeCapturesAndCleansUp(t *testing.T) {
 	require.NoError(t, host.h.Exec(out, halfile.Command{Verb: "show", Args: []string{"pin", "sampler.0.pin.0"}}))
 	assert.Contains(t, out.String(), "halweb-0", "the unlinked OUT pin got halweb's signal")
 
-	// applied again (a new trigger, say): the earlier wiring goes first
+	// applied again (a new trigger, say), once the view shows the pin on
+	// halweb's signal: the earlier wiring goes first
+	rttest.WaitFor(t, "the view to show halweb's link", func() bool {
+		snap := s.Snapshot()
+		p, _ := findPin(&snap, "siggen.0.square")
+		return p.Signal == "halweb-0"
+	})
 	code, body = call(t, ts, "POST", "/api/scope", testToken, scopeConfig)
 	require.Equal(t, http.StatusOK, code, body)
 
