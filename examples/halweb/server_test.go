@@ -613,3 +613,41 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// auto captures without a trigger after a window's worth of samples;
+// single captures once and stops; run and stop switch capturing.
+func TestScopeModes(t *testing.T) {
+	host := newSimHost(t)
+	s, ts, _ := serve(t, host, nil)
+	status := func() scopeStatus { return s.scope.status() }
+	cycles := func() { require.NoError(t, host.clock.RunCycles(host.th.Task(), 20)) }
+
+	cfg := scopeConfig
+	cfg.Level, cfg.Mode = 5, "auto" // the square is ±1: never
+	code, body := call(t, ts, "POST", "/api/scope", testToken, cfg)
+	require.Equal(t, http.StatusOK, code, body)
+	rttest.WaitFor(t, "an auto capture", func() bool { cycles(); return status().Seq > 0 })
+	c, _, _ := s.scope.lastCapture()
+	assert.Equal(t, cfg.pre(), c.Fired, "forced once the pre-trigger samples were in")
+	assert.True(t, status().Running, "auto keeps capturing")
+
+	cfg.Level, cfg.Mode = 0, "single"
+	code, body = call(t, ts, "POST", "/api/scope", testToken, cfg)
+	require.Equal(t, http.StatusOK, code, body)
+	seq := status().Seq
+	rttest.WaitFor(t, "a single capture", func() bool { cycles(); return status().Seq > seq })
+	rttest.WaitFor(t, "single to stop", func() bool { return !status().Running })
+	assert.Equal(t, "stopped", status().State)
+	seq = status().Seq
+	for range 10 {
+		cycles()
+	}
+	assert.Equal(t, seq, status().Seq, "no capture once stopped")
+
+	code, body = call(t, ts, "POST", "/api/scope/run", testToken, struct{}{})
+	require.Equal(t, http.StatusOK, code, body)
+	assert.True(t, status().Running)
+	code, body = call(t, ts, "POST", "/api/scope/stop", testToken, struct{}{})
+	require.Equal(t, http.StatusOK, code, body)
+	assert.False(t, status().Running)
+}
