@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -650,4 +651,54 @@ func TestScopeModes(t *testing.T) {
 	code, body = call(t, ts, "POST", "/api/scope/stop", testToken, struct{}{})
 	require.Equal(t, http.StatusOK, code, body)
 	assert.False(t, status().Running)
+}
+
+// limitListener serves at most n connections at once: the next Accept
+// waits for one to close; Close ends a waiting Accept with net.ErrClosed
+// (else a server at its limit could never shut down).
+func TestLimitListener(t *testing.T) {
+	t.Parallel()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln := limitListener(inner, 2)
+	var clients []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", inner.Addr().String())
+		require.NoError(t, err)
+		clients = append(clients, c)
+		defer c.Close()
+	}
+	a, err := ln.Accept()
+	require.NoError(t, err)
+	b, err := ln.Accept()
+	require.NoError(t, err)
+	third := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Close()
+		}
+		third <- err
+	}()
+	select {
+	case <-third:
+		t.Fatal("a third connection was accepted while two were open")
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.Close()
+	require.NoError(t, <-third, "accepted once one closed")
+	b.Close()
+	b.Close() // a second Close frees no second slot
+
+	full := limitListener(inner, 1)
+	d, err := net.Dial("tcp", inner.Addr().String())
+	require.NoError(t, err)
+	defer d.Close()
+	held, err := full.Accept()
+	require.NoError(t, err)
+	defer held.Close()
+	waiting := make(chan error, 1)
+	go func() { _, err := full.Accept(); waiting <- err }()
+	require.NoError(t, full.Close())
+	assert.ErrorIs(t, <-waiting, net.ErrClosed)
 }
