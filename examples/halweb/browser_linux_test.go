@@ -139,7 +139,7 @@ func singleCapture(t *testing.T, ctx context.Context, edge string, after int) ca
 
 // TestBrowser drives the page against a real halrun: the tree lists the
 // pins (a pin named as HTML shows as text), a setp from the page changes
-// the pin as halcmd sees it, the scope triggers on siggen's square at the
+// the pin as halcmd sees it, the filter and the watch list show it, the scope triggers on siggen's square at the
 // level on the rising and the falling edge, and the exported CSV holds
 // halsampler's samples of the same cycles.
 func TestBrowser(t *testing.T) {
@@ -183,6 +183,15 @@ func TestBrowser(t *testing.T) {
 	out, err := exec.Command(halcmd, append(common, "getp", "siggen.0.amplitude")...).CombinedOutput()
 	require.NoError(t, err, string(out))
 	assert.Equal(t, "1.25\n", string(out))
+
+	// the filter, and the watch list with the new value
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("filter"), "amplitude")))
+	evalUntil(t, ctx, "the filter", `document.querySelectorAll("#pins tbody tr").length === 1`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#pins tr[data-name="siggen.0.amplitude"] button`)),
+		chromedp.Click(chromedp.CSS(`button[data-tab="watch"]`)),
+	))
+	evalUntil(t, ctx, "the watched value", `(() => { const r = document.querySelector('#watchlist tr[data-name="siggen.0.amplitude"]'); return r !== null && r.cells[2].textContent === "1.25" })()`)
 
 	// the scope: square on channel 0, through 0.5
 	require.NoError(t, chromedp.Do(ctx,
