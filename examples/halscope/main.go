@@ -43,6 +43,7 @@ import (
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
 	"github.com/gortapi/gortapi/examples/internal/outfile"
+	"github.com/gortapi/gortapi/examples/internal/scope"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 	"github.com/gortapi/gortapi/rtapi/shm"
@@ -104,7 +105,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 }
 
 func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
-	edge, err := ParseEdge(c.edge)
+	edge, err := scope.ParseEdge(c.edge)
 	if err != nil {
 		return cli.Usagef("-edge: %v", err)
 	}
@@ -136,7 +137,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 	if err != nil {
 		return err
 	}
-	capt := NewCapture(Trigger{Pin: c.trigger, Edge: edge, Level: c.level}, c.pre, c.count, types)
+	capt := scope.NewCapture(scope.Trigger{Pin: c.trigger, Edge: edge, Level: c.level}, c.pre, c.count, types)
 	if n, first, last, err := capt.SkipStale(rd); err != nil {
 		return err
 	} else if n > 0 {
@@ -178,19 +179,19 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 	if g := capt.Gaps(); g != 0 {
 		fmt.Fprintf(stderr, "halscope: %d cycles are missing from the capture (the sampler dropped them or was disabled)\n", g)
 	}
-	if err := writeFile(c.csv, stdout, func(w io.Writer) error { return WriteCSV(w, capt, names) }); err != nil {
+	if err := writeFile(c.csv, stdout, func(w io.Writer) error { return scope.WriteCSV(w, capt, names) }); err != nil {
 		return err
 	}
 	title := c.title
 	if title == "" {
 		title = fmt.Sprintf("sampler.%d: %d samples, trigger pin.%d %s %g", c.channel, len(capt.Rows), c.trigger, edge, c.level)
 	}
-	return writeFile(c.svg, stdout, func(w io.Writer) error { return WriteSVG(w, title, capt, traces) })
+	return writeFile(c.svg, stdout, func(w io.Writer) error { return scope.WriteSVG(w, title, capt, traces) })
 }
 
 // chooseTraces reads -names and -pins: the names of the n pins and the
 // traces to plot.
-func chooseTraces(names, pins string, n int) ([]string, []Trace, error) {
+func chooseTraces(names, pins string, n int) ([]string, []scope.Trace, error) {
 	all := make([]string, n)
 	var given []string
 	if names != "" {
@@ -205,10 +206,10 @@ func chooseTraces(names, pins string, n int) ([]string, []Trace, error) {
 			all[i] = given[i]
 		}
 	}
-	var traces []Trace
+	var traces []scope.Trace
 	if pins == "" {
 		for i := range n {
-			traces = append(traces, Trace{all[i], i})
+			traces = append(traces, scope.Trace{Name: all[i], Pin: i})
 		}
 		return all, traces, nil
 	}
@@ -217,7 +218,7 @@ func chooseTraces(names, pins string, n int) ([]string, []Trace, error) {
 		if err != nil || i < 0 || i >= n {
 			return nil, nil, cli.Usagef("-pins: %q is not a pin 0 to %d", p, n-1)
 		}
-		traces = append(traces, Trace{all[i], i})
+		traces = append(traces, scope.Trace{Name: all[i], Pin: i})
 	}
 	return all, traces, nil
 }
@@ -245,40 +246,4 @@ func writeFile(path string, stdout io.Writer, fn func(io.Writer) error) error {
 		return err
 	}
 	return f.Commit()
-}
-
-// WriteCSV writes the capture: a header (cycle, time_s, the names), then
-// one line per sample, time in seconds from the trigger.
-func WriteCSV(w io.Writer, c *Capture, names []string) error {
-	bw := bufio.NewWriter(w)
-	bw.WriteString("cycle,time_s")
-	for _, n := range names {
-		bw.WriteString("," + csvField(n))
-	}
-	bw.WriteByte('\n')
-	if len(c.Rows) == 0 {
-		return bw.Flush()
-	}
-	t0 := c.Rows[max(c.Fired, 0)].Time
-	var b []byte
-	for _, r := range c.Rows {
-		b = strconv.AppendUint(b[:0], r.Cycle, 10)
-		b = append(b, ',')
-		b = strconv.AppendFloat(b, float64(r.Time-t0)/1e9, 'g', -1, 64)
-		for i, v := range r.Values {
-			b = append(b, ',')
-			b = cli.AppendValue(b, c.Types[i], v)
-		}
-		b = append(b, '\n')
-		bw.Write(b)
-	}
-	return bw.Flush()
-}
-
-// csvField quotes a field with a comma, a quote or a line break.
-func csvField(s string) string {
-	if !strings.ContainsAny(s, ",\"\r\n") {
-		return s
-	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }

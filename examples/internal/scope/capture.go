@@ -1,4 +1,4 @@
-package main
+package scope
 
 import (
 	"errors"
@@ -60,8 +60,8 @@ func (tr Trigger) fires(prev, v float64, hasPrev bool) bool {
 	return true
 }
 
-// value is a pin word as a number: a bit is 0 or 1.
-func value(t hal.Type, w uint64) float64 {
+// Value is a pin word as a number: a bit is 0 or 1.
+func Value(t hal.Type, w uint64) float64 {
 	switch t {
 	case hal.TypeFloat:
 		return math.Float64frombits(w)
@@ -163,7 +163,7 @@ func (c *Capture) Add(s sampler.Sample) bool {
 		c.Rows = append(c.Rows, r)
 		return len(c.Rows) >= c.Total
 	}
-	v := value(c.Types[c.Trigger.Pin], r.Values[c.Trigger.Pin])
+	v := Value(c.Types[c.Trigger.Pin], r.Values[c.Trigger.Pin])
 	// Armed only once the pre-trigger samples are in, as LinuxCNC's
 	// scope_rt.c waits in PRE_TRIG before TRIG_WAIT.
 	fire := len(c.pre) == c.Pre && c.Trigger.fires(c.prev, v, c.hasPrev)

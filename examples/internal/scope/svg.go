@@ -1,4 +1,4 @@
-package main
+package scope
 
 import (
 	"fmt"
@@ -68,7 +68,7 @@ func WriteSVG(w io.Writer, title string, c *Capture, traces []Trace) error {
 		bottom := top + svgLaneH
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for _, r := range rows {
-			v := value(c.Types[tr.Pin], r.Values[tr.Pin])
+			v := Value(c.Types[tr.Pin], r.Values[tr.Pin])
 			if !math.IsNaN(v) && !math.IsInf(v, 0) {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
@@ -92,9 +92,9 @@ func WriteSVG(w io.Writer, title string, c *Capture, traces []Trace) error {
 		text(svgCanvasInset+2, (top+bottom)/2+4, svgFont, "start", colour, fit(tr.Name, svgFont, svgLeft-svgCanvasInset-12))
 		pts := make([]byte, 0, 32*len(rows))
 		for i, r := range rows {
-			v := y(value(c.Types[tr.Pin], r.Values[tr.Pin]))
+			v := y(Value(c.Types[tr.Pin], r.Values[tr.Pin]))
 			if i > 0 {
-				pts = fmt.Appendf(pts, "%.2f,%.2f ", x(ms(r)), y(value(c.Types[tr.Pin], rows[i-1].Values[tr.Pin])))
+				pts = fmt.Appendf(pts, "%.2f,%.2f ", x(ms(r)), y(Value(c.Types[tr.Pin], rows[i-1].Values[tr.Pin])))
 			}
 			pts = fmt.Appendf(pts, "%.2f,%.2f ", x(ms(r)), v)
 		}

@@ -1,0 +1,825 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gortapi/gortapi/examples/internal/scope"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/sampler"
+	"github.com/gortapi/gortapi/rtapi/ipc"
+)
+
+// Limits of the scope.
+const (
+	// MaxChannels is the traces of the scope, as LinuxCNC's halscope.
+	MaxChannels = 8
+	// MaxSamples bounds a capture's samples (it is kept in memory).
+	MaxSamples = 100_000
+	// DefaultDepth is the depth of the sampler halweb loads: 0.4 s of a
+	// 40 kHz thread between two drains.
+	DefaultDepth = 16384
+	// MaxDepth bounds -depth (a 48-pin record is 424 bytes).
+	MaxDepth = 1 << 17
+	// batchRows is the samples of one rows message.
+	batchRows = 4096
+	// signalPrefix names the signals halweb makes to trace an unlinked
+	// OUT or IO pin: halweb-K, K the sampler pin.
+	signalPrefix = "halweb-"
+)
+
+// samplerLetters are the types of halweb's sampler, eight pins each, in
+// this order: any eight pins of any types can be traced without loading
+// another (gortapi has no unloadrt).
+const samplerLetters = "fbsulk"
+
+var samplerTypes = []hal.Type{hal.TypeFloat, hal.TypeBit, hal.TypeS32, hal.TypeU32, hal.TypeS64, hal.TypeU64}
+
+// samplerCfg is the cfg= of halweb's sampler.
+func samplerCfg() string {
+	var b strings.Builder
+	for _, l := range samplerLetters {
+		b.WriteString(strings.Repeat(string(l), MaxChannels))
+	}
+	return b.String()
+}
+
+// samplerPinName is pin k of halweb's sampler.
+func samplerPinName(k int) string { return "sampler.0.pin." + strconv.Itoa(k) }
+
+// ScopeConfig is what the page asks the scope for.
+type ScopeConfig struct {
+	// Thread runs the sampler (not with -sampler).
+	Thread string `json:"thread"`
+	// Pins are the traced pins or signals, 1 to MaxChannels (not with
+	// -sampler, whose channel's pins are traced).
+	Pins []string `json:"pins"`
+	// Trigger is the channel that triggers (an index into the traces).
+	Trigger int `json:"trigger"`
+	// Edge is rising, falling, high or low.
+	Edge string `json:"edge"`
+	// Level is the trigger level, in the channel's units.
+	Level float64 `json:"level"`
+	// Mode is normal (capture on each trigger), auto (as normal, and
+	// without a trigger after a window's worth of samples, capture
+	// anyway) or single (one capture, then stop).
+	Mode string `json:"mode"`
+	// Samples is the capture's length, 16 to MaxSamples.
+	Samples int `json:"samples"`
+	// Position is the part of the capture before the trigger, 0 to 1.
+	Position float64 `json:"position"`
+}
+
+// channel is one trace: its name, type and pin of the sampler's record.
+type channel struct {
+	Name string
+	Type hal.Type
+	Pin  int
+}
+
+// link is how a trace reaches the sampler: linkps to an existing signal,
+// or a new signal netted from an unlinked OUT or IO pin.
+type link struct {
+	pin    int    // sampler pin
+	signal string // existing signal, or the new one
+	from   string // the traced pin, when the signal is new
+}
+
+// plan is what configuring the scope does.
+type plan struct {
+	chans []channel
+	links []link
+	edge  scope.Edge
+}
+
+// checkConfig checks what does not depend on the host.
+func (cfg ScopeConfig) check(nchans int) (scope.Edge, error) {
+	edge, err := scope.ParseEdge(cfg.Edge)
+	if err != nil || edge == scope.Auto {
+		return 0, fmt.Errorf("edge %q: want rising, falling, high or low: %w", cfg.Edge, rtapi.ErrInvalid)
+	}
+	switch {
+	case cfg.Mode != "auto" && cfg.Mode != "normal" && cfg.Mode != "single":
+		return 0, fmt.Errorf("mode %q: want auto, normal or single: %w", cfg.Mode, rtapi.ErrInvalid)
+	case cfg.Samples < 16 || cfg.Samples > MaxSamples:
+		return 0, fmt.Errorf("samples %d: want 16 to %d: %w", cfg.Samples, MaxSamples, rtapi.ErrInvalid)
+	case !(cfg.Position >= 0 && cfg.Position <= 1):
+		return 0, fmt.Errorf("position %v: want 0 to 1: %w", cfg.Position, rtapi.ErrInvalid)
+	case math.IsNaN(cfg.Level) || math.IsInf(cfg.Level, 0):
+		return 0, fmt.Errorf("level %v: want a finite number: %w", cfg.Level, rtapi.ErrInvalid)
+	case cfg.Trigger < 0 || cfg.Trigger >= nchans:
+		return 0, fmt.Errorf("trigger channel %d: want 0 to %d: %w", cfg.Trigger, nchans-1, rtapi.ErrInvalid)
+	}
+	return edge, nil
+}
+
+// pre is the samples before the trigger.
+func (cfg ScopeConfig) pre() int {
+	return min(int(cfg.Position*float64(cfg.Samples)), cfg.Samples-1)
+}
+
+// planWiring decides how halweb's sampler traces cfg.Pins on the host
+// snap shows: which sampler pin each takes (the next free one of its
+// type), and whether it links to the pin's signal or nets a new one. A
+// parameter, an unknown name or an unlinked IN pin (a new signal would
+// change what it reads) is refused. A pin on one of halweb's own signals
+// (its earlier wiring, removed before the new one is made) counts as
+// unlinked.
+func planWiring(cfg ScopeConfig, snap *hal.Snapshot) (plan, error) {
+	var p plan
+	if len(cfg.Pins) < 1 || len(cfg.Pins) > MaxChannels {
+		return p, fmt.Errorf("pins: want 1 to %d: %w", MaxChannels, rtapi.ErrInvalid)
+	}
+	edge, err := cfg.check(len(cfg.Pins))
+	if err != nil {
+		return p, err
+	}
+	p.edge = edge
+	if !hasThread(snap, cfg.Thread) {
+		return p, fmt.Errorf("thread %q: no such thread: %w", cfg.Thread, rtapi.ErrInvalid)
+	}
+	used := map[hal.Type]int{}
+	for _, name := range cfg.Pins {
+		var t hal.Type
+		var l link
+		if pin, ok := findPin(snap, name); ok {
+			t = pin.Type
+			switch {
+			case pin.Signal != "" && !strings.HasPrefix(pin.Signal, signalPrefix):
+				l.signal = pin.Signal
+			case pin.Dir == hal.In:
+				return p, fmt.Errorf("pin %q is an unlinked IN pin: link it to a signal to trace it: %w", name, rtapi.ErrInvalid)
+			default:
+				l.from = name
+			}
+		} else if sig, ok := findSignal(snap, name); ok {
+			t, l.signal = sig.Type, name
+		} else if isParam(snap, name) {
+			return p, fmt.Errorf("%q is a parameter: watch it instead: %w", name, rtapi.ErrInvalid)
+		} else {
+			return p, fmt.Errorf("no pin or signal %q: %w", name, rtapi.ErrInvalid)
+		}
+		base := -1
+		for i, st := range samplerTypes {
+			if st == t {
+				base = i * MaxChannels
+			}
+		}
+		if base < 0 {
+			return p, fmt.Errorf("pin %q: type %v: %w", name, t, rtapi.ErrInvalid)
+		}
+		l.pin = base + used[t]
+		used[t]++
+		if l.from != "" {
+			l.signal = signalPrefix + strconv.Itoa(l.pin)
+		}
+		p.chans = append(p.chans, channel{Name: name, Type: t, Pin: l.pin})
+		p.links = append(p.links, l)
+	}
+	return p, nil
+}
+
+func findPin(snap *hal.Snapshot, name string) (hal.PinInfo, bool) {
+	for _, p := range snap.Pins {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return hal.PinInfo{}, false
+}
+
+func findSignal(snap *hal.Snapshot, name string) (hal.SignalInfo, bool) {
+	for _, g := range snap.Signals {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return hal.SignalInfo{}, false
+}
+
+func isParam(snap *hal.Snapshot, name string) bool {
+	for _, p := range snap.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func hasThread(snap *hal.Snapshot, name string) bool {
+	for _, th := range snap.Threads {
+		if th.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// samplerThread is the thread running the function sampler.0, or "".
+func samplerThread(snap *hal.Snapshot, funct string) string {
+	for _, th := range snap.Threads {
+		for _, f := range th.Functs {
+			if f.Name == funct {
+				return th.Name
+			}
+		}
+	}
+	return ""
+}
+
+// checkSampler decides about the host's component "sampler": absent
+// (load halweb's), halweb's idle one (reuse it: its pins still linked
+// to halweb's signals are returned to be unlinked), or another (refused).
+func checkSampler(snap *hal.Snapshot) (load bool, stale []string, err error) {
+	found := false
+	for _, c := range snap.Comps {
+		found = found || c.Name == "sampler"
+	}
+	if !found {
+		return true, nil, nil
+	}
+	if th := samplerThread(snap, "sampler.0"); th != "" {
+		return false, nil, fmt.Errorf("the host's sampler.0 runs in thread %s: it is the host's own, or another halweb's; "+
+			"start halweb with -sampler 0 to read it as it is wired: %w", th, rtapi.ErrBusy)
+	}
+	cfg := samplerCfg()
+	n := 0
+	for _, p := range snap.Pins {
+		if !strings.HasPrefix(p.Name, "sampler.0.pin.") {
+			continue
+		}
+		k, err := strconv.Atoi(strings.TrimPrefix(p.Name, "sampler.0.pin."))
+		if err != nil || k >= len(cfg) || samplerTypes[strings.IndexByte(samplerLetters, cfg[k])] != p.Type {
+			return false, nil, fmt.Errorf("the host has a sampler that is not halweb's (pin %s): "+
+				"start halweb with -sampler N to read one of its channels: %w", p.Name, rtapi.ErrBusy)
+		}
+		n++
+		if p.Signal != "" {
+			if !strings.HasPrefix(p.Signal, signalPrefix) {
+				return false, nil, fmt.Errorf("the host's idle sampler has %s linked to signal %s: %w", p.Name, p.Signal, rtapi.ErrBusy)
+			}
+			stale = append(stale, p.Name)
+		}
+	}
+	if n != len(cfg) {
+		return false, nil, fmt.Errorf("the host has a sampler of %d pins, not halweb's %d: %w", n, len(cfg), rtapi.ErrBusy)
+	}
+	return false, stale, nil
+}
+
+// Scope is the scope: its configuration and wiring (changed by the HTTP
+// handlers under wireMu), and the reader goroutine that drains the
+// sampler's ring and triggers.
+type Scope struct {
+	s      *Server
+	wireMu sync.Mutex // serialises configure, run, stop and close
+	undo   [][]string // the commands that remove halweb's wiring, in order
+	loaded bool       // halweb's sampler is in the host
+
+	mu      sync.Mutex // guards what follows, shared with the reader
+	src     SampleSource
+	cfg     ScopeConfig
+	chans   []channel
+	edge    scope.Edge
+	period  int64 // the thread's period, ns
+	gen     uint64
+	running bool
+	state   string
+	errText string
+	seq     int
+	last    *scope.Capture
+	lastCfg ScopeConfig
+	lastCh  []channel
+	lastMsg [][]byte
+}
+
+func newScope(s *Server) *Scope { return &Scope{s: s, state: "stopped"} }
+
+// initFixed attaches -sampler's channel and names its traces, so that
+// the page shows them before the first configuration.
+func (sc *Scope) initFixed() error {
+	src, err := sc.fixedSource()
+	if err != nil {
+		return err
+	}
+	snap := sc.s.Snapshot()
+	chans := fixedChannels(&snap, sc.s.o.SamplerCh, src.Types())
+	sc.mu.Lock()
+	sc.chans = chans
+	sc.cfg.Pins = traceNames(chans)
+	sc.cfg.Thread = samplerThread(&snap, "sampler."+strconv.Itoa(sc.s.o.SamplerCh))
+	sc.mu.Unlock()
+	return nil
+}
+
+// Configure applies cfg: it wires the traces (or checks them against
+// -sampler's channel) and starts capturing.
+func (sc *Scope) Configure(cfg ScopeConfig) error {
+	sc.wireMu.Lock()
+	defer sc.wireMu.Unlock()
+	snap := sc.s.Snapshot()
+	var chans []channel
+	var edge scope.Edge
+	if sc.s.o.SamplerCh >= 0 {
+		src, err := sc.fixedSource()
+		if err != nil {
+			return err
+		}
+		chans = fixedChannels(&snap, sc.s.o.SamplerCh, src.Types())
+		if edge, err = cfg.check(len(chans)); err != nil {
+			return err
+		}
+		cfg.Pins = nil
+		for _, c := range chans {
+			cfg.Pins = append(cfg.Pins, c.Name)
+		}
+		cfg.Thread = samplerThread(&snap, "sampler."+strconv.Itoa(sc.s.o.SamplerCh))
+	} else {
+		p, err := planWiring(cfg, &snap)
+		if err != nil {
+			return err
+		}
+		if err := sc.wire(&snap, cfg.Thread, p); err != nil {
+			return err
+		}
+		chans, edge = p.chans, p.edge
+	}
+	period := int64(0)
+	for _, th := range snap.Threads {
+		if th.Name == cfg.Thread {
+			period = int64(th.Period)
+		}
+	}
+	sc.mu.Lock()
+	sc.cfg, sc.chans, sc.edge, sc.period = cfg, chans, edge, period
+	sc.gen++
+	sc.running, sc.state, sc.errText = true, "waiting", ""
+	sc.mu.Unlock()
+	sc.broadcastState()
+	return nil
+}
+
+// fixedSource attaches -sampler's channel once.
+func (sc *Scope) fixedSource() (SampleSource, error) {
+	sc.mu.Lock()
+	src := sc.src
+	sc.mu.Unlock()
+	if src != nil {
+		return src, nil
+	}
+	src, err := sc.s.o.Attach(sc.s.o.SamplerCh)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	sc.src = src
+	sc.mu.Unlock()
+	return src, nil
+}
+
+// fixedChannels names the first MaxChannels pins of the host's sampler
+// channel ch by their signals (else the pin's name).
+func fixedChannels(snap *hal.Snapshot, ch int, types []hal.Type) []channel {
+	var out []channel
+	for k := 0; k < len(types) && k < MaxChannels; k++ {
+		name := "sampler." + strconv.Itoa(ch) + ".pin." + strconv.Itoa(k)
+		if p, ok := findPin(snap, name); ok && p.Signal != "" {
+			name = p.Signal
+		}
+		out = append(out, channel{Name: name, Type: types[k], Pin: k})
+	}
+	return out
+}
+
+// wire loads halweb's sampler if need be, removes its earlier wiring and
+// makes p's, undoing what it did on failure.
+func (sc *Scope) wire(snap *hal.Snapshot, thread string, p plan) error {
+	if !sc.loaded {
+		load, stale, err := checkSampler(snap)
+		if err != nil {
+			return err
+		}
+		if load {
+			if _, err := sc.s.do("loadrt", "sampler", "cfg="+samplerCfg(), "depth="+strconv.Itoa(sc.s.o.Depth)); err != nil {
+				return fmt.Errorf("load halweb's sampler: %w", err)
+			}
+			sc.s.o.Log.Printf("loaded sampler cfg=%s depth=%d", samplerCfg(), sc.s.o.Depth)
+		}
+		for _, pin := range stale { // a dead halweb's links
+			sc.s.do("unlinkp", pin)
+		}
+		for _, g := range snap.Signals {
+			if strings.HasPrefix(g.Name, signalPrefix) {
+				sc.s.do("delsig", g.Name)
+			}
+		}
+		sc.loaded = true
+	}
+	if sc.src == nil {
+		src, err := sc.s.o.Attach(0)
+		if err != nil {
+			return fmt.Errorf("attach halweb's sampler: %w", err)
+		}
+		sc.mu.Lock()
+		sc.src = src
+		sc.mu.Unlock()
+	}
+	sc.unwire()
+	var undo [][]string
+	fail := func(err error) error {
+		sc.undo = undo
+		sc.unwire()
+		return err
+	}
+	for _, l := range p.links {
+		pin := samplerPinName(l.pin)
+		if l.from != "" {
+			if _, ok := findSignal(snap, l.signal); ok {
+				sc.s.do("delsig", l.signal) // a dead halweb's
+			}
+			if _, err := sc.s.do("net", l.signal, l.from, pin); err != nil {
+				return fail(err)
+			}
+			undo = append(undo, []string{"delsig", l.signal})
+		} else {
+			if _, err := sc.s.do("linkps", pin, l.signal); err != nil {
+				return fail(err)
+			}
+			undo = append(undo, []string{"unlinkp", pin})
+		}
+	}
+	if _, err := sc.s.do("addf", "sampler.0", thread); err != nil {
+		return fail(err)
+	}
+	undo = append([][]string{{"delf", "sampler.0", thread}}, undo...)
+	sc.undo = undo
+	sc.s.o.Log.Printf("scope: sampler.0 in %s tracing %s", thread, strings.Join(traceNames(p.chans), ", "))
+	return nil
+}
+
+func traceNames(chans []channel) []string {
+	var out []string
+	for _, c := range chans {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// unwire removes halweb's wiring from the host (best effort: each
+// failure is logged).
+func (sc *Scope) unwire() {
+	for _, cmd := range sc.undo {
+		if _, err := sc.s.do(cmd[0], cmd[1:]...); err != nil {
+			sc.s.o.Log.Printf("scope: undo %s: %v", strings.Join(cmd, " "), err)
+		}
+	}
+	sc.undo = nil
+}
+
+// Run starts capturing with the current configuration; Stop stops.
+func (sc *Scope) Run() error {
+	sc.mu.Lock()
+	if sc.chans == nil || sc.cfg.Samples == 0 {
+		sc.mu.Unlock()
+		return fmt.Errorf("the scope is not configured yet: %w", rtapi.ErrInvalid)
+	}
+	sc.gen++
+	sc.running, sc.state, sc.errText = true, "waiting", ""
+	sc.mu.Unlock()
+	sc.broadcastState()
+	return nil
+}
+
+// Stop stops capturing; the last capture stays.
+func (sc *Scope) Stop() {
+	sc.mu.Lock()
+	sc.running, sc.state = false, "stopped"
+	sc.mu.Unlock()
+	sc.broadcastState()
+}
+
+// close removes halweb's wiring and detaches the ring; the server's
+// goroutines have stopped.
+func (sc *Scope) close() error {
+	sc.wireMu.Lock()
+	defer sc.wireMu.Unlock()
+	if !sc.s.gone.Load() {
+		sc.unwire()
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.src != nil {
+		err := sc.src.Close()
+		sc.src = nil
+		return err
+	}
+	return nil
+}
+
+// scopeStatus is /api/scope's answer and the state message.
+type scopeStatus struct {
+	Type    string      `json:"type"`
+	Running bool        `json:"running"`
+	State   string      `json:"state"`
+	Error   string      `json:"error,omitempty"`
+	Fixed   bool        `json:"fixed"`
+	Config  ScopeConfig `json:"config"`
+	Names   []string    `json:"names"`
+	Types   []string    `json:"types"`
+	Seq     int         `json:"seq"`
+}
+
+func (sc *Scope) status() scopeStatus {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	st := scopeStatus{Type: "state", Running: sc.running, State: sc.state, Error: sc.errText, Fixed: sc.s.o.SamplerCh >= 0,
+		Config: sc.cfg, Names: []string{}, Types: []string{}, Seq: sc.seq}
+	for _, c := range sc.chans {
+		st.Names = append(st.Names, c.Name)
+		st.Types = append(st.Types, c.Type.String())
+	}
+	return st
+}
+
+func (sc *Scope) stateMessage() []byte { return mustJSON(sc.status()) }
+
+func (sc *Scope) broadcastState() { sc.s.hub.broadcast(sc.stateMessage()) }
+
+// lastMessages are the last capture's messages, for a page that joins.
+func (sc *Scope) lastMessages() [][]byte {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.lastMsg
+}
+
+// read drains the sampler's ring every Poll, triggers and publishes the
+// captures. It never sleeps in the ring (the host's thread would then
+// wake it each cycle) and never waits for a client.
+func (sc *Scope) read() {
+	defer sc.s.wg.Done()
+	tick := time.NewTicker(sc.s.o.Poll)
+	defer tick.Stop()
+	var (
+		gen      uint64
+		src      SampleSource
+		capt     *scope.Capture
+		cfg      ScopeConfig
+		chans    []channel
+		edge     scope.Edge
+		proj     []uint64
+		waited   int
+		rearmAt  time.Time
+		reported error
+	)
+	holdoff := time.Second / time.Duration(sc.s.o.Rate)
+	for {
+		select {
+		case <-sc.s.stop:
+			return
+		case <-tick.C:
+		}
+		sc.mu.Lock()
+		running := sc.running
+		if sc.gen != gen {
+			gen, src, cfg, chans, edge = sc.gen, sc.src, sc.cfg, sc.chans, sc.edge
+			capt, waited, rearmAt = nil, 0, time.Time{}
+		}
+		sc.mu.Unlock()
+		if src == nil {
+			continue
+		}
+		if capt == nil && running && chans != nil {
+			capt = newCapture(cfg, chans, edge)
+			proj = make([]uint64, len(chans))
+			if _, _, _, err := capt.SkipStale(src); err != nil {
+				sc.fail(gen, err)
+				continue
+			}
+		}
+		for range 1 << 16 { // bounded: a fast thread cannot keep it here
+			smp, err := src.TryNext()
+			if errors.Is(err, ipc.ErrEmpty) {
+				break
+			}
+			if err != nil {
+				if !errors.Is(err, reported) {
+					sc.s.o.Log.Printf("scope: %v", err)
+					reported = err
+				}
+				if errors.Is(err, sampler.ErrCorrupt) {
+					continue
+				}
+				sc.fail(gen, err)
+				break
+			}
+			if !running || capt == nil || time.Now().Before(rearmAt) {
+				continue // drain while stopped or holding off
+			}
+			for i, c := range chans {
+				if c.Pin < len(smp.Values) {
+					proj[i] = smp.Values[c.Pin]
+				}
+			}
+			smp.Values = proj
+			if capt.Fired < 0 {
+				if waited++; cfg.Mode == "auto" && waited > capt.Total {
+					capt.Trigger.Edge = scope.Auto
+				}
+			}
+			if !capt.Add(smp) {
+				continue
+			}
+			sc.publish(gen, capt, cfg, chans)
+			if cfg.Mode == "single" {
+				sc.mu.Lock()
+				if sc.gen == gen {
+					sc.running, sc.state = false, "stopped"
+				}
+				sc.mu.Unlock()
+				running = false
+				sc.broadcastState()
+				capt = nil
+				continue
+			}
+			capt, waited = newCapture(cfg, chans, edge), 0
+			rearmAt = time.Now().Add(holdoff)
+		}
+	}
+}
+
+func newCapture(cfg ScopeConfig, chans []channel, edge scope.Edge) *scope.Capture {
+	types := make([]hal.Type, len(chans))
+	for i, c := range chans {
+		types[i] = c.Type
+	}
+	return scope.NewCapture(scope.Trigger{Pin: cfg.Trigger, Edge: edge, Level: cfg.Level}, cfg.pre(), cfg.Samples, types)
+}
+
+// fail stops the scope on an error of its ring.
+func (sc *Scope) fail(gen uint64, err error) {
+	sc.mu.Lock()
+	if sc.gen == gen {
+		sc.running, sc.state, sc.errText = false, "error", err.Error()
+	}
+	sc.mu.Unlock()
+	sc.broadcastState()
+}
+
+// publish keeps a complete capture for export and sends it to the pages.
+func (sc *Scope) publish(gen uint64, c *scope.Capture, cfg ScopeConfig, chans []channel) {
+	sc.mu.Lock()
+	if sc.gen != gen {
+		sc.mu.Unlock()
+		return
+	}
+	sc.seq++
+	seq := sc.seq
+	sc.state = "triggered"
+	period := sc.period
+	sc.mu.Unlock()
+	msgs := captureMessages(seq, c, cfg, chans, period)
+	sc.mu.Lock()
+	sc.last, sc.lastCfg, sc.lastCh, sc.lastMsg = c, cfg, chans, msgs
+	sc.mu.Unlock()
+	sc.s.hub.broadcastCapture(msgs)
+}
+
+// captureMessages encodes a capture for the page: a header, the rows in
+// batches (cycle, seconds from the trigger, each channel's value as a
+// number, null for NaN and infinities), and an end.
+func captureMessages(seq int, c *scope.Capture, cfg ScopeConfig, chans []channel, period int64) [][]byte {
+	names, types := traceNames(chans), make([]string, len(chans))
+	for i, ch := range chans {
+		types[i] = ch.Type.String()
+	}
+	msgs := [][]byte{mustJSON(map[string]any{"type": "capture", "seq": seq, "names": names, "types": types,
+		"fired": c.Fired, "total": len(c.Rows), "periodNs": period, "config": cfg, "gaps": c.Gaps()})}
+	if len(c.Rows) == 0 {
+		return append(msgs, mustJSON(map[string]any{"type": "end", "seq": seq}))
+	}
+	t0 := c.Rows[max(c.Fired, 0)].Time
+	for off := 0; off < len(c.Rows); off += batchRows {
+		rows := c.Rows[off:min(off+batchRows, len(c.Rows))]
+		b := fmt.Appendf(nil, `{"type":"rows","seq":%d,"offset":%d,"cycle":[`, seq, off)
+		for i, r := range rows {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendUint(b, r.Cycle, 10)
+		}
+		b = append(b, `],"t":[`...)
+		for i, r := range rows {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendNumber(b, float64(r.Time-t0)/1e9)
+		}
+		b = append(b, `],"v":[`...)
+		for k, ch := range chans {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+			for i, r := range rows {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendNumber(b, scope.Value(ch.Type, r.Values[k]))
+			}
+			b = append(b, ']')
+		}
+		b = append(b, "]}"...)
+		msgs = append(msgs, b)
+	}
+	return append(msgs, mustJSON(map[string]any{"type": "end", "seq": seq}))
+}
+
+// appendNumber writes v as JSON: null for NaN and infinities.
+func appendNumber(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// Handlers.
+
+func (s *Server) scopeGet(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, s.scope.status())
+}
+
+func (s *Server) scopeSet(w http.ResponseWriter, r *http.Request) {
+	var cfg ScopeConfig
+	if !decode(w, r, &cfg) {
+		return
+	}
+	if err := s.scope.Configure(cfg); err != nil {
+		code := http.StatusBadRequest
+		if errors.Is(err, rtapi.ErrBusy) {
+			code = http.StatusConflict
+		}
+		http.Error(w, "halweb: "+err.Error(), code)
+		return
+	}
+	s.o.Log.Printf("scope configured by %s", r.RemoteAddr)
+	writeJSON(w, s.scope.status())
+}
+
+func (s *Server) scopeRun(w http.ResponseWriter, r *http.Request) {
+	if err := s.scope.Run(); err != nil {
+		http.Error(w, "halweb: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	writeJSON(w, s.scope.status())
+}
+
+func (s *Server) scopeStop(w http.ResponseWriter, r *http.Request) {
+	s.scope.Stop()
+	writeJSON(w, s.scope.status())
+}
+
+// lastCapture is the last complete capture, its traces and a title.
+func (sc *Scope) lastCapture() (*scope.Capture, []channel, ScopeConfig) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.last, sc.lastCh, sc.lastCfg
+}
+
+func (s *Server) exportCSV(w http.ResponseWriter, r *http.Request) {
+	c, chans, _ := s.scope.lastCapture()
+	if c == nil {
+		http.Error(w, "halweb: nothing captured yet", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="capture.csv"`)
+	scope.WriteCSV(w, c, traceNames(chans))
+}
+
+func (s *Server) exportSVG(w http.ResponseWriter, r *http.Request) {
+	c, chans, cfg := s.scope.lastCapture()
+	if c == nil {
+		http.Error(w, "halweb: nothing captured yet", http.StatusNotFound)
+		return
+	}
+	traces := make([]scope.Trace, len(chans))
+	for i, ch := range chans {
+		traces[i] = scope.Trace{Name: ch.Name, Pin: i}
+	}
+	trig := ""
+	if cfg.Trigger < len(chans) {
+		trig = chans[cfg.Trigger].Name
+	}
+	title := fmt.Sprintf("halweb: %d samples in %s, trigger %s %s %g", len(c.Rows), cfg.Thread, trig, cfg.Edge, cfg.Level)
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Content-Disposition", `attachment; filename="capture.svg"`)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	scope.WriteSVG(w, title, c, traces)
+}
