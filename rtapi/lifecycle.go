@@ -14,39 +14,29 @@ import (
 // body does not run again until Resume. Periods that pass while paused are
 // not overruns. A task not running is ErrState.
 func (t *Task) Pause() error {
-	leave, err := t.rt.flavor.Enter()
-	if err != nil {
-		return taskErr(t.spec.Name, "pause", err)
-	}
-	defer leave()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s := t.state.Load(); s != stateRunning {
-		return taskErrf(t.spec.Name, "pause", ErrState, "task is %s", stateNames[s])
-	}
-	t.ctl.Or(ctlPause)
-	t.state.Store(statePaused)
-	t.interrupt()
-	return nil
+	return t.control("pause", func() error {
+		if s := t.state.Load(); s != stateRunning {
+			return taskErrf(t.spec.Name, "pause", ErrState, "task is %s", stateNames[s])
+		}
+		t.ctl.Or(ctlPause)
+		t.state.Store(statePaused)
+		t.interrupt()
+		return nil
+	})
 }
 
 // Resume lets a paused task run again (rtapi_task_resume) on its period
 // grid, from the first grid point after now. A task not paused is ErrState.
 func (t *Task) Resume() error {
-	leave, err := t.rt.flavor.Enter()
-	if err != nil {
-		return taskErr(t.spec.Name, "resume", err)
-	}
-	defer leave()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s := t.state.Load(); s != statePaused {
-		return taskErrf(t.spec.Name, "resume", ErrState, "task is %s, not paused", stateNames[s])
-	}
-	t.ctl.And(^ctlPause)
-	t.state.Store(stateRunning)
-	t.poke()
-	return nil
+	return t.control("resume", func() error {
+		if s := t.state.Load(); s != statePaused {
+			return taskErrf(t.spec.Name, "resume", ErrState, "task is %s, not paused", stateNames[s])
+		}
+		t.ctl.And(^ctlPause)
+		t.state.Store(stateRunning)
+		t.poke()
+		return nil
+	})
 }
 
 // Stop asks the task to end: its next WaitPeriod returns false, at once if
@@ -55,25 +45,33 @@ func (t *Task) Resume() error {
 // sim flavor (see Start), where between controller calls it returns once
 // the task has ended.
 func (t *Task) Stop() error {
+	return t.control("stop", func() error {
+		switch t.state.Load() {
+		case stateCreated:
+			t.state.Store(stateDone)
+			t.giveBackProc() // counted by another task's Start (procs.go)
+			close(t.done)
+		case stateRunning, statePaused:
+			t.ctl.Or(ctlStop)
+			t.state.Store(stateStopping)
+			t.poke()
+			t.interrupt()
+		}
+		return nil
+	})
+}
+
+// control runs f under the task's lock, inside the flavor (Flavor.Enter);
+// op names the call in an error.
+func (t *Task) control(op string, f func() error) error {
 	leave, err := t.rt.flavor.Enter()
 	if err != nil {
-		return taskErr(t.spec.Name, "stop", err)
+		return taskErr(t.spec.Name, op, err)
 	}
 	defer leave()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch t.state.Load() {
-	case stateCreated:
-		t.state.Store(stateDone)
-		t.giveBackProc() // counted by another task's Start (procs.go)
-		close(t.done)
-	case stateRunning, statePaused:
-		t.ctl.Or(ctlStop)
-		t.state.Store(stateStopping)
-		t.poke()
-		t.interrupt()
-	}
-	return nil
+	return f()
 }
 
 // interrupt cuts short the task's sleep after a control request.

@@ -4,15 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/gortapi/gortapi/internal/backend"
-	config "github.com/gortapi/gortapi/internal/settings"
 	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -142,97 +143,172 @@ func registerFlags(name string, fs *flag.FlagSet, want func(field string) bool) 
 		panic("rtapi." + name + ": nil FlagSet (use flag.CommandLine for the program's flags)")
 	}
 	o := &Options{}
-	settings.Register(fs, o, &o.flagged, want)
+	for i, s := range settings {
+		if s.Flag != "" && want(s.Field) {
+			fs.Var(flagValue{o, i}, s.Flag, s.Usage+" (env "+s.Env+")")
+		}
+	}
 	return o
 }
 
 // resolve returns o with every setting resolved as Options' doc says
-// (the environment read with getenv) and checked.
+// (the environment read with getenv) and checked. An error names the
+// field or variable and its text.
 func (o Options) resolve(getenv func(string) string) (Options, error) {
-	err := settings.Resolve(&o, o.flagged, getenv)
-	return o, err
+	for i, s := range settings {
+		source := "Options." + s.Field
+		if !s.isSet(&o) && o.flagged&(1<<i) == 0 && s.Env != "" {
+			if text := getenv(s.Env); text != "" {
+				source = fmt.Sprintf("%s=%q", s.Env, text)
+				if err := s.parse(&o, text); err != nil {
+					return o, fmt.Errorf("%s: %w", source, err)
+				}
+			}
+		}
+		if err := s.check(&o); err != nil {
+			return o, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	return o, nil
 }
+
+// flagValue is the flag.Value of settings[i], writing o.
+type flagValue struct {
+	o *Options
+	i int
+}
+
+// String gives the field as text, "" when unset or for a zero flagValue.
+func (f flagValue) String() string {
+	if f.o == nil || !settings[f.i].isSet(f.o) {
+		return ""
+	}
+	return settings[f.i].text(f.o)
+}
+
+// Set parses and checks text and marks the field as given, so that a
+// zero value counts.
+func (f flagValue) Set(text string) error {
+	s, o := settings[f.i], *f.o
+	if err := s.parse(&o, text); err != nil {
+		return err
+	}
+	if err := s.check(&o); err != nil {
+		return err
+	}
+	*f.o = o
+	f.o.flagged |= 1 << f.i
+	return nil
+}
+
+// IsBoolFlag lets a yes/no flag stand alone (-rtapi.strict).
+func (f flagValue) IsBoolFlag() bool { return settings[f.i].Bool }
 
 // setting is one field of Options: its flag and variable, how its text
 // reads and what it must be. RegisterFlags and resolve share the table.
-type setting = config.Setting[Options]
+type setting struct {
+	Field, Flag, Env, Usage string // Flag and Env are "" when only code sets it
+	Bool                    bool   // a yes/no flag, which may stand alone
 
-// field is the value of a field of Options of type T.
-type field[T any] = config.Field[Options, T]
+	isSet func(*Options) bool          // the field is not unset (zero or empty)
+	parse func(*Options, string) error // sets the field from text
+	check func(*Options) error         // validates the field, filling in its default
+	text  func(*Options) string        // the field as text
+}
 
-// settings lists every field of Options, in the order resolve checks them.
-var settings = config.Table[Options]{{
-	Field: "Flavor", Flag: "rtapi.flavor", Env: "RTAPI_FLAVOR",
-	Usage: "RTAPI `flavor`: auto, posix, rt-preempt or sim",
-	Value: field[string]{At: func(o *Options) *string { return &o.Flavor },
-		Unset: config.IsZero[string], Decode: config.Text, Verify: checkFlavor, Text: func(s string) string { return s }},
-}, {
-	Field: "VanillaFIFO", Flag: "rtapi.vanilla-fifo", Env: "RTAPI_VANILLA_FIFO",
-	Usage: "on a non-RT kernel, run tasks SCHED_FIFO woken by POSIX timers",
-	Value: toggle(func(o *Options) *Toggle { return &o.VanillaFIFO }, true),
-}, {
-	Field: "Strict", Flag: "rtapi.strict", Env: "RTAPI_STRICT",
-	Usage: "refuse to run degraded, e.g. without SCHED_FIFO",
-	Value: toggle(func(o *Options) *Toggle { return &o.Strict }, true),
-}, {
-	Field: "Logger",
-	Value: field[*zap.Logger]{At: func(o *Options) **zap.Logger { return &o.Logger },
-		Unset: config.IsZero[*zap.Logger], Verify: defaultLogger},
-}, {
-	Field: "CPUs", Flag: "rtapi.cpu", Env: "RTAPI_CPU",
-	Usage: "a `list` of CPUs for real-time tasks, e.g. 1, 2,3 or 0-3",
-	Value: field[[]int]{At: func(o *Options) *[]int { return &o.CPUs },
-		Unset: config.IsEmpty[int], Decode: parseCPUs, Text: kerneldetect.FormatCPUList,
-		Verify: func(cpus []int) ([]int, error) { return slices.Clone(cpus), nil }}, // Open checks them
-}, {
-	Field: "LockMemory", Flag: "rtapi.lock-memory", Env: "RTAPI_LOCK_MEMORY",
-	Usage: "mlockall on real-time flavors: `auto|on|off`",
-	Value: toggle(func(o *Options) *Toggle { return &o.LockMemory }, false),
-}, {
-	Field: "Instance", Flag: "rtapi.instance", Env: "RTAPI_INSTANCE",
-	Usage: "instance `number` of this host's shared memory",
-	Value: field[int]{At: func(o *Options) *int { return &o.Instance },
-		Unset: config.IsZero[int], Decode: config.Int, Verify: checkInstance, Text: strconv.Itoa},
-}, {
-	Field: "ShmGroup", Flag: "rtapi.shm-group", Env: "RTAPI_SHM_GROUP",
-	Usage: "share shared-memory segments with this `group`, a name or gid",
-	Value: field[string]{At: func(o *Options) *string { return &o.ShmGroup },
-		Unset: config.IsZero[string], Decode: config.Text, Text: func(s string) string { return s }},
-}, {
-	Field: "ShmAllowUIDs",
-	Value: field[[]int]{At: func(o *Options) *[]int { return &o.ShmAllowUIDs }, Unset: config.IsEmpty[int]},
-}, {
-	Field: "Kernel",
-	Value: field[*kerneldetect.Report]{At: func(o *Options) **kerneldetect.Report { return &o.Kernel },
-		Unset: config.IsZero[*kerneldetect.Report]},
-}, {
-	Field: "HistogramBound", Flag: "rtapi.histogram-bound", Env: "RTAPI_HISTOGRAM_BOUND",
-	Usage: "default bound of each task's latency histogram, a `duration` such as 10ms",
-	Value: field[time.Duration]{At: func(o *Options) *time.Duration { return &o.HistogramBound },
-		Unset: config.IsZero[time.Duration], Decode: config.Duration, Verify: checkHistogramBound, Text: time.Duration.String},
-}, {
-	Field: "StopTimeout", Flag: "rtapi.stop-timeout", Env: "RTAPI_STOP_TIMEOUT",
-	Usage: "how long Close waits for each task to stop, a `duration` such as 2s",
-	Value: field[time.Duration]{At: func(o *Options) *time.Duration { return &o.StopTimeout },
-		Unset: config.IsZero[time.Duration], Decode: config.Duration, Verify: checkStopTimeout, Text: time.Duration.String},
-}, {
-	Field: "Sim",
-	Value: field[*SimOptions]{At: func(o *Options) **SimOptions { return &o.Sim }, Unset: config.IsZero[*SimOptions]},
-}, {
-	Field: "TimerSignal", Flag: "rtapi.timer-signal", Env: "RTAPI_TIMER_SIGNAL",
-	Usage: "real-time `signal` of the posix-timer wake mode, 34 to 64",
-	Value: field[int]{At: func(o *Options) *int { return &o.TimerSignal },
-		Unset: config.IsZero[int], Decode: config.Int, Verify: backend.ResolveTimerSignal, Text: strconv.Itoa},
-}, {
-	Field: "RuntimeGuard", Flag: "rtapi.runtime-guard", Env: "RTAPI_RUNTIME_GUARD",
-	Usage: "keep tasks on time beside the Go runtime (docs/GC.md): `auto|on|off`",
-	Value: toggle(func(o *Options) *Toggle { return &o.RuntimeGuard }, false),
-}}
+// field gives s with the accessors of the field at: decode and text are
+// nil for a field only code sets, verify (the value to use) nil for any.
+func field[T any](s setting, at func(*Options) *T, decode func(string) (T, error), verify func(T) (T, error), text func(T) string) setting {
+	s.isSet = func(o *Options) bool {
+		v := reflect.ValueOf(at(o)).Elem()
+		return !v.IsZero() && (v.Kind() != reflect.Slice || v.Len() > 0)
+	}
+	s.parse = func(o *Options, str string) error {
+		v, err := decode(str)
+		if err == nil {
+			*at(o) = v
+		}
+		return err
+	}
+	s.check = func(o *Options) (err error) {
+		if verify != nil {
+			*at(o), err = verify(*at(o))
+		}
+		return err
+	}
+	s.text = func(o *Options) string { return text(*at(o)) }
+	return s
+}
 
-func toggle(at func(*Options) *Toggle, boolean bool) field[Toggle] {
-	decode := func(s string) (t Toggle, err error) { err = t.Set(s); return t, err }
-	return field[Toggle]{At: at, Unset: config.IsZero[Toggle], Decode: decode,
-		Verify: checkToggle, Text: Toggle.String, Bool: boolean}
+// settings lists every field of Options, in the order resolve checks
+// them; at most 32, one bit each in Options.flagged.
+var settings = []setting{
+	field(setting{Field: "Flavor", Flag: "rtapi.flavor", Env: "RTAPI_FLAVOR",
+		Usage: "RTAPI `flavor`: auto, posix, rt-preempt or sim"},
+		func(o *Options) *string { return &o.Flavor }, parseText, checkFlavor, same),
+	toggle(setting{Field: "VanillaFIFO", Flag: "rtapi.vanilla-fifo", Env: "RTAPI_VANILLA_FIFO", Bool: true,
+		Usage: "on a non-RT kernel, run tasks SCHED_FIFO woken by POSIX timers"},
+		func(o *Options) *Toggle { return &o.VanillaFIFO }),
+	toggle(setting{Field: "Strict", Flag: "rtapi.strict", Env: "RTAPI_STRICT", Bool: true,
+		Usage: "refuse to run degraded, e.g. without SCHED_FIFO"},
+		func(o *Options) *Toggle { return &o.Strict }),
+	field(setting{Field: "Logger"}, func(o *Options) **zap.Logger { return &o.Logger }, nil, defaultLogger, nil),
+	field(setting{Field: "CPUs", Flag: "rtapi.cpu", Env: "RTAPI_CPU",
+		Usage: "a `list` of CPUs for real-time tasks, e.g. 1, 2,3 or 0-3"},
+		func(o *Options) *[]int { return &o.CPUs }, parseCPUs,
+		func(cpus []int) ([]int, error) { return slices.Clone(cpus), nil }, // Open checks them
+		kerneldetect.FormatCPUList),
+	toggle(setting{Field: "LockMemory", Flag: "rtapi.lock-memory", Env: "RTAPI_LOCK_MEMORY",
+		Usage: "mlockall on real-time flavors: `auto|on|off`"},
+		func(o *Options) *Toggle { return &o.LockMemory }),
+	field(setting{Field: "Instance", Flag: "rtapi.instance", Env: "RTAPI_INSTANCE",
+		Usage: "instance `number` of this host's shared memory"},
+		func(o *Options) *int { return &o.Instance }, parseInt, checkInstance, strconv.Itoa),
+	field(setting{Field: "ShmGroup", Flag: "rtapi.shm-group", Env: "RTAPI_SHM_GROUP",
+		Usage: "share shared-memory segments with this `group`, a name or gid"},
+		func(o *Options) *string { return &o.ShmGroup }, parseText, nil, same),
+	field(setting{Field: "ShmAllowUIDs"}, func(o *Options) *[]int { return &o.ShmAllowUIDs }, nil, nil, nil),
+	field(setting{Field: "Kernel"}, func(o *Options) **kerneldetect.Report { return &o.Kernel }, nil, nil, nil),
+	field(setting{Field: "HistogramBound", Flag: "rtapi.histogram-bound", Env: "RTAPI_HISTOGRAM_BOUND",
+		Usage: "default bound of each task's latency histogram, a `duration` such as 10ms"},
+		func(o *Options) *time.Duration { return &o.HistogramBound }, parseDuration, checkHistogramBound, time.Duration.String),
+	field(setting{Field: "StopTimeout", Flag: "rtapi.stop-timeout", Env: "RTAPI_STOP_TIMEOUT",
+		Usage: "how long Close waits for each task to stop, a `duration` such as 2s"},
+		func(o *Options) *time.Duration { return &o.StopTimeout }, parseDuration, checkStopTimeout, time.Duration.String),
+	field(setting{Field: "Sim"}, func(o *Options) **SimOptions { return &o.Sim }, nil, nil, nil),
+	field(setting{Field: "TimerSignal", Flag: "rtapi.timer-signal", Env: "RTAPI_TIMER_SIGNAL",
+		Usage: "real-time `signal` of the posix-timer wake mode, 34 to 64"},
+		func(o *Options) *int { return &o.TimerSignal }, parseInt, backend.ResolveTimerSignal, strconv.Itoa),
+	toggle(setting{Field: "RuntimeGuard", Flag: "rtapi.runtime-guard", Env: "RTAPI_RUNTIME_GUARD",
+		Usage: "keep tasks on time beside the Go runtime (docs/GC.md): `auto|on|off`"},
+		func(o *Options) *Toggle { return &o.RuntimeGuard }),
+}
+
+func toggle(s setting, at func(*Options) *Toggle) setting {
+	decode := func(str string) (t Toggle, err error) { err = t.Set(str); return t, err }
+	return field(s, at, decode, checkToggle, Toggle.String)
+}
+
+func parseText(s string) (string, error) { return s, nil }
+
+func same(s string) string { return s }
+
+// parseInt parses a decimal integer; anything else is ErrInvalid.
+func parseInt(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not an integer: %w", s, ErrInvalid)
+	}
+	return n, nil
+}
+
+// parseDuration parses a Go duration (10ms); anything else is ErrInvalid.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 10ms: %w", s, ErrInvalid)
+	}
+	return d, nil
 }
 
 func checkToggle(t Toggle) (Toggle, error) {

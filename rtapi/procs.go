@@ -82,13 +82,6 @@ func (b *procBoard) remove(t *Task) {
 	b.foreign = false
 }
 
-// count returns the tasks counted and GOMAXPROCS before the first.
-func (b *procBoard) count() (n, base int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.n, b.base
-}
-
 // wantSpareProcs reports whether a task starting on rt gets a spare P:
 // under the runtime guard, once its process runs (it bounds the
 // livelocks spare Ps cause, docs/GC.md).

@@ -311,3 +311,10 @@ func TestShieldNote(t *testing.T) {
 		require.True(t, strings.HasPrefix(got, c.want), "%+v %v %q: %q", c.spec, c.wake, c.procs, got)
 	}
 }
+
+// count returns the tasks counted and GOMAXPROCS before the first.
+func (b *procBoard) count() (n, base int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n, b.base
+}

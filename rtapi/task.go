@@ -183,53 +183,48 @@ func (t *Task) State() TaskState { return TaskState(t.state.Load()) }
 // On the sim flavor a lifecycle call (Start, Pause, Resume, Stop) from
 // another goroutine while the controller runs tasks is ErrState.
 func (t *Task) Start() error {
-	leave, err := t.rt.flavor.Enter()
-	if err != nil {
-		return taskErr(t.spec.Name, "start", err)
-	}
-	defer leave()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.rt.isClosed() {
-		return taskErr(t.spec.Name, "start", ErrClosed)
-	}
-	if s := t.state.Load(); s != stateCreated {
-		return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
-	}
-	if err := t.rt.startGuard(t); err != nil {
-		return taskErr(t.spec.Name, "start", err)
-	}
-	if err := t.tc.trace.open(t.spec); err != nil {
-		return taskErr(t.spec.Name, "start", err)
-	}
-	procs := t.rt.takeProcs(t) // after startGuard: a P per task needs the guard
-	ready := make(chan error, 1)
-	if t.rt.traits.OSThreads {
-		goLocked(func() { t.run(procs, ready) })
-	} else {
-		go t.run(procs, ready) // a virtual thread
-	}
-	if err := <-ready; err != nil {
-		t.giveBackProc()
-		t.tc.trace.close()
-		t.state.Store(stateDone)
-		t.err = err
-		t.startFailed = true // returned here: no failure for RT.Run
-		close(t.done)
-		return taskErr(t.spec.Name, "start", err)
-	}
-	t.state.Store(stateRunning)
-	if t.spec.SafeState != nil {
-		go t.safeStateOnFault()
-	}
-	t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
-		zap.String("policy", policyName(t.binding)), zap.Int("priority", t.binding.Priority),
-		zap.Ints("cpus", t.binding.CPUs), zap.Stringer("wake", t.binding.Wake),
-		zap.Duration("period", t.spec.Period), zap.Int("tid", t.binding.Tid), zap.Int("gomaxprocs", runtime.GOMAXPROCS(0)))
-	if t.binding.Degraded != "" {
-		t.rt.logger.Warn("task degraded", zap.String("task", t.spec.Name), zap.String("why", t.binding.Degraded))
-	}
-	return nil
+	return t.control("start", func() error {
+		if t.rt.isClosed() {
+			return taskErr(t.spec.Name, "start", ErrClosed)
+		}
+		if s := t.state.Load(); s != stateCreated {
+			return taskErrf(t.spec.Name, "start", ErrState, "task is %s", stateNames[s])
+		}
+		if err := t.rt.startGuard(t); err != nil {
+			return taskErr(t.spec.Name, "start", err)
+		}
+		if err := t.tc.trace.open(t.spec); err != nil {
+			return taskErr(t.spec.Name, "start", err)
+		}
+		procs := t.rt.takeProcs(t) // after startGuard: a P per task needs the guard
+		ready := make(chan error, 1)
+		if t.rt.traits.OSThreads {
+			goLocked(func() { t.run(procs, ready) })
+		} else {
+			go t.run(procs, ready) // a virtual thread
+		}
+		if err := <-ready; err != nil {
+			t.giveBackProc()
+			t.tc.trace.close()
+			t.state.Store(stateDone)
+			t.err = err
+			t.startFailed = true // returned here: no failure for RT.Run
+			close(t.done)
+			return taskErr(t.spec.Name, "start", err)
+		}
+		t.state.Store(stateRunning)
+		if t.spec.SafeState != nil {
+			go t.safeStateOnFault()
+		}
+		t.rt.logger.Info("task started", zap.String("task", t.spec.Name),
+			zap.String("policy", policyName(t.binding)), zap.Int("priority", t.binding.Priority),
+			zap.Ints("cpus", t.binding.CPUs), zap.Stringer("wake", t.binding.Wake),
+			zap.Duration("period", t.spec.Period), zap.Int("tid", t.binding.Tid), zap.Int("gomaxprocs", runtime.GOMAXPROCS(0)))
+		if t.binding.Degraded != "" {
+			t.rt.logger.Warn("task degraded", zap.String("task", t.spec.Name), zap.String("why", t.binding.Degraded))
+		}
+		return nil
+	})
 }
 
 // run is the task's goroutine, on flavors with OS threads locked to a

@@ -137,123 +137,24 @@ func renderMarkdown(res results) string {
 		if g.Rounds > 0 && g.Rounds != res.Rounds {
 			p("Medians of **%d rounds** (this group's own).\n\n", g.Rounds)
 		}
-		switch g.Metric {
-		case "multi":
-			p("Wake-up latency, µs (medians), and overruns summed over the rounds:\n\n")
-			p("| variant · task | samples | p50 | p99 | p99.9 | max | overruns / cycles | GC shield |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
-			for _, r := range g.Rows {
-				if r.Err != "" && r.Median.Count == 0 {
-					p("| %s | %s |||||||\n", r.Name, r.Err)
-					continue
-				}
-				m := r.Median
-				runs := "–"
-				if !strings.HasSuffix(r.Name, sleeperRow) {
-					runs = fmt.Sprintf("%d / %d", r.Overruns, r.Cycles)
-				}
-				p("| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Name, m.Count, us(m.P50), us(m.P99), us(m.P999), us(m.Max), runs, shieldWord(r.Shield))
+		intro, head, cells := rowTable(g.Metric)
+		p("%s\n\n%s\n", intro, head)
+		cols := strings.Count(head[:strings.IndexByte(head, '\n')], "|") - 1
+		for _, r := range g.Rows {
+			if r.Err != "" && r.Median.Count == 0 {
+				p("| %s | %s %s\n", r.Name, r.Err, strings.Repeat("|", cols-1))
+				continue
 			}
-		case "missed", "worst":
-			p("Wake-up latency, µs (medians); missed releases summed over the rounds:\n\n")
-			p("| variant | samples | p50 | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
-			for _, r := range g.Rows {
-				if r.Err != "" && r.Median.Count == 0 {
-					p("| %s | %s |||||||\n", r.Name, r.Err)
-					continue
-				}
-				m := r.Median
-				p("| %s | %d | %s | %s | %s | %s | %s | %d |\n", r.Name, m.Count, us(m.P50), us(m.P99), us(m.P999), us(r.P9999), us(m.Max), r.Overruns)
-			}
-		case "set":
-			p("Wake-up latency, µs (medians over the rounds); the worst round's max; missed releases and wake-ups over 20 ms summed over the rounds:\n\n")
-			p("| variant · task | samples | p99 | p99.9 | p99.99 | max | worst round max | missed releases | over 20 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
-			for _, r := range g.Rows {
-				if r.Err != "" && r.Median.Count == 0 {
-					p("| %s | %s ||||||||\n", r.Name, r.Err)
-					continue
-				}
-				m := r.Median
-				over := "?"
-				if r.Over20ms != nil {
-					over = fmt.Sprint(*r.Over20ms)
-				}
-				p("| %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", r.Name, m.Count, us(m.P99), us(m.P999), us(r.P9999), us(m.Max), us(r.WorstMax), r.Overruns, over)
-			}
-			if g.ID == "hour" {
-				p("%s", stallSlices(g))
-			}
-		case "exec":
-			p("Execution time of the body, µs (medians):\n\n")
-			p("| variant | samples | min | p50 | p99 | p99.9 | max | spike (max − p50) |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
-			for _, r := range g.Rows {
-				if r.Err != "" && r.Median.Count == 0 {
-					p("| %s | %s |||||||\n", r.Name, r.Err)
-					continue
-				}
-				m := r.Median
-				p("| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Name, m.Count, us(m.Min), us(m.P50), us(m.P99), us(m.P999), us(m.Max), us(m.Max-m.P50))
-			}
-		case "switch":
-			p("Switch latency, µs (medians; ptsematest gives min, avg and max only):\n\n")
-			p("| variant | samples | min | avg | p50 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
-			for _, r := range g.Rows {
-				if r.Err != "" && r.Median.Count == 0 {
-					p("| %s | %s |||||||\n", r.Name, r.Err)
-					continue
-				}
-				m := r.Median
-				pct := func(d time.Duration) string {
-					if r.Note == "min/avg/max only" {
-						return "–"
-					}
-					return us(d)
-				}
-				p("| %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Name, m.Count, us(m.Min), us(m.Avg), pct(m.P50), pct(m.P99), pct(m.P999), us(m.Max))
-			}
-		default:
-			p("Wake-up latency, µs (medians):\n\n")
-			p("| variant | policy | wake | samples | min | avg | p50 | p99 | p99.9 | max |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-			for _, r := range g.Rows {
-				if r.Err != "" && r.Median.Count == 0 {
-					p("| %s | %s |||||||||\n", r.Name, r.Err)
-					continue
-				}
-				m := r.Median
-				p("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", r.Name, r.Policy, r.Wake, m.Count,
-					us(m.Min), us(m.Avg), us(m.P50), us(m.P99), us(m.P999), us(m.Max))
-			}
+			p("| %s | %s |\n", r.Name, strings.Join(cells(r), " | "))
+		}
+		if g.Metric == "set" && g.ID == "hour" {
+			p("%s", stallSlices(g))
 		}
 		if len(g.Ratios) > 0 {
-			p("\n")
-			if g.Metric == "exec" {
-				p("| ratio | p50 | p99 | max | spike |\n|---|---:|---:|---:|---:|\n")
-				for _, r := range g.Ratios {
-					p("| %s | %s | %s | %s | %s |\n", r.Label, x(r.P50), x(r.P99), x(r.Max), x(r.Jitter))
-				}
-			} else if g.Metric == "switch" {
-				p("| ratio | min | avg | max |\n|---|---:|---:|---:|\n")
-				for _, r := range g.Ratios {
-					p("| %s | %s | %s | %s |\n", r.Label, x(r.Min), x(r.Avg), x(r.Max))
-				}
-			} else if g.Metric == "set" {
-				hdr := "ratio (gortapi / C)"
-				if g.ID == "stepper25" {
-					hdr = "ratio"
-				}
-				p("| %s | p99 | p99.9 | p99.99 | max | worst round max | missed releases |\n|---|---:|---:|---:|---:|---:|---:|\n", hdr)
-				for _, r := range g.Ratios {
-					p("| %s | %s | %s | %s | %s | %s | %s |\n", r.Label, x(r.P99), x(r.P999), x(r.P9999), x(r.Max), x(r.WorstMax), x(r.Missed))
-				}
-			} else if g.Metric == "missed" || g.Metric == "worst" {
-				p("| ratio | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|\n")
-				for _, r := range g.Ratios {
-					p("| %s | %s | %s | %s | %s | %s |\n", r.Label, x(r.P99), x(r.P999), x(r.P9999), x(r.Max), x(r.Missed))
-				}
-			} else {
-				p("| ratio | p50 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|\n")
-				for _, r := range g.Ratios {
-					p("| %s | %s | %s | %s | %s |\n", r.Label, x(r.P50), x(r.P99), x(r.P999), x(r.Max))
-				}
+			head, cells := ratioTable(g)
+			p("\n%s\n", head)
+			for _, r := range g.Ratios {
+				p("| %s | %s |\n", r.Label, strings.Join(cells(r), " | "))
 			}
 		}
 		var late []rowResult
@@ -281,6 +182,94 @@ func renderMarkdown(res results) string {
 		p("\n")
 	}
 	return b.String()
+}
+
+// rowTable gives a metric's table of rows: the sentence before it, its
+// head, and a row's cells after the name.
+func rowTable(metric string) (intro, head string, cells func(rowResult) []string) {
+	n := func(c int64) string { return fmt.Sprint(c) }
+	switch metric {
+	case "multi":
+		return "Wake-up latency, µs (medians), and overruns summed over the rounds:",
+			"| variant · task | samples | p50 | p99 | p99.9 | max | overruns / cycles | GC shield |\n|---|---:|---:|---:|---:|---:|---:|---|",
+			func(r rowResult) []string {
+				m, runs := r.Median, "–"
+				if !strings.HasSuffix(r.Name, sleeperRow) {
+					runs = fmt.Sprintf("%d / %d", r.Overruns, r.Cycles)
+				}
+				return []string{n(m.Count), us(m.P50), us(m.P99), us(m.P999), us(m.Max), runs, shieldWord(r.Shield)}
+			}
+	case "missed", "worst":
+		return "Wake-up latency, µs (medians); missed releases summed over the rounds:",
+			"| variant | samples | p50 | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|---:|---:|",
+			func(r rowResult) []string {
+				m := r.Median
+				return []string{n(m.Count), us(m.P50), us(m.P99), us(m.P999), us(r.P9999), us(m.Max), n(r.Overruns)}
+			}
+	case "set":
+		return "Wake-up latency, µs (medians over the rounds); the worst round's max; missed releases and wake-ups over 20 ms summed over the rounds:",
+			"| variant · task | samples | p99 | p99.9 | p99.99 | max | worst round max | missed releases | over 20 ms |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+			func(r rowResult) []string {
+				m, over := r.Median, "?"
+				if r.Over20ms != nil {
+					over = n(*r.Over20ms)
+				}
+				return []string{n(m.Count), us(m.P99), us(m.P999), us(r.P9999), us(m.Max), us(r.WorstMax), n(r.Overruns), over}
+			}
+	case "exec":
+		return "Execution time of the body, µs (medians):",
+			"| variant | samples | min | p50 | p99 | p99.9 | max | spike (max − p50) |\n|---|---:|---:|---:|---:|---:|---:|---:|",
+			func(r rowResult) []string {
+				m := r.Median
+				return []string{n(m.Count), us(m.Min), us(m.P50), us(m.P99), us(m.P999), us(m.Max), us(m.Max - m.P50)}
+			}
+	case "switch":
+		return "Switch latency, µs (medians; ptsematest gives min, avg and max only):",
+			"| variant | samples | min | avg | p50 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|",
+			func(r rowResult) []string {
+				m := r.Median
+				pct := func(d time.Duration) string {
+					if r.Note == "min/avg/max only" {
+						return "–"
+					}
+					return us(d)
+				}
+				return []string{n(m.Count), us(m.Min), us(m.Avg), pct(m.P50), pct(m.P99), pct(m.P999), us(m.Max)}
+			}
+	}
+	return "Wake-up latency, µs (medians):",
+		"| variant | policy | wake | samples | min | avg | p50 | p99 | p99.9 | max |\n|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+		func(r rowResult) []string {
+			m := r.Median
+			return []string{r.Policy, r.Wake, n(m.Count), us(m.Min), us(m.Avg), us(m.P50), us(m.P99), us(m.P999), us(m.Max)}
+		}
+}
+
+// ratioTable gives g's table of ratios: its head and a ratio's cells
+// after the label.
+func ratioTable(g groupResult) (head string, cells func(ratioResult) []string) {
+	switch g.Metric {
+	case "exec":
+		return "| ratio | p50 | p99 | max | spike |\n|---|---:|---:|---:|---:|",
+			func(r ratioResult) []string { return []string{x(r.P50), x(r.P99), x(r.Max), x(r.Jitter)} }
+	case "switch":
+		return "| ratio | min | avg | max |\n|---|---:|---:|---:|",
+			func(r ratioResult) []string { return []string{x(r.Min), x(r.Avg), x(r.Max)} }
+	case "set":
+		hdr := "ratio (gortapi / C)"
+		if g.ID == "stepper25" {
+			hdr = "ratio"
+		}
+		return "| " + hdr + " | p99 | p99.9 | p99.99 | max | worst round max | missed releases |\n|---|---:|---:|---:|---:|---:|---:|",
+			func(r ratioResult) []string {
+				return []string{x(r.P99), x(r.P999), x(r.P9999), x(r.Max), x(r.WorstMax), x(r.Missed)}
+			}
+	case "missed", "worst":
+		return "| ratio | p99 | p99.9 | p99.99 | max | missed releases |\n|---|---:|---:|---:|---:|---:|",
+			func(r ratioResult) []string { return []string{x(r.P99), x(r.P999), x(r.P9999), x(r.Max), x(r.Missed)} }
+	}
+	return "| ratio | p50 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|",
+		func(r ratioResult) []string { return []string{x(r.P50), x(r.P99), x(r.P999), x(r.Max)} }
 }
 
 // shieldWord shortens Stats.GCShield for a table cell.

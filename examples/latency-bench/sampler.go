@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	_ "github.com/gortapi/gortapi/rtapi/hal/comps"
-	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
 	"github.com/gortapi/gortapi/rtapi/shm"
 )
@@ -74,33 +71,14 @@ func childHAL(spec childSpec) (childResult, error) {
 	if spec.CPU >= 0 {
 		opts.CPUs = []int{spec.CPU}
 	}
-	rt, err := rtapi.Open(opts)
+	x, err := openHAL(opts, []hal.ThreadSpec{{Name: "base", Period: spec.Interval, Priority: spec.Priority}},
+		samplerHAL(spec.SamplerPins > 0))
 	if err != nil {
 		return childResult{}, err
 	}
-	defer rt.Close()
-	dir, err := os.MkdirTemp("/dev/shm", "latency-bench-hal-") // tmpfs: no writeback under the thread
-	if err != nil {
-		return childResult{}, err
-	}
-	defer os.RemoveAll(dir)
-	h, err := hal.New(rt, hal.Options{ShmDir: dir})
-	if err != nil {
-		return childResult{}, err
-	}
-	defer h.Close()
-	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: "base", Period: spec.Interval, Priority: spec.Priority})
-	if err != nil {
-		return childResult{}, err
-	}
-	cmds, err := halfile.Parse("sampler-group.hal", strings.NewReader(samplerHAL(spec.SamplerPins > 0)))
-	if err != nil {
-		return childResult{}, err
-	}
-	if err := h.Load(io.Discard, cmds); err != nil {
-		return childResult{}, err
-	}
-	rd, err := sampler.Attach(shm.Options{Dir: dir, Instance: rt.Instance()}, 0)
+	defer x.close()
+	h, th := x.h, x.threads[0]
+	rd, err := sampler.Attach(shm.Options{Dir: x.dir, Instance: x.rt.Instance()}, 0)
 	if err != nil {
 		return childResult{}, err
 	}
@@ -132,6 +110,6 @@ func childHAL(spec childSpec) (childResult, error) {
 		return childResult{}, stopErr
 	}
 	note := fmt.Sprintf("%d samples drained", n)
-	return childResult{Latency: st.Latency, Exec: st.Exec, Policy: st.Policy, Wake: st.Wake, Flavor: rt.Flavor().Name,
+	return childResult{Latency: st.Latency, Exec: st.Exec, Policy: st.Policy, Wake: st.Wake, Flavor: x.rt.Flavor().Name,
 		Cycles: st.Cycles, Overruns: st.Overruns, Note: note}, nil
 }

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"runtime/metrics"
 	"runtime/trace"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,7 +26,6 @@ import (
 	"github.com/gortapi/gortapi/internal/reexec"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
-	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/promrt"
 )
 
@@ -157,32 +155,13 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 	if spec.CPU >= 0 {
 		opts.CPUs = []int{spec.CPU}
 	}
-	rt, err := rtapi.Open(opts)
+	x, err := openHAL(opts, []hal.ThreadSpec{{Name: scrapeThreadName, Period: spec.Interval, Priority: spec.Priority}},
+		"loadrt siggen\naddf siggen.0.update "+scrapeThreadName+"\n")
 	if err != nil {
 		return childResult{}, err
 	}
-	defer rt.Close()
-	dir, err := os.MkdirTemp("/dev/shm", "latency-bench-scrape-")
-	if err != nil {
-		return childResult{}, err
-	}
-	defer os.RemoveAll(dir)
-	h, err := hal.New(rt, hal.Options{ShmDir: dir})
-	if err != nil {
-		return childResult{}, err
-	}
-	defer h.Close()
-	th, err := h.NewThreadSpec(hal.ThreadSpec{Name: scrapeThreadName, Period: spec.Interval, Priority: spec.Priority})
-	if err != nil {
-		return childResult{}, err
-	}
-	cmds, err := halfile.Parse("scrape-group.hal", strings.NewReader("loadrt siggen\naddf siggen.0.update "+scrapeThreadName+"\n"))
-	if err != nil {
-		return childResult{}, err
-	}
-	if err := h.Load(io.Discard, cmds); err != nil {
-		return childResult{}, err
-	}
+	defer x.close()
+	h, th := x.h, x.threads[0]
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(promrt.NewCollector(th.Task()), promrt.NewHALCollector(h))
 	var ln net.Listener
@@ -247,7 +226,7 @@ func childScrapeHost(spec childSpec) (childResult, error) {
 	}
 	note := fmt.Sprintf("%d scrapes (%d served, %d 503, %d errors); host: %s", c.Attempts, c.OK, c.Unavailable, c.Errors, after.since(before))
 	return childResult{Latency: window.Latency, Exec: window.Exec, Policy: window.Policy, Wake: window.Wake,
-		Flavor: rt.Flavor().Name, Cycles: window.Cycles, Overruns: window.Overruns, Interference: &window.Interference,
+		Flavor: x.rt.Flavor().Name, Cycles: window.Cycles, Overruns: window.Overruns, Interference: &window.Interference,
 		Note: note}, nil
 }
 

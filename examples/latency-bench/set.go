@@ -262,22 +262,7 @@ func readHistfile(name string) (hist.Snapshot, error) {
 // spec.HAL, then spec.EmptyFuncts), for spec.Duration, and reports each
 // thread's wake-up latency and the values of spec.Pins.
 func childHALHost(spec childSpec) (childResult, error) {
-	rt, err := rtapi.Open(rtapi.Options{Flavor: spec.Flavor, HistogramBound: spec.HistBound})
-	if err != nil {
-		return childResult{}, err
-	}
-	defer rt.Close()
-	dir, err := os.MkdirTemp("/dev/shm", "latency-bench-halhost-") // tmpfs: no writeback under the threads
-	if err != nil {
-		return childResult{}, err
-	}
-	defer os.RemoveAll(dir)
-	h, err := hal.New(rt, hal.Options{ShmDir: dir})
-	if err != nil {
-		return childResult{}, err
-	}
-	defer h.Close()
-	var threads []*hal.Thread
+	var specs []hal.ThreadSpec
 	names := strings.Split(spec.Threads, ",")
 	for i, item := range names {
 		name, period, _ := strings.Cut(item, "=")
@@ -285,27 +270,19 @@ func childHALHost(spec childSpec) (childResult, error) {
 		if err != nil {
 			return childResult{}, fmt.Errorf("halhost thread %q: %w", item, err)
 		}
-		th, err := h.NewThreadSpec(hal.ThreadSpec{Name: name, Period: d, Priority: spec.Priority - i})
-		if err != nil {
-			return childResult{}, err
-		}
 		names[i] = name
-		threads = append(threads, th)
-	}
-	if len(threads) == 0 {
-		return childResult{}, fmt.Errorf("halhost: no threads")
+		specs = append(specs, hal.ThreadSpec{Name: name, Period: d, Priority: spec.Priority - i})
 	}
 	text := "loadrt siggen\naddf siggen.0.update " + names[len(names)-1] + "\n"
 	if spec.HAL != "" || len(spec.EmptyFuncts) > 0 {
 		text = spec.HAL
 	}
-	cmds, err := halfile.Parse("set-group.hal", strings.NewReader(text))
+	x, err := openHAL(rtapi.Options{Flavor: spec.Flavor, HistogramBound: spec.HistBound}, specs, text)
 	if err != nil {
 		return childResult{}, err
 	}
-	if err := h.Load(io.Discard, cmds); err != nil {
-		return childResult{}, err
-	}
+	defer x.close()
+	h, threads := x.h, x.threads
 	if err := addEmptyFuncts(h, spec.EmptyFuncts); err != nil {
 		return childResult{}, err
 	}
@@ -316,7 +293,7 @@ func childHALHost(spec childSpec) (childResult, error) {
 	if err != nil {
 		return childResult{}, errors.Join(err, h.Stop())
 	}
-	r := childResult{Flavor: rt.Flavor().Name}
+	r := childResult{Flavor: x.rt.Flavor().Name}
 	for i, th := range threads {
 		st := th.Task().Stats()
 		r.Tasks = append(r.Tasks, taskResult{Name: names[i], Period: th.Period(), Latency: st.Latency,
@@ -338,6 +315,63 @@ func childHALHost(spec childSpec) (childResult, error) {
 		r.Pins[name] = v
 	}
 	return r, nil
+}
+
+// halHost is an RT and a HAL in a /dev/shm directory of their own
+// (tmpfs: no writeback under the threads), for the HAL groups' children.
+type halHost struct {
+	rt      *rtapi.RT
+	dir     string
+	h       *hal.HAL
+	threads []*hal.Thread
+}
+
+// openHAL opens an RT with opts and a HAL with threads, and loads text
+// into it (its threads exist; it starts nothing).
+func openHAL(opts rtapi.Options, threads []hal.ThreadSpec, text string) (x *halHost, err error) {
+	x = &halHost{}
+	defer func() {
+		if err != nil {
+			x.close()
+		}
+	}()
+	if x.rt, err = rtapi.Open(opts); err != nil {
+		return nil, err
+	}
+	if x.dir, err = os.MkdirTemp("/dev/shm", "latency-bench-hal-"); err != nil {
+		return nil, err
+	}
+	if x.h, err = hal.New(x.rt, hal.Options{ShmDir: x.dir}); err != nil {
+		return nil, err
+	}
+	for _, ts := range threads {
+		th, err := x.h.NewThreadSpec(ts)
+		if err != nil {
+			return nil, err
+		}
+		x.threads = append(x.threads, th)
+	}
+	cmds, err := halfile.Parse("latency-bench.hal", strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	if err = x.h.Load(io.Discard, cmds); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// close closes what openHAL opened, the HAL first.
+func (x *halHost) close() {
+	if x.h != nil {
+		x.h.Close()
+	}
+	if x.dir != "" {
+		os.RemoveAll(x.dir)
+	}
+	if x.rt != nil {
+		x.rt.Close()
+	}
 }
 
 // addEmptyFuncts exports n empty functions for each thread of n and

@@ -15,20 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Event is what the guard reports about a watched thread, or its tick.
-type Event struct {
-	Tid int
-	// Demoted: it ran for Ran without a break and was set to SCHED_OTHER.
-	// Fault: it completed no cycle for Stalled, on its CPU for half of
-	// that, after Cycles cycles, and was set to SCHED_OTHER for good (Err
-	// if that failed). Tick: TickEvery passed; Tid is 0. Otherwise it got
-	// its policy back, or failed to (Err).
-	Demoted, Fault, Tick bool
-	Ran, Stalled         time.Duration
-	Cycles               int64
-	Err                  error
-}
-
 // Guard is the parent's handle on a running guard process.
 type Guard struct {
 	cmd    *exec.Cmd
@@ -51,9 +37,6 @@ type Guard struct {
 	free    []int // slots given back
 	used    int   // slots handed out at least once
 }
-
-// ErrStart is wrapped by every error of Start.
-var ErrStart = errors.New("runtime guard did not start")
 
 // Start starts the guard process at SCHED_FIFO prio, looking at the
 // watched threads every tick and reporting to onEvent (from a goroutine of

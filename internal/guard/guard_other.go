@@ -8,20 +8,8 @@ import (
 	"time"
 )
 
-// Event is what the guard reports about a watched thread, or its tick.
-type Event struct {
-	Tid                  int
-	Demoted, Fault, Tick bool
-	Ran, Stalled         time.Duration
-	Cycles               int64
-	Err                  error
-}
-
 // Guard does not exist outside Linux.
 type Guard struct{}
-
-// ErrStart is wrapped by every error of Start.
-var ErrStart = errors.New("runtime guard did not start")
 
 // Start fails: the guard needs Linux.
 func Start(prio int, tick time.Duration, onEvent func(Event), onExit func(error)) (*Guard, error) {

@@ -1,9 +1,27 @@
 package guard
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 )
+
+// Event is what the guard reports about a watched thread, or its tick.
+type Event struct {
+	Tid int
+	// Demoted: it ran for Ran without a break and was set to SCHED_OTHER.
+	// Fault: it completed no cycle for Stalled, on its CPU for half of
+	// that, after Cycles cycles, and was set to SCHED_OTHER for good (Err
+	// if that failed). Tick: TickEvery passed; Tid is 0. Otherwise it got
+	// its policy back, or failed to (Err).
+	Demoted, Fault, Tick bool
+	Ran, Stalled         time.Duration
+	Cycles               int64
+	Err                  error
+}
+
+// ErrStart is wrapped by every error of Start.
+var ErrStart = errors.New("runtime guard did not start")
 
 // Slot is one watched task's part of the page it shares with the guard:
 // the task stores its completed cycles and whether it is idle on purpose
