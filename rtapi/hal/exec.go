@@ -34,6 +34,8 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 	switch c.Verb {
 	case "loadrt":
 		return h.LoadRT(a[0], a[1:]...)
+	case "unloadrt", "unload":
+		return h.unloadVerb(c.Verb, a[0])
 	case "addf":
 		pos := Last
 		if len(a) == 3 {

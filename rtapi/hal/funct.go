@@ -129,7 +129,7 @@ func (h *HAL) export(name string, fn Func, cfn ContextFunc, owner *Component) (*
 	if len(h.order) >= MaxExported {
 		return nil, errf(op, "", name, rtapi.ErrInvalid, "already %d functions exported, the most one HAL holds", MaxExported)
 	}
-	f := &Funct{name: name, fn: fn, cfn: cfn, index: len(h.order)}
+	f := &Funct{name: name, fn: fn, cfn: cfn, index: h.freeFunctIndex()}
 	if h.pub != nil {
 		f.slot, f.pub = h.pub.funct(f.index, name), h.pub
 	} else {

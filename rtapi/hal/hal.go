@@ -89,6 +89,7 @@ type HAL struct {
 	sigs    map[string]*Signal
 	sigList []*Signal
 	loaded  [][]string // loadrt lines, for Save
+	modules []*module  // what each accepted loadrt made, for unloadrt (unload.go)
 
 	ownComps map[*Component]bool // the HAL's pseudo components (times.go); guarded by mu
 

@@ -90,22 +90,25 @@ func (p *publisher) thread(slot int) *statsSeqlock {
 func (p *publisher) funct(index int, name string) *functSlot {
 	s := &p.layout.Functs[index]
 	_ = p.guard(func() {
+		*s = functSlot{}
 		copy(s.Name[:], name)
-		atomic.StoreInt64(&p.layout.Header.NExported, int64(index+1))
+		if atomic.LoadInt64(&p.layout.Header.NExported) <= int64(index) {
+			atomic.StoreInt64(&p.layout.Header.NExported, int64(index+1))
+		}
 	})
 	return s
 }
 
-// unexport clears the function slots from index from up to to and hides
-// them, for functions removed with a refused loadrt (on no thread by
-// then). Called with h.mu.
-func (p *publisher) unexport(from, to int) {
-	_ = p.guard(func() {
-		atomic.StoreInt64(&p.layout.Header.NExported, int64(from))
-		for i := from; i < to; i++ {
-			p.layout.Functs[i] = functSlot{}
-		}
-	})
+// clearFunct clears the slot of a function deleted (unloadrt, a refused
+// loadrt), on no thread by then. Called with h.mu.
+func (p *publisher) clearFunct(index int) {
+	_ = p.guard(func() { p.layout.Functs[index] = functSlot{} })
+}
+
+// setExported publishes n as the count of function slots in use.
+// Called with h.mu.
+func (p *publisher) setExported(n int) {
+	_ = p.guard(func() { atomic.StoreInt64(&p.layout.Header.NExported, int64(n)) })
 }
 
 func (p *publisher) setThreads(n int, base time.Duration) {

@@ -183,6 +183,7 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 		return err
 	}
 	h.loaded = append(h.loaded, append([]string{name}, args...))
+	h.recordModule(name, mark)
 	return nil
 }
 
@@ -202,22 +203,11 @@ func (h *HAL) undoLoad(m loadMark) error {
 	}
 	var errs []error
 	if m.functs < len(h.order) {
-		for _, f := range h.order[m.functs:] {
-			if th := f.thread; th != nil {
-				old := th.chain.Load().functs
-				i := slices.Index(old, f)
-				gen := th.swap(slices.Delete(slices.Clone(old), i, i+1))
-				f.thread = nil
-				if err := th.waitPast(gen, h.opts.StopTimeout); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			delete(h.functs, f.name)
+		made := slices.Clone(h.order[m.functs:])
+		if err := h.unchainFuncts(made); err != nil {
+			errs = append(errs, err)
 		}
-		if h.pub != nil {
-			h.pub.unexport(m.functs, len(h.order))
-		}
-		h.order = h.order[:m.functs]
+		h.dropFuncts(made)
 	}
 	if m.threads < len(h.threads) {
 		for _, th := range h.threads[m.threads:] {

@@ -3,6 +3,7 @@ package hal
 import (
 	"errors"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"go.uber.org/zap"
@@ -121,19 +122,24 @@ func (h *HAL) ownComp(name string) (*Component, error) {
 	if err := names.Check("component", name); err != nil {
 		return nil, errors.Join(err, rtapi.ErrInvalid)
 	}
-	if len(h.comps) >= MaxComps {
+	index := slices.IndexFunc(h.comps, func(c *Component) bool { return c.removed }) // one unloadrt freed
+	if index < 0 && len(h.comps) >= MaxComps {
 		return nil, errf("new component", "", "", rtapi.ErrInvalid, "already %d components", MaxComps)
 	}
-	c := &Component{h: h, name: name, index: len(h.comps), born: h.born, pid: os.Getpid(), ready: true, id: h.nextCompID(1)}
+	if index < 0 {
+		index = len(h.comps)
+		h.comps = append(h.comps, nil)
+	}
+	c := &Component{h: h, name: name, index: index, born: h.born, pid: os.Getpid(), ready: true, id: h.nextCompID(1)}
 	h.born++
 	h.data.access(func() {
 		c.e = &h.data.l.Comps[c.index]
-		c.e.ID = uint32(c.id)
-		copy(c.e.Name[:], name)
-		c.e.PID = int64(os.Getpid())
+		atomic.StoreUint32(&c.e.ID, uint32(c.id))
+		storeName(&c.e.Name, name)
+		atomic.StoreInt64(&c.e.PID, int64(os.Getpid()))
 		atomic.StoreUint32(&c.e.Ready, 1)
 	})
-	h.comps = append(h.comps, c)
+	h.comps[index] = c
 	if h.ownComps == nil {
 		h.ownComps = map[*Component]bool{}
 	}
@@ -159,41 +165,46 @@ func (h *HAL) ownCheck(name string, n, limit int) error {
 
 // ownPin makes c's pin name and points *w at it. Called with h.mu.
 func (h *HAL) ownPin(c *Component, name string, t Type, d Dir, w **word) {
-	if err := h.ownCheck(name, len(h.pinList), MaxPins); err != nil {
+	slot := freeSlot(h.pinList) // one unloadrt freed, else a new one
+	if err := h.ownCheck(name, slot, MaxPins); err != nil {
 		h.timesRefused(name, err)
 		return
 	}
-	p := &pin{index: len(h.pinList), name: name, typ: t, dir: d, comp: c}
+	p := &pin{index: slot, name: name, typ: t, dir: d, comp: c}
 	h.data.access(func() {
 		p.e = &h.data.l.Pins[p.index]
-		copy(p.e.Name[:], name)
-		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
 		p.own = &p.e.Value
+		atomic.StoreUint64(p.own, 0)
+		atomic.StoreUint32(&p.e.Signal, 0)
+		storeName(&p.e.Name, name)
+		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
 	p.ref.Store(p.own)
 	h.pins[name] = p
-	h.pinList = append(h.pinList, p)
+	h.pinList = putSlot(h.pinList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList))) })
 	*w = &p.ref
 }
 
 // ownParam makes c's parameter name and points *w at it. Called with h.mu.
 func (h *HAL) ownParam(c *Component, name string, t Type, d ParamDir, w **word) {
-	if err := h.ownCheck(name, len(h.parList), MaxParams); err != nil {
+	slot := freeSlot(h.parList) // one unloadrt freed, else a new one
+	if err := h.ownCheck(name, slot, MaxParams); err != nil {
 		h.timesRefused(name, err)
 		return
 	}
-	p := &param{index: len(h.parList), name: name, typ: t, dir: d, comp: c}
+	p := &param{index: slot, name: name, typ: t, dir: d, comp: c}
 	var own *uint64
 	h.data.access(func() {
 		p.e = &h.data.l.Params[p.index]
-		copy(p.e.Name[:], name)
-		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
 		own = &p.e.Value
+		atomic.StoreUint64(own, 0)
+		storeName(&p.e.Name, name)
+		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
 	p.ref.Store(own)
 	h.params[name] = p
-	h.parList = append(h.parList, p)
+	h.parList = putSlot(h.parList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList))) })
 	*w = &p.ref
 }

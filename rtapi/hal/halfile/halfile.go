@@ -143,6 +143,9 @@ var arity = map[string][2]int{
 	"unalias": {2, 2},
 	"lock":    {0, 1},
 	"unlock":  {0, 1},
+	// unload's user-space part runs where unloadusr does (usercomp).
+	"unloadrt": {1, 1},
+	"unload":   {1, 1},
 	// Run by the process reading the file (package usercomp's Loader:
 	// halrun, halcmd), not by hal.HAL.Exec.
 	"loadusr":   {1, -1},
@@ -268,9 +271,6 @@ func parseWords(words []string) (Command, bool, error) {
 	if !known {
 		if verb == "source" {
 			return Command{}, false, invalid("source is read where a file is parsed with its directory (halfile.Options.Parse: halrun, halcmd -f)")
-		}
-		if verb == "unloadrt" {
-			return Command{}, false, invalid("%s is not supported: components are compiled into the host (hal.Register)", verb)
 		}
 		return Command{}, false, invalid("unknown command %q", verb)
 	}

@@ -64,7 +64,7 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		"loadrt pid count":                   `x.hal:1: loadrt pid: argument "count" is not KEY=VALUE`,
 		`sets s "open`:                       `x.hal:1: unterminated quote`,
 		"# ok\nnet a b \\":                   `x.hal:2: the file ends in a line continuation`,
-		"unloadrt pid":                       `x.hal:1: unloadrt is not supported`,
+		"unloadrt pid siggen":                `x.hal:1: unloadrt takes 1 arguments, not 2`,
 		"loadusr":                            `x.hal:1: loadusr takes at least 1 arguments, not 0`,
 		"waitusr a b":                        `x.hal:1: waitusr takes 1 arguments, not 2`,
 		"start now":                          `x.hal:1: start takes 0 arguments, not 1`,

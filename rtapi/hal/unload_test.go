@@ -1,0 +1,257 @@
+package hal_test
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/rtapi"
+	"github.com/gortapi/gortapi/rtapi/hal"
+	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+)
+
+// unloadProbe counts what a loaded "tunload" does: its function's calls,
+// its exit hook's runs, and calls after the hook ran.
+type unloadProbe struct {
+	calls, exits, late atomic.Int64
+}
+
+var (
+	unloadProbes   sync.Map // probe=NAME → *unloadProbe
+	unloadRegister sync.Once
+)
+
+// registerUnloadComp registers, once, "tunload" (component NAME, name=
+// NAME, default tunload): pins NAME.in, NAME.out, parameter NAME.gain,
+// function NAME.update (out = in*gain), thread= a thread of its own, an
+// exit hook; probe=KEY counts into probe(KEY).
+func registerUnloadComp() {
+	unloadRegister.Do(func() {
+		hal.Register("tunload", func(h *hal.HAL, a *hal.LoadArgs) error {
+			name, ok := a.Get("name")
+			if !ok {
+				name = "tunload"
+			}
+			key, _ := a.Get("probe")
+			thread, _ := a.Get("thread")
+			v, _ := unloadProbes.LoadOrStore(key, &unloadProbe{})
+			pr := v.(*unloadProbe)
+			c, err := h.NewComponent(name)
+			if err != nil {
+				return err
+			}
+			in := c.Float(name+".in", hal.In)
+			out := c.Float(name+".out", hal.Out)
+			gain := c.FloatParam(name+".gain", hal.RW)
+			var exited atomic.Bool
+			c.Export(name+".update", func(time.Duration, int64) {
+				pr.calls.Add(1)
+				if exited.Load() {
+					pr.late.Add(1)
+				}
+				out.Set(in.Get() * gain.Get())
+			})
+			c.OnExit(func() { exited.Store(true); pr.exits.Add(1) })
+			if thread != "" {
+				if _, err := h.NewThread(thread, time.Millisecond); err != nil {
+					return err
+				}
+			}
+			return c.Ready()
+		})
+	})
+}
+
+func probe(key string) *unloadProbe {
+	v, _ := unloadProbes.LoadOrStore(key, &unloadProbe{})
+	return v.(*unloadProbe)
+}
+
+// unloadrt removes the component, its pins, parameter and function; its
+// pins leave their signals, which stay; its exit hook runs once; a
+// thread calls its function no more; the name loads again (issue #40).
+func TestUnloadrtRemovesTheComponent(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h, clock := openSim(t)
+	p := twoComps(t, h)
+	key := t.Name()
+	pr := probe(key)
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key+" thread=servo"))
+	require.NoError(t, exec(t, h, "loadrt tunload name=other probe="+key+"-other"))
+	require.NoError(t, exec(t, h, "net x a.out tunload.in"))
+	require.NoError(t, exec(t, h, "net y tunload.out b.in"))
+	require.NoError(t, exec(t, h, "setp tunload.gain 2"))
+	require.NoError(t, exec(t, h, "addf tunload.update servo"))
+	require.NoError(t, exec(t, h, "addf other.update servo"))
+	require.NoError(t, h.Start())
+	p.outF.Set(1.5)
+	require.NoError(t, clock.Advance(3*time.Millisecond))
+	require.Positive(t, pr.calls.Load())
+	assert.Equal(t, 3.0, p.inF.Get())
+
+	require.NoError(t, exec(t, h, "unloadrt other"))
+	assert.Equal(t, int64(1), probe(key+"-other").exits.Load())
+	assert.Zero(t, pr.exits.Load(), "only other's hook")
+	th, ok := h.Thread("servo")
+	require.True(t, ok)
+	assert.Equal(t, []string{"tunload.update"}, th.Functs())
+	_, ok = h.Funct("other.update")
+	assert.False(t, ok)
+	_, err := h.GetP("other.gain")
+	assert.Error(t, err)
+
+	s, err := h.View().Read()
+	require.NoError(t, err)
+	for _, c := range s.Comps {
+		assert.NotEqual(t, "other", c.Name)
+	}
+	// unloadrt of tunload, whose thread is servo: the thread goes too.
+	require.NoError(t, exec(t, h, "unloadrt tunload"))
+	assert.Equal(t, int64(1), pr.exits.Load())
+	assert.Zero(t, pr.late.Load())
+	_, ok = h.Thread("servo")
+	assert.False(t, ok)
+	_, err = h.GetP("tunload.in")
+	assert.Error(t, err)
+	sig, err := h.GetS("y")
+	require.NoError(t, err, "its signals stay")
+	assert.Equal(t, "3", sig)
+	s, err = h.View().Read()
+	require.NoError(t, err)
+	for _, g := range s.Signals {
+		assert.NotContains(t, g.Pins, "tunload.in")
+		assert.NotContains(t, g.Pins, "tunload.out")
+	}
+	assert.NotContains(t, saveAll(t, h), "loadrt tunload")
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key+" thread=servo"), "it loads again")
+	require.NoError(t, exec(t, h, "net y tunload.out"))
+}
+
+func saveAll(t *testing.T, h *hal.HAL) string {
+	t.Helper()
+	var b stringsBuilder
+	c, _, err := halfile.ParseLine("save")
+	require.NoError(t, err)
+	require.NoError(t, h.Exec(&b, c))
+	return string(b)
+}
+
+type stringsBuilder []byte
+
+func (b *stringsBuilder) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+
+// unloadrt's refusals are halcmd's, in its words; it takes one name;
+// halcmd's lock does not refuse it, as in LinuxCNC.
+func TestUnloadrtRefusals(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h, _ := openSim(t)
+	err := exec(t, h, "unloadrt nope")
+	require.ErrorIs(t, err, rtapi.ErrNotExist)
+	assert.ErrorContains(t, err, "component 'nope' is not loaded")
+	_, err = h.NewUserComponent("panel", 1)
+	require.NoError(t, err)
+	err = exec(t, h, "unloadrt panel")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, "component 'panel' is not a realtime module")
+	_, err = h.NewComponent("gocode")
+	require.NoError(t, err)
+	err = exec(t, h, "unloadrt gocode")
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	assert.ErrorContains(t, err, "gocode: not loaded")
+	_, _, err = halfile.ParseLine("unloadrt a b")
+	assert.ErrorContains(t, err, "unloadrt takes 1 arguments, not 2")
+	require.NoError(t, exec(t, h, "unload panel"), "a user component is unloadusr's")
+
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+t.Name()))
+	require.NoError(t, exec(t, h, "lock"))
+	require.NoError(t, exec(t, h, "unloadrt tunload"), "LinuxCNC's unloadrt checks no lock")
+	assert.Equal(t, int64(1), probe(t.Name()).exits.Load())
+}
+
+// unloadrt all and unload all unload every loadrt, newest first, and
+// leave Go-made and user components.
+func TestUnloadrtAll(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	for _, verb := range []string{"unloadrt", "unload"} {
+		h, _ := openSim(t)
+		key := t.Name() + verb
+		require.NoError(t, exec(t, h, "loadrt tunload name=first probe="+key+"1 thread=servo"))
+		require.NoError(t, exec(t, h, "loadrt tunload name=second probe="+key+"2"))
+		require.NoError(t, exec(t, h, "addf second.update servo"))
+		_, err := h.NewComponent("gocode")
+		require.NoError(t, err)
+		require.NoError(t, exec(t, h, verb+" all"))
+		assert.Equal(t, int64(1), probe(key+"1").exits.Load())
+		assert.Equal(t, int64(1), probe(key+"2").exits.Load())
+		s, err := h.View().Read()
+		require.NoError(t, err)
+		var left []string
+		for _, c := range s.Comps {
+			left = append(left, c.Name)
+		}
+		assert.Equal(t, []string{"gocode"}, left, verb)
+		assert.Empty(t, h.Threads())
+		assert.Empty(t, h.Functs())
+	}
+}
+
+// Loading and unloading 2000 times, with a thread and a function on it,
+// leaves no slot behind: the tables hold as many as before (as
+// TestDelsigFreesTheSlot for signals).
+func TestLoadUnloadFreesTheSlots(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h, _ := openSim(t)
+	require.NoError(t, h.NewSignal("keep", hal.TypeFloat))
+	for i := range 2000 {
+		require.NoError(t, exec(t, h, "loadrt tunload thread=servo probe="+t.Name()), "cycle %d", i)
+		require.NoError(t, exec(t, h, "addf tunload.update servo"), "cycle %d", i)
+		require.NoError(t, exec(t, h, "net keep tunload.in"), "cycle %d", i)
+		require.NoError(t, exec(t, h, "unloadrt tunload"), "cycle %d", i)
+	}
+	assert.Equal(t, int64(2000), probe(t.Name()).exits.Load())
+	require.NoError(t, exec(t, h, "loadrt tunload thread=servo"))
+	s, err := h.View().Read()
+	require.NoError(t, err)
+	assert.Len(t, s.Comps, 2, "tunload and its thread's __servo: %v", s.Comps)
+	assert.Len(t, s.Pins, 5, "in, out, update.time, servo.time, servo.threadbeat: %v", s.Pins)
+	assert.Len(t, h.Functs(), 1)
+	// Every table can still be filled to its limit.
+	for i := range hal.MaxExported - 1 {
+		_, err := h.Export(fmt.Sprintf("f%d", i), nop)
+		require.NoError(t, err, "function %d", i)
+	}
+}
+
+// A running thread no longer calls the function of a component unloaded
+// while it runs: UnloadRT returns after the thread left it, and the exit
+// hook runs after that.
+func TestUnloadrtWhileRunning(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h := newHAL(t, hal.Options{})
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	key := t.Name()
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key))
+	require.NoError(t, exec(t, h, "addf tunload.update servo"))
+	require.NoError(t, h.Start())
+	waitBeat(t, servo, 3)
+	require.NoError(t, h.UnloadRT("tunload"))
+	calls := probe(key).calls.Load()
+	beat := servo.Stats().Beat
+	waitBeat(t, servo, beat+3)
+	assert.Equal(t, calls, probe(key).calls.Load(), "called after unloadrt returned")
+	assert.Zero(t, probe(key).late.Load(), "called after its exit hook")
+	assert.Equal(t, int64(1), probe(key).exits.Load())
+	stopLoaded(t, h)
+}
