@@ -13,10 +13,9 @@ import (
 // the signal's type that may join it; setp the pins and parameters it
 // may write).
 
-// commandTable is halcmd_completion.c's command_table, less "unload",
-// which gortapi does not have.
+// commandTable is halcmd_completion.c's command_table.
 var commandTable = []string{
-	"loadrt", "loadusr", "lock", "unlock",
+	"loadrt", "loadusr", "unload", "lock", "unlock",
 	"linkps", "linksp", "unlinkp",
 	"net", "newsig", "delsig", "getp", "gets", "setp", "sets", "ptype", "stype",
 	"addf", "delf", "show", "list", "status", "save", "source",
@@ -237,6 +236,18 @@ func complete(buffer string, d halNames) []string {
 		var out []string
 		for _, c := range d.comps {
 			if c.user && strings.HasPrefix(c.name, text) {
+				out = append(out, c.name)
+			}
+		}
+		return out
+	case (verb == "unloadrt" || verb == "unload") && argno == 1:
+		// rtcomp_generator, comp_generator: "all" first.
+		var out []string
+		if strings.HasPrefix("all", text) {
+			out = append(out, "all")
+		}
+		for _, c := range d.comps {
+			if (verb == "unload" || !c.user) && strings.HasPrefix(c.name, text) {
 				out = append(out, c.name)
 			}
 		}

@@ -297,7 +297,7 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 			return cmd.At(fmt.Errorf("HAL is locked, loading of programs is not permitted: %w", rtapi.ErrPermission))
 		}
 	}
-	if usercomp.IsUserVerb(cmd.Verb) {
+	if usercomp.IsUserVerb(cmd.Verb) || cmd.Verb == "unload" {
 		if s.loader == nil {
 			// The program finds the host halcmd talks to.
 			env := []string{usercomp.EnvInstance + "=" + strconv.Itoa(s.c.instance)}
@@ -306,8 +306,10 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 			}
 			s.loader = &usercomp.Loader{Comps: s.comps, Stdout: out, Env: env}
 		}
-		_, err := s.loader.Exec(context.Background(), cmd)
-		return cmd.At(err)
+		user, err := s.loader.Exec(context.Background(), cmd)
+		if err != nil || user {
+			return cmd.At(err)
+		}
 	}
 	if err := s.dial(); err != nil {
 		return err

@@ -382,11 +382,14 @@ func load(ctx context.Context, out io.Writer, h *hal.HAL, ld *usercomp.Loader, c
 			}
 			run = nil
 		}
-		if usercomp.IsUserVerb(c.Verb) {
-			if _, err := ld.Exec(ctx, c); err != nil {
+		if usercomp.IsUserVerb(c.Verb) || c.Verb == "unload" {
+			user, err := ld.Exec(ctx, c)
+			if err != nil {
 				return c.At(err)
 			}
-			continue
+			if user {
+				continue
+			}
 		}
 		if err := h.Exec(out, c); err != nil {
 			return err

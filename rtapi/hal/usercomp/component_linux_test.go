@@ -213,3 +213,43 @@ func TestLoaderVerbs(t *testing.T) {
 	_, err = exec.LookPath("sh")
 	require.NoError(t, err)
 }
+
+// unload NAME ends a user component's process, as unloadusr (LinuxCNC's
+// do_unload_cmd), and is left to the host (false) for a realtime one;
+// unload all ends every user component and is passed on to the host
+// for its unloadrt all (issue #40).
+func TestLoaderUnload(t *testing.T) {
+	rttest.RequireSelfExec(t)
+	h, path := host(t)
+	ld := &Loader{Comps: comps(h), Env: append(Env(path, 0), rttest.ChildEnv+"=joiner"), DieWithParent: true}
+	defer ld.Close(time.Minute)
+	ctx := context.Background()
+	run := func(words ...string) (bool, error) {
+		return ld.Exec(ctx, halfile.Command{Verb: words[0], Args: words[1:]})
+	}
+	for range 2 {
+		_, err := run("loadusr", "-Wn", "kid", os.Args[0], "-test.run=^$")
+		require.NoError(t, err)
+		user, err := run("unload", "kid")
+		require.NoError(t, err)
+		assert.True(t, user, "a user component is unload's own")
+		_, err = run("waitusr", "kid")
+		require.NoError(t, err)
+		_, err = h.GetP("kid.out")
+		assert.Error(t, err, "gone when waitusr returned")
+	}
+	user, err := run("unload", "c")
+	require.NoError(t, err)
+	assert.False(t, user, "a realtime component is the host's to unload")
+	user, err = run("unload", "nosuch")
+	require.NoError(t, err)
+	assert.False(t, user, "the host says it is not loaded")
+
+	_, err = run("loadusr", "-Wn", "kid", os.Args[0], "-test.run=^$")
+	require.NoError(t, err)
+	user, err = run("unload", "all")
+	require.NoError(t, err)
+	assert.False(t, user, "the host runs unloadrt all")
+	_, err = run("waitusr", "kid")
+	require.NoError(t, err)
+}

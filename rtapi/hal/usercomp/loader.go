@@ -67,7 +67,8 @@ const (
 	waitusrPoll = 200 * time.Millisecond
 )
 
-// IsUserVerb reports whether verb is one Loader.Exec runs.
+// IsUserVerb reports whether verb is one Loader.Exec runs whole; it
+// runs unload's user-space part too (Exec).
 func IsUserVerb(verb string) bool {
 	return verb == "loadusr" || verb == "waitusr" || verb == "unloadusr"
 }
@@ -141,7 +142,11 @@ func guessName(prog string) string {
 }
 
 // Exec runs c if it is loadusr, waitusr or unloadusr, and reports
-// whether it was one. It blocks as the verb does (-W, -w, waitusr) until
+// whether it was one. Of unload NAME|all (LinuxCNC's do_unload_cmd) it
+// runs the user-space part: unloadusr all, then false, so that the
+// caller passes unload all on to the host (hal.HAL.Exec: unloadrt all);
+// unloadusr NAME for a user component, true; false for any other NAME,
+// for the host to unload or report. It blocks as the verb does (-W, -w, waitusr) until
 // it is done or ctx ends. Errors match rtapi.ErrInvalid; they do not
 // carry c's position.
 func (l *Loader) Exec(ctx context.Context, c halfile.Command) (bool, error) {
@@ -156,6 +161,23 @@ func (l *Loader) Exec(ctx context.Context, c halfile.Command) (bool, error) {
 		return true, l.waitusr(ctx, c.Args[0])
 	case "unloadusr":
 		return true, l.unloadusr(c.Args[0])
+	case "unload":
+		return l.unload(c.Args[0])
+	}
+	return false, nil
+}
+
+// unload is unload's user-space part (Exec).
+func (l *Loader) unload(name string) (bool, error) {
+	if name == "all" {
+		return false, l.unloadusr("all")
+	}
+	comps, err := l.Comps()
+	if err != nil {
+		return true, fmt.Errorf("unload %s: %w", name, err)
+	}
+	if i := slices.IndexFunc(comps, func(c hal.CompInfo) bool { return c.Name == name }); i >= 0 && comps[i].User {
+		return true, l.unloadusr(name)
 	}
 	return false, nil
 }
