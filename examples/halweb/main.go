@@ -14,8 +14,8 @@
 // LinuxCNC's halscope does with scope_rt: over the command socket it
 // loads a sampler with 48 pins (eight of each HAL type), adds its
 // function to the chosen thread and links the chosen pins (up to 8) to
-// it; at exit it removes the function and the links it made (gortapi has
-// no unloadrt, so the idle sampler stays and the next halweb reuses it).
+// it; at exit it removes the function and the links it made and unloads
+// the sampler (unloadrt sampler). One a killed halweb left idle is reused.
 // -sampler N reads the host's own sampler channel N as its .hal file
 // wired it, and changes nothing.
 //

@@ -37,7 +37,7 @@ const (
 
 // samplerLetters are the types of halweb's sampler, eight pins each, in
 // this order: any eight pins of any types can be traced without loading
-// another (gortapi has no unloadrt).
+// another.
 const samplerLetters = "fbsulk"
 
 var samplerTypes = []hal.Type{hal.TypeFloat, hal.TypeBit, hal.TypeS32, hal.TypeU32, hal.TypeS64, hal.TypeU64}
@@ -281,7 +281,7 @@ type Scope struct {
 	s      *Server
 	wireMu sync.Mutex // serialises configure, run, stop and close
 	undo   [][]string // the commands that remove halweb's wiring, in order
-	loaded bool       // halweb's sampler is in the host
+	loaded bool       // halweb's sampler is in the host: close unloads it
 
 	mu      sync.Mutex // guards what follows, shared with the reader
 	src     SampleSource
@@ -505,22 +505,31 @@ func (sc *Scope) Stop() {
 	sc.broadcastState()
 }
 
-// close removes halweb's wiring and detaches the ring; the server's
-// goroutines have stopped.
+// close removes halweb's wiring, detaches the ring and unloads halweb's
+// sampler (unloadrt sampler); the server's goroutines have stopped.
 func (sc *Scope) close() error {
 	sc.wireMu.Lock()
 	defer sc.wireMu.Unlock()
-	if !sc.s.gone.Load() {
+	gone := sc.s.gone.Load()
+	if !gone {
 		sc.unwire()
 	}
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	var err error
 	if sc.src != nil {
-		err := sc.src.Close()
+		err = sc.src.Close()
 		sc.src = nil
-		return err
 	}
-	return nil
+	sc.mu.Unlock()
+	if sc.loaded && !gone {
+		if _, uerr := sc.s.do("unloadrt", "sampler"); uerr != nil {
+			sc.s.o.Log.Printf("scope: unloadrt sampler: %v", uerr)
+		} else {
+			sc.s.o.Log.Printf("unloaded sampler")
+		}
+		sc.loaded = false
+	}
+	return err
 }
 
 // scopeStatus is /api/scope's answer and the state message.

@@ -472,14 +472,34 @@ func TestScopeCapturesAndCleansUp(t *testing.T) {
 	}
 	p, _ := findPin(&snap, "siggen.0.square")
 	assert.Empty(t, p.Signal, "the traced pin unlinked again")
+	assertNoSampler(t, host)
 
-	// a second halweb reuses the idle sampler (once a cycle has published
-	// the thread's new chain in the stats segment)
+	// a second halweb loads it again, and unloads it at its end
 	require.NoError(t, host.clock.RunCycles(host.th.Task(), 2))
-	s2, ts2, _ := serve(t, host, nil)
+	s2, ts2, logs2 := serve(t, host, nil)
 	code, body = call(t, ts2, "POST", "/api/scope", testToken, scopeConfig)
 	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, logs2.String(), "loaded sampler cfg="+samplerCfg())
 	require.NoError(t, s2.Close())
+	assert.Contains(t, logs2.String(), "unloaded sampler")
+	assertNoSampler(t, host)
+}
+
+// assertNoSampler checks that halweb's sampler left the host at its end
+// (issue #40: there was no unloadrt, and it stayed): no component, pin
+// or function of it.
+func assertNoSampler(t *testing.T, host *simHost) {
+	t.Helper()
+	snap, err := host.h.View().Read()
+	require.NoError(t, err)
+	for _, c := range snap.Comps {
+		assert.NotEqual(t, "sampler", c.Name, "halweb's sampler left loaded")
+	}
+	for _, p := range snap.Pins {
+		assert.False(t, strings.HasPrefix(p.Name, "sampler."), "pin %s left", p.Name)
+	}
+	_, ok := host.h.Funct("sampler.0")
+	assert.False(t, ok, "function sampler.0 left")
 }
 
 // A configuration halweb cannot wire is refused with the reason, and the
