@@ -28,7 +28,8 @@
 // unloadusr read the host's components (show comp) and unloadusr sends
 // their processes SIGTERM. The program gets halcmd's instance (and
 // -shm-dir's socket) in its environment and finds the host as halcmd
-// did (package rtapi/hal/usercomp).
+// did (package rtapi/hal/usercomp). unload NAME|all runs its user-space
+// part here too (unloadusr) and sends the rest, unloadrt, to the host.
 //
 // The instance is -rtapi.instance, else $RTAPI_INSTANCE, as for halrun
 // and every rtapi program (rtapi.RegisterShmFlags); -rtapi.shm-group (or

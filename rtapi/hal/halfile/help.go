@@ -3,7 +3,7 @@ package halfile
 // Help is halcmd's "help" (do_help_cmd in LinuxCNC's halcmd_commands.cc):
 // with cmd "" the list of commands, else cmd's text, else "No help for
 // unknown command 'cmd'". The texts are LinuxCNC's byte for byte, so they
-// name a few verbs gortapi refuses (unload, unloadrt, debug, print);
+// name a few verbs gortapi refuses (debug, print);
 // docs/LINUXCNC.md, "halcmd verbs", says which.
 func Help(cmd string) string {
 	if cmd == "" {
