@@ -90,6 +90,7 @@ type HAL struct {
 	sigList []*Signal
 	loaded  [][]string // loadrt lines, for Save
 	modules []*module  // what each accepted loadrt made, for unloadrt (unload.go)
+	safeSeq uint64     // safe states registered so far (safe.go)
 
 	ownComps map[*Component]bool // the HAL's pseudo components (times.go); guarded by mu
 

@@ -162,7 +162,7 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 		h.mu.Unlock()
 		return err
 	}
-	mark := loadMark{comps: h.born, functs: len(h.order), threads: len(h.threads), segs: len(h.segs)}
+	mark := loadMark{comps: h.born, functs: len(h.order), threads: len(h.threads), segs: len(h.segs), safe: h.safeSeq}
 	h.nextCompID(loadrtIDs)
 	h.mu.Unlock()
 	err := f(h, la)
@@ -193,6 +193,7 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 type loadMark struct {
 	comps                 uint64
 	functs, threads, segs int
+	safe                  uint64 // h.safeSeq
 }
 
 // undoLoad removes what a refused loadrt made since m. Called with h.mu.

@@ -20,6 +20,10 @@ type safeState struct {
 	pin  string
 	typ  Type
 	word uint64
+	// seq orders registrations (HAL.safeSeq): unloadrt removes those its
+	// loadrt made. comp is SafeP's pin's component. Set under h.mu.
+	seq  uint64
+	comp *Component
 }
 
 // AddSafeState is Thread.AddSafeState on the thread named thread.
@@ -72,6 +76,8 @@ func (th *Thread) addSafeState(s safeState) error {
 	if len(old) >= MaxFuncts {
 		return errf(op, th.name, "", rtapi.ErrInvalid, "the thread already has %d safe states, the most it can", MaxFuncts)
 	}
+	h.safeSeq++
+	s.seq = h.safeSeq
 	list := append(slices.Clone(old), s)
 	th.safe.Store(&list)
 	return nil
@@ -172,5 +178,5 @@ func (h *HAL) SafeP(thread, pin, value string) error {
 	if th == nil {
 		return errf(op, thread, "", rtapi.ErrInvalid, "no such thread (threads: %v)", names)
 	}
-	return th.addSafeState(safeState{name: pin, fn: func() { atomic.StoreUint64(p.ref.Load(), w) }, pin: pin, typ: p.typ, word: w})
+	return th.addSafeState(safeState{name: pin, fn: func() { atomic.StoreUint64(p.ref.Load(), w) }, pin: pin, typ: p.typ, word: w, comp: p.comp})
 }

@@ -17,14 +17,17 @@ type module struct {
 	functs  []*Funct
 	threads []*Thread
 	segs    []*shm.Segment
+	// safe are the safe states its loadrt registered: seq in (from, to].
+	safeFrom, safeTo uint64
 }
 
 // recordModule notes what the loadrt of name made since m. Called with h.mu.
 func (h *HAL) recordModule(name string, m loadMark) {
 	mod := &module{name: name,
-		functs:  slices.Clone(h.order[m.functs:]),
-		threads: slices.Clone(h.threads[m.threads:]),
-		segs:    slices.Clone(h.segs[m.segs:]),
+		functs:   slices.Clone(h.order[m.functs:]),
+		threads:  slices.Clone(h.threads[m.threads:]),
+		segs:     slices.Clone(h.segs[m.segs:]),
+		safeFrom: m.safe, safeTo: h.safeSeq,
 	}
 	own := map[string]bool{}
 	for _, th := range mod.threads {
@@ -117,13 +120,18 @@ func (h *HAL) unloadModule(i int) error {
 	if err := h.unchainFuncts(m.functs); err != nil {
 		return &Error{Op: op, Err: err}
 	}
-	var errs []error
-	if len(m.threads) > 0 {
-		errs = append(errs, h.deleteThreads(len(h.threads)-len(m.threads)))
-	}
 	gone := map[*Component]bool{}
 	for _, c := range m.comps {
 		gone[c] = true
+	}
+	// Then its safe states (and safep's on its pins): none runs after
+	// its exit hook released what they drive.
+	h.dropSafeStates(func(s safeState) bool {
+		return s.seq > m.safeFrom && s.seq <= m.safeTo || gone[s.comp]
+	})
+	var errs []error
+	if len(m.threads) > 0 {
+		errs = append(errs, h.deleteThreads(len(h.threads)-len(m.threads)))
 	}
 	if err := h.removeComps(func(c *Component) bool { return gone[c] }, op); err != nil {
 		return errors.Join(append(errs, err)...)
@@ -255,4 +263,20 @@ func (h *HAL) unloadVerb(verb, name string) error {
 		}
 	}
 	return h.UnloadRT(name)
+}
+
+// dropSafeStates removes the safe states drop says from every thread.
+// A run of them under way ends first (safeMu), so none runs after.
+// Called with h.mu.
+func (h *HAL) dropSafeStates(drop func(safeState) bool) {
+	for _, th := range h.threads {
+		p := th.safe.Load()
+		if p == nil || !slices.ContainsFunc(*p, drop) {
+			continue
+		}
+		list := slices.DeleteFunc(slices.Clone(*p), drop)
+		th.safeMu.Lock()
+		th.safe.Store(&list)
+		th.safeMu.Unlock()
+	}
 }

@@ -20,6 +20,7 @@ import (
 // its exit hook's runs, and calls after the hook ran.
 type unloadProbe struct {
 	calls, exits, late atomic.Int64
+	safes, lateSafes   atomic.Int64 // its safe state's runs, after the hook
 }
 
 var (
@@ -29,8 +30,9 @@ var (
 
 // registerUnloadComp registers, once, "tunload" (component NAME, name=
 // NAME, default tunload): pins NAME.in, NAME.out, parameter NAME.gain,
-// function NAME.update (out = in*gain), thread= a thread of its own, an
-// exit hook; probe=KEY counts into probe(KEY).
+// function NAME.update (out = in*gain), thread= a thread of its own,
+// safe=THREAD a safe state on THREAD, an exit hook; probe=KEY counts
+// into probe(KEY).
 func registerUnloadComp() {
 	unloadRegister.Do(func() {
 		hal.Register("tunload", func(h *hal.HAL, a *hal.LoadArgs) error {
@@ -60,6 +62,17 @@ func registerUnloadComp() {
 			c.OnExit(func() { exited.Store(true); pr.exits.Add(1) })
 			if thread != "" {
 				if _, err := h.NewThread(thread, time.Millisecond); err != nil {
+					return err
+				}
+			}
+			if safe, ok := a.Get("safe"); ok {
+				err := h.AddSafeState(safe, name, func() {
+					pr.safes.Add(1)
+					if exited.Load() {
+						pr.lateSafes.Add(1)
+					}
+				})
+				if err != nil {
 					return err
 				}
 			}
@@ -254,4 +267,29 @@ func TestUnloadrtWhileRunning(t *testing.T) {
 	assert.Zero(t, probe(key).late.Load(), "called after its exit hook")
 	assert.Equal(t, int64(1), probe(key).exits.Load())
 	stopLoaded(t, h)
+}
+
+// unloadrt removes the safe states its loadrt registered on other
+// threads, and safep's on its pins: none runs after its exit hook
+// released what they drive (hal_gpio closes its lines there).
+func TestUnloadrtDropsItsSafeStates(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h, clock := openSim(t)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	key := t.Name()
+	require.NoError(t, exec(t, h, "loadrt tunload safe=servo probe="+key))
+	require.NoError(t, exec(t, h, "loadrt tunload name=other safe=servo probe="+key+"-other"))
+	require.NoError(t, exec(t, h, "safep servo tunload.out 1"))
+	require.NoError(t, exec(t, h, "safep servo other.out 2"))
+	assert.Equal(t, []string{"tunload", "other", "tunload.out", "other.out"}, servo.SafeStates())
+
+	require.NoError(t, exec(t, h, "unloadrt tunload"))
+	assert.Equal(t, []string{"other", "other.out"}, servo.SafeStates())
+	require.NoError(t, h.Start())
+	require.NoError(t, clock.Advance(2*time.Millisecond))
+	require.NoError(t, h.Stop())
+	assert.Zero(t, probe(key).safes.Load(), "the unloaded component's safe state ran")
+	assert.Equal(t, int64(1), probe(key+"-other").safes.Load(), "the other's ran at Stop")
 }

@@ -417,3 +417,22 @@ start
 	assert.Equal(t, "1", sim.value(t, 18))
 	assert.Equal(t, "TRUE", getp(t, h, "hal_gpio.GPIO17-out"), "the pin keeps its value; the line is safe")
 }
+
+// unloadrt hal_gpio (issue #40) runs its exit hook, as Close does: its
+// lines are released (an inverted output held high falls back to its
+// pull) and another consumer may take them; its pins are gone.
+func TestHalGPIOUnloadrtReleasesTheLines(t *testing.T) {
+	sim := requireGPIOSim(t)
+	h := gpioHAL(t, "sim", "loadrt hal_gpio outputs=GPIO17,GPIO18 invert=GPIO18\n")
+	assert.Equal(t, "1", sim.value(t, 18), "an inverted output starts high: its pin is FALSE")
+	h2 := gpioHAL(t, "sim", "")
+	var busy *gpio.BusyError
+	require.True(t, errors.As(h2.LoadRT("hal_gpio", "outputs=GPIO18"), &busy), "held by the first HAL")
+
+	require.NoError(t, h.UnloadRT("hal_gpio"))
+	assert.Equal(t, "0", sim.value(t, 18), "a released line reads its pull")
+	_, err := h.GetP("hal_gpio.GPIO17-out")
+	assert.Error(t, err, "its pins are gone")
+	require.NoError(t, h2.LoadRT("hal_gpio", "outputs=GPIO17,GPIO18"), "released lines are free again")
+	require.NoError(t, h.LoadRT("hal_gpio", "inputs=GPIO20"), "and the name loads again")
+}
