@@ -133,6 +133,7 @@ func (h *HAL) unloadModule(i int) error {
 	if len(m.threads) > 0 {
 		errs = append(errs, h.deleteThreads(len(h.threads)-len(m.threads)))
 	}
+	h.dropAliases(gone)
 	if err := h.removeComps(func(c *Component) bool { return gone[c] }, op); err != nil {
 		return errors.Join(append(errs, err)...)
 	}
@@ -278,5 +279,26 @@ func (h *HAL) dropSafeStates(drop func(safeState) bool) {
 		th.safeMu.Lock()
 		th.safe.Store(&list)
 		th.safeMu.Unlock()
+	}
+}
+
+// dropAliases removes the aliases of the pins and parameters of the
+// components gone (hal_exit frees a pin's alias with it). Called with h.mu.
+func (h *HAL) dropAliases(gone map[*Component]bool) {
+	drop := func(name string) {
+		if a, ok := h.aliasOf[name]; ok {
+			delete(h.aliases, a)
+			delete(h.aliasOf, name)
+		}
+	}
+	for _, p := range h.pinList {
+		if p != nil && gone[p.comp] {
+			drop(p.name)
+		}
+	}
+	for _, p := range h.parList {
+		if p != nil && gone[p.comp] {
+			drop(p.name)
+		}
 	}
 }

@@ -293,3 +293,26 @@ func TestUnloadrtDropsItsSafeStates(t *testing.T) {
 	assert.Zero(t, probe(key).safes.Load(), "the unloaded component's safe state ran")
 	assert.Equal(t, int64(1), probe(key+"-other").safes.Load(), "the other's ran at Stop")
 }
+
+// The aliases of an unloaded component's pins and parameters go with
+// them, as hal_exit frees a pin's alias with the pin: the names are free
+// again, and the component loaded again has none.
+func TestUnloadrtDropsItsAliases(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h, _ := openSim(t)
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+t.Name()))
+	require.NoError(t, exec(t, h, "alias pin tunload.in myin"))
+	require.NoError(t, exec(t, h, "alias param tunload.gain mygain"))
+	require.NoError(t, exec(t, h, "unloadrt tunload"))
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+t.Name()))
+	_, err := h.GetP("myin")
+	assert.Error(t, err, "the reloaded pin has no alias")
+	v, err := h.GetP("tunload.gain")
+	require.NoError(t, err)
+	assert.Equal(t, "0", v)
+	require.NoError(t, exec(t, h, "alias pin tunload.out myin"), "the alias name is free again")
+	require.NoError(t, exec(t, h, "alias param tunload.gain mygain"))
+	assert.Contains(t, saveAll(t, h), "alias pin tunload.out myin")
+	assert.NotContains(t, saveAll(t, h), "tunload.in myin")
+}
