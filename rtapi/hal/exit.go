@@ -2,7 +2,9 @@ package hal
 
 // OnExit registers fn to run once when the component goes (LinuxCNC's
 // rtapi_app_exit): at HAL.Close, after the threads stopped and their safe
-// states ran, or when the loadrt that made the component is refused.
+// states ran; at unloadrt (HAL.UnloadRT), after its functions left their
+// threads and its safe states were removed; or when the loadrt that made
+// the component is refused.
 // Components use it to release what they hold outside the HAL (a device's
 // file descriptors). Hooks run in reverse registration order with the
 // HAL's lock held: fn must not call the HAL. A panic in fn is not
