@@ -17,7 +17,7 @@ type statsHeader struct {
 	BasePeriod int64 // atomic
 	NThreads   int64 // atomic
 	Closed     int64 // atomic: 1 once the host closed the HAL
-	NExported  int64 // atomic: functions whose slot is filled
+	NExported  int64 // atomic: the function slots ever filled (a freed one is cleared, not uncounted)
 }
 
 // functSlot is a function's name and counters, written by its thread only.

@@ -105,12 +105,6 @@ func (p *publisher) clearFunct(index int) {
 	_ = p.guard(func() { p.layout.Functs[index] = functSlot{} })
 }
 
-// setExported publishes n as the count of function slots in use.
-// Called with h.mu.
-func (p *publisher) setExported(n int) {
-	_ = p.guard(func() { atomic.StoreInt64(&p.layout.Header.NExported, int64(n)) })
-}
-
 func (p *publisher) setThreads(n int, base time.Duration) {
 	_ = p.guard(func() {
 		atomic.StoreInt64(&p.layout.Header.BasePeriod, int64(base))

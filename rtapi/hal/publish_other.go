@@ -30,7 +30,6 @@ func (p *publisher) thread(slot int) *statsSeqlock           { return nil }
 func (p *publisher) funct(index int, name string) *functSlot { return &functSlot{} }
 func (p *publisher) setThreads(n int, base time.Duration)    {}
 func (p *publisher) clearFunct(index int)                    {}
-func (p *publisher) setExported(n int)                       {}
 func (p *publisher) close() error                            { return nil }
 func (p *publisher) guard(f func()) error                    { f(); return nil }
 func (p *publisher) lost(v any) bool                         { return false }

@@ -175,7 +175,8 @@ func (h *HAL) unchainFuncts(fs []*Funct) error {
 }
 
 // dropFuncts deletes fs, on no thread by then, freeing their names and
-// stats slots. Called with h.mu.
+// stats slots (cleared: a viewer reads an empty name there until a new
+// function takes the slot). Called with h.mu.
 func (h *HAL) dropFuncts(fs []*Funct) {
 	if len(fs) == 0 {
 		return
@@ -188,14 +189,10 @@ func (h *HAL) dropFuncts(fs []*Funct) {
 			h.pub.clearFunct(f.index)
 		}
 	}
+	// The exported count is not lowered: a thread's published chain may
+	// name a freed slot until its next publication, and a viewer checks
+	// the chain against the count.
 	h.order = slices.DeleteFunc(h.order, func(f *Funct) bool { return drop[f] })
-	if h.pub != nil {
-		n := 0
-		for _, f := range h.order {
-			n = max(n, f.index+1)
-		}
-		h.pub.setExported(n)
-	}
 }
 
 // freeFunctIndex is the lowest stats slot no exported function holds.

@@ -14,6 +14,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
+	"github.com/gortapi/gortapi/rtapi/sim"
 )
 
 // unloadProbe counts what a loaded "tunload" does: its function's calls,
@@ -315,4 +316,48 @@ func TestUnloadrtDropsItsAliases(t *testing.T) {
 	require.NoError(t, exec(t, h, "alias param tunload.gain mygain"))
 	assert.Contains(t, saveAll(t, h), "alias pin tunload.out myin")
 	assert.NotContains(t, saveAll(t, h), "tunload.in myin")
+}
+
+// A viewer of the stats segment reads a running host across an
+// unloadrt: until the thread publishes its new chain, its record still
+// names the unloaded function's slot, which stays within the exported
+// count (lowering it made the read fail as corrupt).
+func TestUnloadrtKeepsTheStatsReadable(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	dir := t.TempDir()
+	const key = 0x40
+	h, err := hal.New(rt, hal.Options{StatsKey: key, ShmDir: dir, PublishEvery: time.Nanosecond})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close() })
+	clock, err := sim.New(rt)
+	require.NoError(t, err)
+	_, err = h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	for _, n := range []string{"a", "b"} {
+		require.NoError(t, exec(t, h, "loadrt tunload name="+n+" probe="+t.Name()))
+		require.NoError(t, exec(t, h, "addf "+n+".update servo"))
+	}
+	require.NoError(t, h.Start())
+	require.NoError(t, clock.Advance(2*time.Millisecond))
+	v, err := hal.OpenView(hal.ViewOptions{StatsKey: key, Instance: rt.Instance(), Dir: dir})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = v.Close() })
+	s, err := v.Read()
+	require.NoError(t, err)
+	require.Len(t, s.Threads, 1)
+	require.Len(t, s.Threads[0].Functs, 2)
+
+	require.NoError(t, exec(t, h, "unloadrt b"))
+	_, err = v.Read()
+	require.NoError(t, err, "before the thread publishes its new chain")
+	require.NoError(t, clock.Advance(2*time.Millisecond))
+	s, err = v.Read()
+	require.NoError(t, err)
+	require.Len(t, s.Threads, 1)
+	require.Len(t, s.Threads[0].Functs, 1)
+	assert.Equal(t, "a.update", s.Threads[0].Functs[0].Name)
 }
