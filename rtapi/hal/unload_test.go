@@ -22,6 +22,9 @@ import (
 type unloadProbe struct {
 	calls, exits, late atomic.Int64
 	safes, lateSafes   atomic.Int64 // its safe state's runs, after the hook
+	// hold makes the next call close inside and wait for release.
+	hold            atomic.Bool
+	inside, release chan struct{}
 }
 
 var (
@@ -55,6 +58,10 @@ func registerUnloadComp() {
 			var exited atomic.Bool
 			c.Export(name+".update", func(time.Duration, int64) {
 				pr.calls.Add(1)
+				if pr.hold.CompareAndSwap(true, false) {
+					close(pr.inside)
+					<-pr.release
+				}
 				if exited.Load() {
 					pr.late.Add(1)
 				}
@@ -360,4 +367,41 @@ func TestUnloadrtKeepsTheStatsReadable(t *testing.T) {
 	require.Len(t, s.Threads, 1)
 	require.Len(t, s.Threads[0].Functs, 1)
 	assert.Equal(t, "a.update", s.Threads[0].Functs[0].Name)
+}
+
+// unloadrt of a component whose function never returns times out, as
+// RemoveFunct does, and removes nothing more: no exit hook runs while the
+// call may still use what it releases. Once the call ends, unloadrt
+// again completes.
+func TestUnloadrtTimesOutOnARunawayFunction(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h := newHAL(t, hal.Options{StopTimeout: 20 * time.Millisecond})
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	key := t.Name()
+	pr := probe(key)
+	pr.inside, pr.release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(pr.release) }) }
+	t.Cleanup(free) // before Close, should the test fail
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key))
+	require.NoError(t, exec(t, h, "addf tunload.update servo"))
+	require.NoError(t, h.Start())
+	waitBeat(t, servo, 2)
+	pr.hold.Store(true)
+	<-pr.inside
+
+	err = h.UnloadRT("tunload")
+	require.ErrorIs(t, err, rtapi.ErrTimeout)
+	assert.Contains(t, err.Error(), "nothing was unloaded")
+	assert.Zero(t, pr.exits.Load(), "no exit hook under a running call")
+	_, err = h.GetP("tunload.gain")
+	assert.NoError(t, err, "the component stays")
+
+	free()
+	rttest.WaitFor(t, "the held call to end and unloadrt to pass", func() bool { return h.UnloadRT("tunload") == nil })
+	assert.Equal(t, int64(1), pr.exits.Load())
+	assert.Zero(t, pr.late.Load())
+	stopLoaded(t, h)
 }
