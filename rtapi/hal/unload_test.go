@@ -89,6 +89,11 @@ func registerUnloadComp() {
 	})
 }
 
+var probeSeq atomic.Int64
+
+// probeKey is a probe key of its own for this run of t (go test -count).
+func probeKey(t *testing.T) string { return fmt.Sprintf("%s#%d", t.Name(), probeSeq.Add(1)) }
+
 func probe(key string) *unloadProbe {
 	v, _ := unloadProbes.LoadOrStore(key, &unloadProbe{})
 	return v.(*unloadProbe)
@@ -102,7 +107,7 @@ func TestUnloadrtRemovesTheComponent(t *testing.T) {
 	registerUnloadComp()
 	h, clock := openSim(t)
 	p := twoComps(t, h)
-	key := t.Name()
+	key := probeKey(t)
 	pr := probe(key)
 	require.NoError(t, exec(t, h, "loadrt tunload probe="+key+" thread=servo"))
 	require.NoError(t, exec(t, h, "loadrt tunload name=other probe="+key+"-other"))
@@ -171,6 +176,7 @@ func (b *stringsBuilder) Write(p []byte) (int, error) { *b = append(*b, p...); r
 // unloadrt's refusals are halcmd's, in its words; it takes one name;
 // halcmd's lock does not refuse it, as in LinuxCNC.
 func TestUnloadrtRefusals(t *testing.T) {
+	key := probeKey(t)
 	rttest.ParallelUnlessRT(t)
 	registerUnloadComp()
 	h, _ := openSim(t)
@@ -191,10 +197,10 @@ func TestUnloadrtRefusals(t *testing.T) {
 	assert.ErrorContains(t, err, "unloadrt takes 1 arguments, not 2")
 	require.NoError(t, exec(t, h, "unload panel"), "a user component is unloadusr's")
 
-	require.NoError(t, exec(t, h, "loadrt tunload probe="+t.Name()))
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key))
 	require.NoError(t, exec(t, h, "lock"))
 	require.NoError(t, exec(t, h, "unloadrt tunload"), "LinuxCNC's unloadrt checks no lock")
-	assert.Equal(t, int64(1), probe(t.Name()).exits.Load())
+	assert.Equal(t, int64(1), probe(key).exits.Load())
 }
 
 // unloadrt all and unload all unload every loadrt, newest first, and
@@ -204,7 +210,7 @@ func TestUnloadrtAll(t *testing.T) {
 	registerUnloadComp()
 	for _, verb := range []string{"unloadrt", "unload"} {
 		h, _ := openSim(t)
-		key := t.Name() + verb
+		key := probeKey(t) + verb
 		require.NoError(t, exec(t, h, "loadrt tunload name=first probe="+key+"1 thread=servo"))
 		require.NoError(t, exec(t, h, "loadrt tunload name=second probe="+key+"2"))
 		require.NoError(t, exec(t, h, "addf second.update servo"))
@@ -229,17 +235,18 @@ func TestUnloadrtAll(t *testing.T) {
 // leaves no slot behind: the tables hold as many as before (as
 // TestDelsigFreesTheSlot for signals).
 func TestLoadUnloadFreesTheSlots(t *testing.T) {
+	key := probeKey(t)
 	rttest.ParallelUnlessRT(t)
 	registerUnloadComp()
 	h, _ := openSim(t)
 	require.NoError(t, h.NewSignal("keep", hal.TypeFloat))
 	for i := range 2000 {
-		require.NoError(t, exec(t, h, "loadrt tunload thread=servo probe="+t.Name()), "cycle %d", i)
+		require.NoError(t, exec(t, h, "loadrt tunload thread=servo probe="+key), "cycle %d", i)
 		require.NoError(t, exec(t, h, "addf tunload.update servo"), "cycle %d", i)
 		require.NoError(t, exec(t, h, "net keep tunload.in"), "cycle %d", i)
 		require.NoError(t, exec(t, h, "unloadrt tunload"), "cycle %d", i)
 	}
-	assert.Equal(t, int64(2000), probe(t.Name()).exits.Load())
+	assert.Equal(t, int64(2000), probe(key).exits.Load())
 	require.NoError(t, exec(t, h, "loadrt tunload thread=servo"))
 	s, err := h.View().Read()
 	require.NoError(t, err)
@@ -262,7 +269,7 @@ func TestUnloadrtWhileRunning(t *testing.T) {
 	h := newHAL(t, hal.Options{})
 	servo, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
-	key := t.Name()
+	key := probeKey(t)
 	require.NoError(t, exec(t, h, "loadrt tunload probe="+key))
 	require.NoError(t, exec(t, h, "addf tunload.update servo"))
 	require.NoError(t, h.Start())
@@ -286,7 +293,7 @@ func TestUnloadrtDropsItsSafeStates(t *testing.T) {
 	h, clock := openSim(t)
 	servo, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
-	key := t.Name()
+	key := probeKey(t)
 	require.NoError(t, exec(t, h, "loadrt tunload safe=servo probe="+key))
 	require.NoError(t, exec(t, h, "loadrt tunload name=other safe=servo probe="+key+"-other"))
 	require.NoError(t, exec(t, h, "safep servo tunload.out 1"))
@@ -306,14 +313,15 @@ func TestUnloadrtDropsItsSafeStates(t *testing.T) {
 // them, as hal_exit frees a pin's alias with the pin: the names are free
 // again, and the component loaded again has none.
 func TestUnloadrtDropsItsAliases(t *testing.T) {
+	key := probeKey(t)
 	rttest.ParallelUnlessRT(t)
 	registerUnloadComp()
 	h, _ := openSim(t)
-	require.NoError(t, exec(t, h, "loadrt tunload probe="+t.Name()))
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key))
 	require.NoError(t, exec(t, h, "alias pin tunload.in myin"))
 	require.NoError(t, exec(t, h, "alias param tunload.gain mygain"))
 	require.NoError(t, exec(t, h, "unloadrt tunload"))
-	require.NoError(t, exec(t, h, "loadrt tunload probe="+t.Name()))
+	require.NoError(t, exec(t, h, "loadrt tunload probe="+key))
 	_, err := h.GetP("myin")
 	assert.Error(t, err, "the reloaded pin has no alias")
 	v, err := h.GetP("tunload.gain")
@@ -330,14 +338,15 @@ func TestUnloadrtDropsItsAliases(t *testing.T) {
 // names the unloaded function's slot, which stays within the exported
 // count (lowering it made the read fail as corrupt).
 func TestUnloadrtKeepsTheStatsReadable(t *testing.T) {
+	key := probeKey(t)
 	rttest.ParallelUnlessRT(t)
 	registerUnloadComp()
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim", Sim: &rtapi.SimOptions{Seed: 1}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, rt.Close()) })
 	dir := t.TempDir()
-	const key = 0x40
-	h, err := hal.New(rt, hal.Options{StatsKey: key, ShmDir: dir, PublishEvery: time.Nanosecond})
+	const statsKey = 0x40
+	h, err := hal.New(rt, hal.Options{StatsKey: statsKey, ShmDir: dir, PublishEvery: time.Nanosecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = h.Close() })
 	clock, err := sim.New(rt)
@@ -345,12 +354,12 @@ func TestUnloadrtKeepsTheStatsReadable(t *testing.T) {
 	_, err = h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
 	for _, n := range []string{"a", "b"} {
-		require.NoError(t, exec(t, h, "loadrt tunload name="+n+" probe="+t.Name()))
+		require.NoError(t, exec(t, h, "loadrt tunload name="+n+" probe="+key))
 		require.NoError(t, exec(t, h, "addf "+n+".update servo"))
 	}
 	require.NoError(t, h.Start())
 	require.NoError(t, clock.Advance(2*time.Millisecond))
-	v, err := hal.OpenView(hal.ViewOptions{StatsKey: key, Instance: rt.Instance(), Dir: dir})
+	v, err := hal.OpenView(hal.ViewOptions{StatsKey: statsKey, Instance: rt.Instance(), Dir: dir})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = v.Close() })
 	s, err := v.Read()
@@ -379,7 +388,7 @@ func TestUnloadrtTimesOutOnARunawayFunction(t *testing.T) {
 	h := newHAL(t, hal.Options{StopTimeout: 20 * time.Millisecond})
 	servo, err := h.NewThread("servo", time.Millisecond)
 	require.NoError(t, err)
-	key := t.Name()
+	key := probeKey(t)
 	pr := probe(key)
 	pr.inside, pr.release = make(chan struct{}), make(chan struct{})
 	var once sync.Once
