@@ -133,6 +133,8 @@ func (c *Component) Remove() error {
 	case c.exported || h.ownComps[c]:
 		return errf(op, "", "", rtapi.ErrState, "component %q has functions; it stays until the HAL closes", c.name)
 	}
+	h.dropAliases(map[*Component]bool{c: true}) // unload.go
+	h.dropSafeStates(func(s safeState) bool { return s.comp == c })
 	return h.removeComps(func(x *Component) bool { return x == c }, op)
 }
 

@@ -230,6 +230,7 @@ func (h *HAL) undoLoad(m loadMark) error {
 			h.pub.setThreads(len(h.threads), h.base)
 		}
 	}
+	h.dropSafeStates(func(s safeState) bool { return s.seq > m.safe })
 	if err := h.removeComps(func(c *Component) bool { return c.born >= m.comps }, op); err != nil {
 		errs = append(errs, err)
 	}

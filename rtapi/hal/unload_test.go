@@ -35,8 +35,8 @@ var (
 // registerUnloadComp registers, once, "tunload" (component NAME, name=
 // NAME, default tunload): pins NAME.in, NAME.out, parameter NAME.gain,
 // function NAME.update (out = in*gain), thread= a thread of its own,
-// safe=THREAD a safe state on THREAD, an exit hook; probe=KEY counts
-// into probe(KEY).
+// safe=THREAD a safe state on THREAD, an exit hook; fail= refuses the
+// load after making all that; probe=KEY counts into probe(KEY).
 func registerUnloadComp() {
 	unloadRegister.Do(func() {
 		hal.Register("tunload", func(h *hal.HAL, a *hal.LoadArgs) error {
@@ -83,6 +83,9 @@ func registerUnloadComp() {
 				if err != nil {
 					return err
 				}
+			}
+			if _, ok := a.Get("fail"); ok {
+				return fmt.Errorf("tunload: told to fail: %w", rtapi.ErrInvalid)
 			}
 			return c.Ready()
 		})
@@ -413,4 +416,45 @@ func TestUnloadrtTimesOutOnARunawayFunction(t *testing.T) {
 	assert.Equal(t, int64(1), pr.exits.Load())
 	assert.Zero(t, pr.late.Load())
 	stopLoaded(t, h)
+}
+
+// A refused loadrt removes the safe states it registered, as unloadrt
+// does: its exit hooks ran, and a safe state left behind would drive
+// what they released.
+func TestRefusedLoadrtDropsItsSafeStates(t *testing.T) {
+	key := probeKey(t)
+	rttest.ParallelUnlessRT(t)
+	registerUnloadComp()
+	h, clock := openSim(t)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	require.Error(t, exec(t, h, "loadrt tunload safe=servo fail=1 probe="+key))
+	assert.Equal(t, int64(1), probe(key).exits.Load(), "the refused load's hooks ran")
+	assert.Empty(t, servo.SafeStates())
+	require.NoError(t, h.Start())
+	require.NoError(t, clock.Advance(2*time.Millisecond))
+	require.NoError(t, h.Stop())
+	assert.Zero(t, probe(key).safes.Load())
+}
+
+// A user-space component's removal (its process ended) drops the
+// aliases of its pins, as hal_exit frees them: the component joining
+// again has none, and the alias name is free. safep's on its pins go.
+func TestRemovedUserComponentDropsItsAliases(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, _ := openSim(t)
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	for i := range 2 {
+		c, err := h.NewUserComponent("panel", 4242)
+		require.NoError(t, err)
+		c.Pin("panel.knob", hal.TypeFloat, hal.Out)
+		require.NoError(t, c.Ready())
+		_, err = h.GetP("knob")
+		assert.Error(t, err, "round %d: no alias yet", i)
+		require.NoError(t, exec(t, h, "alias pin panel.knob knob"), "round %d", i)
+		require.NoError(t, exec(t, h, "safep servo panel.knob 0"), "round %d", i)
+		require.NoError(t, c.Remove())
+		assert.Empty(t, servo.SafeStates(), "round %d: safep's on its pin go with it", i)
+	}
 }
