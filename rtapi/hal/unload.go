@@ -41,17 +41,20 @@ func (h *HAL) recordModule(name string, m loadMark) {
 	h.modules = append(h.modules, mod)
 }
 
-// UnloadRT removes the component name and everything else the loadrt
-// that made it made, as halcmd's unloadrt does (LinuxCNC's rtapi_app unload:
-// the module's rtapi_app_exit, then hal_exit). In order: its functions
-// leave their threads, and UnloadRT waits until no thread can call them
-// (up to Options.StopTimeout, else ErrTimeout and nothing more is
-// removed); its threads stop and are deleted, other functions on them
-// being left on no thread; its components' OnExit hooks run; its pins
-// are unlinked from their signals, which stay; its pins, parameters,
-// functions, components and segments are deleted and their slots freed
-// for the next loadrt. name "all" unloads every loaded module, newest
-// first, and returns the first error after trying each.
+// UnloadRT removes component name and everything else the loadrt that
+// made it made (halcmd's unloadrt; LinuxCNC's rtapi_app unload runs the
+// module's rtapi_app_exit, then hal_exit). name "all" unloads every
+// loaded module, newest first, and returns their errors joined.
+//
+// In order: its functions leave their threads, and UnloadRT waits until
+// no thread can call them (up to Options.StopTimeout, else ErrTimeout
+// and nothing more is removed); the safe states its loadrt registered,
+// and safep's on its pins, are removed; its threads stop and are
+// deleted, other functions on them being left on no thread; its
+// components' OnExit hooks run; its pins lose their aliases and leave
+// their signals, which stay; its pins, parameters, functions,
+// components and segments are deleted and their slots freed for the
+// next loadrt.
 //
 // A name no component has is ErrNotExist ("component 'NAME' is not
 // loaded"); a user-space component's is ErrInvalid ("is not a realtime
