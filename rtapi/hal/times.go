@@ -168,13 +168,13 @@ func (h *HAL) ownPin(c *Component, name string, t Type, d Dir, w **word) {
 		p.e = &h.data.l.Pins[p.index]
 		copy(p.e.Name[:], name)
 		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
-		p.own = &p.e.Value
+		p.own = &h.data.l.Values.Pins[p.index]
 	})
-	p.ref.Store(p.own)
+	p.ref = h.data.newRef(p.own)
 	h.pins[name] = p
 	h.pinList = append(h.pinList, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList))) })
-	*w = &p.ref
+	*w = p.ref
 }
 
 // ownParam makes c's parameter name and points *w at it. Called with h.mu.
@@ -189,13 +189,13 @@ func (h *HAL) ownParam(c *Component, name string, t Type, d ParamDir, w **word) 
 		p.e = &h.data.l.Params[p.index]
 		copy(p.e.Name[:], name)
 		p.e.Comp, p.e.Type, p.e.Dir = uint16(c.index), uint8(t), uint8(d)
-		own = &p.e.Value
+		own = &h.data.l.Values.Params[p.index]
 	})
-	p.ref.Store(own)
+	p.ref = h.data.newRef(own)
 	h.params[name] = p
 	h.parList = append(h.parList, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList))) })
-	*w = &p.ref
+	*w = p.ref
 }
 
 // resetMax zeroes .tmax, as setp NAME.tmax 0 does.
