@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 )
 
@@ -61,4 +64,57 @@ func BenchmarkChain(b *testing.B) {
 			}
 		}
 	})
+	// chain-50's functions called as go-atomic-loop-50 calls its own,
+	// without a thread: the pins' cost without the call's accounting.
+	b.Run("pins-loop-50", func(b *testing.B) {
+		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+		require.NoError(b, err)
+		defer rt.Close()
+		h, err := hal.New(rt, hal.Options{})
+		require.NoError(b, err)
+		defer h.Close()
+		comps, fs := chainFuncs(b, h, 50, 10)
+		for _, c := range comps {
+			require.NoError(b, c.Ready())
+		}
+		for b.Loop() {
+			for _, f := range fs {
+				f(50*time.Microsecond, 0)
+			}
+		}
+	})
+	// Where a pin access's cost lies: the yardstick's work reached as a
+	// pin reaches its word, through a handle's atomic.Pointer, with the
+	// pointers and words packed (ptr-dense: 8 bytes each, in creation
+	// order) or spread as in data layout 1 (ptr-spread: each pointer in its
+	// own 96-byte heap object, each word in its own 64-byte entry).
+	b.Run("go-atomic-ptr-dense-50", func(b *testing.B) { benchAtomicPtr(b, 1, 1) })
+	b.Run("go-atomic-ptr-spread-50", func(b *testing.B) { benchAtomicPtr(b, 12, 8) })
+}
+
+// benchAtomicPtr is go-atomic-loop-50 through 500 atomic.Pointers: the
+// pointer of access k at refs[k*refStride], its word at words[k*wordStride].
+func benchAtomicPtr(b *testing.B, refStride, wordStride int) {
+	const n = 500
+	refs := make([]atomic.Pointer[uint64], n*refStride)
+	words := make([]uint64, n*wordStride)
+	var h [50][10]*atomic.Pointer[uint64]
+	for k := range n {
+		refs[k*refStride].Store(&words[k*wordStride])
+		h[k/10][k%10] = &refs[k*refStride]
+	}
+	fs := make([]func(), 50)
+	for i := range fs {
+		fs[i] = func() {
+			for j := 0; j < 10; j += 2 {
+				v := math.Float64frombits(atomic.LoadUint64(h[i][j].Load()))
+				atomic.StoreUint64(h[i][j+1].Load(), math.Float64bits(v+1))
+			}
+		}
+	}
+	for b.Loop() {
+		for _, f := range fs {
+			f()
+		}
+	}
 }

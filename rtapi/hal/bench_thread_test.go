@@ -17,6 +17,20 @@ import (
 // writing pins/2 Out pins (pins*n in all); with pins == 0, an empty one.
 func addChain(tb testing.TB, h *hal.HAL, thread string, n, pins int) {
 	tb.Helper()
+	comps, fns := chainFuncs(tb, h, n, pins)
+	for i, c := range comps {
+		c.Export(fmt.Sprintf("c%d.f", i), fns[i])
+		require.NoError(tb, c.Ready())
+		require.NoError(tb, h.AddFunct(fmt.Sprintf("c%d.f", i), thread, hal.Last))
+	}
+}
+
+// chainFuncs makes addChain's n components c0... with their pins, not yet
+// ready, and returns them with their functions, not exported.
+func chainFuncs(tb testing.TB, h *hal.HAL, n, pins int) ([]*hal.Component, []hal.Func) {
+	tb.Helper()
+	comps := make([]*hal.Component, n)
+	fns := make([]hal.Func, n)
 	for i := range n {
 		c, err := h.NewComponent(fmt.Sprintf("c%d", i))
 		require.NoError(tb, err)
@@ -26,18 +40,17 @@ func addChain(tb testing.TB, h *hal.HAL, thread string, n, pins int) {
 			in[j] = c.Float(fmt.Sprintf("c%d.in%d", i, j), hal.In)
 			out[j] = c.Float(fmt.Sprintf("c%d.out%d", i, j), hal.Out)
 		}
-		fn := func(time.Duration, int64) {}
+		fns[i] = func(time.Duration, int64) {}
 		if pins > 0 {
-			fn = func(time.Duration, int64) {
+			fns[i] = func(time.Duration, int64) {
 				for j := range in {
 					out[j].Set(in[j].Get() + 1)
 				}
 			}
 		}
-		c.Export(fmt.Sprintf("c%d.f", i), fn)
-		require.NoError(tb, c.Ready())
-		require.NoError(tb, h.AddFunct(fmt.Sprintf("c%d.f", i), thread, hal.Last))
+		comps[i] = c
 	}
+	return comps, fns
 }
 
 // benchSimCycle times a sim-flavor cycle of a 50 µs thread running

@@ -35,7 +35,7 @@ type Component struct {
 
 // pin is the host's pin; ref points at its own word or its signal's.
 type pin struct {
-	ref   word
+	ref   *word // a cell of dataStore.newRef's, which handles point at
 	own   *uint64
 	e     *pinEntry
 	index int
@@ -47,7 +47,7 @@ type pin struct {
 }
 
 type param struct {
-	ref   word // always the parameter's own word
+	ref   *word // always at the parameter's own word; a newRef cell
 	e     *paramEntry
 	index int
 	name  string
@@ -61,7 +61,7 @@ type Signal struct {
 	name  string
 	index int
 	e     *sigEntry
-	value *uint64 // &e.Value, taken once under the data guard
+	value *uint64 // its word in the values area, taken once under the data guard
 	typ   Type
 	pins  []*pin // linked, in link order; guarded by h.mu
 }
@@ -222,18 +222,18 @@ func (c *Component) newPin(name string, t Type, d Dir) *word {
 	h.beginChange()
 	h.data.access(func() {
 		p.e = &h.data.l.Pins[p.index]
-		p.own = &p.e.Value
+		p.own = &h.data.l.Values.Pins[p.index]
 		atomic.StoreUint64(p.own, 0)
 		atomic.StoreUint32(&p.e.Signal, 0)
 		storeName(&p.e.Name, name)
 		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
-	p.ref.Store(p.own)
+	p.ref = h.data.newRef(p.own)
 	h.pins[name] = p
 	h.pinList = putSlot(h.pinList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList))) })
 	h.endChange()
-	return &p.ref
+	return p.ref
 }
 
 func (c *Component) newParam(name string, t Type, d ParamDir) *word {
@@ -250,17 +250,17 @@ func (c *Component) newParam(name string, t Type, d ParamDir) *word {
 	h.beginChange()
 	h.data.access(func() {
 		p.e = &h.data.l.Params[p.index]
-		own = &p.e.Value
+		own = &h.data.l.Values.Params[p.index]
 		atomic.StoreUint64(own, 0)
 		storeName(&p.e.Name, name)
 		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
-	p.ref.Store(own)
+	p.ref = h.data.newRef(own)
 	h.params[name] = p
 	h.parList = putSlot(h.parList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList))) })
 	h.endChange()
-	return &p.ref
+	return p.ref
 }
 
 // newItem reports whether c may make a pin or parameter (kind) named

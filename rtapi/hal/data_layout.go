@@ -25,8 +25,10 @@ const (
 )
 
 const (
-	dataMagic   = 0x314154414c414847 // "GHALATA1", little-endian
-	dataVersion = 1
+	dataMagic = 0x314154414c414847 // "GHALATA1", little-endian
+	// dataVersion 2 moved every value word out of its entry into the
+	// values area (dataValues); layout 1 readers refuse it, and back.
+	dataVersion = 2
 )
 
 type dataHeader struct {
@@ -58,10 +60,10 @@ type compEntry struct {
 	ID    uint32 // atomic: the component's id (show's Owner), set when made
 }
 
-// pinEntry is a pin: 64 bytes. Value is the pin's own word ("dummysig"):
-// what an unlinked pin reads and writes.
+// pinEntry is a pin: 64 bytes. Its own word ("dummysig"), what it reads
+// and writes while unlinked, is Values.Pins at its slot.
 type pinEntry struct {
-	Value  uint64 // atomic
+	_      uint64 // layout 1's value word: 0
 	Name   [NameLen]byte
 	Comp   uint16
 	Type   uint8
@@ -69,27 +71,40 @@ type pinEntry struct {
 	Signal uint32 // atomic: index of the linked signal + 1; 0 when unlinked
 }
 
-// paramEntry is a parameter: 64 bytes.
+// paramEntry is a parameter: 64 bytes; its value is Values.Params at its
+// slot.
 type paramEntry struct {
-	Value uint64 // atomic
-	Name  [NameLen]byte
-	Comp  uint16
-	Type  uint8
-	Dir   uint8
-	_     uint32
+	_    uint64 // layout 1's value word: 0
+	Name [NameLen]byte
+	Comp uint16
+	Type uint8
+	Dir  uint8
+	_    uint32
 }
 
-// sigEntry is a signal: 64 bytes. Info packs, so that a reader loads them
-// together: type (bits 0-7), live (8), writers (16-31), readers (32-47),
-// bidirs (48-63).
+// sigEntry is a signal: 64 bytes; its value is Values.Signals at its slot.
+// Info packs, so that a reader loads them together: type (bits 0-7), live
+// (8), writers (16-31), readers (32-47), bidirs (48-63).
 type sigEntry struct {
-	Value uint64 // atomic
-	Name  [NameLen]byte
-	Info  uint64 // atomic
+	_    uint64 // layout 1's value word: 0
+	Name [NameLen]byte
+	Info uint64 // atomic
+}
+
+// dataValues is the values area: the pins', parameters' and signals'
+// 64-bit words (atomic), packed by slot. Slots are taken in creation
+// order, so a component's pins share cache lines, as the pins LinuxCNC's
+// hal_malloc gives a component do: a chain's working set stays small
+// enough for L1 (docs/BENCHMARKS.md, issue 41).
+type dataValues struct {
+	Pins    [MaxPins]uint64
+	Params  [MaxParams]uint64
+	Signals [MaxSignals]uint64
 }
 
 type dataLayout struct {
 	Header  dataHeader
+	Values  dataValues
 	Comps   [MaxComps]compEntry
 	Pins    [MaxPins]pinEntry
 	Params  [MaxParams]paramEntry
@@ -116,6 +131,25 @@ func sizeofData() int { return int(unsafe.Sizeof(dataLayout{})) }
 type dataStore struct {
 	loss // seg nil: private
 	l    *dataLayout
+	refs []word // newRef's chunk, its unused cells; guarded by h.mu
+}
+
+// refChunk is how many cells newRef allocates at once: 512 bytes.
+const refChunk = 64
+
+// newRef returns a new cell pointing at to: where a pin's or parameter's
+// handle finds its word. Cells are handed out in creation order from
+// chunks, so a component's cells share cache lines, and never reused: a
+// removed pin's handles keep theirs (the GC frees a chunk none uses).
+// Called with h.mu.
+func (d *dataStore) newRef(to *uint64) *word {
+	if len(d.refs) == 0 {
+		d.refs = make([]word, refChunk)
+	}
+	r := &d.refs[0]
+	d.refs = d.refs[1:]
+	r.Store(to)
+	return r
 }
 
 const dataLost = "hal data segment lost: another process truncated it; the threads go on, " +

@@ -51,7 +51,7 @@ func (h *HAL) setRef(p *pin, to *uint64) {
 		p.ref.Store(to)
 		return
 	}
-	h.ops = append(h.ops, linkOp{ref: &p.ref, to: to})
+	h.ops = append(h.ops, linkOp{ref: p.ref, to: to})
 }
 
 // commitLinks applies the collected stores between cycles. Called with h.mu.

@@ -44,7 +44,7 @@ func (h *HAL) newSignal(name string, t Type) (*Signal, error) {
 		s.e = &h.data.l.Signals[s.index]
 		atomic.StoreUint64(&s.e.Info, 0)
 		storeName(&s.e.Name, name)
-		s.value = &s.e.Value
+		s.value = &h.data.l.Values.Signals[s.index]
 		atomic.StoreUint64(s.value, 0)
 	})
 	h.publish(s)

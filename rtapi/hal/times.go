@@ -173,17 +173,17 @@ func (h *HAL) ownPin(c *Component, name string, t Type, d Dir, w **word) {
 	p := &pin{index: slot, name: name, typ: t, dir: d, comp: c}
 	h.data.access(func() {
 		p.e = &h.data.l.Pins[p.index]
-		p.own = &p.e.Value
+		p.own = &h.data.l.Values.Pins[p.index]
 		atomic.StoreUint64(p.own, 0)
 		atomic.StoreUint32(&p.e.Signal, 0)
 		storeName(&p.e.Name, name)
 		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
-	p.ref.Store(p.own)
+	p.ref = h.data.newRef(p.own)
 	h.pins[name] = p
 	h.pinList = putSlot(h.pinList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NPins, int64(len(h.pinList))) })
-	*w = &p.ref
+	*w = p.ref
 }
 
 // ownParam makes c's parameter name and points *w at it. Called with h.mu.
@@ -197,16 +197,16 @@ func (h *HAL) ownParam(c *Component, name string, t Type, d ParamDir, w **word) 
 	var own *uint64
 	h.data.access(func() {
 		p.e = &h.data.l.Params[p.index]
-		own = &p.e.Value
+		own = &h.data.l.Values.Params[p.index]
 		atomic.StoreUint64(own, 0)
 		storeName(&p.e.Name, name)
 		storeMeta(&p.e.Comp, entryMeta{Comp: uint16(c.index), Type: uint8(t), Dir: uint8(d)})
 	})
-	p.ref.Store(own)
+	p.ref = h.data.newRef(own)
 	h.params[name] = p
 	h.parList = putSlot(h.parList, slot, p)
 	h.data.access(func() { atomic.StoreInt64(&h.data.l.Header.NParams, int64(len(h.parList))) })
-	*w = &p.ref
+	*w = p.ref
 }
 
 // resetMax zeroes .tmax, as setp NAME.tmax 0 does.

@@ -77,12 +77,12 @@ func (c *Component) SetOwn(name, value string) error {
 	var ref *word
 	var t Type
 	if p, ok := h.params[name]; ok && p.comp == c {
-		ref, t = &p.ref, p.typ
+		ref, t = p.ref, p.typ
 	} else if p, ok := h.pins[name]; ok && p.comp == c {
 		if p.dir == In {
 			return errf(op, "", "", rtapi.ErrInvalid, "pin %q is an IN pin: its signal or setp writes it", name)
 		}
-		ref, t = &p.ref, p.typ
+		ref, t = p.ref, p.typ
 	} else {
 		return errf(op, "", "", rtapi.ErrInvalid, "component %q has no pin or parameter %q", c.name, name)
 	}

@@ -376,7 +376,7 @@ func readItems(l *dataLayout, s *Snapshot) error {
 			return corrupt("signal %d has type %d", i, t)
 		}
 		sigIndex = append(sigIndex, len(s.Signals))
-		s.Signals = append(s.Signals, SignalInfo{Name: safeName(&e.Name), Type: t, Value: atomic.LoadUint64(&e.Value), slot: i})
+		s.Signals = append(s.Signals, SignalInfo{Name: safeName(&e.Name), Type: t, Value: atomic.LoadUint64(&l.Values.Signals[i]), slot: i})
 	}
 	for i := range np {
 		e := &l.Pins[i]
@@ -392,7 +392,7 @@ func readItems(l *dataLayout, s *Snapshot) error {
 			return err
 		}
 		p.OwnerID = compIDs[m.Comp]
-		p.Value = atomic.LoadUint64(&e.Value)
+		p.Value = atomic.LoadUint64(&l.Values.Pins[i])
 		if link := atomic.LoadUint32(&e.Signal); link != 0 {
 			if int64(link) > int64(ns) || sigIndex[link-1] < 0 {
 				return corrupt("pin %q linked to signal %d of %d", p.Name, link, ns)
@@ -417,7 +417,7 @@ func readItems(l *dataLayout, s *Snapshot) error {
 		if m == (entryMeta{}) {
 			continue // a free slot
 		}
-		p := ParamInfo{Name: safeName(&e.Name), Type: Type(m.Type), Dir: ParamDir(m.Dir), Value: atomic.LoadUint64(&e.Value)}
+		p := ParamInfo{Name: safeName(&e.Name), Type: Type(m.Type), Dir: ParamDir(m.Dir), Value: atomic.LoadUint64(&l.Values.Params[i])}
 		if !p.Type.valid() || p.Dir < RO || p.Dir > RW {
 			return corrupt("parameter %d has type %d, direction %d", i, p.Type, p.Dir)
 		}

@@ -32,6 +32,35 @@ func TestDataLayout(t *testing.T) {
 	}
 }
 
+// A component's pins, parameters and signals keep their words packed in
+// the values area in the order they were made, and their handles' cells
+// next to each other: a word or a pointer apart, as hal_malloc's pins
+// (issue 41).
+// The segment's readers find them there.
+func TestValuesPacked(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h, d, _, _ := dataFixture(t)
+	addr := func(p any) uintptr { return uintptr(reflect.ValueOf(p).UnsafePointer()) }
+	b := h.pins["b.in"]
+	e := h.pins["b.enable"]
+	assert.Equal(t, uintptr(8), addr(e.own)-addr(b.own), "pin words")
+	cell := unsafe.Sizeof(word{}) // a pointer: 4 bytes on 32-bit Linux
+	assert.Equal(t, cell, addr(e.ref)-addr(b.ref), "pin cells")
+	g, c := h.params["a.gain"], h.params["a.count"]
+	assert.Equal(t, uintptr(8), addr(c.ref.Load())-addr(g.ref.Load()), "parameter words")
+	assert.Equal(t, cell, addr(c.ref)-addr(g.ref), "parameter cells")
+	assert.Equal(t, uintptr(8), addr(h.sigs["spare"].value)-addr(h.sigs["cmd"].value), "signal words")
+
+	atomic.StoreUint64(&h.data.l.Values.Pins[e.index], 1)
+	atomic.StoreUint64(&h.data.l.Values.Params[c.index], 7)
+	atomic.StoreUint64(&h.data.l.Values.Signals[h.sigs["spare"].index], 1)
+	s, err := d.Read()
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), s.Pins[2].Value, s.Pins[2].Name)
+	assert.Equal(t, uint64(7), s.Params[1].Value, s.Params[1].Name)
+	assert.Equal(t, uint64(1), s.Signals[1].Value, s.Signals[1].Name)
+}
+
 // dataFixture makes a host HAL sharing its data segment in a temporary
 // directory, with two components, a few pins, a parameter and two
 // signals, and opens a View of it as another process would. reset
@@ -116,6 +145,7 @@ func TestDataRefusesCorruptValues(t *testing.T) {
 		"signal count high":  func() { atomic.StoreInt64(&hd.NSignals, MaxSignals+1) },
 		"magic":              func() { atomic.StoreUint64(&hd.Magic, 1) },
 		"limits":             func() { atomic.StoreUint32(&hd.MaxPins, 1<<31) },
+		"layout 1":           func() { atomic.StoreUint32(&hd.Version, 1) },
 		"pin owner":          func() { l.Pins[1].Comp = 0xffff },
 		"pin type":           func() { l.Pins[1].Type = 9 },
 		"pin dir":            func() { l.Pins[1].Dir = 0 },
@@ -217,8 +247,8 @@ func ScribbleData(path string, n int, seed uint64) error {
 		off(unsafe.Pointer(&l.Header.NSignals)), off(unsafe.Pointer(&l.Header.Gen)), off(unsafe.Pointer(&l.Header.Magic)),
 	}
 	for i := range 8 {
-		targets = append(targets, off(unsafe.Pointer(&l.Pins[i].Signal)), off(unsafe.Pointer(&l.Pins[i].Value)),
-			off(unsafe.Pointer(&l.Signals[i].Info)), off(unsafe.Pointer(&l.Params[i].Value)))
+		targets = append(targets, off(unsafe.Pointer(&l.Pins[i].Signal)), off(unsafe.Pointer(&l.Values.Pins[i])),
+			off(unsafe.Pointer(&l.Signals[i].Info)), off(unsafe.Pointer(&l.Values.Params[i])), off(unsafe.Pointer(&l.Values.Signals[i])))
 	}
 	values := []uint64{0, 1, 2, 3, MaxComps + 1, MaxPins + 1, 1 << 31, 1 << 62, ^uint64(0), 0xffff}
 	return scribble(path, n, rand.New(rand.NewPCG(seed, 2)), targets, values)
