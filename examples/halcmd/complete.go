@@ -401,13 +401,11 @@ func parseNames(pins, params, sigs, fns, comps, threads, aliases string) halName
 		}
 	}
 	numeric := func(s string) bool { _, err := strconv.Atoi(s); return err == nil }
+	// show funct: " OWNER  CODE  ARG  YES  USERS   NAME" (print_funct_info).
 	for _, line := range strings.Split(fns, "\n") {
 		f := strings.Fields(line)
-		switch {
-		case len(f) == 4 && numeric(f[0]):
-			d.functs = append(d.functs, halFunct{name: f[3]})
-		case len(f) == 5 && numeric(f[1]):
-			d.functs = append(d.functs, halFunct{name: f[4], inUse: true})
+		if len(f) == 6 && numeric(f[0]) && f[3] == "YES" && numeric(f[4]) {
+			d.functs = append(d.functs, halFunct{name: f[5], inUse: f[4] != "0"})
 		}
 	}
 	for _, c := range parseShowComp(comps) {

@@ -143,8 +143,9 @@ func TestParseNames(t *testing.T) {
 	sigs := "Signals:\nType                  Value  Name     (linked to)\n" +
 		"float                     0  pos-cmd\n" + "                                 <== siggen.0.sine\n" +
 		"                                 ==> pid.0.command\n" + "bit                   FALSE  enable\n\n"
-	fns := "Exported Functions:\nThread      Calls       Time       Tmax  Name\n" +
-		"servo          12      1.2µs      3.4µs  pid.0.do-pid-calcs\n" + "                0         0s         0s  siggen.0.update\n"
+	fns := "Exported Functions:\nOwner   CodeAddr      Arg           FP   Users   Name\n" +
+		" 00010  004a5b20  c000123456  YES      1   pid.0.do-pid-calcs\n" +
+		" 00011  004a5c40  c000123480  YES      0   siggen.0.update\n\n"
 	comps := "Loaded HAL Components:\nID      Type  Name                                                    PID   State\n" +
 		"    12  User  hmi                                                      4321 ready\n" +
 		"    10  RT    pid                                                           ready\n\n"

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,9 +263,9 @@ func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 		}
 		return WriteShow(w, what, "", filterSnapshot(s, t, patterns))
 	case "funct", "function":
-		return h.showFuncts(w, patterns)
+		return h.showFuncts(w, patterns, false)
 	case "thread":
-		return h.showThreads(w, patterns)
+		return h.showThreads(w, patterns, false)
 	case "alias":
 		return h.showAliases(w, patterns, true, true)
 	case "all":
@@ -287,11 +288,10 @@ func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 				return err
 			}
 		}
-		if err := h.showFuncts(w, patterns); err != nil {
+		if err := h.showFuncts(w, patterns, false); err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
-		return h.showThreads(w, patterns)
+		return h.showThreads(w, patterns, false)
 	}
 	return fmt.Errorf("show: unknown item %q (comp, pin, param, sig, funct, thread, alias, all): %w", what, rtapi.ErrInvalid)
 }
@@ -526,37 +526,116 @@ func sigArrow(d Dir) string {
 	return "<=>"
 }
 
-func (h *HAL) showFuncts(w io.Writer, patterns []string) error {
-	var b strings.Builder
-	b.WriteString("Exported Functions:\nThread      Calls       Time       Tmax  Name\n")
-	for _, f := range h.Functs() {
+// showFuncts is halcmd's print_funct_info: the exported functions by
+// name (hal_export_funct keeps its list sorted), each with its owner's
+// id, the addresses of its code and of its closure (LinuxCNC's funct and
+// arg), "YES" (every function may use floating point), the number of
+// threads that call it and its name; then a blank line. In script mode
+// (halcmd -s) the owner's name replaces the id and there are no headers.
+func (h *HAL) showFuncts(w io.Writer, patterns []string, script bool) error {
+	type row struct {
+		name, comp string
+		id, users  int
+		code, arg  uintptr
+	}
+	h.mu.Lock()
+	if err := h.checkOpen("show", "", ""); err != nil {
+		h.mu.Unlock()
+		return err
+	}
+	var rows []row
+	for _, f := range h.order {
 		if !matchAny(patterns, f.name) {
 			continue
 		}
-		h.mu.Lock()
-		th := ""
-		if f.thread != nil {
-			th = f.thread.name
+		r := row{name: f.name, arg: uintptr(unsafe.Pointer(f))}
+		if f.fn != nil {
+			r.code = reflect.ValueOf(f.fn).Pointer()
+		} else {
+			r.code = reflect.ValueOf(f.cfn).Pointer()
 		}
-		h.mu.Unlock()
-		s := f.Stats()
-		fmt.Fprintf(&b, "%-10s %6d  %9s  %9s  %s\n", names.Escape(th), s.Calls, short(s.Time), short(s.TMax), names.Escape(f.name))
+		// The owner is the component that owns the function's .time pin
+		// (functTimes).
+		if p, ok := h.pins[f.name+".time"]; ok && p.comp != nil {
+			r.comp, r.id = p.comp.name, p.comp.id
+		}
+		if f.thread != nil {
+			r.users = 1
+		}
+		rows = append(rows, r)
 	}
+	h.mu.Unlock()
+	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.name, b.name) })
+	var b strings.Builder
+	if !script {
+		b.WriteString("Exported Functions:\nOwner   CodeAddr      Arg           FP   Users   Name\n")
+	}
+	for _, r := range rows {
+		if script {
+			fmt.Fprintf(&b, "%s %08x %08x %s %3d %s\n", names.Escape(r.comp), r.code, r.arg, "YES", r.users, names.Escape(r.name))
+		} else {
+			fmt.Fprintf(&b, " %05d  %08x  %08x  %-3s  %5d   %s\n", r.id, r.code, r.arg, "YES", r.users, names.Escape(r.name))
+		}
+	}
+	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func (h *HAL) showThreads(w io.Writer, patterns []string) error {
-	var ts []ThreadStats
-	for _, s := range h.Stats() {
-		if matchAny(patterns, s.Name) {
-			ts = append(ts, s)
-		}
+// showThreads is halcmd's print_thread_info: the threads, newest first
+// (hal_create_thread puts a new thread at the head of its list), each
+// with its period in ns, "YES", its name and its .time and .tmax (ns,
+// times.go), then a line for each function it calls; then a blank line.
+// In script mode (halcmd -s) there are no headers and a thread is
+// "PERIOD YES NAME %8ld TMAX" and each function " NAME", each ended by
+// a newline: halcmd_commands.cc writes the newline after each of its
+// callbacks, the thread's and each function's.
+func (h *HAL) showThreads(w io.Writer, patterns []string, script bool) error {
+	type row struct {
+		name       string
+		period     int64
+		time, tmax int32
+		functs     []string
 	}
-	if _, err := io.WriteString(w, "Realtime Threads:\n"); err != nil {
+	h.mu.Lock()
+	if err := h.checkOpen("show", "", ""); err != nil {
+		h.mu.Unlock()
 		return err
 	}
-	return WriteThreads(w, ts)
+	var rows []row
+	for _, th := range slices.Backward(h.threads) {
+		if !matchAny(patterns, th.name) {
+			continue
+		}
+		r := row{name: th.name, period: th.period.Nanoseconds()}
+		h.data.access(func() { r.time, r.tmax = th.times.time.Get(), th.times.tmax.Get() })
+		for _, f := range th.chain.Load().functs {
+			r.functs = append(r.functs, f.name)
+		}
+		rows = append(rows, r)
+	}
+	h.mu.Unlock()
+	var b strings.Builder
+	if !script {
+		b.WriteString("Realtime Threads:\n     Period  FP     Name               (     Time, Max-Time )\n")
+	}
+	for _, r := range rows {
+		if script {
+			fmt.Fprintf(&b, "%d %s %s %8d %d\n", r.period, "YES", names.Escape(r.name), r.time, r.tmax)
+		} else {
+			fmt.Fprintf(&b, "%11d  %-3s  %20s ( %8d, %8d )\n", r.period, "YES", names.Escape(r.name), r.time, r.tmax)
+		}
+		for i, f := range r.functs {
+			if script {
+				fmt.Fprintf(&b, " %s\n", names.Escape(f))
+			} else {
+				fmt.Fprintf(&b, "                 %2d %s\n", i+1, names.Escape(f))
+			}
+		}
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Save prints a .hal file that rebuilds the HAL's wiring (halcmd save
