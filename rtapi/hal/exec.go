@@ -24,10 +24,25 @@ import (
 // it prints (getp, gets, show, save) to w. Errors carry the command's
 // FILE:LINE (a *halfile.Error) and match rtapi's sentinels. Set-up code.
 func (h *HAL) Exec(w io.Writer, c halfile.Command) error {
-	return c.At(h.exec(w, c))
+	return c.At(h.exec(w, c, ExecOptions{}))
 }
 
-func (h *HAL) exec(w io.Writer, c halfile.Command) error {
+// ExecOptions change what Exec prints; the zero value prints as halcmd
+// does by default.
+type ExecOptions struct {
+	// Script prints show as LinuxCNC's halcmd -s (scriptmode) does: no
+	// header lines, and each item in the scriptmode format of
+	// halcmd_commands.cc's print_*_info (values unpadded, a pin's and a
+	// parameter's owner by name, a signal and its pins on one line).
+	Script bool
+}
+
+// ExecWith is Exec with options o.
+func (h *HAL) ExecWith(w io.Writer, c halfile.Command, o ExecOptions) error {
+	return c.At(h.exec(w, c, o))
+}
+
+func (h *HAL) exec(w io.Writer, c halfile.Command, o ExecOptions) error {
 	if err := h.checkLock(c.Verb, c.Args); err != nil {
 		return err
 	}
@@ -104,7 +119,7 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		if len(a) > 1 {
 			patterns = a[1:]
 		}
-		return h.show(w, what, patterns)
+		return h.show(w, what, patterns, o.Script)
 	case "save":
 		kind, file := "", ""
 		if len(a) > 0 {
@@ -244,13 +259,13 @@ func match(pattern, name string) bool {
 // Names and links come from the host's memory, values from the data
 // tables (hostSnapshot); names are escaped (names.Escape).
 func (h *HAL) Show(w io.Writer, what, pattern string) error {
-	return h.show(w, what, []string{pattern})
+	return h.show(w, what, []string{pattern}, false)
 }
 
 // show is halcmd's show (do_show_cmd): several patterns, each a prefix
 // or a glob; for pin, sig and param a first pattern -tTYPE (or -t TYPE)
 // selects a type, as get_type reads it.
-func (h *HAL) show(w io.Writer, what string, patterns []string) error {
+func (h *HAL) show(w io.Writer, what string, patterns []string, script bool) error {
 	switch what {
 	case "comp", "pin", "param", "sig", "signal", "parameter":
 		s, err := h.hostSnapshot("show")
@@ -261,13 +276,13 @@ func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 		if what != "comp" {
 			t, patterns = showType(patterns)
 		}
-		return WriteShow(w, what, "", filterSnapshot(s, t, patterns))
+		return writeShow(w, what, "", filterSnapshot(s, t, patterns), script)
 	case "funct", "function":
-		return h.showFuncts(w, patterns, false)
+		return h.showFuncts(w, patterns, script)
 	case "thread":
-		return h.showThreads(w, patterns, false)
+		return h.showThreads(w, patterns, script)
 	case "alias":
-		return h.showAliases(w, patterns, true, true)
+		return h.showAliases(w, patterns, true, true, script)
 	case "all":
 		s, err := h.hostSnapshot("show")
 		if err != nil {
@@ -278,20 +293,20 @@ func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 		for _, k := range []string{"comp", "pin", "pin aliases", "sig", "param", "param aliases"} {
 			switch k {
 			case "pin aliases":
-				err = h.showAliases(w, patterns, true, false)
+				err = h.showAliases(w, patterns, true, false, script)
 			case "param aliases":
-				err = h.showAliases(w, patterns, false, true)
+				err = h.showAliases(w, patterns, false, true, script)
 			default:
-				err = WriteShow(w, k, "", s)
+				err = writeShow(w, k, "", s, script)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		if err := h.showFuncts(w, patterns, false); err != nil {
+		if err := h.showFuncts(w, patterns, script); err != nil {
 			return err
 		}
-		return h.showThreads(w, patterns, false)
+		return h.showThreads(w, patterns, script)
 	}
 	return fmt.Errorf("show: unknown item %q (comp, pin, param, sig, funct, thread, alias, all): %w", what, rtapi.ErrInvalid)
 }
@@ -387,12 +402,24 @@ func (h *HAL) hostSnapshotLocked() Snapshot {
 // (highest ID) first, as halcmd lists them. Names are printed
 // escaped (names.Escape): one read from a data segment may hold anything.
 func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
+	return writeShow(w, what, pattern, s, false)
+}
+
+// writeShow is WriteShow, or with script the scriptmode formats of
+// halcmd -s (ExecOptions.Script): no header lines; a pin "OWNER TYPE DIR
+// VALUE NAME [ARROW SIGNAL]", a parameter "OWNER TYPE DIR VALUE NAME",
+// a signal "TYPE  VALUE  NAME" and " ARROW PIN" for each of its pins on
+// the same line, with TYPE 5 wide (data_type) and VALUE unpadded
+// (querydata_refstr); components as without script.
+func writeShow(w io.Writer, what, pattern string, s Snapshot, script bool) error {
 	s = sortedSnapshot(s)
 	esc := names.Escape
 	var b strings.Builder
 	switch what {
 	case "comp":
-		fmt.Fprintf(&b, "Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name")
+		if !script {
+			fmt.Fprintf(&b, "Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name")
+		}
 		for _, c := range s.Comps {
 			if !match(pattern, c.Name) {
 				continue
@@ -407,28 +434,50 @@ func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 			fmt.Fprintf(&b, " %5d  %-4s  %-*s %5s %s\n", c.ID, kind, halNameLen, esc(c.Name), pid, state)
 		}
 	case "pin":
-		b.WriteString("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
+		if !script {
+			b.WriteString("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
+		}
 		for _, p := range s.Pins {
 			if !match(pattern, p.Name) {
 				continue
 			}
-			fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
+			if script {
+				fmt.Fprintf(&b, "%s %-5s %s %s %s", esc(p.Owner), p.Type, p.Dir, scriptValue(p.Type, p.Value), esc(p.Name))
+			} else {
+				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
+			}
 			if p.Signal != "" {
 				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), esc(p.Signal))
 			}
 			b.WriteByte('\n')
 		}
 	case "param", "parameter":
-		b.WriteString("Parameters:\nOwner   Type  Dir                 Value  Name\n")
+		if !script {
+			b.WriteString("Parameters:\nOwner   Type  Dir                 Value  Name\n")
+		}
 		for _, p := range s.Params {
-			if match(pattern, p.Name) {
+			switch {
+			case !match(pattern, p.Name):
+			case script:
+				fmt.Fprintf(&b, "%s %-5s %s %s %s\n", esc(p.Owner), p.Type, p.Dir, scriptValue(p.Type, p.Value), esc(p.Name))
+			default:
 				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s\n", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
 			}
 		}
 	case "sig", "signal":
-		b.WriteString("Signals:\nType                  Value  Name     (linked to)\n")
+		if !script {
+			b.WriteString("Signals:\nType                  Value  Name     (linked to)\n")
+		}
 		for _, sig := range s.Signals {
 			if !match(pattern, sig.Name) {
+				continue
+			}
+			if script {
+				fmt.Fprintf(&b, "%-5s  %s  %s", sig.Type, scriptValue(sig.Type, sig.Value), esc(sig.Name))
+				for i, p := range sig.Pins {
+					fmt.Fprintf(&b, " %s %s", sigArrow(sig.Dirs[i]), esc(p))
+				}
+				b.WriteByte('\n')
 				continue
 			}
 			fmt.Fprintf(&b, "%-5s  %s  %s\n", sig.Type, showValue(sig.Type, sig.Value), esc(sig.Name))
@@ -442,6 +491,38 @@ func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// scriptValue is halcmd's querydata_refstr: the value of a word of type
+// t with no padding; u32 and u64 in decimal.
+func scriptValue(t Type, v uint64) string {
+	switch t {
+	case TypeBit:
+		if v != 0 {
+			return "TRUE"
+		}
+		return "FALSE"
+	case TypeFloat:
+		f := math.Float64frombits(v)
+		switch {
+		case math.IsNaN(f):
+			return "nan" // fmt's spelling, not Go's
+		case math.IsInf(f, 1):
+			return "inf"
+		case math.IsInf(f, -1):
+			return "-inf"
+		}
+		return strconv.FormatFloat(f, 'g', 7, 64)
+	case TypeS32:
+		return strconv.FormatInt(int64(int32(v)), 10)
+	case TypeS64:
+		return strconv.FormatInt(int64(v), 10)
+	case TypeU32:
+		return strconv.FormatUint(uint64(uint32(v)), 10)
+	case TypeU64:
+		return strconv.FormatUint(v, 10)
+	}
+	return "unknown_type"
 }
 
 // halNameLen is LinuxCNC's HAL_NAME_LEN, show comp's name column width.
@@ -1010,7 +1091,7 @@ func (h *HAL) aliasRowsLocked(patterns []string, pins, params bool) []aliasRow {
 
 // showAliases prints halcmd's "Pin Aliases:" and "Parameter Aliases:"
 // lists (print_pin_aliases, print_param_aliases).
-func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params bool) error {
+func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params, script bool) error {
 	h.mu.Lock()
 	if err := h.checkOpen("show", "", ""); err != nil {
 		h.mu.Unlock()
@@ -1022,9 +1103,15 @@ func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params bool) err
 			continue
 		}
 		title := map[string]string{"pin": "Pin Aliases:", "param": "Parameter Aliases:"}[kind]
-		fmt.Fprintf(&b, "%s\n %-*s  %s\n", title, halNameLen, "Alias", "Original Name")
+		if !script {
+			fmt.Fprintf(&b, "%s\n %-*s  %s\n", title, halNameLen, "Alias", "Original Name")
+		}
 		for _, r := range h.aliasRowsLocked(patterns, kind == "pin", kind == "param") {
-			fmt.Fprintf(&b, " %-*s  %s\n", halNameLen, names.Escape(r.alias), names.Escape(r.name))
+			if script {
+				fmt.Fprintf(&b, " %s  %s\n", names.Escape(r.alias), names.Escape(r.name))
+			} else {
+				fmt.Fprintf(&b, " %-*s  %s\n", halNameLen, names.Escape(r.alias), names.Escape(r.name))
+			}
 		}
 		b.WriteByte('\n')
 	}
