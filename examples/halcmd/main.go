@@ -53,6 +53,7 @@ import (
 	"strings"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/examples/internal/halprompt"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halctl"
@@ -390,36 +391,7 @@ func (s *session) comps() ([]hal.CompInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseShowComp(text), nil
-}
-
-// parseShowComp reads the rows of "show comp" (hal.WriteShow): ID, Type
-// (RT or User), Name, PID (User rows only, as LinuxCNC's halcmd prints
-// it), State.
-func parseShowComp(text string) []hal.CompInfo {
-	var out []hal.CompInfo
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			continue
-		}
-		id, err := strconv.Atoi(f[0])
-		if err != nil {
-			continue
-		}
-		c := hal.CompInfo{ID: id, Name: f[2], User: f[1] == "User", Ready: f[len(f)-1] == "ready"}
-		switch {
-		case f[1] == "RT" && len(f) == 4:
-		case f[1] == "User" && len(f) == 5:
-			if c.PID, err = strconv.Atoi(f[3]); err != nil {
-				continue
-			}
-		default:
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
+	return halprompt.ParseShowComp(text), nil
 }
 
 // dial connects to the host on first use.
