@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -9,28 +8,11 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/term"
-
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/examples/internal/halprompt"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 	"github.com/gortapi/gortapi/rtapi/hal/inifile"
 )
-
-// Prompts of LinuxCNC's halcmd_main.c.
-const (
-	promptInteractive = "halcmd: "
-	promptContinue    = "halcmd+: "
-	promptScript      = "%%\n" // printed as is: LinuxCNC prints its "%%\n" with %s
-)
-
-// lineReader gives the physical lines of halcmd's standard input.
-type lineReader interface {
-	// ReadLine returns the next line without its newline; io.EOF at the end.
-	ReadLine() (string, error)
-	// Continued says whether the next line continues this one (a
-	// trailing backslash), for the prompt.
-	Continued(bool)
-}
 
 // stream runs the commands of in, line by line, as LinuxCNC's halcmd -f
 // without a FILE: a line ending in a backslash continues on the next,
@@ -48,18 +30,14 @@ func (s *session) stream(out, errOut io.Writer, in *os.File) error {
 		}
 		o.INI = f.Find
 	}
-	var rd lineReader
+	var rd halprompt.LineReader
 	switch {
 	case !cli.IsTerminal(in):
-		rd = &plainReader{sc: bufio.NewScanner(in)}
+		rd = halprompt.Plain(in, "", out)
 	case s.c.script:
-		rd = &plainReader{sc: bufio.NewScanner(in), prompt: promptScript, out: out}
+		rd = halprompt.Plain(in, halprompt.PromptScript, out)
 	default:
-		t, err := newTTYReader(in, out, s.names)
-		if err != nil {
-			return err
-		}
-		rd = t
+		rd = halprompt.NewTTY(in, out, s.names)
 	}
 	var joined strings.Builder
 	n, first, failed := 0, 0, false
@@ -113,116 +91,10 @@ func (s *session) stream(out, errOut io.Writer, in *os.File) error {
 	return nil
 }
 
-// plainReader reads lines from a file or pipe, writing prompt before each.
-type plainReader struct {
-	sc     *bufio.Scanner
-	prompt string
-	out    io.Writer
-}
-
-func (p *plainReader) ReadLine() (string, error) {
-	if p.prompt != "" {
-		io.WriteString(p.out, p.prompt)
-	}
-	if p.sc.Scan() {
-		return p.sc.Text(), nil
-	}
-	return "", cmp.Or(p.sc.Err(), io.EOF)
-}
-
-func (p *plainReader) Continued(bool) {}
-
-// ttyReader reads lines from a terminal with golang.org/x/term: line
-// editing, history (up and down arrows) and TAB completion. The
-// terminal is raw only while a line is read, so that commands print as
-// on any terminal.
-type ttyReader struct {
-	fd int
-	t  *term.Terminal
-}
-
-// newTTYReader reads in, echoing to out; names reads the host's names
-// for completion.
-func newTTYReader(in *os.File, out io.Writer, names func() (halNames, error)) (*ttyReader, error) {
-	r := &ttyReader{fd: int(in.Fd())}
-	r.t = term.NewTerminal(struct {
-		io.Reader
-		io.Writer
-	}{in, out}, promptInteractive)
-	if w, h, err := term.GetSize(r.fd); err == nil && w > 0 {
-		r.t.SetSize(w, h)
-	}
-	r.t.AutoCompleteCallback = func(line string, pos int, key rune) (string, int, bool) {
-		if key != '\t' {
-			return "", 0, false
-		}
-		d, err := names()
-		if err != nil {
-			return line, pos, true // no host: nothing to offer
-		}
-		newLine, newPos, list := tab(line, pos, d)
-		if len(list) > 0 {
-			// x/term releases its lock around this callback: Write
-			// prints above the prompt and draws the line again.
-			r.t.Write([]byte(strings.Join(list, "  ") + "\n"))
-		}
-		return newLine, newPos, true
-	}
-	return r, nil
-}
-
-func (r *ttyReader) ReadLine() (string, error) {
-	old, err := term.MakeRaw(r.fd)
-	if err != nil {
-		return "", fmt.Errorf("halcmd: terminal: %w", err)
-	}
-	defer term.Restore(r.fd, old)
-	return r.t.ReadLine()
-}
-
-func (r *ttyReader) Continued(on bool) {
-	if on {
-		r.t.SetPrompt(promptContinue)
-	} else {
-		r.t.SetPrompt(promptInteractive)
-	}
-}
-
-// tab completes the word before pos in line, as readline does with
-// halcmd's completer: one candidate replaces the word, followed by a
-// blank; several extend it to their common prefix, or, where that adds
-// nothing, are returned in list to be shown.
-func tab(line string, pos int, d halNames) (newLine string, newPos int, list []string) {
-	start := wordStart(line[:pos])
-	word := line[start:pos]
-	cands := complete(line[:pos], d)
-	var repl string
-	switch len(cands) {
-	case 0:
-		return line, pos, nil
-	case 1:
-		repl = cands[0] + " "
-	default:
-		repl = commonPrefix(cands)
-		if repl == word {
-			return line, pos, cands
-		}
-	}
-	return line[:start] + repl + line[pos:], start + len(repl), nil
-}
-
 // names reads the host's names for completion.
-func (s *session) names() (halNames, error) {
+func (s *session) names() (halprompt.Names, error) {
 	if err := s.dial(); err != nil {
-		return halNames{}, err
+		return halprompt.Names{}, err
 	}
-	var answers [7]string
-	for i, args := range [][]string{{"show", "pin"}, {"show", "param"}, {"show", "sig"}, {"show", "funct"}, {"show", "comp"}, {"list", "thread"}, {"show", "alias"}} {
-		text, err := s.client.Do(halfile.Command{Verb: args[0], Args: args[1:]})
-		if err != nil {
-			return halNames{}, err
-		}
-		answers[i] = text
-	}
-	return parseNames(answers[0], answers[1], answers[2], answers[3], answers[4], answers[5], answers[6]), nil
+	return halprompt.ReadNames(s.client.Do)
 }

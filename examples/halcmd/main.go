@@ -54,6 +54,7 @@ import (
 	"strings"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/examples/internal/halprompt"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halctl"
@@ -72,7 +73,7 @@ type config struct {
 	args      []string
 	keepGoing bool // -k: go on after a failed command; exit 1 at the end
 	veryQuiet bool // -Q: show, list, status and save print nothing
-	script    bool // -s: the prompt on a terminal is "%%\n", with no line editing
+	script    bool // -s: show in scriptmode formats (halctl.Client.DoScript); the prompt on a terminal is "%%\n", with no line editing
 	echo      bool // -e (and the echo verb): each line read is echoed on stderr
 	verbose   bool // -v, -V: what each command did (infoLines)
 }
@@ -104,7 +105,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.keepGoing, "k", false, "keep going after a failed command; exit 1 at the end")
 	fs.BoolVar(new(bool), "q", false, "quiet: print errors only (the default)")
 	fs.BoolVar(&c.veryQuiet, "Q", false, "very quiet: show, list, status and save print nothing")
-	fs.BoolVar(&c.script, "s", false, "script friendly: on a terminal, prompt \"%%\" on its own line, no line editing")
+	fs.BoolVar(&c.script, "s", false, "script friendly: show prints without headers in LinuxCNC's scriptmode formats; on a terminal, prompt \"%%\" on its own line, no line editing")
 	fs.BoolVar(&c.verbose, "v", false, "verbose: print what each command did, as LinuxCNC's halcmd_info")
 	fs.BoolVar(&c.verbose, "V", false, "very verbose: the same as -v here")
 	fs.BoolVar(&c.echo, "e", false, "echo each command line read on stderr")
@@ -315,7 +316,11 @@ func (s *session) exec(out io.Writer, cmd halfile.Command) error {
 	if err := s.dial(); err != nil {
 		return err
 	}
-	text, err := s.client.Do(cmd)
+	do := s.client.Do
+	if s.c.script {
+		do = s.client.DoScript // -s: show prints LinuxCNC's scriptmode formats
+	}
+	text, err := do(cmd)
 	if err != nil {
 		var he *halctl.HostError
 		if errors.As(err, &he) {
@@ -389,36 +394,7 @@ func (s *session) comps() ([]hal.CompInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseShowComp(text), nil
-}
-
-// parseShowComp reads the rows of "show comp" (hal.WriteShow): ID, Type
-// (RT or User), Name, PID (User rows only, as LinuxCNC's halcmd prints
-// it), State.
-func parseShowComp(text string) []hal.CompInfo {
-	var out []hal.CompInfo
-	for _, line := range strings.Split(text, "\n") {
-		f := strings.Fields(line)
-		if len(f) < 4 {
-			continue
-		}
-		id, err := strconv.Atoi(f[0])
-		if err != nil {
-			continue
-		}
-		c := hal.CompInfo{ID: id, Name: f[2], User: f[1] == "User", Ready: f[len(f)-1] == "ready"}
-		switch {
-		case f[1] == "RT" && len(f) == 4:
-		case f[1] == "User" && len(f) == 5:
-			if c.PID, err = strconv.Atoi(f[3]); err != nil {
-				continue
-			}
-		default:
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
+	return halprompt.ParseShowComp(text), nil
 }
 
 // dial connects to the host on first use.

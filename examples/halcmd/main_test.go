@@ -141,7 +141,7 @@ sets spare 2.5
 	assert.Contains(t, out, "newsig spare float\n")
 	out, err = halcmd(t, dir, "show", "thread")
 	require.NoError(t, err, out)
-	assert.Contains(t, out, "thread servo")
+	assert.Contains(t, out, " servo (")
 	assert.Contains(t, out, "pid.0.do-pid-calcs")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.hal"), []byte("setp pid.0.Pgain 1\nsetp pid.0.output 2\n"), 0o600))
@@ -199,7 +199,7 @@ start
 	rttest.WaitFor(t, "scale.0 to run", func() bool { return getp("scale.0.out") == "7" })
 	out, err = halcmd(t, dir, "show", "thread")
 	require.NoError(t, err, out)
-	assert.Contains(t, out, " scale.0 ")
+	assert.Contains(t, out, " scale.0\n")
 
 	out, err = halcmd(t, dir, "delf", "scale.0", "servo")
 	require.NoError(t, err, out)
@@ -210,8 +210,8 @@ start
 	assert.Equal(t, "7", getp("scale.0.out"), "scale.0 no longer runs: out is not 5*3+1")
 	out, err = halcmd(t, dir, "show", "thread")
 	require.NoError(t, err, out)
-	assert.NotContains(t, out, " scale.0 ")
-	assert.Contains(t, out, " scale.1 ")
+	assert.NotContains(t, out, " scale.0\n")
+	assert.Contains(t, out, " scale.1\n")
 
 	out, err = halcmd(t, dir, "delf", "scale.0", "servo")
 	require.Error(t, err, "a second delf: scale.0 is in no thread")

@@ -12,8 +12,10 @@
 // removing everything, with status 0 when every command succeeded, as
 // LinuxCNC's halrun -f. -I then reads commands from standard input, one
 // a line, until its end or quit, going past a failing one; the exit
-// status stays the file's. With no file at all halrun reads standard
-// input so. -U removes the segments and socket of this instance that a
+// status stays the file's. On a terminal that is halcmd's prompt
+// ("halcmd: ", line editing, history, TAB completion of the HAL's names;
+// package examples/internal/halprompt). With no file at all halrun reads
+// standard input so. -U removes the segments and socket of this instance that a
 // host left when it died (kill -9), and refuses while a host lives.
 //
 // loadusr [-W|-Wn NAME|-w] PROGRAM ARGS starts PROGRAM (found on
@@ -47,7 +49,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -63,6 +64,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/cli"
+	"github.com/gortapi/gortapi/examples/internal/halprompt"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	_ "github.com/gortapi/gortapi/rtapi/hal/comps"
@@ -273,7 +275,12 @@ func run(ctx context.Context, out io.Writer, c config) error {
 		}
 		return h.Exec(out, c)
 	}
-	done := interact(ctx, c.stdin, c.stderr, exec, po, c.interactive)
+	names := func(c halfile.Command) (string, error) {
+		var b strings.Builder
+		err := h.Exec(&b, c)
+		return b.String(), err
+	}
+	done := interact(ctx, c.stdin, out, c.stderr, exec, names, po, c.interactive)
 	select {
 	case <-ctx.Done():
 	case <-done:
@@ -295,21 +302,40 @@ func run(ctx context.Context, out io.Writer, c config) error {
 
 // interact runs commands read from in, one a line (a trailing backslash
 // continues it), as halcmd -kf: [SECTION]KEY and $VAR substituted, each
-// run at once, a failing one reported to errs and gone past. quit or
-// exit, the end of in, or ctx's end closes the channel, after the
-// command under way. Not on: a nil channel.
-func interact(ctx context.Context, in io.Reader, errs io.Writer, exec func(halfile.Command) error, po halfile.Options, on bool) <-chan struct{} {
+// run at once, a failing one reported to errs and gone past. On a
+// terminal it is halcmd's prompt (halprompt.NewTTY: "halcmd: ", line
+// editing, history, TAB completion of the HAL's names from names); a
+// line is read only once the one before has run. quit or exit, the end
+// of in (Ctrl-D, or Ctrl-C at the prompt), or ctx's end closes the
+// channel, after the command under way. Not on: a nil channel.
+func interact(ctx context.Context, in io.Reader, out, errs io.Writer, exec func(halfile.Command) error, names halprompt.Query, po halfile.Options, on bool) <-chan struct{} {
 	if !on {
 		return nil
 	}
+	var rd halprompt.LineReader
+	if f, ok := in.(*os.File); ok && cli.IsTerminal(f) {
+		rd = halprompt.NewTTY(f, out, func() (halprompt.Names, error) { return halprompt.ReadNames(names) })
+	} else {
+		rd = halprompt.Plain(in, "", out)
+	}
 	lines := make(chan string)
+	next, stop := make(chan struct{}), make(chan struct{})
 	go func() { // blocks in a read of in until it ends; halrun then exits
 		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(make([]byte, 0, 4096), halfile.MaxLineLen)
-		for sc.Scan() {
+		for {
+			text, err := rd.ReadLine()
+			if err != nil {
+				return
+			}
 			select {
-			case lines <- sc.Text():
+			case lines <- text:
+			case <-ctx.Done():
+				return
+			}
+			select { // the line has run: the next prompt comes after its output
+			case <-next:
+			case <-stop:
+				return
 			case <-ctx.Done():
 				return
 			}
@@ -318,6 +344,16 @@ func interact(ctx context.Context, in io.Reader, errs io.Writer, exec func(halfi
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer close(stop)
+		// ran lets the reader read on; false once ctx has ended.
+		ran := func() bool {
+			select {
+			case next <- struct{}{}:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
 		var joined strings.Builder
 		n, first := 0, 0
 		for {
@@ -338,8 +374,13 @@ func interact(ctx context.Context, in io.Reader, errs io.Writer, exec func(halfi
 			if strings.HasSuffix(text, "\\") && joined.Len()+len(text) <= halfile.MaxLineLen {
 				joined.WriteString(strings.TrimSuffix(text, "\\"))
 				joined.WriteByte(' ')
+				rd.Continued(true)
+				if !ran() {
+					return
+				}
 				continue
 			}
+			rd.Continued(false)
 			joined.WriteString(text)
 			line := joined.String()
 			joined.Reset()
@@ -354,6 +395,9 @@ func interact(ctx context.Context, in io.Reader, errs io.Writer, exec func(halfi
 			}
 			if err != nil {
 				fmt.Fprintln(errs, "halrun:", err)
+			}
+			if !ran() {
+				return
 			}
 		}
 	}()

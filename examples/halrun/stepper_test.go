@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -153,29 +152,12 @@ func TestStepperOnPosix(t *testing.T) {
 	// ask asks for both threads' beats and four counts, and reads them.
 	type sample struct{ base, servo, xStep, xEnc, zStep, zEnc int64 }
 	ask := func() sample {
-		_, err := io.WriteString(stdin, "show thread\ngetp stepgen.0.counts\ngetp encoder.0.counts\n"+
-			"getp stepgen.2.counts\ngetp encoder.2.counts\n")
+		_, err := io.WriteString(stdin, "getp base-thread.threadbeat\ngetp servo-thread.threadbeat\n"+
+			"getp stepgen.0.counts\ngetp encoder.0.counts\ngetp stepgen.2.counts\ngetp encoder.2.counts\n")
 		require.NoError(t, err)
 		var s sample
-		beats := map[string]*int64{"base-thread": &s.base, "servo-thread": &s.servo}
-		for range 2 {
+		for _, p := range []*int64{&s.base, &s.servo, &s.xStep, &s.xEnc, &s.zStep, &s.zEnc} {
 			l := next()
-			for !strings.HasPrefix(l, "thread ") {
-				l = next()
-			}
-			f := strings.Fields(l)
-			i := slices.Index(f, "beat")
-			require.Positive(t, i, l)
-			v, err := strconv.ParseInt(f[i+1], 10, 64)
-			require.NoError(t, err, l)
-			require.Contains(t, beats, f[1], l)
-			*beats[f[1]] = v
-		}
-		for _, p := range []*int64{&s.xStep, &s.xEnc, &s.zStep, &s.zEnc} {
-			l := next()
-			for strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "thread ") {
-				l = next() // the functions under the servo thread
-			}
 			v, err := strconv.ParseInt(l, 10, 64)
 			require.NoError(t, err, l)
 			*p = v

@@ -6,6 +6,7 @@
 //	         [-pre N] [-n N] [-csv FILE] [-svg FILE] [-names a,b,...] [-pins 0,2]
 //
 // It reads channel CHAN (sampler.CHAN) of the host on -rtapi.instance
+// (else $RTAPI_INSTANCE; the group likewise, rtapi.RegisterShmFlags)
 // from another process, as examples/halsampler does, and waits for the
 // trigger: pin PIN (sampler.CHAN.pin.PIN; a bit counts as 0 or 1) rising
 // through the level (from below it to at or above it), falling through
@@ -46,25 +47,23 @@ import (
 	"github.com/gortapi/gortapi/examples/internal/scope"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal/sampler"
-	"github.com/gortapi/gortapi/rtapi/shm"
 )
 
 type config struct {
-	channel  int
-	trigger  int
-	edge     string
-	level    float64
-	pre      int
-	count    int
-	csv      string
-	svg      string
-	title    string
-	names    string
-	pins     string
-	timeout  time.Duration
-	instance int
-	shmDir   string
-	group    string
+	channel int
+	trigger int
+	edge    string
+	level   float64
+	pre     int
+	count   int
+	csv     string
+	svg     string
+	title   string
+	names   string
+	pins    string
+	timeout time.Duration
+	rt      *rtapi.Options
+	shmDir  string
 }
 
 // MaxCapture bounds -n: a capture is kept in memory.
@@ -92,9 +91,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.names, "names", "", "comma-separated names of the pins, in cfg order")
 	fs.StringVar(&c.pins, "pins", "", "comma-separated pins to plot (default all)")
 	fs.DurationVar(&c.timeout, "timeout", 0, "give up waiting for the trigger after this long (0: wait)")
-	fs.IntVar(&c.instance, "rtapi.instance", 0, "the host's rtapi instance")
+	c.rt = rtapi.RegisterShmFlags(fs)
 	fs.StringVar(&c.shmDir, "shm-dir", "", "directory of the host's segments (default /dev/shm)")
-	fs.StringVar(&c.group, "group", "", "trust segments of this group (the host's -rtapi.shm-group)")
 	err := cli.Parse(fs, args)
 	if err == nil {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -118,13 +116,17 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 	if c.pre >= c.count {
 		return cli.Usagef("-pre %d: want fewer than -n %d", c.pre, c.count)
 	}
-	if c.channel < 0 || c.channel >= sampler.MaxChannels || c.instance < 0 || c.timeout < 0 {
-		return cli.Usagef("-c 0 to %d, -rtapi.instance >= 0, -timeout >= 0", sampler.MaxChannels-1)
+	if c.channel < 0 || c.channel >= sampler.MaxChannels || c.timeout < 0 {
+		return cli.Usagef("-c 0 to %d, -timeout >= 0", sampler.MaxChannels-1)
 	}
 	if math.IsNaN(c.level) {
 		return cli.Usagef("-level NaN never triggers")
 	}
-	rd, err := sampler.Attach(shm.Options{Dir: c.shmDir, Instance: c.instance, Group: c.group}, c.channel)
+	so, err := sampler.UsrArgs{RT: *c.rt, ShmDir: c.shmDir}.Shm()
+	if err != nil {
+		return err
+	}
+	rd, err := sampler.Attach(so, c.channel)
 	if err != nil {
 		return err
 	}

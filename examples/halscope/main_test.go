@@ -98,3 +98,24 @@ func TestHalscopeUsage(t *testing.T) {
 		assert.Equal(t, 2, err.(*exec.ExitError).ExitCode(), "%q", args)
 	}
 }
+
+// The host's instance and group come from RTAPI_INSTANCE and
+// RTAPI_SHM_GROUP as in every rtapi program (rtapi.RegisterShmFlags), so
+// halscope under loadusr, or beside halrun, needs no flags.
+func TestInstanceFromEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	host(t, dir, "testdata/square.hal")
+	cmd := exec.Command(binary(t, "halscope"), "-shm-dir", dir,
+		"-trigger", "1", "-edge", "auto", "-n", "5", "-timeout", "60s")
+	cmd.Env = append(os.Environ(), "RTAPI_INSTANCE=11")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	records, err := csv.NewReader(&stdout).ReadAll()
+	require.NoError(t, err)
+	assert.Len(t, records, 6)
+	out, err := exec.Command(binary(t, "halscope"), "-h").CombinedOutput()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "-rtapi.shm-group")
+	assert.NotContains(t, string(out), "\n  -group")
+}

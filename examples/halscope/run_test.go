@@ -85,7 +85,7 @@ start
 	done := make(chan error, 1)
 	go func() {
 		done <- run(context.Background(), &stdout, stderr, config{trigger: 0, edge: "rising", level: 0.5, pre: 2, count: 5,
-			csv: "-", instance: rt.Instance(), shmDir: dir})
+			csv: "-", rt: &rtapi.Options{Instance: rt.Instance()}, shmDir: dir})
 	}()
 	select {
 	case <-armed:

@@ -2,8 +2,8 @@
 // a test re-runs its own binary to play a second process
 // (internal/rttest), a benchmark runs each measurement in a fresh process
 // (examples/latency-bench). The role travels in the environment (Env),
-// so the child's arguments are the caller's own; on Linux the child is
-// killed when the thread that started it exits (PR_SET_PDEATHSIG), so a
+// so the child's arguments are the caller's own; on Linux the child ends
+// itself when the process that started it ends, however it ends, so a
 // parent that dies leaves no orphan behind.
 package reexec
 

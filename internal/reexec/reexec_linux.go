@@ -1,15 +1,56 @@
 package reexec
 
 import (
+	"os"
 	"os/exec"
-	"syscall"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// dieWithParent has the kernel kill the child when the thread that
-// started it exits.
+// parentEnv carries the parent's process id to the child, which ends
+// itself when that process is gone (watchParent).
+//
+// Not PR_SET_PDEATHSIG: the kernel sends that signal when the thread that
+// started the child ends, and the Go runtime ends any thread a goroutine
+// left locked (a real-time task's, when the task ends), so a child
+// started from such a thread was killed in the middle of its test.
+const parentEnv = "GORTAPI_CHILD_PARENT"
+
 func dieWithParent(cmd *exec.Cmd) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	cmd.Env = append(cmd.Env, parentEnv+"="+strconv.Itoa(os.Getpid()))
+}
+
+func init() {
+	if Role() == "" {
+		return
 	}
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	ppid, err := strconv.Atoi(os.Getenv(parentEnv))
+	if err != nil || ppid <= 0 {
+		return
+	}
+	go watchParent(ppid)
+}
+
+// watchParent ends this process with status 2 once process ppid, which
+// started it, has ended: it waits on a pidfd of the parent, or, where
+// the kernel has none (before 5.3), checks getppid every 100 ms.
+func watchParent(ppid int) {
+	fd, err := unix.PidfdOpen(ppid, 0)
+	if err == nil && os.Getppid() == ppid { // the pid is still our parent's
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, -1)
+			if err == unix.EINTR || (err == nil && n == 0) {
+				continue
+			}
+			break
+		}
+		os.Exit(2)
+	}
+	for os.Getppid() == ppid {
+		time.Sleep(100 * time.Millisecond)
+	}
+	os.Exit(2)
 }

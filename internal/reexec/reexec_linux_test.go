@@ -1,19 +1,145 @@
 package reexec
 
 import (
-	"context"
+	"bufio"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// The child dies with its parent: the kernel sends it SIGKILL.
-func TestCommandDiesWithParent(t *testing.T) {
-	c := Command("x")
-	if c.SysProcAttr == nil || c.SysProcAttr.Pdeathsig != syscall.SIGKILL {
-		t.Fatalf("SysProcAttr %+v: no Pdeathsig", c.SysProcAttr)
+func init() {
+	switch Role() {
+	case "sleeper": // says so, then sleeps until killed
+		os.Stdout.WriteString("ready\n")
+		select {}
+	case "middle": // starts a sleeper, prints its pid, sleeps
+		c := Command("sleeper")
+		c.Stderr = os.Stderr
+		if err := startReady(c); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString(strconv.Itoa(c.Process.Pid) + "\n")
+		select {}
 	}
-	c = CommandContext(context.Background(), "x")
-	if c.SysProcAttr == nil || c.SysProcAttr.Pdeathsig != syscall.SIGKILL {
-		t.Fatalf("CommandContext: SysProcAttr %+v: no Pdeathsig", c.SysProcAttr)
+}
+
+// startReady starts c and waits for its first line, "ready".
+func startReady(c *exec.Cmd) error {
+	out, err := c.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := c.Start(); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		return &os.SyscallError{Syscall: "child said " + strconv.Quote(line), Err: err}
+	}
+	return nil
+}
+
+// gone says whether process pid has ended (reaped, or a zombie).
+func gone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	return strings.HasPrefix(s[strings.LastIndexByte(s, ')')+1:], " Z")
+}
+
+// onEndingThread runs f on an OS thread that ends when f returns (not
+// the main thread, which the runtime keeps) and waits until the thread
+// is gone.
+func onEndingThread(f func()) {
+	for {
+		tids := make(chan int)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			tid := unix.Gettid()
+			if tid == unix.Getpid() {
+				runtime.UnlockOSThread()
+				tids <- 0
+				return
+			}
+			f()
+			tids <- tid
+		}()
+		if tid := <-tids; tid != 0 {
+			for {
+				if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); os.IsNotExist(err) {
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+}
+
+// A child lives on when the thread that started it ends (as a real-time
+// task's thread ends): before, PR_SET_PDEATHSIG killed it then, and
+// hostile-writer tests' children died mid-test under -short.
+func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
+	requireSelfExec(t)
+	c := Command("sleeper")
+	var err error
+	onEndingThread(func() { err = startReady(c) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("the child ended with the thread that started it: %v", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// A child ends when the process that started it ends, even by SIGKILL.
+func TestChildEndsWithItsParent(t *testing.T) {
+	requireSelfExec(t)
+	m := Command("middle")
+	m.Stderr = os.Stderr
+	out, err := m.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatal(line)
+	}
+	if err := m.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = m.Wait()
+	for !gone(pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// requireSelfExec skips t where this binary cannot run itself again (an
+// emulator without binfmt_misc: see TestCommandRunsRole).
+func requireSelfExec(t *testing.T) {
+	t.Helper()
+	if err := Command("echo").Run(); err != nil {
+		t.Skipf("this test binary cannot be executed again here: %v", err)
 	}
 }

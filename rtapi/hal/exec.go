@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,10 +24,25 @@ import (
 // it prints (getp, gets, show, save) to w. Errors carry the command's
 // FILE:LINE (a *halfile.Error) and match rtapi's sentinels. Set-up code.
 func (h *HAL) Exec(w io.Writer, c halfile.Command) error {
-	return c.At(h.exec(w, c))
+	return c.At(h.exec(w, c, ExecOptions{}))
 }
 
-func (h *HAL) exec(w io.Writer, c halfile.Command) error {
+// ExecOptions change what Exec prints; the zero value prints as halcmd
+// does by default.
+type ExecOptions struct {
+	// Script prints show as LinuxCNC's halcmd -s (scriptmode) does: no
+	// header lines, and each item in the scriptmode format of
+	// halcmd_commands.cc's print_*_info (values unpadded, a pin's and a
+	// parameter's owner by name, a signal and its pins on one line).
+	Script bool
+}
+
+// ExecWith is Exec with options o.
+func (h *HAL) ExecWith(w io.Writer, c halfile.Command, o ExecOptions) error {
+	return c.At(h.exec(w, c, o))
+}
+
+func (h *HAL) exec(w io.Writer, c halfile.Command, o ExecOptions) error {
 	if err := h.checkLock(c.Verb, c.Args); err != nil {
 		return err
 	}
@@ -105,7 +121,7 @@ func (h *HAL) exec(w io.Writer, c halfile.Command) error {
 		if len(a) > 1 {
 			patterns = a[1:]
 		}
-		return h.show(w, what, patterns)
+		return h.show(w, what, patterns, o.Script)
 	case "save":
 		kind, file := "", ""
 		if len(a) > 0 {
@@ -245,13 +261,13 @@ func match(pattern, name string) bool {
 // Names and links come from the host's memory, values from the data
 // tables (hostSnapshot); names are escaped (names.Escape).
 func (h *HAL) Show(w io.Writer, what, pattern string) error {
-	return h.show(w, what, []string{pattern})
+	return h.show(w, what, []string{pattern}, false)
 }
 
 // show is halcmd's show (do_show_cmd): several patterns, each a prefix
 // or a glob; for pin, sig and param a first pattern -tTYPE (or -t TYPE)
 // selects a type, as get_type reads it.
-func (h *HAL) show(w io.Writer, what string, patterns []string) error {
+func (h *HAL) show(w io.Writer, what string, patterns []string, script bool) error {
 	switch what {
 	case "comp", "pin", "param", "sig", "signal", "parameter":
 		s, err := h.hostSnapshot("show")
@@ -262,13 +278,13 @@ func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 		if what != "comp" {
 			t, patterns = showType(patterns)
 		}
-		return WriteShow(w, what, "", filterSnapshot(s, t, patterns))
+		return writeShow(w, what, "", filterSnapshot(s, t, patterns), script)
 	case "funct", "function":
-		return h.showFuncts(w, patterns)
+		return h.showFuncts(w, patterns, script)
 	case "thread":
-		return h.showThreads(w, patterns)
+		return h.showThreads(w, patterns, script)
 	case "alias":
-		return h.showAliases(w, patterns, true, true)
+		return h.showAliases(w, patterns, true, true, script)
 	case "all":
 		s, err := h.hostSnapshot("show")
 		if err != nil {
@@ -279,21 +295,20 @@ func (h *HAL) show(w io.Writer, what string, patterns []string) error {
 		for _, k := range []string{"comp", "pin", "pin aliases", "sig", "param", "param aliases"} {
 			switch k {
 			case "pin aliases":
-				err = h.showAliases(w, patterns, true, false)
+				err = h.showAliases(w, patterns, true, false, script)
 			case "param aliases":
-				err = h.showAliases(w, patterns, false, true)
+				err = h.showAliases(w, patterns, false, true, script)
 			default:
-				err = WriteShow(w, k, "", s)
+				err = writeShow(w, k, "", s, script)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		if err := h.showFuncts(w, patterns); err != nil {
+		if err := h.showFuncts(w, patterns, script); err != nil {
 			return err
 		}
-		fmt.Fprintln(w)
-		return h.showThreads(w, patterns)
+		return h.showThreads(w, patterns, script)
 	}
 	return fmt.Errorf("show: unknown item %q (comp, pin, param, sig, funct, thread, alias, all): %w", what, rtapi.ErrInvalid)
 }
@@ -389,12 +404,24 @@ func (h *HAL) hostSnapshotLocked() Snapshot {
 // (highest ID) first, as halcmd lists them. Names are printed
 // escaped (names.Escape): one read from a data segment may hold anything.
 func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
+	return writeShow(w, what, pattern, s, false)
+}
+
+// writeShow is WriteShow, or with script the scriptmode formats of
+// halcmd -s (ExecOptions.Script): no header lines; a pin "OWNER TYPE DIR
+// VALUE NAME [ARROW SIGNAL]", a parameter "OWNER TYPE DIR VALUE NAME",
+// a signal "TYPE  VALUE  NAME" and " ARROW PIN" for each of its pins on
+// the same line, with TYPE 5 wide (data_type) and VALUE unpadded
+// (querydata_refstr); components as without script.
+func writeShow(w io.Writer, what, pattern string, s Snapshot, script bool) error {
 	s = sortedSnapshot(s)
 	esc := names.Escape
 	var b strings.Builder
 	switch what {
 	case "comp":
-		fmt.Fprintf(&b, "Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name")
+		if !script {
+			fmt.Fprintf(&b, "Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name")
+		}
 		for _, c := range s.Comps {
 			if !match(pattern, c.Name) {
 				continue
@@ -409,28 +436,50 @@ func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 			fmt.Fprintf(&b, " %5d  %-4s  %-*s %5s %s\n", c.ID, kind, halNameLen, esc(c.Name), pid, state)
 		}
 	case "pin":
-		b.WriteString("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
+		if !script {
+			b.WriteString("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
+		}
 		for _, p := range s.Pins {
 			if !match(pattern, p.Name) {
 				continue
 			}
-			fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
+			if script {
+				fmt.Fprintf(&b, "%s %-5s %s %s %s", esc(p.Owner), p.Type, p.Dir, scriptValue(p.Type, p.Value), esc(p.Name))
+			} else {
+				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
+			}
 			if p.Signal != "" {
 				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), esc(p.Signal))
 			}
 			b.WriteByte('\n')
 		}
 	case "param", "parameter":
-		b.WriteString("Parameters:\nOwner   Type  Dir                 Value  Name\n")
+		if !script {
+			b.WriteString("Parameters:\nOwner   Type  Dir                 Value  Name\n")
+		}
 		for _, p := range s.Params {
-			if match(pattern, p.Name) {
+			switch {
+			case !match(pattern, p.Name):
+			case script:
+				fmt.Fprintf(&b, "%s %-5s %s %s %s\n", esc(p.Owner), p.Type, p.Dir, scriptValue(p.Type, p.Value), esc(p.Name))
+			default:
 				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s\n", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
 			}
 		}
 	case "sig", "signal":
-		b.WriteString("Signals:\nType                  Value  Name     (linked to)\n")
+		if !script {
+			b.WriteString("Signals:\nType                  Value  Name     (linked to)\n")
+		}
 		for _, sig := range s.Signals {
 			if !match(pattern, sig.Name) {
+				continue
+			}
+			if script {
+				fmt.Fprintf(&b, "%-5s  %s  %s", sig.Type, scriptValue(sig.Type, sig.Value), esc(sig.Name))
+				for i, p := range sig.Pins {
+					fmt.Fprintf(&b, " %s %s", sigArrow(sig.Dirs[i]), esc(p))
+				}
+				b.WriteByte('\n')
 				continue
 			}
 			fmt.Fprintf(&b, "%-5s  %s  %s\n", sig.Type, showValue(sig.Type, sig.Value), esc(sig.Name))
@@ -444,6 +493,38 @@ func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// scriptValue is halcmd's querydata_refstr: the value of a word of type
+// t with no padding; u32 and u64 in decimal.
+func scriptValue(t Type, v uint64) string {
+	switch t {
+	case TypeBit:
+		if v != 0 {
+			return "TRUE"
+		}
+		return "FALSE"
+	case TypeFloat:
+		f := math.Float64frombits(v)
+		switch {
+		case math.IsNaN(f):
+			return "nan" // fmt's spelling, not Go's
+		case math.IsInf(f, 1):
+			return "inf"
+		case math.IsInf(f, -1):
+			return "-inf"
+		}
+		return strconv.FormatFloat(f, 'g', 7, 64)
+	case TypeS32:
+		return strconv.FormatInt(int64(int32(v)), 10)
+	case TypeS64:
+		return strconv.FormatInt(int64(v), 10)
+	case TypeU32:
+		return strconv.FormatUint(uint64(uint32(v)), 10)
+	case TypeU64:
+		return strconv.FormatUint(v, 10)
+	}
+	return "unknown_type"
 }
 
 // halNameLen is LinuxCNC's HAL_NAME_LEN, show comp's name column width.
@@ -528,37 +609,116 @@ func sigArrow(d Dir) string {
 	return "<=>"
 }
 
-func (h *HAL) showFuncts(w io.Writer, patterns []string) error {
-	var b strings.Builder
-	b.WriteString("Exported Functions:\nThread      Calls       Time       Tmax  Name\n")
-	for _, f := range h.Functs() {
+// showFuncts is halcmd's print_funct_info: the exported functions by
+// name (hal_export_funct keeps its list sorted), each with its owner's
+// id, the addresses of its code and of its closure (LinuxCNC's funct and
+// arg), "YES" (every function may use floating point), the number of
+// threads that call it and its name; then a blank line. In script mode
+// (halcmd -s) the owner's name replaces the id and there are no headers.
+func (h *HAL) showFuncts(w io.Writer, patterns []string, script bool) error {
+	type row struct {
+		name, comp string
+		id, users  int
+		code, arg  uintptr
+	}
+	h.mu.Lock()
+	if err := h.checkOpen("show", "", ""); err != nil {
+		h.mu.Unlock()
+		return err
+	}
+	var rows []row
+	for _, f := range h.order {
 		if !matchAny(patterns, f.name) {
 			continue
 		}
-		h.mu.Lock()
-		th := ""
-		if f.thread != nil {
-			th = f.thread.name
+		r := row{name: f.name, arg: uintptr(unsafe.Pointer(f))}
+		if f.fn != nil {
+			r.code = reflect.ValueOf(f.fn).Pointer()
+		} else {
+			r.code = reflect.ValueOf(f.cfn).Pointer()
 		}
-		h.mu.Unlock()
-		s := f.Stats()
-		fmt.Fprintf(&b, "%-10s %6d  %9s  %9s  %s\n", names.Escape(th), s.Calls, short(s.Time), short(s.TMax), names.Escape(f.name))
+		// The owner is the component that owns the function's .time pin
+		// (functTimes).
+		if p, ok := h.pins[f.name+".time"]; ok && p.comp != nil {
+			r.comp, r.id = p.comp.name, p.comp.id
+		}
+		if f.thread != nil {
+			r.users = 1
+		}
+		rows = append(rows, r)
 	}
+	h.mu.Unlock()
+	slices.SortFunc(rows, func(a, b row) int { return strings.Compare(a.name, b.name) })
+	var b strings.Builder
+	if !script {
+		b.WriteString("Exported Functions:\nOwner   CodeAddr      Arg           FP   Users   Name\n")
+	}
+	for _, r := range rows {
+		if script {
+			fmt.Fprintf(&b, "%s %08x %08x %s %3d %s\n", names.Escape(r.comp), r.code, r.arg, "YES", r.users, names.Escape(r.name))
+		} else {
+			fmt.Fprintf(&b, " %05d  %08x  %08x  %-3s  %5d   %s\n", r.id, r.code, r.arg, "YES", r.users, names.Escape(r.name))
+		}
+	}
+	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func (h *HAL) showThreads(w io.Writer, patterns []string) error {
-	var ts []ThreadStats
-	for _, s := range h.Stats() {
-		if matchAny(patterns, s.Name) {
-			ts = append(ts, s)
-		}
+// showThreads is halcmd's print_thread_info: the threads, newest first
+// (hal_create_thread puts a new thread at the head of its list), each
+// with its period in ns, "YES", its name and its .time and .tmax (ns,
+// times.go), then a line for each function it calls; then a blank line.
+// In script mode (halcmd -s) there are no headers and a thread is
+// "PERIOD YES NAME %8ld TMAX" and each function " NAME", each ended by
+// a newline: halcmd_commands.cc writes the newline after each of its
+// callbacks, the thread's and each function's.
+func (h *HAL) showThreads(w io.Writer, patterns []string, script bool) error {
+	type row struct {
+		name       string
+		period     int64
+		time, tmax int32
+		functs     []string
 	}
-	if _, err := io.WriteString(w, "Realtime Threads:\n"); err != nil {
+	h.mu.Lock()
+	if err := h.checkOpen("show", "", ""); err != nil {
+		h.mu.Unlock()
 		return err
 	}
-	return WriteThreads(w, ts)
+	var rows []row
+	for _, th := range slices.Backward(h.threads) {
+		if !matchAny(patterns, th.name) {
+			continue
+		}
+		r := row{name: th.name, period: th.period.Nanoseconds()}
+		h.data.access(func() { r.time, r.tmax = th.times.time.Get(), th.times.tmax.Get() })
+		for _, f := range th.chain.Load().functs {
+			r.functs = append(r.functs, f.name)
+		}
+		rows = append(rows, r)
+	}
+	h.mu.Unlock()
+	var b strings.Builder
+	if !script {
+		b.WriteString("Realtime Threads:\n     Period  FP     Name               (     Time, Max-Time )\n")
+	}
+	for _, r := range rows {
+		if script {
+			fmt.Fprintf(&b, "%d %s %s %8d %d\n", r.period, "YES", names.Escape(r.name), r.time, r.tmax)
+		} else {
+			fmt.Fprintf(&b, "%11d  %-3s  %20s ( %8d, %8d )\n", r.period, "YES", names.Escape(r.name), r.time, r.tmax)
+		}
+		for i, f := range r.functs {
+			if script {
+				fmt.Fprintf(&b, " %s\n", names.Escape(f))
+			} else {
+				fmt.Fprintf(&b, "                 %2d %s\n", i+1, names.Escape(f))
+			}
+		}
+	}
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // Save prints a .hal file that rebuilds the HAL's wiring (halcmd save
@@ -933,7 +1093,7 @@ func (h *HAL) aliasRowsLocked(patterns []string, pins, params bool) []aliasRow {
 
 // showAliases prints halcmd's "Pin Aliases:" and "Parameter Aliases:"
 // lists (print_pin_aliases, print_param_aliases).
-func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params bool) error {
+func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params, script bool) error {
 	h.mu.Lock()
 	if err := h.checkOpen("show", "", ""); err != nil {
 		h.mu.Unlock()
@@ -945,9 +1105,15 @@ func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params bool) err
 			continue
 		}
 		title := map[string]string{"pin": "Pin Aliases:", "param": "Parameter Aliases:"}[kind]
-		fmt.Fprintf(&b, "%s\n %-*s  %s\n", title, halNameLen, "Alias", "Original Name")
+		if !script {
+			fmt.Fprintf(&b, "%s\n %-*s  %s\n", title, halNameLen, "Alias", "Original Name")
+		}
 		for _, r := range h.aliasRowsLocked(patterns, kind == "pin", kind == "param") {
-			fmt.Fprintf(&b, " %-*s  %s\n", halNameLen, names.Escape(r.alias), names.Escape(r.name))
+			if script {
+				fmt.Fprintf(&b, " %s  %s\n", names.Escape(r.alias), names.Escape(r.name))
+			} else {
+				fmt.Fprintf(&b, " %-*s  %s\n", halNameLen, names.Escape(r.alias), names.Escape(r.name))
+			}
 		}
 		b.WriteByte('\n')
 	}

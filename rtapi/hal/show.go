@@ -9,8 +9,9 @@ import (
 	"github.com/gortapi/gortapi/internal/names"
 )
 
-// WriteThreads prints threads and their functions as a table, in the
-// spirit of halcmd's "show thread":
+// WriteThreads prints threads and their functions as the monitors'
+// table (halmon, halhost), with state, beat, durations and overruns;
+// halcmd's "show thread" prints LinuxCNC's format instead (HAL.Show):
 //
 //	thread servo    period 1ms      prio 97 running  beat 1234  time 2.1µs   tmax 14µs    overruns 0
 //	   1 pid.0.do-pid-calcs          time 0.4µs   tmax 3.2µs   calls 1234  overruns 0

@@ -20,7 +20,11 @@
 // Protocol: one request per line, a command as halfile.Command.String
 // prints it (at most halfile.MaxLineLen); each answer is a line "ok N",
 // "error N" or "busy N" (try again later) followed by N bytes of output
-// or error text.
+// or error text. A request may begin with "-s " (ScriptPrefix): the
+// host then runs the command as halcmd -s would (hal.ExecOptions.Script:
+// show prints LinuxCNC's scriptmode formats); the line with its prefix
+// is still at most halfile.MaxLineLen, and a user-component request
+// with the prefix is refused.
 //
 // User-space components (LinuxCNC's loadusr programs: an HMI, a fieldbus
 // bridge) make their component in the host over their own connection,
@@ -156,11 +160,25 @@ type Client struct {
 	rd *bufio.Reader
 }
 
+// ScriptPrefix begins a request that the host runs in halcmd's script
+// mode (Client.DoScript).
+const ScriptPrefix = "-s "
+
 // Do sends one command and returns its output, or the host's *HostError.
 // Control bytes in the output or error text are escaped (escapeControl),
 // so a host cannot drive the terminal that prints them.
 func (c *Client) Do(cmd halfile.Command) (string, error) {
-	line := cmd.String()
+	return c.do(cmd.String())
+}
+
+// DoScript is Do for halcmd -s: the host prints show in LinuxCNC's
+// scriptmode formats (hal.ExecOptions.Script). A host older than this
+// request answers it with an error.
+func (c *Client) DoScript(cmd halfile.Command) (string, error) {
+	return c.do(ScriptPrefix + cmd.String())
+}
+
+func (c *Client) do(line string) (string, error) {
 	if strings.ContainsAny(line, "\n") {
 		return "", fmt.Errorf("halctl: a command word holds a newline: %w", errs.Invalid)
 	}

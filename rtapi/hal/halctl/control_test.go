@@ -314,3 +314,36 @@ func TestServeRefusesSaveToAFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "# components\n#loadrt c  (not loaded by loadrt, no args saved)\n", out)
 }
+
+// A request that begins with "-s " (DoScript) runs as halcmd -s: show
+// prints LinuxCNC's scriptmode format, other requests on the same
+// connection print as before; the prefix counts toward the line limit,
+// and a user-component request with it is refused (and not run).
+// Before, "-s show pin" was an unknown command.
+func TestServeScriptMode(t *testing.T) {
+	h, path := host(t)
+	s, err := Serve(h, path, Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	c, err := Dial(path)
+	require.NoError(t, err)
+	defer c.Close()
+	out, err := c.DoScript(halfile.Command{Verb: "show", Args: []string{"pin", "c.out"}})
+	require.NoError(t, err)
+	assert.Equal(t, "c float OUT 0 c.out\n\n", out)
+	out, err = do(t, c, "show", "pin", "c.out")
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(out, "Component Pins:\n"), out)
+
+	_, err = c.DoScript(halfile.Command{Verb: "newcomp", Args: []string{"panel"}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid)
+	out, err = do(t, c, "list", "comp")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "panel", "the refused request made nothing")
+
+	long := strings.Repeat("x", halfile.MaxLineLen-len("show pin ")-1)
+	_, err = do(t, c, "show", "pin", long)
+	require.NoError(t, err, "fits without the prefix")
+	_, err = c.DoScript(halfile.Command{Verb: "show", Args: []string{"pin", long}})
+	require.ErrorIs(t, err, rtapi.ErrInvalid, "the prefix counts toward MaxLineLen")
+}

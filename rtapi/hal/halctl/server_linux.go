@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -270,6 +271,16 @@ func (s *Server) serve(c *net.UnixConn) {
 			return
 		}
 		var out bytes.Buffer
+		rest, script := strings.CutPrefix(line, ScriptPrefix)
+		if script {
+			line = rest
+			if isUserRequest(line) {
+				if answer(w, "", fmt.Errorf("halctl: %q is for halcmd commands, not user-component requests: %w", ScriptPrefix, errs.Invalid)) != nil || w.Flush() != nil {
+					return
+				}
+				continue
+			}
+		}
 		if user, err := u.do(line); user {
 			if answer(w, "", err) != nil || w.Flush() != nil {
 				return
@@ -283,7 +294,7 @@ func (s *Server) serve(c *net.UnixConn) {
 			err = fmt.Errorf("halctl: save FILE is written by halcmd, not by the host: send save %s: %w", halfile.Quote(cmd.Args[0]), errs.Invalid)
 		} else if err == nil && ok {
 			cmd.File, cmd.Line = "halcmd", n
-			err = s.h.Exec(&out, cmd)
+			err = s.h.ExecWith(&out, cmd, hal.ExecOptions{Script: script})
 			var pe *halfile.Error
 			if errors.As(err, &pe) {
 				err = pe.Err // the client knows where the command came from

@@ -24,13 +24,19 @@ type userConn struct {
 // userVerbs are the requests of user-space components (package doc).
 var userVerbs = []string{"newcomp", "newpin", "newparam", "ready", "setown"}
 
+// isUserRequest reports whether line is a user-component request.
+func isUserRequest(line string) bool {
+	w := strings.Fields(line)
+	return len(w) > 0 && slices.Contains(userVerbs, w[0])
+}
+
 // do runs a user-component request, or reports ok false for a line that
 // is none (a halcmd command).
 func (u *userConn) do(line string) (ok bool, err error) {
-	w := strings.Fields(line)
-	if len(w) == 0 || !slices.Contains(userVerbs, w[0]) {
+	if !isUserRequest(line) {
 		return false, nil
 	}
+	w := strings.Fields(line)
 	if w[0] == "setown" {
 		return true, u.setown(w[1:])
 	}

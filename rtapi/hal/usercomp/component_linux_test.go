@@ -86,7 +86,17 @@ func host(t *testing.T) (*hal.HAL, string) {
 
 func comps(h *hal.HAL) func() ([]hal.CompInfo, error) {
 	v := h.View()
-	return func() ([]hal.CompInfo, error) { s, err := v.Read(); return s.Comps, err }
+	return func() ([]hal.CompInfo, error) {
+		// A read that meets a removal in progress each time is ErrBusy:
+		// read again, as a viewer would, for a while.
+		for try := 0; ; try++ {
+			s, err := v.Read()
+			if !errors.Is(err, errs.Busy) || try == 1000 {
+				return s.Comps, err
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 // Issue 40, 6: a component made with New has its pins and parameters in

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gortapi/gortapi/internal/errs"
+	"github.com/gortapi/gortapi/internal/spawn"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
@@ -193,10 +194,11 @@ func (l *Loader) loadusr(ctx context.Context, a LoadusrArgs) error {
 	cmd := exec.Command(a.Program, a.Args...)
 	cmd.Env = append(os.Environ(), l.Env...)
 	cmd.Stdout, cmd.Stderr = l.out(l.Stdout, os.Stdout), l.out(l.Stderr, os.Stderr)
+	start := cmd.Start
 	if l.DieWithParent {
-		dieWithParent(cmd)
+		start = func() error { return spawn.Start(cmd, syscall.SIGTERM) }
 	}
-	if err := cmd.Start(); err != nil {
+	if err := start(); err != nil {
 		return fmt.Errorf("loadusr: %w (%w)", err, errs.Invalid)
 	}
 	k := &child{cmd: cmd, done: make(chan struct{})}

@@ -1,16 +1,12 @@
-package main
+package halprompt
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
 
-var testNames = halNames{
+var testNames = Names{
 	pins: []halItem{
 		{name: "pid.0.command", typ: "float", dir: dirIn, signal: "pos-cmd"},
 		{name: "pid.0.enable", typ: "bit", dir: dirIn},
@@ -113,29 +109,6 @@ func TestTab(t *testing.T) {
 	}
 }
 
-// Clusters of single-letter flags split as getopt reads them; a flag's
-// value and the command are left alone.
-func TestExpandShortFlags(t *testing.T) {
-	t.Parallel()
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	for _, b := range []string{"f", "k", "q", "Q", "s", "v", "V", "e"} {
-		fs.Bool(b, false, "")
-	}
-	fs.String("i", "", "")
-	fs.String("shm-dir", "", "")
-	for _, tc := range []struct{ in, want []string }{
-		{[]string{"-kf"}, []string{"-k", "-f"}},
-		{[]string{"-kf", "x.hal"}, []string{"-k", "-f", "x.hal"}},
-		{[]string{"-ki", "-kf", "-f"}, []string{"-k", "-i", "-kf", "-f"}},
-		{[]string{"-shm-dir", "-kf", "-Qk"}, []string{"-shm-dir", "-kf", "-Q", "-k"}},
-		{[]string{"setp", "-kf", "1"}, []string{"setp", "-kf", "1"}},
-		{[]string{"-bogus", "-ik"}, []string{"-bogus", "-ik"}},
-		{[]string{"-f=x"}, []string{"-f=x"}},
-	} {
-		assert.Equal(t, tc.want, expandShortFlags(fs, tc.in), "%q", tc.in)
-	}
-}
-
 // parseNames reads the host's show and list answers.
 func TestParseNames(t *testing.T) {
 	t.Parallel()
@@ -146,8 +119,9 @@ func TestParseNames(t *testing.T) {
 	sigs := "Signals:\nType                  Value  Name     (linked to)\n" +
 		"float                     0  pos-cmd\n" + "                                 <== siggen.0.sine\n" +
 		"                                 ==> pid.0.command\n" + "bit                   FALSE  enable\n\n"
-	fns := "Exported Functions:\nThread      Calls       Time       Tmax  Name\n" +
-		"servo          12      1.2µs      3.4µs  pid.0.do-pid-calcs\n" + "                0         0s         0s  siggen.0.update\n"
+	fns := "Exported Functions:\nOwner   CodeAddr      Arg           FP   Users   Name\n" +
+		" 00010  004a5b20  c000123456  YES      1   pid.0.do-pid-calcs\n" +
+		" 00011  004a5c40  c000123480  YES      0   siggen.0.update\n\n"
 	comps := "Loaded HAL Components:\nID      Type  Name                                                    PID   State\n" +
 		"    12  User  hmi                                                      4321 ready\n" +
 		"    10  RT    pid                                                           ready\n\n"
@@ -162,29 +136,4 @@ func TestParseNames(t *testing.T) {
 	assert.Equal(t, []string{"base", "servo"}, d.threads)
 	assert.Equal(t, []string{"speed"}, d.pinAliases)
 	assert.Nil(t, d.paramAliases)
-}
-
-// -v prints halcmd_info's lines, LinuxCNC's bytes (stray quote and
-// missing newlines included).
-func TestInfoLines(t *testing.T) {
-	t.Parallel()
-	for line, want := range map[string][]string{
-		"net x a.out => b.in c.in": {"Pin 'a.out' linked to signal 'x'\n", "Pin 'b.in' linked to signal 'x'\n", "Pin 'c.in' linked to signal 'x'\n"},
-		"linksp x a.in":            {"Pin 'a.in' linked to signal 'x'\n"},
-		"lock tune":                {"Locking completed"},
-		"unlock":                   {"Unlocking completed"},
-		"addf f servo 1":           {"Function 'f' added to thread 'servo'\n"},
-		"delf f servo":             {"Function 'f' removed from thread 'servo'\n"},
-		"delsig x":                 {"Signal 'x' deleted'\n"},
-		"alias pin a.in speed":     {"pin 'a.in' aliased to 'speed'\n"},
-		"unalias param kp":         {"param 'kp' unaliased\n"},
-		"loadrt pid count=2":       {"Realtime module 'pid' loaded\n"},
-		"start":                    {"Realtime threads started\n"},
-		"getp a.in":                nil,
-	} {
-		c, ok, err := halfile.ParseLine(line)
-		require.NoError(t, err)
-		require.True(t, ok)
-		assert.Equal(t, want, infoLines(c), line)
-	}
 }

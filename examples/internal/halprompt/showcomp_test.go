@@ -1,4 +1,4 @@
-package main
+package halprompt
 
 import (
 	"strings"
@@ -24,5 +24,5 @@ func TestParseShowComp(t *testing.T) {
 		"ID      Type  Name                                                    PID   State\n"+
 		"    12  User  halpanel                                                  901 initializing\n"+
 		"     7  RT    siggen                                                        ready\n\n", b.String())
-	assert.Equal(t, comps, parseShowComp(b.String()+"garbage line\n"))
+	assert.Equal(t, comps, ParseShowComp(b.String()+"garbage line\n"))
 }

@@ -1,8 +1,10 @@
-package main
+package halprompt
 
 import (
 	"strconv"
 	"strings"
+
+	"github.com/gortapi/gortapi/rtapi/hal"
 )
 
 // Completion of halcmd's interactive prompt, as LinuxCNC's
@@ -69,8 +71,8 @@ type halComp struct {
 	user bool
 }
 
-// halNames is what completion offers, read from the host on each TAB.
-type halNames struct {
+// Names is what completion offers, read from the host on each TAB.
+type Names struct {
 	pins, params []halItem
 	signals      []halSignal
 	functs       []halFunct
@@ -117,7 +119,7 @@ func firstWord(s string) string {
 // complete returns the words that may replace the word the cursor ends
 // in buffer (the line up to the cursor), as halcmd_completer offers
 // them: those that begin with it, in the host's list order.
-func complete(buffer string, d halNames) []string {
+func complete(buffer string, d Names) []string {
 	// Leading blanks are not part of the line's words.
 	for len(buffer) > 0 && isSkip(buffer[0]) {
 		buffer = buffer[1:]
@@ -266,7 +268,7 @@ func fromTable(text string, table []string) []string {
 	return out
 }
 
-func functs(text string, d halNames, inUse bool) []string {
+func functs(text string, d Names, inUse bool) []string {
 	var out []string
 	for _, f := range d.functs {
 		if f.inUse == inUse && strings.HasPrefix(f.name, text) {
@@ -285,7 +287,7 @@ type matcher struct {
 }
 
 // matchPin is check_match_type_pin: the type and direction of pin name.
-func (m *matcher) matchPin(name string, d halNames) {
+func (m *matcher) matchPin(name string, d Names) {
 	for _, p := range d.pins {
 		if p.name == name {
 			m.typ, m.dir = p.typ, p.dir
@@ -296,7 +298,7 @@ func (m *matcher) matchPin(name string, d halNames) {
 
 // matchSignal is check_match_type_signal: the type of signal name and
 // whether it has a writer.
-func (m *matcher) matchSignal(name string, d halNames) {
+func (m *matcher) matchSignal(name string, d Names) {
 	for _, s := range d.signals {
 		if s.name == name {
 			m.typ, m.writers = s.typ, 0
@@ -317,7 +319,7 @@ func writerMatch(dir, writers int) bool {
 	return writers == -1 || dir == dirAny || dir&dirIn != 0 || writers == 0
 }
 
-func (m matcher) pins(text string, d halNames) []string {
+func (m matcher) pins(text string, d Names) []string {
 	var out []string
 	for _, p := range d.pins {
 		if !writerMatch(p.dir, m.writers) || !directionMatch(p.dir, m.dir) || (m.typ != "" && m.typ != p.typ) {
@@ -330,7 +332,7 @@ func (m matcher) pins(text string, d halNames) []string {
 	return out
 }
 
-func (m matcher) params(text string, d halNames) []string {
+func (m matcher) params(text string, d Names) []string {
 	var out []string
 	for _, p := range d.params {
 		if strings.HasPrefix(p.name, text) {
@@ -340,7 +342,7 @@ func (m matcher) params(text string, d halNames) []string {
 	return out
 }
 
-func (m matcher) signals(text string, d halNames) []string {
+func (m matcher) signals(text string, d Names) []string {
 	var out []string
 	for _, s := range d.signals {
 		if m.typ != "" && m.typ != s.typ {
@@ -377,8 +379,8 @@ func commonPrefix(words []string) string {
 // parseNames reads completion's names from the host's answers to show
 // pin, show param, show sig, show funct, show comp, list thread and
 // show alias (hal.WriteShow's formats, list's and show alias's).
-func parseNames(pins, params, sigs, fns, comps, threads, aliases string) halNames {
-	var d halNames
+func parseNames(pins, params, sigs, fns, comps, threads, aliases string) Names {
+	var d Names
 	dirs := map[string]int{"IN": dirIn, "OUT": dirOut, "I/O": dirIO, "RO": dirRO, "RW": dirRW}
 	rows := func(text string, into *[]halItem) {
 		for _, line := range strings.Split(text, "\n") {
@@ -412,16 +414,14 @@ func parseNames(pins, params, sigs, fns, comps, threads, aliases string) halName
 		}
 	}
 	numeric := func(s string) bool { _, err := strconv.Atoi(s); return err == nil }
+	// show funct: " OWNER  CODE  ARG  YES  USERS   NAME" (print_funct_info).
 	for _, line := range strings.Split(fns, "\n") {
 		f := strings.Fields(line)
-		switch {
-		case len(f) == 4 && numeric(f[0]):
-			d.functs = append(d.functs, halFunct{name: f[3]})
-		case len(f) == 5 && numeric(f[1]):
-			d.functs = append(d.functs, halFunct{name: f[4], inUse: true})
+		if len(f) == 6 && numeric(f[0]) && f[3] == "YES" && numeric(f[4]) {
+			d.functs = append(d.functs, halFunct{name: f[5], inUse: f[4] != "0"})
 		}
 	}
-	for _, c := range parseShowComp(comps) {
+	for _, c := range ParseShowComp(comps) {
 		d.comps = append(d.comps, halComp{name: c.Name, user: c.User})
 	}
 	d.threads = strings.Fields(threads)
@@ -438,4 +438,33 @@ func parseNames(pins, params, sigs, fns, comps, threads, aliases string) halName
 		}
 	}
 	return d
+}
+
+// ParseShowComp reads the rows of "show comp" (hal.WriteShow): ID, Type
+// (RT or User), Name, PID (User rows only, as LinuxCNC's halcmd prints
+// it), State.
+func ParseShowComp(text string) []hal.CompInfo {
+	var out []hal.CompInfo
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 {
+			continue
+		}
+		id, err := strconv.Atoi(f[0])
+		if err != nil {
+			continue
+		}
+		c := hal.CompInfo{ID: id, Name: f[2], User: f[1] == "User", Ready: f[len(f)-1] == "ready"}
+		switch {
+		case f[1] == "RT" && len(f) == 4:
+		case f[1] == "User" && len(f) == 5:
+			if c.PID, err = strconv.Atoi(f[3]); err != nil {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
