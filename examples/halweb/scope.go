@@ -688,13 +688,17 @@ func (sc *Scope) publish(gen uint64, c *scope.Capture, cfg ScopeConfig, chans []
 		sc.mu.Unlock()
 		return
 	}
-	sc.seq++
-	seq := sc.seq
-	sc.state = "triggered"
+	seq := sc.seq + 1 // one reader per gen publishes: no other can take it
 	period := sc.period
 	sc.mu.Unlock()
 	msgs := captureMessages(seq, c, cfg, chans, period)
 	sc.mu.Lock()
+	if sc.gen != gen {
+		sc.mu.Unlock()
+		return
+	}
+	// Counted only once stored: whoever sees capture seq can export it.
+	sc.seq, sc.state = seq, "triggered"
 	sc.last, sc.lastCfg, sc.lastCh, sc.lastMsg = c, cfg, chans, msgs
 	sc.mu.Unlock()
 	sc.s.hub.broadcastCapture(msgs)
