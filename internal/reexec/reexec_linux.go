@@ -30,6 +30,14 @@ func init() {
 	if err != nil || ppid <= 0 {
 		return
 	}
+	if os.Getppid() == 0 {
+		// The parent is outside this process's PID namespace (a child
+		// started as PID 1 of a new one): no pidfd reaches it from here,
+		// so the kernel's parent-death signal, which follows the thread
+		// that started this process, is the best there is.
+		_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+		return
+	}
 	go watchParent(ppid)
 }
 

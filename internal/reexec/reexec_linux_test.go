@@ -96,9 +96,9 @@ func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
+	t.Cleanup(func() { _ = c.Process.Kill(); <-done })
 	select {
 	case err := <-done:
 		t.Fatalf("the child ended with the thread that started it: %v", err)

@@ -36,7 +36,6 @@ func TestStartOutlivesTheCallersThread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	if got := c.SysProcAttr.Pdeathsig; got != syscall.SIGTERM {
 		t.Fatalf("Pdeathsig %v", got)
 	}
@@ -48,6 +47,7 @@ func TestStartOutlivesTheCallersThread(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
+	t.Cleanup(func() { _ = c.Process.Kill(); <-done })
 	select {
 	case err := <-done:
 		t.Fatalf("the child ended with the thread that started it: %v", err)
