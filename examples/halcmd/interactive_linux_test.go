@@ -2,93 +2,25 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/gortapi/gortapi/internal/rttest"
 )
 
-// openPTY opens a pseudo-terminal as posix_openpt, unlockpt and ptsname
-// do: the master /dev/ptmx, unlocked (TIOCSPTLCK), and its slave
-// /dev/pts/N (TIOCGPTN).
-func openPTY(t *testing.T) (master, slave *os.File) {
-	t.Helper()
-	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal: open /dev/ptmx: %v", err)
-	}
-	master = os.NewFile(uintptr(fd), "/dev/ptmx")
-	t.Cleanup(func() { master.Close() })
-	require.NoError(t, unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0), "unlockpt")
-	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
-	require.NoError(t, err, "ptsname")
-	name := fmt.Sprintf("/dev/pts/%d", n)
-	sfd, err := unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
-	require.NoError(t, err, name)
-	return master, os.NewFile(uintptr(sfd), name)
-}
-
-// screen collects what a program writes to a terminal.
-type screen struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *screen) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// waitCount waits until what has appeared at least n times.
-func (s *screen) waitCount(t *testing.T, what string, n int) {
-	t.Helper()
-	rttest.WaitFor(t, fmt.Sprintf("%q %d times on the terminal", what, n), func() bool {
-		return strings.Count(s.String(), what) >= n
-	})
-}
-
-// startOnTerminal starts halcmd with args on a new pseudo-terminal, in
-// its own session with the terminal as its controlling one, as a shell
-// would; it returns the command, the terminal's master and its screen.
-func startOnTerminal(t *testing.T, dir string, args ...string) (*exec.Cmd, *os.File, *screen) {
+// startOnTerminal starts halcmd with args on a new pseudo-terminal
+// (rttest.StartOnTerminal) and returns the command and the terminal.
+func startOnTerminal(t *testing.T, dir string, args ...string) (*exec.Cmd, *rttest.Terminal) {
 	_, bin := binaries(t)
-	master, slave := openPTY(t)
 	cmd := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, args...)...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
-	require.NoError(t, cmd.Start())
-	slave.Close()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	scr := &screen{}
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := master.Read(b)
-			scr.mu.Lock()
-			scr.buf.Write(b[:n])
-			scr.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return cmd, master, scr
+	return cmd, rttest.StartOnTerminal(t, cmd)
 }
 
 // halcmd -kf on a terminal is LinuxCNC's interactive halcmd: the
@@ -99,34 +31,31 @@ func startOnTerminal(t *testing.T, dir string, args ...string) (*exec.Cmd, *os.F
 func TestInteractiveOnATerminal(t *testing.T) {
 	dir := t.TempDir()
 	host(t, dir, "../halrun/testdata/servo-loop.hal")
-	cmd, tty, scr := startOnTerminal(t, dir, "-kf")
-	typeIn := func(s string) {
-		_, err := tty.Write([]byte(s))
-		require.NoError(t, err)
-	}
+	cmd, scr := startOnTerminal(t, dir, "-kf")
+	typeIn := func(s string) { scr.Type(t, s) }
 
-	scr.waitCount(t, "halcmd: ", 1)
+	scr.WaitCount(t, "halcmd: ", 1)
 	typeIn("getp pid.0.Pg\t")
-	scr.waitCount(t, "getp pid.0.Pgain ", 1) // completed, with a blank after
+	scr.WaitCount(t, "getp pid.0.Pgain ", 1) // completed, with a blank after
 	typeIn("\r")
-	scr.waitCount(t, "\r\n50\r\n", 1)
-	scr.waitCount(t, "halcmd: ", 2)
+	scr.WaitCount(t, "\r\n50\r\n", 1)
+	scr.WaitCount(t, "halcmd: ", 2)
 
 	typeIn("\x1b[A") // up arrow: the last line again
-	scr.waitCount(t, "getp pid.0.Pgain ", 2)
+	scr.WaitCount(t, "getp pid.0.Pgain ", 2)
 	typeIn("\r")
-	scr.waitCount(t, "\r\n50\r\n", 2)
-	scr.waitCount(t, "halcmd: ", 3)
+	scr.WaitCount(t, "\r\n50\r\n", 2)
+	scr.WaitCount(t, "halcmd: ", 3)
 
 	typeIn("frobnicate\r")
-	scr.waitCount(t, `<stdin>:3: unknown command "frobnicate"`, 1)
-	scr.waitCount(t, "halcmd: ", 4) // -k: the session goes on
+	scr.WaitCount(t, `<stdin>:3: unknown command "frobnicate"`, 1)
+	scr.WaitCount(t, "halcmd: ", 4) // -k: the session goes on
 
 	typeIn("show p\t") // pin and param: listed, the line kept
-	scr.waitCount(t, "pin  param", 1)
+	scr.WaitCount(t, "pin  param", 1)
 	typeIn("in pid.0.Pg\t\r") // no pin begins so: nothing completed
-	scr.waitCount(t, "Component Pins:", 1)
-	scr.waitCount(t, "halcmd: ", 5)
+	scr.WaitCount(t, "Component Pins:", 1)
+	scr.WaitCount(t, "halcmd: ", 5)
 
 	typeIn("quit\r")
 	err := cmd.Wait()

@@ -1,15 +1,12 @@
 package spawn
 
 import (
-	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 // A child Start started lives on when the thread that called Start ends
@@ -18,32 +15,12 @@ import (
 func TestStartOutlivesTheCallersThread(t *testing.T) {
 	c := exec.Command("sleep", "60")
 	var err error
-	tid := 0
-	for tid == 0 {
-		tids := make(chan int)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			if unix.Gettid() == unix.Getpid() {
-				runtime.UnlockOSThread()
-				tids <- 0
-				return
-			}
-			err = Start(c, syscall.SIGTERM)
-			tids <- unix.Gettid()
-		}()
-		tid = <-tids
-	}
+	rttest.OnEndingThread(func() { err = Start(c, syscall.SIGTERM) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.SysProcAttr.Pdeathsig; got != syscall.SIGTERM {
 		t.Fatalf("Pdeathsig %v", got)
-	}
-	for {
-		if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); os.IsNotExist(err) {
-			break
-		}
-		time.Sleep(time.Millisecond)
 	}
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()

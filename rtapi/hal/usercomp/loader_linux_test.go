@@ -2,15 +2,12 @@ package usercomp
 
 import (
 	"context"
-	"os"
-	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
@@ -25,16 +22,8 @@ func TestLoadusrOutlivesItsStartingThread(t *testing.T) {
 	cmd, _, err := halfile.ParseLine("loadusr sleep 60")
 	require.NoError(t, err)
 	var execErr error
-	tid := onEndingThread(func() { _, execErr = l.Exec(context.Background(), cmd) })
+	rttest.OnEndingThread(func() { _, execErr = l.Exec(context.Background(), cmd) })
 	require.NoError(t, execErr)
-	// The thread is gone once its /proc entry is: the kernel has then
-	// sent any parent-death signal.
-	for {
-		if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); os.IsNotExist(err) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
 	l.mu.Lock()
 	k := l.kids[0]
 	l.mu.Unlock()
@@ -42,27 +31,5 @@ func TestLoadusrOutlivesItsStartingThread(t *testing.T) {
 	case <-k.done:
 		t.Fatalf("the program ended with the thread that started it: %v", k.err)
 	case <-time.After(500 * time.Millisecond):
-	}
-}
-
-// onEndingThread runs f on an OS thread that ends when f returns (not
-// the main thread, which the runtime keeps), and returns its id.
-func onEndingThread(f func()) int {
-	for {
-		tids := make(chan int)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			tid := unix.Gettid()
-			if tid == unix.Getpid() {
-				runtime.UnlockOSThread()
-				tids <- 0
-				return
-			}
-			f()
-			tids <- tid
-		}()
-		if tid := <-tids; tid != 0 {
-			return tid
-		}
 	}
 }

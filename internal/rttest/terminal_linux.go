@@ -1,0 +1,106 @@
+package rttest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Terminal is a pseudo-terminal a program under test runs on: what the
+// program writes collects in a screen; Type writes to its input.
+type Terminal struct {
+	master *os.File
+	mu     sync.Mutex
+	buf    bytes.Buffer
+}
+
+// StartOnTerminal starts cmd on a new pseudo-terminal, in its own session
+// with the terminal as its controlling one, as a shell would (stdin,
+// stdout and stderr the terminal; it dies with the test). It skips t
+// where there is no /dev/ptmx; cmd is killed when t ends.
+func StartOnTerminal(t testing.TB, cmd *exec.Cmd) *Terminal {
+	t.Helper()
+	master, slave := openPTY(t)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	term := &Terminal{master: master}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			term.mu.Lock()
+			term.buf.Write(b[:n])
+			term.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return term
+}
+
+// openPTY opens a pseudo-terminal as posix_openpt, unlockpt and ptsname
+// do: the master /dev/ptmx, unlocked (TIOCSPTLCK), and its slave
+// /dev/pts/N (TIOCGPTN).
+func openPTY(t testing.TB) (master, slave *os.File) {
+	t.Helper()
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: open /dev/ptmx: %v", err)
+	}
+	master = os.NewFile(uintptr(fd), "/dev/ptmx")
+	t.Cleanup(func() { master.Close() })
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatalf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetUint32(fd, unix.TIOCGPTN)
+	if err != nil {
+		t.Fatalf("ptsname: %v", err)
+	}
+	name := fmt.Sprintf("/dev/pts/%d", n)
+	sfd, err := unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return master, os.NewFile(uintptr(sfd), name)
+}
+
+// Type writes s to the program's input, as keys typed.
+func (term *Terminal) Type(t testing.TB, s string) {
+	t.Helper()
+	if _, err := term.master.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// String returns everything the program wrote so far.
+func (term *Terminal) String() string {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	return term.buf.String()
+}
+
+// WaitCount waits until what has appeared at least n times.
+func (term *Terminal) WaitCount(t testing.TB, what string, n int) {
+	t.Helper()
+	WaitFor(t, fmt.Sprintf("%q %d times on the terminal", what, n), func() bool {
+		return strings.Count(term.String(), what) >= n
+	})
+}
