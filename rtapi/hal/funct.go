@@ -221,7 +221,9 @@ func (h *HAL) RemoveFunct(funct, thread string) error {
 	if !ok {
 		return errf(op, thread, funct, rtapi.ErrInvalid, "no function of that name is exported")
 	}
-	f.settle()
+	// No settle first: a function whose removal from th is pending stays
+	// th's (f.thread) until a RemoveFunct sees its call ended and frees
+	// it, so a retry after the call ended frees it too.
 	if f.thread != th {
 		return errf(op, thread, funct, rtapi.ErrInvalid, "the function is not on this thread")
 	}

@@ -110,3 +110,42 @@ func stopLoaded(t *testing.T, h *hal.HAL) {
 		}
 	}
 }
+
+// A RemoveFunct retried after the held call has already ended, and its
+// thread has finished that cycle, frees the function (nil), as one
+// retried while the call still runs does. Before, the retry found the
+// function already let go and said "the function is not on this
+// thread" (ErrInvalid) for ever: TestRemoveFunctRetriesAfterTimeout
+// waited 30 s in CI when its retry came after the call had ended.
+func TestRemoveFunctRetriedAfterTheCallEnded(t *testing.T) {
+	rttest.ParallelUnlessRT(t)
+	h := newHAL(t, hal.Options{StopTimeout: 20 * time.Millisecond})
+	servo, err := h.NewThread("servo", time.Millisecond)
+	require.NoError(t, err)
+	var hold atomic.Bool
+	inside, release, returned := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before Close, should the test fail
+	_, err = h.Export("blocks", func(time.Duration, int64) {
+		if hold.CompareAndSwap(true, false) {
+			close(inside)
+			<-release
+			close(returned)
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, h.AddFunct("blocks", "servo", hal.Last))
+	require.NoError(t, h.Start())
+	waitBeat(t, servo, 2)
+	hold.Store(true)
+	<-inside
+	beat := servo.Beat()
+	require.ErrorIs(t, h.RemoveFunct("blocks", "servo"), rtapi.ErrTimeout)
+	free()
+	<-returned
+	waitBeat(t, servo, beat+1) // the held cycle has finished
+	require.NoError(t, h.RemoveFunct("blocks", "servo"))
+	require.ErrorIs(t, h.RemoveFunct("blocks", "servo"), rtapi.ErrInvalid, "now off the thread")
+	stopLoaded(t, h)
+}
