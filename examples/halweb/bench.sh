@@ -8,22 +8,28 @@
 # printed, then the median of each over the rounds and the ratios
 # browser / none. The goal is ratios within the rounds' spread (<= 1.1).
 #
-#	sudo examples/halweb/bench.sh [-d SECONDS] [-rounds N] [-base PERIOD] [-- HALHOST_FLAGS...]
+#	sudo examples/halweb/bench.sh [-d SECONDS] [-rounds N] [-base PERIOD] [-client browser|ws] [-- HALHOST_FLAGS...]
 #	examples/halweb/bench.sh -d 2 -rounds 1     # smoke run
 #
 # Run it on an idle machine, as root for SCHED_FIFO (halhost prints its
 # scheduling). It needs chromium (apt-get install chromium) and curl.
+# -client ws reads the same WebSocket stream with a small Node.js client
+# (npm's ws package, installed into the scratch directory) instead of
+# Chromium: halweb's own cost, without a browser rendering on the host's
+# CPUs (the browser of the issue's case runs on another machine).
 set -eu
 D=10
 ROUNDS=5
 BASE=25us
+CLIENT=browser
 while [ $# -gt 0 ]; do
 	case $1 in
+	-client) CLIENT=$2; shift 2 ;;
 	-d) D=$2; shift 2 ;;
 	-rounds) ROUNDS=$2; shift 2 ;;
 	-base) BASE=$2; shift 2 ;;
 	--) shift; break ;;
-	*) echo "usage: bench.sh [-d SECONDS] [-rounds N] [-base PERIOD] [-- HALHOST_FLAGS...]" >&2; exit 2 ;;
+	*) echo "usage: bench.sh [-d SECONDS] [-rounds N] [-base PERIOD] [-client browser|ws] [-- HALHOST_FLAGS...]" >&2; exit 2 ;;
 	esac
 done
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,9 +41,26 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
-command -v chromium >/dev/null || { echo "bench.sh: needs chromium (apt-get install chromium)" >&2; exit 1; }
+case $CLIENT in
+browser) command -v chromium >/dev/null || { echo "bench.sh: needs chromium (apt-get install chromium)" >&2; exit 1; } ;;
+ws) command -v node >/dev/null && command -v npm >/dev/null || { echo "bench.sh: -client ws needs node and npm" >&2; exit 1; } ;;
+*) echo "bench.sh: -client browser or ws" >&2; exit 2 ;;
+esac
 command -v curl >/dev/null || { echo "bench.sh: needs curl" >&2; exit 1; }
 (cd "$root" && go build -o "$work/halhost" ./examples/halhost && go build -o "$work/halweb" ./examples/halweb)
+if [ "$CLIENT" = ws ]; then
+	npm install --silent --prefix "$work" ws@8 >/dev/null
+	cat >"$work/client.js" <<'JS'
+// The page's traffic without a page: a watch list, every capture read.
+const WebSocket = require(process.argv[2] + "/node_modules/ws");
+const ws = new WebSocket(process.argv[3], { headers: { Authorization: "Bearer " + process.argv[4] } });
+let n = 0;
+ws.on("open", () => ws.send(JSON.stringify({ type: "watch", names: ["pos-cmd", "pos-fb", "torque"] })));
+ws.on("message", () => { n++; });
+ws.on("error", (e) => { console.error("client: " + e.message); process.exit(1); });
+process.on("SIGTERM", () => { console.log("client: " + n + " messages"); process.exit(0); });
+JS
+fi
 
 INSTANCE=${INSTANCE:-43}
 PORT=${PORT:-7943}
@@ -79,10 +102,14 @@ one() {
 		curl -sf -H "Authorization: Bearer $token" -H "Content-Type: application/json" \
 			-d '{"thread":"base","pins":["pos-cmd","pos-fb","torque"],"trigger":0,"edge":"rising","level":0,"mode":"auto","samples":4000,"position":0.5}' \
 			"http://127.0.0.1:$PORT/api/scope" >/dev/null
+		if [ "$CLIENT" = ws ]; then
+			setsid node "$work/client.js" "$work" "ws://127.0.0.1:$PORT/ws" "$token" >"$work/client.out" 2>&1 &
+		else
 		setsid chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 			--disable-background-networking --disable-component-update --disable-sync \
 			--user-data-dir="$work/profile" --remote-debugging-port=0 \
 			"http://127.0.0.1:$PORT/?token=$token" >"$work/chromium.out" 2>&1 &
+		fi
 		browser=$!
 		pids="$browser $web $host"
 	fi
@@ -92,6 +119,7 @@ one() {
 		wait $browser 2>/dev/null || true
 		kill -INT $web; wait $web 2>/dev/null || true
 		rm -rf "$work/profile"
+		[ "$CLIENT" = ws ] && cat "$work/client.out"
 	fi
 	kill -INT $host
 	wait $host || true
