@@ -114,6 +114,10 @@ func TestNewVerbsAgainstHalrun(t *testing.T) {
 		{[]string{"lock", "tune"}, ""},
 		{[]string{"setp", "kp", "51"}, ""},
 		{[]string{"unlock", "all"}, ""},
+		{[]string{"unalias", "pin", "kp"}, ""},
+		{[]string{"getp", "pid.0.Pgain"}, "51\n"},
+		{[]string{"save", "alias"}, "# pin aliases\n# param aliases\n"},
+		{[]string{"unecho"}, "Echo off\n"},
 	} {
 		out, err := halcmd(t, dir, tc.args...)
 		require.NoError(t, err, "%v: %s", tc.args, out)
