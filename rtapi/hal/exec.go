@@ -1006,14 +1006,8 @@ func (h *HAL) alias(kind, name, alias string) error {
 	const op = "alias"
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.aliasAllowedLocked(op, kind); err != nil {
 		return err
-	}
-	if err := aliasKind(op, kind); err != nil {
-		return err
-	}
-	if h.lock&lockConfig != 0 {
-		return errf(op, "", "", rtapi.ErrPermission, "%s_alias called while HAL locked", kind)
 	}
 	if err := names.Check(kind+" alias", alias); err != nil {
 		return &Error{Op: op, Err: errors.Join(err, rtapi.ErrInvalid)}
@@ -1045,14 +1039,8 @@ func (h *HAL) unalias(kind, name string) error {
 	const op = "unalias"
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.aliasAllowedLocked(op, kind); err != nil {
 		return err
-	}
-	if err := aliasKind(op, kind); err != nil {
-		return err
-	}
-	if h.lock&lockConfig != 0 {
-		return errf(op, "", "", rtapi.ErrPermission, "%s_alias called while HAL locked", kind)
 	}
 	real, ok := h.itemLocked(kind, name)
 	if !ok {
@@ -1061,6 +1049,22 @@ func (h *HAL) unalias(kind, name string) error {
 	if a, ok := h.aliasOf[real]; ok {
 		delete(h.aliases, a)
 		delete(h.aliasOf, real)
+	}
+	return nil
+}
+
+// aliasAllowedLocked checks what alias and unalias share: an open HAL,
+// kind pin or param, no CONFIG lock (LinuxCNC's "X_alias called while
+// HAL locked"). Called with h.mu.
+func (h *HAL) aliasAllowedLocked(op, kind string) error {
+	if err := h.checkOpen(op, "", ""); err != nil {
+		return err
+	}
+	if err := aliasKind(op, kind); err != nil {
+		return err
+	}
+	if h.lock&lockConfig != 0 {
+		return errf(op, "", "", rtapi.ErrPermission, "%s_alias called while HAL locked", kind)
 	}
 	return nil
 }
