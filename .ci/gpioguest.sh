@@ -15,7 +15,8 @@
 # examples/halrun/testdata/gpio-stepper.hal (TestGPIOStepperHalOnGPIOSim);
 # check hal_gpio.reset on virtual time (TestHalGPIOResetOnGPIOSim); show
 # Stop, halrun's answer to SIGTERM, leaving the outputs safe
-# (TestHalGPIOStopDrivesSafeValues); then
+# (TestHalGPIOStopDrivesSafeValues); show unloadrt releasing the lines
+# (TestHalGPIOUnloadrtReleasesTheLines); then
 # BenchmarkHalGPIOSim times read and write for 1, 8 and 32 lines.
 #
 # qemu emulates the CPU (TCG; GORTAPI_QEMU_ACCEL=kvm to try KVM): the
@@ -35,7 +36,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/kernels.sh"
 BOOT_TIMEOUT=${GORTAPI_BOOT_TIMEOUT:-600}
 SMP=${GORTAPI_QEMU_SMP:-2}
 MARK=GORTAPI-GPIOGUEST-3d81c2
-TESTS='^(TestHalGPIOOnGPIOSim|TestHalGPIOHotPathDoesNotAllocate|TestHalGPIOToggle25us|TestGPIOStepperHalOnGPIOSim|TestHalGPIOResetOnGPIOSim|TestHalGPIOStopDrivesSafeValues)$'
+TESTS='^(TestHalGPIOOnGPIOSim|TestHalGPIOHotPathDoesNotAllocate|TestHalGPIOToggle25us|TestGPIOStepperHalOnGPIOSim|TestHalGPIOResetOnGPIOSim|TestHalGPIOStopDrivesSafeValues|TestHalGPIOUnloadrtReleasesTheLines)$'
 
 ensure_tools
 BZIMAGE=$(bash "$ROOT/.ci/gpiokernel.sh") || die "building the gpio-sim kernel failed (.ci/gpiokernel.sh)"
@@ -113,7 +114,7 @@ sed -n "/^$MARK-BEGIN/,/^$MARK-EXIT/p" "$WORK/report.txt" | sed '1d;$d' >"$WORK/
 grep -E '^(--- |\s+hal_gpio_sim_linux_test.go|Benchmark|PASS|FAIL|ok|panic)' "$WORK/tests.txt" || true
 status=$(awk -v m="$MARK-EXIT" '$1 == m { print $2 }' "$WORK/report.txt")
 failed=0
-for name in TestHalGPIOOnGPIOSim TestHalGPIOHotPathDoesNotAllocate TestHalGPIOToggle25us TestGPIOStepperHalOnGPIOSim TestHalGPIOResetOnGPIOSim TestHalGPIOStopDrivesSafeValues; do
+for name in TestHalGPIOOnGPIOSim TestHalGPIOHotPathDoesNotAllocate TestHalGPIOToggle25us TestGPIOStepperHalOnGPIOSim TestHalGPIOResetOnGPIOSim TestHalGPIOStopDrivesSafeValues TestHalGPIOUnloadrtReleasesTheLines; do
 	if ! grep -q -- "--- PASS: $name " "$WORK/tests.txt"; then
 		echo "FAIL: $name did not pass (a skip counts as a failure here)"
 		failed=1
