@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
@@ -108,20 +109,9 @@ func (h *HAL) exec(w io.Writer, c halfile.Command, o ExecOptions) error {
 		if len(a) > 0 {
 			what = a[0]
 		}
-		var patterns []string
-		if len(a) > 1 {
-			patterns = a[1:]
-		}
-		return h.show(w, what, patterns, o.Script)
+		return h.show(w, what, a[min(1, len(a)):], o.Script)
 	case "save":
-		kind, file := "", ""
-		if len(a) > 0 {
-			kind = a[0]
-		}
-		if len(a) > 1 {
-			file = a[1]
-		}
-		return h.saveTo(w, kind, file)
+		return h.saveTo(w, arg(a, 0), arg(a, 1))
 	case "list":
 		return h.list(w, a[0], a[1:])
 	case "ptype":
@@ -129,22 +119,19 @@ func (h *HAL) exec(w io.Writer, c halfile.Command, o ExecOptions) error {
 	case "stype":
 		return h.stype(w, a[0])
 	case "status":
-		return h.status(w, optArg(a))
+		return h.status(w, arg(a, 0))
 	case "help":
-		_, err := io.WriteString(w, halfile.Help(optArg(a)))
+		_, err := io.WriteString(w, halfile.Help(arg(a, 0)))
 		return err
-	case "echo":
-		_, err := io.WriteString(w, "Echo on\n")
-		return err
-	case "unecho":
-		_, err := io.WriteString(w, "Echo off\n")
+	case "echo", "unecho":
+		_, err := io.WriteString(w, map[string]string{"echo": "Echo on\n", "unecho": "Echo off\n"}[c.Verb])
 		return err
 	case "alias":
 		return h.alias(a[0], a[1], a[2])
 	case "unalias":
 		return h.unalias(a[0], a[1])
 	case "lock", "unlock":
-		return h.setLock(c.Verb, optArg(a))
+		return h.setLock(c.Verb, arg(a, 0))
 	}
 	return fmt.Errorf("unknown command %q: %w", c.Verb, rtapi.ErrInvalid)
 }
@@ -234,12 +221,18 @@ func (h *HAL) Load(w io.Writer, cmds []halfile.Command) error {
 // the order.
 func FlushesStart(verb string) bool { return verb == "lock" || verb == "unlock" }
 
-// optArg is a verb's optional first argument, "" when absent.
-func optArg(a []string) string {
-	if len(a) == 0 {
-		return ""
+// arg is a verb's optional argument i, "" when absent.
+func arg(a []string, i int) string {
+	if i < len(a) {
+		return a[i]
 	}
-	return a[0]
+	return ""
+}
+
+// writeOut writes what a verb printed into b to w.
+func writeOut(w io.Writer, b *strings.Builder) error {
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // LinuxCNC's HAL_LOCK_* bits (hal.h), set by halcmd's lock and unlock.
@@ -278,39 +271,27 @@ func lockLevel(verb, word string, cur uint8) (lock uint8, ok bool) {
 // lock allows it: halcmd's own for loadrt, hal_lib's for the others.
 // sigExists says whether net's signal exists (net makes it otherwise).
 func lockRefusal(lock uint8, verb string, sigExists bool) string {
-	switch verb {
-	case "loadrt":
-		if lock&lockLoad != 0 {
-			return "HAL is locked, loading of modules is not permitted"
-		}
-	case "start", "stop":
-		if lock&lockRun != 0 {
-			return verb + "_threads called while HAL is locked"
-		}
-	case "net", "linkps", "unlinkp", "newsig", "delsig", "addf", "delf", "safep":
-		if lock&lockConfig == 0 {
-			return ""
-		}
-		switch verb {
-		case "net", "linkps":
-			if verb == "net" && !sigExists {
-				return "signal_new called while HAL is locked"
-			}
-			return "link called while HAL locked"
-		case "unlinkp":
-			return "unlink called while HAL locked"
-		case "newsig":
-			return "signal_new called while HAL is locked"
-		case "delsig":
-			return "signal_delete called while HAL locked"
-		case "addf":
-			return "add_funct_to_thread called while HAL is locked"
-		case "delf":
-			return "del_funct_from_thread called while HAL is locked"
-		}
-		return verb + " called while HAL is locked" // safep, gortapi's own
+	switch msg, config := configRefusals[verb]; {
+	case verb == "loadrt" && lock&lockLoad != 0:
+		return "HAL is locked, loading of modules is not permitted"
+	case (verb == "start" || verb == "stop") && lock&lockRun != 0:
+		return verb + "_threads called while HAL is locked"
+	case !config || lock&lockConfig == 0:
+		return ""
+	case verb == "net" && !sigExists:
+		return "signal_new called while HAL is locked"
+	default:
+		return msg
 	}
-	return ""
+}
+
+// configRefusals are hal_lib's messages refusing a verb under lockConfig
+// (safep's is gortapi's own).
+var configRefusals = map[string]string{
+	"net": "link called while HAL locked", "linkps": "link called while HAL locked",
+	"unlinkp": "unlink called while HAL locked", "newsig": "signal_new called while HAL is locked",
+	"delsig": "signal_delete called while HAL locked", "addf": "add_funct_to_thread called while HAL is locked",
+	"delf": "del_funct_from_thread called while HAL is locked", "safep": "safep called while HAL is locked",
 }
 
 // checkLock refuses a command the HAL's lock forbids (ErrPermission).
@@ -331,11 +312,10 @@ func (h *HAL) checkLock(verb string, args []string) error {
 
 // setLock runs halcmd's lock or unlock.
 func (h *HAL) setLock(verb, word string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(verb, "", ""); err != nil {
+	if err := h.lockOpen(verb); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	l, ok := lockLevel(verb, word, h.lock)
 	if !ok {
 		return errf(verb, "", "", rtapi.ErrInvalid, "level %q is none of all, tune, none", word)

@@ -59,15 +59,6 @@ func (h *HAL) displayNameLocked(name string) string {
 	return name
 }
 
-// aliasKind is "pin" or "param" for the verbs alias and unalias, or an
-// error naming the word.
-func aliasKind(op, kind string) error {
-	if kind == "pin" || kind == "param" {
-		return nil
-	}
-	return errf(op, "", "", rtapi.ErrInvalid, "type %q is neither pin nor param", kind)
-}
-
 // itemLocked finds the pin or parameter (kind) that name names, by its
 // name or its alias: its name. Called with h.mu.
 func (h *HAL) itemLocked(kind, name string) (string, bool) {
@@ -143,8 +134,8 @@ func (h *HAL) aliasAllowedLocked(op, kind string) error {
 	if err := h.checkOpen(op, "", ""); err != nil {
 		return err
 	}
-	if err := aliasKind(op, kind); err != nil {
-		return err
+	if kind != "pin" && kind != "param" {
+		return errf(op, "", "", rtapi.ErrInvalid, "type %q is neither pin nor param", kind)
 	}
 	if h.lock&lockConfig != 0 {
 		return errf(op, "", "", rtapi.ErrPermission, "%s_alias called while HAL locked", kind)
@@ -155,16 +146,13 @@ func (h *HAL) aliasAllowedLocked(op, kind string) error {
 // aliasRow is one alias: kind "pin" or "param", the item's name, its alias.
 type aliasRow struct{ kind, name, alias string }
 
-// aliasRowsLocked lists the aliases of pins and parameters that exist,
-// pins first, each kind sorted by alias (LinuxCNC's lists are sorted by
-// name, and an alias is the item's name there), those whose name or
-// alias matches pattern. Called with h.mu.
-func (h *HAL) aliasRowsLocked(patterns []string, pins, params bool) []aliasRow {
+// aliasRowsLocked lists the aliases of the pins and parameters (kinds
+// "pin", "param", in that order) that exist, each kind sorted by alias
+// (LinuxCNC's lists are sorted by name, and an alias is the item's name
+// there), those whose name or alias matches pattern. Called with h.mu.
+func (h *HAL) aliasRowsLocked(patterns []string, kinds ...string) []aliasRow {
 	var rows []aliasRow
-	for _, kind := range []string{"pin", "param"} {
-		if (kind == "pin" && !pins) || (kind == "param" && !params) {
-			continue
-		}
+	for _, kind := range kinds {
 		var part []aliasRow
 		for real, a := range h.aliasOf {
 			_, ok := h.itemLocked(kind, real)

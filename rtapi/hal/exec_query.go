@@ -65,15 +65,12 @@ func (h *HAL) list(w io.Writer, kind string, patterns []string) error {
 		}
 	}
 	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // ptype prints the type of a pin or parameter (do_ptype_cmd).
 func (h *HAL) ptype(w io.Writer, name string) error {
-	h.mu.Lock()
-	if err := h.checkOpen("ptype", "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen("ptype"); err != nil {
 		return err
 	}
 	real := h.realNameLocked(name)
@@ -93,9 +90,7 @@ func (h *HAL) ptype(w io.Writer, name string) error {
 
 // stype prints the type of a signal (do_stype_cmd).
 func (h *HAL) stype(w io.Writer, name string) error {
-	h.mu.Lock()
-	if err := h.checkOpen("stype", "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen("stype"); err != nil {
 		return err
 	}
 	s, ok := h.sigs[name]
@@ -113,9 +108,7 @@ func (h *HAL) status(w io.Writer, kind string) error {
 	if kind != "" && kind != "all" && kind != "lock" && kind != "mem" {
 		return errf(op, "", "", rtapi.ErrInvalid, "Unknown 'status' type '%s'", kind)
 	}
-	h.mu.Lock()
-	if err := h.checkOpen(op, "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
 	var b strings.Builder
@@ -126,8 +119,7 @@ func (h *HAL) status(w io.Writer, kind string) error {
 		writeMemStatus(&b, h.memStatusLocked())
 	}
 	h.mu.Unlock()
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // writeLockStatus is print_lock_status.
@@ -136,17 +128,14 @@ func writeLockStatus(b *strings.Builder, lock uint8) {
 	if lock == 0 {
 		b.WriteString("  HAL_LOCK_NONE - nothing is locked\n")
 	}
-	if lock&lockLoad != 0 {
-		b.WriteString("  HAL_LOCK_LOAD    - loading of new components is locked\n")
-	}
-	if lock&lockConfig != 0 {
-		b.WriteString("  HAL_LOCK_CONFIG  - link and addf is locked\n")
-	}
-	if lock&lockParams != 0 {
-		b.WriteString("  HAL_LOCK_PARAMS  - setting params is locked\n")
-	}
-	if lock&lockRun != 0 {
-		b.WriteString("  HAL_LOCK_RUN     - running/stopping HAL is locked\n")
+	for i, line := range [...]string{ // lockLoad, lockConfig, lockParams, lockRun
+		"  HAL_LOCK_LOAD    - loading of new components is locked\n",
+		"  HAL_LOCK_CONFIG  - link and addf is locked\n",
+		"  HAL_LOCK_PARAMS  - setting params is locked\n",
+		"  HAL_LOCK_RUN     - running/stopping HAL is locked\n"} {
+		if lock&(1<<i) != 0 {
+			b.WriteString(line)
+		}
 	}
 }
 
@@ -161,19 +150,15 @@ type memStatus struct {
 // memStatusLocked counts h's items. Called with h.mu.
 func (h *HAL) memStatusLocked() memStatus {
 	var m memStatus
-	for _, c := range h.comps {
-		if c == nil || c.removed {
-			m.comps[1]++
-		} else {
-			m.comps[0]++
-		}
-	}
 	count := func(live bool, into *[2]int) {
 		if live {
 			into[0]++
 		} else {
 			into[1]++
 		}
+	}
+	for _, c := range h.comps {
+		count(c != nil && !c.removed, &m.comps)
 	}
 	for _, p := range h.pinList {
 		count(p != nil, &m.pins)
@@ -184,7 +169,7 @@ func (h *HAL) memStatusLocked() memStatus {
 	for _, s := range h.sigList {
 		count(s != nil && h.sigs[s.name] == s, &m.sigs)
 	}
-	m.aliases[0] = len(h.aliasRowsLocked(nil, true, true))
+	m.aliases[0] = len(h.aliasRowsLocked(nil, "pin", "param"))
 	m.fns[0] = len(h.functs)
 	m.thrds[0] = len(h.threads)
 	m.total = sizeofData()

@@ -22,9 +22,7 @@ import (
 // tables (hostSnapshot); every line parses back (halfile) to the command
 // it was printed from.
 func (h *HAL) Save(w io.Writer) error {
-	h.mu.Lock()
-	if err := h.checkOpen("save", "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen("save"); err != nil {
 		return err
 	}
 	s := h.hostSnapshotLocked()
@@ -39,7 +37,7 @@ func (h *HAL) Save(w io.Writer) error {
 	for _, l := range h.loaded {
 		b.WriteString(halfile.Command{Verb: "loadrt", Args: l}.String() + "\n")
 	}
-	for _, al := range h.aliasRowsLocked(nil, true, true) {
+	for _, al := range h.aliasRowsLocked(nil, "pin", "param") {
 		line("alias", al.kind, al.name, al.alias)
 	}
 	b.WriteString("# signals\n")
@@ -97,8 +95,7 @@ func (h *HAL) Save(w io.Writer) error {
 		b.WriteString("start\n")
 	}
 	h.mu.Unlock()
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // exact prints a value for Save, floats with every digit.
@@ -148,14 +145,12 @@ func (h *HAL) SaveKind(w io.Writer, kind string) error {
 	if !slices.Contains(SaveKinds, kind) {
 		return errf(op, "", "", rtapi.ErrInvalid, "Unknown 'save' type '%s'", kind)
 	}
-	h.mu.Lock()
-	if err := h.checkOpen(op, "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
 	s := sortedSnapshot(h.hostSnapshotLocked())
 	comps := h.saveCompLinesLocked()
-	aliases := h.aliasRowsLocked(nil, true, true)
+	aliases := h.aliasRowsLocked(nil, "pin", "param")
 	var threads [][2]string // function, thread
 	for i := len(h.threads) - 1; i >= 0; i-- {
 		th := h.threads[i]
@@ -204,11 +199,11 @@ func (h *HAL) SaveKind(w io.Writer, kind string) error {
 			}
 		}
 	}
-	saveNets := func(mode int) {
+	saveNets := func(mode int) { // 0 net, 1 neta, 2 netl, 3 netla
 		b.WriteString("# nets\n")
 		for _, sig := range s.Signals {
-			switch mode {
-			case 0, 1:
+			switch {
+			case mode < 2:
 				fmt.Fprintf(&b, "newsig %s %s\n", esc(sig.Name), dataType5(sig.Type))
 				for i, p := range sig.Pins {
 					arrow := ""
@@ -217,19 +212,14 @@ func (h *HAL) SaveKind(w io.Writer, kind string) error {
 					}
 					fmt.Fprintf(&b, "linksp %s %s %s\n", esc(sig.Name), arrow, esc(p))
 				}
-			case 2:
-				if len(sig.Pins) == 0 {
-					continue
-				}
+			case len(sig.Pins) == 0:
+			case mode == 2:
 				fmt.Fprintf(&b, "net %s", esc(sig.Name))
 				for _, p := range sig.Pins {
 					fmt.Fprintf(&b, " %s", esc(p))
 				}
 				b.WriteByte('\n')
-			case 3:
-				if len(sig.Pins) == 0 {
-					continue
-				}
+			default:
 				writeNetArrows(&b, sig)
 			}
 		}
@@ -271,18 +261,12 @@ func (h *HAL) SaveKind(w io.Writer, kind string) error {
 		saveComps()
 	case "alias":
 		saveAliases()
-	case "sig", "signal":
-		saveSignals(false)
-	case "sigu":
-		saveSignals(true)
+	case "sig", "signal", "sigu":
+		saveSignals(kind == "sigu")
 	case "link", "linka":
 		saveLinks(kind == "linka")
-	case "net", "neta":
-		saveNets(map[string]int{"net": 0, "neta": 1}[kind])
-	case "netl":
-		saveNets(2)
-	case "netla", "netal":
-		saveNets(3)
+	case "net", "neta", "netl", "netla", "netal":
+		saveNets(map[string]int{"neta": 1, "netl": 2, "netla": 3, "netal": 3}[kind])
 	case "param", "parameter":
 		saveParams()
 	case "thread":
@@ -290,8 +274,7 @@ func (h *HAL) SaveKind(w io.Writer, kind string) error {
 	case "unconnectedinpins":
 		saveUnconnected()
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // sigCounts counts a signal's reader (In), writer (Out) and

@@ -17,19 +17,6 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// match says whether name is shown for pattern: "" shows all, a pattern
-// with * ? or [ is a glob, anything else a prefix (as halcmd matches).
-func match(pattern, name string) bool {
-	if pattern == "" {
-		return true
-	}
-	if strings.ContainsAny(pattern, "*?[") {
-		ok, _ := path.Match(pattern, name)
-		return ok
-	}
-	return strings.HasPrefix(name, pattern)
-}
-
 // Show prints HAL items as halcmd's show does: what is comp, pin, param,
 // sig, funct, thread or all; pattern selects by name prefix or glob.
 // Names and links come from the host's memory, values from the data
@@ -58,7 +45,7 @@ func (h *HAL) show(w io.Writer, what string, patterns []string, script bool) err
 	case "thread":
 		return h.showThreads(w, patterns, script)
 	case "alias":
-		return h.showAliases(w, patterns, true, true, script)
+		return h.showAliases(w, patterns, script, "pin", "param")
 	case "all":
 		s, err := h.hostSnapshot("show")
 		if err != nil {
@@ -69,9 +56,9 @@ func (h *HAL) show(w io.Writer, what string, patterns []string, script bool) err
 		for _, k := range []string{"comp", "pin", "pin aliases", "sig", "param", "param aliases"} {
 			switch k {
 			case "pin aliases":
-				err = h.showAliases(w, patterns, true, false, script)
+				err = h.showAliases(w, patterns, script, "pin")
 			case "param aliases":
-				err = h.showAliases(w, patterns, false, true, script)
+				err = h.showAliases(w, patterns, script, "param")
 			default:
 				err = writeShow(w, k, "", s, script)
 			}
@@ -95,11 +82,10 @@ func (h *HAL) show(w io.Writer, what string, patterns []string, script bool) err
 // rewrite names, links and counts there; the host never reads them back
 // (docs/SECURITY.md). It takes h.mu.
 func (h *HAL) hostSnapshot(op string) (Snapshot, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return Snapshot{}, err
 	}
+	defer h.mu.Unlock()
 	return h.hostSnapshotLocked(), nil
 }
 
@@ -188,18 +174,25 @@ func WriteShow(w io.Writer, what, pattern string, s Snapshot) error {
 // the same line, with TYPE 5 wide (data_type) and VALUE unpadded
 // (querydata_refstr); components as without script.
 func writeShow(w io.Writer, what, pattern string, s Snapshot, script bool) error {
-	s = sortedSnapshot(s)
+	s = sortedSnapshot(filterSnapshot(s, 0, []string{pattern}))
 	esc := names.Escape
 	var b strings.Builder
+	header := func(h string) {
+		if !script {
+			b.WriteString(h)
+		}
+	}
+	item := func(owner string, ownerID int, t Type, d fmt.Stringer, v uint64, name string) {
+		if script {
+			fmt.Fprintf(&b, "%s %-5s %s %s %s", esc(owner), t, d, scriptValue(t, v), esc(name))
+		} else {
+			fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", ownerID, t, d, showValue(t, v), esc(name))
+		}
+	}
 	switch what {
 	case "comp":
-		if !script {
-			fmt.Fprintf(&b, "Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name")
-		}
+		header(fmt.Sprintf("Loaded HAL Components:\nID      Type  %-*s PID   State\n", halNameLen, "Name"))
 		for _, c := range s.Comps {
-			if !match(pattern, c.Name) {
-				continue
-			}
 			state, kind, pid := "initializing", "RT", ""
 			if c.Ready {
 				state = "ready"
@@ -210,95 +203,50 @@ func writeShow(w io.Writer, what, pattern string, s Snapshot, script bool) error
 			fmt.Fprintf(&b, " %5d  %-4s  %-*s %5s %s\n", c.ID, kind, halNameLen, esc(c.Name), pid, state)
 		}
 	case "pin":
-		if !script {
-			b.WriteString("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
-		}
+		header("Component Pins:\nOwner   Type  Dir                 Value  Name\n")
 		for _, p := range s.Pins {
-			if !match(pattern, p.Name) {
-				continue
-			}
-			if script {
-				fmt.Fprintf(&b, "%s %-5s %s %s %s", esc(p.Owner), p.Type, p.Dir, scriptValue(p.Type, p.Value), esc(p.Name))
-			} else {
-				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
-			}
+			item(p.Owner, p.OwnerID, p.Type, p.Dir, p.Value, p.Name)
 			if p.Signal != "" {
 				fmt.Fprintf(&b, " %s %s", pinArrow(p.Dir), esc(p.Signal))
 			}
 			b.WriteByte('\n')
 		}
 	case "param", "parameter":
-		if !script {
-			b.WriteString("Parameters:\nOwner   Type  Dir                 Value  Name\n")
-		}
+		header("Parameters:\nOwner   Type  Dir                 Value  Name\n")
 		for _, p := range s.Params {
-			switch {
-			case !match(pattern, p.Name):
-			case script:
-				fmt.Fprintf(&b, "%s %-5s %s %s %s\n", esc(p.Owner), p.Type, p.Dir, scriptValue(p.Type, p.Value), esc(p.Name))
-			default:
-				fmt.Fprintf(&b, " %5d  %-5s %-3s  %s  %s\n", p.OwnerID, p.Type, p.Dir, showValue(p.Type, p.Value), esc(p.Name))
-			}
+			item(p.Owner, p.OwnerID, p.Type, p.Dir, p.Value, p.Name)
+			b.WriteByte('\n')
 		}
 	case "sig", "signal":
-		if !script {
-			b.WriteString("Signals:\nType                  Value  Name     (linked to)\n")
-		}
+		header("Signals:\nType                  Value  Name     (linked to)\n")
 		for _, sig := range s.Signals {
-			if !match(pattern, sig.Name) {
-				continue
+			value, sep := scriptValue(sig.Type, sig.Value), " " // a pin per line unless script
+			if !script {
+				value, sep = showValue(sig.Type, sig.Value), "\n"+strings.Repeat(" ", 33)
 			}
-			if script {
-				fmt.Fprintf(&b, "%-5s  %s  %s", sig.Type, scriptValue(sig.Type, sig.Value), esc(sig.Name))
-				for i, p := range sig.Pins {
-					fmt.Fprintf(&b, " %s %s", sigArrow(sig.Dirs[i]), esc(p))
-				}
-				b.WriteByte('\n')
-				continue
-			}
-			fmt.Fprintf(&b, "%-5s  %s  %s\n", sig.Type, showValue(sig.Type, sig.Value), esc(sig.Name))
+			fmt.Fprintf(&b, "%-5s  %s  %s", sig.Type, value, esc(sig.Name))
 			for i, p := range sig.Pins {
-				fmt.Fprintf(&b, "%32s %s %s\n", "", sigArrow(sig.Dirs[i]), esc(p))
+				fmt.Fprintf(&b, "%s%s %s", sep, sigArrow(sig.Dirs[i]), esc(p))
 			}
+			b.WriteByte('\n')
 		}
 	default:
 		return fmt.Errorf("show: unknown item %q: %w", what, rtapi.ErrInvalid)
 	}
 	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // scriptValue is halcmd's querydata_refstr: the value of a word of type
 // t with no padding; u32 and u64 in decimal.
 func scriptValue(t Type, v uint64) string {
-	switch t {
-	case TypeBit:
-		if v != 0 {
-			return "TRUE"
-		}
-		return "FALSE"
-	case TypeFloat:
-		f := math.Float64frombits(v)
-		switch {
-		case math.IsNaN(f):
-			return "nan" // fmt's spelling, not Go's
-		case math.IsInf(f, 1):
-			return "inf"
-		case math.IsInf(f, -1):
-			return "-inf"
-		}
-		return strconv.FormatFloat(f, 'g', 7, 64)
-	case TypeS32:
-		return strconv.FormatInt(int64(int32(v)), 10)
-	case TypeS64:
-		return strconv.FormatInt(int64(v), 10)
-	case TypeU32:
-		return strconv.FormatUint(uint64(uint32(v)), 10)
-	case TypeU64:
-		return strconv.FormatUint(v, 10)
+	if f := math.Float64frombits(v); t == TypeFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return strings.ToLower(strings.TrimPrefix(strconv.FormatFloat(f, 'g', -1, 64), "+")) // C's nan, inf, -inf
 	}
-	return "unknown_type"
+	if !t.valid() {
+		return "unknown_type"
+	}
+	return FormatValue(t, v)
 }
 
 // halNameLen is LinuxCNC's HAL_NAME_LEN, show comp's name column width.
@@ -307,33 +255,15 @@ const halNameLen = 55
 // showValue is halcmd's querydata_refstr_20: the value of a word of type
 // t, right-aligned in 20 columns; u32 and u64 in upper-case hex.
 func showValue(t Type, v uint64) string {
-	switch t {
-	case TypeBit:
-		if v != 0 {
-			return fmt.Sprintf("%20s", "TRUE")
-		}
-		return fmt.Sprintf("%20s", "FALSE")
-	case TypeFloat:
-		f := math.Float64frombits(v)
-		switch {
-		case math.IsNaN(f):
-			return fmt.Sprintf("%20s", "nan") // fmt's spelling, not Go's
-		case math.IsInf(f, 1):
-			return fmt.Sprintf("%20s", "inf")
-		case math.IsInf(f, -1):
-			return fmt.Sprintf("%20s", "-inf")
-		}
-		return fmt.Sprintf("%20.7g", f)
-	case TypeS32:
-		return fmt.Sprintf("%20d", int32(v))
-	case TypeS64:
-		return fmt.Sprintf("%20d", int64(v))
-	case TypeU32:
+	switch {
+	case t == TypeU32:
 		return fmt.Sprintf("          0x%08X", uint32(v))
-	case TypeU64:
+	case t == TypeU64:
 		return fmt.Sprintf("  0x%016X", v)
+	case !t.valid():
+		return "        undef       "
 	}
-	return "        undef       "
+	return fmt.Sprintf("%20s", scriptValue(t, v))
 }
 
 func sortedSnapshot(s Snapshot) Snapshot {
@@ -376,11 +306,11 @@ func pinArrow(d Dir) string {
 func sigArrow(d Dir) string {
 	switch d {
 	case In:
-		return "==>"
+		d = Out
 	case Out:
-		return "<=="
+		d = In
 	}
-	return "<=>"
+	return pinArrow(d)
 }
 
 // showFuncts is halcmd's print_funct_info: the exported functions by
@@ -395,9 +325,7 @@ func (h *HAL) showFuncts(w io.Writer, patterns []string, script bool) error {
 		id, users  int
 		code, arg  uintptr
 	}
-	h.mu.Lock()
-	if err := h.checkOpen("show", "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen("show"); err != nil {
 		return err
 	}
 	var rows []row
@@ -435,8 +363,7 @@ func (h *HAL) showFuncts(w io.Writer, patterns []string, script bool) error {
 		}
 	}
 	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // showThreads is halcmd's print_thread_info: the threads, newest first
@@ -454,9 +381,7 @@ func (h *HAL) showThreads(w io.Writer, patterns []string, script bool) error {
 		time, tmax int32
 		functs     []string
 	}
-	h.mu.Lock()
-	if err := h.checkOpen("show", "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen("show"); err != nil {
 		return err
 	}
 	var rows []row
@@ -491,39 +416,32 @@ func (h *HAL) showThreads(w io.Writer, patterns []string, script bool) error {
 		}
 	}
 	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // showAliases prints halcmd's "Pin Aliases:" and "Parameter Aliases:"
 // lists (print_pin_aliases, print_param_aliases).
-func (h *HAL) showAliases(w io.Writer, patterns []string, pins, params, script bool) error {
-	h.mu.Lock()
-	if err := h.checkOpen("show", "", ""); err != nil {
-		h.mu.Unlock()
+func (h *HAL) showAliases(w io.Writer, patterns []string, script bool, kinds ...string) error {
+	if err := h.lockOpen("show"); err != nil {
 		return err
 	}
+	width := halNameLen
+	if script {
+		width = 0 // unpadded
+	}
 	var b strings.Builder
-	for _, kind := range []string{"pin", "param"} {
-		if (kind == "pin" && !pins) || (kind == "param" && !params) {
-			continue
-		}
+	for _, kind := range kinds {
 		title := map[string]string{"pin": "Pin Aliases:", "param": "Parameter Aliases:"}[kind]
 		if !script {
 			fmt.Fprintf(&b, "%s\n %-*s  %s\n", title, halNameLen, "Alias", "Original Name")
 		}
-		for _, r := range h.aliasRowsLocked(patterns, kind == "pin", kind == "param") {
-			if script {
-				fmt.Fprintf(&b, " %s  %s\n", names.Escape(r.alias), names.Escape(r.name))
-			} else {
-				fmt.Fprintf(&b, " %-*s  %s\n", halNameLen, names.Escape(r.alias), names.Escape(r.name))
-			}
+		for _, r := range h.aliasRowsLocked(patterns, kind) {
+			fmt.Fprintf(&b, " %-*s  %s\n", width, names.Escape(r.alias), names.Escape(r.name))
 		}
 		b.WriteByte('\n')
 	}
 	h.mu.Unlock()
-	_, err := io.WriteString(w, b.String())
-	return err
+	return writeOut(w, &b)
 }
 
 // matchAny is halcmd's match: true with no pattern, or when a pattern is
@@ -562,25 +480,8 @@ func showType(patterns []string) (Type, []string) {
 		}
 		word, patterns = patterns[0], patterns[1:]
 	}
-	switch word {
-	case "signed":
-		return TypeS32, patterns
-	case "unsigned":
-		return TypeU32, patterns
-	case "port", "":
-		return 0, patterns
-	}
-	for n, t := range map[string]Type{"bool": TypeBit, "real": TypeFloat, "sint": TypeS64, "uint": TypeU64} {
-		if word == n {
-			return t, patterns
-		}
-	}
-	for t := TypeBit; t <= TypeU64; t++ {
-		if word == t.String() {
-			return t, patterns
-		}
-	}
-	return 0, patterns
+	return map[string]Type{"bit": TypeBit, "float": TypeFloat, "s32": TypeS32, "u32": TypeU32, "s64": TypeS64, "u64": TypeU64,
+		"bool": TypeBit, "real": TypeFloat, "sint": TypeS64, "uint": TypeU64, "signed": TypeS32, "unsigned": TypeU32}[word], patterns
 }
 
 // filterSnapshot keeps the components, pins, parameters and signals of s

@@ -96,7 +96,7 @@ type HAL struct {
 
 	dataRepaired bool // the lost data segment's tables were rewritten (repairData); guarded by mu
 
-	// halcmd's lock and alias verbs (exec.go), guarded by mu.
+	// halcmd's lock and alias verbs (exec.go, exec_alias.go), guarded by mu.
 	lock    uint8             // LinuxCNC's HAL_LOCK_* bits
 	aliases map[string]string // alias → the pin's or parameter's name
 	aliasOf map[string]string // pin or parameter name → its alias
@@ -372,6 +372,17 @@ func (th *Thread) wait(d time.Duration) error {
 func (h *HAL) checkOpen(op, thread, funct string) error {
 	if h.closed {
 		return &Error{Op: op, Thread: thread, Funct: funct, Err: rtapi.ErrClosed}
+	}
+	return nil
+}
+
+// lockOpen takes h.mu on an open HAL; on a closed one it returns the
+// error for op and leaves h.mu free.
+func (h *HAL) lockOpen(op string) error {
+	h.mu.Lock()
+	if err := h.checkOpen(op, "", ""); err != nil {
+		h.mu.Unlock()
+		return err
 	}
 	return nil
 }

@@ -87,6 +87,25 @@ func TestWriteShowIsHalcmds(t *testing.T) {
 		"\n", showOf(t, "comp", s))
 }
 
+// WriteShow's pattern matches as halcmd's match does: a name it
+// prefixes, or one it matches as a glob, so a pattern holding glob
+// characters still selects by prefix. Before, such a pattern was a glob
+// only: "in[" (a bad glob) and "a?" selected nothing here.
+func TestWriteShowPatternIsHalcmdsMatch(t *testing.T) {
+	t.Parallel()
+	s := hal.Snapshot{Pins: []hal.PinInfo{
+		{OwnerID: 3, Name: "in[0]", Type: hal.TypeBit, Dir: hal.In},
+		{OwnerID: 3, Name: "a?bc", Type: hal.TypeBit, Dir: hal.In},
+		{OwnerID: 3, Name: "other", Type: hal.TypeBit, Dir: hal.In},
+	}}
+	for pattern, want := range map[string]string{"in[": "in[0]", "a?": "a?bc", "o*": "other"} {
+		var b strings.Builder
+		require.NoError(t, hal.WriteShow(&b, "pin", pattern, s))
+		assert.Equal(t, "Component Pins:\nOwner   Type  Dir                 Value  Name\n"+
+			"     3  bit   IN                  FALSE  "+want+"\n\n", b.String(), pattern)
+	}
+}
+
 // Components get ids as in a LinuxCNC uspace session, where every
 // rtapi_init takes the next number: 1 to 3 are spent before the first
 // command, a component made directly takes the next, a user component
