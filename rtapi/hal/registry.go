@@ -157,9 +157,7 @@ func (h *HAL) LoadRT(name string, args ...string) error {
 	}
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
-	h.mu.Lock()
-	if err := h.checkOpen("loadrt", "", ""); err != nil {
-		h.mu.Unlock()
+	if err := h.lockOpen("loadrt"); err != nil {
 		return err
 	}
 	mark := loadMark{comps: h.born, functs: len(h.order), threads: len(h.threads), segs: len(h.segs), safe: h.safeSeq}

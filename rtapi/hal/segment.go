@@ -18,11 +18,10 @@ func (c *Component) NewSegment(key uint32, size int) (*shm.Segment, error) {
 	if runtime.GOOS != "linux" {
 		return nil, errf(op, "", "", rtapi.ErrNotSupported, "component %s: shared memory needs Linux", c.name)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return nil, err
 	}
+	defer h.mu.Unlock()
 	o := shm.Options{Dir: h.opts.ShmDir, Instance: h.rt.Instance(), Prefault: true, Group: h.opts.ShmGroup}
 	seg, err := createReplacingStale(o, key, size)
 	if err != nil {

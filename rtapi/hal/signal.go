@@ -81,11 +81,10 @@ func (h *HAL) publish(s *Signal) {
 // signal's slot is free for the next once no thread can read it.
 func (h *HAL) DeleteSignal(name string) error {
 	const op = "delsig"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	s, ok := h.sigs[name]
 	if !ok {
 		return errf(op, "", "", rtapi.ErrInvalid, "signal %q does not exist", name)
@@ -110,11 +109,10 @@ func (h *HAL) DeleteSignal(name string) error {
 // pin linked gives the signal its value.
 func (h *HAL) Link(pinName, signal string) error {
 	const op = "link"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	p, s, err := h.pinAndSignal(op, pinName, signal)
 	if err != nil {
 		return err
@@ -210,11 +208,10 @@ func (h *HAL) unlink(p *pin) {
 // pin keeps the signal's value as its own. An unlinked pin is left alone.
 func (h *HAL) Unlink(pinName string) error {
 	const op = "unlinkp"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	p, ok := h.pins[pinName]
 	if !ok {
 		return errf(op, "", "", rtapi.ErrInvalid, "pin %q does not exist", pinName)
@@ -232,11 +229,10 @@ func (h *HAL) Unlink(pinName string) error {
 // the slip of leaving out the signal name.
 func (h *HAL) Net(signal string, pins ...string) error {
 	const op = "net"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	if len(pins) == 0 {
 		return errf(op, "", "", rtapi.ErrInvalid, "net %q: no pins given", signal)
 	}
@@ -315,11 +311,10 @@ func (h *HAL) settle(op string) error {
 // Out pin and a linked pin are refused.
 func (h *HAL) SetP(name, value string) error {
 	const op = "setp"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	if p, ok := h.params[name]; ok {
 		if p.dir == RO {
 			return errf(op, "", "", rtapi.ErrInvalid, "parameter %q is not writable", name)
@@ -351,11 +346,10 @@ func (h *HAL) SetP(name, value string) error {
 
 // GetP reads a parameter or pin, formatted by FormatValue (halcmd getp).
 func (h *HAL) GetP(name string) (string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen("getp", "", ""); err != nil {
+	if err := h.lockOpen("getp"); err != nil {
 		return "", err
 	}
+	defer h.mu.Unlock()
 	if p, ok := h.params[name]; ok {
 		return FormatValue(p.typ, h.data.load(p.ref.Load())), nil
 	}
@@ -368,11 +362,10 @@ func (h *HAL) GetP(name string) (string, error) {
 // SetS sets a signal that no Out pin drives (halcmd sets).
 func (h *HAL) SetS(name, value string) error {
 	const op = "sets"
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	s, ok := h.sigs[name]
 	if !ok {
 		return errf(op, "", "", rtapi.ErrInvalid, "signal %q does not exist", name)
@@ -390,11 +383,10 @@ func (h *HAL) SetS(name, value string) error {
 
 // GetS reads a signal (halcmd gets).
 func (h *HAL) GetS(name string) (string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen("gets", "", ""); err != nil {
+	if err := h.lockOpen("gets"); err != nil {
 		return "", err
 	}
+	defer h.mu.Unlock()
 	s, ok := h.sigs[name]
 	if !ok {
 		return "", errf("gets", "", "", rtapi.ErrInvalid, "signal %q does not exist", name)

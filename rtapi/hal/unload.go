@@ -64,11 +64,10 @@ func (h *HAL) recordModule(name string, m loadMark) {
 func (h *HAL) UnloadRT(name string) error {
 	h.loadMu.Lock()
 	defer h.loadMu.Unlock()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen("unloadrt", "", ""); err != nil {
+	if err := h.lockOpen("unloadrt"); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	if name == "all" {
 		return h.unloadAll()
 	}

@@ -69,11 +69,10 @@ func (c *Component) Owns(name string) bool {
 func (c *Component) SetOwn(name, value string) error {
 	const op = "set own"
 	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.checkOpen(op, "", ""); err != nil {
+	if err := h.lockOpen(op); err != nil {
 		return err
 	}
+	defer h.mu.Unlock()
 	var ref *word
 	var t Type
 	if p, ok := h.params[name]; ok && p.comp == c {
