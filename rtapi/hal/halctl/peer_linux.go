@@ -34,13 +34,9 @@ func Dial(path string) (*Client, error) { return DialTrusting(path, Options{}) }
 // the listener. A group-writable or world-writable directory is refused
 // still. A bad o.Group is ErrInvalid.
 func DialTrusting(path string, o Options) (*Client, error) {
-	gid := -1
-	if o.Group != "" {
-		g, err := lookupGroup(o.Group)
-		if err != nil {
-			return nil, err
-		}
-		gid = g
+	gid, err := lookupGroup(o.Group)
+	if err != nil {
+		return nil, err
 	}
 	owner, err := checkDirTrusting(filepath.Dir(path), gid, o.AllowUIDs)
 	if err != nil {

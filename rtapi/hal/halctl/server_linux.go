@@ -47,13 +47,9 @@ type Server struct {
 // this user or root listens on is os.ErrExist; one another user listens
 // on is os.ErrPermission naming its uid.
 func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
-	gid := -1
-	if o.Group != "" {
-		g, err := lookupGroup(o.Group)
-		if err != nil {
-			return nil, err
-		}
-		gid = g
+	gid, err := lookupGroup(o.Group)
+	if err != nil {
+		return nil, err
 	}
 	if err := makeDir(filepath.Dir(path), gid); err != nil {
 		return nil, err
@@ -143,7 +139,12 @@ func clearStale(path string) error {
 	return &SocketError{"socket", path, fmt.Sprintf("is held by a live host (pid %d, uid %d)", cred.Pid, cred.Uid), os.ErrExist}
 }
 
+// lookupGroup is Options.Group's gid: -1 for "", else the number or the
+// named group's.
 func lookupGroup(name string) (int, error) {
+	if name == "" {
+		return -1, nil
+	}
 	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
 		return n, nil
 	}
