@@ -602,8 +602,8 @@ func derefOr0(p *int64) int64 {
 	return *p
 }
 
-// median of a list of durations (0 for none).
-func median(v []time.Duration) time.Duration {
+// median of a list of durations or counts (0 for none).
+func median[T ~int64](v []T) T {
 	if len(v) == 0 {
 		return 0
 	}

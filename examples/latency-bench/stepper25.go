@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gortapi/gortapi/internal/stepperhal"
@@ -110,12 +109,5 @@ func medianMissed(runs []runResult) int64 {
 			v = append(v, r.Overruns)
 		}
 	}
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return median(v)
 }

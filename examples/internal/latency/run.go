@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -496,10 +497,7 @@ loop:
 		}
 	}
 	r, err := s.Close()
-	if runErr == nil {
-		runErr = err
-	}
-	return r, runErr
+	return r, cmp.Or(runErr, err) // the run's error first
 }
 
 // runSim drives the sim flavor's virtual clock for d, as fast as the
@@ -537,8 +535,5 @@ func (s *Session) runSim(ctx context.Context, d, every time.Duration, tick func(
 		}
 	}
 	r, err := s.Close()
-	if runErr == nil {
-		runErr = err
-	}
-	return r, runErr
+	return r, cmp.Or(runErr, err) // the run's error first
 }
