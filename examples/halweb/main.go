@@ -25,6 +25,14 @@
 // page keeps it in a SameSite cookie. Another address than a loopback one
 // needs -remote as well. setp and sets from the page need -allow-set; each
 // is logged with the client's address (docs/HALWEB.md, docs/SECURITY.md).
+//
+// halweb gives way to everything else on the machine: its threads run
+// SCHED_IDLE, one at a time (GOMAXPROCS 1 unless $GOMAXPROCS is set), and
+// off the CPUs the host's real-time threads are pinned to (if any others
+// are left to it).
+// It reads the host's view only while a page watches or asks, and writes
+// to each page at most 16 KiB per system call (docs/HALWEB.md, "Cost on
+// the host").
 package main
 
 import (
@@ -68,7 +76,12 @@ type config struct {
 	instance   int
 }
 
-func main() { os.Exit(command(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	if err := background(); err != nil {
+		fmt.Fprintf(os.Stderr, "halweb: cannot run SCHED_IDLE: %v; it runs at its normal priority\n", err)
+	}
+	os.Exit(command(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // command runs halweb with args until Ctrl-C or SIGTERM: its exit status
 // (HACKING.md, "Examples: one command-line style").
@@ -160,6 +173,11 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 		return err
 	}
 	defer view.Close()
+	if cpus, err := keepOff(view.HostPID()); err != nil {
+		logger.Printf("cannot keep off the host's real-time CPUs: %v", err)
+	} else if cpus != nil {
+		logger.Printf("runs on CPUs %v, off those the host's real-time threads are pinned to", cpus)
+	}
 	ctl, err := halctl.DialInstance(c.shmDir, c.instance, halctl.Options{Group: c.group})
 	if err != nil {
 		return fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", c.instance, err)
