@@ -6,30 +6,36 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// Every thread of halweb runs SCHED_IDLE, from its start: here while it
-// waits for a host (-wait). Before, they ran SCHED_OTHER.
+// Once attached, every thread of halweb runs SCHED_IDLE; with -idle=false
+// none does. Before, they ran SCHED_OTHER.
 func TestRunsInTheBackground(t *testing.T) {
 	rttest.SkipShort(t, "builds halweb")
 	halweb := rttest.Program(t, ".")
-	cmd := exec.Command(halweb, "-rtapi.instance", "61", "-shm-dir", t.TempDir(), "-wait", "1h")
-	start(t, cmd)
-	pid := cmd.Process.Pid
-	rttest.WaitFor(t, "every thread of halweb SCHED_IDLE", func() bool {
-		tids, err := tasks(pid)
-		if err != nil || len(tids) == 0 {
-			return false
-		}
+	host := newSimHost(t)
+	for _, idle := range []bool{true, false} {
+		cmd := exec.Command(halweb, "-rtapi.instance", strconv.Itoa(host.rt.Instance()), "-shm-dir", host.dir,
+			"-http", "127.0.0.1:0", "-idle="+strconv.FormatBool(idle))
+		waitLine(t, cmd, "serving")
+		tids, err := tasks(cmd.Process.Pid)
+		require.NoError(t, err)
+		require.NotEmpty(t, tids)
 		for _, tid := range tids {
-			if p, _, err := sys.Scheduler(tid); err != nil || p != sys.SchedIdle {
-				return false
+			p, _, err := sys.Scheduler(tid)
+			if err != nil {
+				continue // exited meanwhile
 			}
+			assert.Equal(t, idle, p == sys.SchedIdle, "-idle=%v: thread %d runs %v", idle, tid, p)
 		}
-		return true
-	})
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		require.NoError(t, cmd.Wait())
+	}
 }
 
 // tasks lists the thread ids of process pid.
