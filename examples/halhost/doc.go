@@ -48,4 +48,12 @@
 //
 // Ctrl-C (or SIGTERM) stops the threads together, prints their final
 // timing, removes both segments and exits 0.
+//
+// SIGUSR1 prints each thread's wake-up latency since the previous SIGUSR1
+// (since the start for the first), "halhost: mark N: thread NAME
+// wake-up latency: ...", and starts a new window: a benchmark
+// (examples/halweb/bench.sh) measures from after what it set up to before
+// it tears it down. A window's max is exact when it is the run's worst so
+// far, else the upper edge of its highest 1 µs bucket (rtapi/hist
+// Snapshot.Sub).
 package main

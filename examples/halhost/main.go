@@ -145,6 +145,12 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 	} else {
 		defer func() { err = errors.Join(err, srv.Close()) }()
 	}
+	// SIGUSR1 cuts the run into windows (marks): registered before
+	// "ready", so a signal sent on seeing it is never the default's exit.
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	var m marks
 	fmt.Fprintf(w, "halhost ready: flavor %s (real-time: %v), pid %d, pins %s, stats %s, halcmd socket %s; Ctrl-C to stop\n",
 		rt.Flavor().Name, rt.Flavor().RealTime, os.Getpid(), h.DataSegment(), h.StatsSegment(), sock)
 	hal.WriteThreads(w, h.Stats())
@@ -169,6 +175,8 @@ func run(ctx context.Context, w io.Writer, c config) (err error) {
 		case <-ctx.Done():
 		case <-tick:
 			hal.WriteThreads(w, h.Stats())
+		case <-usr1:
+			m.mark(w, h)
 		case <-baseDone:
 			baseDone = nil
 			reportStopped(w, base)

@@ -556,3 +556,31 @@ func TestOneWhoMayRule(t *testing.T) {
 	assert.Contains(t, out, "permission denied")
 	require.Equal(t, 0, host.interrupt(), host.output())
 }
+
+// SIGUSR1 prints each thread's wake-up latency since the previous one
+// (the start for the first): a benchmark measures a window of its own
+// choosing. Before, SIGUSR1 killed halhost.
+func TestSigusr1MarksLatencyWindows(t *testing.T) {
+	hostBin, _ := binaries(t)
+	k := keys(t)
+	host := start(t, hostBin, append([]string{"-base", "200us", "-servo", "1ms"}, k...)...)
+	host.waitFor("halhost ready")
+	var counts [3]int
+	for n := 1; n <= 2; n++ {
+		require.NoError(t, host.cmd.Process.Signal(syscall.SIGUSR1))
+		for _, th := range []string{"base", "servo"} {
+			l := host.waitFor(fmt.Sprintf("halhost: mark %d: thread %s wake-up latency", n, th))
+			m := regexp.MustCompile(`max \S+, p99\.9 \S+, (\d+) wake-ups \(\d+ past 10ms\)$`).FindStringSubmatch(l)
+			require.NotNil(t, m, l)
+			if th == "servo" {
+				counts[n], _ = strconv.Atoi(m[1])
+			}
+		}
+	}
+	require.Equal(t, 0, host.interrupt(), host.output())
+	total := regexp.MustCompile(`halhost: thread servo wake-up latency: max \S+, p99\.9 \S+, (\d+) wake-ups`).FindStringSubmatch(host.output())
+	require.NotNil(t, total, host.output())
+	all, _ := strconv.Atoi(total[1])
+	// The windows do not overlap: together they are at most the run.
+	assert.LessOrEqual(t, counts[1]+counts[2], all, host.output())
+}

@@ -123,6 +123,21 @@ type watchValue struct {
 	Type  string `json:"type,omitempty"`
 }
 
+// watching reports whether a client has a watch list.
+func (h *hub) watching() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		c.watchMu.Lock()
+		n := len(c.watch)
+		c.watchMu.Unlock()
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // sendWatch sends each client the values of its watch list.
 func (h *hub) sendWatch(snap *hal.Snapshot) {
 	h.mu.Lock()
@@ -245,7 +260,7 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 		select {
 		case b := <-c.send:
 			wctx, wcancel := context.WithTimeout(ctx, writeTimeout)
-			err := conn.Write(wctx, websocket.MessageText, b)
+			err := writeMessage(wctx, conn, b)
 			wcancel()
 			if err != nil {
 				c.drop("write: " + err.Error())
@@ -262,4 +277,30 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// maxWrite bounds a WebSocket frame, and so one write system call: a
+// capture's rows (hundreds of KiB) go out as fragments of one message.
+// Each is a short stay in the kernel, which does not always preempt a
+// system call for a real-time thread woken on the same CPU.
+const maxWrite = 16 << 10
+
+// writeMessage writes b as one text message, in frames of at most
+// maxWrite bytes.
+func writeMessage(ctx context.Context, conn *websocket.Conn, b []byte) error {
+	if len(b) <= maxWrite {
+		return conn.Write(ctx, websocket.MessageText, b)
+	}
+	w, err := conn.Writer(ctx, websocket.MessageText)
+	if err != nil {
+		return err
+	}
+	for len(b) > 0 {
+		n := min(len(b), maxWrite)
+		if _, err := w.Write(b[:n]); err != nil {
+			return err // the caller drops the connection
+		}
+		b = b[n:]
+	}
+	return w.Close()
 }

@@ -25,6 +25,15 @@
 // page keeps it in a SameSite cookie. Another address than a loopback one
 // needs -remote as well. setp and sets from the page need -allow-set; each
 // is logged with the client's address (docs/HALWEB.md, docs/SECURITY.md).
+//
+// halweb gives way to everything else on the machine: once attached, its
+// threads run SCHED_IDLE, one at a time (GOMAXPROCS 1 unless $GOMAXPROCS
+// is set; -idle=false keeps its normal priority, for a page that stays
+// responsive on a busy machine), and off the CPUs the host's real-time
+// threads are pinned to (if any others are left to it).
+// It reads the host's view only while a page watches or asks, and writes
+// to each page at most 16 KiB per system call (docs/HALWEB.md, "Cost on
+// the host").
 package main
 
 import (
@@ -55,6 +64,7 @@ type config struct {
 	addr       string
 	remote     bool
 	allowSet   bool
+	idle       bool
 	tokenFile  string
 	rate       int
 	samplerCh  int
@@ -81,6 +91,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.addr, "http", "127.0.0.1:7681", "serve the page on this address")
 	fs.BoolVar(&c.remote, "remote", false, "allow an -http address that is not a loopback one")
 	fs.BoolVar(&c.allowSet, "allow-set", false, "let the page setp and sets (each change is logged)")
+	fs.BoolVar(&c.idle, "idle", true, "run SCHED_IDLE and one thread at a time, giving way to everything else (-idle=false: a page that stays responsive on a busy machine)")
 	fs.StringVar(&c.tokenFile, "token-file", "", "write the access token here (default DIR/halweb-INSTANCE.token, DIR the host's socket directory)")
 	fs.IntVar(&c.rate, "rate", 20, "watch-list updates per second, 10 to 30")
 	fs.IntVar(&c.samplerCh, "sampler", -1, "read the host's own sampler channel N as wired, changing nothing (-1: load halweb's own)")
@@ -160,6 +171,16 @@ func run(ctx context.Context, stdout, stderr io.Writer, c config) error {
 		return err
 	}
 	defer view.Close()
+	if c.idle {
+		if err := background(); err != nil {
+			logger.Printf("cannot run SCHED_IDLE: %v; it runs at its normal priority", err)
+		}
+	}
+	if cpus, err := keepOff(view.HostPID()); err != nil {
+		logger.Printf("cannot keep off the host's real-time CPUs: %v", err)
+	} else if cpus != nil {
+		logger.Printf("runs on CPUs %v, off those the host's real-time threads are pinned to", cpus)
+	}
 	ctl, err := halctl.DialInstance(c.shmDir, c.instance, halctl.Options{Group: c.group})
 	if err != nil {
 		return fmt.Errorf("no HAL host of instance %d (is halrun running?): %w", c.instance, err)

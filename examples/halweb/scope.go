@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -309,7 +310,7 @@ func (sc *Scope) initFixed() error {
 	if err != nil {
 		return err
 	}
-	snap := sc.s.Snapshot()
+	snap := *sc.s.snapshot(true)
 	chans := fixedChannels(&snap, sc.s.o.SamplerCh, src.Types())
 	sc.mu.Lock()
 	sc.chans = chans
@@ -324,7 +325,7 @@ func (sc *Scope) initFixed() error {
 func (sc *Scope) Configure(cfg ScopeConfig) error {
 	sc.wireMu.Lock()
 	defer sc.wireMu.Unlock()
-	snap := sc.s.Snapshot()
+	snap := *sc.s.snapshot(true)
 	var chans []channel
 	var edge scope.Edge
 	if sc.s.o.SamplerCh >= 0 {
@@ -568,12 +569,14 @@ func (sc *Scope) lastMessages() [][]byte {
 	return sc.lastMsg
 }
 
-// read drains the sampler's ring every Poll, triggers and publishes the
+// read drains the sampler's ring every Poll (by default pollPeriod of
+// halweb's sampler, else minPoll), triggers and publishes the
 // captures. It never sleeps in the ring (the host's thread would then
 // wake it each cycle) and never waits for a client.
 func (sc *Scope) read() {
 	defer sc.s.wg.Done()
-	tick := time.NewTicker(sc.s.o.Poll)
+	poll := cmp.Or(sc.s.o.Poll, minPoll)
+	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	var (
 		gen      uint64
@@ -599,6 +602,12 @@ func (sc *Scope) read() {
 		if sc.gen != gen {
 			gen, src, cfg, chans, edge = sc.gen, sc.src, sc.cfg, sc.chans, sc.edge
 			capt, waited, rearmAt = nil, 0, time.Time{}
+			if sc.s.o.Poll == 0 && sc.s.o.SamplerCh < 0 {
+				if d := pollPeriod(time.Duration(sc.period), sc.s.o.Depth, sc.s.o.Rate); d != poll {
+					poll = d
+					tick.Reset(d)
+				}
+			}
 		}
 		sc.mu.Unlock()
 		if src == nil {
@@ -663,6 +672,22 @@ func (sc *Scope) read() {
 	}
 }
 
+// minPoll is the shortest time between two drains of the ring, and the
+// time when the ring's depth or the thread's period is not known.
+const minPoll = 10 * time.Millisecond
+
+// pollPeriod is the time between two drains of a ring of depth samples
+// written every period: an eighth of the time it takes to fill (a late
+// drain still finds room), at most one watch period (1/rate: the page
+// sees no sooner) and at least minPoll. Fewer drains are fewer wake-ups
+// of halweb on the host's CPUs.
+func pollPeriod(period time.Duration, depth, rate int) time.Duration {
+	if period <= 0 || depth <= 0 || rate <= 0 {
+		return minPoll
+	}
+	return max(minPoll, min(period*time.Duration(depth)/8, time.Second/time.Duration(rate)))
+}
+
 func newCapture(cfg ScopeConfig, chans []channel, edge scope.Edge) *scope.Capture {
 	types := make([]hal.Type, len(chans))
 	for i, c := range chans {
@@ -720,7 +745,8 @@ func captureMessages(seq int, c *scope.Capture, cfg ScopeConfig, chans []channel
 	t0 := c.Rows[max(c.Fired, 0)].Time
 	for off := 0; off < len(c.Rows); off += batchRows {
 		rows := c.Rows[off:min(off+batchRows, len(c.Rows))]
-		b := fmt.Appendf(nil, `{"type":"rows","seq":%d,"offset":%d,"cycle":[`, seq, off)
+		b := make([]byte, 0, 64+len(rows)*(32+24*len(chans))) // about a row's digits: no regrowth
+		b = fmt.Appendf(b, `{"type":"rows","seq":%d,"offset":%d,"cycle":[`, seq, off)
 		for i, r := range rows {
 			if i > 0 {
 				b = append(b, ',')

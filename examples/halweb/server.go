@@ -94,9 +94,10 @@ type Options struct {
 	MaxClients int
 	// Log gets every change made and every client dropped (nil: discard).
 	Log *log.Logger
-	// Poll is the time between two drains of the sampler's ring
-	// (0: 10 ms). The reader never sleeps in the ring, so the host's
-	// thread never has to wake it.
+	// Poll is the time between two drains of the sampler's ring (0: an
+	// eighth of the time halweb's sampler takes to fill, 10 ms to 1/Rate;
+	// 10 ms for -sampler's). The reader never sleeps in the ring, so the
+	// host's thread never has to wake it.
 	Poll time.Duration
 }
 
@@ -104,6 +105,8 @@ type Options struct {
 type Server struct {
 	o      Options
 	mux    *http.ServeMux
+	viewMu sync.Mutex // serialises View; guards readAt
+	readAt time.Time  // when snap was read
 	snap   atomic.Pointer[hal.Snapshot]
 	gone   atomic.Bool
 	ctlMu  sync.Mutex // serialises Control
@@ -152,14 +155,11 @@ func NewServer(o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = log.New(io.Discard, "", 0)
 	}
-	if o.Poll == 0 {
-		o.Poll = 10 * time.Millisecond
-	}
 	snap, err := o.View.Read()
 	if err != nil {
 		return nil, fmt.Errorf("read the host: %w", err)
 	}
-	s := &Server{o: o, stop: make(chan struct{}), hub: newHub(o.MaxClients, o.Log)}
+	s := &Server{o: o, stop: make(chan struct{}), hub: newHub(o.MaxClients, o.Log), readAt: time.Now()}
 	s.snap.Store(&snap)
 	s.scope = newScope(s)
 	if o.SamplerCh >= 0 {
@@ -220,11 +220,39 @@ func (s *Server) do(verb string, args ...string) (string, error) {
 	return s.o.Control.Do(halfile.Command{Verb: verb, Args: args, File: "halweb", Line: 1})
 }
 
-// Snapshot is the latest read of the host.
-func (s *Server) Snapshot() hal.Snapshot { return *s.snap.Load() }
+// Snapshot is a read of the host at most one watch period (1/Rate) old.
+func (s *Server) Snapshot() hal.Snapshot { return *s.snapshot(false) }
 
-// poll reads the host Rate times a second, for the tree and the watch
-// lists, and notices when it is gone.
+// snapshot reads the host again when the last read is older than one
+// watch period, or when force is set; it keeps the last read while the
+// host is gone or a read fails (a change under way, or damage). halweb
+// reads the host only when someone looks: a watch list, the tree, a
+// change to check.
+func (s *Server) snapshot(force bool) *hal.Snapshot {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	last := s.snap.Load()
+	if s.gone.Load() || !force && time.Since(s.readAt) < time.Second/time.Duration(s.o.Rate) {
+		return last
+	}
+	snap, err := s.o.View.Read()
+	if err != nil {
+		return last
+	}
+	s.snap.Store(&snap)
+	s.readAt = time.Now()
+	return &snap
+}
+
+// hostGone asks the view whether the host is gone.
+func (s *Server) hostGone() bool {
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	return s.o.View.HostGone()
+}
+
+// poll notices, once a second, when the host is gone, and sends the
+// watch lists Rate times a second while a page has one.
 func (s *Server) poll() {
 	defer s.wg.Done()
 	tick := time.NewTicker(time.Second / time.Duration(s.o.Rate))
@@ -235,22 +263,17 @@ func (s *Server) poll() {
 			return
 		case <-tick.C:
 		}
-		if n%s.o.Rate == 0 && s.o.View.HostGone() {
+		if n%s.o.Rate == 0 && s.hostGone() {
 			if !s.gone.Swap(true) {
 				s.o.Log.Printf("the host is gone")
 				s.hub.broadcast(mustJSON(map[string]any{"type": "host", "gone": true}))
 			}
 			continue
 		}
-		if s.gone.Load() {
+		if s.gone.Load() || !s.hub.watching() {
 			continue
 		}
-		snap, err := s.o.View.Read()
-		if err != nil {
-			continue // a change under way, or damage: keep the last
-		}
-		s.snap.Store(&snap)
-		s.hub.sendWatch(&snap)
+		s.hub.sendWatch(s.snapshot(true))
 	}
 }
 
@@ -488,7 +511,7 @@ func makeTree(snap *hal.Snapshot, gone, allowSet bool) Tree {
 }
 
 func (s *Server) tree(w http.ResponseWriter, r *http.Request) {
-	snap := s.snap.Load()
+	snap := s.snapshot(false)
 	writeJSON(w, makeTree(snap, s.gone.Load(), s.o.AllowSet))
 }
 
@@ -544,7 +567,7 @@ func (s *Server) set(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	if err := checkSet(req, s.snap.Load()); err != nil {
+	if err := checkSet(req, s.snapshot(true)); err != nil {
 		http.Error(w, "halweb: "+err.Error(), http.StatusBadRequest)
 		return
 	}

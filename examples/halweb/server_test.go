@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -721,4 +722,101 @@ func TestLimitListener(t *testing.T) {
 	go func() { _, err := full.Accept(); waiting <- err }()
 	require.NoError(t, full.Close())
 	assert.ErrorIs(t, <-waiting, net.ErrClosed)
+}
+
+// writesRecorded is a listener whose connections remember their largest
+// write.
+type writesRecorded struct {
+	net.Listener
+	mu      sync.Mutex
+	largest int
+}
+
+func (l *writesRecorded) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &recordedConn{Conn: c, l: l}, nil
+}
+
+type recordedConn struct {
+	net.Conn
+	l *writesRecorded
+}
+
+func (c *recordedConn) Write(b []byte) (int, error) {
+	c.l.mu.Lock()
+	c.l.largest = max(c.l.largest, len(b))
+	c.l.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+// A long message (a capture's rows) reaches the client whole, written
+// in system calls of at most maxWrite bytes. Before, it went in one write
+// of its whole length.
+func TestLongMessageWrittenInBoundedWrites(t *testing.T) {
+	t.Parallel()
+	msg := bytes.Repeat([]byte("0123456789,"), 30000) // 330 kB
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		if writeMessage(r.Context(), conn, msg) == nil {
+			conn.Read(r.Context()) // until the client closes
+		}
+	}))
+	rec := &writesRecorded{Listener: ts.Listener}
+	ts.Listener = rec
+	ts.Start()
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	require.NoError(t, err)
+	defer conn.CloseNow()
+	conn.SetReadLimit(-1)
+	typ, got, err := conn.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, websocket.MessageText, typ)
+	assert.Equal(t, msg, got, "one message, whole")
+	conn.Close(websocket.StatusNormalClosure, "")
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Greater(t, rec.largest, 0)
+	assert.LessOrEqual(t, rec.largest, maxWrite, "the largest write")
+}
+
+// countingView counts a Viewer's reads and host checks.
+type countingView struct {
+	Viewer
+	reads, checks atomic.Int64
+}
+
+func (v *countingView) Read() (hal.Snapshot, error) { v.reads.Add(1); return v.Viewer.Read() }
+func (v *countingView) HostGone() bool              { v.checks.Add(1); return v.Viewer.HostGone() }
+
+// halweb reads the host only while someone looks: no read while no page
+// has a watch list, Rate reads a second while one has. Before, it read
+// the whole host Rate times a second with no page connected.
+func TestViewReadOnlyWhileWatched(t *testing.T) {
+	host := newSimHost(t)
+	var cv *countingView
+	_, ts, _ := serve(t, host, func(o *Options) { cv = &countingView{Viewer: o.View}; o.View = cv; o.Rate = 30 })
+	before := cv.reads.Load() // NewServer's
+	rttest.WaitFor(t, "two checks of the host (over Rate ticks)", func() bool { return cv.checks.Load() >= 2 })
+	assert.Equal(t, before, cv.reads.Load(), "reads with no one watching")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _, err := dialWS(ctx, ts, ts.URL)
+	require.NoError(t, err)
+	defer c.CloseNow()
+	readUntil(t, ctx, c, "hello")
+	require.NoError(t, c.Write(ctx, websocket.MessageText, []byte(`{"type":"watch","names":["siggen.0.amplitude"]}`)))
+	readUntil(t, ctx, c, "watch")
+	readUntil(t, ctx, c, "watch")
+	assert.Greater(t, cv.reads.Load(), before+1, "reads while a page watches")
 }

@@ -14,7 +14,7 @@ const (
 	SchedFIFO     Policy = 1
 	SchedRR       Policy = 2
 	schedBatch    Policy = 3
-	schedIdle     Policy = 5
+	SchedIdle     Policy = 5 // runs only when nothing else would
 	schedDeadline Policy = 6
 )
 
@@ -28,7 +28,7 @@ func (p Policy) String() string {
 		return "SCHED_RR"
 	case schedBatch:
 		return "SCHED_BATCH"
-	case schedIdle:
+	case SchedIdle:
 		return "SCHED_IDLE"
 	case schedDeadline:
 		return "SCHED_DEADLINE"

@@ -106,6 +106,10 @@ type Capture struct {
 	// From is the first cycle Add takes: SkipStale sets it past the
 	// samples buffered before the capture started.
 	From uint64
+
+	// The rows' values, len(Types) words a row: one allocation each for
+	// the pre ring and the rows after the trigger, not one a sample.
+	preVals, postVals []uint64
 }
 
 // staleSource is what SkipStale reads: a *sampler.Reader.
@@ -150,7 +154,8 @@ func NewCapture(tr Trigger, pre, total int, types []hal.Type) *Capture {
 }
 
 // Add takes the next sample (copying its values) and reports whether the
-// capture is complete. Once it is, Add keeps nothing more.
+// capture is complete. Once it is, Add keeps nothing more. While it waits
+// for the trigger with its pre-trigger window full, it does not allocate.
 func (c *Capture) Add(s sampler.Sample) bool {
 	if c.Fired >= 0 && len(c.Rows) >= c.Total {
 		return true
@@ -158,12 +163,11 @@ func (c *Capture) Add(s sampler.Sample) bool {
 	if s.Cycle < c.From {
 		return false // stale: buffered before the capture started
 	}
-	r := Row{Cycle: s.Cycle, Time: s.Time, Dropped: s.Dropped, Values: append([]uint64(nil), s.Values...)}
 	if c.Fired >= 0 {
-		c.Rows = append(c.Rows, r)
+		c.Rows = append(c.Rows, c.row(s, &c.postVals, c.Total-c.Fired, len(c.Rows)-c.Fired))
 		return len(c.Rows) >= c.Total
 	}
-	v := Value(c.Types[c.Trigger.Pin], r.Values[c.Trigger.Pin])
+	v := Value(c.Types[c.Trigger.Pin], s.Values[c.Trigger.Pin])
 	// Armed only once the pre-trigger samples are in, as LinuxCNC's
 	// scope_rt.c waits in PRE_TRIG before TRIG_WAIT.
 	fire := len(c.pre) == c.Pre && c.Trigger.fires(c.prev, v, c.hasPrev)
@@ -173,9 +177,9 @@ func (c *Capture) Add(s sampler.Sample) bool {
 			return false
 		}
 		if len(c.pre) < c.Pre {
-			c.pre = append(c.pre, r)
+			c.pre = append(c.pre, c.row(s, &c.preVals, c.Pre, len(c.pre)))
 		} else {
-			c.pre[c.next] = r
+			c.pre[c.next] = c.row(s, &c.preVals, c.Pre, c.next)
 		}
 		c.next = (c.next + 1) % c.Pre
 		return false
@@ -188,8 +192,26 @@ func (c *Capture) Add(s sampler.Sample) bool {
 		c.Rows = append(c.Rows, c.pre...)
 	}
 	c.Fired = len(c.Rows)
-	c.Rows = append(c.Rows, r)
+	c.Rows = append(c.Rows, c.row(s, &c.postVals, c.Total-c.Fired, 0))
 	return len(c.Rows) >= c.Total
+}
+
+// row copies s into a Row whose values are slot k of slab (slots rows of
+// len(Types) words, made at the first use); a sample of another length
+// gets values of its own.
+func (c *Capture) row(s sampler.Sample, slab *[]uint64, slots, k int) Row {
+	r := Row{Cycle: s.Cycle, Time: s.Time, Dropped: s.Dropped}
+	n := len(c.Types)
+	if n == 0 || len(s.Values) != n || k < 0 || k >= slots {
+		r.Values = append([]uint64(nil), s.Values...)
+		return r
+	}
+	if *slab == nil {
+		*slab = make([]uint64, slots*n)
+	}
+	r.Values = (*slab)[k*n : (k+1)*n : (k+1)*n]
+	copy(r.Values, s.Values)
+	return r
 }
 
 // Gaps returns how many cycles are missing between the captured rows
