@@ -1,0 +1,16 @@
+//go:build amd64 && !race
+
+package hal
+
+// storeRelaxed stores v at p, an 8-byte aligned word that others read
+// with atomic loads, with one plain MOV: on amd64 an aligned 8-byte
+// store is atomic and ordered after the thread's earlier stores
+// (x86-TSO), and under the Go memory model a read racing with a
+// word-sized write observes all of it or none of it. Readers in other
+// threads and processes so see each value whole, as LinuxCNC's readers
+// see its volatile stores, without the full fence (XCHG) of
+// atomic.StoreUint64. Only for values no one synchronizes on (a
+// thread's or function's .time). Under the race detector it is
+// atomic.StoreUint64 (store_other.go), which the detector understands.
+// RT-safe.
+func storeRelaxed(p *uint64, v uint64) { *p = v }
