@@ -29,10 +29,10 @@ import (
 // flavor's clock, as rtapi_get_time gives them in LinuxCNC 2.7 and later
 // (older versions counted CPU clocks), truncated to 32 bits as
 // hal_set_si32 truncates them. The thread writes them after each call
-// (a function's) or cycle (a thread's), .time with storeRelaxed (a plain
-// store on amd64, as LinuxCNC's; atomic elsewhere) and the rest with
-// atomic stores, so a reader sees each value whole as soon as it is
-// made, and a setp of .tmax is seen at the next call. (Stats and the stats segment get a function's
+// (a function's) or cycle (a thread's) with storeRelaxed, as Set does (a
+// plain store on amd64, as LinuxCNC's; atomic elsewhere), so a reader
+// sees each value whole as soon as it is made, and a setp of .tmax is
+// seen at the next call. (Stats and the stats segment get a function's
 // counters at each publication instead: Funct.Stats.) Where a name is refused (too long for
 // NameLen, or taken by another pin or parameter) the thread or function
 // works on without that item and a warning is logged; LinuxCNC would
