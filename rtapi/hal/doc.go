@@ -58,9 +58,12 @@
 // A Component (NewComponent, LinuxCNC's hal_init) makes pins of type bit,
 // float, s32, u32, s64 or u64 and direction In, Out or IO, and parameters
 // RO or RW, then calls Ready. Each returns a handle (Bit, Float, S32, ...)
-// whose Get and Set a function calls every cycle: atomic 64-bit loads
-// and stores, also on 32-bit systems. The zero handle is not usable, nor
-// is any handle after HAL.Close.
+// whose Get and Set a function calls every cycle: 64-bit loads and
+// stores that are atomic, also on 32-bit systems. On amd64 (without
+// -race) Set is a plain store, as LinuxCNC's hal_set_* are, ordered after
+// the thread's earlier stores but not before its later loads; elsewhere,
+// and under the race detector, a sequentially consistent atomic store.
+// The zero handle is not usable, nor is any handle after HAL.Close.
 //
 // Net links pins to a signal (at most one Out writer, and not beside IO
 // pins; a type mismatch or a second writer is an error naming both pins);

@@ -28,9 +28,10 @@ import (
 // pseudo component "__hal" for HAL.Export. Times are nanoseconds on the
 // flavor's clock, as rtapi_get_time gives them in LinuxCNC 2.7 and later
 // (older versions counted CPU clocks), truncated to 32 bits as
-// hal_set_si32 truncates them. The thread writes them with atomic
-// stores after each call (a function's) or cycle (a thread's), so a
-// reader sees each value as soon as it is made, and a setp of .tmax is
+// hal_set_si32 truncates them. The thread writes them after each call
+// (a function's) or cycle (a thread's) with storeRelaxed, as Set does (a
+// plain store on amd64, as LinuxCNC's; atomic elsewhere), so a reader
+// sees each value whole as soon as it is made, and a setp of .tmax is
 // seen at the next call. (Stats and the stats segment get a function's
 // counters at each publication instead: Funct.Stats.) Where a name is refused (too long for
 // NameLen, or taken by another pin or parameter) the thread or function
@@ -52,7 +53,9 @@ type timeItems struct {
 // RT-safe.
 func (t *timeItems) record(d int64) (raised bool) {
 	rt := int32(d) // hal_set_si32(runtime, end_time - start_time)
-	t.time.Set(rt)
+	// A plain store on amd64, as hal_set_si32's: an XCHG after every call
+	// was about 3 ns of a call's cost in a chain (BenchmarkChainRatio).
+	storeRelaxed(t.time.w.Load(), uint64(int64(rt)))
 	if rt > t.tmax.Get() {
 		t.tmax.Set(rt)
 		return true
