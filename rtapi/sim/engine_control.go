@@ -24,12 +24,7 @@ func (s *engine) acquire(run bool) error {
 	for s.ctlHeld {
 		s.cond.Wait()
 	}
-	if s.closed {
-		s.mu.Unlock()
-		return errClosed
-	}
-	if s.broken != nil {
-		err := s.broken
+	if err := s.unusable(); err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -49,6 +44,11 @@ func (s *engine) release() {
 func (s *engine) usable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.unusable()
+}
+
+// unusable is usable's answer, under mu.
+func (s *engine) unusable() error {
 	if s.closed {
 		return errClosed
 	}
