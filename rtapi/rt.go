@@ -192,6 +192,11 @@ func (rt *RT) Logger() *zap.Logger { return rt.logger }
 // Instance is the shared-memory instance number from Options.
 func (rt *RT) Instance() int { return rt.opts.Instance }
 
+// ShmGroup is Options.ShmGroup as resolved (field, flag or
+// $RTAPI_SHM_GROUP): the group this host's segments are shared with, ""
+// for none. hal.New and halctl.Serve take it as their default.
+func (rt *RT) ShmGroup() string { return rt.opts.ShmGroup }
+
 // StopTimeout is how long Close and Task.Delete wait for each task to
 // stop: Options.StopTimeout, resolved.
 func (rt *RT) StopTimeout() time.Duration { return rt.opts.StopTimeout }

@@ -16,11 +16,11 @@ import (
 )
 
 // startOnTerminal starts halcmd with args on a new pseudo-terminal
-// (rttest.StartOnTerminal) and returns the command and the terminal.
-func startOnTerminal(t *testing.T, dir string, args ...string) (*exec.Cmd, *rttest.Terminal) {
+// (rttest.StartOnTerminal) and returns the terminal.
+func startOnTerminal(t *testing.T, dir string, args ...string) *rttest.Terminal {
 	_, bin := binaries(t)
 	cmd := exec.Command(bin, append([]string{"-shm-dir", dir, "-rtapi.instance", "7"}, args...)...)
-	return cmd, rttest.StartOnTerminal(t, cmd)
+	return rttest.StartOnTerminal(t, cmd)
 }
 
 // halcmd -kf on a terminal is LinuxCNC's interactive halcmd: the
@@ -31,7 +31,7 @@ func startOnTerminal(t *testing.T, dir string, args ...string) (*exec.Cmd, *rtte
 func TestInteractiveOnATerminal(t *testing.T) {
 	dir := t.TempDir()
 	host(t, dir, "../halrun/testdata/servo-loop.hal")
-	cmd, scr := startOnTerminal(t, dir, "-kf")
+	scr := startOnTerminal(t, dir, "-kf")
 	typeIn := func(s string) { scr.Type(t, s) }
 
 	scr.WaitCount(t, "halcmd: ", 1)
@@ -58,7 +58,7 @@ func TestInteractiveOnATerminal(t *testing.T) {
 	scr.WaitCount(t, "halcmd: ", 5)
 
 	typeIn("quit\r")
-	err := cmd.Wait()
+	err := scr.Wait(t)
 	assert.Equal(t, 1, exitCode(err), "a command failed: exit 1, as LinuxCNC's\n%s", scr.String())
 }
 

@@ -120,8 +120,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 		if c.fileMode && len(c.args) > 0 {
 			c.file, c.args = c.args[0], c.args[1:]
 		}
-		c.group = cmp.Or(opts.ShmGroup, c.group)
-		c.instance, err = instance(*opts)
+		opts.ShmGroup = cmp.Or(opts.ShmGroup, c.group)
+		c.instance, c.group, err = resolve(*opts)
 	}
 	if err == nil {
 		err = run(stdout, stderr, c)
@@ -166,16 +166,16 @@ func isBoolFlag(f *flag.Flag) bool {
 	return ok && b.IsBoolFlag()
 }
 
-// instance resolves o's instance as rtapi.Open does (the flag, else
-// $RTAPI_INSTANCE), through an RT that runs no task.
-func instance(o rtapi.Options) (int, error) {
-	o.Flavor, o.LockMemory, o.ShmGroup = "posix", rtapi.Off, ""
+// resolve resolves o's instance and group as rtapi.Open does (the flag,
+// else $RTAPI_INSTANCE and $RTAPI_SHM_GROUP), through an RT that runs no
+// task.
+func resolve(o rtapi.Options) (instance int, group string, err error) {
+	o.Flavor, o.LockMemory = "posix", rtapi.Off
 	rt, err := rtapi.Open(o)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	n := rt.Instance()
-	return n, rt.Close()
+	return rt.Instance(), rt.ShmGroup(), rt.Close()
 }
 
 // session holds the connection to the host, made on first use.

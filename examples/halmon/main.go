@@ -135,7 +135,7 @@ func attachWaiting(ctx context.Context, rt *rtapi.RT, c config, wait time.Durati
 	deadline := time.Now().Add(wait)
 	for {
 		h, err := hal.OpenView(hal.ViewOptions{StatsKey: uint32(c.statsKey), DataKey: uint32(c.pinsKey),
-			Instance: rt.Instance(), Group: c.rtapi.ShmGroup, AllowUIDs: c.rtapi.ShmAllowUIDs})
+			Instance: rt.Instance(), Group: rt.ShmGroup(), AllowUIDs: c.rtapi.ShmAllowUIDs})
 		if err == nil && !h.HostGone() {
 			return h, nil
 		}

@@ -50,7 +50,7 @@ func TestInteractiveOnATerminal(t *testing.T) {
 	scr.WaitCount(t, "halcmd: ", 6)
 
 	typeIn("quit\r")
-	err := cmd.Wait()
+	err := scr.Wait(t)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		t.Fatalf("halrun -I exited %d:\n%s", ee.ExitCode(), scr.String())

@@ -219,14 +219,13 @@ func run(ctx context.Context, out io.Writer, c config) error {
 		return err
 	}
 	defer rt.Close()
-	h, err := hal.New(rt, hal.Options{DataKey: uint32(c.dataKey), StatsKey: uint32(c.statsKey),
-		ShmDir: c.shmDir, ShmGroup: c.rt.ShmGroup})
+	h, err := hal.New(rt, hal.Options{DataKey: uint32(c.dataKey), StatsKey: uint32(c.statsKey), ShmDir: c.shmDir})
 	if err != nil {
 		return err
 	}
 	// The socket serves from the start: loadusr's programs join through it.
 	sock := halctl.SocketPath(c.shmDir, rt.Instance())
-	srv, err := halctl.Serve(h, sock, halctl.Options{Group: c.rt.ShmGroup})
+	srv, err := halctl.Serve(h, sock, halctl.Options{})
 	if err != nil {
 		return errors.Join(err, h.Close())
 	}
@@ -470,12 +469,11 @@ func cleanup(out io.Writer, c config) error {
 		return err
 	}
 	defer rt.Close()
-	h, err := hal.New(rt, hal.Options{DataKey: uint32(c.dataKey), StatsKey: uint32(c.statsKey),
-		ShmDir: c.shmDir, ShmGroup: c.rt.ShmGroup})
+	h, err := hal.New(rt, hal.Options{DataKey: uint32(c.dataKey), StatsKey: uint32(c.statsKey), ShmDir: c.shmDir})
 	if err != nil {
 		return fmt.Errorf("-U: instance %d: %w; a live host's segments are kept", c.rt.Instance, err)
 	}
-	srv, err := halctl.Serve(h, sock, halctl.Options{Group: c.rt.ShmGroup})
+	srv, err := halctl.Serve(h, sock, halctl.Options{})
 	if err != nil {
 		return errors.Join(fmt.Errorf("-U: %w", err), h.Close())
 	}

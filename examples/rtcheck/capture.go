@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -127,20 +128,20 @@ func (r *recordingFS) writeTarGz(w io.Writer) (int, error) {
 		entries[n] = b
 		addParents(n)
 	}
-	for n := range r.stats {
+	stated := func(n string) { // there, for Stat
 		if _, ok := entries[n]; !ok {
 			entries[n] = nil
 			addParents(n)
 		}
 	}
+	for n := range r.stats {
+		stated(n)
+	}
 	if len(r.denied) > 0 {
 		var list []byte
-		for _, n := range slices.Sorted(mapKeys(r.denied)) {
+		for _, n := range slices.Sorted(maps.Keys(r.denied)) {
 			list = append(list, n+"\n"...)
-			if _, ok := entries[n]; !ok {
-				entries[n] = nil // there, for Stat
-				addParents(n)
-			}
+			stated(n)
 		}
 		entries[deniedList] = list
 		addParents(deniedList)
@@ -148,12 +149,12 @@ func (r *recordingFS) writeTarGz(w io.Writer) (int, error) {
 	zw := gzip.NewWriter(w)
 	tw := tar.NewWriter(zw)
 	mtime := time.Unix(0, 0)
-	for _, d := range slices.Sorted(mapKeys(dirs)) {
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: mtime}); err != nil {
 			return 0, err
 		}
 	}
-	for _, n := range slices.Sorted(mapKeys(entries)) {
+	for _, n := range slices.Sorted(maps.Keys(entries)) {
 		b := entries[n]
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Mode: 0o644, Size: int64(len(b)), ModTime: mtime}); err != nil {
 			return 0, err
@@ -166,16 +167,6 @@ func (r *recordingFS) writeTarGz(w io.Writer) (int, error) {
 		return 0, err
 	}
 	return len(entries), zw.Close()
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Caps for reading a capture: detection never reads more than this.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -201,13 +202,6 @@ func writeCapture(rec *recordingFS, name string) (int, error) {
 	return n, outfile.WriteFile(name, buf.Bytes(), 0o600)
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 func cpuList(cpus []int) string {
 	if len(cpus) == 0 {
 		return "-"
@@ -222,27 +216,23 @@ func cpuList(cpus []int) string {
 // writeTable prints the human report.
 func writeTable(w io.Writer, out output, root string) {
 	r := out.Report
-	src := "this machine"
-	if root != "" {
-		src = root
-	}
-	fmt.Fprintf(w, "rtcheck: %s\n\n", src)
+	fmt.Fprintf(w, "rtcheck: %s\n\n", cmp.Or(root, "this machine"))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "kernel\t%s %s\n", orDash(r.Uname.Release), r.Uname.Version)
+	fmt.Fprintf(tw, "kernel\t%s %s\n", cmp.Or(r.Uname.Release, "-"), r.Uname.Version)
 	fmt.Fprintf(tw, "kind\t%s\n", r.Kind)
 	dyn := "no"
 	if r.Preempt.Dynamic {
 		dyn = "yes"
 	}
-	fmt.Fprintf(tw, "preempt\tmodel %s, dynamic %s, mode %s: effective %s (from %s)\n", orDash(r.Preempt.Model), dyn,
-		orDash(r.Preempt.Mode), orDash(r.Preempt.Effective()), orDash(r.Preempt.Source))
+	fmt.Fprintf(tw, "preempt\tmodel %s, dynamic %s, mode %s: effective %s (from %s)\n", cmp.Or(r.Preempt.Model, "-"), dyn,
+		cmp.Or(r.Preempt.Mode, "-"), cmp.Or(r.Preempt.Effective(), "-"), cmp.Or(r.Preempt.Source, "-"))
 	fmt.Fprintf(tw, "boot\tthreaded irqs %s (from %s), mitigations %s (from %s), rcu_nocbs %s\n",
-		orDash(r.ThreadedIRQs.Value), orDash(r.ThreadedIRQs.Source), orDash(r.Mitigations.Value), orDash(r.Mitigations.Source), cpuList(r.RCUNoCBs))
+		cmp.Or(r.ThreadedIRQs.Value, "-"), cmp.Or(r.ThreadedIRQs.Source, "-"), cmp.Or(r.Mitigations.Value, "-"), cmp.Or(r.Mitigations.Source, "-"), cpuList(r.RCUNoCBs))
 	if x := r.Xenomai; x != nil {
-		fmt.Fprintf(tw, "xenomai\t%s core, version %s, pipeline %s\n", x.Core, orDash(x.Version), orDash(x.Pipeline))
+		fmt.Fprintf(tw, "xenomai\t%s core, version %s, pipeline %s\n", x.Core, cmp.Or(x.Version, "-"), cmp.Or(x.Pipeline, "-"))
 	}
 	if a := r.RTAI; a != nil {
-		fmt.Fprintf(tw, "rtai\tversion %s\n", orDash(a.Version))
+		fmt.Fprintf(tw, "rtai\tversion %s\n", cmp.Or(a.Version, "-"))
 	}
 	fmt.Fprintf(tw, "cpus\tonline %s, isolated %s, nohz_full %s\n", cpuList(r.OnlineCPUs), cpuList(r.IsolatedCPUs), cpuList(r.NohzFull))
 	if out.Probes != nil {
@@ -281,7 +271,7 @@ func writeTable(w io.Writer, out output, root string) {
 
 	fmt.Fprintln(w, "\nevidence:")
 	for _, e := range r.Evidence {
-		fmt.Fprintf(w, "  %s: %q: %s\n", orDash(e.File), e.Value, e.Meaning)
+		fmt.Fprintf(w, "  %s: %q: %s\n", cmp.Or(e.File, "-"), e.Value, e.Meaning)
 	}
 }
 

@@ -113,14 +113,8 @@ func run(w io.Writer, opts rtapi.Options, cfg Config, period time.Duration, jitt
 		if err := clock.RunUntil(s.Done, 2*cfg.Duration()+time.Second); err != nil {
 			return errors.Join(err, th.Err(), h.Stop())
 		}
-		if err := h.Stop(); err != nil {
-			return err
-		}
-		report(w, rt.Flavor().Name, s, th)
-		return nil
 	}
-	limit := time.Now().Add(2*cfg.Duration() + 5*time.Second)
-	for !s.Done() {
+	for limit := time.Now().Add(2*cfg.Duration() + 5*time.Second); !s.Done(); {
 		select {
 		case <-th.Done():
 			return errors.Join(th.Err(), h.Stop())

@@ -1,7 +1,6 @@
 package rttest
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,11 +44,15 @@ func ChildAs(t testing.TB, cred syscall.Credential, role string, args ...string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	bin := filepath.Join(dir, filepath.Base(os.Args[0]))
-	if err := copyExecutable(bin, os.Args[0]); err != nil {
+	exe, err := os.ReadFile(os.Args[0])
+	if err == nil {
+		err = os.Chmod(dir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(bin, exe, 0o755)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := Child(role, args...)
@@ -59,21 +62,4 @@ func ChildAs(t testing.TB, cred syscall.Credential, role string, args ...string)
 	}
 	cmd.SysProcAttr.Credential = &cred
 	return cmd
-}
-
-func copyExecutable(dst, src string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

@@ -4,6 +4,8 @@ package rttest
 
 import (
 	"errors"
+	"image"
+	"image/color"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -76,5 +78,20 @@ func TestSettleAllThreadsRepeatsUntilNothingChanges(t *testing.T) {
 	})
 	if len(seen) == 0 || seen[unix.Gettid()] < 2 {
 		t.Fatalf("passes per thread %v: want every thread changed, then one pass that changes none", seen)
+	}
+}
+
+// InkBox bounds the opaque pixels, and says false for none.
+func TestInkBox(t *testing.T) {
+	t.Parallel()
+	img := image.NewNRGBA(image.Rect(0, 0, 10, 10))
+	if _, ok := InkBox(img); ok {
+		t.Fatal("a transparent image has ink")
+	}
+	img.Set(2, 3, color.NRGBA{A: 255})
+	img.Set(7, 5, color.NRGBA{A: 255})
+	img.Set(8, 8, color.NRGBA{A: 0x10}) // too faint
+	if box, ok := InkBox(img); !ok || box != image.Rect(2, 3, 8, 6) {
+		t.Fatalf("InkBox = %v, %v; want (2,3)-(8,6), true", box, ok)
 	}
 }

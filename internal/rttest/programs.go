@@ -12,13 +12,7 @@ import (
 var programs struct {
 	sync.Mutex
 	dir   string // made 0755 on first use: other users run the programs from it
-	built map[string]*builtProgram
-}
-
-type builtProgram struct {
-	once sync.Once
-	path string
-	err  error
+	built map[string]func() (string, error)
 }
 
 // Program builds the main package pkg ("." or "../halrun") once per test
@@ -40,30 +34,30 @@ func Program(t testing.TB, pkg string) string {
 			t.Fatalf("a directory for the programs: %v", err)
 		}
 		programs.dir = dir
-		programs.built = map[string]*builtProgram{}
+		programs.built = map[string]func() (string, error){}
 	}
-	p := programs.built[pkg]
-	if p == nil {
-		p = &builtProgram{}
-		programs.built[pkg] = p
+	build := programs.built[pkg]
+	if build == nil {
+		dir := programs.dir
+		build = sync.OnceValues(func() (string, error) {
+			abs, err := filepath.Abs(pkg)
+			if err != nil {
+				return "", err
+			}
+			path := filepath.Join(dir, filepath.Base(abs))
+			if out, err := exec.Command("go", "build", "-o", path, pkg).CombinedOutput(); err != nil {
+				return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+			}
+			return path, nil
+		})
+		programs.built[pkg] = build
 	}
-	dir := programs.dir
 	programs.Unlock()
-	p.once.Do(func() {
-		abs, err := filepath.Abs(pkg)
-		if err != nil {
-			p.err = err
-			return
-		}
-		p.path = filepath.Join(dir, filepath.Base(abs))
-		if out, err := exec.Command("go", "build", "-o", p.path, pkg).CombinedOutput(); err != nil {
-			p.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	})
-	if p.err != nil {
-		t.Fatal(p.err)
+	path, err := build()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return p.path
+	return path
 }
 
 // ProgramDir is Program's directory ("" before its first build).

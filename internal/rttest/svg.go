@@ -50,20 +50,15 @@ func InkBox(img image.Image) (image.Rectangle, bool) {
 	if n, ok := img.(*image.NRGBA); ok { // what rsvg-convert's PNGs decode to; At would allocate per pixel
 		alpha = func(x, y int) uint32 { return uint32(n.Pix[n.PixOffset(x, y)+3]) * 0x101 }
 	}
-	box, found := image.Rectangle{}, false
+	var box image.Rectangle // Union with an empty rectangle is the other one
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
 			if alpha(x, y) > 0x2000 {
-				p := image.Rect(x, y, x+1, y+1)
-				if !found {
-					box, found = p, true
-				} else {
-					box = box.Union(p)
-				}
+				box = box.Union(image.Rect(x, y, x+1, y+1))
 			}
 		}
 	}
-	return box, found
+	return box, !box.Empty()
 }
 
 // SVGElement is one element of an SVG document and where it inks.

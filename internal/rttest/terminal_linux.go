@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,6 +18,8 @@ import (
 // program writes collects in a screen; Type writes to its input.
 type Terminal struct {
 	master *os.File
+	cmd    *exec.Cmd
+	read   chan struct{} // closed when the terminal has no more to read
 	mu     sync.Mutex
 	buf    bytes.Buffer
 }
@@ -24,7 +27,8 @@ type Terminal struct {
 // StartOnTerminal starts cmd on a new pseudo-terminal, in its own session
 // with the terminal as its controlling one, as a shell would (stdin,
 // stdout and stderr the terminal; it dies with the test). It skips t
-// where there is no /dev/ptmx; cmd is killed when t ends.
+// where there is no /dev/ptmx; cmd is killed when t ends. Wait for cmd
+// through Terminal.Wait, which also reads what it wrote last.
 func StartOnTerminal(t testing.TB, cmd *exec.Cmd) *Terminal {
 	t.Helper()
 	master, slave := openPTY(t)
@@ -40,8 +44,9 @@ func StartOnTerminal(t testing.TB, cmd *exec.Cmd) *Terminal {
 			cmd.Wait()
 		}
 	})
-	term := &Terminal{master: master}
+	term := &Terminal{master: master, cmd: cmd, read: make(chan struct{})}
 	go func() {
+		defer close(term.read)
 		b := make([]byte, 4096)
 		for {
 			n, err := master.Read(b)
@@ -80,6 +85,22 @@ func openPTY(t testing.TB) (master, slave *os.File) {
 		t.Fatalf("%s: %v", name, err)
 	}
 	return master, os.NewFile(uintptr(sfd), name)
+}
+
+// Wait waits for the program to end and for the terminal to deliver the
+// last of what it wrote (the read that fails with EIO once no process
+// holds the terminal open), and returns cmd.Wait's error. It fails t if
+// that end does not come within WaitTimeout (a child left holding the
+// terminal).
+func (term *Terminal) Wait(t testing.TB) error {
+	t.Helper()
+	err := term.cmd.Wait()
+	select {
+	case <-term.read:
+	case <-time.After(WaitTimeout):
+		t.Fatalf("waited %v for the terminal's end after the program ended; a child still holds it", WaitTimeout)
+	}
+	return err
 }
 
 // Type writes s to the program's input, as keys typed.

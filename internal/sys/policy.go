@@ -18,20 +18,12 @@ const (
 	schedDeadline Policy = 6
 )
 
+var policyNames = [...]string{SchedOther: "SCHED_OTHER", SchedFIFO: "SCHED_FIFO", SchedRR: "SCHED_RR",
+	schedBatch: "SCHED_BATCH", SchedIdle: "SCHED_IDLE", schedDeadline: "SCHED_DEADLINE"}
+
 func (p Policy) String() string {
-	switch p {
-	case SchedOther:
-		return "SCHED_OTHER"
-	case SchedFIFO:
-		return "SCHED_FIFO"
-	case SchedRR:
-		return "SCHED_RR"
-	case schedBatch:
-		return "SCHED_BATCH"
-	case SchedIdle:
-		return "SCHED_IDLE"
-	case schedDeadline:
-		return "SCHED_DEADLINE"
+	if p < Policy(len(policyNames)) && policyNames[p] != "" {
+		return policyNames[p]
 	}
 	return fmt.Sprintf("policy(%d)", uint32(p))
 }

@@ -45,10 +45,7 @@ func SetScheduler(tid int, policy Policy, prio int) error {
 		return os.NewSyscallError("sched_setscheduler", unix.EPERM)
 	}
 	_, _, errno := unix.Syscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
-	if errno != 0 {
-		return os.NewSyscallError("sched_setscheduler", errno)
-	}
-	return nil
+	return syscallErr("sched_setscheduler", errno)
 }
 
 // Scheduler reports the policy and priority of thread tid (0: the calling

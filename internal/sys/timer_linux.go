@@ -81,10 +81,7 @@ func (t *PosixTimer) Disarm() error { return t.settime(0, unix.ItimerSpec{}) }
 func (t *PosixTimer) settime(flags uintptr, spec unix.ItimerSpec) error {
 	_, _, errno := unix.RawSyscall6(unix.SYS_TIMER_SETTIME, uintptr(t.id), flags,
 		uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("timer_settime", errno)
-	}
-	return nil
+	return syscallErr("timer_settime", errno)
 }
 
 // Fire makes the timer expire once, now, and stops its period; the owner
@@ -135,6 +132,14 @@ func (t *PosixTimer) dropPending() {
 	}
 }
 
+// syscallErr is os.NewSyscallError for a raw call's errno: nil for 0.
+func syscallErr(name string, errno unix.Errno) error {
+	if errno == 0 {
+		return nil
+	}
+	return os.NewSyscallError(name, errno)
+}
+
 //go:noinline
 func errSigwait(errno unix.Errno) error { return os.NewSyscallError("rt_sigtimedwait", errno) }
 
@@ -155,20 +160,14 @@ func (t *PosixTimer) Close() error {
 	}
 	t.open = false
 	_, _, errno := unix.RawSyscall(unix.SYS_TIMER_DELETE, uintptr(t.id), 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("timer_delete", errno)
-	}
-	return nil
+	return syscallErr("timer_delete", errno)
 }
 
 // blockSignals adds set to the calling thread's signal mask.
 func blockSignals(set sigset) error {
 	_, _, errno := unix.RawSyscall6(unix.SYS_RT_SIGPROCMASK, unix.SIG_BLOCK,
 		uintptr(unsafe.Pointer(&set)), 0, unsafe.Sizeof(set), 0, 0)
-	if errno != 0 {
-		return os.NewSyscallError("rt_sigprocmask", errno)
-	}
-	return nil
+	return syscallErr("rt_sigprocmask", errno)
 }
 
 // SignalBlocked reports whether sig is blocked on the calling thread.

@@ -41,7 +41,7 @@ type Options struct {
 	// ShmGroup (a name or numeric gid) makes the data and stats
 	// segments mode 0640 of that group instead of 0600, for viewers run
 	// by other users (ViewOptions.Group), and the segments of
-	// Component.NewSegment 0660. Empty: this user and root only.
+	// Component.NewSegment 0660. Empty: the RT's (rtapi.RT.ShmGroup).
 	ShmGroup string
 	// DataKey, when non-zero, puts components, pins, parameters and
 	// signals in the shared segment "/gortapi-<instance>-<key>" for other
@@ -122,6 +122,7 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 	if opts.PublishEvery == 0 {
 		opts.PublishEvery = DefaultPublishEvery
 	}
+	opts.ShmGroup = cmp.Or(opts.ShmGroup, rt.ShmGroup())
 	if opts.StopTimeout == 0 {
 		opts.StopTimeout = rt.StopTimeout()
 	}
@@ -152,6 +153,10 @@ func New(rt *rtapi.RT, opts Options) (*HAL, error) {
 
 // RT is the rtapi instance the threads run on.
 func (h *HAL) RT() *rtapi.RT { return h.rt }
+
+// ShmGroup is the group the HAL's segments are shared with
+// (Options.ShmGroup, else the RT's), "" for none.
+func (h *HAL) ShmGroup() string { return h.opts.ShmGroup }
 
 // BasePeriod is the first thread's period (zero before the first thread).
 func (h *HAL) BasePeriod() time.Duration {

@@ -85,10 +85,7 @@ func (h *Histogram) Record(d time.Duration) {
 		h.max.Store(ns)
 	}
 	h.sum.Store(h.sum.Load() + ns)
-	i := ns / h.width
-	if i < 0 {
-		i = 0
-	}
+	i := max(ns/h.width, 0)
 	if i < int64(len(h.buckets)) {
 		// top before the bucket, which readers load after top.
 		if i > h.top.Load() {
@@ -280,10 +277,7 @@ func (s Snapshot) quantile(p float64) time.Duration {
 	if s.Count == 0 {
 		return 0
 	}
-	rank := uint64(math.Ceil(p * float64(s.Count)))
-	if rank == 0 {
-		rank = 1
-	}
+	rank := max(uint64(math.Ceil(p*float64(s.Count))), 1)
 	var seen uint64
 	for i, c := range s.Counts {
 		seen += c

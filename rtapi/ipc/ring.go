@@ -44,10 +44,7 @@ var _ [unsafe.Sizeof(ringHeader{}) - RingHeaderSize]struct{}
 // RingSize returns the memory a ring with the given data capacity needs. The
 // capacity is rounded up to a power of two (at least 64).
 func RingSize(capacity int) int {
-	if capacity < minCapacity {
-		capacity = minCapacity
-	}
-	return RingHeaderSize + 1<<bits.Len(uint(capacity-1))
+	return RingHeaderSize + 1<<bits.Len(uint(max(capacity, minCapacity)-1))
 }
 
 // ring is what both modes share: the header, the data and the index math.
@@ -192,10 +189,7 @@ func (r *ring) free(need uint64) (uint64, error) {
 // head back, so a consumer that Discarded to a forged head finds it again.
 func (r *ring) refreshTail() (uint64, error) {
 	tail := atomic.LoadUint64(&r.h.tail)
-	if tail%r.align != 0 {
-		return 0, r.producerCorrupt()
-	}
-	if used := r.head - tail; used > uint64(len(r.data)) {
+	if tail%r.align != 0 || r.head-tail > uint64(len(r.data)) {
 		return 0, r.producerCorrupt()
 	}
 	r.cachedTail = tail

@@ -99,6 +99,7 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 	}
 	var rows []row
 	var mins, avgs, maxs, ovfs []uint64
+	footers := map[string]*[]uint64{"Min Latencies": &mins, "Avg Latencies": &avgs, "Max Latencies": &maxs, "Histogram Overflows": &ovfs}
 	seenHeader := false
 	line, columns, maxBucket := 0, 0, 0
 	inputBytes := 0
@@ -111,20 +112,8 @@ func ReadHistfile(r io.Reader) ([]hist.Snapshot, error) {
 		}
 		if strings.HasPrefix(text, "#") {
 			label, rest, _ := strings.Cut(strings.TrimSpace(text[1:]), ":")
-			var dst *[]uint64
-			switch label {
-			case "Histogram":
-				seenHeader = true
-			case "Min Latencies":
-				dst = &mins
-			case "Avg Latencies":
-				dst = &avgs
-			case "Max Latencies":
-				dst = &maxs
-			case "Histogram Overflows":
-				dst = &ovfs
-			}
-			if dst != nil {
+			seenHeader = seenHeader || label == "Histogram"
+			if dst := footers[label]; dst != nil {
 				vals, err := parseFields(rest)
 				if err != nil {
 					return nil, fmt.Errorf("histogram line %d: %w", line, err)

@@ -30,19 +30,8 @@ const (
 
 // String returns "NONE", "ERR", "WARN", "INFO", "DBG", "ALL".
 func (l Level) String() string {
-	switch l {
-	case LevelNone:
-		return "NONE"
-	case LevelErr:
-		return "ERR"
-	case LevelWarn:
-		return "WARN"
-	case LevelInfo:
-		return "INFO"
-	case LevelDbg:
-		return "DBG"
-	case LevelAll:
-		return "ALL"
+	if names := [...]string{"NONE", "ERR", "WARN", "INFO", "DBG", "ALL"}; l >= 0 && int(l) < len(names) {
+		return names[l]
 	}
 	return "Level(" + strconv.Itoa(int(l)) + ")"
 }
@@ -147,16 +136,9 @@ func NewLogger(ring *ipc.RecordRing, task string) (*Logger, error) {
 	if ring.MaxRecord() < maxRecordPayload {
 		return nil, fmt.Errorf("msg: NewLogger: ring too small for one message: %w", ErrInvalid)
 	}
-	l := &Logger{ring: ring, task: cut(task, MaxTask), level: new(atomic.Int32)}
+	l := &Logger{ring: ring, task: task[:min(len(task), MaxTask)], level: new(atomic.Int32)}
 	l.level.Store(int32(LevelInfo))
 	return l, nil
-}
-
-func cut(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // Task returns the task name the Logger stamps on its messages.

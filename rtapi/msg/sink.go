@@ -1,6 +1,7 @@
 package msg
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -235,21 +236,15 @@ func (m *Message) Text() string {
 // escapeControl returns s with C0 and C1 control characters, DEL and
 // invalid UTF-8 escaped as strconv.Quote would; s itself when it has none.
 func escapeControl(s string) string {
-	clean := true
-	for _, r := range s {
-		if r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	control := func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError }
+	if !strings.ContainsFunc(s, control) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError {
+		if control(r) {
 			q := strconv.QuoteToASCII(s[i : i+n])
 			b.WriteString(q[1 : len(q)-1])
 		} else {
@@ -335,10 +330,6 @@ func Decode(b []byte) (Message, error) {
 		return Message{}, errBadRecord
 	}
 	n, t, f := int(b[9]), int(b[11]), int(binary.LittleEndian.Uint16(b[12:]))
-	pcLen := 0
-	if b[10]&flagCaller != 0 {
-		pcLen = 8
-	}
 	m := Message{
 		Time:  time.Unix(0, int64(binary.LittleEndian.Uint64(b))),
 		Level: Level(b[8]),
@@ -355,15 +346,13 @@ func Decode(b []byte) (Message, error) {
 			m.Args[i] = bits
 		case kindFloat:
 			m.Args[i] = math.Float64frombits(bits)
-		case kindBool:
+		case kindBool: // checkRecord refused every other kind
 			m.Args[i] = bits != 0
-		default:
-			return Message{}, errBadRecord
 		}
 	}
 	m.Task = string(kinds[n : n+t])
 	m.Format = string(kinds[n+t : n+t+f])
-	if pcLen > 0 {
+	if b[10]&flagCaller != 0 {
 		m.PC = uintptr(binary.LittleEndian.Uint64(kinds[n+t+f:]))
 	}
 	return m, nil
@@ -543,12 +532,7 @@ func (s *Sink) admit(src *source, now time.Time) bool {
 	return true
 }
 
-func (s *Sink) rateLimit() int {
-	if s.RateLimit > 0 {
-		return s.RateLimit
-	}
-	return DefaultRateLimit
-}
+func (s *Sink) rateLimit() int { return cmp.Or(max(s.RateLimit, 0), DefaultRateLimit) }
 
 // Suppressed returns how many well-formed messages the Sink consumed
 // without writing them because their ring was over RateLimit.
@@ -559,10 +543,7 @@ func (s *Sink) Suppressed() uint64 { return s.suppressed.Load() }
 func (s *Sink) Damaged() uint64 { return s.damaged.Load() }
 
 func (s *Sink) pollInterval() time.Duration {
-	if s.PollInterval > 0 {
-		return s.PollInterval
-	}
-	return DefaultPollInterval
+	return cmp.Or(max(s.PollInterval, 0), DefaultPollInterval)
 }
 
 // pending reports whether a ring not backing off holds something or damage.

@@ -100,32 +100,30 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 		}
 		return nil, fmt.Errorf("create %s: %w", name, &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	fail := func(op string, err error) (*Segment, error) {
+	fail := func(err error) (*Segment, error) {
 		_ = unix.Unlink(path)
 		_ = unix.Close(fd)
-		return nil, fmt.Errorf("create %s: %w", name, os.NewSyscallError(op, err))
+		return nil, fmt.Errorf("create %s: %w", name, err)
 	}
 	// Exclusive while initialising: attachers wait for their shared lock.
 	if err := flockRetry(fd, unix.LOCK_EX); err != nil {
-		return fail("flock", err)
+		return fail(os.NewSyscallError("flock", err))
 	}
 	// Set explicitly: the umask must not change who may write.
 	if o.gid >= 0 {
 		if err := unix.Fchown(fd, -1, o.gid); err != nil {
-			return fail("fchown", err)
+			return fail(os.NewSyscallError("fchown", err))
 		}
 	}
 	if err := unix.Fchmod(fd, o.mode()); err != nil {
-		return fail("fchmod", err)
+		return fail(os.NewSyscallError("fchmod", err))
 	}
 	if op, err := allocate(fd, int64(HeaderSize+size)); err != nil {
-		return fail(op, err)
+		return fail(os.NewSyscallError(op, err))
 	}
 	s, err := mapSegment(o, fd, HeaderSize+size)
 	if err != nil {
-		_ = unix.Unlink(path)
-		_ = unix.Close(fd)
-		return nil, fmt.Errorf("create %s: %w", name, err)
+		return fail(err)
 	}
 	s.name, s.path, s.key, s.created = name, path, key, true
 	s.creatorPID = os.Getpid()
@@ -141,13 +139,11 @@ func create(o *Options, key uint32, size int) (*Segment, error) {
 		atomic.StoreUint32(&h.ready, readyMagic) // last: the segment is now valid
 	}); err != nil {
 		_ = unix.Munmap(s.mapping)
-		_ = unix.Unlink(path)
-		_ = unix.Close(fd)
-		return nil, fmt.Errorf("create %s: writing the header faulted (is the filesystem full?): %w", name, err)
+		return fail(fmt.Errorf("writing the header faulted (is the filesystem full?): %w", err))
 	}
 	if err := flockRetry(fd, unix.LOCK_SH); err != nil {
 		_ = unix.Munmap(s.mapping)
-		return fail("flock", err)
+		return fail(os.NewSyscallError("flock", err))
 	}
 	return s, nil
 }
@@ -163,10 +159,7 @@ func attach(o *Options, key uint32, want int, deadline time.Time) (*Segment, err
 			s.name, s.path, s.key = name, path, key
 			return s, nil
 		}
-		if !retry {
-			return nil, wrap(err)
-		}
-		if !time.Now().Before(deadline) {
+		if !retry || !time.Now().Before(deadline) {
 			return nil, wrap(err)
 		}
 		time.Sleep(time.Millisecond) // set-up path only: waiting for the creator
@@ -323,13 +316,7 @@ func (s *Segment) detach(del bool) error {
 		if del {
 			errs = append(errs, fmt.Errorf("delete %s: the attachment is read-only: %w", s.name, ErrInvalid))
 		}
-		if err := unix.Munmap(s.mapping); err != nil {
-			errs = append(errs, os.NewSyscallError("munmap", err))
-		}
-		if err := unix.Close(s.fd); err != nil {
-			errs = append(errs, os.NewSyscallError("close", err))
-		}
-		return errors.Join(errs...)
+		return s.release(errs)
 	}
 	s.deleted = del
 	// Guarded: the header may lie past the end of a truncated file.
@@ -351,16 +338,22 @@ func (s *Segment) detach(del bool) error {
 			errs = append(errs, err)
 		}
 	}
+	if err := s.release(errs); err != nil {
+		return fmt.Errorf("close %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// release unmaps the segment and closes its file: errs and their errors
+// joined.
+func (s *Segment) release(errs []error) error {
 	if err := unix.Munmap(s.mapping); err != nil {
 		errs = append(errs, os.NewSyscallError("munmap", err))
 	}
 	if err := unix.Close(s.fd); err != nil {
 		errs = append(errs, os.NewSyscallError("close", err))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("close %s: %w", s.name, err)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Unlinked reports, with one fstat, whether the segment's name is gone

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/gortapi/gortapi/internal/group"
 )
 
 // DefaultDir is where POSIX shared memory lives on Linux.
@@ -72,7 +74,8 @@ type Options struct {
 	// Group (a name or gid) shares segments with its members, each then
 	// trusted as a writer: created segments get this group (the creator
 	// must be root or a member), and attach accepts another user's
-	// segment of this group.
+	// segment of this group. A negative or out-of-range gid or an
+	// unknown name is ErrInvalid, by the control socket's rule too.
 	Group string
 	// AllowUIDs lists further users whose segments are attached.
 	AllowUIDs []int
@@ -105,7 +108,7 @@ func (o *Options) check() error {
 	if o.Instance < 0 {
 		return fmt.Errorf("%w: instance %d is negative", ErrInvalid, o.Instance)
 	}
-	gid, err := lookupGroup(o.Group)
+	gid, err := group.Lookup(o.Group)
 	if err != nil {
 		return err
 	}

@@ -3,33 +3,8 @@ package shm
 import (
 	"fmt"
 	"os"
-	"os/user"
 	"slices"
-	"strconv"
 )
-
-// lookupGroup resolves Options.Group: -1 for "", a gid for a number or a
-// group name.
-func lookupGroup(group string) (int, error) {
-	if group == "" {
-		return -1, nil
-	}
-	if gid, err := strconv.Atoi(group); err == nil {
-		if gid < 0 {
-			return -1, fmt.Errorf("%w: group %d is negative", ErrInvalid, gid)
-		}
-		return gid, nil
-	}
-	g, err := user.LookupGroup(group)
-	if err != nil {
-		return -1, fmt.Errorf("%w: group %q: %v", ErrInvalid, group, err)
-	}
-	gid, err := strconv.Atoi(g.Gid)
-	if err != nil {
-		return -1, fmt.Errorf("%w: group %q has gid %q", ErrInvalid, group, g.Gid)
-	}
-	return gid, nil
-}
 
 // distrust says why a file with this owner, group and mode may not be
 // attached as euid under o, or "" when it may (package doc, "Trust").

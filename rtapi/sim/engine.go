@@ -231,11 +231,8 @@ func (s *engine) Bind(spec backend.ThreadSpec) (backend.Waker, backend.Binding, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
-		return nil, backend.Binding{}, errClosed
-	}
-	if s.broken != nil {
-		return nil, backend.Binding{}, s.broken
+	if err := s.unusable(); err != nil {
+		return nil, backend.Binding{}, err
 	}
 	th.seq = int32(len(s.threads))
 	th.at = s.now.Load()

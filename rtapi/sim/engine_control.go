@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/gortapi/gortapi/rtapi"
@@ -23,12 +24,7 @@ func (s *engine) acquire(run bool) error {
 	for s.ctlHeld {
 		s.cond.Wait()
 	}
-	if s.closed {
-		s.mu.Unlock()
-		return errClosed
-	}
-	if s.broken != nil {
-		err := s.broken
+	if err := s.unusable(); err != nil {
 		s.mu.Unlock()
 		return err
 	}
@@ -48,6 +44,11 @@ func (s *engine) release() {
 func (s *engine) usable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.unusable()
+}
+
+// unusable is usable's answer, under mu.
+func (s *engine) unusable() error {
 	if s.closed {
 		return errClosed
 	}
@@ -151,15 +152,13 @@ func (s *engine) inject(name string, cycle, value int64, overrun bool) error {
 	})
 }
 
+// insertFault returns a copy of fs with f after those of its cycle or earlier.
 func insertFault(fs []simFault, f simFault) []simFault {
-	out := make([]simFault, 0, len(fs)+1)
 	i := 0
 	for i < len(fs) && fs[i].cycle <= f.cycle {
 		i++
 	}
-	out = append(out, fs[:i]...)
-	out = append(out, f)
-	return append(out, fs[i:]...)
+	return slices.Insert(slices.Clone(fs), i, f)
 }
 
 // InjectClockStep is Controller.InjectClockStep.
@@ -176,7 +175,7 @@ func (s *engine) InjectClockStep(at int64, by time.Duration) error {
 		for i < len(s.steps) && s.steps[i].at <= at {
 			i++
 		}
-		s.steps = append(s.steps[:i], append([]clockStep{{at, int64(by)}}, s.steps[i:]...)...)
+		s.steps = slices.Insert(s.steps, i, clockStep{at, int64(by)})
 		return nil
 	})
 }

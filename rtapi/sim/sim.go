@@ -23,6 +23,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -161,31 +162,19 @@ func (c *Controller) RunCycles(t *rtapi.Task, n int64) error {
 
 // SetTask sets t's injections from its next release (its first, before Start).
 func (c *Controller) SetTask(t *rtapi.Task, cfg TaskConfig) error {
-	const op = "sim set task"
-	if err := c.own(t, op); err != nil {
-		return err
-	}
-	return c.wrapTask(t, op, c.sim.SetTask(t.Name(), cfg))
+	return c.onTask(t, "sim set task", func() error { return c.sim.SetTask(t.Name(), cfg) })
 }
 
 // InjectStall delays the release of t's cycle cycle (1 or later, not yet
 // released) by periods whole periods, as if the machine had stalled.
 func (c *Controller) InjectStall(t *rtapi.Task, cycle, periods int64) error {
-	const op = "sim inject stall"
-	if err := c.own(t, op); err != nil {
-		return err
-	}
-	return c.wrapTask(t, op, c.sim.InjectStall(t.Name(), cycle, periods))
+	return c.onTask(t, "sim inject stall", func() error { return c.sim.InjectStall(t.Name(), cycle, periods) })
 }
 
 // InjectOverrun makes t's cycle cycle (not yet run) take extra more
 // execution time; extra 0 means one period: exactly one overrun.
 func (c *Controller) InjectOverrun(t *rtapi.Task, cycle int64, extra time.Duration) error {
-	const op = "sim inject overrun"
-	if err := c.own(t, op); err != nil {
-		return err
-	}
-	return c.wrapTask(t, op, c.sim.InjectOverrun(t.Name(), cycle, extra))
+	return c.onTask(t, "sim inject overrun", func() error { return c.sim.InjectOverrun(t.Name(), cycle, extra) })
 }
 
 // InjectClockStep makes virtual time jump forward by by at instant at (not
@@ -211,8 +200,13 @@ func (c *Controller) own(t *rtapi.Task, op string) error {
 	return nil
 }
 
-// wrapTask names t in err, unless err already names a task or is errBusy.
-func (c *Controller) wrapTask(t *rtapi.Task, op string, err error) error {
+// onTask runs call on c's task t, naming t in its error unless the error
+// already names a task or is errBusy.
+func (c *Controller) onTask(t *rtapi.Task, op string, call func() error) error {
+	if err := c.own(t, op); err != nil {
+		return err
+	}
+	err := call()
 	var te *rtapi.TaskError
 	if err == nil || errors.As(err, &te) || errors.Is(err, errBusy) {
 		return err
@@ -271,11 +265,7 @@ type Event struct {
 
 // String formats the event as a trace line, e.g. "1ms servo #1 wake 20µs".
 func (e Event) String() string {
-	task := e.Task
-	if task == "" {
-		task = "-"
-	}
-	s := fmt.Sprintf("%v %s #%d %s", time.Duration(e.Time), task, e.Cycle, e.Kind)
+	s := fmt.Sprintf("%v %s #%d %s", time.Duration(e.Time), cmp.Or(e.Task, "-"), e.Cycle, e.Kind)
 	if e.Value != 0 || e.Kind == Wake || e.Kind == End {
 		s += " " + e.Value.String()
 	}

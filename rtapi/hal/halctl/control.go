@@ -147,7 +147,10 @@ type Options struct {
 	// Group: members of this group (a name or numeric gid), as their
 	// primary or a supplementary group, may connect, as they may read the
 	// host's segments (mode 0640 of the group); the socket is made mode
-	// 0660 of that group, and a directory Serve creates 0750.
+	// 0660 of that group, and a directory Serve creates 0750. Serve's
+	// default is the HAL's group (hal.HAL.ShmGroup). A negative or
+	// out-of-range gid or an unknown name is rtapi.ErrInvalid, by
+	// rtapi/shm's Options.Group rule.
 	Group string
 	// AllowUIDs are further users whose hosts DialTrusting trusts. Serve
 	// ignores it: who may command a host is who may read its segments.

@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gortapi/gortapi/internal/group"
 )
 
 // Dial connects to the host listening on path. It refuses, with a
@@ -34,7 +36,7 @@ func Dial(path string) (*Client, error) { return DialTrusting(path, Options{}) }
 // the listener. A group-writable or world-writable directory is refused
 // still. A bad o.Group is ErrInvalid.
 func DialTrusting(path string, o Options) (*Client, error) {
-	gid, err := lookupGroup(o.Group)
+	gid, err := group.Lookup(o.Group)
 	if err != nil {
 		return nil, err
 	}

@@ -5,21 +5,21 @@ package halctl
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/gortapi/gortapi/internal/errs"
+	"github.com/gortapi/gortapi/internal/group"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halfile"
 )
@@ -47,7 +47,8 @@ type Server struct {
 // this user or root listens on is os.ErrExist; one another user listens
 // on is os.ErrPermission naming its uid.
 func Serve(h *hal.HAL, path string, o Options) (*Server, error) {
-	gid, err := lookupGroup(o.Group)
+	o.Group = cmp.Or(o.Group, h.ShmGroup())
+	gid, err := group.Lookup(o.Group)
 	if err != nil {
 		return nil, err
 	}
@@ -137,22 +138,6 @@ func clearStale(path string) error {
 		return untrustedListener(path, cred)
 	}
 	return &SocketError{"socket", path, fmt.Sprintf("is held by a live host (pid %d, uid %d)", cred.Pid, cred.Uid), os.ErrExist}
-}
-
-// lookupGroup is Options.Group's gid: -1 for "", else the number or the
-// named group's.
-func lookupGroup(name string) (int, error) {
-	if name == "" {
-		return -1, nil
-	}
-	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
-		return n, nil
-	}
-	g, err := user.LookupGroup(name)
-	if err != nil {
-		return 0, fmt.Errorf("halctl: group %q: %w (%w)", name, err, errs.Invalid)
-	}
-	return strconv.Atoi(g.Gid)
 }
 
 // Path is the socket's file.
