@@ -121,7 +121,7 @@ func command(args []string, stdout, stderr io.Writer) int {
 			c.file, c.args = c.args[0], c.args[1:]
 		}
 		opts.ShmGroup = cmp.Or(opts.ShmGroup, c.group)
-		c.instance, c.group, err = resolve(*opts)
+		c.instance, c.group, err = cli.Resolve(*opts)
 	}
 	if err == nil {
 		err = run(stdout, stderr, c)
@@ -164,18 +164,6 @@ func expandShortFlags(fs *flag.FlagSet, args []string) []string {
 func isBoolFlag(f *flag.Flag) bool {
 	b, ok := f.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
-}
-
-// resolve resolves o's instance and group as rtapi.Open does (the flag,
-// else $RTAPI_INSTANCE and $RTAPI_SHM_GROUP), through an RT that runs no
-// task.
-func resolve(o rtapi.Options) (instance int, group string, err error) {
-	o.Flavor, o.LockMemory = "posix", rtapi.Off
-	rt, err := rtapi.Open(o)
-	if err != nil {
-		return 0, "", err
-	}
-	return rt.Instance(), rt.ShmGroup(), rt.Close()
 }
 
 // session holds the connection to the host, made on first use.

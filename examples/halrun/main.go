@@ -448,8 +448,12 @@ func load(ctx context.Context, out io.Writer, h *hal.HAL, ld *usercomp.Loader, c
 // host of c's instance left: what hal.New and halctl.Serve replace at a
 // start, without starting. A live host's are refused, and kept.
 func cleanup(out io.Writer, c config) error {
-	sock := halctl.SocketPath(c.shmDir, c.rt.Instance)
-	so := shm.Options{Dir: c.shmDir, Instance: c.rt.Instance}
+	instance, _, err := cli.Resolve(c.rt)
+	if err != nil {
+		return err
+	}
+	sock := halctl.SocketPath(c.shmDir, instance)
+	so := shm.Options{Dir: c.shmDir, Instance: instance}
 	var left []string
 	for _, p := range []string{so.Path(uint32(c.dataKey)), so.Path(uint32(c.statsKey)), sock} {
 		if _, err := os.Lstat(p); err == nil {
@@ -457,12 +461,12 @@ func cleanup(out io.Writer, c config) error {
 		}
 	}
 	if len(left) == 0 {
-		fmt.Fprintf(out, "halrun -U: instance %d left nothing behind\n", c.rt.Instance)
+		fmt.Fprintf(out, "halrun -U: instance %d left nothing behind\n", instance)
 		return nil
 	}
 	if conn, err := net.Dial("unix", sock); err == nil {
 		conn.Close()
-		return fmt.Errorf("-U: a live host serves instance %d on %s; end it (Ctrl-C) instead: %w", c.rt.Instance, sock, rtapi.ErrInvalid)
+		return fmt.Errorf("-U: a live host serves instance %d on %s; end it (Ctrl-C) instead: %w", instance, sock, rtapi.ErrInvalid)
 	}
 	rt, err := rtapi.Open(c.rt)
 	if err != nil {
@@ -471,7 +475,7 @@ func cleanup(out io.Writer, c config) error {
 	defer rt.Close()
 	h, err := hal.New(rt, hal.Options{DataKey: uint32(c.dataKey), StatsKey: uint32(c.statsKey), ShmDir: c.shmDir})
 	if err != nil {
-		return fmt.Errorf("-U: instance %d: %w; a live host's segments are kept", c.rt.Instance, err)
+		return fmt.Errorf("-U: instance %d: %w; a live host's segments are kept", instance, err)
 	}
 	srv, err := halctl.Serve(h, sock, halctl.Options{})
 	if err != nil {
@@ -480,7 +484,7 @@ func cleanup(out io.Writer, c config) error {
 	if err := errors.Join(srv.Close(), h.Close()); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "halrun -U: instance %d: removed %s\n", c.rt.Instance, strings.Join(left, ", "))
+	fmt.Fprintf(out, "halrun -U: instance %d: removed %s\n", instance, strings.Join(left, ", "))
 	return nil
 }
 

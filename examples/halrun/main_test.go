@@ -172,10 +172,32 @@ func TestFileRunsUntilInterrupt(t *testing.T) {
 
 // -U removes what a dead host left (its segments and socket) and refuses
 // while a live host serves the instance.
-func TestCleanupStale(t *testing.T) {
+func TestCleanupStale(t *testing.T) { testCleanupStale(t, rtFlags, nil) }
+
+// -U cleans up the instance $RTAPI_INSTANCE names, as every rtapi
+// program reads it; it used to clean up instance 0 whatever the variable.
+func TestCleanupFollowsRTAPIInstance(t *testing.T) {
+	testCleanupStale(t, rtFlags[:3], []string{"RTAPI_INSTANCE=7"}) // no -rtapi.instance
+}
+
+// testCleanupStale runs TestCleanupStale's steps, every halrun with flags
+// and env.
+func testCleanupStale(t *testing.T, flags, env []string) {
 	dir := t.TempDir()
-	cmd := exec.Command(rttest.Program(t, "."), append(append([]string{}, rtFlags...), "-shm-dir", dir,
+	runU := func() (string, int) {
+		cmd := exec.Command(rttest.Program(t, "."), append(append([]string{}, flags...), "-shm-dir", dir, "-U")...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		require.NoError(t, err)
+		return string(out), 0
+	}
+	cmd := exec.Command(rttest.Program(t, "."), append(append([]string{}, flags...), "-shm-dir", dir,
 		"-i", "testdata/mill/mill.ini", "testdata/mill/hal/mill.hal")...)
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -195,7 +217,7 @@ func TestCleanupStale(t *testing.T) {
 	left := entries(t, dir)
 	require.NotEmpty(t, left)
 
-	out, code := halrun(t, dir, "", nil, "-U")
+	out, code := runU()
 	assert.NotEqual(t, 0, code, out)
 	assert.Contains(t, out, "a live host")
 	assert.Equal(t, left, entries(t, dir), "a live host's files are kept")
@@ -203,11 +225,11 @@ func TestCleanupStale(t *testing.T) {
 	require.NoError(t, cmd.Process.Kill()) // dies without cleaning up
 	cmd.Wait()
 	assert.Equal(t, left, entries(t, dir), "a killed host leaves its files")
-	out, code = halrun(t, dir, "", nil, "-U")
+	out, code = runU()
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "removed")
 	assert.Empty(t, entries(t, dir))
-	out, code = halrun(t, dir, "", nil, "-U")
+	out, code = runU()
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "nothing")
 }

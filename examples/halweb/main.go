@@ -104,8 +104,8 @@ func command(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.group, "group", "", "the same as -rtapi.shm-group")
 	err := cli.Parse(fs, args)
 	if err == nil {
-		c.group = cmp.Or(opts.ShmGroup, c.group)
-		c.instance, err = instance(*opts)
+		opts.ShmGroup = cmp.Or(opts.ShmGroup, c.group)
+		c.instance, c.group, err = cli.Resolve(*opts)
 	}
 	if err == nil {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -113,18 +113,6 @@ func command(args []string, stdout, stderr io.Writer) int {
 		stop()
 	}
 	return cli.Exit("halweb", stderr, err)
-}
-
-// instance resolves o's instance as rtapi.Open does (the flag, else
-// $RTAPI_INSTANCE), through an RT that runs no task.
-func instance(o rtapi.Options) (int, error) {
-	o.Flavor, o.LockMemory, o.ShmGroup = "posix", rtapi.Off, ""
-	rt, err := rtapi.Open(o)
-	if err != nil {
-		return 0, err
-	}
-	n := rt.Instance()
-	return n, rt.Close()
 }
 
 // checkConfig refuses settings halweb will not serve with.

@@ -636,6 +636,16 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// halweb takes the group as every rtapi program does: -rtapi.shm-group,
+// else $RTAPI_SHM_GROUP. It used to ignore the variable, and so read a
+// token file and dialled the socket trusting no group.
+func TestGroupFromTheEnvironment(t *testing.T) {
+	t.Setenv("RTAPI_SHM_GROUP", "gortapi-no-such-group")
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 1, command([]string{"-shm-dir", t.TempDir(), "-rtapi.instance", "9"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "gortapi-no-such-group")
+}
+
 // auto captures without a trigger after a window's worth of samples;
 // single captures once and stops; run and stop switch capturing.
 func TestScopeModes(t *testing.T) {
