@@ -23,7 +23,7 @@
 # ratios within that spread (<= 1.1).
 #
 #	sudo examples/halweb/bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD]
-#	    [-client go|ws|browser] [-variants "none sampler tree scope"] [-- HALHOST_FLAGS...]
+#	    [-client go|ws|browser] [-client-sched idle|other] [-variants "none sampler tree scope"] [-- HALHOST_FLAGS...]
 #	examples/halweb/bench.sh -d 2 -rounds 1    # smoke run
 #
 # Run it on an idle machine, as root for SCHED_FIFO (halhost prints its
@@ -32,6 +32,9 @@
 # ws, installed into the scratch directory); browser is headless
 # Chromium rendering the page. The browser runs on another
 # machine: go and ws leave only halweb's own cost on the host's CPUs.
+# To stand for that machine further, the client runs SCHED_IDLE (chrt
+# --idle 0), so its own reading never takes a CPU from the host or from
+# halweb; -client-sched other runs it at normal priority.
 # It needs curl, and chromium or node and npm for those clients.
 set -eu
 D=10
@@ -40,10 +43,12 @@ SETTLE=2
 BASE=25us
 CLIENT=go
 VARIANTS="none sampler tree scope"
-usage="usage: bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD] [-client go|ws|browser] [-variants \"none sampler tree scope\"] [-- HALHOST_FLAGS...]"
+CLIENTSCHED=idle
+usage="usage: bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD] [-client go|ws|browser] [-client-sched idle|other] [-variants \"none sampler tree scope\"] [-- HALHOST_FLAGS...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-client) CLIENT=$2; shift 2 ;;
+	-client-sched) CLIENTSCHED=$2; shift 2 ;;
 	-d) D=$2; shift 2 ;;
 	-rounds) ROUNDS=$2; shift 2 ;;
 	-settle) SETTLE=$2; shift 2 ;;
@@ -53,6 +58,11 @@ while [ $# -gt 0 ]; do
 	*) echo "$usage" >&2; exit 2 ;;
 	esac
 done
+case $CLIENTSCHED in
+idle) command -v chrt >/dev/null || { echo "bench.sh: -client-sched idle needs chrt (util-linux)" >&2; exit 1; }; asclient="chrt --idle 0" ;;
+other) asclient="" ;;
+*) echo "bench.sh: -client-sched idle or other" >&2; exit 2 ;;
+esac
 for v in $VARIANTS; do
 	case $v in none | sampler | tree | scope) ;; *) echo "bench.sh: variant $v: want none, sampler, tree or scope" >&2; exit 2 ;; esac
 done
@@ -119,10 +129,10 @@ waitline() {
 startclient() {
 	token=$(cat "$work/token")
 	case $CLIENT in
-	go) setsid "$work/benchclient" -addr "127.0.0.1:$PORT" -token "$token" -watch pos-cmd,pos-fb,torque >"$work/client.out" 2>&1 & ;;
-	ws) setsid node "$work/client.js" "$work" "ws://127.0.0.1:$PORT/ws" "$token" >"$work/client.out" 2>&1 & ;;
+	go) setsid $asclient "$work/benchclient" -addr "127.0.0.1:$PORT" -token "$token" -watch pos-cmd,pos-fb,torque >"$work/client.out" 2>&1 & ;;
+	ws) setsid $asclient node "$work/client.js" "$work" "ws://127.0.0.1:$PORT/ws" "$token" >"$work/client.out" 2>&1 & ;;
 	browser)
-		setsid chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		setsid $asclient chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
 			--disable-background-networking --disable-component-update --disable-sync \
 			--user-data-dir="$work/profile" --remote-debugging-port=0 \
 			"http://127.0.0.1:$PORT/?token=$token" >"$work/client.out" 2>&1 & ;;
@@ -143,7 +153,7 @@ one() {
 	case $variant in
 	sampler)
 		"$work/halcmd" -rtapi.instance "$INSTANCE" -f "$work/sampler.hal"
-		setsid "$work/benchclient" -drain -rtapi.instance "$INSTANCE" >"$work/client.out" 2>&1 &
+		setsid $asclient "$work/benchclient" -drain -rtapi.instance "$INSTANCE" >"$work/client.out" 2>&1 &
 		client=$!
 		;;
 	tree | scope)
