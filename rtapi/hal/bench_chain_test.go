@@ -60,16 +60,7 @@ func BenchmarkChain(b *testing.B) {
 	// chain-50's functions called as go-atomic-loop-50 calls its own,
 	// without a thread: the pins' cost without the call's accounting.
 	b.Run("pins-loop-50", func(b *testing.B) {
-		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
-		require.NoError(b, err)
-		defer rt.Close()
-		h, err := hal.New(rt, hal.Options{})
-		require.NoError(b, err)
-		defer h.Close()
-		comps, fs := chainFuncs(b, h, 50, 10)
-		for _, c := range comps {
-			require.NoError(b, c.Ready())
-		}
+		fs := readyPins(b, 50)
 		for b.Loop() {
 			for _, f := range fs {
 				f(50*time.Microsecond, 0)
@@ -147,16 +138,7 @@ func BenchmarkChainRatio(b *testing.B) {
 	}
 	run50, run1 := chain(50), chain(1)
 	fs := atomicLoop50()
-	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
-	require.NoError(b, err)
-	defer rt.Close()
-	h, err := hal.New(rt, hal.Options{})
-	require.NoError(b, err)
-	defer h.Close()
-	comps, pins := chainFuncs(b, h, 50, 10)
-	for _, c := range comps {
-		require.NoError(b, c.Ready())
-	}
+	pins := readyPins(b, 50)
 	timed := func(sum *time.Duration, f func()) {
 		t := time.Now()
 		f()
@@ -215,4 +197,21 @@ func benchAtomicPtr(b *testing.B, refStride, wordStride int) {
 			f()
 		}
 	}
+}
+
+// readyPins makes chainFuncs' n components of 10 pin accesses each, ready,
+// in a HAL on the sim flavor that lives until b ends, and returns their
+// functions to call without a thread.
+func readyPins(b *testing.B, n int) []hal.Func {
+	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
+	require.NoError(b, err)
+	b.Cleanup(func() { rt.Close() })
+	h, err := hal.New(rt, hal.Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { h.Close() })
+	comps, fs := chainFuncs(b, h, n, 10)
+	for _, c := range comps {
+		require.NoError(b, c.Ready())
+	}
+	return fs
 }
