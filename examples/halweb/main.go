@@ -12,10 +12,12 @@
 //
 // The scope reads a sampler at thread rate. By default halweb does what
 // LinuxCNC's halscope does with scope_rt: over the command socket it
-// loads a sampler with 48 pins (eight of each HAL type), adds its
-// function to the chosen thread and links the chosen pins (up to 8) to
-// it; at exit it removes the function and the links it made and unloads
-// the sampler (unloadrt sampler). One a killed halweb left idle is reused.
+// loads a sampler with one pin per traced pin (up to 8; cfg= their
+// types), adds its function to the chosen thread and links the chosen
+// pins to it; traces of other types reload it (unloadrt sampler, loadrt
+// sampler), other pins of the same types only relink it. At exit it
+// removes the function and the links it made and unloads the sampler.
+// One a killed halweb left idle is taken over.
 // -sampler N reads the host's own sampler channel N as its .hal file
 // wired it, and changes nothing.
 //

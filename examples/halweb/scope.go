@@ -27,7 +27,7 @@ const (
 	// DefaultDepth is the depth of the sampler halweb loads: 0.4 s of a
 	// 40 kHz thread between two drains.
 	DefaultDepth = 16384
-	// MaxDepth bounds -depth (a 48-pin record is 424 bytes).
+	// MaxDepth bounds -depth (a record of 8 pins is 104 bytes).
 	MaxDepth = 1 << 17
 	// batchRows is the samples of one rows message.
 	batchRows = 4096
@@ -36,20 +36,47 @@ const (
 	signalPrefix = "halweb-"
 )
 
-// samplerLetters are the types of halweb's sampler, eight pins each, in
-// this order: any eight pins of any types can be traced without loading
-// another.
-const samplerLetters = "fbsulk"
-
-var samplerTypes = []hal.Type{hal.TypeFloat, hal.TypeBit, hal.TypeS32, hal.TypeU32, hal.TypeS64, hal.TypeU64}
-
-// samplerCfg is the cfg= of halweb's sampler.
-func samplerCfg() string {
-	var b strings.Builder
-	for _, l := range samplerLetters {
-		b.WriteString(strings.Repeat(string(l), MaxChannels))
+// samplerLetter is the sampler's cfg= letter of type t; false for a
+// type the sampler cannot trace.
+func samplerLetter(t hal.Type) (byte, bool) {
+	switch t {
+	case hal.TypeFloat:
+		return 'f', true
+	case hal.TypeBit:
+		return 'b', true
+	case hal.TypeS32:
+		return 's', true
+	case hal.TypeU32:
+		return 'u', true
+	case hal.TypeS64:
+		return 'l', true
+	case hal.TypeU64:
+		return 'k', true
 	}
-	return b.String()
+	return 0, false
+}
+
+// reusePins maps each trace of a sampler of cfg want onto a pin of the
+// loaded sampler of cfg have: the next unused pin of its type. It
+// returns nil when have's pins are not want's types (another count, or
+// other types): that sampler must be reloaded.
+func reusePins(want, have string) []int {
+	if len(want) != len(have) {
+		return nil
+	}
+	used := make([]bool, len(have))
+	pins := make([]int, len(want))
+	for i := range len(want) {
+		k := 0
+		for k < len(have) && (used[k] || have[k] != want[i]) {
+			k++
+		}
+		if k == len(have) {
+			return nil
+		}
+		used[k], pins[i] = true, k
+	}
+	return pins
 }
 
 // samplerPinName is pin k of halweb's sampler.
@@ -95,6 +122,7 @@ type link struct {
 
 // plan is what configuring the scope does.
 type plan struct {
+	cfg   string // the sampler's cfg=: its pins' type letters
 	chans []channel
 	links []link
 	edge  scope.Edge
@@ -127,13 +155,18 @@ func (cfg ScopeConfig) pre() int {
 }
 
 // planWiring decides how halweb's sampler traces cfg.Pins on the host
-// snap shows: which sampler pin each takes (the next free one of its
-// type), and whether it links to the pin's signal or nets a new one. A
-// parameter, an unknown name or an unlinked IN pin (a new signal would
-// change what it reads) is refused. A pin on one of halweb's own signals
-// (its earlier wiring, removed before the new one is made) counts as
-// unlinked.
-func planWiring(cfg ScopeConfig, snap *hal.Snapshot) (plan, error) {
+// snap shows: the sampler's cfg= and which of its pins each trace takes,
+// and whether a trace links to the pin's signal or nets a new one.
+// loaded is the cfg= of halweb's sampler in the host ("" if none): when
+// it has the traces' types, in any order, the plan keeps it and gives
+// each trace the next free pin of its type, so the sampler is relinked
+// and not reloaded; else the cfg= is the traces' type letters in trace
+// order, trace k on pin k: the sampler reads only what is traced, as
+// LinuxCNC's scope_rt samples only the active channels. A parameter, an
+// unknown name or an unlinked IN pin (a new signal would change what it
+// reads) is refused. A pin on one of halweb's own signals (its earlier
+// wiring, removed before the new one is made) counts as unlinked.
+func planWiring(cfg ScopeConfig, snap *hal.Snapshot, loaded string) (plan, error) {
 	var p plan
 	if len(cfg.Pins) < 1 || len(cfg.Pins) > MaxChannels {
 		return p, fmt.Errorf("pins: want 1 to %d: %w", MaxChannels, rtapi.ErrInvalid)
@@ -146,7 +179,7 @@ func planWiring(cfg ScopeConfig, snap *hal.Snapshot) (plan, error) {
 	if !hasThread(snap, cfg.Thread) {
 		return p, fmt.Errorf("thread %q: no such thread: %w", cfg.Thread, rtapi.ErrInvalid)
 	}
-	used := map[hal.Type]int{}
+	letters := make([]byte, 0, len(cfg.Pins))
 	for _, name := range cfg.Pins {
 		var t hal.Type
 		var l link
@@ -167,22 +200,28 @@ func planWiring(cfg ScopeConfig, snap *hal.Snapshot) (plan, error) {
 		} else {
 			return p, fmt.Errorf("no pin or signal %q: %w", name, rtapi.ErrInvalid)
 		}
-		base := -1
-		for i, st := range samplerTypes {
-			if st == t {
-				base = i * MaxChannels
-			}
-		}
-		if base < 0 {
+		letter, ok := samplerLetter(t)
+		if !ok {
 			return p, fmt.Errorf("pin %q: type %v: %w", name, t, rtapi.ErrInvalid)
 		}
-		l.pin = base + used[t]
-		used[t]++
-		if l.from != "" {
-			l.signal = signalPrefix + strconv.Itoa(l.pin)
-		}
-		p.chans = append(p.chans, channel{Name: name, Type: t, Pin: l.pin})
+		letters = append(letters, letter)
+		p.chans = append(p.chans, channel{Name: name, Type: t})
 		p.links = append(p.links, l)
+	}
+	p.cfg = string(letters)
+	pins := reusePins(p.cfg, loaded)
+	if pins != nil {
+		p.cfg = loaded
+	}
+	for i := range p.links {
+		k := i
+		if pins != nil {
+			k = pins[i]
+		}
+		p.chans[i].Pin, p.links[i].pin = k, k
+		if p.links[i].from != "" {
+			p.links[i].signal = signalPrefix + strconv.Itoa(k)
+		}
 	}
 	return p, nil
 }
@@ -236,43 +275,59 @@ func samplerThread(snap *hal.Snapshot, funct string) string {
 }
 
 // checkSampler decides about the host's component "sampler": absent
-// (load halweb's), halweb's idle one (reuse it: its pins still linked
-// to halweb's signals are returned to be unlinked), or another (refused).
-func checkSampler(snap *hal.Snapshot) (load bool, stale []string, err error) {
+// ("": load halweb's), the idle one a killed halweb left (its cfg=, and
+// its pins still linked to halweb's signals, to be unlinked: halweb
+// takes it over, and reloads it if the traces need other types), or
+// another (refused with ErrBusy). halweb's is one channel of 1 to
+// MaxChannels pins, in no thread, linked to none but halweb's signals.
+func checkSampler(snap *hal.Snapshot) (idle string, stale []string, err error) {
 	found := false
 	for _, c := range snap.Comps {
 		found = found || c.Name == "sampler"
 	}
 	if !found {
-		return true, nil, nil
+		return "", nil, nil
 	}
 	if th := samplerThread(snap, "sampler.0"); th != "" {
-		return false, nil, fmt.Errorf("the host's sampler.0 runs in thread %s: it is the host's own, or another halweb's; "+
+		return "", nil, fmt.Errorf("the host's sampler.0 runs in thread %s: it is the host's own, or another halweb's; "+
 			"start halweb with -sampler 0 to read it as it is wired: %w", th, rtapi.ErrBusy)
 	}
-	cfg := samplerCfg()
+	const prefix = "sampler.0.pin."
+	var letters [MaxChannels]byte
 	n := 0
 	for _, p := range snap.Pins {
-		if !strings.HasPrefix(p.Name, "sampler.0.pin.") {
+		if !strings.HasPrefix(p.Name, "sampler.") {
 			continue
 		}
-		k, err := strconv.Atoi(strings.TrimPrefix(p.Name, "sampler.0.pin."))
-		if err != nil || k >= len(cfg) || samplerTypes[strings.IndexByte(samplerLetters, cfg[k])] != p.Type {
-			return false, nil, fmt.Errorf("the host has a sampler that is not halweb's (pin %s): "+
+		if !strings.HasPrefix(p.Name, "sampler.0.") {
+			return "", nil, fmt.Errorf("the host has a sampler that is not halweb's (pin %s): "+
 				"start halweb with -sampler N to read one of its channels: %w", p.Name, rtapi.ErrBusy)
 		}
+		if !strings.HasPrefix(p.Name, prefix) {
+			continue
+		}
 		n++
+		k, err := strconv.Atoi(strings.TrimPrefix(p.Name, prefix))
+		letter, ok := samplerLetter(p.Type)
+		if err == nil && k >= 0 && k < MaxChannels && ok {
+			letters[k] = letter
+		}
 		if p.Signal != "" {
 			if !strings.HasPrefix(p.Signal, signalPrefix) {
-				return false, nil, fmt.Errorf("the host's idle sampler has %s linked to signal %s: %w", p.Name, p.Signal, rtapi.ErrBusy)
+				return "", nil, fmt.Errorf("the host's idle sampler has %s linked to signal %s: %w", p.Name, p.Signal, rtapi.ErrBusy)
 			}
 			stale = append(stale, p.Name)
 		}
 	}
-	if n != len(cfg) {
-		return false, nil, fmt.Errorf("the host has a sampler of %d pins, not halweb's %d: %w", n, len(cfg), rtapi.ErrBusy)
+	if n < 1 || n > MaxChannels {
+		return "", nil, fmt.Errorf("the host has a sampler of %d pins, not halweb's 1 to %d: %w", n, MaxChannels, rtapi.ErrBusy)
 	}
-	return false, stale, nil
+	idle = string(letters[:n])
+	if strings.IndexByte(idle, 0) >= 0 {
+		return "", nil, fmt.Errorf("the host has a sampler that is not halweb's (pins %s0 to %s%d expected): %w",
+			prefix, prefix, n-1, rtapi.ErrBusy)
+	}
+	return idle, stale, nil
 }
 
 // Scope is the scope: its configuration and wiring (changed by the HTTP
@@ -282,7 +337,10 @@ type Scope struct {
 	s      *Server
 	wireMu sync.Mutex // serialises configure, run, stop and close
 	undo   [][]string // the commands that remove halweb's wiring, in order
-	loaded bool       // halweb's sampler is in the host: close unloads it
+	loaded string     // cfg= of halweb's sampler in the host ("": none): close unloads it
+	// readMu is held by the reader while it reads src, and by wire to
+	// close src before the sampler is unloaded.
+	readMu sync.Mutex
 
 	mu      sync.Mutex // guards what follows, shared with the reader
 	src     SampleSource
@@ -343,11 +401,19 @@ func (sc *Scope) Configure(cfg ScopeConfig) error {
 		}
 		cfg.Thread = samplerThread(&snap, "sampler."+strconv.Itoa(sc.s.o.SamplerCh))
 	} else {
-		p, err := planWiring(cfg, &snap)
+		loaded, idle, stale, busy := sc.loaded, "", []string(nil), error(nil)
+		if loaded == "" {
+			idle, stale, busy = checkSampler(&snap)
+			loaded = idle
+		}
+		p, err := planWiring(cfg, &snap, loaded)
 		if err != nil {
 			return err
 		}
-		if err := sc.wire(&snap, cfg.Thread, p); err != nil {
+		if busy != nil {
+			return busy
+		}
+		if err := sc.wire(&snap, cfg.Thread, p, idle, stale); err != nil {
 			return err
 		}
 		chans, edge = p.chans, p.edge
@@ -399,20 +465,15 @@ func fixedChannels(snap *hal.Snapshot, ch int, types []hal.Type) []channel {
 	return out
 }
 
-// wire loads halweb's sampler if need be, removes its earlier wiring and
-// makes p's, undoing what it did on failure.
-func (sc *Scope) wire(snap *hal.Snapshot, thread string, p plan) error {
-	if !sc.loaded {
-		load, stale, err := checkSampler(snap)
-		if err != nil {
-			return err
-		}
-		if load {
-			if _, err := sc.s.do("loadrt", "sampler", "cfg="+samplerCfg(), "depth="+strconv.Itoa(sc.s.o.Depth)); err != nil {
-				return fmt.Errorf("load halweb's sampler: %w", err)
-			}
-			sc.s.o.Log.Printf("loaded sampler cfg=%s depth=%d", samplerCfg(), sc.s.o.Depth)
-		}
+// wire makes p's wiring: it removes halweb's earlier wiring, loads
+// halweb's sampler with p.cfg (unloading the one loaded, if of another
+// cfg=), attaches its ring and links p's traces, undoing what it did on
+// failure. When no sampler of halweb's is loaded yet, it first takes
+// over idle (a killed halweb's sampler, "" if none), unlinking its stale
+// pins, and deletes the halweb- signals a killed halweb left. A failure
+// once the earlier wiring is gone stops the scope, with the error.
+func (sc *Scope) wire(snap *hal.Snapshot, thread string, p plan, idle string, stale []string) error {
+	if sc.loaded == "" {
 		for _, pin := range stale { // a dead halweb's links
 			sc.s.do("unlinkp", pin)
 		}
@@ -421,29 +482,38 @@ func (sc *Scope) wire(snap *hal.Snapshot, thread string, p plan) error {
 				sc.s.do("delsig", g.Name)
 			}
 		}
-		sc.loaded = true
-	}
-	if sc.src == nil {
-		src, err := sc.s.o.Attach(0)
-		if err != nil {
-			return fmt.Errorf("attach halweb's sampler: %w", err)
-		}
-		sc.mu.Lock()
-		sc.src = src
-		sc.mu.Unlock()
+		sc.loaded = idle
 	}
 	sc.unwire()
 	var undo [][]string
 	fail := func(err error) error {
 		sc.undo = undo
 		sc.unwire()
+		sc.halt(err)
 		return err
+	}
+	if sc.loaded != p.cfg {
+		if err := sc.reload(p.cfg); err != nil {
+			return fail(err)
+		}
+	}
+	sc.mu.Lock()
+	attached := sc.src != nil
+	sc.mu.Unlock()
+	if !attached {
+		src, err := sc.s.o.Attach(0)
+		if err != nil {
+			return fail(fmt.Errorf("attach halweb's sampler: %w", err))
+		}
+		sc.mu.Lock()
+		sc.src = src
+		sc.mu.Unlock()
 	}
 	for _, l := range p.links {
 		pin := samplerPinName(l.pin)
 		if l.from != "" {
 			if _, ok := findSignal(snap, l.signal); ok {
-				sc.s.do("delsig", l.signal) // a dead halweb's
+				sc.s.do("delsig", l.signal) // a dead halweb's, or the earlier wiring's
 			}
 			if _, err := sc.s.do("net", l.signal, l.from, pin); err != nil {
 				return fail(err)
@@ -463,6 +533,51 @@ func (sc *Scope) wire(snap *hal.Snapshot, thread string, p plan) error {
 	sc.undo = undo
 	sc.s.o.Log.Printf("scope: sampler.0 in %s tracing %s", thread, strings.Join(traceNames(p.chans), ", "))
 	return nil
+}
+
+// reload replaces halweb's sampler by one of cfg (loaded while none is):
+// it detaches the ring, unloads the sampler (unloadrt sampler) and loads
+// the new one over the command socket. Its wiring is already removed.
+func (sc *Scope) reload(cfg string) error {
+	sc.detach()
+	if sc.loaded != "" {
+		if _, err := sc.s.do("unloadrt", "sampler"); err != nil {
+			return fmt.Errorf("unload halweb's sampler of cfg=%s to load one of cfg=%s: %w", sc.loaded, cfg, err)
+		}
+		sc.s.o.Log.Printf("unloaded sampler cfg=%s", sc.loaded)
+		sc.loaded = ""
+	}
+	if _, err := sc.s.do("loadrt", "sampler", "cfg="+cfg, "depth="+strconv.Itoa(sc.s.o.Depth)); err != nil {
+		return fmt.Errorf("load halweb's sampler of cfg=%s: %w", cfg, err)
+	}
+	sc.s.o.Log.Printf("loaded sampler cfg=%s depth=%d", cfg, sc.s.o.Depth)
+	sc.loaded = cfg
+	return nil
+}
+
+// detach closes the sampler's ring once the reader no longer reads it.
+func (sc *Scope) detach() {
+	sc.readMu.Lock()
+	defer sc.readMu.Unlock()
+	sc.mu.Lock()
+	src := sc.src
+	sc.src = nil
+	sc.gen++ // the reader takes the nil source at its next drain
+	sc.mu.Unlock()
+	if src != nil {
+		if err := src.Close(); err != nil {
+			sc.s.o.Log.Printf("scope: detach the sampler's ring: %v", err)
+		}
+	}
+}
+
+// halt stops the scope on a failed configuration, with err as its state.
+func (sc *Scope) halt(err error) {
+	sc.mu.Lock()
+	sc.gen++
+	sc.running, sc.state, sc.errText = false, "error", err.Error()
+	sc.mu.Unlock()
+	sc.broadcastState()
 }
 
 func traceNames(chans []channel) []string {
@@ -522,13 +637,13 @@ func (sc *Scope) close() error {
 		sc.src = nil
 	}
 	sc.mu.Unlock()
-	if sc.loaded && !gone {
+	if sc.loaded != "" && !gone {
 		if _, uerr := sc.s.do("unloadrt", "sampler"); uerr != nil {
 			sc.s.o.Log.Printf("scope: unloadrt sampler: %v", uerr)
 		} else {
-			sc.s.o.Log.Printf("unloaded sampler")
+			sc.s.o.Log.Printf("unloaded sampler cfg=%s", sc.loaded)
 		}
-		sc.loaded = false
+		sc.loaded = ""
 	}
 	return err
 }
@@ -591,12 +706,11 @@ func (sc *Scope) read() {
 		reported error
 	)
 	holdoff := time.Second / time.Duration(sc.s.o.Rate)
-	for {
-		select {
-		case <-sc.s.stop:
-			return
-		case <-tick.C:
-		}
+	// drain reads the ring once, under readMu: wire closes src only
+	// between two drains, and the next one sees the new gen.
+	drain := func() {
+		sc.readMu.Lock()
+		defer sc.readMu.Unlock()
 		sc.mu.Lock()
 		running := sc.running
 		if sc.gen != gen {
@@ -611,14 +725,14 @@ func (sc *Scope) read() {
 		}
 		sc.mu.Unlock()
 		if src == nil {
-			continue
+			return
 		}
 		if capt == nil && running && chans != nil {
 			capt = newCapture(cfg, chans, edge)
 			proj = make([]uint64, len(chans))
 			if _, _, _, err := capt.SkipStale(src); err != nil {
 				sc.fail(gen, err)
-				continue
+				return
 			}
 		}
 		for range 1 << 16 { // bounded: a fast thread cannot keep it here
@@ -669,6 +783,14 @@ func (sc *Scope) read() {
 			capt, waited = newCapture(cfg, chans, edge), 0
 			rearmAt = time.Now().Add(holdoff)
 		}
+	}
+	for {
+		select {
+		case <-sc.s.stop:
+			return
+		case <-tick.C:
+		}
+		drain()
 	}
 }
 

@@ -422,7 +422,8 @@ func TestScopeCapturesAndCleansUp(t *testing.T) {
 	s, ts, logs := serve(t, host, nil)
 	code, body := call(t, ts, "POST", "/api/scope", testToken, scopeConfig)
 	require.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, logs.String(), "loaded sampler cfg="+samplerCfg())
+	assert.Equal(t, 1, loads(logs, "cfg=fb depth=16384"), "a sampler of the traces' types, in trace order")
+	assert.Equal(t, []hal.Type{hal.TypeFloat, hal.TypeBit}, samplerPins(t, host), "one pin per trace")
 	out := &bytes.Buffer{}
 	require.NoError(t, host.h.Exec(out, halfile.Command{Verb: "show", Args: []string{"pin", "sampler.0.pin.0"}}))
 	assert.Contains(t, out.String(), "halweb-0", "the unlinked OUT pin got halweb's signal")
@@ -480,7 +481,7 @@ func TestScopeCapturesAndCleansUp(t *testing.T) {
 	s2, ts2, logs2 := serve(t, host, nil)
 	code, body = call(t, ts2, "POST", "/api/scope", testToken, scopeConfig)
 	require.Equal(t, http.StatusOK, code, body)
-	assert.Contains(t, logs2.String(), "loaded sampler cfg="+samplerCfg())
+	assert.Equal(t, 1, loads(logs2, "cfg=fb "))
 	require.NoError(t, s2.Close())
 	assert.Contains(t, logs2.String(), "unloaded sampler")
 	assertNoSampler(t, host)
@@ -519,10 +520,25 @@ func TestPlanWiring(t *testing.T) {
 		Signals: []hal.SignalInfo{{Name: "sig", Type: hal.TypeBit}, {Name: "fsig", Type: hal.TypeFloat}},
 	}
 	cfg := ScopeConfig{Thread: "servo", Pins: []string{"a.out", "a.linked", "fsig", "a.s"}, Edge: "rising", Mode: "auto", Samples: 100}
-	p, err := planWiring(cfg, snap)
+	p, err := planWiring(cfg, snap, "")
 	require.NoError(t, err)
-	assert.Equal(t, []channel{{"a.out", hal.TypeFloat, 0}, {"a.linked", hal.TypeBit, 8}, {"fsig", hal.TypeFloat, 1}, {"a.s", hal.TypeS32, 16}}, p.chans)
-	assert.Equal(t, []link{{0, "halweb-0", "a.out"}, {8, "sig", ""}, {1, "fsig", ""}, {16, "halweb-16", "a.s"}}, p.links)
+	assert.Equal(t, "fbfs", p.cfg, "one pin per trace, in trace order")
+	assert.Equal(t, []channel{{"a.out", hal.TypeFloat, 0}, {"a.linked", hal.TypeBit, 1}, {"fsig", hal.TypeFloat, 2}, {"a.s", hal.TypeS32, 3}}, p.chans)
+	assert.Equal(t, []link{{0, "halweb-0", "a.out"}, {1, "sig", ""}, {2, "fsig", ""}, {3, "halweb-3", "a.s"}}, p.links)
+
+	// a loaded sampler of the same types, in another order, is relinked
+	p, err = planWiring(cfg, snap, "sffb")
+	require.NoError(t, err)
+	assert.Equal(t, "sffb", p.cfg, "kept: no reload")
+	assert.Equal(t, []channel{{"a.out", hal.TypeFloat, 1}, {"a.linked", hal.TypeBit, 3}, {"fsig", hal.TypeFloat, 2}, {"a.s", hal.TypeS32, 0}}, p.chans)
+	assert.Equal(t, []link{{1, "halweb-1", "a.out"}, {3, "sig", ""}, {2, "fsig", ""}, {0, "halweb-0", "a.s"}}, p.links)
+	// one of other types, or of another count, is not
+	for _, loaded := range []string{"fffs", "fbf", "fbfsf", "fbfu"} {
+		p, err = planWiring(cfg, snap, loaded)
+		require.NoError(t, err)
+		assert.Equal(t, "fbfs", p.cfg, "loaded %s", loaded)
+		assert.Equal(t, 3, p.chans[3].Pin, "loaded %s", loaded)
+	}
 	for _, bad := range []func(c *ScopeConfig){
 		func(c *ScopeConfig) { c.Pins = []string{"a.in"} },
 		func(c *ScopeConfig) { c.Pins = []string{"a.gain"} },
@@ -540,7 +556,7 @@ func TestPlanWiring(t *testing.T) {
 	} {
 		c := cfg
 		bad(&c)
-		_, err := planWiring(c, snap)
+		_, err := planWiring(c, snap, "")
 		assert.ErrorIs(t, err, rtapi.ErrInvalid, "%+v", c)
 	}
 
@@ -550,9 +566,44 @@ func TestPlanWiring(t *testing.T) {
 	_, _, err = checkSampler(own)
 	assert.ErrorIs(t, err, rtapi.ErrBusy)
 	assert.Contains(t, err.Error(), "-sampler 0")
-	load, _, err := checkSampler(&hal.Snapshot{})
+	idle, _, err := checkSampler(&hal.Snapshot{})
 	require.NoError(t, err)
-	assert.True(t, load)
+	assert.Empty(t, idle, "no sampler: load one")
+
+	// a killed halweb's idle sampler is taken over, its links to
+	// halweb's signals to be removed
+	comps := []hal.CompInfo{{Name: "sampler"}}
+	dead := &hal.Snapshot{Comps: comps, Threads: []hal.ThreadStats{{Name: "servo"}}, Pins: []hal.PinInfo{
+		{Name: "sampler.0.pin.1", Type: hal.TypeBit, Signal: "halweb-1"},
+		{Name: "sampler.0.pin.0", Type: hal.TypeFloat},
+		{Name: "sampler.0.pin.2", Type: hal.TypeS64, Signal: "halweb-2"},
+		{Name: "sampler.0.full", Type: hal.TypeBit, Dir: hal.Out, Signal: "x"},
+	}}
+	idle, stale, err := checkSampler(dead)
+	require.NoError(t, err)
+	assert.Equal(t, "fbl", idle)
+	assert.Equal(t, []string{"sampler.0.pin.1", "sampler.0.pin.2"}, stale)
+
+	// any other is the host's: refused
+	pins := func(n int) []hal.PinInfo {
+		var out []hal.PinInfo
+		for k := range n {
+			out = append(out, hal.PinInfo{Name: samplerPinName(k), Type: hal.TypeFloat})
+		}
+		return out
+	}
+	for name, ps := range map[string][]hal.PinInfo{
+		"a sampler of 48 pins":     pins(48),
+		"a sampler of 9 pins":      pins(9),
+		"a sampler of 0 pins":      nil,
+		"linked to signal sig":     {{Name: "sampler.0.pin.0", Type: hal.TypeFloat, Signal: "sig"}},
+		"pin sampler.1.pin.0":      append(pins(1), hal.PinInfo{Name: "sampler.1.pin.0", Type: hal.TypeFloat}),
+		"sampler.0.pin.1 expected": {{Name: "sampler.0.pin.0", Type: hal.TypeFloat}, {Name: "sampler.0.pin.2", Type: hal.TypeFloat}},
+	} {
+		_, _, err := checkSampler(&hal.Snapshot{Comps: comps, Pins: ps})
+		require.ErrorIs(t, err, rtapi.ErrBusy, name)
+		assert.Contains(t, err.Error(), name)
+	}
 }
 
 // -http on another address than a loopback one needs -remote.
