@@ -5,7 +5,7 @@
 # variant later, so none always comes first or last):
 #
 #	none     nothing
-#	sampler  halweb's sampler (48 pins, 3 linked) added to the base
+#	sampler  halweb's sampler (its 3 traced pins, linked) added to the base
 #	         thread with halcmd, its ring drained every 10 ms by a small
 #	         reader (benchclient -drain): the scope's cost without halweb
 #	tree     halweb and a client with a watch list of 3 signals, which
@@ -97,10 +97,10 @@ ws.on("error", (e) => { console.error("client: " + e.message); process.exit(1); 
 process.on("SIGTERM", () => { console.log("client: " + n + " messages"); process.exit(0); });
 JS
 fi
-# The sampler halweb loads (scope.go: samplerCfg, DefaultDepth), with the
-# scope's three traces linked, on the base thread.
+# The sampler halweb loads for the scope's three float traces (scope.go:
+# one pin per trace, DefaultDepth), linked, on the base thread.
 cat >"$work/sampler.hal" <<'HAL'
-loadrt sampler cfg=ffffffffbbbbbbbbssssssssuuuuuuuullllllllkkkkkkkk depth=16384
+loadrt sampler cfg=fff depth=16384
 linkps sampler.0.pin.0 pos-cmd
 linkps sampler.0.pin.1 pos-fb
 linkps sampler.0.pin.2 torque
