@@ -1,26 +1,26 @@
-package reexec
+package reexec_test
 
 import (
 	"bufio"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/gortapi/gortapi/internal/reexec"
+	"github.com/gortapi/gortapi/internal/rttest"
 )
 
 func init() {
-	switch Role() {
+	switch reexec.Role() {
 	case "sleeper": // says so, then sleeps until killed
 		os.Stdout.WriteString("ready\n")
 		select {}
 	case "middle": // starts a sleeper, prints its pid, sleeps
-		c := Command("sleeper")
+		c := reexec.Command("sleeper")
 		c.Stderr = os.Stderr
 		if err := startReady(c); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
@@ -57,42 +57,14 @@ func gone(pid int) bool {
 	return strings.HasPrefix(s[strings.LastIndexByte(s, ')')+1:], " Z")
 }
 
-// onEndingThread runs f on an OS thread that ends when f returns (not
-// the main thread, which the runtime keeps) and waits until the thread
-// is gone.
-func onEndingThread(f func()) {
-	for {
-		tids := make(chan int)
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
-			tid := unix.Gettid()
-			if tid == unix.Getpid() {
-				runtime.UnlockOSThread()
-				tids <- 0
-				return
-			}
-			f()
-			tids <- tid
-		}()
-		if tid := <-tids; tid != 0 {
-			for {
-				if _, err := os.Stat("/proc/self/task/" + strconv.Itoa(tid)); os.IsNotExist(err) {
-					return
-				}
-				time.Sleep(time.Millisecond)
-			}
-		}
-	}
-}
-
 // A child lives on when the thread that started it ends (as a real-time
 // task's thread ends): before, PR_SET_PDEATHSIG killed it then, and
 // hostile-writer tests' children died mid-test under -short.
 func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
 	requireSelfExec(t)
-	c := Command("sleeper")
+	c := reexec.Command("sleeper")
 	var err error
-	onEndingThread(func() { err = startReady(c) })
+	rttest.OnEndingThread(func() { err = startReady(c) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +81,7 @@ func TestChildOutlivesTheThreadThatStartedIt(t *testing.T) {
 // A child ends when the process that started it ends, even by SIGKILL.
 func TestChildEndsWithItsParent(t *testing.T) {
 	requireSelfExec(t)
-	m := Command("middle")
+	m := reexec.Command("middle")
 	m.Stderr = os.Stderr
 	out, err := m.StdoutPipe()
 	if err != nil {
@@ -139,7 +111,7 @@ func TestChildEndsWithItsParent(t *testing.T) {
 // emulator without binfmt_misc: see TestCommandRunsRole).
 func requireSelfExec(t *testing.T) {
 	t.Helper()
-	if err := Command("echo").Run(); err != nil {
+	if err := reexec.Command("echo").Run(); err != nil {
 		t.Skipf("this test binary cannot be executed again here: %v", err)
 	}
 }
