@@ -33,15 +33,14 @@ func (s *scriptedThread) Wait(deadline int64) (int64, uint64, error) {
 	}
 	return s.now, 1, nil
 }
-func (s *scriptedThread) Suspend() error   { return nil }
-func (s *scriptedThread) Close() error     { return nil }
-func (s *scriptedThread) Begin()           {}
-func (s *scriptedThread) EndCycle() int64  { return s.now }
-func (s *scriptedThread) Kick(bool)        {}
-func (s *scriptedThread) Rejoin()          {}
-func (s *scriptedThread) SetRawSleep(bool) {}
-func (s *scriptedThread) Sleeps() int64    { return 0 }
-func (s *scriptedThread) Interrupt()       {}
+func (s *scriptedThread) Suspend() error  { return nil }
+func (s *scriptedThread) Close() error    { return nil }
+func (s *scriptedThread) Begin()          {}
+func (s *scriptedThread) EndCycle() int64 { return s.now }
+func (s *scriptedThread) Kick(bool)       {}
+func (s *scriptedThread) Rejoin()         {}
+func (s *scriptedThread) Sleeps() int64   { return 0 }
+func (s *scriptedThread) Interrupt()      {}
 
 // A Pause and its Resume that both land after a wake-up and before the
 // release is taken leave the release on time: the body runs the cycle it

@@ -17,8 +17,8 @@ import (
 // The runtime guard (Options.RuntimeGuard) and the watchdog
 // (TaskSpec.Watchdog) are one guard process, internal/guard, with one
 // loop; this file starts it, puts task threads under it and acts on its
-// events. Its in-process steps are in gc.go (the raw sleep), procs.go
-// (a P per task) and runtimefifo.go (the other threads at SCHED_FIFO 1).
+// events. Its in-process steps are in procs.go (a P per task) and
+// runtimefifo.go (the other threads at SCHED_FIFO 1).
 // docs/GC.md, "The runtime guard", has the why and the measurements.
 
 const (

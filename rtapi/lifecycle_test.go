@@ -203,10 +203,10 @@ func TestGoexitInBodyEndsTheTask(t *testing.T) {
 }
 
 // Stop wakes a task asleep until a release far away, in every wake mode,
-// with and without raw sleeps, and Close finds it stopped.
+// with and without the runtime guard, and Close finds it stopped.
 func TestStopWakesASleepingTask(t *testing.T) {
 	setups := map[string]rtapi.Options{"posix": {Flavor: "posix", StopTimeout: 5 * time.Second},
-		"posix, raw sleeps": {Flavor: "posix", RuntimeGuard: rtapi.On, LockMemory: rtapi.Off, StopTimeout: 5 * time.Second}}
+		"posix, guard on": {Flavor: "posix", RuntimeGuard: rtapi.On, LockMemory: rtapi.Off, StopTimeout: 5 * time.Second}}
 	if sys.ProbeSchedFIFO() == nil {
 		k, err := kerneldetect.Detect()
 		require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 
 // With Options.Logger nil, rtapi's warnings and errors reach stderr (a
 // warning changes what the program does: a sim clock that never moved,
-// SCHED_FIFO refused, no GC shield); zap.NewNop() silences them (issue
+// SCHED_FIFO refused, no P of its own); zap.NewNop() silences them (issue
 // 21: they went nowhere). The child opens sim, starts a task, never
 // advances the clock and closes: a warning says no task ran.
 func TestNilLoggerShowsWarnings(t *testing.T) {

@@ -5,17 +5,15 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"time"
 )
 
-// A P per task, the runtime guard's first step (docs/GC.md, "A P per
-// task"): GOMAXPROCS one higher per task, and each periodic nanosleep
-// task of rawSleepMinPeriod or slower sleeps raw, keeping its P
-// (HACKING.md, "Why a raw sleep keeps the P"), so its wake-up never waits
-// for one; a faster task keeps its P busy without. Setting GOMAXPROCS stops the
-// world, so it changes only while no counted task runs, where it can: at
-// a set's first Start, raised for every task of the set, and after its
-// last task ends, when all are given back.
+// A P per task, the runtime guard's first step (docs/GC.md, "The runtime
+// guard"): GOMAXPROCS one higher per task. A task sleeps in a system
+// call, where its P stays attached unless the scheduler takes it; then
+// the wake-up finds an idle one, since no other goroutine needs it.
+// Setting GOMAXPROCS stops the world, so it changes only while no counted
+// task runs, where it can: at a set's first Start, raised for every task
+// of the set, and after its last task ends, when all are given back.
 
 // procBoard counts the tasks holding a spare P; one per process
 // (spareProcs), shared by every RT. mu guards each task's spare field.
@@ -115,28 +113,13 @@ func (rt *RT) takeProcs(t *Task) (note string) {
 // giveBackProc uncounts t on the spare-P board, once.
 func (t *Task) giveBackProc() { spareProcs.remove(t) }
 
-// rawSleepMinPeriod is the shortest period that sleeps raw. A faster
-// task seldom loses its P in an ordinary sleep while a spare P is idle,
-// and the forced preemption a raw sleeper takes every 10-20 ms costs it
-// more than it saves (docs/GC.md, "Why fast tasks are not shielded").
-const rawSleepMinPeriod = 500 * time.Microsecond
-
-// shieldNote decides whether a task sleeps raw: a periodic nanosleep
-// task of rawSleepMinPeriod or slower with a P of its own (procs: why it
-// has none, or ""). It returns "on", or "off: " and why, as
-// Stats.GCShield shows it.
-func shieldNote(spec TaskSpec, wake WakeMode, procs string) string {
-	switch {
-	case spec.Period == 0:
-		return "off: not periodic"
-	case wake != WakeNanosleep:
-		return "off: only the nanosleep wake mode can keep its P, not " + wake.String()
-	case procs != "":
-		return "off: no P of its own: " + procs
-	case spec.Period < rawSleepMinPeriod:
-		return "off: period under " + rawSleepMinPeriod.String() + ", its P stays busy without"
+// ownPNote is Stats.OwnP for procs, why the task holds no P of its own
+// ("" when it does).
+func ownPNote(procs string) string {
+	if procs == "" {
+		return "yes"
 	}
-	return "on"
+	return "no: " + procs
 }
 
 // spareNote logs, once per RT, why GOMAXPROCS was left alone.
@@ -146,9 +129,9 @@ func (rt *RT) spareNote(note string) {
 	}
 }
 
-// shieldNote is what Stats.GCShield shows: "" before the task starts.
-func (t *Task) shieldNote() string {
-	if p := t.shield.Load(); p != nil {
+// ownPNote is what Stats.OwnP shows: "" before the task starts.
+func (t *Task) ownPNote() string {
+	if p := t.ownP.Load(); p != nil {
 		return *p
 	}
 	return ""

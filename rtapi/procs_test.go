@@ -3,7 +3,6 @@ package rtapi
 import (
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -288,28 +287,11 @@ func loopBody(tc *TaskContext) error {
 	return nil
 }
 
-// Which task sleeps raw, and what its Stats.GCShield says: a periodic
-// nanosleep task of 500 µs or slower with a P of its own.
-func TestShieldNote(t *testing.T) {
+// Stats.OwnP says "yes", or "no: " and why the task has no P of its own.
+func TestOwnPNote(t *testing.T) {
 	t.Parallel()
-	ms := time.Millisecond
-	for _, c := range []struct {
-		spec  TaskSpec
-		wake  WakeMode
-		procs string
-		want  string
-	}{
-		{TaskSpec{Period: ms}, WakeNanosleep, "", "on"},
-		{TaskSpec{Period: 10 * ms}, WakeNanosleep, "", "on"},
-		{TaskSpec{Period: rawSleepMinPeriod}, WakeNanosleep, "", "on"},
-		{TaskSpec{Period: 50 * time.Microsecond}, WakeNanosleep, "", "off: period under 500µs"},
-		{TaskSpec{}, WakeNanosleep, "", "off: not periodic"},
-		{TaskSpec{Period: ms}, WakeTimerfd, "", "off: only the nanosleep wake mode can keep its P, not timerfd"},
-		{TaskSpec{Period: ms}, WakeNanosleep, "GOMAXPROCS=2 in the environment is left alone", "off: no P of its own: GOMAXPROCS=2"},
-	} {
-		got := shieldNote(c.spec, c.wake, c.procs)
-		require.True(t, strings.HasPrefix(got, c.want), "%+v %v %q: %q", c.spec, c.wake, c.procs, got)
-	}
+	require.Equal(t, "yes", ownPNote(""))
+	require.Equal(t, "no: GOMAXPROCS=2 in the environment is left alone", ownPNote("GOMAXPROCS=2 in the environment is left alone"))
 }
 
 // count returns the tasks counted and GOMAXPROCS before the first.

@@ -102,7 +102,7 @@ func Open(opts Options) (*RT, error) {
 // once. A task that would not stop is reported (ErrTimeout) and
 // abandoned; the flavor is then released when the last such task ends.
 // Unless a task was abandoned or another RT runs tasks, no thread rtapi
-// made real-time is left so. Each task's Stats.GCShield keeps what it had
+// made real-time is left so. Each task's Stats.OwnP keeps what it had
 // while the set ran. Close is idempotent and safe to call concurrently:
 // every call returns once the first has finished, later ones with nil.
 // Called from a task's body it closes nothing and returns ErrState.

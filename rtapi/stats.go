@@ -70,10 +70,10 @@ type Stats struct {
 	// SpinBreaks counts the runtime guard's demotions of the task's
 	// thread for keeping its CPU without a break (Options.RuntimeGuard).
 	SpinBreaks int64
-	// GCShield is "on" when the task's sleeps keep their P, else "off:"
-	// and why (Options.RuntimeGuard), decided when the task starts.
-	// Empty before then.
-	GCShield string
+	// OwnP is "yes" when the runtime guard gave the task a P of its own
+	// (GOMAXPROCS one higher while it runs), else "no: " and why; decided
+	// when the task starts, empty before then.
+	OwnP string
 	// TraceMarks counts the markers the kernel took (TaskSpec.TraceMark);
 	// TraceStopCycle is the cycle whose wake-up stopped tracing
 	// (TaskSpec.TraceStop), 0 if none, TraceStopLatency how late it was.
@@ -156,7 +156,7 @@ func (t *Task) counters() Stats {
 		CPUs:                b.CPUs,
 		Wake:                b.Wake.String(),
 		Degraded:            b.Degraded,
-		GCShield:            t.shieldNote(),
+		OwnP:                t.ownPNote(),
 		SpinBreaks:          s.spinBreaks.Load(),
 	}
 	st.TraceMarks = s.trace.marks.Load()
@@ -181,7 +181,7 @@ func (s Stats) MaxJitter() time.Duration {
 //	window, err := servo.Stats().Since(mark)
 //
 // Counters are differences, Latency and Exec hist.Snapshot.Sub; what the
-// thread runs with (Policy, CPUs, GCShield, ...) is the later value. It
+// thread runs with (Policy, CPUs, OwnP, ...) is the later value. It
 // fails with ErrInvalid when mark is of another task or is not earlier.
 func (s Stats) Since(mark Stats) (Stats, error) {
 	if mark.Name != s.Name || mark.Cycles > s.Cycles {

@@ -48,7 +48,7 @@ type Task struct {
 	stats   taskStats
 	tc      TaskContext
 	wd      taskWatch              // guard.go
-	shield  atomic.Pointer[string] // Stats.GCShield (procs.go)
+	ownP    atomic.Pointer[string] // Stats.OwnP (procs.go)
 	spare   bool                   // counted in spareProcs (procs.go); guarded by spareProcs.mu
 	fifo    bool                   // counted in runtimeFIFO until finish (runtimefifo.go)
 
@@ -264,9 +264,8 @@ func (t *Task) run(procs string, ready chan<- error) {
 	tc.maxOverruns = int64(t.spec.DeadlinePolicy.MaxOverruns)
 	tc.maxLate = int64(t.spec.DeadlinePolicy.MaxLate)
 	tc.startInterference()
-	shield := shieldNote(t.spec, WakeMode(b.Wake), procs)
-	t.shield.Store(&shield)
-	w.SetRawSleep(shield == "on")
+	ownP := ownPNote(procs)
+	t.ownP.Store(&ownP)
 	now := w.Now()
 	tc.release, tc.wake = now, now
 	if tc.period > 0 {

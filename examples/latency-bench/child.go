@@ -33,8 +33,7 @@ type childSpec struct {
 	Duration time.Duration `json:"duration"`
 	Loads    []string      `json:"loads"`
 	Busy     time.Duration `json:"busy"`
-	// GCShield and Interference: "" (rtapi's default), "on" or "off".
-	GCShield     string `json:"gc_shield"`
+	// Interference: "" (rtapi's default), "on" or "off".
 	Interference string `json:"interference"`
 	// Threads runs several tasks (latency.ParseThreads: "base=50us,servo=1ms"),
 	// unpinned unless CPU is set, each reported in childResult.Tasks.
@@ -85,7 +84,7 @@ type taskResult struct {
 	Latency      hist.Snapshot      `json:"latency"`
 	Cycles       int64              `json:"cycles"`
 	Overruns     int64              `json:"overruns"`
-	GCShield     string             `json:"gc_shield"`
+	OwnP         string             `json:"own_p"`
 	Interference rtapi.Interference `json:"interference"`
 	// Minutes: the figures of each slice of the run (the hour group).
 	Minutes []sliceFigures `json:"minutes,omitempty"`
@@ -173,10 +172,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if spec.Vanilla {
 		vanilla = rtapi.On
 	}
-	if spec.GCShield == "on" {
-		guard = rtapi.On
-	}
-	if spec.ShieldOff || spec.SpinGuardOff || spec.SpareProcsOff || spec.GCShield == "off" {
+	if spec.ShieldOff || spec.SpinGuardOff || spec.SpareProcsOff {
 		guard = rtapi.Off // one switch now: Options.RuntimeGuard
 	}
 	defs := []latency.TaskDef{{Name: "servo", Period: spec.Interval}}
@@ -234,7 +230,7 @@ func childGortapi(spec childSpec, loads []latency.Load) (childResult, error) {
 	if spec.Threads != "" {
 		for _, t := range res.Tasks {
 			r.Tasks = append(r.Tasks, taskResult{Name: t.Name, Period: t.Period, Latency: t.Latency, Cycles: t.Cycles,
-				Overruns: t.Overruns, GCShield: t.GCShield, Interference: t.Interference})
+				Overruns: t.Overruns, OwnP: t.OwnP, Interference: t.Interference})
 		}
 	}
 	if spec.Sleeper {

@@ -18,15 +18,15 @@
 //	         and cyclictest -x, and a plain time.Ticker loop
 //	stress   gortapi vs cyclictest under stress-ng (or a load of its own)
 //	alloc    gortapi with a 200 MB/s allocating goroutine in its own process,
-//	         with GCShield On, and with the load in another process; cyclictest
-//	         next to the same load
+//	         and with the load in another process; cyclictest next to the
+//	         same load
 //	vanilla  posix flavor SCHED_OTHER vs -vanilla-fifo (SCHED_FIFO threads
 //	         woken by POSIX timers on a non-RT kernel) under load
 //	hrtimers execution-time jitter of a busy SCHED_FIFO body with and without
 //	         100 threads sleeping 4 ms on a common grid
 //	switch   two gortapi tasks ping-ponging through a futex semaphore vs
 //	         ptsematest
-//	multi    task sets under the default GC shield and with it off: each of
+//	multi    task sets under the default runtime guard and with it off: each of
 //	         base 50 µs, servo 1 ms, user 10 ms alone; the three together,
 //	         quiet and with the in-process allocation load; halhost's two
 //	         HAL threads; 4 and 8 tasks; with an ordinary goroutine's
@@ -103,7 +103,7 @@
 // The goals checked are issue 7's: in a quiet process gortapi's p99 ≤ 1.1 ×
 // cyclictest's and p99.9 ≤ 1.25 ×; time.Ticker's p50 ≥ 10 × gortapi's; and
 // issue 13's: several tasks with the defaults overrun no more than with the
-// shield off and keep p99.9 within 2 × their figure alone; the rest of the
+// guard off and keep p99.9 within 2 × their figure alone; the rest of the
 // program's 100 µs sleeps overshoot ≤ 2 ms at p99; 20 kHz missed releases
 // ≤ 1.5 × cyclictest's and p99.9 ≤ 1.25 ×; task switches avg ≤ 1.5 ×
 // and max ≤ 3 × ptsematest's; the worst case's max ≤ 1.5 × quiet

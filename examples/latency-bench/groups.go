@@ -40,7 +40,6 @@ const (
 	rowCyclic     = "cyclictest"
 	rowCyclicX    = "cyclictest -x"
 	rowTicker     = "Go time.Ticker"
-	rowGCShieldOn = "gortapi nanosleep, GCShield On"
 	rowNoIntf     = "gortapi nanosleep, interference off"
 )
 
@@ -92,14 +91,12 @@ func groups(b *bench) []group {
 			desc: "One periodic thread, nothing else running. gortapi is the rt-preempt flavor (SCHED_FIFO, memory locked, " +
 				"cpu_dma_latency 0) in a process of its own, as cyclictest is. cyclictest runs -m -p P -i I -a CPU -h 10000. " +
 				"Wake modes: nanosleep is an absolute sleep to each release (cyclictest's default; gortapi waits on a futex with the same CLOCK_MONOTONIC hrtimer deadline, so Stop can end it), timerfd a periodic timerfd read, " +
-				"posix-timer a periodic POSIX timer signalling the thread (cyclictest -x). GCShield On makes the nanosleep keep the " +
-				"Go scheduler's P (RawSyscall), so the wake-up never waits for one; interference off drops rtapi's per-cycle " +
+				"posix-timer a periodic POSIX timer signalling the thread (cyclictest -x). Interference off drops rtapi's per-cycle " +
 				"getrusage (Stats.Interference). The Ticker row is a plain " +
 				"time.Ticker loop on an ordinary goroutine, unpinned, SCHED_OTHER: what a Go programmer writes first.",
 			variants: []variant{
 				{name: rowGortapi, run: gortapi(childSpec{})},
 				cyclic(false),
-				{name: rowGCShieldOn, run: gortapi(childSpec{GCShield: "on"})},
 				{name: rowNoIntf, run: gortapi(childSpec{Interference: "off"})},
 				{name: rowTimerfd, run: gortapi(childSpec{Wake: "timerfd"})},
 				{name: rowPosixTimer, run: gortapi(childSpec{Wake: "posix-timer"})},
@@ -108,7 +105,6 @@ func groups(b *bench) []group {
 			},
 			ratios: []ratioSpec{
 				{"gortapi / cyclictest", rowGortapi, rowCyclic},
-				{"GCShield On / cyclictest", rowGCShieldOn, rowCyclic},
 				{"interference off / cyclictest", rowNoIntf, rowCyclic},
 				{"timerfd / nanosleep", rowTimerfd, rowGortapi},
 				{"posix-timer / nanosleep", rowPosixTimer, rowGortapi},
@@ -126,11 +122,9 @@ func groups(b *bench) []group {
 			id: "alloc", title: "Allocation load: the Go-specific danger", metric: "latency", needFIFO: true,
 			desc: fmt.Sprintf("An allocating goroutine (%s, a rolling working set so the GC has marking to do) in the "+
 				"same process as the gortapi task, against the same load in a separate process next to gortapi and "+
-				"next to cyclictest. The first row is what a Go servo program that also allocates gets; the raw-sleep row keeps "+
-				"the task's P while it sleeps (TaskSpec.GCShield On), so its wake-up never waits for a P.", allocLoad),
+				"next to cyclictest. The first row is what a Go servo program that also allocates gets.", allocLoad),
 			variants: []variant{
 				{name: "gortapi, alloc in-process", run: gortapi(childSpec{Loads: []string{allocLoad}})},
-				{name: "gortapi raw-sleep, alloc in-process", run: gortapi(childSpec{Loads: []string{allocLoad}, GCShield: "on"})},
 				{name: "gortapi, alloc in another process", run: b.withLoadChild([]string{allocLoad}, gortapi(childSpec{}))},
 				withSkip(variant{name: "cyclictest, alloc in another process", external: true,
 					run: b.withLoadChild([]string{allocLoad}, cyclic(false).run)}, cyclic(false).skip),
@@ -138,7 +132,6 @@ func groups(b *bench) []group {
 			ratios: []ratioSpec{
 				{"in-process / cyclictest", "gortapi, alloc in-process", "cyclictest, alloc in another process"},
 				{"in-process / other process", "gortapi, alloc in-process", "gortapi, alloc in another process"},
-				{"raw-sleep in-process / other process", "gortapi raw-sleep, alloc in-process", "gortapi, alloc in another process"},
 			},
 		},
 		{

@@ -343,8 +343,8 @@ type rowResult struct {
 	Cycles   int64 `json:"cycles"`
 	// P9999 is the median over the rounds of p99.99 (worst group).
 	P9999 time.Duration `json:"p99_99_ns,omitempty"`
-	// Shield is the task's Stats.GCShield in the last round (multi).
-	Shield string `json:"gc_shield,omitempty"`
+	// OwnP is the task's Stats.OwnP in the last round (multi).
+	OwnP string `json:"own_p,omitempty"`
 	// WorstMax is the largest max of any round.
 	WorstMax time.Duration `json:"worst_max_ns"`
 	// Over20ms sums over the rounds the wake-ups later than 20 ms (issue
@@ -503,7 +503,7 @@ func (b *bench) runGroup(g group) groupResult {
 					rows[j].record(round, t.Latency, childResult{Policy: r.Policy, Wake: r.Wake, Interference: &t.Interference}, t.Overruns)
 					rows[j].Runs[len(rows[j].Runs)-1].Minutes = t.Minutes
 					rows[j].Cycles += t.Cycles
-					rows[j].Shield = t.GCShield
+					rows[j].OwnP = t.OwnP
 				}
 			}
 			if v.sleeper && r.Sleep != nil {

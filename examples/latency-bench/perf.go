@@ -8,7 +8,7 @@ import (
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
-// The groups of issue 13: several tasks under the default GC shield, a
+// The groups of issue 13: several tasks under the default runtime guard, a
 // 20 kHz base thread, and the worst case over long runs.
 
 // Task sets of the multi group, LinuxCNC style.
@@ -111,12 +111,11 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 
 	return []group{
 		{
-			id: "multi", title: "Several tasks under the default GC shield", metric: "multi", needFIFO: true,
+			id: "multi", title: "Several tasks under the default runtime guard", metric: "multi", needFIFO: true,
 			desc: "Task sets on the rt-preempt flavor, unpinned, rate-monotonic priorities from P down, as " +
 				"`latency-test -threads` runs them: each task alone; base 50 µs + servo 1 ms + user 10 ms, quiet and with " +
 				allocLoad + " allocating in the same process; halhost's two HAL threads (base 100 µs, servo 1 ms); 4 and 8 " +
-				"tasks. Each with the defaults (the runtime guard: a P per task, every task's sleep keeps its P, one P left " +
-				"for the rest) and with RTAPI_RUNTIME_GUARD=off. An ordinary goroutine in the same process sleeps 100 µs in a loop: its overshoot " +
+				"tasks. Each with the defaults (the runtime guard: a P per task, one P left for the rest) and with RTAPI_RUNTIME_GUARD=off. An ordinary goroutine in the same process sleeps 100 µs in a loop: its overshoot " +
 				"is what the rest of the program gets. Overruns are releases skipped (Skip policy), summed over the rounds.",
 			variants: multiVariants,
 		},

@@ -191,13 +191,13 @@ func rowTable(metric string) (intro, head string, cells func(rowResult) []string
 	switch metric {
 	case "multi":
 		return "Wake-up latency, µs (medians), and overruns summed over the rounds:",
-			"| variant · task | samples | p50 | p99 | p99.9 | max | overruns / cycles | GC shield |\n|---|---:|---:|---:|---:|---:|---:|---|",
+			"| variant · task | samples | p50 | p99 | p99.9 | max | overruns / cycles | own P |\n|---|---:|---:|---:|---:|---:|---:|---|",
 			func(r rowResult) []string {
 				m, runs := r.Median, "–"
 				if !strings.HasSuffix(r.Name, sleeperRow) {
 					runs = fmt.Sprintf("%d / %d", r.Overruns, r.Cycles)
 				}
-				return []string{n(m.Count), us(m.P50), us(m.P99), us(m.P999), us(m.Max), runs, shieldWord(r.Shield)}
+				return []string{n(m.Count), us(m.P50), us(m.P99), us(m.P999), us(m.Max), runs, ownPWord(r.OwnP)}
 			}
 	case "missed", "worst":
 		return "Wake-up latency, µs (medians); missed releases summed over the rounds:",
@@ -272,19 +272,10 @@ func ratioTable(g groupResult) (head string, cells func(ratioResult) []string) {
 		func(r ratioResult) []string { return []string{x(r.P50), x(r.P99), x(r.P999), x(r.Max)} }
 }
 
-// shieldWord shortens Stats.GCShield for a table cell.
-func shieldWord(s string) string {
-	switch {
-	case s == "":
-		return ""
-	case s == "on":
-		return "on"
-	case strings.HasPrefix(s, "on"):
-		return "on (forced, no P left)"
-	case strings.HasPrefix(s, "off: period under"):
-		return "off (period under 500 µs)"
-	case strings.Contains(s, "GOMAXPROCS"):
-		return "off (no P left)"
+// ownPWord shortens Stats.OwnP for a table cell.
+func ownPWord(s string) string {
+	if strings.Contains(s, "GOMAXPROCS") {
+		return "no (GOMAXPROCS left alone)"
 	}
-	return "off"
+	return strings.SplitN(s, ":", 2)[0]
 }

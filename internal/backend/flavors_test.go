@@ -3,7 +3,6 @@
 package backend
 
 import (
-	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -235,7 +234,7 @@ func TestHardeningRefcount(t *testing.T) {
 }
 
 func TestWakerAllocs(t *testing.T) {
-	w, err := newWaker(WakeNanosleep, false, 0, nil)
+	w, err := newWaker(WakeNanosleep, 0, nil)
 	require.NoError(t, err)
 	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() - 1) }))
 	require.NoError(t, w.Close())
@@ -252,84 +251,69 @@ func TestWakerInterrupt(t *testing.T) {
 				"not the one it gave timer_create's caller, so Wait never matches the two")
 			continue
 		}
-		for _, raw := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%v/raw=%v", mode, raw), func(t *testing.T) {
-				rttest.ParallelUnlessRT(t)
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					runtime.LockOSThread() // never unlocked: the timer signal stays blocked
-					var ctl atomic.Uint32
-					w, err := newWaker(mode, raw, DefaultTimerSignal, &ctl)
-					require.NoError(t, err)
-					defer w.Close()
-					far := w.Now() + int64(time.Hour)
-					require.NoError(t, w.Arm(far, int64(time.Hour)))
-					// Interrupt the wait, once this thread sleeps in it.
-					rttest.WhenAsleep(t, unix.Gettid(), func() {
-						ctl.Store(1)
-						w.Interrupt()
-					})
-					_, releases, err := w.Wait(far)
-					require.NoError(t, err)
-					require.Zero(t, releases, "%v: interrupted", mode)
-
-					// An interrupt whose request was withdrawn: the wait
-					// carries on to its release.
-					ctl.Store(0)
-					const period = int64(50 * time.Millisecond)
-					next := w.Now() + period
-					require.NoError(t, w.Arm(next, period))
+		t.Run(mode.String(), func(t *testing.T) {
+			rttest.ParallelUnlessRT(t)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				runtime.LockOSThread() // never unlocked: the timer signal stays blocked
+				var ctl atomic.Uint32
+				w, err := newWaker(mode, DefaultTimerSignal, &ctl)
+				require.NoError(t, err)
+				defer w.Close()
+				far := w.Now() + int64(time.Hour)
+				require.NoError(t, w.Arm(far, int64(time.Hour)))
+				// Interrupt the wait, once this thread sleeps in it.
+				rttest.WhenAsleep(t, unix.Gettid(), func() {
+					ctl.Store(1)
 					w.Interrupt()
-					now, releases, err := w.Wait(next)
-					require.NoError(t, err)
-					// More than one when the machine held this thread off
-					// its CPU for a period: not what is tested here.
-					require.GreaterOrEqual(t, releases, uint64(1), "%v: the withdrawn interrupt ended the wait", mode)
-					require.GreaterOrEqual(t, now, next, "%v: woken early", mode)
-					now, releases, err = w.Wait(next + period)
-					require.NoError(t, err)
-					require.GreaterOrEqual(t, releases, uint64(1), "%v", mode)
-					require.GreaterOrEqual(t, now, next+period, "%v: the schedule was kept", mode)
-				}()
-				<-done
-			})
-		}
+				})
+				_, releases, err := w.Wait(far)
+				require.NoError(t, err)
+				require.Zero(t, releases, "%v: interrupted", mode)
+
+				// An interrupt whose request was withdrawn: the wait
+				// carries on to its release.
+				ctl.Store(0)
+				const period = int64(50 * time.Millisecond)
+				next := w.Now() + period
+				require.NoError(t, w.Arm(next, period))
+				w.Interrupt()
+				now, releases, err := w.Wait(next)
+				require.NoError(t, err)
+				// More than one when the machine held this thread off
+				// its CPU for a period: not what is tested here.
+				require.GreaterOrEqual(t, releases, uint64(1), "%v: the withdrawn interrupt ended the wait", mode)
+				require.GreaterOrEqual(t, now, next, "%v: woken early", mode)
+				now, releases, err = w.Wait(next + period)
+				require.NoError(t, err)
+				require.GreaterOrEqual(t, releases, uint64(1), "%v", mode)
+				require.GreaterOrEqual(t, now, next+period, "%v: the schedule was kept", mode)
+			}()
+			<-done
+		})
 	}
 }
 
-// Sleeps counts kernel sleeps: one per ordinary wait, one per
-// RawSleepChunk of a raw one, none for a deadline already past; a raw
-// sleep switched off with SetRawSleep is one sleep again.
+// Sleeps counts kernel sleeps: one per wait (the cycle path does not wait
+// for a release already past).
 func TestWakerCountsSleeps(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	w, err := newWaker(WakeNanosleep, true, DefaultTimerSignal, nil)
+	w, err := newWaker(WakeNanosleep, DefaultTimerSignal, nil)
 	require.NoError(t, err)
 	defer w.Close()
-	_, _, err = w.Wait(w.Now() - 1)
-	require.NoError(t, err)
-	require.Zero(t, w.Sleeps())
-	// Three chunks on a quiet machine; fewer when the thread was held off
-	// the CPU past a chunk's end (a loaded machine), more after a signal;
-	// none when it was held past the whole deadline (an emulator's stall
-	// in CI's 386 guest), so a wait that slept none is tried again.
-	for try := 0; try < 10 && w.Sleeps() == 0; try++ {
-		_, _, err = w.Wait(w.Now() + int64(2*RawSleepChunk+RawSleepChunk/2))
-		require.NoError(t, err)
-		require.LessOrEqual(t, w.Sleeps(), int64(3+8))
-	}
-	require.NotZero(t, w.Sleeps(), "ten raw waits of 2.5 chunks never slept")
-	w.SetRawSleep(false)
 	for try := 0; try < 10; try++ {
 		before := w.Sleeps()
-		_, _, err = w.Wait(w.Now() + int64(2*RawSleepChunk+RawSleepChunk/2))
+		_, _, err = w.Wait(w.Now() + int64(5*time.Millisecond))
 		require.NoError(t, err)
-		require.LessOrEqual(t, w.Sleeps(), before+1, "an ordinary wait is one sleep")
+		require.LessOrEqual(t, w.Sleeps(), before+1, "a wait is one sleep")
 		if w.Sleeps() == before+1 {
 			break
 		}
-		require.Less(t, try, 9, "ten ordinary waits never slept")
+		// None when the thread was held off its CPU past the whole
+		// deadline (an emulator's stall in CI's 386 guest).
+		require.Less(t, try, 9, "ten waits never slept")
 	}
 	require.Zero(t, testing.AllocsPerRun(100, func() { _, _, _ = w.Wait(w.Now() + 1000) }))
 }

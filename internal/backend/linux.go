@@ -162,7 +162,7 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 	if spec.Period == 0 {
 		wake = WakeNanosleep // nothing periodic to program
 	}
-	w, err := newWaker(wake, false, f.timerSignal, spec.Control) // raw: rtapi calls SetRawSleep
+	w, err := newWaker(wake, f.timerSignal, spec.Control)
 	if err != nil {
 		return nil, b, err
 	}

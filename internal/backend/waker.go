@@ -2,10 +2,8 @@ package backend
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/gortapi/gortapi/internal/sys"
 )
@@ -64,12 +62,8 @@ type Waker interface {
 	Begin()
 	// Rejoin puts a resumed aperiodic task back on a virtual clock.
 	Rejoin()
-	// SetRawSleep makes nanosleep waits, from the next one, raw (keeping
-	// the P) or ordinary; other modes ignore it.
-	// RT-safe.
-	SetRawSleep(raw bool)
-	// Sleeps counts the kernel sleeps so far (one per Wait or per
-	// RawSleepChunk), each a voluntary context switch.
+	// Sleeps counts the kernel sleeps so far (one per Wait), each a
+	// voluntary context switch.
 	// RT-safe.
 	Sleeps() int64
 	// Close releases the kernel objects. It is safe to call twice.
@@ -85,7 +79,7 @@ type Waker interface {
 
 // newWaker creates mode's kernel objects on the calling thread; ctl, if
 // not nil, makes waits interruptible.
-func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (Waker, error) {
+func newWaker(mode WakeMode, sig int, ctl *atomic.Uint32) (Waker, error) {
 	switch mode {
 	case WakeTimerfd:
 		tfd, err := sys.NewTimerfd()
@@ -106,12 +100,11 @@ func newWaker(mode WakeMode, raw bool, sig int, ctl *atomic.Uint32) (Waker, erro
 			return nil, err
 		}
 	}
-	return &sleepWaker{raw: raw, ctl: ctl}, nil
+	return &sleepWaker{ctl: ctl}, nil
 }
 
 // sleepWaker is the nanosleep wake mode.
 type sleepWaker struct {
-	raw    bool
 	ctl    *atomic.Uint32
 	sleeps int64
 }
@@ -122,25 +115,18 @@ func (w *sleepWaker) EndCycle() int64               { return sys.Nanotime() }
 func (w *sleepWaker) Suspend() error                { return nil }
 func (w *sleepWaker) Begin()                        {}
 func (w *sleepWaker) Rejoin()                       {}
-func (w *sleepWaker) SetRawSleep(raw bool)          { w.raw = raw }
 func (w *sleepWaker) Sleeps() int64                 { return w.sleeps }
 func (w *sleepWaker) Close() error                  { return nil }
 func (w *sleepWaker) Kick(stop bool)                {}
 
 func (w *sleepWaker) Wait(deadline int64) (now int64, releases uint64, err error) {
 	var interrupted bool
-	switch {
-	case w.raw:
-		var n int64
-		n, interrupted, err = sleepRaw(deadline, w.ctl)
-		w.sleeps += n
-	case w.ctl != nil:
-		interrupted, err = sys.SleepUntilOr(deadline, w.ctl, false)
-		w.sleeps++
-	default:
+	if w.ctl != nil {
+		interrupted, err = sys.SleepUntilOr(deadline, w.ctl)
+	} else {
 		err = sys.SleepUntil(deadline)
-		w.sleeps++
 	}
+	w.sleeps++
 	if !interrupted {
 		releases = 1
 	}
@@ -177,14 +163,13 @@ type timerWaker struct {
 	seenKicks uint32 // the task thread's
 }
 
-func (w *timerWaker) Now() int64           { return sys.Nanotime() }
-func (w *timerWaker) EndCycle() int64      { return sys.Nanotime() }
-func (w *timerWaker) Suspend() error       { return w.timer.Disarm() }
-func (w *timerWaker) Begin()               {}
-func (w *timerWaker) Rejoin()              {}
-func (w *timerWaker) SetRawSleep(raw bool) {}
-func (w *timerWaker) Sleeps() int64        { return w.sleeps }
-func (w *timerWaker) Kick(stop bool)       {}
+func (w *timerWaker) Now() int64      { return sys.Nanotime() }
+func (w *timerWaker) EndCycle() int64 { return sys.Nanotime() }
+func (w *timerWaker) Suspend() error  { return w.timer.Disarm() }
+func (w *timerWaker) Begin()          {}
+func (w *timerWaker) Rejoin()         {}
+func (w *timerWaker) Sleeps() int64   { return w.sleeps }
+func (w *timerWaker) Kick(stop bool)  {}
 
 func (w *timerWaker) Arm(first, period int64) error {
 	w.period = period
@@ -240,37 +225,4 @@ func (w *timerWaker) Close() error {
 	}
 	w.closed = true
 	return w.timer.Close()
-}
-
-// RawSleepChunk bounds one raw sleep, since a stop-the-world waits for it
-// to end; between chunks the scheduler may stop the task.
-const RawSleepChunk = 2 * time.Millisecond
-
-// sleepRaw sleeps until deadline in raw sleeps of at most RawSleepChunk
-// and returns how many it made. It ends early, interrupted, when ctl (may
-// be nil) is non-zero and woken. A signal is almost always sysmon's
-// request to yield the P: it yields at once (Gosched), while it has time
-// to spare, rather than late after the wake-up. It allocates nothing.
-//
-// RT-safe.
-func sleepRaw(deadline int64, ctl *atomic.Uint32) (sleeps int64, interrupted bool, err error) {
-	for {
-		now := sys.Nanotime()
-		if now >= deadline {
-			return sleeps, false, nil
-		}
-		step := min(deadline, now+int64(RawSleepChunk))
-		sleeps++
-		woken, signalled, err := sys.SleepRawOnceOr(step, ctl)
-		switch {
-		case err != nil:
-			return sleeps, false, err
-		case woken:
-			return sleeps, true, nil
-		case signalled:
-			runtime.Gosched()
-		}
-		// The step ended, or a wake-up was withdrawn (Pause then Resume):
-		// only the clock tells whether deadline passed.
-	}
 }

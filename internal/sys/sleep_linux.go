@@ -20,19 +20,14 @@ const (
 // SleepUntilOr is SleepUntil that returns interrupted=true at once when
 // *word is non-zero, or becomes so and WakeSleeper(word) is called; no
 // wake-up is lost (the test and the sleep are one futex wait). Signals
-// restart the sleep with the same deadline. raw keeps the P.
+// restart the sleep with the same deadline. It is a system call, as
+// SleepUntil's.
 // RT-safe.
-func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (interrupted bool, err error) {
+func SleepUntilOr(deadline int64, word *atomic.Uint32) (interrupted bool, err error) {
 	ts := Timespec(deadline)
 	for {
-		var errno unix.Errno
-		if raw {
-			_, _, errno = unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitBitsetPriv,
-				0, uintptr(unsafe.Pointer(&ts)), 0, futexBitsetAll)
-		} else {
-			_, _, errno = unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitBitsetPriv,
-				0, uintptr(unsafe.Pointer(&ts)), 0, futexBitsetAll)
-		}
+		_, _, errno := unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitBitsetPriv,
+			0, uintptr(unsafe.Pointer(&ts)), 0, futexBitsetAll)
 		switch errno {
 		case unix.ETIMEDOUT:
 			return false, nil
@@ -69,26 +64,3 @@ func errPrctl(err error) error { return os.NewSyscallError("prctl PR_SET_TIMERSL
 
 //go:noinline
 func errFutexSleep(errno unix.Errno) error { return os.NewSyscallError("futex_wait", errno) }
-
-// SleepRawOnceOr is SleepRawOnce that also ends when *word is non-zero
-// and woken (woken=true); signalled reports a signal. Neither: the
-// deadline passed or a spurious wake-up; check the clock. word may be nil.
-// RT-safe.
-func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
-	if word == nil {
-		signalled, err = SleepRawOnce(deadline)
-		return false, signalled, err
-	}
-	ts := Timespec(deadline)
-	_, _, errno := unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(word)), futexWaitBitsetPriv,
-		0, uintptr(unsafe.Pointer(&ts)), 0, futexBitsetAll)
-	switch errno {
-	case unix.ETIMEDOUT:
-		return false, false, nil
-	case 0, unix.EAGAIN:
-		return word.Load() != 0, false, nil
-	case unix.EINTR:
-		return word.Load() != 0, true, nil
-	}
-	return false, false, errFutexSleep(errno)
-}

@@ -52,12 +52,6 @@ func AllowedCPUs() ([]int, error) { return nil, errUnsupported }
 // SleepUntil fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
 func SleepUntil(deadline int64) error { return errUnsupported }
 
-// SleepUntilRaw fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
-func SleepUntilRaw(deadline int64) error { return errUnsupported }
-
-// SleepRawOnce fails: absolute sleeps on CLOCK_MONOTONIC need Linux.
-func SleepRawOnce(deadline int64) (bool, error) { return false, errUnsupported }
-
 // LockMemory fails: mlockall needs Linux.
 func LockMemory() error { return errUnsupported }
 
@@ -135,7 +129,7 @@ func ThreadClock(tid int) int32 { return (^int32(tid))<<3 | 6 }
 const ProcessClock int32 = 2
 
 // SleepUntilOr fails: futex sleeps need Linux.
-func SleepUntilOr(deadline int64, word *atomic.Uint32, raw bool) (bool, error) {
+func SleepUntilOr(deadline int64, word *atomic.Uint32) (bool, error) {
 	return false, errUnsupported
 }
 
@@ -144,11 +138,6 @@ func WakeSleeper(word *atomic.Uint32) {}
 
 // SetMinimalTimerSlack fails: timer slack is a Linux setting.
 func SetMinimalTimerSlack() error { return errUnsupported }
-
-// SleepRawOnceOr fails: futex sleeps need Linux.
-func SleepRawOnceOr(deadline int64, word *atomic.Uint32) (woken, signalled bool, err error) {
-	return false, false, errUnsupported
-}
 
 // PI futex word bits, as on Linux.
 const (

@@ -30,15 +30,13 @@ func TestNanotimeMonotonic(t *testing.T) {
 }
 
 func TestSleepUntilNeverEarly(t *testing.T) {
-	for _, sleep := range []func(int64) error{sys.SleepUntil, sys.SleepUntilRaw} {
-		for i := 0; i < 20; i++ {
-			deadline := sys.Nanotime() + 200_000
-			require.NoError(t, sleep(deadline))
-			require.GreaterOrEqual(t, sys.Nanotime(), deadline)
-		}
-		// A deadline in the past returns at once.
-		require.NoError(t, sleep(sys.Nanotime()-1e9))
+	for i := 0; i < 20; i++ {
+		deadline := sys.Nanotime() + 200_000
+		require.NoError(t, sys.SleepUntil(deadline))
+		require.GreaterOrEqual(t, sys.Nanotime(), deadline)
 	}
+	// A deadline in the past returns at once.
+	require.NoError(t, sys.SleepUntil(sys.Nanotime()-1e9))
 }
 
 func TestSleepUntilBadDeadline(t *testing.T) {
@@ -274,25 +272,22 @@ func TestSleepUntilOr(t *testing.T) {
 	runtime.LockOSThread() // wakeWhenAsleep watches this thread
 	defer runtime.UnlockOSThread()
 	var word atomic.Uint32
-	for _, raw := range []bool{false, true} {
-		word.Store(0)
-		deadline := sys.Nanotime() + 2_000_000
-		interrupted, err := sys.SleepUntilOr(deadline, &word, raw)
-		require.NoError(t, err)
-		require.False(t, interrupted)
-		require.GreaterOrEqual(t, sys.Nanotime(), deadline, "never early")
+	deadline := sys.Nanotime() + 2_000_000
+	interrupted, err := sys.SleepUntilOr(deadline, &word)
+	require.NoError(t, err)
+	require.False(t, interrupted)
+	require.GreaterOrEqual(t, sys.Nanotime(), deadline, "never early")
 
-		wakeWhenAsleep(t, unix.Gettid(), &word)
-		interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word, raw)
-		require.NoError(t, err)
-		require.True(t, interrupted)
-		interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word, raw)
-		require.NoError(t, err)
-		require.True(t, interrupted, "a non-zero word returns at once")
-	}
+	wakeWhenAsleep(t, unix.Gettid(), &word)
+	interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word)
+	require.NoError(t, err)
+	require.True(t, interrupted)
+	interrupted, err = sys.SleepUntilOr(sys.Nanotime()+int64(time.Hour), &word)
+	require.NoError(t, err)
+	require.True(t, interrupted, "a non-zero word returns at once")
 	word.Store(0)
-	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = sys.SleepUntilOr(sys.Nanotime()-1, &word, false) }))
-	_, err := sys.SleepUntilOr(-5, &word, false)
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = sys.SleepUntilOr(sys.Nanotime()-1, &word) }))
+	_, err = sys.SleepUntilOr(-5, &word)
 	require.ErrorIs(t, err, unix.EINVAL)
 	require.NoError(t, sys.SetMinimalTimerSlack())
 }
@@ -334,53 +329,4 @@ func TestTimerFireAndSignalRange(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, n)
 	require.NoError(t, tf.Close())
-}
-
-// SleepRawOnce sleeps to the deadline and says it was not interrupted;
-// a past deadline returns at once; a bad one is the syscall's error.
-func TestSleepRawOnce(t *testing.T) {
-	deadline := sys.Nanotime() + 200_000
-	interrupted, err := sys.SleepRawOnce(deadline)
-	require.NoError(t, err)
-	if !interrupted { // a signal to this thread may cut it short
-		require.GreaterOrEqual(t, sys.Nanotime(), deadline)
-	}
-	interrupted, err = sys.SleepRawOnce(sys.Nanotime() - 1e9)
-	require.NoError(t, err)
-	require.False(t, interrupted)
-	_, err = sys.SleepRawOnce(-5)
-	require.ErrorIs(t, err, unix.EINVAL)
-}
-
-// SleepRawOnceOr sleeps to its deadline, ends woken when its word is set
-// and woken, and with no word is SleepRawOnce.
-func TestSleepRawOnceOr(t *testing.T) {
-	runtime.LockOSThread() // wakeWhenAsleep watches this thread
-	defer runtime.UnlockOSThread()
-	var word atomic.Uint32
-	deadline := sys.Nanotime() + 1_000_000
-	for {
-		woken, signalled, err := sys.SleepRawOnceOr(deadline, &word)
-		require.NoError(t, err)
-		require.False(t, woken)
-		if !signalled && sys.Nanotime() >= deadline {
-			break
-		}
-	}
-	wakeWhenAsleep(t, unix.Gettid(), &word)
-	for {
-		woken, _, err := sys.SleepRawOnceOr(sys.Nanotime()+int64(time.Hour), &word)
-		require.NoError(t, err)
-		if woken {
-			break
-		}
-	}
-	woken, _, err := sys.SleepRawOnceOr(sys.Nanotime()+int64(time.Hour), &word)
-	require.NoError(t, err)
-	require.True(t, woken, "a non-zero word returns at once")
-	woken, _, err = sys.SleepRawOnceOr(sys.Nanotime()-1, nil)
-	require.NoError(t, err)
-	require.False(t, woken)
-	_, _, err = sys.SleepRawOnceOr(-5, &word)
-	require.ErrorIs(t, err, unix.EINVAL)
 }

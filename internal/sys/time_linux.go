@@ -29,43 +29,15 @@ func Timespec(ns int64) unix.Timespec {
 
 // SleepUntil sleeps until the absolute deadline on Nanotime's clock. A
 // signal restarts the sleep with the same deadline, so wake-ups never
-// drift. Its P may go to another goroutine meanwhile (not SleepUntilRaw's).
+// drift. The goroutine is in a system call meanwhile: a stop-the-world
+// does not wait for it, and its P stays its own unless the scheduler
+// takes it (then the wake-up takes an idle one).
 // RT-safe.
-func SleepUntil(deadline int64) error { return sleepUntil(deadline, false) }
-
-// SleepUntilRaw is SleepUntil keeping the P: waking never waits for one,
-// but a stop-the-world waits for the sleep to end.
-// RT-safe.
-func SleepUntilRaw(deadline int64) error { return sleepUntil(deadline, true) }
-
-// SleepRawOnce is one SleepUntilRaw sleep that does not restart:
-// interrupted reports a signal, such as the runtime's request to yield
-// the P, which the caller can honour at once.
-// RT-safe.
-func SleepRawOnce(deadline int64) (interrupted bool, err error) {
-	ts := Timespec(deadline)
-	_, _, errno := unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
-		unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-	switch errno {
-	case 0:
-		return false, nil
-	case unix.EINTR:
-		return true, nil
-	}
-	return false, errSleep(errno)
-}
-
-func sleepUntil(deadline int64, raw bool) error {
+func SleepUntil(deadline int64) error {
 	ts := Timespec(deadline)
 	for {
-		var errno unix.Errno
-		if raw {
-			_, _, errno = unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
-				unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		} else {
-			_, _, errno = unix.Syscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
-				unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-		}
+		_, _, errno := unix.Syscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC,
+			unix.TIMER_ABSTIME, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 		switch errno {
 		case 0:
 			return nil
@@ -77,7 +49,7 @@ func sleepUntil(deadline int64, raw bool) error {
 	}
 }
 
-// errSleep is out of line to keep the sleep loops small.
+// errSleep is out of line to keep the sleep loop small.
 //
 //go:noinline
 func errSleep(errno unix.Errno) error {

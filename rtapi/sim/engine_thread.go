@@ -282,11 +282,10 @@ func (th *simThread) Suspend() error {
 // schedule, waiting for its turn; a periodic task's next Wait does that.
 func (th *simThread) Rejoin() { _, _, _ = th.Wait(th.Now()) }
 
-// A virtual thread has no raw sleep, makes no kernel sleeps, and is told
+// A virtual thread makes no kernel sleeps, and is told
 // of Stop and Resume through Kick, not Interrupt.
-func (th *simThread) SetRawSleep(bool) {}
-func (th *simThread) Sleeps() int64    { return 0 }
-func (th *simThread) Interrupt()       {}
+func (th *simThread) Sleeps() int64 { return 0 }
+func (th *simThread) Interrupt()    {}
 
 // Close is called as the task's body has returned.
 func (th *simThread) Close() error {

@@ -11,21 +11,21 @@ import (
 	"github.com/gortapi/gortapi/rtapi"
 )
 
-// Session.Close must report the GC shield each task had while the set
-// ran. Stopping the tasks one after another let a fast task end, and
-// free the P it kept busy, while a slower task still ran: that task was
-// handed the P for its last moments and reported "on" (latency-bench's
-// multi group showed it). The session here is base (100 µs, keeps a P
+// Session.Close must report the P each task had while the set ran
+// (Stats.OwnP). Stopping the tasks one after another let a fast task end,
+// and free the P it kept busy, while a slower task still ran: that task
+// was handed the P for its last moments and reported one of its own
+// (latency-bench's multi group showed it). The session here is base (100 µs, keeps a P
 // busy) and servo (1 ms); the host adds a task of its own, user (2 ms),
 // on the session's RT, which Session.Close leaves to rtapi's Close. With
 // GOMAXPROCS 2 nobody gets a P: one is kept for the rest of the program,
 // base keeps the other busy. Stopping the session's tasks first made base
 // end while user certainly still ran, so user was always promoted; servo
 // was promoted when base ended before its Stop.
-func TestSessionCloseKeepsTheShieldsOfTheRun(t *testing.T) {
+func TestSessionCloseKeepsThePsOfTheRun(t *testing.T) {
 	rttest.RequireRT(t)
 	if os.Getenv("RTAPI_RUNTIME_GUARD") != "" {
-		t.Skip("the GC shield's default is changed in the environment: the test needs the default shield")
+		t.Skip("the runtime guard's default is changed in the environment: the test needs the default guard")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	t.Setenv("GOMAXPROCS", "2") // no spare P per task: exactly 2 Ps
@@ -58,12 +58,12 @@ func TestSessionCloseKeepsTheShieldsOfTheRun(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	const noP = "off: no P of its own"
-	running := map[string]string{"servo": s.Snapshot()[1].GCShield, "user": user.Stats().GCShield}
-	for name, shield := range running {
-		if !strings.HasPrefix(shield, noP) {
+	const noP = "no: "
+	running := map[string]string{"servo": s.Snapshot()[1].OwnP, "user": user.Stats().OwnP}
+	for name, ownP := range running {
+		if !strings.HasPrefix(ownP, noP) {
 			s.Close()
-			t.Fatalf("%s while the set runs: GC shield %q, want %q...", name, shield, noP)
+			t.Fatalf("%s while the set runs: own P %q, want %q...", name, ownP, noP)
 		}
 	}
 
@@ -71,10 +71,10 @@ func TestSessionCloseKeepsTheShieldsOfTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shield := res.Tasks[1].GCShield; !strings.HasPrefix(shield, noP) {
-		t.Errorf("servo's result: GC shield %q, want %q... as while the set ran", shield, noP)
+	if ownP := res.Tasks[1].OwnP; !strings.HasPrefix(ownP, noP) {
+		t.Errorf("servo's result: own P %q, want %q... as while the set ran", ownP, noP)
 	}
-	if shield := user.Stats().GCShield; !strings.HasPrefix(shield, noP) {
-		t.Errorf("user, stopped by the session's Close: GC shield %q, want %q... as while the set ran", shield, noP)
+	if ownP := user.Stats().OwnP; !strings.HasPrefix(ownP, noP) {
+		t.Errorf("user, stopped by the session's Close: own P %q, want %q... as while the set ran", ownP, noP)
 	}
 }

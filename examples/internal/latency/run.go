@@ -412,8 +412,8 @@ type Result struct {
 }
 
 // Close stops the tasks, closes rtapi and takes the final statistics. The
-// tasks are stopped by rtapi's Close, which hands out no GC-shield P while
-// it stops them one after another: each task's GCShield in the result is
+// tasks are stopped by rtapi's Close, which hands out no spare P while it
+// stops them one after another: each task's OwnP in the result is
 // what it had while the set ran, not a P that a task ending first freed
 // for its last moments. The first error a task ended with comes first,
 // then Close's (which names a task that would not stop; its statistics
