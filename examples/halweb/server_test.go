@@ -157,6 +157,22 @@ func call(t *testing.T, ts *httptest.Server, method, path, token string, body an
 	return resp.StatusCode, string(b)
 }
 
+// captureCSV runs host's base thread until the scope of s has a
+// capture and returns its CSV export, read back.
+func captureCSV(t *testing.T, host *simHost, s *Server, ts *httptest.Server) [][]string {
+	t.Helper()
+	rttest.WaitFor(t, "a capture", func() bool {
+		require.NoError(t, host.clock.RunCycles(host.th.Task(), 20))
+		c, _, _ := s.scope.lastCapture()
+		return c != nil
+	})
+	code, body := call(t, ts, "GET", "/api/capture.csv", testToken, nil)
+	require.Equal(t, http.StatusOK, code, body)
+	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	require.NoError(t, err)
+	return records
+}
+
 // The tree lists the host's components, pins, signals and threads; a
 // name with markup travels as escaped JSON text.
 func TestTreeListsTheHost(t *testing.T) {
@@ -438,15 +454,7 @@ func TestScopeCapturesAndCleansUp(t *testing.T) {
 	code, body = call(t, ts, "POST", "/api/scope", testToken, scopeConfig)
 	require.Equal(t, http.StatusOK, code, body)
 
-	rttest.WaitFor(t, "a capture", func() bool {
-		require.NoError(t, host.clock.RunCycles(host.th.Task(), 20))
-		c, _, _ := s.scope.lastCapture()
-		return c != nil
-	})
-	code, body = call(t, ts, "GET", "/api/capture.csv", testToken, nil)
-	require.Equal(t, http.StatusOK, code, body)
-	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
-	require.NoError(t, err)
+	records := captureCSV(t, host, s, ts)
 	require.Len(t, records, 61)
 	assert.Equal(t, []string{"cycle", "time_s", "siggen.0.square", "siggen.0.clock"}, records[0])
 	rows := records[1:]

@@ -187,15 +187,7 @@ func TestScopeTakesOverDeadSampler(t *testing.T) {
 	assert.Equal(t, 0, loads(logs, ""), "taken over, not loaded")
 	assert.Equal(t, []hal.Type{hal.TypeBit, hal.TypeFloat}, samplerPins(t, host))
 
-	rttest.WaitFor(t, "a capture", func() bool {
-		require.NoError(t, host.clock.RunCycles(host.th.Task(), 20))
-		c, _, _ := s.scope.lastCapture()
-		return c != nil
-	})
-	code, body = call(t, ts, "GET", "/api/capture.csv", testToken, nil)
-	require.Equal(t, http.StatusOK, code, body)
-	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
-	require.NoError(t, err)
+	records := captureCSV(t, host, s, ts)
 	assert.Equal(t, []string{"cycle", "time_s", "siggen.0.square", "siggen.0.clock"}, records[0])
 	for _, r := range records[1:] {
 		assert.Contains(t, []string{"-1", "1"}, r[2], "the square from the float pin: row %v", r)

@@ -116,12 +116,7 @@ const chainBlock = 100
 // a call's cost in the chain. ns/op is the four blocks together.
 func BenchmarkChainRatio(b *testing.B) {
 	chain := func(n int) func() {
-		rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
-		require.NoError(b, err)
-		b.Cleanup(func() { rt.Close() })
-		h, err := hal.New(rt, hal.Options{})
-		require.NoError(b, err)
-		b.Cleanup(func() { h.Close() })
+		rt, h := simHAL(b)
 		th, err := h.NewThread("base", 50*time.Microsecond)
 		require.NoError(b, err)
 		addChain(b, h, "base", n, 10)
@@ -203,15 +198,22 @@ func benchAtomicPtr(b *testing.B, refStride, wordStride int) {
 // in a HAL on the sim flavor that lives until b ends, and returns their
 // functions to call without a thread.
 func readyPins(b *testing.B, n int) []hal.Func {
+	_, h := simHAL(b)
+	comps, fs := chainFuncs(b, h, n, 10)
+	for _, c := range comps {
+		require.NoError(b, c.Ready())
+	}
+	return fs
+}
+
+// simHAL opens an RT on the sim flavor and a HAL on it, both closed when
+// b ends.
+func simHAL(b *testing.B) (*rtapi.RT, *hal.HAL) {
 	rt, err := rtapi.Open(rtapi.Options{Flavor: "sim"})
 	require.NoError(b, err)
 	b.Cleanup(func() { rt.Close() })
 	h, err := hal.New(rt, hal.Options{})
 	require.NoError(b, err)
 	b.Cleanup(func() { h.Close() })
-	comps, fs := chainFuncs(b, h, n, 10)
-	for _, c := range comps {
-		require.NoError(b, c.Ready())
-	}
-	return fs
+	return rt, h
 }
