@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"io"
 	"net/http"
 	"slices"
@@ -79,15 +78,7 @@ func TestScopeSamplerSizedToTraces(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "servo", samplerThread(&snap, "sampler.0"), "the new sampler in the thread")
 
-	rttest.WaitFor(t, "a capture of the new traces", func() bool {
-		require.NoError(t, host.clock.RunCycles(host.th.Task(), 20))
-		c, _, _ := s.scope.lastCapture()
-		return c != nil
-	})
-	code, body := call(t, ts, "GET", "/api/capture.csv", testToken, nil)
-	require.Equal(t, http.StatusOK, code, body)
-	records, err := csv.NewReader(strings.NewReader(body)).ReadAll()
-	require.NoError(t, err)
+	records := captureCSV(t, host, s, ts) // of the new traces
 	require.Len(t, records, scopeConfig.Samples+1)
 	assert.Equal(t, []string{"cycle", "time_s", "siggen.0.square", "siggen.0.sine", "siggen.0.clock"}, records[0])
 	rows := records[1:]
