@@ -12,18 +12,23 @@
 #	         reads the tree once a second: no scope
 #	scope    as tree, and a scope of the 3 signals on the base thread
 #	         (auto, 4000 samples) streamed to the client
+#	hog      no halweb: a SCHED_IDLE busy loop on every CPU (stress-ng
+#	         --cpu 0 under chrt --idle 0), the control for "any work
+#	         at all on the host's CPUs": what busy CPUs cost the host's
+#	         threads on this machine, whoever keeps them busy
 #
 # Each run sets its variant up, waits -settle seconds, then measures
 # -d seconds between two SIGUSR1 marks of halhost (it prints each
 # thread's wake-up latency since the previous mark), so neither the
 # set-up (halweb's start, the sampler's loadrt, addf and links, the
 # client's start) nor the tear-down is in the window. It prints each
-# run's max and p99.9, then per thread and variant their medians, the
+# run's max and p99.9, the CPU time halweb and its client used in the
+# window (\"cpu\" lines, from /proc/PID/stat), then per thread and variant their medians, the
 # ratio to none and the none rounds' spread (max/min). The goal is
 # ratios within that spread (<= 1.1).
 #
 #	sudo examples/halweb/bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD]
-#	    [-client go|ws|browser] [-client-sched idle|other] [-variants "none sampler tree scope"] [-- HALHOST_FLAGS...]
+#	    [-client go|ws|browser] [-client-sched idle|other] [-variants "none sampler tree scope hog"] [-- HALHOST_FLAGS...]
 #	examples/halweb/bench.sh -d 2 -rounds 1    # smoke run
 #
 # Run it on an idle machine, as root for SCHED_FIFO (halhost prints its
@@ -44,7 +49,7 @@ BASE=25us
 CLIENT=go
 VARIANTS="none sampler tree scope"
 CLIENTSCHED=idle
-usage="usage: bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD] [-client go|ws|browser] [-client-sched idle|other] [-variants \"none sampler tree scope\"] [-- HALHOST_FLAGS...]"
+usage="usage: bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD] [-client go|ws|browser] [-client-sched idle|other] [-variants \"none sampler tree scope hog\"] [-- HALHOST_FLAGS...]"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-client) CLIENT=$2; shift 2 ;;
@@ -64,7 +69,10 @@ other) asclient="" ;;
 *) echo "bench.sh: -client-sched idle or other" >&2; exit 2 ;;
 esac
 for v in $VARIANTS; do
-	case $v in none | sampler | tree | scope) ;; *) echo "bench.sh: variant $v: want none, sampler, tree or scope" >&2; exit 2 ;; esac
+	case $v in none | sampler | tree | scope) ;;
+	hog) command -v stress-ng >/dev/null && command -v chrt >/dev/null || { echo "bench.sh: variant hog needs stress-ng and chrt" >&2; exit 1; } ;;
+	*) echo "bench.sh: variant $v: want none, sampler, tree, scope or hog" >&2; exit 2 ;;
+	esac
 done
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -125,6 +133,18 @@ waitline() {
 	done
 }
 
+# cputicks PID...: the user and system clock ticks the processes used so
+# far (utime and stime, fields 14 and 15 of /proc/PID/stat, counted
+# after the name's closing parenthesis), 0 for one that is gone.
+cputicks() {
+	t=0
+	for p in "$@"; do
+		n=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }')
+		t=$((t + ${n:-0}))
+	done
+	echo $t
+}
+
 # startclient: the chosen client of halweb, in its own session.
 startclient() {
 	token=$(cat "$work/token")
@@ -169,14 +189,24 @@ one() {
 		fi
 		startclient
 		;;
+	hog)
+		setsid chrt --idle 0 stress-ng --cpu 0 --quiet >"$work/client.out" 2>&1 &
+		client=$!
+		;;
 	esac
 	[ -n "$client" ] && pids="$client $pids"
 	sleep "$SETTLE"
+	watched=$(for p in $web $client; do echo $p; pgrep -s "$p" 2>/dev/null || true; done | sort -u)
+	ticks=$(cputicks $watched)
 	kill -USR1 $host # mark 1: the set-up ends
 	waitline "$work/host.out" "mark 1: thread servo" $host "halhost did not mark"
 	sleep "$D"
 	kill -USR1 $host # mark 2: the window ends
+	ticks=$(($(cputicks $watched) - ticks))
 	waitline "$work/host.out" "mark 2: thread servo" $host "halhost did not mark"
+	pct=$(awk -v t=$ticks -v hz="$(getconf CLK_TCK)" -v d="$D" 'BEGIN { printf "%.1f", 100 * t / hz / d }')
+	echo "round $round $variant: cpu $pct% of one CPU in the window (what is attached: halweb, its client, the drain or the hog)"
+	echo "$variant $pct" >>"$work/cpu"
 	if [ -n "$client" ]; then
 		kill -TERM -- "-$client" 2>/dev/null || kill $client # its own session: its children too
 		wait $client 2>/dev/null || true
@@ -197,6 +227,7 @@ one() {
 }
 
 : >"$results"
+: >"$work/cpu"
 n=$(echo $VARIANTS | wc -w)
 r=1
 while [ $r -le "$ROUNDS" ]; do
@@ -247,3 +278,7 @@ END {
 		printf "%-7s %-8s %12s %12s %7.2f %7.2f\n", th, "spread", "(none", "max/min)", spread(th SUBSEP "none" "max"), spread(th SUBSEP "none" "p")
 	}
 }' "$results"
+# the attached processes' CPU, median per variant
+for v in $VARIANTS; do
+	awk -v v="$v" '$1 == v { print $2 }' "$work/cpu" | sort -n | awk -v v="$v" '{ a[NR] = $1 } END { if (NR) printf "cpu     %-8s %.1f%% of one CPU (median of %d)\n", v, (NR % 2 ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2), NR }'
+done
