@@ -22,10 +22,11 @@
 # thread's wake-up latency since the previous mark), so neither the
 # set-up (halweb's start, the sampler's loadrt, addf and links, the
 # client's start) nor the tear-down is in the window. It prints each
-# run's max and p99.9, the CPU time halweb and its client used in the
-# window (\"cpu\" lines, from /proc/PID/stat), then per thread and variant their medians, the
-# ratio to none and the none rounds' spread (max/min). The goal is
-# ratios within that spread (<= 1.1).
+# run's max and p99.9 and the CPU time what is attached used in the
+# window (its "cpu" line, from /proc/PID/stat), then per thread and
+# variant their medians, the ratio to none, the none rounds' spread
+# (max/min) and each variant's median CPU. The goal is ratios within
+# that spread (<= 1.1).
 #
 #	sudo examples/halweb/bench.sh [-d SECONDS] [-rounds N] [-settle SECONDS] [-base PERIOD]
 #	    [-client go|ws|browser] [-client-sched idle|other] [-variants "none sampler tree scope hog"] [-- HALHOST_FLAGS...]
