@@ -217,13 +217,22 @@ func loadTarGz(name string) (fs.FS, error) {
 			m[clean] = &fstest.MapFile{Data: b, Mode: 0o644}
 		}
 	}
-	list, ok := m[deniedList]
-	if !ok {
-		return m, nil
+	return withDenied(m)
+}
+
+// withDenied is src refusing to open what the captured machine refused
+// to, as its deniedList names; src itself when it has no list. The list
+// is the capture's, not the machine's: it is not found in the result.
+func withDenied(src fs.FS) (fs.FS, error) {
+	list, err := fs.ReadFile(src, deniedList)
+	if errors.Is(err, fs.ErrNotExist) {
+		return src, nil
 	}
-	delete(m, deniedList)
-	d := deniedFS{MapFS: m, denied: map[string]bool{}}
-	for n := range strings.Lines(string(list.Data)) {
+	if err != nil {
+		return nil, err
+	}
+	d := deniedFS{FS: src, denied: map[string]bool{}}
+	for n := range strings.Lines(string(list)) {
 		d.denied[strings.TrimSuffix(n, "\n")] = true
 	}
 	return d, nil
@@ -232,22 +241,35 @@ func loadTarGz(name string) (fs.FS, error) {
 // deniedFS is a loaded capture that refuses to open what the captured
 // machine refused to.
 type deniedFS struct {
-	fstest.MapFS
+	fs.FS
 	denied map[string]bool
 }
 
-// Open implements fs.FS: fs.ErrPermission for a denied name.
+// Open implements fs.FS: fs.ErrPermission for a denied name, and
+// fs.ErrNotExist for the list.
 func (d deniedFS) Open(name string) (fs.File, error) {
 	if d.denied[name] {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
-	return d.MapFS.Open(name)
+	if name == deniedList {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return d.FS.Open(name)
 }
 
 // ReadFile implements fs.ReadFileFS as Open does.
 func (d deniedFS) ReadFile(name string) ([]byte, error) {
-	if d.denied[name] {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	if d.denied[name] || name == deniedList {
+		_, err := d.Open(name)
+		return nil, err
 	}
-	return d.MapFS.ReadFile(name)
+	return fs.ReadFile(d.FS, name)
+}
+
+// Stat implements fs.StatFS: a denied name is there, only not readable.
+func (d deniedFS) Stat(name string) (fs.FileInfo, error) {
+	if name == deniedList {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrNotExist}
+	}
+	return fs.Stat(d.FS, name)
 }

@@ -59,4 +59,23 @@ func TestCaptureKeepsARefusedFile(t *testing.T) {
 	require.Equal(t, v, got)
 	_, err = fs.Stat(replay, deniedList)
 	require.True(t, errors.Is(err, fs.ErrNotExist), "the list is the capture's, not the machine's: %v", err)
+
+	// The same capture unpacked into a directory (-root DIR) refuses it
+	// too: it read back as an empty file before.
+	dir := filepath.Join(t.TempDir(), "tree")
+	untar(t, name, dir)
+	root, err := os.OpenRoot(dir)
+	require.NoError(t, err)
+	defer root.Close()
+	replay, err = withDenied(regularFS{root})
+	require.NoError(t, err)
+	_, err = fs.ReadFile(replay, refused)
+	require.ErrorIs(t, err, fs.ErrPermission)
+	_, err = fs.Stat(replay, refused)
+	require.NoError(t, err, "there, only not readable")
+	got, err = fs.ReadFile(replay, "proc/version")
+	require.NoError(t, err)
+	require.Equal(t, v, got)
+	_, err = fs.Stat(replay, deniedList)
+	require.True(t, errors.Is(err, fs.ErrNotExist), "the list is the capture's, not the machine's: %v", err)
 }

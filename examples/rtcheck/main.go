@@ -143,7 +143,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		defer root.Close()
-		src = regularFS{root}
+		if src, err = withDenied(regularFS{root}); err != nil {
+			fmt.Fprintf(stderr, "rtcheck: -root: %v\n", err)
+			return exitUsage
+		}
 	}
 
 	var rec *recordingFS
