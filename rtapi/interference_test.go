@@ -177,10 +177,10 @@ func BenchmarkCycleOverhead(b *testing.B) {
 // A task's sleep leaves its thread alone (issue 39): it sleeps in a
 // system call, so neither the Go scheduler's forced preemption (every
 // 10-20 ms of a goroutine that never reschedules) nor a stop-the-world
-// (here ReadMemStats', hundreds a second) takes the thread off its CPU;
-// it is switched out a few times a cycle. The sleep used to be raw,
+// (here ReadMemStats', hundreds a second) takes the thread off its CPU,
+// and it keeps its own P through them. The sleep used to be raw,
 // keeping the P: each preemption and each stop-the-world was a round trip
-// through another thread, and a 20 ms cycle was switched out over 60
+// through another thread, and a 20 ms cycle was switched out 30-44
 // times (10 sleeps of 2 ms, the rest the round trips).
 func TestSleepLeavesTheThreadAlone(t *testing.T) {
 	rt := open(t, rtapi.Options{Flavor: "posix", LockMemory: rtapi.Off, RuntimeGuard: rtapi.On})
@@ -199,11 +199,13 @@ func TestSleepLeavesTheThreadAlone(t *testing.T) {
 	d, err := task.Stats().Since(mark)
 	require.NoError(t, err)
 	require.Equal(t, "yes", d.OwnP)
-	switches := d.VoluntarySwitches + d.InvoluntarySwitches
-	// Measured: 3-5 a cycle in a system call (the sleep, and the Go
-	// scheduler's own hand-offs of an idle P), over 60 when raw.
-	require.LessOrEqual(t, switches, 8*d.Cycles, "%d cycles: %d voluntary, %d involuntary switches",
-		d.Cycles, d.VoluntarySwitches, d.InvoluntarySwitches)
+	// The switches are logged, not asserted: in 12 cycles they were
+	// 44-61 on an idle machine and 364-526 with the raw sleep, but 151 in
+	// CI's race suite beside other packages' tests and 472 beside
+	// stress-ng --cpu 2, where the system-call sleep is switched out as
+	// often as the raw one was: the count measures the machine's load as
+	// much as the sleep (docs/GC.md, "The raw sleep goes", has the A/B).
+	t.Logf("%d cycles: %d voluntary, %d involuntary switches", d.Cycles, d.VoluntarySwitches, d.InvoluntarySwitches)
 }
 
 // Late wake-ups are attributed the same way whether the thread's counters
