@@ -285,13 +285,18 @@ func (s *Server) ws(w http.ResponseWriter, r *http.Request) {
 // system call for a real-time thread woken on the same CPU.
 const maxWrite = 16 << 10
 
-// writeMessage writes b as one text message, in frames of at most
-// maxWrite bytes.
+// writeMessage writes b as one message, in frames of at most maxWrite
+// bytes: a text message for JSON (b starts with '{'), else a binary one
+// (rowsMessage).
 func writeMessage(ctx context.Context, conn *websocket.Conn, b []byte) error {
-	if len(b) <= maxWrite {
-		return conn.Write(ctx, websocket.MessageText, b)
+	typ := websocket.MessageText
+	if len(b) > 0 && b[0] != '{' {
+		typ = websocket.MessageBinary
 	}
-	w, err := conn.Writer(ctx, websocket.MessageText)
+	if len(b) <= maxWrite {
+		return conn.Write(ctx, typ, b)
+	}
+	w, err := conn.Writer(ctx, typ)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -686,8 +687,10 @@ func (sc *Scope) lastMessages() [][]byte {
 
 // read drains the sampler's ring every Poll (by default pollPeriod of
 // halweb's sampler, else minPoll), triggers and publishes the
-// captures. It never sleeps in the ring (the host's thread would then
-// wake it each cycle) and never waits for a client.
+// captures. A capture after another starts with a sample at least
+// 1/Rate later in the host's time than the other's last one: the page
+// could show no more. It never sleeps in the ring (the host's thread
+// would then wake it each cycle) and never waits for a client.
 func (sc *Scope) read() {
 	defer sc.s.wg.Done()
 	poll := cmp.Or(sc.s.o.Poll, minPoll)
@@ -702,10 +705,10 @@ func (sc *Scope) read() {
 		edge     scope.Edge
 		proj     []uint64
 		waited   int
-		rearmAt  time.Time
+		rearmAt  int64 // host time (ns) a new capture may start
 		reported error
 	)
-	holdoff := time.Second / time.Duration(sc.s.o.Rate)
+	holdoff := int64(time.Second) / int64(sc.s.o.Rate)
 	// drain reads the ring once, under readMu: wire closes src only
 	// between two drains, and the next one sees the new gen.
 	drain := func() {
@@ -715,7 +718,7 @@ func (sc *Scope) read() {
 		running := sc.running
 		if sc.gen != gen {
 			gen, src, cfg, chans, edge = sc.gen, sc.src, sc.cfg, sc.chans, sc.edge
-			capt, waited, rearmAt = nil, 0, time.Time{}
+			capt, waited, rearmAt = nil, 0, math.MinInt64
 			if sc.s.o.Poll == 0 && sc.s.o.SamplerCh < 0 {
 				if d := pollPeriod(time.Duration(sc.period), sc.s.o.Depth, sc.s.o.Rate); d != poll {
 					poll = d
@@ -751,7 +754,7 @@ func (sc *Scope) read() {
 				sc.fail(gen, err)
 				break
 			}
-			if !running || capt == nil || time.Now().Before(rearmAt) {
+			if !running || capt == nil || smp.Time < rearmAt {
 				continue // drain while stopped or holding off
 			}
 			for i, c := range chans {
@@ -781,7 +784,7 @@ func (sc *Scope) read() {
 				continue
 			}
 			capt, waited = newCapture(cfg, chans, edge), 0
-			rearmAt = time.Now().Add(holdoff)
+			rearmAt = smp.Time + holdoff
 		}
 	}
 	for {
@@ -851,9 +854,8 @@ func (sc *Scope) publish(gen uint64, c *scope.Capture, cfg ScopeConfig, chans []
 	sc.s.hub.broadcastCapture(msgs)
 }
 
-// captureMessages encodes a capture for the page: a header, the rows in
-// batches (cycle, seconds from the trigger, each channel's value as a
-// number, null for NaN and infinities), and an end.
+// captureMessages encodes a capture for the page: a JSON header, the
+// rows in binary batches (rowsMessage) and a JSON end.
 func captureMessages(seq int, c *scope.Capture, cfg ScopeConfig, chans []channel, period int64) [][]byte {
 	names, types := traceNames(chans), make([]string, len(chans))
 	for i, ch := range chans {
@@ -866,48 +868,42 @@ func captureMessages(seq int, c *scope.Capture, cfg ScopeConfig, chans []channel
 	}
 	t0 := c.Rows[max(c.Fired, 0)].Time
 	for off := 0; off < len(c.Rows); off += batchRows {
-		rows := c.Rows[off:min(off+batchRows, len(c.Rows))]
-		b := make([]byte, 0, 64+len(rows)*(32+24*len(chans))) // about a row's digits: no regrowth
-		b = fmt.Appendf(b, `{"type":"rows","seq":%d,"offset":%d,"cycle":[`, seq, off)
-		for i, r := range rows {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendUint(b, r.Cycle, 10)
-		}
-		b = append(b, `],"t":[`...)
-		for i, r := range rows {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendNumber(b, float64(r.Time-t0)/1e9)
-		}
-		b = append(b, `],"v":[`...)
-		for k, ch := range chans {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '[')
-			for i, r := range rows {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendNumber(b, scope.Value(ch.Type, r.Values[k]))
-			}
-			b = append(b, ']')
-		}
-		b = append(b, "]}"...)
-		msgs = append(msgs, b)
+		msgs = append(msgs, rowsMessage(seq, off, c.Rows[off:min(off+batchRows, len(c.Rows))], t0, chans))
 	}
 	return append(msgs, mustJSON(map[string]any{"type": "end", "seq": seq}))
 }
 
-// appendNumber writes v as JSON: null for NaN and infinities.
-func appendNumber(b []byte, v float64) []byte {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return append(b, "null"...)
+// Binary rows messages. Every other message is a JSON object, which
+// starts with '{'; a rows message starts with rowsKind.
+const (
+	rowsKind   = 1
+	rowsHeader = 24 // bytes before the columns: a multiple of 8
+)
+
+// rowsMessage encodes rows (offset off in capture seq) as one binary
+// WebSocket message, little-endian: six uint32 (rowsKind, seq, off, the
+// rows n, the channels k, 0), then n float64 cycles, n float64 seconds
+// from the trigger (time t0), and n float64 values of each channel
+// (NaN and infinities as they are). It is a copy, not a formatting: a
+// capture streamed as JSON numbers cost halweb most of its CPU time.
+func rowsMessage(seq, off int, rows []scope.Row, t0 int64, chans []channel) []byte {
+	n := len(rows)
+	b := make([]byte, rowsHeader, rowsHeader+8*n*(2+len(chans)))
+	for i, v := range [...]uint32{rowsKind, uint32(seq), uint32(off), uint32(n), uint32(len(chans))} {
+		binary.LittleEndian.PutUint32(b[4*i:], v)
 	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
+	for _, r := range rows {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Cycle)))
+	}
+	for _, r := range rows {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(r.Time-t0)/1e9))
+	}
+	for k, ch := range chans {
+		for _, r := range rows {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(scope.Value(ch.Type, r.Values[k])))
+		}
+	}
+	return b
 }
 
 // Handlers.

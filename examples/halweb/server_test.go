@@ -311,8 +311,11 @@ func dialWS(ctx context.Context, ts *httptest.Server, origin string) (*websocket
 func readUntil(t *testing.T, ctx context.Context, c *websocket.Conn, typ string) map[string]any {
 	t.Helper()
 	for {
-		_, b, err := c.Read(ctx)
+		kind, b, err := c.Read(ctx)
 		require.NoError(t, err)
+		if kind == websocket.MessageBinary {
+			continue // a capture's rows
+		}
 		var m map[string]any
 		require.NoError(t, json.Unmarshal(b, &m))
 		if m["type"] == typ {
@@ -826,14 +829,16 @@ func (c *recordedConn) Write(b []byte) (int, error) {
 // of its whole length.
 func TestLongMessageWrittenInBoundedWrites(t *testing.T) {
 	t.Parallel()
-	msg := bytes.Repeat([]byte("0123456789,"), 30000) // 330 kB
+	msg := append([]byte(`{"n":"`), bytes.Repeat([]byte("0123456789,"), 30000)...) // 330 kB
+	msg = append(msg, `"}`...)
+	rows := append([]byte{rowsKind}, msg[1:]...) // not JSON: binary
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 		if err != nil {
 			return
 		}
 		defer conn.CloseNow()
-		if writeMessage(r.Context(), conn, msg) == nil {
+		if writeMessage(r.Context(), conn, msg) == nil && writeMessage(r.Context(), conn, rows) == nil {
 			conn.Read(r.Context()) // until the client closes
 		}
 	}))
@@ -851,6 +856,10 @@ func TestLongMessageWrittenInBoundedWrites(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, websocket.MessageText, typ)
 	assert.Equal(t, msg, got, "one message, whole")
+	typ, got, err = conn.Read(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, websocket.MessageBinary, typ, "what is not JSON")
+	assert.Equal(t, rows, got, "one message, whole")
 	conn.Close(websocket.StatusNormalClosure, "")
 	rec.mu.Lock()
 	defer rec.mu.Unlock()

@@ -274,26 +274,47 @@ function showScopeState(st) {
   }
 }
 
-// Captures: a header, rows in batches, an end.
+// Captures: a JSON header, rows in binary batches (onRows), a JSON end.
 function onCapture(m) {
   if (m.type === "capture") {
     state.building = { seq: m.seq, names: m.names, types: m.types, fired: m.fired, total: m.total,
       periodNs: m.periodNs, config: m.config, gaps: m.gaps, cycle: [], t: [], v: m.names.map(() => []) };
-  } else if (m.type === "rows") {
-    const b = state.building;
-    if (!b || b.seq !== m.seq) return;
-    b.cycle.push(...m.cycle);
-    b.t.push(...m.t);
-    m.v.forEach((col, k) => b.v[k].push(...col));
   } else if (m.type === "end") {
     const b = state.building;
-    if (!b || b.seq !== m.seq) return;
+    if (!b || b.seq !== m.seq || b.cycle.length !== b.total) return;
     state.building = null;
     state.capture = b;
     state.lastSeq = b.seq;
     const st = state.scopeState;
     $("scope-state").textContent = (st && !st.running ? "stopped" : "triggered") + " (capture " + b.seq + ")";
     draw();
+  }
+}
+
+// onRows adds a binary rows message to the capture being built: six
+// little-endian uint32 (kind 1, seq, offset, rows n, channels k, 0), then
+// n float64 cycles, n float64 seconds from the trigger and n float64
+// values per channel. A value that is not finite becomes null (a gap).
+// A message out of order or of another size drops the capture.
+function onRows(buf) {
+  const b = state.building;
+  if (!b || buf.byteLength < 24) return;
+  const d = new DataView(buf);
+  const seq = d.getUint32(4, true), off = d.getUint32(8, true), n = d.getUint32(12, true), k = d.getUint32(16, true);
+  if (d.getUint32(0, true) !== 1 || seq !== b.seq) return;
+  if (off !== b.cycle.length || k !== b.v.length || buf.byteLength !== 24 + 8 * n * (2 + k)) {
+    state.building = null;
+    return;
+  }
+  let p = 24;
+  for (let i = 0; i < n; i++, p += 8) b.cycle.push(d.getFloat64(p, true));
+  for (let i = 0; i < n; i++, p += 8) b.t.push(d.getFloat64(p, true));
+  for (let c = 0; c < k; c++) {
+    const col = b.v[c];
+    for (let i = 0; i < n; i++, p += 8) {
+      const v = d.getFloat64(p, true);
+      col.push(Number.isFinite(v) ? v : null);
+    }
   }
 }
 
@@ -384,7 +405,9 @@ function connect() {
     $("conn").className = "bad";
     setTimeout(connect, 2000);
   };
+  ws.binaryType = "arraybuffer";
   ws.onmessage = (ev) => {
+    if (ev.data instanceof ArrayBuffer) { onRows(ev.data); return; }
     let m;
     try { m = JSON.parse(ev.data); } catch (e) { return; }
     switch (m.type) {
@@ -392,7 +415,7 @@ function connect() {
       case "state": showScopeState(m); break;
       case "watch": renderWatch(m.values); break;
       case "host": $("host").textContent = "host gone"; break;
-      case "capture": case "rows": case "end": onCapture(m); break;
+      case "capture": case "end": onCapture(m); break;
     }
   };
 }
