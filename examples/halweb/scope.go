@@ -881,8 +881,8 @@ const (
 )
 
 // rowsMessage encodes rows (offset off in capture seq) as one binary
-// WebSocket message, little-endian: six uint32 (rowsKind, seq, off, the
-// rows n, the channels k, 0), then n float64 cycles, n float64 seconds
+// WebSocket message, little-endian: six uint32 (rowsKind, seq modulo
+// 2^32, off, the rows n, the channels k, 0), then n float64 cycles, n float64 seconds
 // from the trigger (time t0), and n float64 values of each channel
 // (NaN and infinities as they are). It is a copy, not a formatting: a
 // capture streamed as JSON numbers cost halweb most of its CPU time.

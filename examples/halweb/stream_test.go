@@ -33,7 +33,7 @@ func decodeRows(c *streamed, b []byte) error {
 		return errShort
 	}
 	u := func(i int) int { return int(binary.LittleEndian.Uint32(b[4*i:])) }
-	if u(0) != rowsKind || u(1) != c.seq || u(2) != len(c.cycle) || u(4) != len(c.v) ||
+	if u(0) != rowsKind || u(1) != int(uint32(c.seq)) || u(2) != len(c.cycle) || u(4) != len(c.v) ||
 		len(b) != rowsHeader+8*u(3)*(2+u(4)) {
 		return errShort
 	}

@@ -301,7 +301,7 @@ function onRows(buf) {
   if (!b || buf.byteLength < 24) return;
   const d = new DataView(buf);
   const seq = d.getUint32(4, true), off = d.getUint32(8, true), n = d.getUint32(12, true), k = d.getUint32(16, true);
-  if (d.getUint32(0, true) !== 1 || seq !== b.seq) return;
+  if (d.getUint32(0, true) !== 1 || seq !== b.seq >>> 0) return; // seq modulo 2^32
   if (off !== b.cycle.length || k !== b.v.length || buf.byteLength !== 24 + 8 * n * (2 + k)) {
     state.building = null;
     return;
