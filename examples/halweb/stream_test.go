@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -95,26 +96,33 @@ func readCaptures(t *testing.T, ctx context.Context, c *websocket.Conn, n int) [
 	return out
 }
 
+// streamScope serves a sim host (Options changed by mod), opens a page's
+// WebSocket on it and applies cfg to the scope.
+func streamScope(t *testing.T, mod func(*Options), cfg ScopeConfig) (*simHost, *Server, *httptest.Server, context.Context, *websocket.Conn) {
+	t.Helper()
+	host := newSimHost(t)
+	s, ts, _ := serve(t, host, mod)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	conn, _, err := dialWS(ctx, ts, "")
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.CloseNow() })
+	conn.SetReadLimit(-1)
+	readUntil(t, ctx, conn, "hello")
+	code, body := call(t, ts, "POST", "/api/scope", testToken, cfg)
+	require.Equal(t, http.StatusOK, code, body)
+	return host, s, ts, ctx, conn
+}
+
 // A capture reaches the page as binary rows that hold exactly what the
 // CSV export holds: cycles, seconds from the trigger, values. Before,
 // the rows went as JSON numbers, whose formatting was most of halweb's
 // CPU time while a page watched a fast thread.
 func TestCaptureStreamIsTheExport(t *testing.T) {
-	host := newSimHost(t)
-	s, ts, _ := serve(t, host, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, _, err := dialWS(ctx, ts, "")
-	require.NoError(t, err)
-	defer conn.CloseNow()
-	conn.SetReadLimit(-1)
-	readUntil(t, ctx, conn, "hello")
-
 	cfg := scopeConfig
 	cfg.Mode = "single"
 	cfg.Samples = batchRows + 100 // two rows messages
-	code, body := call(t, ts, "POST", "/api/scope", testToken, cfg)
-	require.Equal(t, http.StatusOK, code, body)
+	host, s, ts, ctx, conn := streamScope(t, nil, cfg)
 	records := captureCSV(t, host, s, ts)[1:]
 	got := readCaptures(t, ctx, conn, 1)[0]
 
@@ -139,20 +147,9 @@ func TestCaptureStreamIsTheExport(t *testing.T) {
 // thread run faster than real time (the sim flavor, or a burst read
 // from the ring) gave fewer captures and gaps of any length.
 func TestCaptureHoldOffIsHostTime(t *testing.T) {
-	host := newSimHost(t)
-	s, ts, _ := serve(t, host, func(o *Options) { o.Rate = 20 })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, _, err := dialWS(ctx, ts, "")
-	require.NoError(t, err)
-	defer conn.CloseNow()
-	conn.SetReadLimit(-1)
-	readUntil(t, ctx, conn, "hello")
-
 	cfg := scopeConfig
 	cfg.Mode = "auto"
-	code, body := call(t, ts, "POST", "/api/scope", testToken, cfg)
-	require.Equal(t, http.StatusOK, code, body)
+	host, s, _, ctx, conn := streamScope(t, func(o *Options) { o.Rate = 20 }, cfg)
 	rttest.WaitFor(t, "a first capture", func() bool {
 		require.NoError(t, host.clock.RunCycles(host.th.Task(), 20))
 		return s.scope.status().Seq > 0
