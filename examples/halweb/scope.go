@@ -882,10 +882,11 @@ const (
 
 // rowsMessage encodes rows (offset off in capture seq) as one binary
 // WebSocket message, little-endian: six uint32 (rowsKind, seq modulo
-// 2^32, off, the rows n, the channels k, 0), then n float64 cycles, n float64 seconds
-// from the trigger (time t0), and n float64 values of each channel
-// (NaN and infinities as they are). It is a copy, not a formatting: a
-// capture streamed as JSON numbers cost halweb most of its CPU time.
+// 2^32, off, the rows n, the channels k, 0), then n float64 cycles, n
+// float64 seconds from the trigger (time t0), and n float64 values of
+// each channel (NaN and infinities as they are). The values are copied,
+// not formatted: as JSON numbers they took most of halweb's CPU time
+// (docs/HALWEB.md).
 func rowsMessage(seq, off int, rows []scope.Row, t0 int64, chans []channel) []byte {
 	n := len(rows)
 	b := make([]byte, rowsHeader, rowsHeader+8*n*(2+len(chans)))
