@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -31,12 +32,12 @@ type streamed struct {
 // refusing what onRows refuses.
 func decodeRows(c *streamed, b []byte) error {
 	if len(b) < rowsHeader {
-		return errShort
+		return errRefused
 	}
 	u := func(i int) int { return int(binary.LittleEndian.Uint32(b[4*i:])) }
 	if u(0) != rowsKind || u(1) != int(uint32(c.seq)) || u(2) != len(c.cycle) || u(4) != len(c.v) ||
 		len(b) != rowsHeader+8*u(3)*(2+u(4)) {
-		return errShort
+		return errRefused
 	}
 	n, p := u(3), rowsHeader
 	f := func() float64 { p += 8; return math.Float64frombits(binary.LittleEndian.Uint64(b[p-8:])) }
@@ -54,11 +55,7 @@ func decodeRows(c *streamed, b []byte) error {
 	return nil
 }
 
-type streamError string
-
-func (e streamError) Error() string { return string(e) }
-
-const errShort = streamError("a rows message the page would refuse")
+var errRefused = errors.New("a rows message the page would refuse")
 
 // readCaptures reads the WebSocket until it has n whole captures.
 func readCaptures(t *testing.T, ctx context.Context, c *websocket.Conn, n int) []*streamed {
