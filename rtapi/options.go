@@ -108,9 +108,10 @@ type Options struct {
 	// RuntimeGuard keeps real-time tasks on time in a Go process that
 	// allocates, and bounds the Go runtime's livelocks: each task holds a
 	// P of its own while tasks run, the process's other threads run at
-	// SCHED_FIFO 1 until they keep a CPU busy, and a guard process demotes
-	// a task thread that keeps its CPU without a break (docs/GC.md, "The
-	// runtime guard"). Auto: on for real-time flavors, with a warning when
+	// SCHED_FIFO 1 until they keep a CPU busy (the processes it starts
+	// meanwhile start SCHED_OTHER), and a guard process demotes a task
+	// thread that keeps its CPU without a break (docs/GC.md, "The runtime
+	// guard"). Auto: on for real-time flavors, with a warning when
 	// the guard process cannot start; On: Start fails then; Off: none of
 	// it, for measurements (TaskSpec.Watchdog still applies).
 	RuntimeGuard Toggle

@@ -26,11 +26,14 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// The roles no test plays: TestTaskNeverOnMainThread's and
-	// TestVanillaFIFOWithoutPermission's children.
+	// The roles no test plays: TestTaskNeverOnMainThread's,
+	// TestVanillaFIFOWithoutPermission's and TestRuntimeFIFONotInherited's
+	// children.
 	switch role := rttest.ChildRole(); role {
 	case "mainthread", "unprivileged":
 		os.Exit(child(role))
+	case "policy":
+		os.Exit(childPolicy())
 	}
 	os.Exit(rttest.Main(m)) // m.Run, then a line counting the skipped privileged tests
 }

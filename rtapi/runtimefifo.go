@@ -42,8 +42,8 @@ type fifoBoard struct {
 var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime}
 
 // add counts the task on thread tid; the first raises every SCHED_OTHER
-// thread of the process to SCHED_FIFO 1. It returns the first error; the
-// threads it could raise stay raised.
+// thread of the process to SCHED_FIFO 1 (raise). It returns the first
+// error; the threads it could raise stay raised.
 func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -61,7 +61,12 @@ func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 	return b.raise()
 }
 
-// raise sets every SCHED_OTHER thread to SCHED_FIFO 1. Under mu.
+// raise sets every SCHED_OTHER thread to SCHED_FIFO 1, reset on fork: a
+// process the program starts (a scraper, a loadusr component) starts
+// SCHED_OTHER, as it would have without the tasks, rather than hog a CPU
+// at FIFO 1 outside the valve and keep the program's FIFO 1 threads off
+// it. A thread a raised thread makes starts SCHED_OTHER too; the next
+// tick's reraise raises it. Under mu.
 func (b *fifoBoard) raise() error {
 	var first error
 	err := b.settle(func(t int) bool {
@@ -71,7 +76,7 @@ func (b *fifoBoard) raise() error {
 		if p, _, err := b.get(t); err != nil || p != sys.SchedOther {
 			return false // gone, or a task's or the watchdog's
 		}
-		if err := b.set(t, sys.SchedFIFO, 1); err != nil {
+		if err := b.set(t, sys.SchedFIFO|sys.ResetOnFork, 1); err != nil {
 			if first == nil {
 				first = err
 			}
@@ -190,9 +195,8 @@ func (b *fifoBoard) check() bool {
 	return true
 }
 
-// reraise raises threads made since the last pass: those made by a task's
-// thread (reset on fork), or by the runtime's template thread made by one,
-// start SCHED_OTHER. Not after the valve tripped.
+// reraise raises threads made since the last pass: a raised thread's
+// (reset on fork) start SCHED_OTHER. Not after the valve tripped.
 func (b *fifoBoard) reraise() {
 	b.mu.Lock()
 	defer b.mu.Unlock()

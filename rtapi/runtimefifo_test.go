@@ -22,6 +22,7 @@ type fakeThreads struct {
 	policy map[int]sys.Policy
 	prio   map[int]int
 	sets   int
+	reset  int             // sets with ResetOnFork
 	cpu    map[int32]int64 // CPU time by clock: sys.ProcessClock, sys.ThreadClock(tid)
 }
 
@@ -31,7 +32,10 @@ func (f *fakeThreads) board() *fifoBoard {
 			if _, ok := f.policy[tid]; !ok {
 				return errors.New("no such thread")
 			}
-			f.policy[tid], f.prio[tid] = p, prio
+			if p&sys.ResetOnFork != 0 {
+				f.reset++
+			}
+			f.policy[tid], f.prio[tid] = p&^sys.ResetOnFork, prio // as sched_getattr reports it
 			f.sets++
 			return nil
 		},
@@ -66,7 +70,8 @@ func TestFifoBoardRaisesOtherThreadsWhileTasksRun(t *testing.T) {
 	require.NoError(t, b.add(10, nil))
 	require.Equal(t, map[int]sys.Policy{1: sys.SchedFIFO, 2: sys.SchedFIFO, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 99: sys.SchedFIFO}, f.policy)
 	require.Equal(t, [3]int{1, 1, 80}, [3]int{f.prio[1], f.prio[2], f.prio[10]})
-	f.policy[3], f.prio[3] = sys.SchedFIFO, 1 // a thread the runtime made since: inherited
+	require.Equal(t, 2, f.reset, "raised reset on fork: the program's children start SCHED_OTHER")
+	f.policy[3], f.prio[3] = sys.SchedFIFO, 1 // a thread a later pass raised
 	sets := f.sets
 	require.NoError(t, b.add(11, nil)) // a task at priority 1: counted, nothing set
 	require.Equal(t, sets, f.sets)
@@ -115,9 +120,8 @@ func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
 	for range extra {
 		made = append(made, <-tids)
 	}
-	// A thread made by a task's thread (reset on fork), or by the
-	// runtime's template thread made by one, starts SCHED_OTHER: the
-	// board's next tick raises it.
+	// A thread made by a raised thread starts SCHED_OTHER (reset on
+	// fork): the board's next tick raises it.
 	var why string
 	rttest.WaitFor(t, "every thread of the process at SCHED_FIFO", func() bool {
 		threads, err := sys.Threads()

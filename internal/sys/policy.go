@@ -18,6 +18,12 @@ const (
 	schedDeadline Policy = 6
 )
 
+// ResetOnFork, or'ed into a policy for SetScheduler, makes the processes
+// and threads the thread then makes start SCHED_OTHER at nice 0
+// (SCHED_RESET_ON_FORK): a real-time policy stays the thread's own.
+// Scheduler reports the policy without it.
+const ResetOnFork Policy = 0x40000000
+
 var policyNames = [...]string{SchedOther: "SCHED_OTHER", SchedFIFO: "SCHED_FIFO", SchedRR: "SCHED_RR",
 	schedBatch: "SCHED_BATCH", SchedIdle: "SCHED_IDLE", schedDeadline: "SCHED_DEADLINE"}
 

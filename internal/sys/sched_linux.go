@@ -32,7 +32,8 @@ func Threads() ([]int, error) {
 func Gettid() int { return unix.Gettid() }
 
 // SetScheduler sets the policy and priority of thread tid (0: the calling
-// thread); SchedOther takes priority 0. The thread's nice value is kept:
+// thread), with ResetOnFork or'ed in if wanted; SchedOther takes priority
+// 0. The thread's nice value is kept:
 // hence sched_setscheduler, as sched_setattr would reset it (and
 // sched_getattr reports nice 0 for a SCHED_FIFO thread).
 func SetScheduler(tid int, policy Policy, prio int) error {
@@ -40,7 +41,7 @@ func SetScheduler(tid int, policy Policy, prio int) error {
 	if prio < 0 || int(param.priority) != prio {
 		return os.NewSyscallError("sched_setscheduler", unix.EINVAL)
 	}
-	if (policy == SchedFIFO || policy == SchedRR) && prio >= FIFOPrioMin && prio <= FIFOPrioMax && denyRealTime.Load() {
+	if base := policy &^ ResetOnFork; (base == SchedFIFO || base == SchedRR) && prio >= FIFOPrioMin && prio <= FIFOPrioMax && denyRealTime.Load() {
 		// an invalid priority still gets the kernel's EINVAL
 		return os.NewSyscallError("sched_setscheduler", unix.EPERM)
 	}

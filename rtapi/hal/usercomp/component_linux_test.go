@@ -21,6 +21,7 @@ import (
 
 	"github.com/gortapi/gortapi/internal/errs"
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
 	"github.com/gortapi/gortapi/rtapi/hal"
 	"github.com/gortapi/gortapi/rtapi/hal/halctl"
@@ -32,9 +33,18 @@ import (
 //   - "joiner": usercomp.New("kid") from the environment, pin kid.out
 //     (float OUT) set to 4.5 and kid.in (float IN), ready; print
 //     "ready" and wait for SIGTERM (or SIGKILL);
-//   - "exit3": exit with status 3 without joining.
+//   - "exit3": exit with status 3 without joining;
+//   - "policy": print its thread's scheduling policy and priority.
 func TestMain(m *testing.M) {
 	switch rttest.ChildRole() {
+	case "policy":
+		p, prio, err := sys.Scheduler(0)
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(2)
+		}
+		fmt.Println(p, prio)
+		os.Exit(0)
 	case "joiner":
 		os.Exit(joiner())
 	case "exit3":

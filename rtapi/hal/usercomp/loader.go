@@ -29,8 +29,10 @@ import (
 //
 // loadusr starts PROGRAM, found on $PATH, with ARGS, this process's
 // standard output and error (Stdout, Stderr) and its environment plus
-// Env. -W waits until the component named after the program (its base
-// name up to the last dot: "halpanel" for "./halpanel.py") is ready,
+// Env, as an ordinary process (SCHED_OTHER: the SCHED_FIFO 1 of rtapi's
+// runtime guard is the host's threads' only). -W waits until the
+// component named after the program (its base name up to the last dot:
+// "halpanel" for "./halpanel.py") is ready,
 // -Wn NAME (-W -n NAME) until NAME is; a program that exits first is an
 // error. -w waits until the program exits: a non-zero status is an error
 // unless -i, a signal always. waitusr waits until user component NAME is
