@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,12 +174,33 @@ func runPtsematest(t *tools, dir string, prio, cpu int, interval, d time.Duratio
 // and load children; the one argument is their childSpec as JSON.
 const childRole = "latency-bench"
 
+// childGrace is how long past its run a measuring child may take to end.
+var childGrace = 30 * time.Second
+
+// errChildHung is measure's error for a child that did not end in time;
+// hungOutput gets its output.
+var (
+	errChildHung           = errors.New("did not end in time")
+	hungOutput   io.Writer = os.Stderr
+)
+
 // measure runs a child of this program for spec (JSON), which should
-// end by itself after d.
+// end by itself after d. A child still running childGrace later is sent
+// SIGQUIT, which makes a Go program print its goroutines' stacks and
+// exit (SIGKILL 10 s later if not): its output, stacks included, goes to
+// standard error, and the error is errChildHung.
 func measure(d time.Duration, spec string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), d+30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), d+childGrace)
 	defer cancel()
-	return reexec.CommandContext(ctx, childRole, spec).CombinedOutput()
+	cmd := reexec.CommandContext(ctx, childRole, spec)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGQUIT) }
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		fmt.Fprintf(hungOutput, "latency-bench: a child did not end within %v of its run; its output:\n%s\n", childGrace, out)
+		return out, fmt.Errorf("%w (%v past its run; its stacks are on standard error): %w", errChildHung, childGrace, err)
+	}
+	return out, err
 }
 
 // runTool runs a measuring tool that should end by itself after d.
