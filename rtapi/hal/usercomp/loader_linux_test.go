@@ -3,14 +3,12 @@ package usercomp
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/gortapi/gortapi/internal/reexec"
 	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi"
@@ -80,9 +78,8 @@ func TestLoadusrStartsSchedOther(t *testing.T) {
 		return true
 	})
 	out.Reset()
-	self, err := os.Executable()
-	require.NoError(t, err)
-	l.Env = []string{reexec.Env + "=policy"}
-	run("loadusr -w " + self)
+	child := rttest.Child("policy") // this test binary in the role, run by loadusr
+	l.Env = child.Env
+	run("loadusr -w " + child.Path)
 	require.Equal(t, "SCHED_OTHER 0", strings.TrimSpace(out.String()), "the program's policy and priority")
 }
