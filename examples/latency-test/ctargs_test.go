@@ -310,6 +310,29 @@ func TestCyclictestLoops(t *testing.T) {
 	}
 }
 
+// negativeLatency matches a thread line of cyclictest's with a negative
+// figure, which no wake-up can have.
+var negativeLatency = regexp.MustCompile(`(?m)^T:.*(Act|Max|Min): *-\d`)
+
+// runCyclictest runs cyclictest with args and returns its output. A
+// thread line with a negative latency is cyclictest's own glitch (seen
+// once in CI with -x, its POSIX timers: "Act: -565 Avg:8485502273906394112
+// Max: -508", a layout no correct run has): the run is repeated, up to
+// three times in all.
+func runCyclictest(t *testing.T, bin string, args []string) []byte {
+	t.Helper()
+	for try := 1; ; try++ {
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("cyclictest %q: %v", args, err)
+		}
+		if !negativeLatency.Match(out) || try == 3 {
+			return out
+		}
+		t.Logf("cyclictest %q measured a negative latency, run again:\n%s", args, out)
+	}
+}
+
 // TestCyclictestLiveParity runs the real cyclictest and latency-test with
 // the same cyclictest command lines and compares the layout line by line,
 // each thread's priority and interval exactly, and with -a or -S the CPU
@@ -349,10 +372,7 @@ func TestCyclictestLiveParity(t *testing.T) {
 			dir := t.TempDir()
 			wantJSON, gotJSON = filepath.Join(dir, "cyclictest.json"), filepath.Join(dir, "latency-test.json")
 		}
-		want, err := exec.Command(bin, withJSON(args, wantJSON)...).Output()
-		if err != nil {
-			t.Fatalf("cyclictest %q: %v", args, err)
-		}
+		want := runCyclictest(t, bin, withJSON(args, wantJSON))
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), withJSON(args, gotJSON), &stdout, &stderr); code != exitOK {
 			t.Fatalf("%q: exit %d: %s", args, code, stderr.String())
@@ -481,5 +501,18 @@ func TestLinuxCNCForm(t *testing.T) {
 	table := regexp.MustCompile(`(?m)^ *Max Interval \(ns\) +Max Jitter \(ns\) +Last interval \(ns\)\n +Servo thread \(1ms\): +1000000 +0 +1000000\n +Base thread \(25µs\): +25000 +0 +25000$`)
 	if !table.MatchString(stdout.String()) {
 		t.Errorf("no LinuxCNC table (sim: exact intervals):\n%s", stdout.String())
+	}
+}
+
+// runCyclictest's check matches the glitch CI met and no correct line.
+func TestNegativeLatencyMatchesTheGlitch(t *testing.T) {
+	glitch := "# /dev/cpu_dma_latency set to 0us\n" +
+		"T: 0 (26952) P:80 I:500 C:     50 Min:     31 Act:   35 Avg:   38 Max:      84\n" +
+		"T: 1 (26953) P:79 I:600 C:     50 Min:     30 Act: -565 Avg:8485502273906394112 Max:    -508\n"
+	if !negativeLatency.MatchString(glitch) {
+		t.Error("the glitch is not matched")
+	}
+	if good := strings.Join(strings.Split(glitch, "\n")[:2], "\n"); negativeLatency.MatchString(good) {
+		t.Errorf("a correct run is matched: %q", good)
 	}
 }
