@@ -61,8 +61,8 @@ func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 	return b.raise()
 }
 
-// raise sets every SCHED_OTHER thread to SCHED_FIFO 1, reset on fork: a
-// process the program starts (a scraper, a loadusr component) starts
+// raise sets every SCHED_OTHER thread to SCHED_FIFO 1, reset on fork
+// (sys.SetScheduler): a process the program starts (a scraper, a loadusr component) starts
 // SCHED_OTHER, as it would have without the tasks, rather than hog a CPU
 // at FIFO 1 outside the valve and keep the program's FIFO 1 threads off
 // it. A thread a raised thread makes starts SCHED_OTHER too; the next
@@ -76,7 +76,7 @@ func (b *fifoBoard) raise() error {
 		if p, _, err := b.get(t); err != nil || p != sys.SchedOther {
 			return false // gone, or a task's or the watchdog's
 		}
-		if err := b.set(t, sys.SchedFIFO|sys.ResetOnFork, 1); err != nil {
+		if err := b.set(t, sys.SchedFIFO, 1); err != nil {
 			if first == nil {
 				first = err
 			}

@@ -22,7 +22,6 @@ type fakeThreads struct {
 	policy map[int]sys.Policy
 	prio   map[int]int
 	sets   int
-	reset  int             // sets with ResetOnFork
 	cpu    map[int32]int64 // CPU time by clock: sys.ProcessClock, sys.ThreadClock(tid)
 }
 
@@ -32,10 +31,7 @@ func (f *fakeThreads) board() *fifoBoard {
 			if _, ok := f.policy[tid]; !ok {
 				return errors.New("no such thread")
 			}
-			if p&sys.ResetOnFork != 0 {
-				f.reset++
-			}
-			f.policy[tid], f.prio[tid] = p&^sys.ResetOnFork, prio // as sched_getattr reports it
+			f.policy[tid], f.prio[tid] = p, prio
 			f.sets++
 			return nil
 		},
@@ -70,7 +66,6 @@ func TestFifoBoardRaisesOtherThreadsWhileTasksRun(t *testing.T) {
 	require.NoError(t, b.add(10, nil))
 	require.Equal(t, map[int]sys.Policy{1: sys.SchedFIFO, 2: sys.SchedFIFO, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 99: sys.SchedFIFO}, f.policy)
 	require.Equal(t, [3]int{1, 1, 80}, [3]int{f.prio[1], f.prio[2], f.prio[10]})
-	require.Equal(t, 2, f.reset, "raised reset on fork: the program's children start SCHED_OTHER")
 	f.policy[3], f.prio[3] = sys.SchedFIFO, 1 // a thread a later pass raised
 	sets := f.sets
 	require.NoError(t, b.add(11, nil)) // a task at priority 1: counted, nothing set

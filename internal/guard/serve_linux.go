@@ -232,7 +232,7 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 		nv, nvOK = g.readVoluntary(w.status)
 	}
 	if w.timeout > 0 && g.runaway(w, ran, now) {
-		errno := setScheduler(w.tid, int(sys.SchedOther), 0)
+		errno := setWatched(w.tid, sys.SchedOther, 0)
 		g.send(record{op: evFault, tid: uint32(w.tid), arg: uint32(errno), value: now - w.lastProgress, value2: w.lastCycles})
 		return false // demoted for good: off the table, never restored
 	}
@@ -242,13 +242,13 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	before := w.ran
 	switch w.observe(ran, pcount, state, nv, nvOK, now, stalled) {
 	case demote:
-		if setScheduler(w.tid, int(sys.SchedOther), 0) != 0 {
+		if setWatched(w.tid, sys.SchedOther, 0) != 0 {
 			w.demoted = false
 			break
 		}
 		g.send(record{op: evDemoted, tid: uint32(w.tid), value: int64(ran - before)})
 	case restore:
-		errno := setScheduler(w.tid, int(sys.SchedFIFO), w.prio)
+		errno := setWatched(w.tid, sys.SchedFIFO, w.prio)
 		g.send(record{op: evRestored, tid: uint32(w.tid), arg: uint32(errno)})
 		// A watchdog that faulted the thread, or a task that ended,
 		// unwatched it before demoting it for good: read that now, not to
@@ -257,7 +257,7 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 		tid := w.tid
 		g.commands()
 		if g.find(tid) < 0 {
-			setScheduler(tid, int(sys.SchedOther), 0)
+			setWatched(tid, sys.SchedOther, 0)
 		}
 	}
 	return true
@@ -496,6 +496,13 @@ func errnoOf(err error) unix.Errno {
 		return e
 	}
 	return unix.EIO
+}
+
+// setWatched sets a watched thread's policy reset on fork, as its
+// process set it (sys.SetScheduler): without CAP_SYS_NICE a change that
+// would clear the flag is refused.
+func setWatched(tid int, policy sys.Policy, prio int) unix.Errno {
+	return setScheduler(tid, int(policy|sys.ResetOnFork), prio)
 }
 
 func setScheduler(tid int, policy, prio int) unix.Errno {

@@ -140,3 +140,21 @@ func TestAllowedCPUs(t *testing.T) {
 	require.NoError(t, nerr)
 	require.Equal(t, allowed, narrowed)
 }
+
+// Every policy SetScheduler sets is reset on fork, so that a process the
+// thread starts never inherits a real-time policy, and a later change
+// never has to clear the flag (EPERM without CAP_SYS_NICE, which an
+// rtprio-limit user lacks); Scheduler reports the bare policy.
+func TestSetSchedulerResetsOnFork(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	require.NoError(t, sys.SetScheduler(0, sys.SchedOther, 0))
+	attr, err := unix.SchedGetAttr(0, 0)
+	require.NoError(t, err)
+	require.NotZero(t, attr.Flags&unix.SCHED_FLAG_RESET_ON_FORK, "sched_getattr flags %#x", attr.Flags)
+	p, prio, err := sys.Scheduler(0)
+	require.NoError(t, err)
+	require.Equal(t, [2]any{sys.SchedOther, 0}, [2]any{p, prio})
+	// a thread the runtime may reuse afterwards: the flag is harmless there
+	require.NoError(t, sys.SetScheduler(0, sys.SchedOther, 0), "set again with the flag kept")
+}

@@ -18,10 +18,12 @@ const (
 	schedDeadline Policy = 6
 )
 
-// ResetOnFork, or'ed into a policy for SetScheduler, makes the processes
-// and threads the thread then makes start SCHED_OTHER at nice 0
-// (SCHED_RESET_ON_FORK): a real-time policy stays the thread's own.
-// Scheduler reports the policy without it.
+// ResetOnFork (SCHED_RESET_ON_FORK), or'ed into a policy given to
+// sched_setscheduler, makes the processes and threads the thread then
+// makes start SCHED_OTHER at nice 0: a real-time policy stays the
+// thread's own. Only CAP_SYS_NICE may clear it again, so a thread that
+// has it must keep it in every later change (SetScheduler always sets
+// it). Scheduler reports the policy without it.
 const ResetOnFork Policy = 0x40000000
 
 var policyNames = [...]string{SchedOther: "SCHED_OTHER", SchedFIFO: "SCHED_FIFO", SchedRR: "SCHED_RR",

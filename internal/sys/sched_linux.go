@@ -32,11 +32,13 @@ func Threads() ([]int, error) {
 func Gettid() int { return unix.Gettid() }
 
 // SetScheduler sets the policy and priority of thread tid (0: the calling
-// thread), with ResetOnFork or'ed in if wanted; SchedOther takes priority
-// 0. The thread's nice value is kept:
-// hence sched_setscheduler, as sched_setattr would reset it (and
+// thread), reset on fork (ResetOnFork): a process or thread it makes
+// starts SCHED_OTHER, so that no child of the program inherits a real-time
+// policy it set; SchedOther takes priority 0. The thread's nice value is
+// kept: hence sched_setscheduler, as sched_setattr would reset it (and
 // sched_getattr reports nice 0 for a SCHED_FIFO thread).
 func SetScheduler(tid int, policy Policy, prio int) error {
+	policy |= ResetOnFork // never cleared: without CAP_SYS_NICE that is EPERM
 	param := struct{ priority int32 }{int32(prio)}
 	if prio < 0 || int(param.priority) != prio {
 		return os.NewSyscallError("sched_setscheduler", unix.EINVAL)
