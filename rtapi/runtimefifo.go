@@ -62,11 +62,11 @@ func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 }
 
 // raise sets every SCHED_OTHER thread to SCHED_FIFO 1, reset on fork
-// (sys.SetScheduler): a process the program starts (a scraper, a loadusr component) starts
-// SCHED_OTHER, as it would have without the tasks, rather than hog a CPU
-// at FIFO 1 outside the valve and keep the program's FIFO 1 threads off
-// it. A thread a raised thread makes starts SCHED_OTHER too; the next
-// tick's reraise raises it. Under mu.
+// (sys.SetScheduler): a process the program starts (a scraper, a loadusr
+// component) starts SCHED_OTHER, as it would have without the tasks,
+// rather than hog a CPU at FIFO 1 outside the valve and keep the
+// program's FIFO 1 threads off it. A thread a raised thread makes starts
+// SCHED_OTHER too; the next tick's reraise raises it. Under mu.
 func (b *fifoBoard) raise() error {
 	var first error
 	err := b.settle(func(t int) bool {
