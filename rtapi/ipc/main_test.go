@@ -33,7 +33,9 @@ var testInstance = func() int {
 func shmOpts() shm.Options { return shm.Options{Instance: testInstance} }
 
 func TestMain(m *testing.M) {
-	if role := rttest.ChildRole(); role != "" {
+	if role := rttest.ChildRole(); role == "inversion" {
+		os.Exit(inversionChild(os.Args[1:]))
+	} else if role != "" {
 		key, _ := strconv.ParseUint(os.Getenv("IPC_KEY"), 10, 32)
 		seg, err := shm.Attach(shmOpts(), uint32(key))
 		if err != nil {

@@ -4,6 +4,8 @@ package ipc
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -331,15 +333,15 @@ func fifoOn(cpu, prio int) error {
 // CPU, runnable, for 2 ms, or the hog done. Without priority inheritance
 // the hog preempts low as soon as it is queued there, so low sees it only
 // done, and high waits for the whole spin; with it low runs at 30, sees
-// the hog waiting, and releases.
-func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Duration) (beforeHogDone bool, waited time.Duration) {
+// the hog waiting, and releases. Each runs on a thread of its own, never
+// the main one (goOnThread), which ends with it.
+func inversion(cpu int, lock, unlock func() error, hogFor time.Duration) (beforeHogDone bool, waited time.Duration, err error) {
 	defer debug.SetGCPercent(debug.SetGCPercent(-1)) // no stop-the-world while a thread is starved
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(8, runtime.GOMAXPROCS(0))))
 	var hogDone, hogTid atomic.Int64
 	held := make(chan error, 1)
 	lowDone := make(chan error, 1)
-	go func() { // low; its thread is discarded with the goroutine: it was SCHED_FIFO
-		runtime.LockOSThread()
+	goOnThread(func() { // low
 		if err := fifoOn(cpu, 10); err != nil {
 			held <- err
 			return
@@ -364,8 +366,10 @@ func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Dur
 			}
 		}
 		lowDone <- unlock()
-	}()
-	require.NoError(t, <-held)
+	})
+	if err := <-held; err != nil {
+		return false, 0, err
+	}
 	type result struct {
 		before bool
 		waited time.Duration
@@ -373,8 +377,7 @@ func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Dur
 	}
 	highTid := make(chan int, 1)
 	high := make(chan result, 1)
-	go func() { // high
-		runtime.LockOSThread()
+	goOnThread(func() { // high
 		if err := fifoOn(cpu, 30); err != nil {
 			highTid <- 0
 			high <- result{err: err}
@@ -391,14 +394,16 @@ func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Dur
 			r.err = err
 		}
 		high <- r
-	}()
-	tid := <-highTid
-	if tid != 0 {
-		rttest.WaitFor(t, "the high-priority thread blocked in lock", func() bool { return rttest.Asleep(tid) })
+	})
+	if tid := <-highTid; tid != 0 {
+		for deadline := time.Now().Add(rttest.WaitTimeout); !rttest.Asleep(tid); time.Sleep(100 * time.Microsecond) {
+			if time.Now().After(deadline) {
+				return false, 0, fmt.Errorf("the high-priority thread did not block in lock within %v", rttest.WaitTimeout)
+			}
+		}
 	}
 	hogExit := make(chan error, 1)
-	go func() { // medium: FIFO on the CPU it is on, then moved onto low's
-		runtime.LockOSThread()
+	goOnThread(func() { // medium: FIFO on the CPU it is on, then moved onto low's
 		if err := fifoOn(-1, 20); err != nil {
 			hogDone.Store(1)
 			hogExit <- err
@@ -420,12 +425,91 @@ func inversion(t *testing.T, cpu int, lock, unlock func() error, hogFor time.Dur
 		noGoPreempt(false)
 		hogDone.Store(1)
 		hogExit <- err
-	}()
+	})
 	r := <-high
-	require.NoError(t, r.err)
-	require.NoError(t, <-lowDone)
-	require.NoError(t, <-hogExit)
-	return r.before, r.waited
+	return r.before, r.waited, errors.Join(r.err, <-lowDone, <-hogExit)
+}
+
+// inversionChild is the "inversion" role: inversion with a PIMutex (args
+// "pi") or a Mutex ("plain") on CPU args[1], the hog spinning args[2]; it
+// prints "before=BOOL waited=NANOSECONDS" and returns the exit code.
+func inversionChild(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "inversion: want pi|plain CPU HOGFOR, got", args)
+		return 2
+	}
+	cpu, err1 := strconv.Atoi(args[1])
+	hogFor, err2 := time.ParseDuration(args[2])
+	if err := errors.Join(err1, err2); err != nil {
+		fmt.Fprintln(os.Stderr, "inversion:", err)
+		return 2
+	}
+	var before bool
+	var waited time.Duration
+	var err error
+	switch args[0] {
+	case "pi":
+		var m PIMutex
+		before, waited, err = inversion(cpu, m.Lock, m.Unlock, hogFor)
+	case "plain":
+		var m Mutex
+		before, waited, err = inversion(cpu, m.Lock, m.Unlock, hogFor)
+	default:
+		err = fmt.Errorf("no mutex %q", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "inversion:", err)
+		return 1
+	}
+	fmt.Printf("before=%t waited=%d\n", before, waited.Nanoseconds())
+	return 0
+}
+
+// inversionHang is how long inversionInChild lets a child run: the
+// scenario takes hogFor and a few milliseconds.
+var inversionHang = time.Minute
+
+// inversionInChild runs inversion in a fresh process (the role above),
+// so that no goroutine or runtime state of other tests shares it with the
+// starved threads. A child that outlives inversionHang is logged (its
+// threads' policy, priority, state and CPU times, then its goroutines
+// after a SIGQUIT) and killed, and the scenario runs once more: once, in
+// CI, the package hung 8 minutes with a FIFO 20 thread busy on one CPU
+// and a FIFO 10 one starved behind it, a state no run has repeated.
+func inversionInChild(t *testing.T, kind string, cpu int, hogFor time.Duration) (before bool, waited time.Duration) {
+	t.Helper()
+	for try := 1; ; try++ {
+		var out, errOut bytes.Buffer
+		cmd := rttest.Child("inversion", kind, strconv.Itoa(cpu), hogFor.String())
+		cmd.Env = append(cmd.Env, "GOTRACEBACK=system")
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		require.NoError(t, cmd.Start())
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err := <-exited:
+			require.NoError(t, err, "inversion %s child: %s", kind, errOut.String())
+			var ns int64
+			_, err = fmt.Sscanf(out.String(), "before=%t waited=%d", &before, &ns)
+			waited = time.Duration(ns)
+			require.NoError(t, err, "inversion %s child printed %q", kind, out.String())
+			return before, waited
+		case <-time.After(inversionHang):
+		}
+		threads := rttest.ThreadStates(cmd.Process.Pid)
+		_ = cmd.Process.Signal(unix.SIGQUIT)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		msg := fmt.Sprintf("inversion %s child, try %d, still ran after %v; its threads:\n%s\nits output:\n%s%s", kind, try, inversionHang, threads, out.String(), errOut.String())
+		if try == 2 {
+			t.Fatal(msg)
+		}
+		t.Log(msg)
+	}
 }
 
 // noGoPreempt blocks (block true) or unblocks the Go runtime's preemption
@@ -451,10 +535,8 @@ func TestPIMutexBoundsPriorityInversion(t *testing.T) {
 		t.Skip("needs 2 CPUs: one for the three real-time threads, one for the rest of the process")
 	}
 	const hogFor = 200 * time.Millisecond
-	var pm PIMutex
-	pi, piWait := inversion(t, cpus[len(cpus)-1], pm.Lock, pm.Unlock, hogFor)
-	var m Mutex
-	plain, plainWait := inversion(t, cpus[len(cpus)-1], m.Lock, m.Unlock, hogFor)
+	pi, piWait := inversionInChild(t, "pi", cpus[len(cpus)-1], hogFor)
+	plain, plainWait := inversionInChild(t, "plain", cpus[len(cpus)-1], hogFor)
 	t.Logf("high-priority wait behind a low-priority holder, a %v medium hog on the same CPU: PIMutex %v, Mutex %v", hogFor, piWait, plainWait)
 	assert.True(t, pi, "with PIMutex the waiter got the lock only after the hog was done: no priority inheritance")
 	assert.False(t, plain, "with Mutex the waiter got the lock before the hog was done: the inversion did not happen, so the test shows nothing")
