@@ -1,7 +1,11 @@
 package rttest
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"os"
+	"strings"
 	"syscall"
 	"unsafe"
 )
@@ -24,6 +28,29 @@ func emulator() string {
 	syscall.RawSyscall(syscall.SYS_TIMER_DELETE, uintptr(id), 0, 0)
 	if uint32(id)&qemuTimerMagicMask == qemuTimerMagic {
 		return fmt.Sprintf("qemu-user (timer_create returned qemu's timer id %#x)", uint32(id))
+	}
+	return ""
+}
+
+// tcgModel is the model name qemu's TCG gives its "max" CPU (qemu 7.2:
+// "QEMU TCG CPU version 2.5+"), the one CI's 386 guest runs on.
+const tcgModel = "QEMU TCG CPU"
+
+// cpuEmulator detects a machine whose CPU qemu emulates (TCG) by the
+// model name in cpuinfo.
+func cpuEmulator() string { return tcgIn("/proc/cpuinfo") }
+
+func tcgIn(cpuinfo string) string {
+	b, err := os.ReadFile(cpuinfo)
+	if err != nil {
+		return ""
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		name, value, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(name) == "model name" && strings.Contains(value, tcgModel) {
+			return "an emulated CPU (" + strings.TrimSpace(value) + ")"
+		}
 	}
 	return ""
 }

@@ -253,6 +253,24 @@ func SkipIfEmulated(t testing.TB, why string) {
 	}
 }
 
+// CPUEmulator names the CPU emulator the whole machine runs on (qemu's
+// TCG, as in CI's 386 guest), "" on a real or hardware-virtualised CPU.
+var CPUEmulator = sync.OnceValue(cpuEmulator)
+
+// SkipIfCPUTimeEmulated skips t, saying why, under a user-mode emulator
+// (Emulator) or on an emulated CPU (CPUEmulator): there a thread's CPU
+// time and its switches follow the emulator's threads, and a thread that
+// sleeps every millisecond can seem to run for several (no steal time is
+// accounted when a virtual CPU does not run). For a test that judges
+// threads by how long they ran without a switch.
+func SkipIfCPUTimeEmulated(t testing.TB, why string) {
+	t.Helper()
+	SkipIfEmulated(t, why)
+	if e := CPUEmulator(); e != "" {
+		t.Skip("cannot run on " + e + ": " + why)
+	}
+}
+
 var selfExec = sync.OnceValue(func() error {
 	return exec.Command(os.Args[0], "-test.run=^$", "-test.count=1").Run()
 })
