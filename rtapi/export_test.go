@@ -18,3 +18,8 @@ func AcceptTraceFSOf(t testing.TB, dir string) {
 	extraTraceMagic.Store(int64(st.Type))
 	t.Cleanup(func() { extraTraceMagic.Store(0) })
 }
+
+// SettledStatsReads counts t's Stats reads that raced a wake-up
+// wakeupTries times and settled for the last read (Late may then lag
+// Latency.Count by the wake-ups recorded meanwhile).
+func SettledStatsReads(t *Task) int64 { return t.stats.settled.Load() }

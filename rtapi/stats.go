@@ -22,6 +22,7 @@ type taskStats struct {
 	// wakeSeq is odd while a wake-up is recorded: its latency, late count
 	// and cause (TaskContext.recordWakeup; a one-writer seqlock).
 	wakeSeq     atomic.Uint64
+	settled     atomic.Int64 // wakeups' reads that settled for a raced one
 	latency     *hist.Histogram
 	exec        *hist.Histogram
 	tid         atomic.Int64
@@ -108,7 +109,11 @@ func (s *taskStats) wakeups(read func()) {
 		seq := s.wakeSeq.Load()
 		if try == wakeupTries || seq&1 == 0 {
 			read()
-			if try == wakeupTries || s.wakeSeq.Load() == seq {
+			if s.wakeSeq.Load() == seq {
+				return
+			}
+			if try == wakeupTries {
+				s.settled.Add(1)
 				return
 			}
 		}
