@@ -1,6 +1,8 @@
 package rtapi
 
 import (
+	"runtime"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -41,9 +43,9 @@ type fifoBoard struct {
 
 var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime}
 
-// add counts the task on thread tid; the first raises every SCHED_OTHER
-// thread of the process to SCHED_FIFO 1 (raise). It returns the first
-// error; the threads it could raise stay raised.
+// add counts the task on thread tid and raises every SCHED_OTHER thread
+// of the process to SCHED_FIFO 1 (raise), unless the valve tripped. It
+// returns the first error; the threads it could raise stay raised.
 func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -55,10 +57,10 @@ func (b *fifoBoard) add(tid int, log *zap.Logger) error {
 	}
 	b.tasks[tid] = b.cpu(sys.ThreadClock(tid))
 	b.log = log
-	if len(b.tasks) > 1 {
+	if b.tripped {
 		return nil
 	}
-	return b.raise()
+	return b.raise() // the first raises all; a later one those made since
 }
 
 // raise sets every SCHED_OTHER thread to SCHED_FIFO 1, reset on fork
@@ -225,4 +227,55 @@ func (b *fifoBoard) tick() {
 // runs (it clocks the valve).
 func (rt *RT) runtimeFIFO(p sys.Policy) bool {
 	return (p == sys.SchedFIFO || p == sys.SchedRR) && rt.guardOn() && rt.runningGuard() != nil
+}
+
+// warmThreadsSlack is what warmThreads adds to a P and two threads per
+// task: sysmon, the guard's event reader, a goroutine in a system call.
+const warmThreadsSlack = 4
+
+// warmThreads makes the runtime hold at least GOMAXPROCS + 2 × tasks +
+// warmThreadsSlack threads before a set's tasks raise them, and returns
+// how many goroutines it locked to one to get there. The runtime makes a
+// thread whenever a P has work and no thread is idle, and a thread made
+// after the raise starts SCHED_OTHER (reset on fork) until the next
+// Start or tick, where a task spinning in the runtime on a goroutine it
+// runs is held until the spin bound demotes the task. The runtime never
+// ends an idle thread, so the ones made here are those it takes later.
+//
+// Goroutines lock a thread each, one after the other, all holding on,
+// until the runtime holds enough: the idle threads first, then new ones.
+func warmThreads(tasks int) int {
+	want := runtime.GOMAXPROCS(0) + 2*tasks + warmThreadsSlack
+	if goThreads() >= want {
+		return 0
+	}
+	held := make(chan struct{})
+	release := make(chan struct{})
+	var done sync.WaitGroup
+	n := 0
+	for ; n < want && goThreads() < want; n++ {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread()
+			held <- struct{}{}
+			<-release
+			runtime.UnlockOSThread()
+		}()
+		<-held
+	}
+	close(release)
+	done.Wait() // a thread still locked is not idle: the next Start would make one
+	return n
+}
+
+// goThreads is how many threads the runtime holds, less those on their
+// way out (a task's, once its goroutine ended locked).
+func goThreads() int {
+	m := []metrics.Sample{{Name: "/sched/threads/total:threads"}}
+	metrics.Read(m)
+	if m[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int(m[0].Value.Uint64())
 }

@@ -150,6 +150,22 @@ func TestRuntimeFIFOWhileATaskRuns(t *testing.T) {
 	}
 }
 
+// A later task's add raises the threads made since the first: they
+// started SCHED_OTHER (reset on fork). Not after the valve tripped.
+func TestFifoBoardEachAddRaisesThreadsMadeSince(t *testing.T) {
+	f := &fakeThreads{policy: map[int]sys.Policy{1: sys.SchedOther, 10: sys.SchedFIFO, 11: sys.SchedFIFO, 12: sys.SchedFIFO},
+		prio: map[int]int{10: 80, 11: 79, 12: 78}}
+	b := f.board()
+	require.NoError(t, b.add(10, nil))
+	f.policy[2], f.prio[2] = sys.SchedOther, 0 // made by raised thread 1
+	require.NoError(t, b.add(11, nil))
+	require.Equal(t, [2]any{sys.SchedFIFO, 1}, [2]any{f.policy[2], f.prio[2]}, "made after the first add")
+	b.tripped = true
+	f.policy[3], f.prio[3] = sys.SchedOther, 0
+	require.NoError(t, b.add(12, nil))
+	require.Equal(t, sys.SchedOther, f.policy[3], "raised after the valve tripped")
+}
+
 // A thread made during a pass by a thread the pass had not reached yet
 // inherits SCHED_OTHER (or, lowering, FIFO 1): the board passes again
 // until a pass changes nothing.
@@ -294,4 +310,55 @@ func TestRuntimeFIFOValveOnABusyProgram(t *testing.T) {
 	p, prio, err := sys.Scheduler(task.Tid())
 	require.NoError(t, err)
 	require.Equal(t, [2]any{sys.SchedFIFO, 50}, [2]any{p, prio})
+}
+
+// Each Start raises the threads made since the last one: a thread made
+// by a raised thread starts SCHED_OTHER (reset on fork), and a task
+// spinning in the runtime on a goroutine it runs would be held until the
+// spin bound demotes the task (docs/GC.md, "Threads made after the
+// raise"). Before a set starts, the process holds the threads its spare
+// Ps will need.
+func TestRuntimeFIFOEachStartRaisesThreadsMadeSince(t *testing.T) {
+	rttest.RequireRT(t)
+	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off}) // RuntimeGuard Auto
+	require.NoError(t, err)
+	t.Cleanup(func() { rt.Close() })
+	var tasks []*Task
+	for i, period := range []time.Duration{200 * time.Microsecond, time.Millisecond, 10 * time.Millisecond} {
+		task, err := rt.NewTask(TaskSpec{Name: fmt.Sprintf("t%d", i), Period: period, Priority: 80 - i, Watchdog: -1}, loopBody)
+		require.NoError(t, err)
+		tasks = append(tasks, task)
+	}
+	release := make(chan struct{})
+	defer close(release)
+	for i, task := range tasks {
+		before, err := sys.Threads()
+		require.NoError(t, err)
+		require.NoError(t, task.Start())
+		if i == 0 {
+			require.GreaterOrEqual(t, goThreads(), runtime.GOMAXPROCS(0)+2*len(tasks)+warmThreadsSlack,
+				"threads once the set started (GOMAXPROCS %d)", runtime.GOMAXPROCS(0))
+		}
+		isTask := func(tid int) bool {
+			return slices.ContainsFunc(tasks[:i+1], func(t *Task) bool { return t.Tid() == tid })
+		}
+		for _, tid := range before {
+			if p, prio, err := sys.Scheduler(tid); err == nil && !isTask(tid) {
+				require.Equal(t, [2]any{sys.SchedFIFO, 1}, [2]any{p, prio}, "thread %d after task %d started", tid, i)
+			}
+		}
+		// Threads made now, by raised threads: goroutines locked to
+		// threads of their own, blocked until the test ends.
+		made := make(chan int)
+		for range 2 {
+			go func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				made <- sys.Gettid()
+				<-release
+			}()
+		}
+		<-made
+		<-made
+	}
 }
