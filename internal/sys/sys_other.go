@@ -151,3 +151,11 @@ func FutexLockPI(addr *uint32, deadlineNs int64) error { return errUnsupported }
 
 // FutexUnlockPI fails: priority-inheritance futexes need Linux.
 func FutexUnlockPI(addr *uint32) error { return errUnsupported }
+
+// Read fails: /proc/stat is Linux's.
+func (c *CPUAccounts) Read() (accounted int64, cpus int, at int64, err error) {
+	return 0, 0, 0, errUnsupported
+}
+
+// Close does nothing.
+func (c *CPUAccounts) Close() error { return nil }
