@@ -17,7 +17,9 @@ import (
 // at SCHED_FIFO 1", has the why and the measurements.
 
 // The valve trips when the other threads use valveShare of a CPU over the
-// last valveTicks ticks of valveTick.
+// last valveTicks ticks of valveTick, less the time the CPUs were stopped
+// while busy (a virtual machine's host not running them: sys.CPUAccounts),
+// which the thread that was running there is charged with.
 const (
 	valveTick  = guard.TickEvery
 	valveTicks = 5
@@ -28,9 +30,9 @@ const (
 // per process (runtimeFIFO).
 type fifoBoard struct {
 	mu      sync.Mutex
-	tasks   map[int]int64         // task thread ids counted and not ended: their CPU time when counted
-	gone    int64                 // CPU time ended counted tasks used while counted
-	samples [valveTicks + 1]int64 // other() at the last ticks, a ring
+	tasks   map[int]int64               // task thread ids counted and not ended: their CPU time when counted
+	gone    int64                       // CPU time ended counted tasks used while counted
+	samples [valveTicks + 1]valveSample // at the last ticks, a ring
 	ticks   int
 	tripped bool  // the valve gave the threads back; no raise until the last task ends
 	ticked  int64 // when tick last ran
@@ -39,9 +41,20 @@ type fifoBoard struct {
 	get     func(tid int) (sys.Policy, int, error)      // sys.Scheduler
 	threads func() ([]int, error)                       // sys.Threads
 	cpu     func(clock int32) int64                     // sys.ThreadCPUTime
+	// (*sys.CPUAccounts).Read, nil for none
+	accounts func() (ticks int64, cpus int, at int64, err error)
 }
 
-var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime}
+// valveSample is what the valve's tick read.
+type valveSample struct {
+	other int64 // other()
+	ticks int64 // the CPUs' accounted time (sys.AccountTick)
+	cpus  int   // 0: not read
+	at    int64 // when
+}
+
+var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime,
+	accounts: sys.NewCPUAccounts().Read}
 
 // add counts the task on thread tid and raises every SCHED_OTHER thread
 // of the process to SCHED_FIFO 1 (raise), unless the valve tripped. It
@@ -170,7 +183,8 @@ func (b *fifoBoard) other() int64 {
 
 // check is the valve's tick: while the valve is open, it lowers the
 // threads once they used valveShare of a CPU over the last valveTicks
-// ticks, and reports whether it did.
+// ticks, not counting up to the time the CPUs were stopped while busy,
+// and reports whether it did.
 func (b *fifoBoard) check() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -179,20 +193,31 @@ func (b *fifoBoard) check() bool {
 		b.ticks = 0
 		return false
 	}
-	b.samples[b.ticks%len(b.samples)] = o
+	now := valveSample{other: o}
+	if b.accounts != nil {
+		if t, n, at, err := b.accounts(); err == nil {
+			now.ticks, now.cpus, now.at = t, n, at
+		}
+	}
+	b.samples[b.ticks%len(b.samples)] = now
 	b.ticks++
 	if b.ticks < len(b.samples) || b.tripped {
 		return false
 	}
-	used := o - b.samples[b.ticks%len(b.samples)]
-	if float64(used) < valveShare*float64(valveTicks*valveTick) {
+	then := b.samples[b.ticks%len(b.samples)]
+	used := o - then.other
+	var stopped int64
+	if now.cpus > 0 && now.cpus == then.cpus {
+		stopped = min(max((now.at-then.at)*int64(now.cpus)-(now.ticks-then.ticks)*sys.AccountTick, 0), used)
+	}
+	if float64(used-stopped) < valveShare*float64(valveTicks*valveTick) {
 		return false
 	}
 	b.tripped = true
 	b.lower()
 	if b.log != nil {
 		b.log.Warn("runtime threads back to SCHED_OTHER: the program kept a CPU busy at SCHED_FIFO 1, which would keep ordinary processes off it (docs/GC.md)",
-			zap.Duration("cpu", time.Duration(used)), zap.Duration("over", valveTicks*valveTick))
+			zap.Duration("cpu", time.Duration(used)), zap.Duration("stopped", time.Duration(stopped)), zap.Duration("over", valveTicks*valveTick))
 	}
 	return true
 }

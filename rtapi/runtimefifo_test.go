@@ -262,6 +262,67 @@ func TestFifoBoardValveGivesBusyThreadsBack(t *testing.T) {
 	require.Equal(t, sys.SchedFIFO, f.policy[1])
 }
 
+// The valve does not count the time the CPUs were stopped while busy: a
+// virtual CPU its host did not run for 100 ms (no tick accounted there)
+// charges the running thread with the 100 ms. On this project's VM such a
+// stop tripped the valve of a program whose other threads used 0.34 s of
+// the window (issue 39); a program that keeps a CPU busy still trips it.
+func TestFifoBoardValveDiscountsStoppedCPUs(t *testing.T) {
+	const tick = int64(valveTick)
+	perTick := 68 * int64(time.Millisecond) // 0.34 s of a 0.5 s window in all
+	type clock struct{ ticks, at int64 }
+	newBoard := func() (*fakeThreads, *fifoBoard, *clock) {
+		f := &fakeThreads{
+			policy: map[int]sys.Policy{1: sys.SchedOther, 10: sys.SchedFIFO},
+			prio:   map[int]int{10: 80},
+			cpu:    map[int32]int64{},
+		}
+		c := &clock{at: 1e12}
+		b := f.board()
+		b.accounts = func() (int64, int, int64, error) { return c.ticks, 2, c.at, nil }
+		return f, b, c
+	}
+	// run advances the CPUs' clocks a tick: other ns for the program's
+	// other threads, stopped ns of it on a CPU that took no tick.
+	run := func(f *fakeThreads, b *fifoBoard, c *clock, other, stopped int64) bool {
+		f.cpu[sys.ProcessClock] += other
+		c.at += tick
+		c.ticks += (2*tick - stopped) / sys.AccountTick
+		return b.check()
+	}
+
+	f, b, c := newBoard()
+	require.NoError(t, b.add(10, nil))
+	for i := range 4 * valveTicks {
+		stop := int64(0)
+		if i == 2*valveTicks {
+			stop = 100 * int64(time.Millisecond) // charged to a raised thread
+		}
+		require.False(t, run(f, b, c, perTick+stop, stop), "tick %d", i)
+	}
+	require.Equal(t, sys.SchedFIFO, f.policy[1])
+
+	b.accounts = nil // no accounts: the same stop trips it
+	tripped := false
+	for i := range 2 * valveTicks {
+		stop := int64(0)
+		if i == valveTicks {
+			stop = 100 * int64(time.Millisecond)
+		}
+		tripped = tripped || run(f, b, c, perTick+stop, stop)
+	}
+	require.True(t, tripped, "without the accounts")
+
+	f, b, c = newBoard()
+	require.NoError(t, b.add(10, nil))
+	tripped = false
+	for range 2 * valveTicks { // a busy program, with or without stops
+		tripped = tripped || run(f, b, c, int64(valveShare*float64(tick))+1, 0)
+	}
+	require.True(t, tripped, "a program that keeps a CPU busy")
+	require.Equal(t, sys.SchedOther, f.policy[1])
+}
+
 // A program that keeps a CPU busy while a task runs gets its threads
 // back at SCHED_OTHER, with the task still at its priority.
 func TestRuntimeFIFOValveOnABusyProgram(t *testing.T) {
