@@ -206,10 +206,7 @@ func (b *fifoBoard) check() bool {
 	}
 	then := b.samples[b.ticks%len(b.samples)]
 	used := o - then.other
-	var stopped int64
-	if now.cpus > 0 && now.cpus == then.cpus {
-		stopped = min(max((now.at-then.at)*int64(now.cpus)-(now.ticks-then.ticks)*sys.AccountTick, 0), used)
-	}
+	stopped := max(min(guard.Stopped(then.ticks, then.cpus, then.at, now.ticks, now.cpus, now.at), used), 0)
 	if float64(used-stopped) < valveShare*float64(valveTicks*valveTick) {
 		return false
 	}

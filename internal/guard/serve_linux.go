@@ -116,6 +116,53 @@ type guard struct {
 	buf     [128]byte
 	stat    [512]byte  // the start of a stat file: pid, (comm), state
 	status  [4096]byte // a status file
+	// (*sys.CPUAccounts).Read, nil for none; read at every tick into
+	// reads, a ring, for the watchdog rule (stoppedSince)
+	accounts func() (ticks int64, cpus int, at int64, err error)
+	reads    [stopReads]accountsRead
+	nreads   int
+}
+
+// stopReads is how many ticks' reads of the CPUs' accounts the guard
+// keeps: 0.8 s.
+const stopReads = 8
+
+// accountsRead is one read of sys.CPUAccounts.
+type accountsRead struct {
+	ticks, at int64
+	cpus      int // 0: failed
+}
+
+// readAccounts reads the CPUs' accounts, cpus 0 when it cannot.
+func (g *guard) readAccounts() accountsRead {
+	if g.accounts == nil {
+		return accountsRead{}
+	}
+	t, n, at, err := g.accounts()
+	if err != nil {
+		return accountsRead{}
+	}
+	return accountsRead{ticks: t, at: at, cpus: n}
+}
+
+// stoppedSince is how long busy CPUs took no tick from the last tick's
+// read at or before t (the oldest kept, if none) until now, in ns: time a
+// host stopped them, which counts as CPU time of the thread that ran
+// there. It may include a stop up to a tick before t, or on another CPU.
+func (g *guard) stoppedSince(t int64) int64 {
+	if g.nreads == 0 {
+		return 0
+	}
+	oldest := max(g.nreads-stopReads, 0)
+	from := g.reads[oldest%stopReads]
+	for i := g.nreads - 1; i >= oldest; i-- {
+		if r := g.reads[i%stopReads]; r.at <= t {
+			from = r
+			break
+		}
+	}
+	now := g.readAccounts()
+	return Stopped(from.ticks, from.cpus, from.at, now.ticks, now.cpus, now.at)
 }
 
 // serve runs the guard process and returns its exit status.
@@ -136,7 +183,9 @@ func serve(arg string) int {
 	if os.Getppid() != ppid {
 		return 0 // the process to guard is gone already
 	}
-	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched)}
+	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched),
+		accounts: sys.NewCPUAccounts().Read}
+	g.reads[0], g.nreads = g.readAccounts(), 1 // opens the file, sizes its buffer
 	page, err := unix.Mmap(3, 0, PageSize, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gortapi guard: map the cycle counters: %v\n", err)
@@ -186,6 +235,8 @@ func (g *guard) loop() {
 		}
 		if now-g.ticked >= int64(TickEvery) {
 			g.ticked = now
+			g.reads[g.nreads%stopReads] = g.readAccounts()
+			g.nreads++
 			g.send(record{op: evTick})
 		}
 		next = g.nextLook(now)
@@ -266,13 +317,20 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 // runaway applies the watchdog rule to w at one look: progress (a new
 // count, or the task idle on purpose) restarts its stretch; a stretch
 // over the timeout with the thread on its CPU for half of it is a runaway.
+// The time CPUs were stopped meanwhile (stoppedSince) does not count as
+// on its CPU: the rule is for a task that keeps its CPU, not one whose
+// virtual CPU the host did not run.
 func (g *guard) runaway(w *watched, ran uint64, now int64) bool {
 	s := &g.slots[w.slot]
 	if c := s.Cycles.Load(); c != w.lastCycles || s.Idle.Load() != 0 {
 		w.lastCycles, w.lastProgress, w.cpuAtProgress = c, now, ran
 		return false
 	}
-	return Runaway(w.timeout, now-w.lastProgress, int64(ran), int64(w.cpuAtProgress))
+	if !Runaway(w.timeout, now-w.lastProgress, int64(ran), int64(w.cpuAtProgress)) {
+		return false
+	}
+	stopped := g.stoppedSince(w.lastProgress)
+	return Runaway(w.timeout, now-w.lastProgress, int64(ran)-stopped, int64(w.cpuAtProgress))
 }
 
 type action int
