@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gortapi/gortapi/internal/guard"
+	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -66,7 +68,51 @@ type sliceFigures struct {
 	P999     time.Duration `json:"p99_9_ns"`
 	Max      time.Duration `json:"max_ns"`
 	Over20ms int64         `json:"over_20ms"`
+	// Stopped: how long the machine's busy CPUs took no tick in the
+	// slice, summed over the CPUs (stopMeter): a host that stopped them.
+	Stopped time.Duration `json:"cpus_stopped_ns"`
 }
+
+// hostStall reports whether the slice's wake-ups over 20 ms are the
+// host's: its CPUs were stopped for at least half as long as the latest
+// wake-up, and at least hostStallMin (the accounts' jitter, two CPUs' 10
+// ms units and 4 ms ticks, stays under it).
+func (f sliceFigures) hostStall() bool {
+	return f.Over20ms > 0 && f.Stopped >= max(f.Max/2, hostStallMin)
+}
+
+// hostStallMin is the least stopped time hostStall believes.
+const hostStallMin = 30 * time.Millisecond
+
+// stopMeter measures how long the machine's busy CPUs took no tick
+// between its reads (sys.CPUAccounts, guard.Stopped): a virtual
+// machine's host that did not run them. A stop while a CPU idles is not
+// seen.
+type stopMeter struct {
+	acc       *sys.CPUAccounts
+	ticks, at int64
+	cpus      int // 0: the last read failed
+}
+
+func newStopMeter() *stopMeter {
+	m := &stopMeter{acc: sys.NewCPUAccounts()}
+	m.next()
+	return m
+}
+
+// next returns the time stopped since the last read, 0 when either read
+// failed.
+func (m *stopMeter) next() time.Duration {
+	t, n, at, err := m.acc.Read()
+	if err != nil {
+		n = 0
+	}
+	d := guard.Stopped(m.ticks, m.cpus, m.at, t, n, at)
+	m.ticks, m.cpus, m.at = t, n, at
+	return time.Duration(d)
+}
+
+func (m *stopMeter) close() { _ = m.acc.Close() }
 
 // figuresOf summarizes one slice's histogram. A histogram bounded below
 // 20 ms counts no wake-up over it.
@@ -114,7 +160,8 @@ func hourGroup(b *bench) group {
 			"(`cyclictest -m -p P -i I -t 1 -h %d -q`), one side after the other for %v each (-d), while another process "+
 			"allocates %s and `stress-ng --cpu 1` (or this program's cpu=1 load) runs. Each side's run is cut into slices of %v "+
 			"(the C side runs its processes slice after slice); the JSON keeps every slice's p99, p99.9, max and wake-ups over "+
-			"%v per thread. %d round(s) (-rounds).", setHistBound/time.Microsecond, d, b.s.alloc, slice, stallThreshold, b.s.hourRounds),
+			"%v per thread, and how long the machine's busy CPUs took no tick in it (cpus_stopped_ns: a virtual machine's "+
+			"host that did not run them). %d round(s) (-rounds).", setHistBound/time.Microsecond, d, b.s.alloc, slice, stallThreshold, b.s.hourRounds),
 		variants: []variant{{name: rowHourHAL, tasks: setNames(linuxcncSet), run: host}, c},
 		ratios:   ratios, rounds: b.s.hourRounds,
 	}
@@ -147,11 +194,14 @@ func startHourLoad(t *tools, rate string) (*background, error) {
 // histogram with its figures slice by slice.
 func runCyclictestSlices(t *tools, dir string, set []setTask, d, slice time.Duration) (childResult, error) {
 	var total childResult
+	stops := newStopMeter()
+	defer stops.close()
 	for done := time.Duration(0); done < d; done += slice {
 		r, err := runCyclictestSet(t, dir, set, min(slice, d-done))
 		if err != nil {
 			return childResult{}, err
 		}
+		stopped := stops.next()
 		if total.Tasks == nil {
 			total = r
 			total.Tasks = make([]taskResult, len(r.Tasks))
@@ -168,7 +218,9 @@ func runCyclictestSlices(t *tools, dir string, set []setTask, d, slice time.Dura
 				return childResult{}, err
 			}
 			tt.Cycles += task.Cycles
-			tt.Minutes = append(tt.Minutes, figuresOf(task.Latency))
+			f := figuresOf(task.Latency)
+			f.Stopped = stopped
+			tt.Minutes = append(tt.Minutes, f)
 			total.Cycles += task.Cycles
 		}
 	}
@@ -200,9 +252,12 @@ func hourGoals(res results) []goalResult {
 		if host == nil || c == nil || len(host.Runs) == 0 || len(c.Runs) == 0 {
 			goal.Note = "not measured"
 		} else {
-			n, slices := unmatchedStalls(host.Runs, c.Runs)
+			n, byHost, slices := unmatchedStalls(host.Runs, c.Runs)
 			goal.Measured, goal.Met = float64(n), n == 0
 			goal.Detail = fmt.Sprintf("of %d", slices)
+			if byHost > 0 {
+				goal.Detail += fmt.Sprintf("; %d with the CPUs stopped as long (the host)", byHost)
+			}
 		}
 		out = append(out, goal)
 	}
@@ -210,17 +265,21 @@ func hourGoals(res results) []goalResult {
 }
 
 // unmatchedStalls counts the slices, over the rounds, in which host has a
-// wake-up over 20 ms and c, in the same round and slice, has none.
-func unmatchedStalls(host, c []runResult) (n, slices int) {
+// wake-up over 20 ms and c, in the same round and slice, has none; byHost
+// of them are the host's (hostStall).
+func unmatchedStalls(host, c []runResult) (n, byHost, slices int) {
 	for i := range min(len(host), len(c)) {
 		for k, m := range host[i].Minutes {
 			slices++
 			if m.Over20ms > 0 && (k >= len(c[i].Minutes) || c[i].Minutes[k].Over20ms == 0) {
 				n++
+				if m.hostStall() {
+					byHost++
+				}
 			}
 		}
 	}
-	return n, slices
+	return n, byHost, slices
 }
 
 // stallSlices is the hour group's table of the slices in which either
@@ -247,11 +306,12 @@ func stallSlices(g groupResult) string {
 					continue
 				}
 				if b.Len() == 0 {
-					b.WriteString("\nSlices with a wake-up over 20 ms (count, max µs):\n\n" +
+					b.WriteString("\nSlices with a wake-up over 20 ms (count, max µs; CPUs stopped in the slice, ms: " +
+						"the time busy CPUs took no tick, a host that did not run them):\n\n" +
 						"| thread | round | slice | HAL host | C |\n|---|---:|---:|---|---|\n")
 				}
-				fmt.Fprintf(&b, "| %s | %d | %d | %d, %s | %d, %s |\n", t.name, host.Runs[i].Round, k+1,
-					h.Over20ms, us(h.Max), cc.Over20ms, us(cc.Max))
+				fmt.Fprintf(&b, "| %s | %d | %d | %d, %s; %.0f | %d, %s; %.0f |\n", t.name, host.Runs[i].Round, k+1,
+					h.Over20ms, us(h.Max), ms(h.Stopped), cc.Over20ms, us(cc.Max), ms(cc.Stopped))
 			}
 		}
 	}
@@ -260,3 +320,6 @@ func stallSlices(g groupResult) string {
 	}
 	return b.String()
 }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -95,21 +95,38 @@ func TestHourHALLoads(t *testing.T) {
 }
 
 // A host stall in a slice where C had none counts; one C shares does
-// not; slices compare within a round.
+// not; slices compare within a round. One whose CPUs were stopped for at
+// least half its latest wake-up, and 30 ms, is the host's.
 func TestUnmatchedStalls(t *testing.T) {
 	t.Parallel()
 	run := func(over ...int64) runResult {
 		r := runResult{}
 		for _, n := range over {
-			r.Minutes = append(r.Minutes, sliceFigures{Over20ms: n})
+			r.Minutes = append(r.Minutes, sliceFigures{Over20ms: n, Max: 100 * time.Millisecond})
 		}
 		return r
 	}
 	host := []runResult{run(0, 2, 1, 0), run(1)}
 	c := []runResult{run(0, 0, 3, 1), run(0)}
-	n, slices := unmatchedStalls(host, c)
-	if n != 2 || slices != 5 {
-		t.Fatalf("unmatched %d of %d slices, want 2 of 5", n, slices)
+	n, byHost, slices := unmatchedStalls(host, c)
+	if n != 2 || byHost != 0 || slices != 5 {
+		t.Fatalf("unmatched %d (%d the host's) of %d slices, want 2 (0) of 5", n, byHost, slices)
+	}
+	host[0].Minutes[1].Stopped = 60 * time.Millisecond // over half of 100 ms
+	host[1].Minutes[0].Stopped = 40 * time.Millisecond // under half
+	if n, byHost, _ = unmatchedStalls(host, c); n != 2 || byHost != 1 {
+		t.Fatalf("unmatched %d (%d the host's), want 2 (1)", n, byHost)
+	}
+	for _, f := range []sliceFigures{
+		{Over20ms: 1, Max: 25 * time.Millisecond, Stopped: 20 * time.Millisecond}, // under 30 ms: jitter
+		{Over20ms: 0, Max: time.Millisecond, Stopped: time.Second},                // no stall
+	} {
+		if f.hostStall() {
+			t.Errorf("%+v taken for the host's", f)
+		}
+	}
+	if f := (sliceFigures{Over20ms: 1, Max: 25 * time.Millisecond, Stopped: 30 * time.Millisecond}); !f.hostStall() {
+		t.Errorf("%+v not taken for the host's", f)
 	}
 }
 
@@ -117,7 +134,7 @@ func TestUnmatchedStalls(t *testing.T) {
 // lists the slices with a stall.
 func TestHourGoalsAndRender(t *testing.T) {
 	t.Parallel()
-	stall := []sliceFigures{{Count: 10, Max: 25 * time.Millisecond, Over20ms: 1}, {Count: 10, Max: time.Millisecond}}
+	stall := []sliceFigures{{Count: 10, Max: 25 * time.Millisecond, Over20ms: 1, Stopped: 31 * time.Millisecond}, {Count: 10, Max: time.Millisecond}}
 	quiet := []sliceFigures{{Count: 10, Max: 2 * time.Millisecond}, {Count: 10, Max: time.Millisecond}}
 	g := groupResult{ID: "hour", Metric: "set"}
 	for _, task := range linuxcncSet {
@@ -139,9 +156,12 @@ func TestHourGoalsAndRender(t *testing.T) {
 		if goal.Met != wantMet || goal.Note != "" {
 			t.Errorf("goal %+v: met %v, want %v", goal, goal.Met, wantMet)
 		}
+		if !wantMet && goal.Detail != "of 2; 1 with the CPUs stopped as long (the host)" {
+			t.Errorf("goal %+v: detail", goal)
+		}
 	}
 	table := stallSlices(g)
-	if !strings.Contains(table, "| servo | 1 | 1 | 1, 25000.0 | 0, 2000.0 |") || strings.Contains(table, "| base |") {
+	if !strings.Contains(table, "| servo | 1 | 1 | 1, 25000.0; 31 | 0, 2000.0; 0 |") || strings.Contains(table, "| base |") {
 		t.Errorf("stall table:\n%s", table)
 	}
 	g.Rows = g.Rows[:0]

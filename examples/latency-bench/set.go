@@ -401,15 +401,20 @@ func sampleSlices(threads []*hal.Thread, d, slice time.Duration) ([][]sliceFigur
 		return out, nil
 	}
 	last := make([]hist.Snapshot, len(threads))
+	stops := newStopMeter()
+	defer stops.close()
 	for done := time.Duration(0); done < d; done += slice {
 		time.Sleep(min(slice, d-done)) // the parent's clock, not a real-time path
+		stopped := stops.next()
 		for i, th := range threads {
 			now := th.Task().Stats().Latency
 			in, err := now.Sub(last[i])
 			if err != nil {
 				return nil, err
 			}
-			out[i] = append(out[i], figuresOf(in))
+			f := figuresOf(in)
+			f.Stopped = stopped
+			out[i] = append(out[i], f)
 			last[i] = now
 		}
 	}
