@@ -220,3 +220,24 @@ func TestFiguresOf(t *testing.T) {
 		t.Fatalf("figures %+v", f)
 	}
 }
+
+// The report names each variant's rounds with the CPUs stopped for 30 ms
+// or more, once per variant and round however many task rows it has.
+func TestHostStops(t *testing.T) {
+	t.Parallel()
+	g := groupResult{Rows: []rowResult{
+		{Name: "gortapi set · base", Runs: []runResult{{Round: 1}, {Round: 2, Stopped: 104 * time.Millisecond}}},
+		{Name: "gortapi set · servo", Runs: []runResult{{Round: 1}, {Round: 2, Stopped: 104 * time.Millisecond}}},
+		{Name: "C", Runs: []runResult{{Round: 1, Stopped: 29 * time.Millisecond}, {Round: 2, Stopped: 210 * time.Millisecond}}},
+	}}
+	want := "\nRounds in which the host stopped busy CPUs for 30 ms or more (time without a tick, summed over the CPUs):" +
+		" gortapi set round 2, 104 ms; C round 2, 210 ms.\n"
+	if got := hostStops(g); got != want {
+		t.Errorf("hostStops:\n%q\nwant\n%q", got, want)
+	}
+	g.Rows = g.Rows[2:]
+	g.Rows[0].Runs = g.Rows[0].Runs[:1]
+	if got := hostStops(g); got != "" {
+		t.Errorf("no stop of 30 ms: %q", got)
+	}
+}

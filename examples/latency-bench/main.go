@@ -371,6 +371,9 @@ type runResult struct {
 	Err      string          `json:"error,omitempty"`
 	// Minutes: the task's figures slice by slice (the hour group).
 	Minutes []sliceFigures `json:"minutes,omitempty"`
+	// Stopped: how long the machine's busy CPUs took no tick during the
+	// round's run, summed over the CPUs (stopMeter).
+	Stopped time.Duration `json:"cpus_stopped_ns"`
 }
 
 type ratioResult struct {
@@ -476,38 +479,22 @@ func (b *bench) runGroup(g group) groupResult {
 		rounds = g.rounds
 	}
 	gr.Rounds = rounds
+	stops := newStopMeter()
+	defer stops.close()
 	for round := 1; round <= rounds; round++ {
 		for i, v := range g.variants {
 			if v.skip != "" {
 				continue
 			}
 			b.logf("%s: %s, round %d/%d", g.id, v.name, round, rounds)
+			stops.next()
 			r, err := v.run()
-			if err != nil {
-				b.logf("  %v", err)
-				for j := at[i]; j < at[i+1]; j++ {
-					rows[j].Runs = append(rows[j].Runs, runResult{Round: round, Err: err.Error()})
+			stopped := stops.next()
+			recordRound(g, v, rows[at[i]:at[i+1]], round, r, err, b.logf)
+			for j := at[i]; j < at[i+1]; j++ {
+				if n := len(rows[j].Runs); n > 0 && rows[j].Runs[n-1].Round == round {
+					rows[j].Runs[n-1].Stopped = stopped
 				}
-				continue
-			}
-			if len(v.tasks) == 0 {
-				h := r.Latency
-				if g.metric == "exec" {
-					h = r.Exec
-				}
-				rows[at[i]].record(round, h, r, r.Overruns)
-				continue
-			}
-			for k, t := range r.Tasks {
-				if j := at[i] + k; k < len(v.tasks) {
-					rows[j].record(round, t.Latency, childResult{Policy: r.Policy, Wake: r.Wake, Interference: &t.Interference}, t.Overruns)
-					rows[j].Runs[len(rows[j].Runs)-1].Minutes = t.Minutes
-					rows[j].Cycles += t.Cycles
-					rows[j].OwnP = t.OwnP
-				}
-			}
-			if v.sleeper && r.Sleep != nil {
-				rows[at[i+1]-1].record(round, *r.Sleep, childResult{Policy: "SCHED_OTHER", Wake: "time.Sleep"}, 0)
 			}
 		}
 	}
@@ -713,4 +700,36 @@ func (l loadAvg) String() string {
 		return "unknown"
 	}
 	return fmt.Sprintf("%.2f %.2f %.2f", l.one, l.five, l.fifteen)
+}
+
+// recordRound records one round of variant v in its rows: an error in
+// each, or the run's histogram (its tasks', one row each, and the
+// sleeper's).
+func recordRound(g group, v variant, rows []rowResult, round int, r childResult, err error, logf func(string, ...any)) {
+	if err != nil {
+		logf("  %v", err)
+		for j := range rows {
+			rows[j].Runs = append(rows[j].Runs, runResult{Round: round, Err: err.Error()})
+		}
+		return
+	}
+	if len(v.tasks) == 0 {
+		h := r.Latency
+		if g.metric == "exec" {
+			h = r.Exec
+		}
+		rows[0].record(round, h, r, r.Overruns)
+		return
+	}
+	for k, t := range r.Tasks {
+		if k < len(v.tasks) && k < len(rows) {
+			rows[k].record(round, t.Latency, childResult{Policy: r.Policy, Wake: r.Wake, Interference: &t.Interference}, t.Overruns)
+			rows[k].Runs[len(rows[k].Runs)-1].Minutes = t.Minutes
+			rows[k].Cycles += t.Cycles
+			rows[k].OwnP = t.OwnP
+		}
+	}
+	if v.sleeper && r.Sleep != nil {
+		rows[len(rows)-1].record(round, *r.Sleep, childResult{Policy: "SCHED_OTHER", Wake: "time.Sleep"}, 0)
+	}
 }

@@ -147,6 +147,7 @@ func renderMarkdown(res results) string {
 			}
 			p("| %s | %s |\n", r.Name, strings.Join(cells(r), " | "))
 		}
+		p("%s", hostStops(g))
 		if g.Metric == "set" && g.ID == "hour" {
 			p("%s", stallSlices(g))
 		}
@@ -278,4 +279,37 @@ func ownPWord(s string) string {
 		return "no (GOMAXPROCS left alone)"
 	}
 	return strings.SplitN(s, ":", 2)[0]
+}
+
+// hostStops lists the rounds in which the machine's busy CPUs took no
+// tick for hostStallMin or more (runResult.Stopped), by variant: a
+// virtual machine's host that did not run them, whose stop a late
+// wake-up of that round may be. "" when none.
+func hostStops(g groupResult) string {
+	type key struct {
+		variant string
+		round   int
+	}
+	seen := map[key]bool{}
+	var b strings.Builder
+	for _, r := range g.Rows {
+		variant, _, _ := strings.Cut(r.Name, " · ")
+		for _, run := range r.Runs {
+			k := key{variant, run.Round}
+			if run.Stopped < hostStallMin || seen[k] {
+				continue
+			}
+			seen[k] = true
+			if b.Len() == 0 {
+				b.WriteString("\nRounds in which the host stopped busy CPUs for 30 ms or more (time without a tick, summed over the CPUs):")
+			} else {
+				b.WriteString(";")
+			}
+			fmt.Fprintf(&b, " %s round %d, %.0f ms", variant, run.Round, ms(run.Stopped))
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return b.String() + ".\n"
 }
