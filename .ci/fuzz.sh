@@ -62,6 +62,7 @@ targets='
 ./examples/internal/latency FuzzParseThreads
 ./examples/latency-test FuzzCyclictestArgs
 ./internal/names FuzzCheck
+./internal/sys FuzzParseCPUAccounts
 '
 
 seeds=false
