@@ -17,9 +17,10 @@ import (
 // at SCHED_FIFO 1", has the why and the measurements.
 
 // The valve trips when the other threads use valveShare of a CPU over the
-// last valveTicks ticks of valveTick, less the time the CPUs were stopped
-// while busy (a virtual machine's host not running them: sys.CPUAccounts),
-// which the thread that was running there is charged with.
+// last valveTicks ticks of valveTick, less the time CPUs busy without a
+// break took no tick (a virtual machine's host not running them:
+// sys.StoppedCPUTime), which the thread that was running there is
+// charged with.
 const (
 	valveTick  = guard.TickEvery
 	valveTicks = 5
@@ -42,15 +43,14 @@ type fifoBoard struct {
 	threads func() ([]int, error)                       // sys.Threads
 	cpu     func(clock int32) int64                     // sys.ThreadCPUTime
 	// (*sys.CPUAccounts).Read, nil for none
-	accounts func() (ticks int64, cpus int, at int64, err error)
+	accounts func(into []sys.CPUAccount) ([]sys.CPUAccount, int64, error)
 }
 
 // valveSample is what the valve's tick read.
 type valveSample struct {
-	other int64 // other()
-	ticks int64 // the CPUs' accounted time (sys.AccountTick)
-	cpus  int   // 0: not read
-	at    int64 // when
+	other int64            // other()
+	accts []sys.CPUAccount // the CPUs' accounts; nil: not read
+	at    int64            // when
 }
 
 var runtimeFIFO = fifoBoard{set: sys.SetScheduler, get: sys.Scheduler, threads: sys.Threads, cpu: sys.ThreadCPUTime,
@@ -183,8 +183,8 @@ func (b *fifoBoard) other() int64 {
 
 // check is the valve's tick: while the valve is open, it lowers the
 // threads once they used valveShare of a CPU over the last valveTicks
-// ticks, not counting up to the time the CPUs were stopped while busy,
-// and reports whether it did.
+// ticks, not counting up to the time CPUs busy without a break took no
+// tick, and reports whether it did.
 func (b *fifoBoard) check() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -193,20 +193,25 @@ func (b *fifoBoard) check() bool {
 		b.ticks = 0
 		return false
 	}
-	now := valveSample{other: o}
+	now := &b.samples[b.ticks%len(b.samples)]
+	now.other = o
 	if b.accounts != nil {
-		if t, n, at, err := b.accounts(); err == nil {
-			now.ticks, now.cpus, now.at = t, n, at
+		a, at, err := b.accounts(now.accts[:0])
+		now.accts, now.at = a, at
+		if err != nil {
+			now.accts = nil
 		}
 	}
-	b.samples[b.ticks%len(b.samples)] = now
 	b.ticks++
 	if b.ticks < len(b.samples) || b.tripped {
 		return false
 	}
-	then := b.samples[b.ticks%len(b.samples)]
+	then := &b.samples[b.ticks%len(b.samples)]
 	used := o - then.other
-	stopped := max(min(guard.Stopped(then.ticks, then.cpus, then.at, now.ticks, now.cpus, now.at), used), 0)
+	var stopped int64
+	if now.accts != nil && then.accts != nil {
+		stopped = max(min(sys.StoppedCPUTime(then.accts, now.accts, then.at, now.at), used), 0)
+	}
 	if float64(used-stopped) < valveShare*float64(valveTicks*valveTick) {
 		return false
 	}

@@ -60,8 +60,8 @@
 //	         and priorities, one side after the other, beside another
 //	         process allocating -alloc and stress-ng --cpu 1: per thread
 //	         p99, p99.9, max and wake-ups over 20 ms, and every minute's
-//	         figures in the JSON, with how long the machine's busy CPUs
-//	         took no tick (a virtual machine's host stopping them; a
+//	         figures in the JSON, with how long the machine's CPUs, busy
+//	         without a break, took no tick (a virtual machine's host stopping them; a
 //	         stall it explains is counted as the host's) (issue 39).
 //	         An hour a side unless -d
 //	         is given (-only hour -d 5s is a smoke test); 1 round unless

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/gortapi/gortapi/internal/guard"
 	"github.com/gortapi/gortapi/internal/sys"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
@@ -68,8 +68,9 @@ type sliceFigures struct {
 	P999     time.Duration `json:"p99_9_ns"`
 	Max      time.Duration `json:"max_ns"`
 	Over20ms int64         `json:"over_20ms"`
-	// Stopped: how long the machine's busy CPUs took no tick in the
-	// slice, summed over the CPUs (stopMeter): a host that stopped them.
+	// Stopped: how long the machine's CPUs took no tick while busy without
+	// a break in the slice, summed over the CPUs (stopMeter): a host that
+	// stopped them.
 	Stopped time.Duration `json:"cpus_stopped_ns"`
 }
 
@@ -84,35 +85,80 @@ func (f sliceFigures) hostStall() bool {
 // hostStallMin is the least stopped time hostStall believes.
 const hostStallMin = 30 * time.Millisecond
 
-// stopMeter measures how long the machine's busy CPUs took no tick
-// between its reads (sys.CPUAccounts, guard.Stopped): a virtual
-// machine's host that did not run them. A stop while a CPU idles is not
-// seen.
+// stopMeter measures how long the machine's CPUs took no tick while busy
+// without a break (sys.StoppedCPUTime): a virtual machine's host that did
+// not run them. It reads every stopEvery, since a CPU that idled in an
+// interval tells nothing for it; a stop of a CPU that idled in the
+// same 100 ms is not seen.
 type stopMeter struct {
-	acc       *sys.CPUAccounts
-	ticks, at int64
-	cpus      int // 0: the last read failed
+	acc  *sys.CPUAccounts
+	mu   sync.Mutex
+	last []sys.CPUAccount // nil: the last read failed
+	cur  []sys.CPUAccount
+	at   int64
+	sum  time.Duration // since the last next
+	done chan struct{}
+	gone sync.WaitGroup
 }
 
+// stopEvery is how often a stopMeter reads the CPUs' accounts.
+const stopEvery = 100 * time.Millisecond
+
 func newStopMeter() *stopMeter {
-	m := &stopMeter{acc: sys.NewCPUAccounts()}
-	m.next()
+	m := &stopMeter{acc: sys.NewCPUAccounts(), done: make(chan struct{})}
+	m.read()
+	m.gone.Add(1)
+	go func() {
+		defer m.gone.Done()
+		t := time.NewTicker(stopEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.done:
+				return
+			case <-t.C:
+				m.mu.Lock()
+				m.read()
+				m.mu.Unlock()
+			}
+		}
+	}()
 	return m
 }
 
-// next returns the time stopped since the last read, 0 when either read
-// failed.
-func (m *stopMeter) next() time.Duration {
-	t, n, at, err := m.acc.Read()
+// read adds the time stopped since the last read to sum. Under mu (or
+// before the goroutine starts).
+func (m *stopMeter) read() {
+	cur, at, err := m.acc.Read(m.cur)
 	if err != nil {
-		n = 0
+		m.last, m.cur = nil, cur[:0]
+		return
 	}
-	d := guard.Stopped(m.ticks, m.cpus, m.at, t, n, at)
-	m.ticks, m.cpus, m.at = t, n, at
-	return time.Duration(d)
+	if m.last != nil {
+		m.sum += time.Duration(sys.StoppedCPUTime(m.last, cur, m.at, at))
+	}
+	if m.last == nil {
+		m.last = make([]sys.CPUAccount, 0, len(cur))
+	}
+	m.last, m.cur, m.at = cur, m.last[:0], at
 }
 
-func (m *stopMeter) close() { _ = m.acc.Close() }
+// next returns the time stopped since the last next (or the start).
+func (m *stopMeter) next() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.read()
+	d := m.sum
+	m.sum = 0
+	return d
+}
+
+// close stops the meter's reads.
+func (m *stopMeter) close() {
+	close(m.done)
+	m.gone.Wait()
+	_ = m.acc.Close()
+}
 
 // figuresOf summarizes one slice's histogram. A histogram bounded below
 // 20 ms counts no wake-up over it.
@@ -160,7 +206,7 @@ func hourGroup(b *bench) group {
 			"(`cyclictest -m -p P -i I -t 1 -h %d -q`), one side after the other for %v each (-d), while another process "+
 			"allocates %s and `stress-ng --cpu 1` (or this program's cpu=1 load) runs. Each side's run is cut into slices of %v "+
 			"(the C side runs its processes slice after slice); the JSON keeps every slice's p99, p99.9, max and wake-ups over "+
-			"%v per thread, and how long the machine's busy CPUs took no tick in it (cpus_stopped_ns: a virtual machine's "+
+			"%v per thread, and how long the machine's CPUs, busy without a break, took no tick in it (cpus_stopped_ns: a virtual machine's "+
 			"host that did not run them). %d round(s) (-rounds).", setHistBound/time.Microsecond, d, b.s.alloc, slice, stallThreshold, b.s.hourRounds),
 		variants: []variant{{name: rowHourHAL, tasks: setNames(linuxcncSet), run: host}, c},
 		ratios:   ratios, rounds: b.s.hourRounds,
@@ -307,7 +353,7 @@ func stallSlices(g groupResult) string {
 				}
 				if b.Len() == 0 {
 					b.WriteString("\nSlices with a wake-up over 20 ms (count, max µs; CPUs stopped in the slice, ms: " +
-						"the time busy CPUs took no tick, a host that did not run them):\n\n" +
+						"the time CPUs busy without a break took no tick, a host that did not run them):\n\n" +
 						"| thread | round | slice | HAL host | C |\n|---|---:|---:|---|---|\n")
 				}
 				fmt.Fprintf(&b, "| %s | %d | %d | %d, %s; %.0f | %d, %s; %.0f |\n", t.name, host.Runs[i].Round, k+1,

@@ -230,7 +230,7 @@ func TestHostStops(t *testing.T) {
 		{Name: "gortapi set · servo", Runs: []runResult{{Round: 1}, {Round: 2, Stopped: 104 * time.Millisecond}}},
 		{Name: "C", Runs: []runResult{{Round: 1, Stopped: 29 * time.Millisecond}, {Round: 2, Stopped: 210 * time.Millisecond}}},
 	}}
-	want := "\nRounds in which the host stopped busy CPUs for 30 ms or more (time without a tick, summed over the CPUs):" +
+	want := "\nRounds in which the host stopped CPUs for 30 ms or more (time without a tick of CPUs busy without a break, summed over them):" +
 		" gortapi set round 2, 104 ms; C round 2, 210 ms.\n"
 	if got := hostStops(g); got != want {
 		t.Errorf("hostStops:\n%q\nwant\n%q", got, want)

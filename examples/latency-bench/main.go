@@ -371,7 +371,7 @@ type runResult struct {
 	Err      string          `json:"error,omitempty"`
 	// Minutes: the task's figures slice by slice (the hour group).
 	Minutes []sliceFigures `json:"minutes,omitempty"`
-	// Stopped: how long the machine's busy CPUs took no tick during the
+	// Stopped: how long the machine's CPUs, busy without a break, took no tick during the
 	// round's run, summed over the CPUs (stopMeter).
 	Stopped time.Duration `json:"cpus_stopped_ns"`
 }

@@ -281,7 +281,7 @@ func ownPWord(s string) string {
 	return strings.SplitN(s, ":", 2)[0]
 }
 
-// hostStops lists the rounds in which the machine's busy CPUs took no
+// hostStops lists the rounds in which the machine's CPUs, busy without a break, took no
 // tick for hostStallMin or more (runResult.Stopped), by variant: a
 // virtual machine's host that did not run them, whose stop a late
 // wake-up of that round may be. "" when none.
@@ -301,7 +301,7 @@ func hostStops(g groupResult) string {
 			}
 			seen[k] = true
 			if b.Len() == 0 {
-				b.WriteString("\nRounds in which the host stopped busy CPUs for 30 ms or more (time without a tick, summed over the CPUs):")
+				b.WriteString("\nRounds in which the host stopped CPUs for 30 ms or more (time without a tick of CPUs busy without a break, summed over them):")
 			} else {
 				b.WriteString(";")
 			}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"time"
-
-	"github.com/gortapi/gortapi/internal/sys"
 )
 
 // Event is what the guard reports about a watched thread, or its tick.
@@ -45,17 +43,4 @@ const TickEvery = 100 * time.Millisecond
 // in ns) for at least half of that. An unread (negative) CPU time never is.
 func Runaway(timeout, stalled, cpuNow, cpuAtProgress int64) bool {
 	return stalled > timeout && cpuNow >= 0 && cpuAtProgress >= 0 && cpuNow-cpuAtProgress >= stalled/2
-}
-
-// Stopped is how long busy CPUs took no tick between two reads of
-// sys.CPUAccounts (accounted ticks, CPUs, time of the read), in ns: wall
-// time × CPUs less the accounted time. A host that stops a virtual CPU
-// without reporting steal time charges the thread that was running there
-// with the stop. 0 when a read failed (no CPUs), the CPU count changed,
-// or the difference is negative (each CPU's figure lags by up to a tick).
-func Stopped(ticks0 int64, cpus0 int, at0 int64, ticks1 int64, cpus1 int, at1 int64) int64 {
-	if cpus0 <= 0 || cpus1 != cpus0 {
-		return 0
-	}
-	return max((at1-at0)*int64(cpus1)-(ticks1-ticks0)*sys.AccountTick, 0)
 }

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gortapi/gortapi/internal/sys"
 )
 
 func TestRunaway(t *testing.T) {
@@ -50,17 +48,4 @@ func TestWatchdogRule(t *testing.T) {
 	s.Cycles.Store(6)
 	require.False(t, g.runaway(w, uint64(241*ms), 241*ms), "a cycle completed")
 	require.Equal(t, int64(6), w.lastCycles)
-}
-
-// Stopped: wall time × CPUs less the accounted ticks, never negative, and
-// 0 when a read failed or the CPUs changed.
-func TestStopped(t *testing.T) {
-	t.Parallel()
-	const ms = int64(time.Millisecond)
-	tick := int64(sys.AccountTick)
-	require.Equal(t, 100*ms, Stopped(0, 2, 0, 2*(500*ms)/tick-10, 2, 500*ms), "10 ticks of 2 CPUs' 500 ms missing")
-	require.Zero(t, Stopped(0, 2, 0, 2*(500*ms)/tick, 2, 500*ms), "all accounted")
-	require.Zero(t, Stopped(0, 2, 0, 2*(500*ms)/tick+1, 2, 500*ms), "a tick ahead")
-	require.Zero(t, Stopped(0, 2, 0, 0, 3, 500*ms), "a CPU came online")
-	require.Zero(t, Stopped(0, 0, 0, 0, 0, 500*ms), "no read")
 }

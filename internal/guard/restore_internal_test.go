@@ -116,21 +116,25 @@ func restoreUnwatched(t *testing.T, eof bool) {
 // The watchdog rule does not count the time busy CPUs were stopped as the
 // thread's time on its CPU: a task whose virtual CPU its host did not run
 // for 100 ms, in a stretch of 110 ms without a cycle against a 52.5 ms
-// timeout, is not a runaway; with the same CPU time and no stop it is.
-// Reads of the accounts older than the stretch's start are used, the
-// newest of them.
+// timeout, is not a runaway; with the same CPU time and no stop it is,
+// and so it is when the CPU idled meanwhile (its accounts cannot tell a
+// stop). Reads of the accounts older than the stretch's start are used,
+// the newest of them.
 func TestWatchdogDiscountsStoppedCPUs(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	tick := int64(sys.AccountTick)
-	type clock struct{ ticks, at int64 }
-	c := &clock{ticks: 1000, at: 1000 * ms}
-	g := &guard{slots: make([]Slot, 1), accounts: func() (int64, int, int64, error) { return c.ticks, 2, c.at, nil }}
+	type clock struct{ total, idle, at int64 }
+	c := &clock{total: 1000, at: 1000 * ms}
+	read := func(into []sys.CPUAccount) ([]sys.CPUAccount, int64, error) {
+		return append(into[:0], sys.CPUAccount{CPU: 0, Total: c.total, Idle: c.idle}), c.at, nil
+	}
+	g := &guard{slots: make([]Slot, 1), accounts: read}
 	advance := func(d, stopped int64) {
 		c.at += d
-		c.ticks += (2*d - stopped) / tick
+		c.total += (d - stopped) / tick
 	}
 	tickRead := func() { // the guard's tick
-		g.reads[g.nreads%stopReads] = g.readAccounts()
+		g.readAccounts(&g.reads[g.nreads%stopReads])
 		g.nreads++
 	}
 	for range stopReads + 2 { // ticks before the stretch; the oldest fall out of the ring
@@ -142,14 +146,17 @@ func TestWatchdogDiscountsStoppedCPUs(t *testing.T) {
 	require.False(t, g.runaway(w, uint64(5*ms), c.at), "progress: the stretch starts")
 	advance(110*ms, 100*ms)
 	require.False(t, g.runaway(w, uint64(5*ms+105*ms), c.at), "on its CPU 105 ms, 100 ms of it stopped")
-	advance(0, 0)
-	g.accounts = func() (int64, int, int64, error) { return 0, 0, 0, errors.New("no /proc/stat") }
+	g.accounts = func([]sys.CPUAccount) ([]sys.CPUAccount, int64, error) { return nil, 0, errors.New("no /proc/stat") }
 	require.True(t, g.runaway(w, uint64(5*ms+105*ms), c.at), "the same without the accounts")
+	g.accounts = read
+	c.idle++
+	require.True(t, g.runaway(w, uint64(5*ms+105*ms), c.at), "the same with the CPU idle meanwhile")
+	c.idle--
 
-	g.accounts = func() (int64, int, int64, error) { return c.ticks, 2, c.at, nil }
 	tickRead()
 	g.slots[0].Cycles.Store(8)
 	require.False(t, g.runaway(w, uint64(200*ms), c.at), "progress")
 	advance(110*ms, 0)
 	require.True(t, g.runaway(w, uint64(200*ms+105*ms), c.at), "on its CPU 105 ms, none stopped")
+	require.Zero(t, testing.AllocsPerRun(10, func() { g.stoppedSince(c.at - 50*ms) }))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -118,9 +119,10 @@ type guard struct {
 	status  [4096]byte // a status file
 	// (*sys.CPUAccounts).Read, nil for none; read at every tick into
 	// reads, a ring, for the watchdog rule (stoppedSince)
-	accounts func() (ticks int64, cpus int, at int64, err error)
+	accounts func(into []sys.CPUAccount) ([]sys.CPUAccount, int64, error)
 	reads    [stopReads]accountsRead
 	nreads   int
+	now      accountsRead // stoppedSince's read
 }
 
 // stopReads is how many ticks' reads of the CPUs' accounts the guard
@@ -129,40 +131,46 @@ const stopReads = 8
 
 // accountsRead is one read of sys.CPUAccounts.
 type accountsRead struct {
-	ticks, at int64
-	cpus      int // 0: failed
+	accts []sys.CPUAccount // nil: failed
+	at    int64
 }
 
-// readAccounts reads the CPUs' accounts, cpus 0 when it cannot.
-func (g *guard) readAccounts() accountsRead {
+// readAccounts reads the CPUs' accounts into r, reusing its slice.
+func (g *guard) readAccounts(r *accountsRead) {
 	if g.accounts == nil {
-		return accountsRead{}
+		r.accts = nil
+		return
 	}
-	t, n, at, err := g.accounts()
+	a, at, err := g.accounts(r.accts[:0])
 	if err != nil {
-		return accountsRead{}
+		r.accts = nil
+		return
 	}
-	return accountsRead{ticks: t, at: at, cpus: n}
+	r.accts, r.at = a, at
 }
 
-// stoppedSince is how long busy CPUs took no tick from the last tick's
-// read at or before t (the oldest kept, if none) until now, in ns: time a
-// host stopped them, which counts as CPU time of the thread that ran
-// there. It may include a stop up to a tick before t, or on another CPU.
+// stoppedSince is how long the CPUs took no tick while busy without a
+// break, from the last tick's read at or before t (the oldest kept, if
+// none) until now, in ns (sys.StoppedCPUTime): time a host stopped them,
+// which counts as CPU time of the thread that ran there. It may include
+// a stop up to a tick before t, or one on another CPU.
 func (g *guard) stoppedSince(t int64) int64 {
 	if g.nreads == 0 {
 		return 0
 	}
 	oldest := max(g.nreads-stopReads, 0)
-	from := g.reads[oldest%stopReads]
+	from := &g.reads[oldest%stopReads]
 	for i := g.nreads - 1; i >= oldest; i-- {
-		if r := g.reads[i%stopReads]; r.at <= t {
+		if r := &g.reads[i%stopReads]; r.at <= t {
 			from = r
 			break
 		}
 	}
-	now := g.readAccounts()
-	return Stopped(from.ticks, from.cpus, from.at, now.ticks, now.cpus, now.at)
+	g.readAccounts(&g.now)
+	if from.accts == nil || g.now.accts == nil {
+		return 0
+	}
+	return sys.StoppedCPUTime(from.accts, g.now.accts, from.at, g.now.at)
 }
 
 // serve runs the guard process and returns its exit status.
@@ -185,7 +193,13 @@ func serve(arg string) int {
 	}
 	g := &guard{ppid: ppid, prio: prio, tick: tick, in: 0, out: 1, table: make([]watched, 0, maxWatched),
 		accounts: sys.NewCPUAccounts().Read}
-	g.reads[0], g.nreads = g.readAccounts(), 1 // opens the file, sizes its buffer
+	// Opens the file and sizes its buffer and every read's slice.
+	for i := range g.reads {
+		g.reads[i].accts = make([]sys.CPUAccount, 0, runtime.NumCPU())
+	}
+	g.now.accts = make([]sys.CPUAccount, 0, runtime.NumCPU())
+	g.readAccounts(&g.reads[0])
+	g.nreads = 1
 	page, err := unix.Mmap(3, 0, PageSize, unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "gortapi guard: map the cycle counters: %v\n", err)
@@ -235,7 +249,7 @@ func (g *guard) loop() {
 		}
 		if now-g.ticked >= int64(TickEvery) {
 			g.ticked = now
-			g.reads[g.nreads%stopReads] = g.readAccounts()
+			g.readAccounts(&g.reads[g.nreads%stopReads])
 			g.nreads++
 			g.send(record{op: evTick})
 		}

@@ -7,16 +7,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Read returns the accounted time of the online CPUs in AccountTicks, how
-// many CPUs /proc/stat lists, and when it read (Nanotime). The error is
-// an *os.PathError, or wraps ErrProcStat.
-func (c *CPUAccounts) Read() (accounted int64, cpus int, at int64, err error) {
+// Read appends each online CPU's accounts to into[:0] and returns them
+// with when it read (Nanotime). The error is an *os.PathError, or wraps
+// ErrProcStat.
+func (c *CPUAccounts) Read(into []CPUAccount) ([]CPUAccount, int64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.fd < 0 {
 		fd, err := unix.Open("/proc/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return 0, 0, 0, &os.PathError{Op: "open", Path: "/proc/stat", Err: err}
+			return into[:0], 0, &os.PathError{Op: "open", Path: "/proc/stat", Err: err}
 		}
 		c.fd = fd
 		// cpu lines are under 160 bytes; the rest of the file is not read.
@@ -25,15 +25,15 @@ func (c *CPUAccounts) Read() (accounted int64, cpus int, at int64, err error) {
 	for {
 		n, err := c.readAll()
 		if err != nil {
-			return 0, 0, 0, err
+			return into[:0], 0, err
 		}
-		at = Nanotime()
-		accounted, cpus, err = ParseCPUAccounts(c.buf[:n])
+		at := Nanotime()
+		accts, err := ParseCPUAccounts(c.buf[:n], into[:0])
 		if err != nil && n == len(c.buf) && len(c.buf) < maxProcStat {
 			c.buf = make([]byte, 2*len(c.buf)) // more CPUs than NumCPU allows this process
 			continue
 		}
-		return accounted, cpus, at, err
+		return accts, at, err
 	}
 }
 

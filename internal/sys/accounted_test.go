@@ -10,22 +10,24 @@ import (
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
-// A /proc/stat of this project's 2-CPU Firecracker VM: the two CPU lines
-// summed (USER_HZ 100), the total line and the rest not.
+// A /proc/stat of this project's 2-CPU Firecracker VM: each CPU line
+// summed (USER_HZ 100) with its idle and iowait, the total line and the
+// rest not read.
 func TestParseCPUAccountsReadsTheCPULines(t *testing.T) {
 	b, err := os.ReadFile("testdata/procstat/firecracker-2cpu.txt")
 	require.NoError(t, err)
-	acc, cpus, err := sys.ParseCPUAccounts(b)
+	accts, err := sys.ParseCPUAccounts(b, nil)
 	require.NoError(t, err)
-	require.Equal(t, 2, cpus)
-	want := int64(924994+15709+318746+1106816+1794+0+18977+0) + int64(957387+15820+361996+1032940+4722+0+15459+0)
-	require.Equal(t, want, acc)
+	require.Equal(t, []sys.CPUAccount{
+		{CPU: 0, Total: 924994 + 15709 + 318746 + 1106816 + 1794 + 0 + 18977 + 0, Idle: 1106816 + 1794},
+		{CPU: 1, Total: 957387 + 15820 + 361996 + 1032940 + 4722 + 0 + 15459 + 0, Idle: 1032940 + 4722},
+	}, accts)
 
 	// Older kernels write fewer columns after steal; guest time is in
-	// user already and not added.
-	acc, cpus, err = sys.ParseCPUAccounts([]byte("cpu  3 0 0 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8\ncpu7 1 0 0 0 0 0 0 0 99 99\nintr 5\n"))
+	// user already and not added. CPUs may be missing (offline).
+	accts, err = sys.ParseCPUAccounts([]byte("cpu  3 0 0 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8\ncpu7 1 0 0 0 0 0 0 0 99 99\nintr 5\n"), accts[:0])
 	require.NoError(t, err)
-	require.Equal(t, [2]int64{37, 2}, [2]int64{acc, int64(cpus)})
+	require.Equal(t, []sys.CPUAccount{{CPU: 0, Total: 36, Idle: 9}, {CPU: 7, Total: 1}}, accts)
 }
 
 // What is not /proc/stat as Linux writes it is ErrProcStat, naming the
@@ -41,12 +43,34 @@ func TestParseCPUAccountsRefusesOthers(t *testing.T) {
 		"a sign":           "cpu0 1 2 -3 4 5 6 7 8\n",
 		"no number":        "cpux 1 2 3 4 5 6 7 8\n",
 		"out of range":     "cpu0 1 2 3 4 5 6 7 " + strings.Repeat("9", 30) + "\n",
+		"a huge CPU":       "cpu" + strings.Repeat("9", 30) + " 1 2 3 4 5 6 7 8\n",
 		"a tab":            "cpu0\t1 2 3 4 5 6 7 8\n",
+		"out of order":     "cpu1 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n",
+		"twice":            "cpu0 1 2 3 4 5 6 7 8\ncpu0 1 2 3 4 5 6 7 8\n",
 		"too many CPUs":    strings.Repeat("cpu0 1 2 3 4 5 6 7 8\n", 1<<20+1),
 	} {
-		_, _, err := sys.ParseCPUAccounts([]byte(in))
+		_, err := sys.ParseCPUAccounts([]byte(in), nil)
 		require.ErrorIs(t, err, sys.ErrProcStat, name)
 	}
+}
+
+// StoppedCPUTime counts only CPUs that did not idle: wall time less
+// accounted time less StopJitter, never negative; a CPU missing from
+// either read, or one that idled (its accounts lag or lead by how its
+// busy time met the ticks), adds nothing.
+func TestStoppedCPUTime(t *testing.T) {
+	const ms = int64(1e6)
+	tick := int64(sys.AccountTick)
+	prev := []sys.CPUAccount{{CPU: 0, Total: 100, Idle: 10}, {CPU: 1, Total: 100, Idle: 10}, {CPU: 3, Total: 100, Idle: 10}}
+	cur := []sys.CPUAccount{
+		{CPU: 0, Total: 100 + 500*ms/tick - 10, Idle: 10}, // busy, 100 ms without a tick
+		{CPU: 1, Total: 100 + 500*ms/tick - 30, Idle: 11}, // idled: not counted
+		{CPU: 2, Total: 100, Idle: 10},                    // new
+		{CPU: 3, Total: 100 + 500*ms/tick - 2, Idle: 10},  // 20 ms behind: jitter
+	}
+	require.Equal(t, 100*ms-sys.StopJitter, sys.StoppedCPUTime(prev, cur, 0, 500*ms))
+	require.Zero(t, sys.StoppedCPUTime(nil, cur, 0, 500*ms))
+	require.Zero(t, sys.StoppedCPUTime(prev, nil, 0, 500*ms))
 }
 
 func FuzzParseCPUAccounts(f *testing.F) {
@@ -55,12 +79,18 @@ func FuzzParseCPUAccounts(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte("cpu0 1 2 3 4 5 6 7 8\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		acc, cpus, err := sys.ParseCPUAccounts(b)
+		accts, err := sys.ParseCPUAccounts(b, nil)
 		if err != nil {
 			require.ErrorIs(t, err, sys.ErrProcStat)
 			return
 		}
-		require.Positive(t, cpus)
-		require.GreaterOrEqual(t, acc, int64(0))
+		require.NotEmpty(t, accts)
+		for i, a := range accts {
+			require.GreaterOrEqual(t, a.Total, a.Idle)
+			require.GreaterOrEqual(t, a.Idle, int64(0))
+			if i > 0 {
+				require.Greater(t, a.CPU, accts[i-1].CPU)
+			}
+		}
 	})
 }

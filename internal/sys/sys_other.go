@@ -153,8 +153,8 @@ func FutexLockPI(addr *uint32, deadlineNs int64) error { return errUnsupported }
 func FutexUnlockPI(addr *uint32) error { return errUnsupported }
 
 // Read fails: /proc/stat is Linux's.
-func (c *CPUAccounts) Read() (accounted int64, cpus int, at int64, err error) {
-	return 0, 0, 0, errUnsupported
+func (c *CPUAccounts) Read(into []CPUAccount) ([]CPUAccount, int64, error) {
+	return into[:0], 0, errUnsupported
 }
 
 // Close does nothing.
