@@ -62,13 +62,6 @@ func (b *procBoard) add(ts []*Task) (note string) {
 	return ""
 }
 
-// tasks is how many tasks the board counts.
-func (b *procBoard) tasks() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.n
-}
-
 // remove uncounts t; the last one gives the spare Ps back.
 func (b *procBoard) remove(t *Task) {
 	b.mu.Lock()
@@ -113,9 +106,6 @@ func (rt *RT) takeProcs(t *Task) (note string) {
 	rt.mu.Unlock()
 	if note = spareProcs.add(ts); note != "" {
 		rt.spareNote(note)
-	}
-	if rt.traits.OSThreads {
-		warmThreads(spareProcs.tasks())
 	}
 	return note
 }

@@ -1,8 +1,6 @@
 package rtapi
 
 import (
-	"runtime"
-	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -254,55 +252,4 @@ func (b *fifoBoard) tick() {
 // runs (it clocks the valve).
 func (rt *RT) runtimeFIFO(p sys.Policy) bool {
 	return (p == sys.SchedFIFO || p == sys.SchedRR) && rt.guardOn() && rt.runningGuard() != nil
-}
-
-// warmThreadsSlack is what warmThreads adds to a P and two threads per
-// task: sysmon, the guard's event reader, a goroutine in a system call.
-const warmThreadsSlack = 4
-
-// warmThreads makes the runtime hold at least GOMAXPROCS + 2 × tasks +
-// warmThreadsSlack threads before a set's tasks raise them, and returns
-// how many goroutines it locked to one to get there. The runtime makes a
-// thread whenever a P has work and no thread is idle, and a thread made
-// after the raise starts SCHED_OTHER (reset on fork) until the next
-// Start or tick, where a task spinning in the runtime on a goroutine it
-// runs is held until the spin bound demotes the task. The runtime never
-// ends an idle thread, so the ones made here are those it takes later.
-//
-// Goroutines lock a thread each, one after the other, all holding on,
-// until the runtime holds enough: the idle threads first, then new ones.
-func warmThreads(tasks int) int {
-	want := runtime.GOMAXPROCS(0) + 2*tasks + warmThreadsSlack
-	if goThreads() >= want {
-		return 0
-	}
-	held := make(chan struct{})
-	release := make(chan struct{})
-	var done sync.WaitGroup
-	n := 0
-	for ; n < want && goThreads() < want; n++ {
-		done.Add(1)
-		go func() {
-			defer done.Done()
-			runtime.LockOSThread()
-			held <- struct{}{}
-			<-release
-			runtime.UnlockOSThread()
-		}()
-		<-held
-	}
-	close(release)
-	done.Wait() // a thread still locked is not idle: the next Start would make one
-	return n
-}
-
-// goThreads is how many threads the runtime holds, less those on their
-// way out (a task's, once its goroutine ended locked).
-func goThreads() int {
-	m := []metrics.Sample{{Name: "/sched/threads/total:threads"}}
-	metrics.Read(m)
-	if m[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int(m[0].Value.Uint64())
 }
