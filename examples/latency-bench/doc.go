@@ -92,6 +92,13 @@
 //	              load average stays above 1 for 3 minutes (other work
 //	              makes the figures noise) unless -force
 //	-force        write -doc on a busy machine anyway
+//	-canary P     run a cyclictest thread at SCHED_FIFO 99 on every CPU,
+//	              period P (µs or a duration; default 0: none), through
+//	              each round of both sides; the JSON keeps its worst
+//	              wake-up per CPU and round, and the set group's max goals
+//	              name the rounds whose max it matched: a C thread above
+//	              everything measured, as late in the same round, so the
+//	              machine's (a stopped virtual CPU, the kernel)
 //	-install=false  do not apt-get install rt-tests / stress-ng when missing
 //	-smoke        one round of about a second per mode; no timing verdict
 //

@@ -60,6 +60,8 @@ type settings struct {
 	// hour unless -rounds or -d says otherwise.
 	hourRounds   int
 	hourDuration time.Duration
+	// canary is the canary's period (canary.go); 0: no canary.
+	canary time.Duration
 }
 
 func parse(args []string, stderr io.Writer) (*settings, error) {
@@ -81,6 +83,7 @@ func parse(args []string, stderr io.Writer) (*settings, error) {
 	fs.BoolVar(&s.install, "install", true, "install rt-tests and stress-ng with apt-get when missing (root only)")
 	worst := fs.String("worst-d", "10m", "duration of each run of the worst group")
 	fs.BoolVar(&s.force, "force", false, "write -doc even when the load average is above 1")
+	canaryEvery := fs.String("canary", "0", "run a cyclictest thread at SCHED_FIFO 99 on every CPU with this period (µs or a duration; 0: none) through each round, and keep its worst wake-up per CPU")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -117,6 +120,11 @@ func parse(args []string, stderr io.Writer) (*settings, error) {
 	}
 	if s.worst, err = latency.ParseRunDuration(*worst); err != nil || s.worst < time.Second {
 		return nil, fmt.Errorf("-worst-d: want at least 1s, got %q", *worst)
+	}
+	if *canaryEvery != "0" {
+		if s.canary, err = latency.ParseMicros(*canaryEvery); err != nil || s.canary != 0 && (s.canary < 100*time.Microsecond || s.canary > time.Second) {
+			return nil, fmt.Errorf("-canary: want 0 or a period from 100µs to 1s, got %q", *canaryEvery)
+		}
 	}
 	jsonSet := false
 	fs.Visit(func(f *flag.Flag) { jsonSet = jsonSet || f.Name == "json" })
@@ -374,6 +382,9 @@ type runResult struct {
 	// Stopped: how long the machine's CPUs, busy without a break, took no tick during the
 	// round's run, summed over the CPUs (stopMeter).
 	Stopped time.Duration `json:"cpus_stopped_ns"`
+	// Canary: the canary's worst wake-up on each CPU during the round's
+	// run (-canary; canary.go), CPU 0 first.
+	Canary []time.Duration `json:"canary_max_ns,omitempty"`
 }
 
 type ratioResult struct {
@@ -418,6 +429,9 @@ func (b *bench) runAll() results {
 	}
 	if !b.fifo {
 		res.Notes = append(res.Notes, "SCHED_FIFO cannot be set here (not root, no CAP_SYS_NICE): the real-time rows are skipped")
+	}
+	if b.s.canary > 0 && (!b.fifo || b.tools.cyclictest == "") {
+		res.Notes = append(res.Notes, "-canary: no canary ran (it needs SCHED_FIFO and cyclictest)")
 	}
 	for _, g := range groups(b) {
 		if len(b.s.only) > 0 && !slices.Contains(b.s.only, g.id) {
@@ -487,13 +501,16 @@ func (b *bench) runGroup(g group) groupResult {
 				continue
 			}
 			b.logf("%s: %s, round %d/%d", g.id, v.name, round, rounds)
+			c := b.startCanary()
 			stops.next()
 			r, err := v.run()
 			stopped := stops.next()
+			canaryMax := b.stopCanary(c)
 			recordRound(g, v, rows[at[i]:at[i+1]], round, r, err, b.logf)
 			for j := at[i]; j < at[i+1]; j++ {
 				if n := len(rows[j].Runs); n > 0 && rows[j].Runs[n-1].Round == round {
 					rows[j].Runs[n-1].Stopped = stopped
+					rows[j].Runs[n-1].Canary = canaryMax
 				}
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +21,7 @@ import (
 func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-d", "0"}, {"-d", "soon"}, {"-i", "5"}, {"-rounds", "0"}, {"-p", "99"}, {"-alloc", "lots"},
-		{"-only", "quiet,nonsense"}, {"-nosuch"}, {"stray"}, {"-worst-d", "0"}, {"-worst-d", "later"},
+		{"-only", "quiet,nonsense"}, {"-nosuch"}, {"stray"}, {"-worst-d", "0"}, {"-worst-d", "later"}, {"-canary", "10us"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(args, io.Discard, &stderr); code != exitUsage {
@@ -221,7 +223,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	jsonFile, doc := filepath.Join(dir, "r.json"), filepath.Join(dir, "B.md")
-	cmd := exec.Command(bin, "-smoke", "-install=false", "-only", "vanilla,switch,multi,hour,stepper25", "-json", jsonFile, "-doc", doc)
+	cmd := exec.Command(bin, "-smoke", "-install=false", "-canary", "1ms", "-only", "vanilla,switch,multi,hour,stepper25", "-json", jsonFile, "-doc", doc)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -283,6 +285,26 @@ func TestSmoke(t *testing.T) {
 	}
 	if r := findRow(multi.Rows, "3 tasks, default · base"); r != nil && r.OwnP != "yes" {
 		t.Errorf("a task under the runtime guard holds a P of its own, and the report says so: %+v", r)
+	}
+	// -canary: with cyclictest at hand every round has its worst
+	// wake-up per CPU, and the report lists them
+	if _, err := exec.LookPath("cyclictest"); err != nil {
+		if !slices.ContainsFunc(res.Notes, func(n string) bool { return strings.HasPrefix(n, "-canary") }) {
+			t.Errorf("no cyclictest, and no note says the canary did not run: %q", res.Notes)
+		}
+		return
+	}
+	for _, g := range []groupResult{multi, hour} {
+		for _, r := range g.Rows {
+			for _, run := range r.Runs {
+				if run.Err == "" && len(run.Canary) != runtime.NumCPU() {
+					t.Errorf("%s round %d: canary maxima %v, want one per CPU", r.Name, run.Round, run.Canary)
+				}
+			}
+		}
+	}
+	if !strings.Contains(string(md), "The canary's worst wake-up in each round") {
+		t.Errorf("report lacks the canary's rounds")
 	}
 }
 

@@ -148,6 +148,7 @@ func renderMarkdown(res results) string {
 			p("| %s | %s |\n", r.Name, strings.Join(cells(r), " | "))
 		}
 		p("%s", hostStops(g))
+		p("%s", canaryRounds(g))
 		if g.Metric == "set" && g.ID == "hour" {
 			p("%s", stallSlices(g))
 		}

@@ -459,7 +459,8 @@ func setGoalsOf(res results, id string) []goalResult {
 				p999, mx = r.P999, r.Max
 			}
 			add(fmt.Sprintf("%s, %s, %s task: p99.9 ≤ 1.5 × C", where, num, t.name), p999, 1.5, r != nil && r.P999 > 0, "", "")
-			add(fmt.Sprintf("%s, %s, %s task: max ≤ 1.5 × C", where, num, t.name), mx, 1.5, r != nil && r.Max > 0, "", "")
+			add(fmt.Sprintf("%s, %s, %s task: max ≤ 1.5 × C", where, num, t.name), mx, 1.5, r != nil && r.Max > 0, "",
+				canaryMaxDetail(g, num+" · "+t.name, rowSetCyclic+" · "+t.name))
 		}
 	}
 	var over, cOver int64
