@@ -107,10 +107,12 @@ func TestChildEndsWithItsParent(t *testing.T) {
 	}
 }
 
-// requireSelfExec skips t where this binary cannot run itself again (an
-// emulator without binfmt_misc: see TestCommandRunsRole).
+// requireSelfExec skips t where this binary cannot run itself again:
+// under a user-mode emulator, without trying (rttest.ForkUnderEmulator), or
+// where the kernel cannot exec it.
 func requireSelfExec(t *testing.T) {
 	t.Helper()
+	rttest.SkipIfEmulated(t, rttest.ForkUnderEmulator)
 	if err := reexec.Command("echo").Run(); err != nil {
 		t.Skipf("this test binary cannot be executed again here: %v", err)
 	}

@@ -126,10 +126,12 @@ func requireTool(t testing.TB, name, install string) string {
 	return ""
 }
 
-// RequireGo is RequireTool for the go command.
+// RequireGo is RequireTool for the go command; under a user-mode
+// emulator it skips t (ForkUnderEmulator).
 func RequireGo(t testing.TB) string {
 	t.Helper()
 	SkipShort(t, "test that builds with the go command")
+	SkipIfEmulated(t, ForkUnderEmulator)
 	return requireTool(t, "go", "install Go 1.26 or later")
 }
 
@@ -275,12 +277,18 @@ var selfExec = sync.OnceValue(func() error {
 	return exec.Command(os.Args[0], "-test.run=^$", "-test.count=1").Run()
 })
 
+// ForkUnderEmulator is why a test that starts a process skips under a
+// user-mode emulator (SkipIfEmulated): qemu-user's fork of a
+// multithreaded process can deadlock before exec. CI's linux/arm lane
+// once waited 10 minutes in forkExec's wait4 for such a child.
+const ForkUnderEmulator = "a child process: the emulator's fork of a multithreaded process can deadlock before exec"
+
 // RequireSelfExec skips t, loudly, where the test binary cannot run as a
 // child: under an emulator (its fork can deadlock) or on ENOEXEC. Other
 // failures to start it fail t.
 func RequireSelfExec(t testing.TB) {
 	t.Helper()
-	SkipIfEmulated(t, "a child process: the emulator's fork of a multithreaded process can deadlock before exec")
+	SkipIfEmulated(t, ForkUnderEmulator)
 	err := selfExec()
 	if errors.Is(err, syscall.ENOEXEC) {
 		t.Skip("cannot start a child process: the kernel cannot execute this test binary (" + err.Error() +

@@ -18,6 +18,7 @@ import (
 // 90 runs).
 func TestTerminalWaitReadsToTheEnd(t *testing.T) {
 	t.Parallel()
+	SkipIfEmulated(t, ForkUnderEmulator)
 	for i := range Rounds(20) {
 		cmd := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 200 ]; do echo line $i; i=$((i+1)); done; echo END")
 		term := StartOnTerminal(t, cmd)

@@ -13,6 +13,7 @@ import (
 // (the kernel's parent-death signal follows the thread that forked), and
 // gets the parent-death signal it was given.
 func TestStartOutlivesTheCallersThread(t *testing.T) {
+	rttest.SkipIfEmulated(t, rttest.ForkUnderEmulator)
 	c := exec.Command("sleep", "60")
 	var err error
 	rttest.OnEndingThread(func() { err = Start(c, syscall.SIGTERM) })
@@ -34,6 +35,7 @@ func TestStartOutlivesTheCallersThread(t *testing.T) {
 
 // A command that cannot start returns cmd.Start's error.
 func TestStartError(t *testing.T) {
+	rttest.SkipIfEmulated(t, rttest.ForkUnderEmulator)
 	if err := Start(exec.Command("/nonexistent/program"), syscall.SIGTERM); err == nil {
 		t.Fatal("no error")
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gortapi/gortapi/internal/rttest"
 	"github.com/gortapi/gortapi/internal/sys"
 )
 
@@ -18,6 +19,7 @@ func TestProcessAlive(t *testing.T) {
 	require.True(t, sys.ProcessAlive(1), "init runs under another user: EPERM still means alive")
 	require.False(t, sys.ProcessAlive(0))
 	require.False(t, sys.ProcessAlive(-1))
+	rttest.SkipIfEmulated(t, rttest.ForkUnderEmulator)
 	cmd := exec.Command("true")
 	require.NoError(t, cmd.Run())
 	require.False(t, sys.ProcessAlive(cmd.Process.Pid))
