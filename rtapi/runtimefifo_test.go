@@ -429,36 +429,3 @@ func TestRuntimeFIFOEachStartRaisesThreadsMadeSince(t *testing.T) {
 		<-made
 	}
 }
-
-// A real-time task's start allocates, so its thread does that part
-// SCHED_OTHER (startOffRT): an allocation at the task's priority during a
-// GC cycle can make the thread run the collector's mark termination and
-// spin, waiting for Ps that lower threads hold, until the guard demotes
-// it. The thread has its policy back before the first cycle.
-func TestStartAllocatesOffRealTime(t *testing.T) {
-	rttest.RequireRT(t)
-	rt, err := Open(Options{Flavor: "rt-preempt", LockMemory: Off}) // RuntimeGuard Auto
-	require.NoError(t, err)
-	t.Cleanup(func() { rt.Close() })
-	type seen struct {
-		at     string
-		policy sys.Policy
-		prio   int
-	}
-	var got []seen
-	startHook = func(at string) {
-		p, prio, err := sys.Scheduler(0)
-		require.NoError(t, err)
-		got = append(got, seen{at, p &^ sys.ResetOnFork, prio})
-	}
-	t.Cleanup(func() { startHook = nil })
-	task, err := rt.NewTask(TaskSpec{Name: "t", Period: time.Millisecond, Priority: 70}, loopBody)
-	require.NoError(t, err)
-	require.NoError(t, task.Start())
-	startHook = nil // read after Start returned: the hook ran before ready
-	require.Equal(t, []seen{{"setup", sys.SchedOther, 0}, {"ready", sys.SchedFIFO, 70}}, got)
-	p, prio, err := sys.Scheduler(task.Tid())
-	require.NoError(t, err)
-	require.Equal(t, [2]any{sys.SchedFIFO, 70}, [2]any{p &^ sys.ResetOnFork, prio}, "the task thread while it runs")
-	require.Equal(t, "SCHED_FIFO", task.Stats().Policy)
-}

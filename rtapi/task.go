@@ -2,7 +2,6 @@ package rtapi
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -264,43 +263,24 @@ func (t *Task) run(procs string, ready chan<- error) {
 	tc.lateThreshold = int64(t.spec.LateThreshold)
 	tc.maxOverruns = int64(t.spec.DeadlinePolicy.MaxOverruns)
 	tc.maxLate = int64(t.spec.DeadlinePolicy.MaxLate)
-	// What is left of the start allocates, so the thread does it
-	// SCHED_OTHER (startOffRT).
-	realTime := b.Policy == sys.SchedFIFO || b.Policy == sys.SchedRR
-	if realTime {
-		_ = sys.SetScheduler(0, sys.SchedOther, 0)
-	}
 	tc.startInterference()
 	ownP := ownPNote(procs)
 	t.ownP.Store(&ownP)
+	now := w.Now()
+	tc.release, tc.wake = now, now
+	if tc.period > 0 {
+		if err := w.Arm(now+tc.period, tc.period); err != nil {
+			w.Close()
+			ready <- err
+			return
+		}
+	}
 	t.guardTask() // from its own thread, before anything can end it
 	if t.rt.runtimeFIFO(b.Policy) {
 		t.fifo = true // finish uncounts it
 		if err := runtimeFIFO.add(b.Tid, t.rt.logger); err != nil {
 			t.rt.logger.Warn("runtime threads left SCHED_OTHER (Options.RuntimeGuard)", zap.String("task", t.spec.Name), zap.Error(err))
 		}
-	}
-	if startHook != nil {
-		startHook("setup")
-	}
-	if realTime {
-		if err := sys.SetScheduler(0, b.Policy, b.Priority); err != nil {
-			t.undoStart(w)
-			ready <- fmt.Errorf("set %s %d again after the start (startOffRT): %w", policyName(b), b.Priority, err)
-			return
-		}
-	}
-	now := w.Now()
-	tc.release, tc.wake = now, now
-	if tc.period > 0 {
-		if err := w.Arm(now+tc.period, tc.period); err != nil {
-			t.undoStart(w)
-			ready <- err
-			return
-		}
-	}
-	if startHook != nil {
-		startHook("ready")
 	}
 	ready <- nil
 
@@ -310,29 +290,6 @@ func (t *Task) run(procs string, ready chan<- error) {
 	t.ctl.Or(ctlBody)
 	err = t.callBody()
 	returned = true
-}
-
-// The start of a real-time task allocates (the guard's and the runtime
-// threads' bookkeeping, the stats' notes). At the task's priority, an
-// allocation during a GC cycle can draft its thread into the collector's
-// work: an assist that finds the mark done runs mark termination, which
-// waits for every P, from above each thread that has to give one up; the
-// task spins until the runtime guard demotes it (docs/GC.md, "Allocating
-// at the task's priority"). So run sets its thread SCHED_OTHER for that
-// part and back to the task's policy before the first cycle (startOffRT).
-
-// startHook, when set (tests), is called on the task's thread at "setup"
-// (the start's allocating part done) and "ready" (about to report).
-var startHook func(at string)
-
-// undoStart takes back what run did after Bind, when the start fails.
-func (t *Task) undoStart(w backend.Waker) {
-	t.unguardTask()
-	if t.fifo {
-		runtimeFIFO.remove(t.binding.Tid)
-		t.fifo = false
-	}
-	w.Close()
 }
 
 // finish ends a task whose body has returned or (!returned) called

@@ -138,27 +138,12 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 		}
 		b.CPUs = slices.Clone(spec.CPUs) // the binding's own: the caller keeps spec
 	}
-	wake, err := ResolveWake(spec.Wake, f.defaultWake)
-	if err != nil {
-		return nil, b, err
-	}
-	if spec.Period == 0 {
-		wake = WakeNanosleep // nothing periodic to program
-	}
-	// The waker allocates: made before the thread is real-time (an
-	// allocation there can draft it into the collector's work).
-	w, err := newWaker(wake, f.timerSignal, spec.Control)
-	if err != nil {
-		return nil, b, err
-	}
-	b.Wake = wake
 	if f.fifo {
 		err := sys.SetScheduler(0, sys.SchedFIFO, spec.Priority)
 		switch {
 		case err == nil:
 			b.Policy, b.Priority = sys.SchedFIFO, spec.Priority
 		case f.mustFIFO:
-			w.Close()
 			if errors.Is(err, unix.EPERM) {
 				err = fmt.Errorf("%w: %w", ErrPermission, err)
 			}
@@ -170,6 +155,18 @@ func (f *linuxFlavor) Bind(spec ThreadSpec) (Waker, Binding, error) {
 			}
 		}
 	}
+	wake, err := ResolveWake(spec.Wake, f.defaultWake)
+	if err != nil {
+		return nil, b, err
+	}
+	if spec.Period == 0 {
+		wake = WakeNanosleep // nothing periodic to program
+	}
+	w, err := newWaker(wake, f.timerSignal, spec.Control)
+	if err != nil {
+		return nil, b, err
+	}
+	b.Wake = wake
 	return w, b, nil
 }
 
