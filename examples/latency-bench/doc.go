@@ -80,7 +80,10 @@
 //	-i INTERVAL   period, µs or a duration (default 1000)
 //	-p PRIO       SCHED_FIFO priority of every measuring thread (default 90)
 //	-cpu N        CPU the measuring threads are pinned to (default: the
-//	              highest online CPU; -1 unpinned)
+//	              highest online CPU; -1 unpinned). The set, worst and hour
+//	              groups pin every task of both sides there: cyclictest 2
+//	              pins its threads even without -a, so with -1 their C
+//	              threads still share the first CPU while gortapi's float.
 //	-alloc RATE   in-process allocation rate (default 200MB/s)
 //	-only LIST    run only these groups (quiet,stress,alloc,vanilla,hrtimers,
 //	              switch,multi,base20k,worst,sampler,set,setcpu,

@@ -184,12 +184,11 @@ func hourThreads(set []setTask) string {
 func hourGroup(b *bench) group {
 	d := b.s.hourDuration
 	slice := min(hourSlice, d)
-	host := withMissed(linuxcncSet, func() (childResult, error) {
-		return b.childRaw(childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: -1, Threads: hourThreads(linuxcncSet),
-			Priority: linuxcncSet[0].priority, Duration: d, HistBound: setHistBound, HAL: hourHAL, Slice: slice})
-	})
+	host := withMissed(linuxcncSet, func() (childResult, error) { return b.childRaw(b.hourSpec()) })
 	c := variant{name: rowHourC, external: true, tasks: setNames(linuxcncSet),
-		run: withMissed(linuxcncSet, func() (childResult, error) { return runCyclictestSlices(b.tools, b.dir, linuxcncSet, d, slice) })}
+		run: withMissed(linuxcncSet, func() (childResult, error) {
+			return runCyclictestSlices(b.tools, b.dir, linuxcncSet, d, slice, b.s.cpu)
+		})}
 	if b.tools.cyclictest == "" {
 		c.skip = "cyclictest not installed"
 	}
@@ -200,17 +199,25 @@ func hourGroup(b *bench) group {
 	return group{
 		id: "hour", title: "An hour of a HAL host vs C threads, beside allocation and a CPU hog (issue 39)", metric: "set", needFIFO: true,
 		load: func(b *bench) (*background, error) { return startHourLoad(b.tools, b.s.alloc) },
-		desc: fmt.Sprintf("An rtapi/hal host (rt-preempt flavor, unpinned) with LinuxCNC's three threads, base 50 µs, servo 1 ms and "+
+		desc: fmt.Sprintf("An rtapi/hal host (rt-preempt flavor) with LinuxCNC's three threads, base 50 µs, servo 1 ms and "+
 			"user 10 ms at SCHED_FIFO priorities 80, 79 and 78, running a stepper axis (stepgen pulses on base; siggen, pid and "+
 			"stepgen's rate on servo; a siggen on user), against three cyclictest processes with the same periods and priorities "+
-			"(`cyclictest -m -p P -i I -t 1 -h %d -q`), one side after the other for %v each (-d), while another process "+
+			"(`cyclictest -m -p P -i I -t 1 -h %d -q`), %s, one side after the other for %v each (-d), while another process "+
 			"allocates %s and `stress-ng --cpu 1` (or this program's cpu=1 load) runs. Each side's run is cut into slices of %v "+
 			"(the C side runs its processes slice after slice); the JSON keeps every slice's p99, p99.9, max and wake-ups over "+
 			"%v per thread, and how long the machine's CPUs, busy without a break, took no tick in it (cpus_stopped_ns: a virtual machine's "+
-			"host that did not run them). %d round(s) (-rounds).", setHistBound/time.Microsecond, d, b.s.alloc, slice, stallThreshold, b.s.hourRounds),
+			"host that did not run them). %d round(s) (-rounds).", setHistBound/time.Microsecond, setPlacement(b.s.cpu), d, b.s.alloc, slice, stallThreshold, b.s.hourRounds),
 		variants: []variant{{name: rowHourHAL, tasks: setNames(linuxcncSet), run: host}, c},
 		ratios:   ratios, rounds: b.s.hourRounds,
 	}
+}
+
+// hourSpec is the hour group's HAL host child, its threads on the CPU
+// its C reference is pinned to (setPlacement).
+func (b *bench) hourSpec() childSpec {
+	d := b.s.hourDuration
+	return childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: b.s.cpu, Threads: hourThreads(linuxcncSet),
+		Priority: linuxcncSet[0].priority, Duration: d, HistBound: setHistBound, HAL: hourHAL, Slice: min(hourSlice, d)}
 }
 
 // startHourLoad starts the hour group's two loads in other processes:
@@ -235,15 +242,16 @@ func startHourLoad(t *tools, rate string) (*background, error) {
 	return alloc, nil
 }
 
-// runCyclictestSlices runs the set's cyclictest processes for d in
-// slices of slice, one after the other, and returns each task's whole
-// histogram with its figures slice by slice.
-func runCyclictestSlices(t *tools, dir string, set []setTask, d, slice time.Duration) (childResult, error) {
+// runCyclictestSlices runs the set's cyclictest processes, pinned to cpu
+// as runCyclictestSet does, for d in slices of slice, one after the
+// other, and returns each task's whole histogram with its figures slice
+// by slice.
+func runCyclictestSlices(t *tools, dir string, set []setTask, d, slice time.Duration, cpu int) (childResult, error) {
 	var total childResult
 	stops := newStopMeter()
 	defer stops.close()
 	for done := time.Duration(0); done < d; done += slice {
-		r, err := runCyclictestSet(t, dir, set, min(slice, d-done))
+		r, err := runCyclictestSet(t, dir, set, min(slice, d-done), cpu)
 		if err != nil {
 			return childResult{}, err
 		}

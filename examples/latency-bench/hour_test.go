@@ -175,7 +175,7 @@ func TestHourGoalsAndRender(t *testing.T) {
 func TestRunCyclictestSlices(t *testing.T) {
 	rttest.RequireRT(t)
 	ct := rttest.RequireTool(t, "cyclictest", "apt-get install rt-tests")
-	r, err := runCyclictestSlices(&tools{cyclictest: ct}, t.TempDir(), linuxcncSet, 2*time.Second, time.Second)
+	r, err := runCyclictestSlices(&tools{cyclictest: ct}, t.TempDir(), linuxcncSet, 2*time.Second, time.Second, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

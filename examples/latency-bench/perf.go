@@ -134,8 +134,8 @@ func perfGroups(b *bench, gortapi func(childSpec) func() (childResult, error), c
 			id: "worst", title: "The worst case: long runs, gortapi with allocation vs quiet cyclictest", metric: "set", needFIFO: true,
 			desc: fmt.Sprintf("Runs of %v (-worst-d), alternating: gortapi (defaults) with %s allocating in its own "+
 				"process vs cyclictest with nothing else running; then the set group's 3 tasks (50, 550, 1050 µs, "+
-				"priorities 80, 79, 78, unpinned) with the same allocation vs three quiet cyclictest processes. "+
-				"The figures are the maximum and p99.99.", b.s.worst, allocLoad),
+				"priorities 80, 79, 78; %s) with the same allocation vs three quiet cyclictest processes. "+
+				"The figures are the maximum and p99.99.", b.s.worst, allocLoad, setPlacement(b.s.cpu)),
 			variants: []variant{{name: "gortapi +alloc in-process", run: worstGortapi}, worstCyclic, worstSet, worstCyclicSet},
 			ratios:   worstRatios,
 		},

@@ -81,7 +81,7 @@ func setGroup(b *bench) group {
 		return b.gortapiSet(b.s.setDuration, spinOff, spareOff, loads)
 	}
 	halHost := withMissed(halSet, func() (childResult, error) {
-		return b.childRaw(childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: -1, Threads: threadsSpec(halSet),
+		return b.childRaw(childSpec{Kind: "halhost", Flavor: "rt-preempt", CPU: b.s.cpu, Threads: threadsSpec(halSet),
 			Priority: halSet[0].priority, Duration: b.s.setDuration, HistBound: setHistBound})
 	})
 	cyclicSet := func(name string, set []setTask) variant {
@@ -102,7 +102,7 @@ func setGroup(b *bench) group {
 	}
 	return group{
 		id: "set", title: "A task set in one process vs C threads (issue 19)", metric: "set", needFIFO: true,
-		desc: fmt.Sprintf("Tasks at 50, 550 and 1050 µs, SCHED_FIFO priorities 80, 79, 78, memory locked, unpinned, in one "+
+		desc: fmt.Sprintf("Tasks at 50, 550 and 1050 µs, SCHED_FIFO priorities 80, 79, 78, memory locked, %s, in one "+
 			"gortapi process (rt-preempt flavor, Skip overruns), as `latency-test -m -p 80 -t 3 -i 50` runs them: quiet, "+
 			"with %s allocating in the same process, each also with the runtime guard off (RTAPI_RUNTIME_GUARD=off: no "+
 			"P per task, no raw sleep, no spin bound), and quiet with it off. "+
@@ -111,7 +111,8 @@ func setGroup(b *bench) group {
 			"priorities 80 and 79, siggen on the servo thread) in an rtapi/hal host against two cyclictest processes. "+
 			"Missed releases come from the histogram on both sides (a wake-up L late skips ⌊L / period⌋ releases); "+
 			"the worst round is the largest max of any round; over %v counts wake-ups later than issue 19's goal 0 allows, "+
-			"summed over the rounds. %d rounds of %v (-rounds, -d).", allocLoad, setHistBound/time.Microsecond, stallThreshold, b.s.setRounds, b.s.setDuration),
+			"summed over the rounds. %d rounds of %v (-rounds, -d).", setPlacement(b.s.cpu), allocLoad, setHistBound/time.Microsecond,
+			stallThreshold, b.s.setRounds, b.s.setDuration),
 		variants: []variant{
 			{name: rowSetGortapi, tasks: setNames(threeSet), run: gortapiSet(false, false, nil)},
 			cyclicSet(rowSetCyclic, threeSet),
@@ -129,17 +130,38 @@ func setGroup(b *bench) group {
 // gortapiSet runs the 3-task set for d in one gortapi child.
 func (b *bench) gortapiSet(d time.Duration, spinOff, spareOff bool, loads []string) func() (childResult, error) {
 	return withMissed(threeSet, func() (childResult, error) {
-		return b.childRaw(childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: -1,
-			Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: d,
-			HistBound: setHistBound, SpinGuardOff: spinOff, SpareProcsOff: spareOff, Loads: loads})
+		return b.childRaw(b.setSpec(d, spinOff, spareOff, loads))
 	})
 }
 
-// cyclictestSet runs one cyclictest process per task of set for d.
+// setSpec is the gortapi child of the 3-task set, its tasks on the CPU
+// its C reference is pinned to (setPlacement).
+func (b *bench) setSpec(d time.Duration, spinOff, spareOff bool, loads []string) childSpec {
+	return childSpec{Kind: "gortapi", Flavor: "rt-preempt", Wake: "nanosleep", CPU: b.s.cpu,
+		Threads: threadsSpec(threeSet), Priority: threeSet[0].priority, Duration: d,
+		HistBound: setHistBound, SpinGuardOff: spinOff, SpareProcsOff: spareOff, Loads: loads}
+}
+
+// cyclictestSet runs one cyclictest process per task of set for d, on
+// the CPU of the gortapi side (-cpu).
 func (b *bench) cyclictestSet(set []setTask, d time.Duration) func() (childResult, error) {
 	return withMissed(set, func() (childResult, error) {
-		return runCyclictestSet(b.tools, b.dir, set, d)
+		return runCyclictestSet(b.tools, b.dir, set, d, b.s.cpu)
 	})
+}
+
+// setPlacement says where both sides of a set comparison run their
+// threads. cyclictest 2 pins each of its threads even without -a (thread
+// N to the Nth CPU it may use), so one cyclictest process per task puts
+// every C thread on the first CPU; the sets therefore pin both sides to
+// one CPU (-cpu), as LinuxCNC's rtapi_app does with every real-time thread.
+func setPlacement(cpu int) string {
+	if cpu < 0 {
+		return "gortapi's tasks unpinned (-cpu -1) while cyclictest pins each of its threads to the first CPU it may use " +
+			"(its default since version 2), so the sides are not placed alike"
+	}
+	return fmt.Sprintf("every task of both sides pinned to CPU %d (-cpu; cyclictest -a %d), as LinuxCNC's rtapi_app puts "+
+		"every real-time thread on one CPU", cpu, cpu)
 }
 
 // setCPUGroup is the 3-task set and its C reference beside two
@@ -197,16 +219,22 @@ func withMissed(set []setTask, run func() (childResult, error)) func() (childRes
 }
 
 // cyclictestSetArgs is the command line of the cyclictest process that
-// stands for task t.
-func cyclictestSetArgs(t setTask, d time.Duration, histFile string) []string {
-	return []string{"-m", "-p", strconv.Itoa(t.priority), "-i", strconv.Itoa(int(t.period / time.Microsecond)),
+// stands for task t, pinned to cpu (none: -1, where cyclictest 2 still
+// pins its thread to the first CPU it may use).
+func cyclictestSetArgs(t setTask, d time.Duration, histFile string, cpu int) []string {
+	args := []string{"-m", "-p", strconv.Itoa(t.priority), "-i", strconv.Itoa(int(t.period / time.Microsecond)),
 		"-t", "1", "-h", strconv.Itoa(int(setHistBound / time.Microsecond)), "-q", "-D", strconv.Itoa(seconds(d)),
 		"--histfile=" + histFile}
+	if cpu >= 0 {
+		args = append(args, "-a", strconv.Itoa(cpu))
+	}
+	return args
 }
 
 // runCyclictestSet starts one cyclictest process per task at the same
-// time, waits for all of them and reads each one's histogram.
-func runCyclictestSet(t *tools, dir string, set []setTask, d time.Duration) (childResult, error) {
+// time, each pinned to cpu (-1: cyclictest's default), waits for all of
+// them and reads each one's histogram.
+func runCyclictestSet(t *tools, dir string, set []setTask, d time.Duration, cpu int) (childResult, error) {
 	type out struct {
 		h   hist.Snapshot
 		err error
@@ -216,7 +244,7 @@ func runCyclictestSet(t *tools, dir string, set []setTask, d time.Duration) (chi
 	for i, task := range set {
 		histFile := filepath.Join(dir, fmt.Sprintf("cyclictest-set-%d.hist", i))
 		os.Remove(histFile)
-		args := cyclictestSetArgs(task, d, histFile)
+		args := cyclictestSetArgs(task, d, histFile, cpu)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

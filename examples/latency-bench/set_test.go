@@ -1,14 +1,21 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gortapi/gortapi/examples/internal/latency"
 	"github.com/gortapi/gortapi/internal/rttest"
+	"github.com/gortapi/gortapi/kerneldetect"
 	"github.com/gortapi/gortapi/rtapi/hist"
 )
 
@@ -49,11 +56,81 @@ func TestRecordOver20ms(t *testing.T) {
 
 // The C reference is one cyclictest per task, as issue 19 gives it.
 func TestCyclictestSetArgs(t *testing.T) {
-	got := strings.Join(cyclictestSetArgs(threeSet[1], 15*time.Second, "/tmp/h"), " ")
-	want := "-m -p 79 -i 550 -t 1 -h 50000 -q -D 15 --histfile=/tmp/h"
+	got := strings.Join(cyclictestSetArgs(threeSet[1], 15*time.Second, "/tmp/h", 1), " ")
+	want := "-m -p 79 -i 550 -t 1 -h 50000 -q -D 15 --histfile=/tmp/h -a 1"
 	if got != want {
 		t.Fatalf("args %q, want %q", got, want)
 	}
+	if got := strings.Join(cyclictestSetArgs(threeSet[0], time.Second, "/tmp/h", -1), " "); strings.Contains(got, "-a") {
+		t.Fatalf("unpinned: args %q", got)
+	}
+}
+
+// Both sides of the set and hour groups run their threads on the same
+// CPU: the real cyclictest thread's CPUs are the gortapi child's. Before,
+// the gortapi tasks were unpinned while cyclictest 2 pinned its thread to
+// CPU 0 without being asked.
+func TestSetSidesShareACPU(t *testing.T) {
+	rttest.RequireRT(t)
+	ct := rttest.RequireTool(t, "cyclictest", "apt-get install rt-tests")
+	k, err := kerneldetect.Detect()
+	if err != nil || len(k.OnlineCPUs) == 0 {
+		t.Fatalf("online CPUs: %v %+v", err, k)
+	}
+	cpu := k.OnlineCPUs[len(k.OnlineCPUs)-1]
+	b := &bench{s: &settings{cpu: cpu, alloc: "200MB/s", setRounds: 1, setDuration: time.Second, hourRounds: 1,
+		hourDuration: time.Second}, tools: &tools{cyclictest: ct}}
+	cmd := exec.Command(ct, cyclictestSetArgs(threeSet[1], 2*time.Second, filepath.Join(t.TempDir(), "h"), b.s.cpu)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	cs := fifoThreadCPUs(t, cmd.Process.Pid)
+	for _, spec := range []childSpec{b.setSpec(time.Second, false, false, nil), b.hourSpec()} {
+		if strconv.Itoa(spec.CPU) != cs {
+			t.Errorf("%s child on CPU %d, its cyclictest thread on CPUs %q", spec.Kind, spec.CPU, cs)
+		}
+	}
+	for _, g := range []group{setGroup(b), hourGroup(b)} {
+		if !strings.Contains(g.desc, fmt.Sprintf("pinned to CPU %d", cpu)) {
+			t.Errorf("%s: the description does not say where the threads run: %q", g.id, g.desc)
+		}
+	}
+	if d := setPlacement(-1); !strings.Contains(d, "not placed alike") {
+		t.Errorf("unpinned: %q", d)
+	}
+}
+
+// fifoThreadCPUs waits for process pid's SCHED_FIFO thread and returns
+// its Cpus_allowed_list.
+func fifoThreadCPUs(t *testing.T, pid int) string {
+	t.Helper()
+	for range 200 {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+		for _, task := range tasks {
+			stat, err := os.ReadFile(task + "/stat")
+			if err != nil {
+				continue
+			}
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+			if len(f) < 39 || f[38] != "1" { // policy, field 41
+				continue
+			}
+			status, err := os.ReadFile(task + "/status")
+			if err != nil {
+				continue
+			}
+			for _, line := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+					return strings.TrimSpace(v)
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d has no SCHED_FIFO thread", pid)
+	return ""
 }
 
 // The set group runs 5 rounds of 15 s unless -rounds or -d says
@@ -175,7 +252,7 @@ func TestSetGoalsAndRender(t *testing.T) {
 func TestRunCyclictestSet(t *testing.T) {
 	rttest.RequireRT(t)
 	ct := rttest.RequireTool(t, "cyclictest", "apt-get install rt-tests")
-	r, err := runCyclictestSet(&tools{cyclictest: ct}, t.TempDir(), threeSet, time.Second)
+	r, err := runCyclictestSet(&tools{cyclictest: ct}, t.TempDir(), threeSet, time.Second, -1)
 	if err != nil {
 		t.Fatal(err)
 	}
