@@ -155,7 +155,7 @@ func TestParseSetRounds(t *testing.T) {
 }
 
 func TestSetGroupLayout(t *testing.T) {
-	b := &bench{s: &settings{rounds: 3, duration: 10 * time.Second, interval: time.Millisecond, priority: 90, cpu: 1, alloc: "200MB/s",
+	b := &bench{s: &settings{rounds: 3, duration: 10 * time.Second, interval: time.Millisecond, priority: 90, cpu: -1, alloc: "200MB/s",
 		setRounds: 5, setDuration: 15 * time.Second}, tools: &tools{}}
 	var set *group
 	for _, g := range groups(b) {
@@ -192,6 +192,26 @@ func TestSetGroupLayout(t *testing.T) {
 	}
 	if len(set.ratios) != 3*5+2 {
 		t.Errorf("%d ratios", len(set.ratios))
+	}
+
+	// Pinned, the guard-off rows would livelock: the group leaves them out
+	// and says why.
+	b.s.cpu = 1
+	pinned := setGroup(b)
+	var names []string
+	for _, v := range pinned.variants {
+		names = append(names, v.name)
+	}
+	if !slices.Equal(names, []string{rowSetGortapi, rowSetCyclic, rowSetAlloc, rowHALGortapi, rowHALCyclictst}) {
+		t.Errorf("pinned rows %q", names)
+	}
+	if len(pinned.ratios) != 3*2+2 || !strings.Contains(pinned.desc, "livelock") || !strings.Contains(pinned.desc, "pinned to CPU 1") {
+		t.Errorf("pinned: %d ratios, %q", len(pinned.ratios), pinned.desc)
+	}
+	for _, r := range pinned.ratios {
+		if !slices.Contains(names, strings.Split(r.num, " · ")[0]) && !strings.HasPrefix(r.num, rowHALGortapi) {
+			t.Errorf("pinned ratio %q names a row left out", r.label)
+		}
 	}
 	if got := threadsSpec(threeSet); got != "t0=50000ns,t1=550000ns,t2=1050000ns" {
 		t.Errorf("threads %q", got)
