@@ -113,7 +113,10 @@ type Options struct {
 	// thread that keeps its CPU without a break (docs/GC.md, "The runtime
 	// guard"). Auto: on for real-time flavors, with a warning when
 	// the guard process cannot start; On: Start fails then; Off: none of
-	// it, for measurements (TaskSpec.Watchdog still applies).
+	// it, for measurements (TaskSpec.Watchdog still applies). With Off,
+	// tasks pinned to one CPU (TaskSpec.CPU) can livelock on Go 1.26: a
+	// task spins in the runtime until its CPU's ordinary threads run again
+	// (docs/GC.md, "Where the C side runs", item 4).
 	RuntimeGuard Toggle
 
 	// flagged has bit i set when settings[i]'s flag was given.
