@@ -45,6 +45,7 @@ func newJSONDoc(c *config, res latency.Result, started time.Time, interrupted bo
 			MaxJitter:   t.MaxJitter(),
 			MinorFaults: t.MinorFaults, MajorFaults: t.MajorFaults,
 			VoluntarySwitches: t.VoluntarySwitches, InvoluntarySwitches: t.InvoluntarySwitches,
+			SpinBreaks:   t.SpinBreaks,
 			Interference: t.Interference,
 			Latency:      latencyfile.Series{Summary: latencyfile.Summarize(t.Latency), Histogram: t.Latency},
 			Exec:         latencyfile.Series{Summary: latencyfile.Summarize(t.Exec), Histogram: t.Exec},

@@ -200,6 +200,14 @@ func TestRunWritesEveryFormat(t *testing.T) {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
+	if tasks, ok := doc["tasks"].([]any); ok {
+		for _, task := range tasks {
+			// The runtime guard's demotions, 0 or more (Stats.SpinBreaks).
+			if m, ok := task.(map[string]any); !ok || m["spin_breaks"] == nil {
+				t.Errorf("a task's JSON lacks spin_breaks (task %v)", m["name"])
+			}
+		}
+	}
 	var typed latencyfile.Recording
 	if err := json.Unmarshal(data, &typed); err != nil {
 		t.Fatal(err)

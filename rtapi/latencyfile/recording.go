@@ -52,25 +52,27 @@ type Settings struct {
 
 // Task is one measurement task's statistics.
 type Task struct {
-	Name                string             `json:"name"`
-	Tid                 int                `json:"tid"`
-	Period              time.Duration      `json:"period_ns"`
-	Policy              string             `json:"policy"` // "SCHED_FIFO", "SCHED_OTHER", ...
-	Priority            int                `json:"priority"`
-	CPUs                []int              `json:"cpus"`     // where the thread was allowed to run
-	Wake                string             `json:"wake"`     // the wake-up mechanism it got
-	Degraded            string             `json:"degraded"` // why it got less than asked for; "" when it did not
-	Cycles              int64              `json:"cycles"`
-	Overruns            int64              `json:"overruns"`
-	WaitErrors          int64              `json:"wait_errors"`
-	MaxJitter           time.Duration      `json:"max_jitter_ns"`
-	MinorFaults         int64              `json:"minor_faults"`
-	MajorFaults         int64              `json:"major_faults"`
-	VoluntarySwitches   int64              `json:"voluntary_switches"`
-	InvoluntarySwitches int64              `json:"involuntary_switches"`
-	Interference        rtapi.Interference `json:"interference"`
-	Latency             Series             `json:"latency"` // wake-up latency: how late each cycle started
-	Exec                Series             `json:"exec"`    // execution time of each cycle's body
+	Name                string        `json:"name"`
+	Tid                 int           `json:"tid"`
+	Period              time.Duration `json:"period_ns"`
+	Policy              string        `json:"policy"` // "SCHED_FIFO", "SCHED_OTHER", ...
+	Priority            int           `json:"priority"`
+	CPUs                []int         `json:"cpus"`     // where the thread was allowed to run
+	Wake                string        `json:"wake"`     // the wake-up mechanism it got
+	Degraded            string        `json:"degraded"` // why it got less than asked for; "" when it did not
+	Cycles              int64         `json:"cycles"`
+	Overruns            int64         `json:"overruns"`
+	WaitErrors          int64         `json:"wait_errors"`
+	MaxJitter           time.Duration `json:"max_jitter_ns"`
+	MinorFaults         int64         `json:"minor_faults"`
+	MajorFaults         int64         `json:"major_faults"`
+	VoluntarySwitches   int64         `json:"voluntary_switches"`
+	InvoluntarySwitches int64         `json:"involuntary_switches"`
+	// SpinBreaks: the runtime guard's demotions of the thread (rtapi.Stats).
+	SpinBreaks   int64              `json:"spin_breaks"`
+	Interference rtapi.Interference `json:"interference"`
+	Latency      Series             `json:"latency"` // wake-up latency: how late each cycle started
+	Exec         Series             `json:"exec"`    // execution time of each cycle's body
 }
 
 // Series is one measured quantity: its histogram, and the figures drawn
