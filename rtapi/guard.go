@@ -23,8 +23,8 @@ import (
 
 const (
 	// spinBoundMin is how long a SCHED_FIFO task's thread may keep its
-	// CPU without a break before the guard demotes it until it yields; a
-	// task's bound is this or its period if longer.
+	// CPU without a break or a completed cycle before the guard demotes it
+	// until it yields; a task's bound is this or its period if longer.
 	spinBoundMin = 3 * time.Millisecond
 	// guardTick is how often the guard may look at the watched threads.
 	guardTick = time.Millisecond

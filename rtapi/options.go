@@ -110,8 +110,8 @@ type Options struct {
 	// P of its own while tasks run, the process's other threads run at
 	// SCHED_FIFO 1 until they keep a CPU busy (the processes it starts
 	// meanwhile start SCHED_OTHER), and a guard process demotes a task
-	// thread that keeps its CPU without a break (docs/GC.md, "The runtime
-	// guard"). Auto: on for real-time flavors, with a warning when
+	// thread that keeps its CPU without a break or a completed cycle
+	// (docs/GC.md, "The runtime guard"). Auto: on for real-time flavors, with a warning when
 	// the guard process cannot start; On: Start fails then; Off: none of
 	// it, for measurements (TaskSpec.Watchdog still applies). With Off,
 	// tasks pinned to one CPU (TaskSpec.CPU) can livelock on Go 1.26: a

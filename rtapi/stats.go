@@ -69,7 +69,8 @@ type Stats struct {
 	Wake     string
 	Degraded string
 	// SpinBreaks counts the runtime guard's demotions of the task's
-	// thread for keeping its CPU without a break (Options.RuntimeGuard).
+	// thread for keeping its CPU without a break or a completed cycle
+	// (Options.RuntimeGuard).
 	SpinBreaks int64
 	// OwnP is "yes" when the runtime guard gave the task a P of its own
 	// (GOMAXPROCS one higher while it runs), else "no: " and why; decided

@@ -6,16 +6,17 @@
 // only a loop at SCHED_FIFO above the tasks; a process outside the Go
 // runtime is what a livelock of the runtime needs, since nothing inside it
 // runs then. At every look it reads each watched thread's schedstat and
-// stat and applies two rules:
+// the cycle count its task stores in its Slot of a page shared with the
+// guard; for a thread whose count did not move since the last look it
+// also reads its stat, and applies two rules:
 //
-//   - spin bound: a thread runnable for its bound without sleeping is set
-//     to SCHED_OTHER until it has been switched out once, then given its
-//     policy back (a SCHED_FIFO thread spinning in the runtime on a state
-//     that a SCHED_OTHER thread sharing its CPU holds, docs/GC.md,
-//     "Livelocks");
+//   - spin bound: a thread runnable for its bound without sleeping or
+//     completing a cycle is set to SCHED_OTHER until it has been switched
+//     out once, then given its policy back (a SCHED_FIFO thread spinning
+//     in the runtime on a state that a SCHED_OTHER thread sharing its CPU
+//     holds, docs/GC.md, "Livelocks");
 //   - watchdog: a thread whose task completed no cycle within its timeout
-//     (the count the task stores in its Slot of a page shared with the
-//     guard) and that was on its CPU for half of it is set to SCHED_OTHER
+//     (its Slot's count) and that was on its CPU for half of it is set to SCHED_OTHER
 //     for good and reported (Event.Fault).
 //
 // Every TickEvery it also sends Event.Tick, the clock of its owner's

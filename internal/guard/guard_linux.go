@@ -162,7 +162,8 @@ func (g *Guard) read() {
 
 // Watch asks the guard to watch thread tid of this process, at SCHED_FIFO
 // or SCHED_RR priority prio, under one rule or both. Spin rule (bound >
-// 0): when it runs for bound without a switch, it is demoted until
+// 0): when it runs for bound without a switch and slot's Cycles (when
+// slot is a slot of the page) did not change, it is demoted until
 // switched out once. Watchdog rule (timeout > 0): when slot's Cycles did
 // not change for timeout, Idle unset, and the thread was on its CPU for
 // half of that, it is demoted for good and reported (Event.Fault). It

@@ -66,7 +66,7 @@ func startGuard(t *testing.T) (*guard.Guard, *events) {
 // spinner is given its priority back. The holder lets go only once it sees
 // the spinner demoted, so only the guard ends this spin.
 func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
-	breakSpin(t, false)
+	breakSpin(t, false, false)
 }
 
 // TestGuardBreaksASpinOnItsOwnCPU: the same with the guard on the
@@ -76,10 +76,20 @@ func TestGuardBreaksASpinOverASchedOtherHolder(t *testing.T) {
 // that for a break and left a 929 ms spin of a task set to RT throttling
 // (docs/GC.md, "The guard's own CPU").
 func TestGuardBreaksASpinOnItsOwnCPU(t *testing.T) {
-	breakSpin(t, true)
+	breakSpin(t, true, false)
 }
 
-func breakSpin(t *testing.T, guardOnItsCPU bool) {
+// TestGuardBreaksASpinAfterCycles: the same spin by a thread whose task
+// completed cycles until it began, for several of the guard's looks,
+// which read nothing of a thread whose cycle count moves: the first look
+// after the count stops reads it again and the spin is still caught.
+func TestGuardBreaksASpinAfterCycles(t *testing.T) {
+	breakSpin(t, false, true)
+}
+
+// breakSpin runs the spin; with cycles, the spinner counts cycles in a
+// slot for 30 ms first.
+func breakSpin(t *testing.T, guardOnItsCPU, cycles bool) {
 	rttest.RequireRT(t)
 	cpus, err := sys.AllowedCPUs()
 	if err != nil {
@@ -146,13 +156,30 @@ func breakSpin(t *testing.T, guardOnItsCPU bool) {
 			spinDone <- result{err: err}
 			return
 		}
-		if err := g.Watch(tid, 80, 3*time.Millisecond, 0, 0); err != nil {
+		slot, index := (*guard.Slot)(nil), 0
+		if cycles {
+			var ok bool
+			if slot, index, ok = g.NewSlot(); !ok {
+				spinDone <- result{err: errors.New("no slot")}
+				return
+			}
+			defer g.FreeSlot(index)
+		}
+		if err := g.Watch(tid, 80, 3*time.Millisecond, 0, index); err != nil {
 			spinDone <- result{err: err}
 			return
 		}
-		// Give the guard a tick to take the watch, then spin.
-		deadline := sys.Nanotime() + int64(5*time.Millisecond)
+		// Give the guard a tick to take the watch (with cycles, ten
+		// bounds of cycles: ten looks or more), then spin.
+		wait := 5 * time.Millisecond
+		if cycles {
+			wait = 30 * time.Millisecond
+		}
+		deadline := sys.Nanotime() + int64(wait)
 		for sys.Nanotime() < deadline {
+			if slot != nil {
+				slot.Cycles.Add(1)
+			}
 			unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		}
 		spinner.Store(int64(tid))

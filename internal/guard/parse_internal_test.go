@@ -106,6 +106,14 @@ func TestObserve(t *testing.T) {
 		{"waiting for the CPU", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}}},
 		{"across a stall", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', true, keep, 0, false}, {3 * ms, 1, 'R', false, keep, 0, false}, {4 * ms, 1, 'R', false, keep, 0, false},
 			{5 * ms, 1, 'R', false, demote, 0, false}}},
+		// A stretch begun without the voluntary switches (the task's
+		// count moved at that look): switched in again, a spinner the
+		// guard preempted was on its CPU for most of it, a sleeper woken
+		// again for little of it.
+		{"preempted spinner, switches not counted", []tick{{1 * ms, 2, 'R', false, keep, 7, true}, {2 * ms, 3, 'R', false, keep, 7, true},
+			{3 * ms, 4, 'R', false, demote, 7, true}}},
+		{"sleeper woken again, switches not counted", []tick{{0, 2, 'R', false, keep, 7, true}, {ms / 10, 3, 'R', false, keep, 8, true},
+			{ms / 5, 4, 'R', false, keep, 9, true}, {ms / 4, 5, 'R', false, keep, 10, true}}},
 		{"demoted for one more bound at most", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, demote, 0, false},
 			{4 * ms, 1, 'R', false, keep, 0, false}, {5 * ms, 1, 'R', false, keep, 0, false}, {6 * ms, 1, 'R', false, restore, 0, false}}},
 	} {

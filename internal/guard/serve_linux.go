@@ -94,8 +94,8 @@ type watched struct {
 	nvKnown   bool
 	demoted   bool
 	demotedAt int64
-	// The watchdog rule (timeout > 0): the slot's count at the last
-	// progress, when that was and the thread's CPU time then.
+	// The slot's count at the last progress (-1: no slot), when that was
+	// and the thread's CPU time then (the watchdog rule: timeout > 0).
 	slot          int
 	timeout       int64
 	lastCycles    int64
@@ -285,6 +285,9 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	if !ok {
 		return false
 	}
+	if g.progressed(w, ran, pcount, now) {
+		return true
+	}
 	state, ok := g.readState(w.stat)
 	if !ok {
 		return false
@@ -328,6 +331,26 @@ func (g *guard) check(w *watched, now int64, stalled bool) bool {
 	return true
 }
 
+// progressed reports whether w's task completed a cycle since the last
+// look (its slot's count moved), and then restarts the stretches of both
+// rules at this look's schedstat reading (ran, pcount): a thread whose
+// task completes cycles is neither spinning in the runtime nor a
+// runaway, so its stat and status need not be read (docs/GC.md, "The
+// guard's looks"). A demoted thread is not taken as progressing: its
+// restore waits for a switch-out.
+func (g *guard) progressed(w *watched, ran, pcount uint64, now int64) bool {
+	if w.demoted || w.slot < 0 {
+		return false
+	}
+	c := g.slots[w.slot].Cycles.Load()
+	if c == w.lastCycles {
+		return false
+	}
+	w.lastCycles, w.lastProgress, w.cpuAtProgress = c, now, ran
+	w.pcount, w.since, w.ran, w.nvKnown = pcount, now, ran, false
+	return true
+}
+
 // runaway applies the watchdog rule to w at one look: progress (a new
 // count, or the task idle on purpose) restarts its stretch; a stretch
 // over the timeout with the thread on its CPU for half of it is a runaway.
@@ -359,10 +382,15 @@ const (
 // spinner was runnable at every look for its bound, never asleep (a
 // switch-in after a preemption, such as the guard's own, does not count:
 // nv did not grow), and on the CPU for any share of it (spinners yield to
-// each other). It gets its policy back once switched out, or after one
-// more bound. A stalled look vouches for nothing: the stretch restarts.
+// each other). Where the stretch began without a count of its voluntary
+// switches (a look that saw its task progress reads none), a thread
+// switched in again counts as never asleep when it was on its CPU for
+// half the stretch or more: the guard's own look preempts a spinner on
+// its CPU. It gets its policy back once switched out, or after one more
+// bound. A stalled look vouches for nothing: the stretch restarts.
 func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, now int64, stalled bool) action {
-	awake := pcount == w.pcount || nvOK && w.nvKnown && nv == w.nv
+	awake := pcount == w.pcount || nvOK && w.nvKnown && nv == w.nv ||
+		!w.nvKnown && ran >= w.ran+uint64(max(now-w.since, 0))/2
 	switch {
 	case w.demoted:
 		if pcount == w.pcount && now-w.demotedAt < w.bound {
@@ -447,8 +475,11 @@ func (g *guard) apply(c record) {
 			return
 		}
 		w.ran, w.pcount = ran, pcount
-		if w.timeout > 0 {
-			w.lastCycles, w.lastProgress, w.cpuAtProgress = g.slots[w.slot].Cycles.Load(), w.since, ran
+		w.lastProgress, w.cpuAtProgress = w.since, ran
+		if w.slot < len(g.slots) {
+			w.lastCycles = g.slots[w.slot].Cycles.Load()
+		} else {
+			w.slot = -1 // a spin rule alone needs none
 		}
 		g.table = append(g.table, w)
 	case opUnwatch:
