@@ -81,8 +81,9 @@ func TestGuardBreaksASpinOnItsOwnCPU(t *testing.T) {
 
 // TestGuardBreaksASpinAfterCycles: the same spin by a thread whose task
 // completed cycles until it began, for several of the guard's looks,
-// which read nothing of a thread whose cycle count moves: the first look
-// after the count stops reads it again and the spin is still caught.
+// which read only the schedstat of a thread whose cycle count moves: the
+// first look after the count stops reads its stat again and the spin is
+// still caught.
 func TestGuardBreaksASpinAfterCycles(t *testing.T) {
 	breakSpin(t, false, true)
 }
