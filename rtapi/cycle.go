@@ -28,6 +28,7 @@ type TaskContext struct {
 	missed     int64       // releases the last wait counted as overrun (Missed)
 	pending    uint64      // releases owed under CatchUp, run without sleeping
 	correction int64       // PLL correction added to each period
+	ceilPrio   int32       // the thread's own priority while it takes part in the wake-up ceiling (ceiling.go); 0: not
 	guardSlot  *guard.Slot // the watchdog's count of the cycles (guard.go); nil: not watched
 
 	sampleEvery int64
@@ -130,7 +131,11 @@ func (tc *TaskContext) next(end int64) (next, now int64, ok bool) {
 	for {
 		var releases uint64
 		var err error
+		raised := tc.raiseToCeiling()
 		now, releases, err = tc.waker.Wait(next)
+		if raised {
+			tc.lowerFromCeiling()
+		}
 		if err != nil {
 			t.stats.waitErrors.Store(t.stats.waitErrors.Load() + 1)
 		}

@@ -109,9 +109,13 @@ type Options struct {
 	// allocates, and bounds the Go runtime's livelocks: each task holds a
 	// P of its own while tasks run, the process's other threads run at
 	// SCHED_FIFO 1 until they keep a CPU busy (the processes it starts
-	// meanwhile start SCHED_OTHER), and a guard process demotes a task
-	// thread that keeps its CPU without a break or a completed cycle
-	// (docs/GC.md, "The runtime guard"). Auto: on for real-time flavors, with a warning when
+	// meanwhile start SCHED_OTHER), a SCHED_FIFO task below the highest
+	// task priority of the process sleeps at that priority and takes its
+	// own again once it runs (the wake-up ceiling: no task preempts
+	// another inside the Go runtime's wake-up path, where it can hold the
+	// other's goroutine), and a guard process demotes a task thread that
+	// keeps its CPU without a break or a completed cycle (docs/GC.md, "The
+	// runtime guard", "The wake-up ceiling"). Auto: on for real-time flavors, with a warning when
 	// the guard process cannot start; On: Start fails then; Off: none of
 	// it, for measurements (TaskSpec.Watchdog still applies). With Off,
 	// tasks pinned to one CPU (TaskSpec.CPU) can livelock on Go 1.26: a

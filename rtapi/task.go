@@ -281,6 +281,9 @@ func (t *Task) run(procs string, ready chan<- error) {
 		if err := runtimeFIFO.add(b.Tid, t.rt.logger); err != nil {
 			t.rt.logger.Warn("runtime threads left SCHED_OTHER (Options.RuntimeGuard)", zap.String("task", t.spec.Name), zap.Error(err))
 		}
+		if b.Policy == sys.SchedFIFO && wakeCeiling.add(b.Priority) {
+			tc.ceilPrio = int32(b.Priority) // finish uncounts it
+		}
 	}
 	ready <- nil
 
@@ -324,6 +327,10 @@ func (t *Task) finish(err error, returned bool) {
 	t.giveBackProc()
 	if t.fifo {
 		runtimeFIFO.remove(t.binding.Tid)
+	}
+	if t.tc.ceilPrio != 0 {
+		wakeCeiling.remove(int(t.tc.ceilPrio))
+		t.tc.ceilPrio = 0
 	}
 	t.mu.Lock()
 	t.err = err

@@ -51,6 +51,21 @@ func SetScheduler(tid int, policy Policy, prio int) error {
 	return syscallErr("sched_setscheduler", errno)
 }
 
+// SetSelfSchedulerRaw is SetScheduler(0, policy, prio) in one raw system
+// call, and reports whether the kernel took it. The Go runtime does not
+// see the call, so the calling goroutine keeps its P and never passes
+// exitsyscall, where a thread of lower priority can hold it up
+// (docs/GC.md, "The wake-up ceiling").
+// RT-safe.
+func SetSelfSchedulerRaw(policy Policy, prio int) bool {
+	if base := policy &^ ResetOnFork; (base == SchedFIFO || base == SchedRR) && denyRealTime.Load() {
+		return false
+	}
+	param := struct{ priority int32 }{int32(prio)}
+	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(policy|ResetOnFork), uintptr(unsafe.Pointer(&param)))
+	return errno == 0
+}
+
 // Scheduler reports the policy and priority of thread tid (0: the calling
 // thread).
 func Scheduler(tid int) (Policy, int, error) {

@@ -28,6 +28,9 @@ func Gettid() int { return 0 }
 // SetScheduler fails: scheduling policies need Linux.
 func SetScheduler(tid int, policy Policy, prio int) error { return errUnsupported }
 
+// SetSelfSchedulerRaw reports false: scheduling policies need Linux.
+func SetSelfSchedulerRaw(policy Policy, prio int) bool { return false }
+
 // Scheduler fails: scheduling policies need Linux.
 func Scheduler(tid int) (Policy, int, error) { return 0, 0, errUnsupported }
 
