@@ -11,8 +11,10 @@
 // also reads its stat, and applies two rules:
 //
 //   - spin bound: a thread runnable for its bound without sleeping or
-//     completing a cycle is set to SCHED_OTHER until it has been switched
-//     out once, then given its policy back (a SCHED_FIFO thread spinning
+//     completing a cycle, and on its CPU for a 64th of it or more, is set
+//     to SCHED_OTHER at the next look, a tick later, unless it slept
+//     meanwhile (a stop of the host's counts as CPU time), until it has
+//     been switched out once, then given its policy back (a SCHED_FIFO thread spinning
 //     in the runtime on a state that a SCHED_OTHER thread sharing its CPU
 //     holds, docs/GC.md, "Livelocks");
 //   - watchdog: a thread whose task completed no cycle within its timeout

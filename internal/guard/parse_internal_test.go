@@ -90,32 +90,45 @@ func TestObserve(t *testing.T) {
 		ticks []tick
 	}{
 		{"sleeper", []tick{{10, 2, 'S', false, keep, 0, false}, {20, 4, 'R', false, keep, 0, false}, {30, 6, 'S', false, keep, 0, false}, {40, 8, 'R', false, keep, 0, false}}},
-		{"spinner", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, demote, 0, false},
-			{4 * ms, 1, 'R', false, keep, 0, false}, {5 * ms, 2, 'R', false, restore, 0, false}}},
+		// The look that finds the spin marks it; the next, a tick later,
+		// demotes.
+		{"spinner", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, keep, 0, false},
+			{4 * ms, 1, 'R', false, demote, 0, false}, {5 * ms, 1, 'R', false, keep, 0, false}, {6 * ms, 2, 'R', false, restore, 0, false}}},
 		// CPU time of a running thread is added at scheduler ticks (4 ms at
 		// HZ 250): a spinner's reading may stand still, then jump.
 		{"spinner seen at a scheduler tick", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false},
-			{4 * ms, 1, 'R', false, demote, 0, false}}},
+			{4 * ms, 1, 'R', false, keep, 0, false}, {4 * ms, 1, 'R', false, demote, 0, false}}},
 		// Runnable for the whole bound and on the CPU for a fifth of it:
 		// one of several task threads at one priority spinning in the
 		// runtime's osyield, which hand the CPU round. A rule that asked
 		// for a quarter of the bound let such a livelock run until RT
 		// throttling (0.95 s, TestGoexitInBodyEndsTheTask in CI).
 		{"spinners yielding to each other", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false},
-			{3 * ms / 5, 1, 'R', false, demote, 0, false}}},
+			{3 * ms / 5, 1, 'R', false, keep, 0, false}, {3 * ms / 5, 1, 'R', false, demote, 0, false}}},
 		{"waiting for the CPU", []tick{{0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}, {0, 1, 'R', false, keep, 0, false}}},
+		// Woken, on the CPU for 10 µs, then preempted and kept off it (a
+		// thread above it on its CPU): not a spin (CI: "a thread that
+		// sleeps every millisecond was demoted 1 times").
+		{"ran a moment, then waited for the CPU", []tick{{0, 2, 'R', false, keep, 5, true}, {ms / 100, 3, 'R', false, keep, 5, true},
+			{ms / 100, 3, 'R', false, keep, 0, false}, {ms / 100, 3, 'R', false, keep, 0, false}, {ms / 100, 3, 'R', false, keep, 0, false}}},
+		// A stop of the host's while the thread ran counts as its CPU
+		// time: the look after it finds a spin, the next finds it asleep.
+		{"sleeper caught in a stop of the host's", []tick{{0, 2, 'S', false, keep, 0, false}, {10, 3, 'R', false, keep, 5, true},
+			{20, 3, 'R', false, keep, 0, false}, {20, 3, 'R', false, keep, 0, false}, {4 * ms, 3, 'R', false, keep, 0, false},
+			{4*ms + 10, 4, 'S', false, keep, 0, false},
+			{4*ms + 20, 5, 'R', false, keep, 6, true}}},
 		{"across a stall", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', true, keep, 0, false}, {3 * ms, 1, 'R', false, keep, 0, false}, {4 * ms, 1, 'R', false, keep, 0, false},
-			{5 * ms, 1, 'R', false, demote, 0, false}}},
+			{5 * ms, 1, 'R', false, keep, 0, false}, {6 * ms, 1, 'R', false, demote, 0, false}}},
 		// A stretch begun without the voluntary switches (the task's
 		// count moved at that look): switched in again, a spinner the
 		// guard preempted was on its CPU for most of it, a sleeper woken
 		// again for little of it.
 		{"preempted spinner, switches not counted", []tick{{1 * ms, 2, 'R', false, keep, 7, true}, {2 * ms, 3, 'R', false, keep, 7, true},
-			{3 * ms, 4, 'R', false, demote, 7, true}}},
+			{3 * ms, 4, 'R', false, keep, 7, true}, {4 * ms, 5, 'R', false, demote, 7, true}}},
 		{"sleeper woken again, switches not counted", []tick{{0, 2, 'R', false, keep, 7, true}, {ms / 10, 3, 'R', false, keep, 8, true},
 			{ms / 5, 4, 'R', false, keep, 9, true}, {ms / 4, 5, 'R', false, keep, 10, true}}},
-		{"demoted for one more bound at most", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, demote, 0, false},
-			{4 * ms, 1, 'R', false, keep, 0, false}, {5 * ms, 1, 'R', false, keep, 0, false}, {6 * ms, 1, 'R', false, restore, 0, false}}},
+		{"demoted for one more bound at most", []tick{{1 * ms, 1, 'R', false, keep, 0, false}, {2 * ms, 1, 'R', false, keep, 0, false}, {3 * ms, 1, 'R', false, keep, 0, false},
+			{4 * ms, 1, 'R', false, demote, 0, false}, {5 * ms, 1, 'R', false, keep, 0, false}, {6 * ms, 1, 'R', false, keep, 0, false}, {7 * ms, 1, 'R', false, restore, 0, false}}},
 	} {
 		w := watched{bound: 3 * ms, pcount: 1}
 		for i, k := range c.ticks {
@@ -128,7 +141,7 @@ func TestObserve(t *testing.T) {
 
 // TestNextLook: the guard sleeps until the first stretch can reach its
 // bound, a tick at least, three at most, and a tick while it has demoted
-// a thread.
+// a thread or has a spin to confirm.
 func TestNextLook(t *testing.T) {
 	const ms = int64(time.Millisecond)
 	now := 100 * ms
@@ -145,6 +158,7 @@ func TestNextLook(t *testing.T) {
 		{"a stretch half a tick from its bound", []watched{{since: now - 2*ms - ms/2, bound: 3 * ms}}, now + ms},
 		{"past its bound, waiting for its CPU", []watched{{since: now - 5*ms, bound: 3 * ms}}, now + ms},
 		{"a demoted thread", []watched{{since: now, bound: 3 * ms}, {since: now, bound: 3 * ms, demoted: true}}, now + ms},
+		{"a spin to confirm", []watched{{since: now, bound: 3 * ms}, {since: now, bound: 3 * ms, suspect: true}}, now + ms},
 	} {
 		g.table = c.table
 		if got := g.nextLook(now); got != c.want {

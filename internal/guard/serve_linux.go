@@ -94,6 +94,8 @@ type watched struct {
 	nvKnown   bool
 	demoted   bool
 	demotedAt int64
+	// suspect: the last look found a spin, which the next confirms.
+	suspect bool
 	// The slot's count at the last progress (-1: no slot), when that was
 	// and the thread's CPU time then (the watchdog rule: timeout > 0).
 	slot          int
@@ -268,7 +270,7 @@ func (g *guard) nextLook(now int64) int64 {
 	next := now + maxTicksBetweenLooks*g.tick
 	for i := range g.table {
 		w := &g.table[i]
-		if w.demoted {
+		if w.demoted || w.suspect {
 			return now + g.tick
 		}
 		if w.bound > 0 {
@@ -381,16 +383,22 @@ const (
 // observe takes one look's reading of a thread and says what to do. A
 // spinner was runnable at every look for its bound, never asleep (a
 // switch-in after a preemption, such as the guard's own, does not count:
-// nv did not grow), and on the CPU for any share of it (spinners yield to
-// each other). Where the stretch began without a count of its voluntary
-// switches (a look that saw its task progress reads none), a thread
-// switched in again counts as never asleep when it was on its CPU for
-// half the stretch or more: the guard's own look preempts a spinner on
-// its CPU. It gets its policy back once switched out, or after one more
-// bound. A stalled look vouches for nothing: the stretch restarts.
+// nv did not grow), and on the CPU for a 64th of it or more (spinners
+// yield to each other; a thread that ran a moment and then waited for
+// the CPU is not spinning). Where the stretch began without a count of
+// its voluntary switches (a look that saw its task progress reads none),
+// a thread switched in again counts as never asleep when it was on its
+// CPU for half the stretch or more: the guard's own look preempts a
+// spinner on its CPU. The look that finds a spin only marks it suspect;
+// the next, a tick later, demotes it if it has not slept meanwhile: CPU
+// time includes the host's stops of the vCPU, which a sleeper caught in
+// one has slept again by then. It gets its policy back once switched
+// out, or after one more bound. A stalled look vouches for nothing: the
+// stretch restarts.
 func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, now int64, stalled bool) action {
+	stretch := uint64(max(now-w.since, 0))
 	awake := pcount == w.pcount || nvOK && w.nvKnown && nv == w.nv ||
-		!w.nvKnown && ran >= w.ran+uint64(max(now-w.since, 0))/2
+		!w.nvKnown && ran >= w.ran+stretch/2
 	switch {
 	case w.demoted:
 		if pcount == w.pcount && now-w.demotedAt < w.bound {
@@ -400,7 +408,12 @@ func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, 
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return restore
 	case stalled:
-	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran:
+	case awake && state == 'R' && now-w.since >= w.bound && ran > w.ran+stretch/64:
+		if !w.suspect {
+			w.suspect = true
+			return keep
+		}
+		w.suspect = false
 		w.demoted, w.demotedAt, w.nvKnown = true, now, false
 		w.pcount, w.since, w.ran = pcount, now, ran
 		return demote
@@ -410,6 +423,7 @@ func (w *watched) observe(ran, pcount uint64, state byte, nv uint64, nvOK bool, 
 	}
 	w.pcount, w.since, w.ran = pcount, now, ran
 	w.nv, w.nvKnown = nv, nvOK
+	w.suspect = false
 	return keep
 }
 
