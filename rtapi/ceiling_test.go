@@ -70,8 +70,9 @@ func startPair(t *testing.T, opts Options, slowPeriod time.Duration, each func()
 func TestSlowerTaskSleepsAtTheCeiling(t *testing.T) {
 	rttest.RequireRT(t)
 	var cycles atomic.Int64
-	var wrong atomic.Pointer[string]                                                                        // the first body cycle not at the task's own priority
-	fast, slow := startPair(t, Options{Flavor: "rt-preempt", LockMemory: Off}, 4*time.Millisecond, func() { // RuntimeGuard Auto
+	var wrong atomic.Pointer[string]                       // the first body cycle not at the task's own priority
+	opts := Options{Flavor: "rt-preempt", LockMemory: Off} // RuntimeGuard Auto
+	fast, slow := startPair(t, opts, 4*time.Millisecond, func() {
 		if s := schedOf(0); s != "SCHED_FIFO 40" && wrong.Load() == nil {
 			wrong.Store(&s)
 		}
