@@ -85,7 +85,7 @@ func restoreUnwatched(t *testing.T, eof bool) {
 	// The guard demoted it one bound ago; the watchdog has since
 	// unwatched it and set SCHED_OTHER, and the guard reads that only
 	// after its restore.
-	if e := setScheduler(faulted, int(sys.SchedOther), 0); e != 0 {
+	if e := sys.SetSchedulerRaw(faulted, sys.SchedOther, 0); e != 0 {
 		t.Fatal(e)
 	}
 	now := nanotime()

@@ -217,7 +217,7 @@ func serve(arg string) int {
 	// Every thread runs at the priority, since the runtime may move the
 	// loop to any (docs/GC.md, "The guard's own CPU and the guard's own
 	// threads"); later threads inherit it.
-	errno := setScheduler(0, int(sys.SchedFIFO), prio)
+	errno := sys.SetSchedulerRaw(0, sys.SchedFIFO, prio)
 	raiseOtherThreads(g.tid, prio)
 	g.send(record{op: evReady, arg: uint32(errno)})
 	g.loop()
@@ -236,7 +236,7 @@ func (g *guard) loop() {
 		if tid := int(rawGettid()); tid != g.tid {
 			// moved to another thread: take the priority there too
 			g.tid = tid
-			setScheduler(0, int(sys.SchedFIFO), g.prio)
+			sys.SetSchedulerRaw(0, sys.SchedFIFO, g.prio)
 		}
 		now := nanotime()
 		stalled := now-next > g.tick
@@ -619,13 +619,7 @@ func errnoOf(err error) unix.Errno {
 // process set it (sys.SetScheduler): without CAP_SYS_NICE a change that
 // would clear the flag is refused.
 func setWatched(tid int, policy sys.Policy, prio int) unix.Errno {
-	return setScheduler(tid, int(policy|sys.ResetOnFork), prio)
-}
-
-func setScheduler(tid int, policy, prio int) unix.Errno {
-	param := struct{ priority int32 }{int32(prio)}
-	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
-	return errno
+	return sys.SetSchedulerRaw(tid, policy|sys.ResetOnFork, prio)
 }
 
 // raiseOtherThreads sets every other thread to SCHED_FIFO at prio.
@@ -633,7 +627,7 @@ func raiseOtherThreads(self, prio int) {
 	tids, _ := sys.Threads()
 	for _, tid := range tids {
 		if tid != self {
-			setScheduler(tid, int(sys.SchedFIFO), prio)
+			sys.SetSchedulerRaw(tid, sys.SchedFIFO, prio)
 		}
 	}
 }

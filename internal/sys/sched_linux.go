@@ -51,19 +51,28 @@ func SetScheduler(tid int, policy Policy, prio int) error {
 	return syscallErr("sched_setscheduler", errno)
 }
 
-// SetSelfSchedulerRaw is SetScheduler(0, policy, prio) in one raw system
-// call, and reports whether the kernel took it. The Go runtime does not
-// see the call, so the calling goroutine keeps its P and never passes
-// exitsyscall, where a thread of lower priority can hold it up
-// (docs/GC.md, "The wake-up ceiling").
+// SetSchedulerRaw sets the policy and priority of thread tid (0: the
+// calling thread) with one raw system call and returns its errno. Unlike
+// SetScheduler it adds no flag (policy carries ResetOnFork when wanted),
+// and the Go runtime does not see the call: the calling goroutine keeps
+// its P and never passes exitsyscall.
+// RT-safe.
+func SetSchedulerRaw(tid int, policy Policy, prio int) unix.Errno {
+	param := struct{ priority int32 }{int32(prio)}
+	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, uintptr(tid), uintptr(policy), uintptr(unsafe.Pointer(&param)))
+	return errno
+}
+
+// SetSelfSchedulerRaw is SetScheduler(0, policy, prio) as one
+// SetSchedulerRaw, and reports whether the kernel took it: the wake-up
+// ceiling's call, where passing exitsyscall again would let a thread of
+// lower priority hold the caller up (docs/GC.md, "The wake-up ceiling").
 // RT-safe.
 func SetSelfSchedulerRaw(policy Policy, prio int) bool {
 	if base := policy &^ ResetOnFork; (base == SchedFIFO || base == SchedRR) && denyRealTime.Load() {
 		return false
 	}
-	param := struct{ priority int32 }{int32(prio)}
-	_, _, errno := unix.RawSyscall(unix.SYS_SCHED_SETSCHEDULER, 0, uintptr(policy|ResetOnFork), uintptr(unsafe.Pointer(&param)))
-	return errno == 0
+	return SetSchedulerRaw(0, policy|ResetOnFork, prio) == 0
 }
 
 // Scheduler reports the policy and priority of thread tid (0: the calling
